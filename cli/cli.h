@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "configs/spec.h"
+#include "db/store.h"
+
+/*
+ * Shared pieces of the alloclab commands: exit codes, spec loading with diagnostics, opening
+ * the store. The commands themselves live in cli/cmd-*.c, one family per file.
+ */
+
+/* Exit codes, documented in README.md. */
+enum {
+        EXIT_OK = 0,
+        EXIT_FAILURES = 1,    /* the experiment ran, but samples failed or variants were excluded */
+        EXIT_USAGE = 2,       /* bad command line */
+        EXIT_SPEC = 3,        /* invalid spec: nothing was run or written */
+        EXIT_ENVIRONMENT = 4, /* missing allocator or program, database or system error */
+        EXIT_INTERRUPTED = 5, /* stopped by SIGINT/SIGTERM; the run is marked interrupted */
+};
+
+typedef struct Command {
+        const char *name;
+        int (*run)(int argc, char **argv);
+        const char *usage;
+        const char *summary;
+} Command;
+
+int cmd_run(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_runs(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_allocators(int argc, char **argv);
+
+/* Prints "alloclab CMD: message" to stderr. */
+void cli_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Loads a spec; on failure prints every diagnostic (or the read error) and returns the exit
+ * code to use (EXIT_SPEC or EXIT_ENVIRONMENT). Returns EXIT_OK and *ret on success. */
+int cli_load_spec(const char *command, const char *path, Spec **ret);
+
+/* Opens the store at db_path (or the default path); prints the error and returns an exit code
+ * on failure. */
+int cli_open_store(const char *command, const char *db_path, StoreMode mode, Store **ret);
+
+/* Prints usage and returns true when argv holds --help or -h. */
+bool cli_wants_help(int argc, char **argv, const char *usage);
+
+/* Output formats of results. */
+typedef enum OutputFormat {
+        FORMAT_TABLE,
+        FORMAT_MARKDOWN,
+        FORMAT_CSV,
+        FORMAT_JSON,
+        _FORMAT_MAX,
+} OutputFormat;
+
+/* Parses a --format value; returns -EINVAL for unknown names. */
+int cli_parse_format(const char *s, OutputFormat *ret);
+
+/* Strict unsigned integer parser for option values. */
+int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *ret);

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `alloclab run` and `alloclab check`: load the spec, build the plan, and (for run) execute it
+ * in this process with the database recorder as the sink, then print the stored result.
+ *
+ * SIGINT, SIGTERM and SIGHUP are blocked and read through a signalfd that the runner waits on
+ * next to the child, so ^C kills the current child, marks the run interrupted and exits cleanly.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/render.h"
+#include "db/record.h"
+#include "runner/host.h"
+#include "runner/run.h"
+#include "util/cleanup.h"
+
+extern char **environ;
+
+static const char run_usage[] =
+        "Usage: alloclab run SPEC [--db PATH] [--samples N] [--format table|markdown|csv|json] [--quiet]\n"
+        "\n"
+        "Runs the experiment in SPEC in this process and stores every sample in the database.\n"
+        "\n"
+        "  --db PATH       database file (default: $ALLOCLAB_DB, else $XDG_DATA_HOME/alloclab/results.db)\n"
+        "  --samples N     override the spec's samples per cell and variant\n"
+        "  --format F      result format on stdout: table (default), markdown, csv, json\n"
+        "  --quiet         no progress line on stderr\n"
+        "\n"
+        "Exit status: 0 all samples ok; 1 some samples failed or variants were excluded;\n"
+        "2 usage; 3 invalid spec; 4 environment or database error; 5 interrupted.\n";
+
+static const char check_usage[] =
+        "Usage: alloclab check SPEC\n"
+        "\n"
+        "Validates SPEC (FILE:LINE:COL: message for every problem) and checks that its allocators\n"
+        "and programs exist on this machine. Writes nothing.\n"
+        "Exit status: 0 valid; 2 usage; 3 invalid spec; 4 allocator or program missing.\n";
+
+static uint64_t now_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+}
+
+/* The progress line wraps the recorder's sink: it prints before each child starts, never while
+ * one runs. */
+typedef struct Progress {
+        RunSink inner;
+        bool enabled;
+        uint64_t start_ns;
+} Progress;
+
+static void fmt_duration(uint64_t s, char *buf, size_t size) {
+        if (s >= 3600)
+                snprintf(buf, size, "%lluh%02llum", (unsigned long long) s / 3600,
+                         (unsigned long long) (s % 3600) / 60);
+        else if (s >= 60)
+                snprintf(buf, size, "%llum%02llus", (unsigned long long) s / 60, (unsigned long long) s % 60);
+        else
+                snprintf(buf, size, "%llus", (unsigned long long) s);
+}
+
+static void progress_step(void *userdata, const Plan *p, size_t index) {
+        Progress *pr = userdata;
+        if (!pr->enabled)
+                return;
+        const PlanStep *st = &p->steps[index];
+        _cleanup_free_ char *label = plan_cell_label(p, st->cell);
+        uint64_t elapsed = (now_ns() - pr->start_ns) / 1000000000ULL;
+        char el[32], eta[32] = "?";
+        fmt_duration(elapsed, el, sizeof(el));
+        if (index > 0)
+                fmt_duration(elapsed * (p->n_steps - index) / index, eta, sizeof(eta));
+        unsigned total = st->phase == PHASE_SAMPLE ? p->spec->samples
+                         : st->phase == PHASE_WARMUP ? p->spec->warmup
+                                                     : 1;
+        fprintf(stderr, "\r\033[Kcell %u/%zu [%s] %s %s %u/%u  %s elapsed, ETA %s", st->cell + 1,
+                p->n_cells, label ? label : "?", p->spec->variants[st->variant].name,
+                phase_to_string(st->phase), st->round + 1, total, el, eta);
+        fflush(stderr);
+}
+
+static int progress_sample(void *u, const Plan *p, const Sample *s) {
+        Progress *pr = u;
+        return pr->inner.sample(pr->inner.userdata, p, s);
+}
+
+static int progress_exclude(void *u, const Plan *p, uint32_t c, uint32_t v, const char *reason) {
+        Progress *pr = u;
+        return pr->inner.exclude(pr->inner.userdata, p, c, v, reason);
+}
+
+static int progress_stats(void *u, const Plan *p, uint32_t c, const StatsRow *rows, size_t n) {
+        Progress *pr = u;
+        return pr->inner.cell_stats(pr->inner.userdata, p, c, rows, n);
+}
+
+typedef struct RunOptions {
+        const char *db_path;
+        bool samples_set;
+        unsigned samples;
+        OutputFormat format;
+        bool quiet;
+        const char *spec_path;
+} RunOptions;
+
+static int parse_run_options(int argc, char **argv, RunOptions *o) {
+        static const struct option options[] = {
+                { "db", required_argument, NULL, 'd' },
+                { "samples", required_argument, NULL, 's' },
+                { "format", required_argument, NULL, 'f' },
+                { "quiet", no_argument, NULL, 'q' },
+                {},
+        };
+        optind = 1;
+        for (int c; (c = getopt_long(argc, argv, "d:s:f:q", options, NULL)) >= 0;) {
+                unsigned long long v;
+                switch (c) {
+                case 'd':
+                        o->db_path = optarg;
+                        break;
+                case 's':
+                        if (cli_parse_uint(optarg, SPEC_MAX_SAMPLES, &v) < 0 || v == 0) {
+                                cli_error("run", "--samples must be between 1 and %d", SPEC_MAX_SAMPLES);
+                                return EXIT_USAGE;
+                        }
+                        o->samples_set = true;
+                        o->samples = (unsigned) v;
+                        break;
+                case 'f':
+                        if (cli_parse_format(optarg, &o->format) < 0) {
+                                cli_error("run", "unknown format '%s' (table, markdown, csv, json)", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'q':
+                        o->quiet = true;
+                        break;
+                default:
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind + 1 != argc) {
+                cli_error("run", "expected exactly one SPEC argument (see alloclab run --help)");
+                return EXIT_USAGE;
+        }
+        o->spec_path = argv[optind];
+        return EXIT_OK;
+}
+
+static uint64_t random_seed(void) {
+        uint64_t seed;
+        if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+                seed = now_ns() ^ ((uint64_t) getpid() << 32);
+        return seed >> 1; /* stored as a non-negative SQLite integer */
+}
+
+/* Blocks the stop signals and returns a signalfd for them, or -errno. */
+static int stop_signals_fd(void) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+                return negative_errno();
+        int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+static int print_report(const char *command, Store *store, int64_t run_id, OutputFormat format) {
+        _cleanup_(query_report_freep) Report *rep = NULL;
+        int r = query_report(store, run_id, &rep);
+        if (r < 0) {
+                cli_error(command, "cannot read run %lld back: %s", (long long) run_id,
+                          r == -EIO ? store_error(store) : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        r = render_for(format)(stdout, rep);
+        if (r < 0 || fflush(stdout) != 0) {
+                cli_error(command, "cannot write results: %s", strerror(r < 0 ? -r : errno));
+                return EXIT_ENVIRONMENT;
+        }
+        return EXIT_OK;
+}
+
+int cmd_run(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, run_usage))
+                return EXIT_OK;
+        RunOptions o = { .format = FORMAT_TABLE };
+        int e = parse_run_options(argc, argv, &o);
+        if (e != EXIT_OK)
+                return e;
+
+        _cleanup_(spec_freep) Spec *spec = NULL;
+        if ((e = cli_load_spec("run", o.spec_path, &spec)) != EXIT_OK)
+                return e;
+        if (o.samples_set)
+                spec->samples = o.samples;
+
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        _cleanup_free_ char *message = NULL;
+        int r = plan_new(spec, environ, spec->has_seed ? spec->seed : random_seed(), &plan, &message);
+        if (r < 0) {
+                cli_error("run", "%s", message ? message : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+
+        Host host = {};
+        if (host_read(&host) < 0) {
+                cli_error("run", "out of memory");
+                return EXIT_ENVIRONMENT;
+        }
+        _cleanup_(store_freep) Store *store = NULL;
+        e = cli_open_store("run", o.db_path, STORE_READ_WRITE, &store);
+        if (e != EXIT_OK) {
+                host_done(&host);
+                return e;
+        }
+
+        struct passwd *pw = getpwuid(getuid());
+        RecordContext ctx = { .trigger = "cli", .submitter = pw ? pw->pw_name : NULL };
+        _cleanup_(record_freep) Recorder *rec = NULL;
+        r = record_begin(store, plan, &host, &ctx, &rec);
+        host_done(&host);
+        if (r < 0) {
+                cli_error("run", "cannot record the run: %s", r == -EIO ? store_error(store) : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+
+        _cleanup_close_ int stop_fd = stop_signals_fd();
+        if (stop_fd < 0) {
+                cli_error("run", "cannot set up signal handling: %s", strerror(-stop_fd));
+                return EXIT_ENVIRONMENT;
+        }
+        Progress progress = {
+                .inner = record_sink(rec),
+                .enabled = !o.quiet && isatty(STDERR_FILENO),
+                .start_ns = now_ns(),
+        };
+        RunSink sink = {
+                .userdata = &progress,
+                .step_begin = progress_step,
+                .sample = progress_sample,
+                .exclude = progress_exclude,
+                .cell_stats = progress_stats,
+        };
+        RunResult result = {};
+        r = run_execute(plan, &sink, stop_fd, &result);
+        if (progress.enabled)
+                fprintf(stderr, "\r\033[K");
+
+        const char *note = r < 0 ? strerror(-r)
+                           : result.end == RUN_CANCELED ? "stopped by a signal"
+                           : result.end == RUN_STOPPED  ? "stopped at the first failure (on_failure: stop)"
+                                                        : NULL;
+        if (record_finish(rec, &result, r, note) < 0) {
+                cli_error("run", "cannot close the run: %s", store_error(store));
+                return EXIT_ENVIRONMENT;
+        }
+        if (r < 0) {
+                cli_error("run", "run %lld aborted: %s", (long long) record_run_id(rec),
+                          r == -EIO ? store_error(store) : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        if (result.end == RUN_CANCELED) {
+                cli_error("run", "run %lld interrupted; its samples so far are stored", (long long) record_run_id(rec));
+                return EXIT_INTERRUPTED;
+        }
+        e = print_report("run", store, record_run_id(rec), o.format);
+        if (e != EXIT_OK)
+                return e;
+        return result.n_failures > 0 || result.n_excluded > 0 ? EXIT_FAILURES : EXIT_OK;
+}
+
+int cmd_check(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, check_usage))
+                return EXIT_OK;
+        if (argc != 2 || argv[1][0] == '-') {
+                cli_error("check", "expected exactly one SPEC argument (see alloclab check --help)");
+                return EXIT_USAGE;
+        }
+        _cleanup_(spec_freep) Spec *spec = NULL;
+        int e = cli_load_spec("check", argv[1], &spec);
+        if (e != EXIT_OK)
+                return e;
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        _cleanup_free_ char *message = NULL;
+        int r = plan_new(spec, environ, spec->has_seed ? spec->seed : 0, &plan, &message);
+        if (r < 0) {
+                cli_error("check", "%s", message ? message : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        printf("%s: ok: experiment %s, %zu cells x %zu variants, %zu child runs\n", argv[1],
+               spec->experiment, plan->n_cells, plan->n_variants, plan->n_steps);
+        return EXIT_OK;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers every command uses. This is where errors from configs/ and db/ are reported: those
+ * modules return them, the CLI prints each once.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "util/cleanup.h"
+
+void cli_error(const char *command, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "alloclab%s%s: ", command ? " " : "", command ? command : "");
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+}
+
+int cli_load_spec(const char *command, const char *path, Spec **ret) {
+        Diagnostics d = {};
+        int r = spec_load_file(path, &d, ret);
+        if (r >= 0) {
+                diag_clear(&d);
+                return EXIT_OK;
+        }
+        if (d.n_items == 0) {
+                cli_error(command, "cannot read %s: %s", path, strerror(-r));
+                diag_clear(&d);
+                return r == -ENOMEM ? EXIT_ENVIRONMENT : EXIT_SPEC;
+        }
+        for (size_t i = 0; i < d.n_items; i++) {
+                _cleanup_free_ char *line = diag_format(&d, i);
+                fprintf(stderr, "%s\n", line ? line : "out of memory");
+        }
+        if (d.n_dropped > 0)
+                fprintf(stderr, "%s: %zu more problems not shown\n", path, d.n_dropped);
+        diag_clear(&d);
+        return EXIT_SPEC;
+}
+
+int cli_open_store(const char *command, const char *db_path, StoreMode mode, Store **ret) {
+        _cleanup_free_ char *fallback = NULL;
+        if (!db_path) {
+                fallback = store_default_path();
+                if (!fallback) {
+                        cli_error(command, "no database path: set --db, ALLOCLAB_DB or HOME");
+                        return EXIT_ENVIRONMENT;
+                }
+                db_path = fallback;
+        }
+        _cleanup_free_ char *message = NULL;
+        int r = store_open(db_path, mode, ret, &message);
+        if (r < 0) {
+                cli_error(command, "%s", message ? message : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        return EXIT_OK;
+}
+
+bool cli_wants_help(int argc, char **argv, const char *usage) {
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--") == 0)
+                        break;
+                if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+                        printf("%s", usage);
+                        return true;
+                }
+        }
+        return false;
+}
+
+int cli_parse_format(const char *s, OutputFormat *ret) {
+        static const char *const names[_FORMAT_MAX] = { "table", "markdown", "csv", "json" };
+        for (unsigned i = 0; i < _FORMAT_MAX; i++)
+                if (strcmp(s, names[i]) == 0) {
+                        *ret = (OutputFormat) i;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *ret) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (*s < '0' || *s > '9' || *end || errno || v > max)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}

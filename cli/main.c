@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alloclab: the command-line front end. main() only dispatches to the command table.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "util/cleanup.h"
+
+static const Command commands[] = {
+        { "run", cmd_run, "SPEC [--db PATH] [--samples N] [--format F] [--quiet]",
+          "run an experiment and store it" },
+        { "check", cmd_check, "SPEC", "validate a spec without running it" },
+        { "runs", cmd_runs, "[EXPERIMENT] [--db PATH] [--last N]", "list stored runs" },
+        { "show", cmd_show, "[RUN|latest] [--db PATH] [--format F]", "print a stored run" },
+        { "allocators", cmd_allocators, "", "list the allocator catalog on this machine" },
+};
+
+static void usage(FILE *f) {
+        fprintf(f, "Usage: alloclab COMMAND [ARGS]\n\nIsolated allocator experiments.\n\nCommands:\n");
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                fprintf(f, "  %-11s %-52s %s\n", commands[i].name, commands[i].usage, commands[i].summary);
+        fprintf(f, "\n`alloclab COMMAND --help` describes a command; README.md and docs/ the rest.\n");
+}
+
+static int run(int argc, char **argv) {
+        if (argc < 2) {
+                usage(stderr);
+                return EXIT_USAGE;
+        }
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+                usage(stdout);
+                return EXIT_OK;
+        }
+        if (strcmp(argv[1], "--version") == 0) {
+                printf("alloclab %s\n", ALLOCLAB_VERSION);
+                return EXIT_OK;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                if (strcmp(argv[1], commands[i].name) == 0)
+                        return commands[i].run(argc - 1, argv + 1);
+        cli_error(NULL, "unknown command '%s' (see alloclab --help)", argv[1]);
+        return EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+        return run(argc, argv);
+}

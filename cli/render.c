@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Renderers of a Report. The text table and the markdown table share one grid builder (rows of
+ * cells, one column per variant); CSV is long-form (one row per cell x variant) and JSON is
+ * built with jansson, so that both load straight into pandas or a spreadsheet.
+ *
+ * A cell of the grid shows the median of the primary metric with its unit, the ratio to the
+ * baseline, and a loud mark when samples failed or the variant was excluded.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/render.h"
+#include "util/cleanup.h"
+
+/* The metric name without the "reported:" prefix decides the unit. */
+static const char *unit_kind(const char *metric) {
+        if (strcmp(metric, "wall") == 0 || strcmp(metric, "user") == 0 || strcmp(metric, "sys") == 0)
+                return "time";
+        if (strcmp(metric, "maxrss") == 0)
+                return "bytes";
+        return "raw";
+}
+
+const char *render_value(const char *metric, double v, char *buf, size_t size) {
+        const char *kind = unit_kind(metric);
+        if (strcmp(kind, "time") == 0) {
+                if (v < 1e-6)
+                        snprintf(buf, size, "%.0f ns", v * 1e9);
+                else if (v < 1e-3)
+                        snprintf(buf, size, "%.1f us", v * 1e6);
+                else if (v < 1)
+                        snprintf(buf, size, "%.1f ms", v * 1e3);
+                else
+                        snprintf(buf, size, "%.3f s", v);
+        } else if (strcmp(kind, "bytes") == 0) {
+                if (v < 1024 * 1024)
+                        snprintf(buf, size, "%.1f KiB", v / 1024);
+                else if (v < 1024.0 * 1024 * 1024)
+                        snprintf(buf, size, "%.1f MiB", v / (1024 * 1024));
+                else
+                        snprintf(buf, size, "%.2f GiB", v / (1024.0 * 1024 * 1024));
+        } else
+                snprintf(buf, size, "%.4g", v);
+        return buf;
+}
+
+static const char *primary_metric(const Report *rep) {
+        const char *m = rep->run.metric;
+        return strncmp(m, "reported:", 9) == 0 ? m + 9 : m;
+}
+
+static const ReportEntry *entry(const Report *rep, size_t c, size_t v) {
+        return &rep->entries[c * rep->n_variants + v];
+}
+
+/* Ratio to the baseline's median in the same cell, or 0 when either has no statistics. */
+static double ratio(const Report *rep, size_t c, size_t v) {
+        const ReportEntry *e = entry(rep, c, v), *b = entry(rep, c, rep->baseline);
+        if (!e->has_stats || !b->has_stats || e->stats.n == 0 || b->stats.median == 0)
+                return 0;
+        return e->stats.median / b->stats.median;
+}
+
+/* "CRASH SIGSEGV", "MISMATCH", "TIMEOUT", "EXIT 3": the loud form of a failure. */
+static void failure_mark(const ReportEntry *e, char *buf, size_t size) {
+        const char *f = e->first_failure;
+        if (!f) {
+                snprintf(buf, size, "SKIPPED");
+                return;
+        }
+        int n;
+        if (sscanf(f, "signal %d", &n) == 1) {
+                const char *abbrev = sigabbrev_np(n);
+                snprintf(buf, size, "CRASH SIG%s", abbrev ? abbrev : "?");
+                return;
+        }
+        size_t i = 0;
+        for (; f[i] && i + 1 < size; i++)
+                buf[i] = (char) toupper((unsigned char) f[i]);
+        buf[i] = 0;
+}
+
+static char *grid_cell(const Report *rep, size_t c, size_t v) {
+        const ReportEntry *e = entry(rep, c, v);
+        char value[64] = "", mark[64] = "", rat[32] = "";
+        if (e->has_stats && e->stats.n > 0) {
+                render_value(primary_metric(rep), e->stats.median, value, sizeof(value));
+                double r = ratio(rep, c, v);
+                if (v != rep->baseline && r > 0)
+                        snprintf(rat, sizeof(rat), " %.2fx", r);
+        }
+        if (e->excluded_reason || e->n_failed > 0) {
+                char what[48];
+                failure_mark(e, what, sizeof(what));
+                if (e->excluded_reason)
+                        snprintf(mark, sizeof(mark), "%s", what);
+                else
+                        snprintf(mark, sizeof(mark), " !%lld %s", (long long) e->n_failed, what);
+        }
+        if (!value[0] && !mark[0])
+                snprintf(value, sizeof(value), "-");
+        char *s;
+        return asprintf(&s, "%s%s%s", value, rat, mark) < 0 ? NULL : s;
+}
+
+typedef struct Grid {
+        size_t rows, cols;
+        char **cells; /* rows x cols, row 0 is the header */
+} Grid;
+
+static void grid_done(Grid *g) {
+        for (size_t i = 0; g->cells && i < g->rows * g->cols; i++)
+                free(g->cells[i]);
+        free(g->cells);
+}
+
+static int grid_build(const Report *rep, Grid *g) {
+        g->rows = rep->n_cells + 1;
+        g->cols = rep->n_variants + 1;
+        g->cells = calloc(g->rows * g->cols, sizeof(char *));
+        if (!g->cells)
+                return -ENOMEM;
+        g->cells[0] = strdup("cell");
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                char *h;
+                if (asprintf(&h, "%s%s", rep->variant_names[v], v == rep->baseline ? " (baseline)" : "") < 0)
+                        return -ENOMEM;
+                g->cells[v + 1] = h;
+        }
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                g->cells[(c + 1) * g->cols] = strdup(rep->cell_labels[c]);
+                for (size_t v = 0; v < rep->n_variants; v++)
+                        g->cells[(c + 1) * g->cols + v + 1] = grid_cell(rep, c, v);
+        }
+        for (size_t i = 0; i < g->rows * g->cols; i++)
+                if (!g->cells[i])
+                        return -ENOMEM;
+        return 0;
+}
+
+static void print_header(FILE *f, const Report *rep, const char *bullet) {
+        fprintf(f, "%s%s run %lld: %s, %s%s%s\n", bullet, rep->run.experiment, (long long) rep->run.id,
+                rep->run.status, rep->run.started_at, rep->run.ended_at ? " - " : "",
+                rep->run.ended_at ? rep->run.ended_at : "");
+        fprintf(f, "%shost %s: %s, %lld cpus, kernel %s, glibc %s, THP %s\n", bullet, rep->run.hostname,
+                rep->cpu_model, (long long) rep->cpus, rep->kernel, rep->glibc, rep->thp);
+        fprintf(f, "%smetric %s: median of %lld samples (%lld warmup), order %s, seed %llu, verify %s\n",
+                bullet, rep->run.metric, (long long) rep->samples, (long long) rep->warmup, rep->order,
+                (unsigned long long) rep->seed, rep->verify);
+        fprintf(f, "%sallocators:", bullet);
+        for (size_t v = 0; v < rep->n_variants; v++)
+                fprintf(f, "%s %s=%s %s", v ? "," : "", rep->variant_names[v], rep->allocator_names[v],
+                        rep->allocator_versions[v]);
+        fputc('\n', f);
+}
+
+static void print_failures(FILE *f, const Report *rep, const char *bullet) {
+        bool any_excluded = false;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                any_excluded |= rep->entries[i].excluded_reason != NULL;
+        if (any_excluded) {
+                fprintf(f, "\nExcluded:\n");
+                for (size_t c = 0; c < rep->n_cells; c++)
+                        for (size_t v = 0; v < rep->n_variants; v++)
+                                if (entry(rep, c, v)->excluded_reason)
+                                        fprintf(f, "%s[%s] %s: %s\n", bullet, rep->cell_labels[c],
+                                                rep->variant_names[v], entry(rep, c, v)->excluded_reason);
+        }
+        if (rep->n_failures_listed == 0)
+                return;
+        fprintf(f, "\nFailed samples (%lld):\n", (long long) rep->run.n_failures);
+        for (size_t i = 0; i < rep->n_failures_listed; i++) {
+                const ReportFailure *x = &rep->failures[i];
+                fprintf(f, "%s[%s] %s %s %lld: %s: %s", bullet, x->cell, x->variant, x->phase,
+                        (long long) x->round + 1, x->status, x->detail);
+                if (x->stderr_excerpt && x->stderr_excerpt[0]) {
+                        size_t len = strcspn(x->stderr_excerpt, "\n");
+                        fprintf(f, "; stderr: %.*s%s", (int) (len > 120 ? 120 : len), x->stderr_excerpt,
+                                len > 120 ? "..." : "");
+                }
+                fputc('\n', f);
+        }
+        if ((int64_t) rep->n_failures_listed < rep->run.n_failures)
+                fprintf(f, "%s... and %lld more\n", bullet,
+                        (long long) (rep->run.n_failures - (int64_t) rep->n_failures_listed));
+}
+
+static int render_table(FILE *f, const Report *rep) {
+        _cleanup_(grid_done) Grid g = {};
+        int r = grid_build(rep, &g);
+        if (r < 0)
+                return r;
+        size_t width[SPEC_MAX_VARIANTS + 1] = {};
+        for (size_t i = 0; i < g.rows * g.cols; i++)
+                if (strlen(g.cells[i]) > width[i % g.cols])
+                        width[i % g.cols] = strlen(g.cells[i]);
+        print_header(f, rep, "");
+        if (rep->message)
+                fprintf(f, "note: %s\n", rep->message);
+        fputc('\n', f);
+        for (size_t row = 0; row < g.rows; row++) {
+                for (size_t col = 0; col < g.cols; col++)
+                        fprintf(f, "%s%-*s", col ? "  " : "", col + 1 == g.cols ? 0 : (int) width[col],
+                                g.cells[row * g.cols + col]);
+                fputc('\n', f);
+        }
+        print_failures(f, rep, "  ");
+        return ferror(f) ? -EIO : 0;
+}
+
+static int render_markdown(FILE *f, const Report *rep) {
+        _cleanup_(grid_done) Grid g = {};
+        int r = grid_build(rep, &g);
+        if (r < 0)
+                return r;
+        print_header(f, rep, "- ");
+        fputc('\n', f);
+        for (size_t row = 0; row < g.rows; row++) {
+                for (size_t col = 0; col < g.cols; col++)
+                        fprintf(f, "| %s ", g.cells[row * g.cols + col]);
+                fprintf(f, "|\n");
+                if (row == 0) {
+                        for (size_t col = 0; col < g.cols; col++)
+                                fprintf(f, "|%s", col ? "---:" : "---");
+                        fprintf(f, "|\n");
+                }
+        }
+        print_failures(f, rep, "- ");
+        return ferror(f) ? -EIO : 0;
+}
+
+/* RFC 4180 quoting when needed. */
+static void csv_field(FILE *f, const char *s, bool last) {
+        if (strpbrk(s, ",\"\n")) {
+                fputc('"', f);
+                for (const char *p = s; *p; p++) {
+                        if (*p == '"')
+                                fputc('"', f);
+                        fputc(*p, f);
+                }
+                fputc('"', f);
+        } else
+                fputs(s, f);
+        fputc(last ? '\n' : ',', f);
+}
+
+static int render_csv(FILE *f, const Report *rep) {
+        fprintf(f, "run_id,experiment,cell,variant,allocator,metric,n,median,mad,mean,stddev,min,max,"
+                   "ratio_to_baseline,failed_samples,first_failure,excluded\n");
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = entry(rep, c, v);
+                        char num[256];
+                        snprintf(num, sizeof(num), "%lld", (long long) rep->run.id);
+                        csv_field(f, num, false);
+                        csv_field(f, rep->run.experiment, false);
+                        csv_field(f, rep->cell_labels[c], false);
+                        csv_field(f, rep->variant_names[v], false);
+                        csv_field(f, rep->allocator_names[v], false);
+                        csv_field(f, rep->run.metric, false);
+                        if (e->has_stats)
+                                snprintf(num, sizeof(num), "%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", e->stats.n,
+                                         e->stats.median, e->stats.mad, e->stats.mean, e->stats.stddev,
+                                         e->stats.min, e->stats.max);
+                        else
+                                snprintf(num, sizeof(num), "0,,,,,,,");
+                        fputs(num, f);
+                        double r = ratio(rep, c, v);
+                        if (r > 0)
+                                fprintf(f, "%.6f", r);
+                        fprintf(f, ",%lld,", (long long) e->n_failed);
+                        csv_field(f, e->first_failure ? e->first_failure : "", false);
+                        csv_field(f, e->excluded_reason ? e->excluded_reason : "", true);
+                }
+        return ferror(f) ? -EIO : 0;
+}
+
+static json_t *json_str_or_null(const char *s) {
+        return s ? json_string(s) : json_null();
+}
+
+static int render_json(FILE *f, const Report *rep) {
+        json_t *root = json_object(), *variants = json_array(), *cells = json_array(), *failures = json_array();
+        json_object_set_new(root, "run_id", json_integer(rep->run.id));
+        json_object_set_new(root, "experiment", json_string(rep->run.experiment));
+        json_object_set_new(root, "status", json_string(rep->run.status));
+        json_object_set_new(root, "started_at", json_string(rep->run.started_at));
+        json_object_set_new(root, "ended_at", json_str_or_null(rep->run.ended_at));
+        json_object_set_new(root, "host", json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "hostname",
+                                                    rep->run.hostname, "cpu_model", rep->cpu_model, "kernel",
+                                                    rep->kernel, "cpus", (json_int_t) rep->cpus, "glibc",
+                                                    rep->glibc, "thp", rep->thp));
+        json_object_set_new(root, "metric", json_string(rep->run.metric));
+        json_object_set_new(root, "samples", json_integer(rep->samples));
+        json_object_set_new(root, "warmup", json_integer(rep->warmup));
+        json_object_set_new(root, "order", json_string(rep->order));
+        json_object_set_new(root, "seed", json_integer((json_int_t) rep->seed));
+        json_object_set_new(root, "verify", json_string(rep->verify));
+        json_object_set_new(root, "baseline", json_string(rep->variant_names[rep->baseline]));
+        json_object_set_new(root, "n_failures", json_integer(rep->run.n_failures));
+        for (size_t v = 0; v < rep->n_variants; v++)
+                json_array_append_new(variants, json_pack("{s:s, s:s, s:s}", "name", rep->variant_names[v],
+                                                          "allocator", rep->allocator_names[v], "version",
+                                                          rep->allocator_versions[v]));
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                json_t *results = json_object();
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = entry(rep, c, v);
+                        json_t *o = json_object();
+                        if (e->has_stats) {
+                                json_object_set_new(o, "n", json_integer((json_int_t) e->stats.n));
+                                json_object_set_new(o, "median", json_real(e->stats.median));
+                                json_object_set_new(o, "mad", json_real(e->stats.mad));
+                                json_object_set_new(o, "mean", json_real(e->stats.mean));
+                                json_object_set_new(o, "stddev", json_real(e->stats.stddev));
+                                json_object_set_new(o, "min", json_real(e->stats.min));
+                                json_object_set_new(o, "max", json_real(e->stats.max));
+                        }
+                        double r = ratio(rep, c, v);
+                        json_object_set_new(o, "ratio_to_baseline", r > 0 ? json_real(r) : json_null());
+                        json_object_set_new(o, "failed_samples", json_integer(e->n_failed));
+                        json_object_set_new(o, "first_failure", json_str_or_null(e->first_failure));
+                        json_object_set_new(o, "excluded", json_str_or_null(e->excluded_reason));
+                        json_object_set_new(results, rep->variant_names[v], o);
+                }
+                json_array_append_new(cells, json_pack("{s:s, s:o}", "cell", rep->cell_labels[c], "results", results));
+        }
+        for (size_t i = 0; i < rep->n_failures_listed; i++) {
+                const ReportFailure *x = &rep->failures[i];
+                json_array_append_new(failures,
+                                      json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:o}", "cell", x->cell, "variant",
+                                                x->variant, "phase", x->phase, "round", (json_int_t) x->round + 1,
+                                                "status", x->status, "detail", x->detail, "stderr",
+                                                json_str_or_null(x->stderr_excerpt)));
+        }
+        json_object_set_new(root, "variants", variants);
+        json_object_set_new(root, "cells", cells);
+        json_object_set_new(root, "failures", failures);
+        int r = json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        json_decref(root);
+        fputc('\n', f);
+        return r < 0 || ferror(f) ? -EIO : 0;
+}
+
+RenderFunc render_for(OutputFormat format) {
+        static const RenderFunc table[_FORMAT_MAX] = {
+                [FORMAT_TABLE] = render_table,
+                [FORMAT_MARKDOWN] = render_markdown,
+                [FORMAT_CSV] = render_csv,
+                [FORMAT_JSON] = render_json,
+        };
+        return (unsigned) format < _FORMAT_MAX ? table[format] : NULL;
+}
+
+void render_runs(FILE *f, const RunSummary *runs, size_t n) {
+        fprintf(f, "%-6s %-24s %-12s %-25s %6s %8s %8s  %s\n", "RUN", "EXPERIMENT", "STATUS", "STARTED",
+                "CELLS", "VARIANTS", "FAILED", "HOST");
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "%-6lld %-24s %-12s %-25s %6lld %8lld %8lld  %s\n", (long long) runs[i].id,
+                        runs[i].experiment, runs[i].status, runs[i].started_at, (long long) runs[i].n_cells,
+                        (long long) runs[i].n_variants, (long long) runs[i].n_failures, runs[i].hostname);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "db/query.h"
+
+/*
+ * Result output. One Report (read back from the database) is printed in one of four formats;
+ * `alloclab run` and `alloclab show` both print through here, so they always agree.
+ */
+
+typedef int (*RenderFunc)(FILE *f, const Report *rep);
+
+/* The renderer for a format (a static table, STYLE item 14). */
+RenderFunc render_for(OutputFormat format);
+
+/* "12.3 ms", "512.0 MiB", "1.234e+05": a metric value with its unit, into buf. */
+const char *render_value(const char *metric, double v, char *buf, size_t size);
+
+/* The run list of `alloclab runs`, as a table. */
+void render_runs(FILE *f, const RunSummary *runs, size_t n);

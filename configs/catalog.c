@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The allocator catalog is data, not code: add a row to support another allocator.
+ * tbbmalloc is preloaded through its proxy library, the one that replaces malloc.
+ */
+#include <string.h>
+
+#include "configs/catalog.h"
+
+static const CatalogEntry catalog[] = {
+        { "glibc", NULL, "libc6", "the C library's own malloc (ptmalloc2); nothing preloaded" },
+        { "jemalloc", "libjemalloc.so.2", "libjemalloc2", "jemalloc" },
+        { "mimalloc", "libmimalloc.so.2", "libmimalloc2.0", "Microsoft mimalloc" },
+        { "tcmalloc", "libtcmalloc.so.4", "libgoogle-perftools4", "gperftools tcmalloc (full)" },
+        { "tcmalloc_minimal", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4",
+          "gperftools tcmalloc without profiler hooks" },
+        { "tbbmalloc", "libtbbmalloc_proxy.so.2", "libtbbmalloc2", "oneTBB scalable allocator" },
+        {},
+};
+
+const CatalogEntry *catalog_find(const char *name) {
+        for (const CatalogEntry *e = catalog; e->name; e++)
+                if (strcmp(e->name, name) == 0)
+                        return e;
+        return NULL;
+}
+
+const CatalogEntry *catalog_entries(void) {
+        return catalog;
+}
+
+const char *catalog_names(void) {
+        static char names[256];
+        if (names[0] == 0)
+                for (const CatalogEntry *e = catalog; e->name; e++) {
+                        if (e != catalog)
+                                strncat(names, ", ", sizeof(names) - strlen(names) - 1);
+                        strncat(names, e->name, sizeof(names) - strlen(names) - 1);
+                }
+        return names;
+}

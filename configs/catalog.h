@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The allocators alloclab knows by name: which shared object to preload and which Debian
+ * package ships it. Finding the file on this machine is the runner's job (runner/allocator.c).
+ */
+
+typedef struct CatalogEntry {
+        const char *name;
+        const char *soname;  /* file name to preload; NULL for glibc (nothing preloaded) */
+        const char *package; /* Debian package that ships soname */
+        const char *description;
+} CatalogEntry;
+
+/* Entry for name, or NULL. */
+const CatalogEntry *catalog_find(const char *name);
+
+/* The whole table, NULL-name terminated. */
+const CatalogEntry *catalog_entries(void);
+
+/* "glibc, jemalloc, ..." for error messages (static storage). */
+const char *catalog_names(void);

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Collects loader diagnostics; formatting is here so every caller prints them the same way.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "configs/diag.h"
+
+int diag_add(Diagnostics *d, unsigned line, unsigned column, const char *fmt, ...) {
+        if (d->n_items >= DIAG_MAX_ITEMS) {
+                d->n_dropped++;
+                return -EINVAL;
+        }
+        Diag *items = realloc(d->items, (d->n_items + 1) * sizeof(Diag));
+        if (!items)
+                return -ENOMEM;
+        d->items = items;
+
+        va_list ap;
+        va_start(ap, fmt);
+        char *m = NULL;
+        int r = vasprintf(&m, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        d->items[d->n_items++] = (Diag) { .line = line, .column = column, .message = m };
+        return -EINVAL;
+}
+
+char *diag_format(const Diagnostics *d, size_t i) {
+        char *s;
+        if (asprintf(&s, "%s:%u:%u: %s", d->file ? d->file : "<spec>", d->items[i].line,
+                     d->items[i].column, d->items[i].message) < 0)
+                return NULL;
+        return s;
+}
+
+void diag_clear(Diagnostics *d) {
+        for (size_t i = 0; i < d->n_items; i++)
+                free(d->items[i].message);
+        free(d->items);
+        free(d->file);
+        *d = (Diagnostics) {};
+}

@@ -1,0 +1,749 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Spec loader: YAML tree -> validated Spec, through declarative field tables (one row per
+ * key: name, parser, offset, required). The loader reports every problem it can find in one
+ * pass, each with the position of the offending node; it stops only on -ENOMEM.
+ *
+ * Invariants of a loaded Spec: every template names a defined parameter, baseline and
+ * reference name existing variants, every number is within its SPEC_MAX_* limit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "configs/catalog.h"
+#include "configs/spec.h"
+#include "configs/yamltree.h"
+#include "util/strv.h"
+#include "util/template.h"
+
+typedef struct Loader {
+        Diagnostics *diag;
+        Spec *spec;
+        const YamlNode *baseline; /* resolved once all variants are known */
+        const YamlNode *reference;
+        const YamlNode **templates; /* scalars that may hold {param} placeholders */
+        size_t n_templates;
+} Loader;
+
+typedef int (*FieldParser)(Loader *l, const YamlNode *n, void *field);
+
+typedef struct Field {
+        const char *key;
+        FieldParser parse;
+        size_t offset; /* of the target inside the struct being filled */
+        bool required;
+} Field;
+
+static int error_at(Loader *l, const YamlNode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int error_at(Loader *l, const YamlNode *n, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        char *m = NULL;
+        int r = vasprintf(&m, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        r = diag_add(l->diag, n ? n->line : 1, n ? n->column : 1, "%s", m);
+        free(m);
+        return r;
+}
+
+/* Levenshtein distance, for "did you mean" suggestions on short identifiers. */
+static size_t edit_distance(const char *a, const char *b) {
+        size_t la = strlen(a), lb = strlen(b);
+        if (la > 63 || lb > 63)
+                return SIZE_MAX;
+        size_t prev[64], cur[64];
+        for (size_t j = 0; j <= lb; j++)
+                prev[j] = j;
+        for (size_t i = 1; i <= la; i++) {
+                cur[0] = i;
+                for (size_t j = 1; j <= lb; j++) {
+                        size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+                        size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+                        cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+                }
+                memcpy(prev, cur, (lb + 1) * sizeof(size_t));
+        }
+        return prev[lb];
+}
+
+/* Closest candidate within a small distance, or NULL. candidates is NULL-terminated. */
+static const char *suggest(const char *word, const char *const *candidates) {
+        const char *best = NULL;
+        size_t best_d = SIZE_MAX, limit = strlen(word) <= 4 ? 1 : 2;
+        for (size_t i = 0; candidates[i]; i++) {
+                size_t d = edit_distance(word, candidates[i]);
+                if (d <= limit && d < best_d) {
+                        best = candidates[i];
+                        best_d = d;
+                }
+        }
+        return best;
+}
+
+static int error_unknown(Loader *l, const YamlNode *n, const char *what, const char *word,
+                         const char *const *candidates) {
+        const char *s = suggest(word, candidates);
+        if (s)
+                return error_at(l, n, "unknown %s '%s' (did you mean '%s'?)", what, word, s);
+        return error_at(l, n, "unknown %s '%s'", what, word);
+}
+
+static int expect_scalar(Loader *l, const YamlNode *n, const char *what) {
+        if (!n || yaml_node_is_null(n) || n->kind != YAML_NODE_SCALAR)
+                return error_at(l, n, "%s must be a scalar, got %s", what, yaml_node_kind_name(n));
+        return 0;
+}
+
+static int expect_kind(Loader *l, const YamlNode *n, YamlKind kind, const char *what) {
+        if (!n || yaml_node_is_null(n) || n->kind != kind)
+                return error_at(l, n, "%s must be %s, got %s", what,
+                                kind == YAML_NODE_MAPPING ? "a mapping" : "a list",
+                                yaml_node_kind_name(n));
+        return 0;
+}
+
+static bool is_identifier(const char *s, bool allow_punct) {
+        if (!*s || strlen(s) > 64)
+                return false;
+        for (const char *p = s; *p; p++) {
+                bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+                          (p > s && *p >= '0' && *p <= '9') ||
+                          (allow_punct && (*p == '-' || *p == '.' || (*p >= '0' && *p <= '9')));
+                if (!ok)
+                        return false;
+        }
+        return true;
+}
+
+static int parse_uint(Loader *l, const YamlNode *n, const char *what, uint64_t min, uint64_t max,
+                      uint64_t *ret) {
+        int r = expect_scalar(l, n, what);
+        if (r < 0)
+                return r;
+        const char *s = n->value;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (*s < '0' || *s > '9' || *end || errno == ERANGE)
+                return error_at(l, n, "%s must be an integer, got '%s'", what, s);
+        if (v < min || v > max)
+                return error_at(l, n, "%s must be between %" PRIu64 " and %" PRIu64 ", got %llu",
+                                what, min, max, v);
+        *ret = v;
+        return 0;
+}
+
+/* Reads "<number><unit>" where units[i].suffix scales by units[i].factor; bare numbers use
+ * bare_factor. Fractions are allowed ("1.5s"). */
+typedef struct Unit {
+        const char *suffix;
+        double factor;
+} Unit;
+
+static int parse_quantity(Loader *l, const YamlNode *n, const char *what, const Unit *units,
+                          double bare_factor, const char *example, uint64_t min, uint64_t max,
+                          uint64_t *ret) {
+        int r = expect_scalar(l, n, what);
+        if (r < 0)
+                return r;
+        char *end;
+        errno = 0;
+        double v = strtod(n->value, &end);
+        double factor = 0;
+        if (end != n->value && errno == 0 && v >= 0) {
+                if (*end == 0)
+                        factor = bare_factor;
+                for (const Unit *u = units; factor == 0 && u->suffix; u++)
+                        if (strcmp(end, u->suffix) == 0)
+                                factor = u->factor;
+        }
+        if (factor == 0)
+                return error_at(l, n, "%s: cannot parse '%s' (expected e.g. %s)", what, n->value,
+                                example);
+        double scaled = v * factor;
+        if (scaled < (double) min || scaled > (double) max)
+                return error_at(l, n, "%s '%s' is out of range", what, n->value);
+        *ret = (uint64_t) scaled;
+        return 0;
+}
+
+static int parse_string(Loader *l, const YamlNode *n, void *field) {
+        int r = expect_scalar(l, n, "value");
+        if (r < 0)
+                return r;
+        char *s = strdup(n->value);
+        if (!s)
+                return -ENOMEM;
+        free(*(char **) field);
+        *(char **) field = s;
+        return 0;
+}
+
+static int remember_template(Loader *l, const YamlNode *n) {
+        const YamlNode **t = realloc(l->templates, (l->n_templates + 1) * sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        l->templates = t;
+        l->templates[l->n_templates++] = n;
+        return 0;
+}
+
+static int parse_template_string(Loader *l, const YamlNode *n, void *field) {
+        int r = parse_string(l, n, field);
+        return r < 0 ? r : remember_template(l, n);
+}
+
+static int parse_experiment_name(Loader *l, const YamlNode *n, void *field) {
+        int r = expect_scalar(l, n, "experiment");
+        if (r < 0)
+                return r;
+        if (!is_identifier(n->value, true))
+                return error_at(l, n,
+                                "experiment name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
+                                n->value);
+        return parse_string(l, n, field);
+}
+
+/* A command is a list of arguments, or a single string run with /bin/sh -c. */
+static int parse_command(Loader *l, const YamlNode *n, void *field) {
+        _cleanup_strv_free_ char **argv = NULL;
+        int r;
+
+        if (n && n->kind == YAML_NODE_SCALAR && !yaml_node_is_null(n)) {
+                if ((r = strv_append(&argv, "/bin/sh")) < 0 || (r = strv_append(&argv, "-c")) < 0 ||
+                    (r = strv_append(&argv, n->value)) < 0 || (r = remember_template(l, n)) < 0)
+                        return r;
+        } else {
+                r = expect_kind(l, n, YAML_NODE_SEQUENCE, "command");
+                if (r < 0)
+                        return r;
+                if (n->n_items == 0)
+                        return error_at(l, n, "command must not be empty");
+                if (n->n_items > SPEC_MAX_ARGS)
+                        return error_at(l, n, "command has more than %d arguments", SPEC_MAX_ARGS);
+                for (size_t i = 0; i < n->n_items; i++) {
+                        r = expect_scalar(l, n->items[i], "command argument");
+                        if (r < 0)
+                                return r;
+                        if ((r = strv_append(&argv, n->items[i]->value)) < 0 ||
+                            (r = remember_template(l, n->items[i])) < 0)
+                                return r;
+                }
+                if (argv[0][0] == 0)
+                        return error_at(l, n->items[0], "command name must not be empty");
+        }
+        strv_free(*(char ***) field);
+        *(char ***) field = TAKE_PTR(argv);
+        return 0;
+}
+
+static int parse_env(Loader *l, const YamlNode *n, void *field) {
+        _cleanup_strv_free_ char **env = NULL;
+        int r = expect_kind(l, n, YAML_NODE_MAPPING, "env");
+        if (r < 0)
+                return r;
+        if (n->n_items > SPEC_MAX_ENV)
+                return error_at(l, n, "env has more than %d variables", SPEC_MAX_ENV);
+        for (size_t i = 0; i < n->n_items; i++) {
+                const YamlNode *k = n->keys[i], *v = n->items[i];
+                if (!is_identifier(k->value, false)) {
+                        r = error_at(l, k, "'%s' is not a valid environment variable name", k->value);
+                        continue;
+                }
+                if (strcmp(k->value, "LD_PRELOAD") == 0) {
+                        r = error_at(l, k, "set LD_PRELOAD with 'preload:', not in env");
+                        continue;
+                }
+                if (strncmp(k->value, "ALLOCLAB_", 9) == 0) {
+                        r = error_at(l, k, "'%s': the ALLOCLAB_ prefix is reserved", k->value);
+                        continue;
+                }
+                int q = expect_scalar(l, v, "environment value");
+                if (q < 0) {
+                        r = q;
+                        continue;
+                }
+                if ((q = strv_env_set(&env, k->value, v->value)) < 0 || (q = remember_template(l, v)) < 0)
+                        return q;
+        }
+        if (r < 0)
+                return r;
+        strv_free(*(char ***) field);
+        *(char ***) field = TAKE_PTR(env);
+        return 0;
+}
+
+static int parse_fields(Loader *l, const YamlNode *n, const char *what, const Field *fields,
+                        size_t n_fields, void *base);
+
+static int parse_preload(Loader *l, const YamlNode *n, void *field) {
+        int r = expect_scalar(l, n, "preload");
+        if (r < 0)
+                return r;
+        if (n->value[0] != '/' && !catalog_find(n->value)) {
+                const char *names[16] = {};
+                size_t k = 0;
+                for (const CatalogEntry *e = catalog_entries(); e->name && k < 15; e++)
+                        names[k++] = e->name;
+                const char *s = suggest(n->value, names);
+                return error_at(l, n, "unknown allocator '%s'%s%s%s (known: %s; or an absolute path)",
+                                n->value, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "",
+                                catalog_names());
+        }
+        return parse_string(l, n, field);
+}
+
+static const Field variant_fields[] = {
+        { "preload", parse_preload, offsetof(SpecVariant, preload), false },
+        { "env", parse_env, offsetof(SpecVariant, env), false },
+        { "command", parse_command, offsetof(SpecVariant, command), false },
+        { "cwd", parse_template_string, offsetof(SpecVariant, cwd), false },
+};
+
+static int parse_variants(Loader *l, const YamlNode *n, void *field) {
+        Spec *s = field;
+        int r = expect_kind(l, n, YAML_NODE_MAPPING, "allocators");
+        if (r < 0)
+                return r;
+        if (n->n_items == 0)
+                return error_at(l, n, "allocators must name at least one variant");
+        if (n->n_items > SPEC_MAX_VARIANTS)
+                return error_at(l, n, "more than %d variants", SPEC_MAX_VARIANTS);
+        s->variants = calloc(n->n_items, sizeof(SpecVariant));
+        if (!s->variants)
+                return -ENOMEM;
+        s->n_variants = n->n_items;
+        for (size_t i = 0; i < n->n_items; i++) {
+                SpecVariant *v = &s->variants[i];
+                if (!(v->name = strdup(n->keys[i]->value)))
+                        return -ENOMEM;
+                if (!is_identifier(v->name, true)) {
+                        r = error_at(l, n->keys[i],
+                                     "variant name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
+                                     v->name);
+                        continue;
+                }
+                if (yaml_node_is_null(n->items[i]))
+                        continue; /* "glibc:" alone: a variant with nothing to change */
+                int q = parse_fields(l, n->items[i], "allocator", variant_fields,
+                                     ELEMENTSOF(variant_fields), v);
+                if (q == -ENOMEM)
+                        return q;
+                if (q < 0)
+                        r = q;
+        }
+        return r;
+}
+
+static int parse_params(Loader *l, const YamlNode *n, void *field) {
+        Spec *s = field;
+        int r = expect_kind(l, n, YAML_NODE_MAPPING, "params");
+        if (r < 0)
+                return r;
+        if (n->n_items > SPEC_MAX_PARAMS)
+                return error_at(l, n, "more than %d parameters", SPEC_MAX_PARAMS);
+        s->params = calloc(n->n_items, sizeof(SpecParam));
+        if (!s->params && n->n_items > 0)
+                return -ENOMEM;
+        s->n_params = n->n_items;
+        size_t cells = 1;
+        for (size_t i = 0; i < n->n_items; i++) {
+                const YamlNode *k = n->keys[i], *v = n->items[i];
+                SpecParam *p = &s->params[i];
+                if (!(p->name = strdup(k->value)))
+                        return -ENOMEM;
+                if (!is_identifier(k->value, false)) {
+                        r = error_at(l, k, "parameter name '%s' must be an identifier", k->value);
+                        continue;
+                }
+                /* A single scalar is a one-value axis, convenient for pinning a parameter. */
+                if (v && v->kind == YAML_NODE_SCALAR && !yaml_node_is_null(v)) {
+                        if (strv_append(&p->values, v->value) < 0)
+                                return -ENOMEM;
+                        p->n_values = 1;
+                        continue;
+                }
+                int q = expect_kind(l, v, YAML_NODE_SEQUENCE, "parameter values");
+                if (q < 0) {
+                        r = q;
+                        continue;
+                }
+                if (v->n_items == 0) {
+                        r = error_at(l, v, "parameter '%s' has no values: the matrix is empty", k->value);
+                        continue;
+                }
+                if (v->n_items > SPEC_MAX_PARAM_VALUES) {
+                        r = error_at(l, v, "parameter '%s' has more than %d values", k->value,
+                                     SPEC_MAX_PARAM_VALUES);
+                        continue;
+                }
+                for (size_t j = 0; j < v->n_items; j++) {
+                        q = expect_scalar(l, v->items[j], "parameter value");
+                        if (q < 0) {
+                                r = q;
+                                break;
+                        }
+                        for (size_t m = 0; m < j; m++)
+                                if (strcmp(v->items[m]->value, v->items[j]->value) == 0)
+                                        q = error_at(l, v->items[j], "duplicate value '%s' for parameter '%s'",
+                                                     v->items[j]->value, k->value);
+                        if (q < 0) {
+                                r = q;
+                                break;
+                        }
+                        if (strv_append(&p->values, v->items[j]->value) < 0)
+                                return -ENOMEM;
+                        p->n_values++;
+                }
+                cells *= v->n_items;
+                if (cells > SPEC_MAX_CELLS) {
+                        return error_at(l, n, "the parameter matrix has more than %d cells",
+                                        SPEC_MAX_CELLS);
+                }
+        }
+        return r;
+}
+
+static int parse_variant_ref(Loader *l, const YamlNode *n, void *field) {
+        int r = expect_scalar(l, n, "variant name");
+        if (r < 0)
+                return r;
+        *(const YamlNode **) field = n;
+        return 0;
+}
+
+static int parse_samples(Loader *l, const YamlNode *n, void *field) {
+        uint64_t v;
+        int r = parse_uint(l, n, "samples", 1, SPEC_MAX_SAMPLES, &v);
+        if (r >= 0)
+                *(unsigned *) field = (unsigned) v;
+        return r;
+}
+
+static int parse_warmup(Loader *l, const YamlNode *n, void *field) {
+        uint64_t v;
+        int r = parse_uint(l, n, "warmup", 0, SPEC_MAX_WARMUP, &v);
+        if (r >= 0)
+                *(unsigned *) field = (unsigned) v;
+        return r;
+}
+
+static int parse_seed(Loader *l, const YamlNode *n, void *field) {
+        Spec *s = field;
+        int r = parse_uint(l, n, "seed", 0, UINT64_MAX, &s->seed);
+        if (r >= 0)
+                s->has_seed = true;
+        return r;
+}
+
+static int parse_timeout(Loader *l, const YamlNode *n, void *field) {
+        static const Unit units[] = { { "ns", 1 },   { "us", 1e3 },   { "ms", 1e6 },
+                                      { "s", 1e9 },  { "m", 60e9 },   { "min", 60e9 },
+                                      { "h", 3600e9 }, {} };
+        return parse_quantity(l, n, "timeout", units, 1e9, "'60s', '500ms', '2m'", 1000000,
+                              SPEC_MAX_TIMEOUT_NS, field);
+}
+
+static int parse_output_limit(Loader *l, const YamlNode *n, void *field) {
+        static const Unit units[] = { { "B", 1 },
+                                      { "K", 1024 },       { "KiB", 1024 },
+                                      { "M", 1048576 },    { "MiB", 1048576 },
+                                      { "G", 1073741824 }, { "GiB", 1073741824 },
+                                      {} };
+        return parse_quantity(l, n, "output_limit", units, 1, "'64MiB', '4096'", 1,
+                              SPEC_MAX_OUTPUT_LIMIT, field);
+}
+
+/* Matches a scalar against a NULL-terminated keyword table; prefix_ok lets "reported:NAME"
+ * style keywords (ending in ':') take an argument, returned in *ret_arg. */
+static int parse_keyword(Loader *l, const YamlNode *n, const char *what, const char *const *words,
+                         unsigned *ret, const char **ret_arg) {
+        int r = expect_scalar(l, n, what);
+        if (r < 0)
+                return r;
+        for (unsigned i = 0; words[i]; i++) {
+                size_t len = strlen(words[i]);
+                if (words[i][len - 1] == ':' && strncmp(n->value, words[i], len) == 0) {
+                        if (n->value[len] == 0)
+                                return error_at(l, n, "%s '%s' needs a value after ':'", what, n->value);
+                        *ret = i;
+                        *ret_arg = n->value + len;
+                        return 0;
+                }
+                if (strcmp(n->value, words[i]) == 0) {
+                        *ret = i;
+                        return 0;
+                }
+        }
+        _cleanup_free_ char *list = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&list, &size);
+        if (!f)
+                return -ENOMEM;
+        for (unsigned i = 0; words[i]; i++)
+                fprintf(f, "%s%s%s", i ? ", " : "", words[i], words[i][strlen(words[i]) - 1] == ':' ? "NAME" : "");
+        fclose(f);
+        const char *s = suggest(n->value, words);
+        if (s)
+                return error_at(l, n, "unknown %s '%s' (did you mean '%s'?); expected one of: %s", what,
+                                n->value, s, list);
+        return error_at(l, n, "unknown %s '%s'; expected one of: %s", what, n->value, list);
+}
+
+static const char *const order_words[] = { "interleaved", "randomized", "blocked", NULL };
+static const char *const verify_words[] = { "stdout", "none", "file:", NULL };
+static const char *const metric_words[] = { "wall", "user", "sys", "maxrss", "reported:", NULL };
+static const char *const on_failure_words[] = { "continue", "stop", NULL };
+
+static int parse_order(Loader *l, const YamlNode *n, void *field) {
+        unsigned v;
+        int r = parse_keyword(l, n, "order", order_words, &v, NULL);
+        if (r >= 0)
+                *(SpecOrder *) field = (SpecOrder) v;
+        return r;
+}
+
+static int parse_on_failure(Loader *l, const YamlNode *n, void *field) {
+        unsigned v;
+        int r = parse_keyword(l, n, "on_failure", on_failure_words, &v, NULL);
+        if (r >= 0)
+                *(SpecOnFailure *) field = (SpecOnFailure) v;
+        return r;
+}
+
+static int parse_verify(Loader *l, const YamlNode *n, void *field) {
+        Spec *s = field;
+        unsigned v;
+        const char *arg = NULL;
+        int r = parse_keyword(l, n, "verify", verify_words, &v, &arg);
+        if (r < 0)
+                return r;
+        s->verify = (SpecVerify) v;
+        if (arg && !(s->verify_path = strdup(arg)))
+                return -ENOMEM;
+        return arg ? remember_template(l, n) : 0;
+}
+
+static int parse_metric(Loader *l, const YamlNode *n, void *field) {
+        Spec *s = field;
+        unsigned v;
+        const char *arg = NULL;
+        int r = parse_keyword(l, n, "metric", metric_words, &v, &arg);
+        if (r < 0)
+                return r;
+        s->metric = (SpecMetric) v;
+        if (arg) {
+                if (!is_identifier(arg, true))
+                        return error_at(l, n, "reported metric name '%s' must be 1-64 letters, digits, '_', '-' or '.'", arg);
+                if (!(s->metric_name = strdup(arg)))
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static const Field spec_fields[] = {
+        { "experiment", parse_experiment_name, offsetof(Spec, experiment), true },
+        { "description", parse_string, offsetof(Spec, description), false },
+        { "command", parse_command, offsetof(Spec, command), true },
+        { "cwd", parse_template_string, offsetof(Spec, cwd), false },
+        { "params", parse_params, 0, false },
+        { "env", parse_env, offsetof(Spec, env), false },
+        { "allocators", parse_variants, 0, true },
+        { "baseline", parse_variant_ref, SIZE_MAX - 1, false },
+        { "reference", parse_variant_ref, SIZE_MAX - 2, false },
+        { "samples", parse_samples, offsetof(Spec, samples), false },
+        { "warmup", parse_warmup, offsetof(Spec, warmup), false },
+        { "order", parse_order, offsetof(Spec, order), false },
+        { "seed", parse_seed, 0, false },
+        { "timeout", parse_timeout, offsetof(Spec, timeout_ns), false },
+        { "verify", parse_verify, 0, false },
+        { "metric", parse_metric, 0, false },
+        { "on_failure", parse_on_failure, offsetof(Spec, on_failure), false },
+        { "output_limit", parse_output_limit, offsetof(Spec, output_limit), false },
+};
+
+/* Target of a field: base+offset, except the two loader-side slots for variant references. */
+static void *field_target(Loader *l, const Field *f, void *base) {
+        if (f->offset == SIZE_MAX - 1)
+                return &l->baseline;
+        if (f->offset == SIZE_MAX - 2)
+                return &l->reference;
+        return (char *) base + f->offset;
+}
+
+static int parse_fields(Loader *l, const YamlNode *n, const char *what, const Field *fields,
+                        size_t n_fields, void *base) {
+        int r = expect_kind(l, n, YAML_NODE_MAPPING, what);
+        if (r < 0)
+                return r;
+        const char *names[32] = {};
+        for (size_t i = 0; i < n_fields && i < 31; i++)
+                names[i] = fields[i].key;
+
+        for (size_t i = 0; i < n->n_items; i++) {
+                const Field *f = NULL;
+                for (size_t k = 0; k < n_fields && !f; k++)
+                        if (strcmp(fields[k].key, n->keys[i]->value) == 0)
+                                f = &fields[k];
+                int q = f ? f->parse(l, n->items[i], field_target(l, f, base))
+                          : error_unknown(l, n->keys[i], "key", n->keys[i]->value, names);
+                if (q == -ENOMEM)
+                        return q;
+                if (q < 0)
+                        r = q;
+        }
+        for (size_t k = 0; k < n_fields; k++) {
+                if (!fields[k].required)
+                        continue;
+                bool found = false;
+                for (size_t i = 0; i < n->n_items && !found; i++)
+                        found = strcmp(fields[k].key, n->keys[i]->value) == 0;
+                if (!found)
+                        r = error_at(l, n, "missing required key '%s'", fields[k].key);
+        }
+        return r;
+}
+
+static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, size_t *ret) {
+        const Spec *s = l->spec;
+        const char *names[SPEC_MAX_VARIANTS + 1] = {};
+        for (size_t i = 0; i < s->n_variants; i++) {
+                names[i] = s->variants[i].name;
+                if (strcmp(s->variants[i].name, n->value) == 0) {
+                        *ret = i;
+                        return 0;
+                }
+        }
+        const char *sug = suggest(n->value, names);
+        if (sug)
+                return error_at(l, n, "%s '%s' is not one of the allocators (did you mean '%s'?)", what,
+                                n->value, sug);
+        return error_at(l, n, "%s '%s' is not one of the allocators", what, n->value);
+}
+
+/* Column of byte `offset` of a scalar's value, where the source form makes it knowable. */
+static unsigned template_column(const YamlNode *n, size_t offset) {
+        if (strchr(n->value, '\n') || n->quote == '|')
+                return n->column;
+        if (n->quote == '"' && memchr(n->value, '\\', offset))
+                return n->column;
+        return n->column + (n->quote ? 1 : 0) + (unsigned) offset;
+}
+
+static int check_templates(Loader *l) {
+        const Spec *s = l->spec;
+        const char *names[SPEC_MAX_PARAMS] = {};
+        for (size_t i = 0; i < s->n_params; i++)
+                names[i] = s->params[i].name;
+        int r = 0;
+        for (size_t i = 0; i < l->n_templates; i++) {
+                const YamlNode *n = l->templates[i];
+                TemplateError e;
+                if (template_expand(n->value, names, names, s->n_params, NULL, &e) >= 0)
+                        continue;
+                unsigned col = template_column(n, e.offset);
+                if (e.problem == TEMPLATE_UNDEFINED)
+                        r = diag_add(l->diag, n->line, col, "undefined parameter '{%.*s}'",
+                                     (int) e.length, n->value + e.offset);
+                else
+                        r = diag_add(l->diag, n->line, col, "%s", template_problem_to_string(e.problem));
+        }
+        return r;
+}
+
+int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostics *d, Spec **ret) {
+        _cleanup_(spec_freep) Spec *s = calloc(1, sizeof(Spec));
+        if (!s)
+                return -ENOMEM;
+        if (!d->file && !(d->file = strdup(path)))
+                return -ENOMEM;
+        if (!(s->path = strdup(path)) || !(s->source = malloc(size + 1)))
+                return -ENOMEM;
+        memcpy(s->source, data, size);
+        s->source[size] = 0;
+        s->source_size = size;
+        s->samples = 7;
+        s->warmup = 1;
+        s->timeout_ns = SPEC_DEFAULT_TIMEOUT_NS;
+        s->output_limit = SPEC_DEFAULT_OUTPUT_LIMIT;
+
+        if (memchr(data, 0, size))
+                return diag_add(d, 1, 1, "spec contains a NUL byte");
+
+        _cleanup_(yaml_node_freep) YamlNode *root = NULL;
+        int r = yaml_tree_parse(data, size, d, &root);
+        if (r < 0)
+                return r;
+        if (!root)
+                return diag_add(d, 1, 1, "spec is empty");
+
+        Loader l = { .diag = d, .spec = s };
+        r = parse_fields(&l, root, "spec", spec_fields, ELEMENTSOF(spec_fields), s);
+        if (r != -ENOMEM && s->variants) {
+                if (l.baseline) {
+                        int q = resolve_variant_ref(&l, l.baseline, "baseline", &s->baseline);
+                        r = q < 0 ? q : r;
+                }
+                s->reference = s->baseline;
+                if (l.reference) {
+                        int q = resolve_variant_ref(&l, l.reference, "reference", &s->reference);
+                        r = q < 0 ? q : r;
+                }
+        }
+        if (r != -ENOMEM) {
+                int q = check_templates(&l);
+                r = q < 0 ? q : r;
+        }
+        free(l.templates);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int spec_load_file(const char *path, Diagnostics *d, Spec **ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EISDIR;
+        if (st.st_size > YAML_MAX_INPUT_BYTES) {
+                if (!d->file && !(d->file = strdup(path)))
+                        return -ENOMEM;
+                return diag_add(d, 1, 1, "spec is larger than %d bytes", YAML_MAX_INPUT_BYTES);
+        }
+        _cleanup_free_ char *buf = malloc((size_t) st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        size_t have = 0;
+        for (;;) {
+                ssize_t n = read(fd, buf + have, (size_t) st.st_size + 1 - have);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                have += (size_t) n;
+                if (have > (size_t) st.st_size) { /* grew while we read: refuse, do not guess */
+                        if (!d->file && !(d->file = strdup(path)))
+                                return -ENOMEM;
+                        return diag_add(d, 1, 1, "spec changed while being read");
+                }
+        }
+        return spec_load_buffer(path, buf, have, d, ret);
+}

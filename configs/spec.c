@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Spec model: ownership and small queries. Loading lives in spec-load.c so that consumers
+ * of the model (runner, db) never see YAML.
+ */
+#include <stdlib.h>
+
+#include "configs/spec.h"
+#include "util/cleanup.h"
+#include "util/strv.h"
+
+Spec *spec_free(Spec *s) {
+        if (!s)
+                return NULL;
+        free(s->path);
+        free(s->source);
+        free(s->experiment);
+        free(s->description);
+        strv_free(s->command);
+        free(s->cwd);
+        for (size_t i = 0; i < s->n_params; i++) {
+                free(s->params[i].name);
+                strv_free(s->params[i].values);
+        }
+        free(s->params);
+        strv_free(s->env);
+        for (size_t i = 0; i < s->n_variants; i++) {
+                free(s->variants[i].name);
+                free(s->variants[i].preload);
+                strv_free(s->variants[i].env);
+                strv_free(s->variants[i].command);
+                free(s->variants[i].cwd);
+        }
+        free(s->variants);
+        free(s->verify_path);
+        free(s->metric_name);
+        free(s);
+        return NULL;
+}
+
+size_t spec_n_cells(const Spec *s) {
+        size_t n = 1;
+        for (size_t i = 0; i < s->n_params; i++)
+                n *= s->params[i].n_values;
+        return n;
+}
+
+#define NAME_TABLE(fn, type, ...)                                                                  \
+        const char *fn(type v) {                                                                   \
+                static const char *const names[] = { __VA_ARGS__ };                                \
+                return (unsigned) v < ELEMENTSOF(names) ? names[v] : "?";                          \
+        }
+
+NAME_TABLE(spec_order_to_string, SpecOrder, "interleaved", "randomized", "blocked")
+NAME_TABLE(spec_verify_to_string, SpecVerify, "stdout", "none", "file")
+NAME_TABLE(spec_metric_to_string, SpecMetric, "wall", "user", "sys", "maxrss", "reported")
+NAME_TABLE(spec_on_failure_to_string, SpecOnFailure, "continue", "stop")

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "configs/diag.h"
+
+/*
+ * The experiment spec: what to run, over which parameters, under which allocators, and how
+ * to measure and verify it. A loaded Spec is fully validated; consumers never re-check it.
+ */
+
+/* Hard limits on what a spec may ask for; each has its own error message. */
+#define SPEC_MAX_PARAMS 16
+#define SPEC_MAX_PARAM_VALUES 256
+#define SPEC_MAX_CELLS 4096
+#define SPEC_MAX_VARIANTS 64
+#define SPEC_MAX_SAMPLES 10000
+#define SPEC_MAX_WARMUP 1000
+#define SPEC_MAX_ARGS 4096
+#define SPEC_MAX_ENV 256
+#define SPEC_MAX_TIMEOUT_NS (24ULL * 3600 * 1000000000) /* one day */
+#define SPEC_DEFAULT_TIMEOUT_NS (600ULL * 1000000000)
+#define SPEC_DEFAULT_OUTPUT_LIMIT (64ULL * 1024 * 1024)
+#define SPEC_MAX_OUTPUT_LIMIT (1024ULL * 1024 * 1024)
+
+typedef enum SpecOrder {
+        SPEC_ORDER_INTERLEAVED, /* each round visits every variant once, in spec order */
+        SPEC_ORDER_RANDOMIZED,  /* each round in a seeded shuffle */
+        SPEC_ORDER_BLOCKED,     /* all rounds of one variant, then the next */
+        _SPEC_ORDER_MAX,
+} SpecOrder;
+
+typedef enum SpecVerify {
+        SPEC_VERIFY_STDOUT,
+        SPEC_VERIFY_NONE,
+        SPEC_VERIFY_FILE,
+        _SPEC_VERIFY_MAX,
+} SpecVerify;
+
+typedef enum SpecMetric {
+        SPEC_METRIC_WALL,
+        SPEC_METRIC_USER,
+        SPEC_METRIC_SYS,
+        SPEC_METRIC_MAXRSS,
+        SPEC_METRIC_REPORTED,
+        _SPEC_METRIC_MAX,
+} SpecMetric;
+
+typedef enum SpecOnFailure {
+        SPEC_ON_FAILURE_CONTINUE, /* record it, exclude the variant where the smoke run fails */
+        SPEC_ON_FAILURE_STOP,     /* record it and stop the run cleanly */
+        _SPEC_ON_FAILURE_MAX,
+} SpecOnFailure;
+
+typedef struct SpecParam {
+        char *name;
+        char **values; /* strv */
+        size_t n_values;
+} SpecParam;
+
+typedef struct SpecVariant {
+        char *name;
+        char *preload;  /* catalog name or absolute path; NULL: no preload */
+        char **env;     /* strv of KEY=VALUE, templates unexpanded */
+        char **command; /* strv or NULL: the experiment's command */
+        char *cwd;      /* or NULL: the experiment's cwd */
+} SpecVariant;
+
+typedef struct Spec {
+        char *path;      /* as given by the user */
+        char *source;    /* verbatim YAML, stored with every run */
+        size_t source_size;
+
+        char *experiment;
+        char *description;
+        char **command; /* strv, templates unexpanded */
+        char *cwd;
+        SpecParam *params;
+        size_t n_params;
+        char **env;
+        SpecVariant *variants;
+        size_t n_variants;
+        size_t baseline;  /* index into variants */
+        size_t reference; /* index into variants */
+
+        unsigned samples;
+        unsigned warmup;
+        SpecOrder order;
+        bool has_seed;
+        uint64_t seed;
+        uint64_t timeout_ns;
+        SpecVerify verify;
+        char *verify_path; /* SPEC_VERIFY_FILE */
+        SpecMetric metric;
+        char *metric_name; /* SPEC_METRIC_REPORTED */
+        SpecOnFailure on_failure;
+        uint64_t output_limit;
+} Spec;
+
+Spec *spec_free(Spec *s);
+static inline void spec_freep(Spec **s) {
+        spec_free(*s);
+}
+
+/* Number of cells: the product of the parameter value counts (1 with no parameters). */
+size_t spec_n_cells(const Spec *s);
+
+const char *spec_order_to_string(SpecOrder o);
+const char *spec_verify_to_string(SpecVerify v);
+const char *spec_metric_to_string(SpecMetric m);
+const char *spec_on_failure_to_string(SpecOnFailure f);
+
+/*
+ * Loads and validates a spec from memory. path is used for messages only. Returns 0 and a Spec
+ * in *ret; -EINVAL when the spec is invalid (every problem is in d, with d->file set to path);
+ * -ENOMEM.
+ */
+int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostics *d, Spec **ret);
+
+/* Same for a file. Returns -errno when the file cannot be read (nothing added to d). */
+int spec_load_file(const char *path, Diagnostics *d, Spec **ret);

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Read-side queries. Every column is read defensively: a NULL or unexpected value from an old
+ * or hand-edited database becomes an empty string or zero, never a crash.
+ */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/query.h"
+#include "util/cleanup.h"
+
+static char *col_text(sqlite3_stmt *st, int i) {
+        const unsigned char *t = sqlite3_column_text(st, i);
+        return strdup(t ? (const char *) t : "");
+}
+
+static char *col_text_or_null(sqlite3_stmt *st, int i) {
+        return sqlite3_column_type(st, i) == SQLITE_NULL ? NULL : col_text(st, i);
+}
+
+static void run_summary_done(RunSummary *r) {
+        free(r->experiment);
+        free(r->status);
+        free(r->started_at);
+        free(r->ended_at);
+        free(r->hostname);
+        free(r->metric);
+}
+
+void query_runs_free(RunSummary *runs, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                run_summary_done(&runs[i]);
+        free(runs);
+}
+
+#define SUMMARY_COLUMNS                                                                            \
+        "runs.id, experiments.name, runs.status, runs.started_at, runs.ended_at, hosts.hostname,"  \
+        " runs.metric, runs.n_runs, runs.n_failures, runs.n_excluded,"                             \
+        " (SELECT count(*) FROM cells WHERE cells.run_id = runs.id),"                              \
+        " (SELECT count(*) FROM variants WHERE variants.run_id = runs.id)"
+#define SUMMARY_FROM                                                                               \
+        " FROM runs JOIN experiments ON experiments.id = runs.experiment_id"                       \
+        " JOIN hosts ON hosts.id = runs.host_id"
+
+static int read_summary(sqlite3_stmt *st, RunSummary *r) {
+        *r = (RunSummary) {
+                .id = sqlite3_column_int64(st, 0),
+                .experiment = col_text(st, 1),
+                .status = col_text(st, 2),
+                .started_at = col_text(st, 3),
+                .ended_at = col_text_or_null(st, 4),
+                .hostname = col_text(st, 5),
+                .metric = col_text(st, 6),
+                .n_runs = sqlite3_column_int64(st, 7),
+                .n_failures = sqlite3_column_int64(st, 8),
+                .n_excluded = sqlite3_column_int64(st, 9),
+                .n_cells = sqlite3_column_int64(st, 10),
+                .n_variants = sqlite3_column_int64(st, 11),
+        };
+        return r->experiment && r->status && r->started_at && r->hostname && r->metric ? 0 : -ENOMEM;
+}
+
+int query_runs(Store *s, const char *experiment, size_t limit, RunSummary **ret, size_t *ret_n) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(store_db(s),
+                               "SELECT " SUMMARY_COLUMNS SUMMARY_FROM
+                               " WHERE ?1 IS NULL OR experiments.name = ?1 ORDER BY runs.id DESC LIMIT ?2",
+                               -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_text(st, 1, experiment, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64) limit);
+        RunSummary *list = NULL;
+        size_t n = 0;
+        int rc, r = 0;
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                RunSummary *grown = realloc(list, (n + 1) * sizeof(RunSummary));
+                if (!grown) {
+                        r = -ENOMEM;
+                        break;
+                }
+                list = grown;
+                r = read_summary(st, &list[n++]);
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = -EIO;
+        sqlite3_finalize(st);
+        if (r < 0) {
+                query_runs_free(list, n);
+                return r;
+        }
+        *ret = list;
+        *ret_n = n;
+        return 0;
+}
+
+int query_latest_run(Store *s, int64_t *ret) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(store_db(s), "SELECT max(id) FROM runs", -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        int r = -ENOENT;
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+                *ret = sqlite3_column_int64(st, 0);
+                r = 0;
+        }
+        sqlite3_finalize(st);
+        return r;
+}
+
+Report *query_report_free(Report *r) {
+        if (!r)
+                return NULL;
+        run_summary_done(&r->run);
+        free(r->spec_path);
+        free(r->order);
+        free(r->verify);
+        free(r->message);
+        free(r->kernel);
+        free(r->cpu_model);
+        free(r->glibc);
+        free(r->thp);
+        for (size_t i = 0; i < r->n_cells; i++)
+                free(r->cell_labels[i]);
+        free(r->cell_labels);
+        for (size_t i = 0; i < r->n_variants; i++) {
+                free(r->variant_names[i]);
+                free(r->allocator_names[i]);
+                free(r->allocator_versions[i]);
+        }
+        free(r->variant_names);
+        free(r->allocator_names);
+        free(r->allocator_versions);
+        for (size_t i = 0; r->entries && i < r->n_cells * r->n_variants; i++) {
+                free(r->entries[i].first_failure);
+                free(r->entries[i].excluded_reason);
+        }
+        free(r->entries);
+        for (size_t i = 0; i < r->n_failures_listed; i++) {
+                ReportFailure *f = &r->failures[i];
+                free(f->cell);
+                free(f->variant);
+                free(f->phase);
+                free(f->status);
+                free(f->detail);
+                free(f->stderr_excerpt);
+        }
+        free(r->failures);
+        free(r);
+        return NULL;
+}
+
+/* Runs sql with ?1 = run id and calls row() for each result row. */
+static int for_each_row(Store *s, int64_t run_id, const char *sql, Report *rep,
+                        int (*row)(Report *rep, sqlite3_stmt *st)) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, run_id);
+        int rc, r = 0;
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
+                r = row(rep, st);
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = -EIO;
+        sqlite3_finalize(st);
+        return r;
+}
+
+static int row_header(Report *rep, sqlite3_stmt *st) {
+        int r = read_summary(st, &rep->run);
+        rep->spec_path = col_text(st, 12);
+        rep->order = col_text(st, 13);
+        rep->samples = sqlite3_column_int64(st, 14);
+        rep->warmup = sqlite3_column_int64(st, 15);
+        rep->seed = (uint64_t) sqlite3_column_int64(st, 16);
+        rep->verify = col_text(st, 17);
+        rep->message = col_text_or_null(st, 18);
+        rep->kernel = col_text(st, 19);
+        rep->cpu_model = col_text(st, 20);
+        rep->glibc = col_text(st, 21);
+        rep->thp = col_text(st, 22);
+        rep->cpus = sqlite3_column_int64(st, 23);
+        rep->n_cells = (size_t) rep->run.n_cells;
+        rep->n_variants = (size_t) rep->run.n_variants;
+        return r;
+}
+
+static int row_cell(Report *rep, sqlite3_stmt *st) {
+        int64_t pos = sqlite3_column_int64(st, 0);
+        if (pos < 0 || (size_t) pos >= rep->n_cells)
+                return -EBADMSG;
+        free(rep->cell_labels[pos]);
+        return (rep->cell_labels[pos] = col_text(st, 1)) ? 0 : -ENOMEM;
+}
+
+static int row_variant(Report *rep, sqlite3_stmt *st) {
+        int64_t pos = sqlite3_column_int64(st, 0);
+        if (pos < 0 || (size_t) pos >= rep->n_variants)
+                return -EBADMSG;
+        rep->variant_names[pos] = col_text(st, 1);
+        rep->allocator_names[pos] = col_text(st, 2);
+        rep->allocator_versions[pos] = col_text(st, 3);
+        if (sqlite3_column_int(st, 4))
+                rep->baseline = (size_t) pos;
+        return rep->variant_names[pos] && rep->allocator_names[pos] && rep->allocator_versions[pos] ? 0 : -ENOMEM;
+}
+
+static ReportEntry *entry_at(Report *rep, sqlite3_stmt *st) {
+        int64_t c = sqlite3_column_int64(st, 0), v = sqlite3_column_int64(st, 1);
+        if (c < 0 || v < 0 || (size_t) c >= rep->n_cells || (size_t) v >= rep->n_variants)
+                return NULL;
+        return &rep->entries[(size_t) c * rep->n_variants + (size_t) v];
+}
+
+static int row_stats(Report *rep, sqlite3_stmt *st) {
+        ReportEntry *e = entry_at(rep, st);
+        if (!e)
+                return -EBADMSG;
+        e->has_stats = true;
+        e->stats = (Stats) {
+                .n = (size_t) sqlite3_column_int64(st, 2),
+                .median = sqlite3_column_double(st, 3),
+                .mad = sqlite3_column_double(st, 4),
+                .mean = sqlite3_column_double(st, 5),
+                .stddev = sqlite3_column_double(st, 6),
+                .min = sqlite3_column_double(st, 7),
+                .max = sqlite3_column_double(st, 8),
+        };
+        return 0;
+}
+
+static int row_failure_count(Report *rep, sqlite3_stmt *st) {
+        ReportEntry *e = entry_at(rep, st);
+        if (!e)
+                return -EBADMSG;
+        e->n_failed = sqlite3_column_int64(st, 2);
+        e->first_failure = col_text(st, 3);
+        return e->first_failure ? 0 : -ENOMEM;
+}
+
+static int row_exclusion(Report *rep, sqlite3_stmt *st) {
+        ReportEntry *e = entry_at(rep, st);
+        if (!e)
+                return -EBADMSG;
+        free(e->excluded_reason);
+        e->excluded_reason = col_text(st, 2);
+        return e->excluded_reason ? 0 : -ENOMEM;
+}
+
+static char *failure_detail(sqlite3_stmt *st) {
+        const char *status = (const char *) sqlite3_column_text(st, 4);
+        char *d = NULL;
+        int r;
+        if (!status)
+                return strdup("");
+        if (strcmp(status, "signal") == 0) {
+                int sig = sqlite3_column_int(st, 6);
+                r = asprintf(&d, "killed by signal %d (%s)", sig, strsignal(sig));
+        } else if (strcmp(status, "exit") == 0)
+                r = asprintf(&d, "exit code %d", sqlite3_column_int(st, 5));
+        else if (strcmp(status, "mismatch") == 0)
+                r = asprintf(&d, "output differs from the reference at byte %lld (%lld bytes, reference %lld)",
+                             (long long) sqlite3_column_int64(st, 7), (long long) sqlite3_column_int64(st, 8),
+                             (long long) sqlite3_column_int64(st, 9));
+        else if (strcmp(status, "timeout") == 0)
+                r = asprintf(&d, "killed at the timeout after %.3f s", (double) sqlite3_column_int64(st, 10) / 1e9);
+        else if (strcmp(status, "exec-failed") == 0)
+                r = asprintf(&d, "cannot execute: %s", strerror(sqlite3_column_int(st, 11)));
+        else
+                r = asprintf(&d, "%s", status);
+        return r < 0 ? NULL : d;
+}
+
+static int row_failure(Report *rep, sqlite3_stmt *st) {
+        if (rep->n_failures_listed >= QUERY_MAX_FAILURES)
+                return 0;
+        ReportFailure *f = &rep->failures[rep->n_failures_listed++];
+        *f = (ReportFailure) {
+                .cell = col_text(st, 0),
+                .variant = col_text(st, 1),
+                .phase = col_text(st, 2),
+                .round = sqlite3_column_int64(st, 3),
+                .status = col_text(st, 4),
+                .detail = failure_detail(st),
+                .stderr_excerpt = col_text_or_null(st, 12),
+        };
+        return f->cell && f->variant && f->phase && f->status && f->detail ? 0 : -ENOMEM;
+}
+
+int query_report(Store *s, int64_t run_id, Report **ret) {
+        _cleanup_(query_report_freep) Report *rep = calloc(1, sizeof(Report));
+        if (!rep)
+                return -ENOMEM;
+        int r = for_each_row(s, run_id,
+                             "SELECT " SUMMARY_COLUMNS ", runs.spec_path, runs.order_mode, runs.samples,"
+                             " runs.warmup, runs.seed, runs.verify, runs.message, hosts.kernel,"
+                             " hosts.cpu_model, hosts.glibc, hosts.thp, hosts.cpus" SUMMARY_FROM
+                             " WHERE runs.id = ?1",
+                             rep, row_header);
+        if (r < 0)
+                return r;
+        if (!rep->run.status)
+                return -ENOENT;
+
+        size_t nc = rep->n_cells, nv = rep->n_variants;
+        rep->cell_labels = calloc(nc + 1, sizeof(char *));
+        rep->variant_names = calloc(nv + 1, sizeof(char *));
+        rep->allocator_names = calloc(nv + 1, sizeof(char *));
+        rep->allocator_versions = calloc(nv + 1, sizeof(char *));
+        rep->entries = calloc(nc * nv + 1, sizeof(ReportEntry));
+        rep->failures = calloc(QUERY_MAX_FAILURES, sizeof(ReportFailure));
+        if (!rep->cell_labels || !rep->variant_names || !rep->allocator_names ||
+            !rep->allocator_versions || !rep->entries || !rep->failures)
+                return -ENOMEM;
+
+        /* The primary metric's name in the stats table: "reported:NAME" is stored as NAME. */
+        const char *metric = rep->run.metric;
+        if (strncmp(metric, "reported:", 9) == 0)
+                metric += 9;
+        _cleanup_free_ char *stats_sql = NULL;
+        char *quoted = sqlite3_mprintf("%Q", metric);
+        if (!quoted)
+                return -ENOMEM;
+        r = asprintf(&stats_sql,
+                     "SELECT c.position, v.position, s.n, s.median, s.mad, s.mean, s.stddev, s.min, s.max"
+                     " FROM stats s JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
+                     " WHERE s.run_id = ?1 AND s.metric = %s",
+                     quoted);
+        sqlite3_free(quoted);
+        if (r < 0)
+                return -ENOMEM;
+
+        if ((r = for_each_row(s, run_id, "SELECT position, label FROM cells WHERE run_id = ?1", rep,
+                              row_cell)) < 0 ||
+            (r = for_each_row(s, run_id,
+                              "SELECT v.position, v.name, a.name, a.version, v.is_baseline FROM variants v"
+                              " JOIN allocators a ON a.id = v.allocator_id WHERE v.run_id = ?1",
+                              rep, row_variant)) < 0 ||
+            (r = for_each_row(s, run_id, stats_sql, rep, row_stats)) < 0 ||
+            (r = for_each_row(s, run_id,
+                              "SELECT c.position, v.position, count(*),"
+                              " (SELECT s2.status || CASE WHEN s2.status = 'signal' THEN ' ' || s2.signal"
+                              "   WHEN s2.status = 'exit' THEN ' ' || s2.exit_code ELSE '' END"
+                              "  FROM samples s2 WHERE s2.cell_id = s.cell_id AND s2.variant_id = s.variant_id"
+                              "  AND s2.status <> 'ok' ORDER BY s2.id LIMIT 1)"
+                              " FROM samples s JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
+                              " WHERE s.run_id = ?1 AND s.status <> 'ok' GROUP BY s.cell_id, s.variant_id",
+                              rep, row_failure_count)) < 0 ||
+            (r = for_each_row(s, run_id,
+                              "SELECT c.position, v.position, e.reason FROM exclusions e"
+                              " JOIN cells c ON c.id = e.cell_id JOIN variants v ON v.id = e.variant_id"
+                              " WHERE e.run_id = ?1",
+                              rep, row_exclusion)) < 0 ||
+            (r = for_each_row(s, run_id,
+                              "SELECT c.label, v.name, s.phase, s.round, s.status, s.exit_code, s.signal,"
+                              " s.mismatch_offset, s.output_size, s.reference_size, s.wall_ns, s.exec_errno,"
+                              " s.stderr_excerpt FROM samples s JOIN cells c ON c.id = s.cell_id"
+                              " JOIN variants v ON v.id = s.variant_id"
+                              " WHERE s.run_id = ?1 AND s.status <> 'ok' ORDER BY s.id",
+                              rep, row_failure)) < 0)
+                return r;
+        for (size_t i = 0; i < nc; i++)
+                if (!rep->cell_labels[i] && !(rep->cell_labels[i] = strdup("?")))
+                        return -ENOMEM;
+        for (size_t i = 0; i < nv; i++)
+                if (!rep->variant_names[i])
+                        return -EBADMSG;
+        *ret = TAKE_PTR(rep);
+        return 0;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/store.h"
+#include "runner/stats.h"
+
+/*
+ * Reading history. Everything the CLI shows about a past run comes from here, so a run printed
+ * right after it finished and the same run shown a month later look the same.
+ */
+
+#define QUERY_MAX_FAILURES 100 /* failed samples listed per run; the rest are counted */
+
+typedef struct RunSummary {
+        int64_t id;
+        char *experiment;
+        char *status;
+        char *started_at;
+        char *ended_at; /* NULL while running */
+        char *hostname;
+        char *metric;
+        int64_t n_runs, n_failures, n_excluded;
+        int64_t n_cells, n_variants;
+} RunSummary;
+
+/* One (cell, variant) of a run, for the primary metric. */
+typedef struct ReportEntry {
+        bool has_stats;
+        Stats stats;
+        int64_t n_failed;      /* failed samples of any phase */
+        char *first_failure;   /* "signal 11", "mismatch", ... of the first failed sample */
+        char *excluded_reason; /* or NULL */
+} ReportEntry;
+
+typedef struct ReportFailure {
+        char *cell;
+        char *variant;
+        char *phase;
+        int64_t round;
+        char *status;
+        char *detail; /* human-readable, e.g. "killed by signal 11 (Segmentation fault)" */
+        char *stderr_excerpt;
+} ReportFailure;
+
+typedef struct Report {
+        RunSummary run;
+        char *spec_path;
+        char *order;
+        int64_t samples, warmup;
+        uint64_t seed;
+        char *verify;
+        char *message;
+        char *kernel, *cpu_model, *glibc, *thp;
+        int64_t cpus;
+        size_t n_cells, n_variants;
+        char **cell_labels;
+        char **variant_names;
+        char **allocator_names;
+        char **allocator_versions;
+        size_t baseline;
+        ReportEntry *entries; /* n_cells x n_variants, cell-major */
+        ReportFailure *failures;
+        size_t n_failures_listed;
+} Report;
+
+/* Runs, newest first; experiment may be NULL for all. Returns 0 and an array (caller frees
+ * with query_runs_free), -EIO. */
+int query_runs(Store *s, const char *experiment, size_t limit, RunSummary **ret, size_t *ret_n);
+void query_runs_free(RunSummary *runs, size_t n);
+
+/* Everything needed to print a run's table. Returns 0, -ENOENT when no such run, -EIO. */
+int query_report(Store *s, int64_t run_id, Report **ret);
+Report *query_report_free(Report *r);
+static inline void query_report_freep(Report **r) {
+        query_report_free(*r);
+}
+
+/* Id of the newest run, or -ENOENT when the database has none. */
+int query_latest_run(Store *s, int64_t *ret);

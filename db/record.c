@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writes a run as it happens. Each sample is its own transaction (WAL + synchronous=FULL), so
+ * every sample handed to the sink survives a kill -9 of the process right after. Statements are
+ * prepared once per run. JSON columns are produced with jansson.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db/record.h"
+#include "util/cleanup.h"
+#include "util/proc.h"
+#include "util/sha256.h"
+
+struct Recorder {
+        Store *store;
+        int64_t run_id;
+        int64_t *cell_ids;
+        int64_t *variant_ids;
+        size_t n_cells, n_variants;
+        sqlite3_stmt *insert_sample;
+        sqlite3_stmt *insert_metric;
+        sqlite3_stmt *insert_exclusion;
+        sqlite3_stmt *insert_stats;
+};
+
+Recorder *record_free(Recorder *r) {
+        if (!r)
+                return NULL;
+        sqlite3_finalize(r->insert_sample);
+        sqlite3_finalize(r->insert_metric);
+        sqlite3_finalize(r->insert_exclusion);
+        sqlite3_finalize(r->insert_stats);
+        free(r->cell_ids);
+        free(r->variant_ids);
+        free(r);
+        return NULL;
+}
+
+int64_t record_run_id(const Recorder *r) {
+        return r->run_id;
+}
+
+static sqlite3 *db_of(const Recorder *r) {
+        return store_db(r->store);
+}
+
+static int begin(sqlite3 *db) {
+        return sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+static int commit(sqlite3 *db, int r) {
+        if (r < 0) {
+                sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+                return r;
+        }
+        return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+/* Binds arguments described by a format string: 'i' int64, 't' text (a NULL pointer binds
+ * NULL), 'd' double, 'n' an int64 argument that is ignored and binds NULL (for optional
+ * numbers). Keeps the many INSERTs below one line each. */
+static int bind(sqlite3_stmt *st, const char *fmt, va_list ap) {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+        for (int i = 0; fmt[i]; i++) {
+                int rc = SQLITE_OK;
+                switch (fmt[i]) {
+                case 'i':
+                        rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
+                        break;
+                case 't':
+                        rc = sqlite3_bind_text(st, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
+                        break;
+                case 'd':
+                        rc = sqlite3_bind_double(st, i + 1, va_arg(ap, double));
+                        break;
+                case 'n':
+                        (void) va_arg(ap, int64_t);
+                        rc = sqlite3_bind_null(st, i + 1);
+                        break;
+                }
+                if (rc != SQLITE_OK)
+                        return -EIO;
+        }
+        return 0;
+}
+
+/* Executes st with bound arguments; *ret_id (optional) gets the new rowid. */
+static int step(sqlite3 *db, sqlite3_stmt *st, int64_t *ret_id, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = bind(st, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return r;
+        int rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+                return -EIO;
+        if (ret_id)
+                *ret_id = sqlite3_last_insert_rowid(db);
+        return 0;
+}
+
+/* One-off statement: prepare, step, finalize. */
+static int exec1(sqlite3 *db, int64_t *ret_id, const char *sql, const char *fmt, ...) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        va_list ap;
+        va_start(ap, fmt);
+        int r = bind(st, fmt, ap);
+        va_end(ap);
+        int rc = r < 0 ? SQLITE_ERROR : sqlite3_step(st);
+        if (rc == SQLITE_ROW && ret_id)
+                *ret_id = sqlite3_column_int64(st, 0);
+        else if (rc == SQLITE_DONE && ret_id)
+                *ret_id = sqlite3_last_insert_rowid(db);
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+/* INSERT ... ON CONFLICT DO UPDATE SET x=x RETURNING id: the id of a new or existing row. */
+#define UPSERT_ID " ON CONFLICT DO UPDATE SET id = id RETURNING id"
+
+static char *json_strv(char *const *l) {
+        json_t *a = json_array();
+        for (size_t i = 0; l && l[i]; i++)
+                json_array_append_new(a, json_string(l[i]));
+        char *s = json_dumps(a, JSON_COMPACT);
+        json_decref(a);
+        return s;
+}
+
+static int env_into(json_t *o, char *const *env) {
+        for (size_t i = 0; env && env[i]; i++) {
+                const char *eq = strchr(env[i], '=');
+                if (!eq)
+                        continue;
+                _cleanup_free_ char *k = strndup(env[i], (size_t) (eq - env[i]));
+                if (!k || json_object_set_new(o, k, json_string(eq + 1)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int insert_header(Recorder *rec, const Plan *p, const Host *h, const RecordContext *ctx) {
+        sqlite3 *db = db_of(rec);
+        const Spec *s = p->spec;
+        int64_t host_id, experiment_id, spec_id;
+        char digest[SHA256_HEX_SIZE];
+        sha256_hex(s->source, s->source_size, digest);
+        uint64_t start = 0;
+        (void) proc_start_time(getpid(), &start);
+        _cleanup_free_ char *metric = NULL;
+        if (asprintf(&metric, "%s%s%s", spec_metric_to_string(s->metric),
+                     s->metric == SPEC_METRIC_REPORTED ? ":" : "",
+                     s->metric == SPEC_METRIC_REPORTED ? s->metric_name : "") < 0)
+                return -ENOMEM;
+
+        int r = exec1(db, &host_id,
+                      "INSERT INTO hosts (hostname, kernel, cpu_model, cpus, glibc, thp)"
+                      " VALUES (?, ?, ?, ?, ?, ?)" UPSERT_ID,
+                      "tttitt", h->hostname, h->kernel, h->cpu_model, (int64_t) h->cpus, h->glibc, h->thp);
+        if (r >= 0)
+                r = exec1(db, &experiment_id, "INSERT INTO experiments (name) VALUES (?)" UPSERT_ID, "t",
+                          s->experiment);
+        if (r >= 0)
+                r = exec1(db, &spec_id, "INSERT INTO specs (sha256, yaml) VALUES (?, ?)" UPSERT_ID, "tt",
+                          digest, s->source);
+        if (r >= 0)
+                r = exec1(db, &rec->run_id,
+                          "INSERT INTO runs (experiment_id, spec_id, host_id, spec_path, status, trigger,"
+                          " submitter, pid, pid_start, started_at, samples, warmup, order_mode, seed,"
+                          " timeout_ns, verify, metric, on_failure)"
+                          " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
+                          " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?)",
+                          "iiitttiiiitiitt" "t",
+                          experiment_id, spec_id, host_id, s->path, ctx->trigger, ctx->submitter,
+                          (int64_t) getpid(), (int64_t) start, (int64_t) s->samples,
+                          (int64_t) s->warmup, spec_order_to_string(s->order), (int64_t) p->seed,
+                          (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
+                          spec_on_failure_to_string(s->on_failure));
+
+        for (size_t v = 0; v < p->n_variants && r >= 0; v++) {
+                const SpecVariant *sv = &s->variants[v];
+                const Allocator *a = &p->allocators[v];
+                int64_t allocator_id;
+                r = exec1(db, &allocator_id,
+                          "INSERT INTO allocators (name, path, sha256, version) VALUES (?, ?, ?, ?)" UPSERT_ID,
+                          "tttt", a->name, a->path ? a->path : "", a->sha256, a->version);
+                json_t *env = json_object();
+                if (r >= 0 && (env_into(env, s->env) < 0 || env_into(env, sv->env) < 0))
+                        r = -ENOMEM;
+                _cleanup_free_ char *env_json = json_dumps(env, JSON_COMPACT | JSON_SORT_KEYS);
+                _cleanup_free_ char *cmd_json = json_strv(sv->command ? sv->command : s->command);
+                json_decref(env);
+                if (r >= 0 && (!env_json || !cmd_json))
+                        r = -ENOMEM;
+                if (r >= 0)
+                        r = exec1(db, &rec->variant_ids[v],
+                                  "INSERT INTO variants (run_id, position, name, allocator_id, env, command,"
+                                  " is_baseline, is_reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                  "iitittii", rec->run_id, (int64_t) v, sv->name, allocator_id, env_json,
+                                  cmd_json, (int64_t) (v == s->baseline), (int64_t) (v == s->reference));
+        }
+        for (size_t c = 0; c < p->n_cells && r >= 0; c++) {
+                _cleanup_free_ char *label = plan_cell_label(p, c);
+                json_t *params = json_object();
+                for (size_t i = 0; i < s->n_params; i++)
+                        json_object_set_new(params, s->params[i].name, json_string(plan_cell_value(p, c, i)));
+                _cleanup_free_ char *params_json = json_dumps(params, JSON_COMPACT | JSON_PRESERVE_ORDER);
+                json_decref(params);
+                if (!label || !params_json)
+                        return -ENOMEM;
+                r = exec1(db, &rec->cell_ids[c],
+                          "INSERT INTO cells (run_id, position, label, params) VALUES (?, ?, ?, ?)", "iitt",
+                          rec->run_id, (int64_t) c, label, params_json);
+        }
+        return r;
+}
+
+static int prepare(Recorder *rec) {
+        sqlite3 *db = db_of(rec);
+        const struct {
+                sqlite3_stmt **st;
+                const char *sql;
+        } statements[] = {
+                { &rec->insert_sample,
+                  "INSERT INTO samples (run_id, cell_id, variant_id, phase, round, step, status, wall_ns,"
+                  " user_us, sys_us, maxrss_kib, minflt, majflt, nvcsw, nivcsw, exit_code, signal,"
+                  " exec_errno, leftover, output_size, output_hash, verified, mismatch_offset,"
+                  " reference_size, stderr_excerpt, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                  " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))" },
+                { &rec->insert_metric, "INSERT INTO sample_metrics (sample_id, name, value) VALUES (?, ?, ?)" },
+                { &rec->insert_exclusion,
+                  "INSERT OR REPLACE INTO exclusions (run_id, cell_id, variant_id, reason) VALUES (?, ?, ?, ?)" },
+                { &rec->insert_stats,
+                  "INSERT OR REPLACE INTO stats (run_id, cell_id, variant_id, metric, n, median, mad, mean,"
+                  " stddev, min, max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(statements); i++)
+                if (sqlite3_prepare_v3(db, statements[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                       statements[i].st, NULL) != SQLITE_OK)
+                        return -EIO;
+        return 0;
+}
+
+int record_begin(Store *store, const Plan *plan, const Host *host, const RecordContext *ctx,
+                 Recorder **ret) {
+        _cleanup_(record_freep) Recorder *rec = calloc(1, sizeof(Recorder));
+        if (!rec)
+                return -ENOMEM;
+        rec->store = store;
+        rec->n_cells = plan->n_cells;
+        rec->n_variants = plan->n_variants;
+        rec->cell_ids = calloc(plan->n_cells, sizeof(int64_t));
+        rec->variant_ids = calloc(plan->n_variants, sizeof(int64_t));
+        if (!rec->cell_ids || !rec->variant_ids)
+                return -ENOMEM;
+        int r = prepare(rec);
+        if (r < 0)
+                return r;
+        sqlite3 *db = store_db(store);
+        if ((r = begin(db)) < 0)
+                return r;
+        r = commit(db, insert_header(rec, plan, host, ctx));
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(rec);
+        return 0;
+}
+
+static int64_t tv_us(const struct timeval *tv) {
+        return (int64_t) tv->tv_sec * 1000000 + tv->tv_usec;
+}
+
+static int on_sample(void *userdata, const Plan *p, const Sample *s) {
+        Recorder *rec = userdata;
+        sqlite3 *db = db_of(rec);
+        const SpawnResult *sr = &s->spawn;
+        const struct rusage *u = &sr->usage;
+        bool exited = sr->end == SPAWN_EXITED, signaled = sr->end == SPAWN_SIGNALED;
+        bool mismatch = s->status == SAMPLE_MISMATCH;
+        bool has_output = s->output.hex[0] != 0;
+        int64_t sample_id;
+        (void) p;
+
+        int r = begin(db);
+        if (r < 0)
+                return r;
+        /* Optional columns are bound as NULL through the format string. */
+        char fmt[32];
+        snprintf(fmt, sizeof(fmt), "iiitiiti" "iiiiiii" "%c%c%c" "i%cti%c%ct",
+                 exited ? 'i' : 'n', signaled ? 'i' : 'n', sr->end == SPAWN_EXEC_FAILED ? 'i' : 'n',
+                 has_output ? 'i' : 'n', mismatch ? 'i' : 'n', mismatch ? 'i' : 'n');
+        r = step(db, rec->insert_sample, &sample_id, fmt, rec->run_id, rec->cell_ids[s->step->cell],
+                 rec->variant_ids[s->step->variant], phase_to_string(s->step->phase),
+                 (int64_t) s->step->round, (int64_t) s->step_index, sample_status_to_string(s->status),
+                 (int64_t) sr->wall_ns, tv_us(&u->ru_utime), tv_us(&u->ru_stime), (int64_t) u->ru_maxrss,
+                 (int64_t) u->ru_minflt, (int64_t) u->ru_majflt, (int64_t) u->ru_nvcsw,
+                 (int64_t) u->ru_nivcsw, (int64_t) sr->exit_code, (int64_t) sr->signal,
+                 (int64_t) sr->exec_errno, (int64_t) sr->leftover, (int64_t) s->output.size,
+                 has_output ? s->output.hex : NULL, (int64_t) s->verified, (int64_t) s->mismatch_offset,
+                 (int64_t) s->reference_size, s->stderr_excerpt);
+        for (size_t i = 0; i < s->n_metrics && r >= 0; i++)
+                r = step(db, rec->insert_metric, NULL, "itd", sample_id, s->metrics[i].name,
+                         s->metrics[i].value);
+        if (r >= 0)
+                r = exec1(db, NULL,
+                          "UPDATE runs SET n_runs = n_runs + 1, n_failures = n_failures + ? WHERE id = ?",
+                          "ii", (int64_t) (s->status != SAMPLE_OK), rec->run_id);
+        return commit(db, r);
+}
+
+static int on_exclude(void *userdata, const Plan *p, uint32_t cell, uint32_t variant, const char *reason) {
+        Recorder *rec = userdata;
+        sqlite3 *db = db_of(rec);
+        (void) p;
+        int r = begin(db);
+        if (r < 0)
+                return r;
+        r = step(db, rec->insert_exclusion, NULL, "iiit", rec->run_id, rec->cell_ids[cell],
+                 rec->variant_ids[variant], reason);
+        if (r >= 0)
+                r = exec1(db, NULL, "UPDATE runs SET n_excluded = n_excluded + 1 WHERE id = ?", "i",
+                          rec->run_id);
+        return commit(db, r);
+}
+
+static int on_cell_stats(void *userdata, const Plan *p, uint32_t cell, const StatsRow *rows, size_t n) {
+        Recorder *rec = userdata;
+        sqlite3 *db = db_of(rec);
+        (void) p;
+        int r = begin(db);
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                const Stats *st = &rows[i].stats;
+                r = step(db, rec->insert_stats, NULL, "iiitidddddd", rec->run_id, rec->cell_ids[cell],
+                         rec->variant_ids[rows[i].variant], rows[i].metric, (int64_t) st->n, st->median,
+                         st->mad, st->mean, st->stddev, st->min, st->max);
+        }
+        return r < 0 && r != -EIO ? r : commit(db, r);
+}
+
+RunSink record_sink(Recorder *r) {
+        return (RunSink) {
+                .userdata = r,
+                .sample = on_sample,
+                .exclude = on_exclude,
+                .cell_stats = on_cell_stats,
+        };
+}
+
+int record_finish(Recorder *rec, const RunResult *result, int error, const char *message) {
+        const char *status = error < 0                       ? "failed"
+                             : result->end == RUN_CANCELED   ? "interrupted"
+                             : result->end == RUN_STOPPED    ? "failed"
+                                                             : "done";
+        sqlite3 *db = db_of(rec);
+        int r = begin(db);
+        if (r < 0)
+                return r;
+        r = exec1(db, NULL,
+                  "UPDATE runs SET status = ?, ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),"
+                  " message = ? WHERE id = ?",
+                  "tti", status, message, rec->run_id);
+        return commit(db, r);
+}

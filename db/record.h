@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdint.h>
+
+#include "db/store.h"
+#include "runner/host.h"
+#include "runner/run.h"
+
+/*
+ * Recording a run: the rows that describe it (host, experiment, spec, allocators, variants,
+ * cells) are written in one transaction before the first child starts; samples, exclusions
+ * and per-cell statistics arrive through the RunSink and are committed one by one.
+ */
+
+typedef struct Recorder Recorder;
+
+typedef struct RecordContext {
+        const char *trigger;   /* "cli", later "daemon", "schedule" */
+        const char *submitter; /* user name, or NULL */
+} RecordContext;
+
+/* Creates the run (status 'running'). Returns 0 or -EIO/-ENOMEM. */
+int record_begin(Store *store, const Plan *plan, const Host *host, const RecordContext *ctx,
+                 Recorder **ret);
+
+/* The sink that writes into this run. */
+RunSink record_sink(Recorder *r);
+
+int64_t record_run_id(const Recorder *r);
+
+/* Closes the run: 'done' when it completed, 'failed' when stopped on failure or aborted by an
+ * error, 'interrupted' when canceled. message may be NULL. Returns 0 or -EIO. */
+int record_finish(Recorder *r, const RunResult *result, int error, const char *message);
+
+Recorder *record_free(Recorder *r);
+static inline void record_freep(Recorder **r) {
+        record_free(*r);
+}

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Store lifecycle. The schema is a list of forward migrations indexed by PRAGMA user_version;
+ * migration N takes the database from version N to N+1 in one transaction, so a crash during
+ * a migration leaves the previous version intact. A database newer than this build is refused
+ * rather than guessed at.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db/store.h"
+#include "util/cleanup.h"
+#include "util/proc.h"
+
+struct Store {
+        sqlite3 *db;
+};
+
+static const char *const migrations[] = {
+        /* 0 -> 1 */
+        "CREATE TABLE hosts ("
+        "  id INTEGER PRIMARY KEY,"
+        "  hostname TEXT NOT NULL, kernel TEXT NOT NULL, cpu_model TEXT NOT NULL,"
+        "  cpus INTEGER NOT NULL, glibc TEXT NOT NULL, thp TEXT NOT NULL,"
+        "  UNIQUE (hostname, kernel, cpu_model, cpus, glibc, thp));"
+        "CREATE TABLE experiments ("
+        "  id INTEGER PRIMARY KEY,"
+        "  name TEXT NOT NULL UNIQUE);"
+        "CREATE TABLE specs ("
+        "  id INTEGER PRIMARY KEY,"
+        "  sha256 TEXT NOT NULL UNIQUE,"
+        "  yaml TEXT NOT NULL);"
+        "CREATE TABLE runs ("
+        "  id INTEGER PRIMARY KEY,"
+        "  experiment_id INTEGER NOT NULL REFERENCES experiments(id),"
+        "  spec_id INTEGER NOT NULL REFERENCES specs(id),"
+        "  host_id INTEGER NOT NULL REFERENCES hosts(id),"
+        "  spec_path TEXT,"
+        "  status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'interrupted')),"
+        "  trigger TEXT NOT NULL,"
+        "  submitter TEXT,"
+        "  pid INTEGER, pid_start INTEGER,"
+        "  started_at TEXT NOT NULL, ended_at TEXT,"
+        "  samples INTEGER NOT NULL, warmup INTEGER NOT NULL, order_mode TEXT NOT NULL,"
+        "  seed INTEGER NOT NULL, timeout_ns INTEGER NOT NULL, verify TEXT NOT NULL,"
+        "  metric TEXT NOT NULL,"
+        "  on_failure TEXT NOT NULL,"
+        "  n_runs INTEGER NOT NULL DEFAULT 0, n_failures INTEGER NOT NULL DEFAULT 0,"
+        "  n_excluded INTEGER NOT NULL DEFAULT 0,"
+        "  message TEXT);"
+        "CREATE INDEX runs_experiment ON runs (experiment_id, id);"
+        "CREATE TABLE allocators ("
+        "  id INTEGER PRIMARY KEY,"
+        "  name TEXT NOT NULL,"
+        "  path TEXT NOT NULL," /* '' when nothing is preloaded */
+        "  sha256 TEXT NOT NULL, version TEXT NOT NULL,"
+        "  UNIQUE (name, path, sha256, version));"
+        "CREATE TABLE variants ("
+        "  id INTEGER PRIMARY KEY,"
+        "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        "  position INTEGER NOT NULL,"
+        "  name TEXT NOT NULL,"
+        "  allocator_id INTEGER NOT NULL REFERENCES allocators(id),"
+        "  env TEXT NOT NULL,"     /* JSON object: spec env + variant env, unexpanded */
+        "  command TEXT NOT NULL," /* JSON array, unexpanded */
+        "  is_baseline INTEGER NOT NULL, is_reference INTEGER NOT NULL,"
+        "  UNIQUE (run_id, position));"
+        "CREATE TABLE cells ("
+        "  id INTEGER PRIMARY KEY,"
+        "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        "  position INTEGER NOT NULL,"
+        "  label TEXT NOT NULL,"
+        "  params TEXT NOT NULL," /* JSON object name -> value */
+        "  UNIQUE (run_id, position));"
+        "CREATE TABLE samples ("
+        "  id INTEGER PRIMARY KEY,"
+        "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        "  cell_id INTEGER NOT NULL REFERENCES cells(id),"
+        "  variant_id INTEGER NOT NULL REFERENCES variants(id),"
+        "  phase TEXT NOT NULL CHECK (phase IN ('smoke', 'warmup', 'sample')),"
+        "  round INTEGER NOT NULL, step INTEGER NOT NULL,"
+        "  status TEXT NOT NULL,"
+        "  wall_ns INTEGER NOT NULL, user_us INTEGER NOT NULL, sys_us INTEGER NOT NULL,"
+        "  maxrss_kib INTEGER NOT NULL, minflt INTEGER NOT NULL, majflt INTEGER NOT NULL,"
+        "  nvcsw INTEGER NOT NULL, nivcsw INTEGER NOT NULL,"
+        "  exit_code INTEGER, signal INTEGER, exec_errno INTEGER,"
+        "  leftover INTEGER NOT NULL,"
+        "  output_size INTEGER, output_hash TEXT, verified INTEGER NOT NULL,"
+        "  mismatch_offset INTEGER, reference_size INTEGER,"
+        "  stderr_excerpt TEXT,"
+        "  recorded_at TEXT NOT NULL);"
+        "CREATE INDEX samples_run ON samples (run_id, cell_id, variant_id);"
+        "CREATE TABLE sample_metrics ("
+        "  sample_id INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,"
+        "  name TEXT NOT NULL, value REAL NOT NULL,"
+        "  PRIMARY KEY (sample_id, name)) WITHOUT ROWID;"
+        "CREATE TABLE exclusions ("
+        "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        "  cell_id INTEGER NOT NULL REFERENCES cells(id),"
+        "  variant_id INTEGER NOT NULL REFERENCES variants(id),"
+        "  reason TEXT NOT NULL,"
+        "  PRIMARY KEY (cell_id, variant_id));"
+        "CREATE TABLE stats ("
+        "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        "  cell_id INTEGER NOT NULL REFERENCES cells(id),"
+        "  variant_id INTEGER NOT NULL REFERENCES variants(id),"
+        "  metric TEXT NOT NULL,"
+        "  n INTEGER NOT NULL, median REAL NOT NULL, mad REAL NOT NULL, mean REAL NOT NULL,"
+        "  stddev REAL NOT NULL, min REAL NOT NULL, max REAL NOT NULL,"
+        "  PRIMARY KEY (cell_id, variant_id, metric));",
+};
+
+_Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
+
+sqlite3 *store_db(Store *s) {
+        return s->db;
+}
+
+const char *store_error(Store *s) {
+        return sqlite3_errmsg(s->db);
+}
+
+Store *store_free(Store *s) {
+        if (!s)
+                return NULL;
+        sqlite3_close_v2(s->db);
+        free(s);
+        return NULL;
+}
+
+int store_exec(Store *s, const char *sql) {
+        if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+                return -EIO;
+        if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+                sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+                return -EIO;
+        }
+        return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+static int pragma_int(Store *s, const char *sql, int *ret) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        int r = sqlite3_step(st) == SQLITE_ROW ? (*ret = sqlite3_column_int(st, 0), 0) : -EIO;
+        sqlite3_finalize(st);
+        return r;
+}
+
+static int migrate(Store *s, char **ret_message) {
+        int version;
+        if (pragma_int(s, "PRAGMA user_version", &version) < 0)
+                return -EIO;
+        if (version > STORE_SCHEMA_VERSION) {
+                if (ret_message)
+                        asprintf(ret_message,
+                                 "database schema version %d is newer than this alloclab (%d)",
+                                 version, STORE_SCHEMA_VERSION);
+                return -EPROTO;
+        }
+        for (; version < STORE_SCHEMA_VERSION; version++) {
+                char *sql;
+                if (asprintf(&sql, "%s PRAGMA user_version = %d;", migrations[version], version + 1) < 0)
+                        return -ENOMEM;
+                int r = store_exec(s, sql);
+                free(sql);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Marks runs of vanished processes on this host as interrupted. A run whose process is still
+ * alive (another alloclab working on the same file) is left alone. */
+static int recover_interrupted(Store *s) {
+        char hostname[HOST_NAME_MAX + 1] = "";
+        gethostname(hostname, sizeof(hostname) - 1);
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(s->db,
+                               "SELECT runs.id, runs.pid, runs.pid_start FROM runs"
+                               " JOIN hosts ON hosts.id = runs.host_id"
+                               " WHERE runs.status = 'running' AND hosts.hostname = ?",
+                               -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_text(st, 1, hostname, -1, SQLITE_STATIC);
+        int64_t dead[64];
+        size_t n_dead = 0;
+        while (sqlite3_step(st) == SQLITE_ROW && n_dead < ELEMENTSOF(dead)) {
+                uint64_t start;
+                pid_t pid = (pid_t) sqlite3_column_int64(st, 1);
+                if (proc_start_time(pid, &start) == 0 && start == (uint64_t) sqlite3_column_int64(st, 2))
+                        continue;
+                dead[n_dead++] = sqlite3_column_int64(st, 0);
+        }
+        sqlite3_finalize(st);
+        for (size_t i = 0; i < n_dead; i++) {
+                char sql[256];
+                snprintf(sql, sizeof(sql),
+                         "UPDATE runs SET status = 'interrupted', message = 'the process running it "
+                         "vanished (killed or crashed)' WHERE id = %lld AND status = 'running';",
+                         (long long) dead[i]);
+                if (store_exec(s, sql) < 0)
+                        return -EIO;
+        }
+        return 0;
+}
+
+static int make_parent_dir(const char *path) {
+        _cleanup_free_ char *dir = strdup(path);
+        if (!dir)
+                return -ENOMEM;
+        for (char *p = dir + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = 0;
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *p = '/';
+        }
+        return 0;
+}
+
+int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message) {
+        _cleanup_(store_freep) Store *s = calloc(1, sizeof(Store));
+        if (!s)
+                return -ENOMEM;
+        if (mode == STORE_READ_ONLY && access(path, F_OK) < 0) {
+                if (ret_message)
+                        asprintf(ret_message, "no database at %s (run an experiment first)", path);
+                return -ENOENT;
+        }
+        if (mode == STORE_READ_WRITE && make_parent_dir(path) < 0) {
+                if (ret_message)
+                        asprintf(ret_message, "cannot create the directory of %s: %m", path);
+                return -EIO;
+        }
+        int flags = mode == STORE_READ_ONLY ? SQLITE_OPEN_READONLY
+                                            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+        int rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
+        if (rc == SQLITE_OK && mode == STORE_READ_WRITE)
+                rc = sqlite3_exec(s->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;",
+                                  NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_exec(s->db, "PRAGMA foreign_keys = ON;", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+                if (ret_message)
+                        asprintf(ret_message, "cannot open database %s: %s", path,
+                                 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+                return -EIO;
+        }
+
+        int r = 0;
+        if (mode == STORE_READ_WRITE) {
+                r = migrate(s, ret_message);
+                if (r >= 0)
+                        r = recover_interrupted(s);
+        } else {
+                int version;
+                r = pragma_int(s, "PRAGMA user_version", &version);
+                if (r >= 0 && version != STORE_SCHEMA_VERSION) {
+                        if (ret_message)
+                                asprintf(ret_message, "database %s has schema version %d, expected %d%s",
+                                         path, version, STORE_SCHEMA_VERSION,
+                                         version < STORE_SCHEMA_VERSION ? " (open it for writing once to migrate)" : "");
+                        return -EPROTO;
+                }
+        }
+        if (r == -EIO && ret_message && !*ret_message)
+                asprintf(ret_message, "database %s: %s", path, sqlite3_errmsg(s->db));
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+char *store_default_path(void) {
+        const char *explicit = getenv("ALLOCLAB_DB");
+        if (explicit && *explicit)
+                return strdup(explicit);
+        char *p = NULL;
+        const char *xdg = getenv("XDG_DATA_HOME");
+        const char *home = getenv("HOME");
+        if (xdg && xdg[0] == '/') {
+                if (asprintf(&p, "%s/alloclab/results.db", xdg) < 0)
+                        return NULL;
+        } else if (home && *home) {
+                if (asprintf(&p, "%s/.local/share/alloclab/results.db", home) < 0)
+                        return NULL;
+        }
+        return p;
+}

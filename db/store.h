@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * The SQLite store: opening, schema migrations, crash recovery. This module and its siblings
+ * in db/ are the only code that includes <sqlite3.h>.
+ *
+ * Durability: WAL, synchronous=FULL, one transaction per sample, so a kill -9 at any moment
+ * keeps every sample whose write returned.
+ */
+
+#define STORE_SCHEMA_VERSION 1
+#define STORE_BUSY_TIMEOUT_MS 10000
+
+typedef struct Store Store;
+typedef struct sqlite3 sqlite3;
+
+typedef enum StoreMode {
+        STORE_READ_ONLY,
+        STORE_READ_WRITE, /* creates the file and its directory if missing */
+} StoreMode;
+
+/*
+ * Opens (and for READ_WRITE creates and migrates) the database. A run left 'running' by a
+ * process that no longer exists on this host is marked 'interrupted' when opened for writing.
+ * Returns 0; -ENOENT when READ_ONLY and missing; -EPROTO for a database newer than this build;
+ * -EIO for other SQLite failures; *ret_message (if non-NULL) explains failures.
+ */
+int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message);
+
+Store *store_free(Store *s);
+static inline void store_freep(Store **s) {
+        store_free(*s);
+}
+
+/* The handle, for db/ modules only. */
+sqlite3 *store_db(Store *s);
+
+/* Last SQLite error message of this store (static until the next call). */
+const char *store_error(Store *s);
+
+/*
+ * Default database path: $ALLOCLAB_DB, else $XDG_DATA_HOME/alloclab/results.db, else
+ * $HOME/.local/share/alloclab/results.db. Returns a new string or NULL (no HOME, or -ENOMEM).
+ */
+char *store_default_path(void);
+
+/* Runs a statement list inside one transaction. Returns 0 or -EIO. */
+int store_exec(Store *s, const char *sql);

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Resolves allocator names to files. Catalog sonames are looked up in the multiarch and
+ * standard library directories, in the dynamic linker's order, rather than by dlopen():
+ * alloclab must never load the allocators it measures into itself.
+ * Versions come from dpkg's status database (the package that owns the file); the probe
+ * reports the allocator's own idea of its version at run time.
+ */
+#include <errno.h>
+#include <gnu/libc-version.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runner/allocator.h"
+#include "util/cleanup.h"
+
+static const char *const library_dirs[] = {
+        "/usr/local/lib/" ALLOCLAB_MULTIARCH,
+        "/usr/local/lib",
+        "/lib/" ALLOCLAB_MULTIARCH,
+        "/usr/lib/" ALLOCLAB_MULTIARCH,
+        "/lib64",
+        "/usr/lib64",
+        "/lib",
+        "/usr/lib",
+        NULL,
+};
+
+int allocator_find_library(const char *soname, char **ret_path) {
+        for (size_t i = 0; library_dirs[i]; i++) {
+                _cleanup_free_ char *p = NULL;
+                if (asprintf(&p, "%s/%s", library_dirs[i], soname) < 0)
+                        return -ENOMEM;
+                if (access(p, R_OK) == 0) {
+                        *ret_path = TAKE_PTR(p);
+                        return 0;
+                }
+        }
+        return -ENOENT;
+}
+
+/* Version of an installed Debian package, from /var/lib/dpkg/status. */
+static char *package_version(const char *package) {
+        _cleanup_fclose_ FILE *f = fopen("/var/lib/dpkg/status", "re");
+        if (!f)
+                return NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        bool in_stanza = false;
+        size_t plen = strlen(package);
+        while (getline(&line, &cap, f) > 0) {
+                if (line[0] == '\n') {
+                        in_stanza = false;
+                        continue;
+                }
+                if (strncmp(line, "Package: ", 9) == 0)
+                        in_stanza = strncmp(line + 9, package, plen) == 0 && line[9 + plen] == '\n';
+                else if (in_stanza && strncmp(line, "Version: ", 9) == 0) {
+                        line[strcspn(line, "\n")] = 0;
+                        return strdup(line + 9);
+                }
+        }
+        return NULL;
+}
+
+int allocator_resolve(const char *preload, Allocator *ret) {
+        Allocator a = {};
+        int r;
+
+        if (!preload)
+                preload = "glibc";
+        if (!(a.name = strdup(preload)))
+                return -ENOMEM;
+        if (preload[0] == '/') {
+                if (access(preload, R_OK) < 0) {
+                        r = negative_errno();
+                        allocator_done(&a);
+                        return r;
+                }
+                if (!(a.path = realpath(preload, NULL))) {
+                        allocator_done(&a);
+                        return -ENOMEM;
+                }
+        } else {
+                a.entry = catalog_find(preload);
+                if (!a.entry) {
+                        allocator_done(&a);
+                        return -EINVAL; /* the spec loader already rejected this */
+                }
+                if (a.entry->soname) {
+                        r = allocator_find_library(a.entry->soname, &a.path);
+                        if (r < 0) {
+                                *ret = (Allocator) { .entry = a.entry };
+                                allocator_done(&a);
+                                return r;
+                        }
+                }
+        }
+
+        /* glibc: identify the C library this alloclab was built against and runs with. */
+        _cleanup_free_ char *libc = NULL;
+        const char *hashed = a.path;
+        if (!hashed) {
+                if (allocator_find_library("libc.so.6", &libc) < 0)
+                        libc = NULL;
+                hashed = libc;
+        }
+        if (!hashed || sha256_file_hex(hashed, a.sha256) < 0)
+                strcpy(a.sha256, "unknown");
+        if (a.entry && a.entry->soname == NULL)
+                a.version = strdup(gnu_get_libc_version());
+        else if (a.entry)
+                a.version = package_version(a.entry->package);
+        if (!a.version && !(a.version = strdup("unknown"))) {
+                allocator_done(&a);
+                return -ENOMEM;
+        }
+        *ret = a;
+        return 0;
+}
+
+void allocator_done(Allocator *a) {
+        free(a->name);
+        free(a->path);
+        free(a->version);
+        *a = (Allocator) {};
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include "configs/catalog.h"
+#include "util/sha256.h"
+
+/*
+ * An allocator as found on this machine: the file that will be preloaded, its digest and the
+ * version of the package that installed it. Resolution happens once per run, before any child
+ * starts, so a missing allocator never costs a half-finished run.
+ */
+
+typedef struct Allocator {
+        char *name;    /* catalog name, or the path itself for a path preload */
+        char *path;    /* absolute path of the preloaded file; NULL: nothing preloaded (glibc) */
+        char *version; /* package version, or "unknown" */
+        char sha256[SHA256_HEX_SIZE]; /* of path; of libc for glibc */
+        const CatalogEntry *entry;    /* NULL for a path preload */
+} Allocator;
+
+/*
+ * Resolves a preload value (catalog name, absolute path, or NULL for glibc). Returns 0, or
+ * -ENOENT when the catalog allocator is not installed or the path does not exist (ret->entry is
+ * set then, so callers can name the package), -ENOMEM.
+ */
+int allocator_resolve(const char *preload, Allocator *ret);
+
+void allocator_done(Allocator *a);
+
+/* Finds a catalog entry's shared object in the system library directories. -ENOENT if absent. */
+int allocator_find_library(const char *soname, char **ret_path);

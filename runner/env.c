@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Environment construction for children. Later layers override earlier ones key by key, so a
+ * spec can set PATH or LANG for its program; LD_PRELOAD is always last and always ours.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runner/env.h"
+#include "util/strv.h"
+
+const char *const env_whitelist[] = {
+        "PATH",        "HOME",        "USER",     "LOGNAME",  "LANG",        "LANGUAGE",
+        "LC_ALL",      "LC_CTYPE",    "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY",
+        "LC_MESSAGES", "TZ",          "TERM",     "TMPDIR",   NULL,
+};
+
+const char *env_get(char *const *env, const char *key) {
+        ssize_t i = strv_env_find(env, key, strlen(key));
+        return i < 0 ? NULL : strchr(env[i], '=') + 1;
+}
+
+static int apply(char ***env, char *const *layer) {
+        for (size_t i = 0; layer && layer[i]; i++) {
+                const char *eq = strchr(layer[i], '=');
+                if (!eq)
+                        continue;
+                _cleanup_free_ char *key = strndup(layer[i], (size_t) (eq - layer[i]));
+                if (!key)
+                        return -ENOMEM;
+                int r = strv_env_set(env, key, eq + 1);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int env_build(char *const *caller_env, char *const *spec_env, char *const *variant_env,
+              const char *preload, char ***ret) {
+        _cleanup_strv_free_ char **env = NULL;
+        int r;
+
+        for (size_t i = 0; env_whitelist[i]; i++) {
+                const char *v = env_get(caller_env, env_whitelist[i]);
+                if (v && (r = strv_env_set(&env, env_whitelist[i], v)) < 0)
+                        return r;
+        }
+        if (!env_get(env, "PATH") && (r = strv_env_set(&env, "PATH", ENV_DEFAULT_PATH)) < 0)
+                return r;
+        if ((r = apply(&env, spec_env)) < 0 || (r = apply(&env, variant_env)) < 0)
+                return r;
+
+        char fd[16];
+        snprintf(fd, sizeof(fd), "%d", ENV_METRICS_FD);
+        if ((r = strv_env_set(&env, "ALLOCLAB_METRICS_FD", fd)) < 0)
+                return r;
+        if (preload && (r = strv_env_set(&env, "LD_PRELOAD", preload)) < 0)
+                return r;
+        if (!env && !(env = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        *ret = TAKE_PTR(env);
+        return 0;
+}

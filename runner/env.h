@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * A child's environment, built from empty: a short whitelist of the caller's variables that
+ * programs need to behave normally (documented in docs/spec.md), then the spec's env, then the
+ * variant's env, then LD_PRELOAD and ALLOCLAB_METRICS_FD. Nothing else of the caller leaks in:
+ * no MALLOC_CONF, no LD_*, no GLIBC_TUNABLES unless the spec sets them.
+ */
+
+/* The caller variables passed through, NULL-terminated. */
+extern const char *const env_whitelist[];
+
+/* The fd number at which a child finds its metrics channel. */
+#define ENV_METRICS_FD 3
+
+/* PATH used when the caller has none. */
+#define ENV_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
+/*
+ * Builds the environment. spec_env and variant_env are expanded KEY=VALUE vectors (may be
+ * NULL); preload is the file to preload or NULL. Returns 0 and a new strv in *ret, or -ENOMEM.
+ */
+int env_build(char *const *caller_env, char *const *spec_env, char *const *variant_env,
+              const char *preload, char ***ret);
+
+/* Value of key in an environment vector, or NULL. */
+const char *env_get(char *const *env, const char *key);

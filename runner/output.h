@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Child output after the clock stopped: capture files (memfds), their XXH3-128 digests, the
+ * first difference against the oracle, and the metrics a child reports on ENV_METRICS_FD.
+ */
+
+#define OUTPUT_HASH_HEX_SIZE 33       /* 128 bits as hex, plus NUL */
+#define OUTPUT_MAX_METRICS 64         /* per sample; more is an error */
+#define OUTPUT_MAX_METRICS_BYTES 65536
+#define OUTPUT_METRIC_NAME_MAX 64
+#define OUTPUT_STDERR_EXCERPT 2048    /* bytes of stderr kept for a failed sample */
+
+typedef struct Digest {
+        uint64_t size;
+        char hex[OUTPUT_HASH_HEX_SIZE];
+} Digest;
+
+typedef struct Metric {
+        char name[OUTPUT_METRIC_NAME_MAX + 1];
+        double value;
+} Metric;
+
+/* A fresh, empty capture file. Returns an O_CLOEXEC fd or -errno. */
+int output_memfd(const char *name);
+
+/* Digest of the whole content of fd (read through mmap, from offset 0). Returns 0 or -errno. */
+int output_digest(int fd, Digest *ret);
+
+/* Byte offset of the first difference between two files (the shorter length when one is a
+ * prefix of the other). Returns 0 or -errno. */
+int output_first_difference(int a, int b, uint64_t *ret_offset);
+
+/* Copies a regular file into a new memfd (to keep an oracle that the next run will overwrite).
+ * Returns the memfd or -errno. */
+int output_copy_file(const char *path, const char *cwd);
+
+/* Parses "NAME VALUE" lines. Returns the number of metrics (>= 0) in *ret (caller frees),
+ * -EBADMSG for a malformed line, -E2BIG past the limits. */
+int output_parse_metrics(int fd, Metric **ret, size_t *ret_n);
+
+/* First OUTPUT_STDERR_EXCERPT bytes of fd as a NUL-terminated string (NULL when empty). */
+char *output_excerpt(int fd);

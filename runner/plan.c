@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Spec -> Plan. Cells enumerate the parameter matrix in mixed radix (last parameter varies
+ * fastest). Within a cell the steps are: one smoke run per variant, reference first (its output
+ * becomes the oracle); then warmups and timed rounds in the spec's order. Blocked order keeps
+ * each variant's warmups next to its samples; interleaved and randomized put all warmup rounds
+ * first so every variant is warm before the first timed round.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runner/env.h"
+#include "runner/plan.h"
+#include "util/strv.h"
+#include "util/template.h"
+
+const char *phase_to_string(Phase p) {
+        static const char *const names[] = { "smoke", "warmup", "sample" };
+        return (unsigned) p < ELEMENTSOF(names) ? names[p] : "?";
+}
+
+uint64_t plan_random_next(uint64_t *state) {
+        uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+}
+
+const char *plan_cell_value(const Plan *p, size_t cell, size_t param) {
+        const Spec *s = p->spec;
+        size_t stride = 1;
+        for (size_t i = s->n_params; i-- > param + 1;)
+                stride *= s->params[i].n_values;
+        return s->params[param].values[(cell / stride) % s->params[param].n_values];
+}
+
+char *plan_cell_label(const Plan *p, size_t cell) {
+        const Spec *s = p->spec;
+        if (s->n_params == 0)
+                return strdup("-");
+        char *out = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&out, &size);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < s->n_params; i++)
+                fprintf(f, "%s%s=%s", i ? " " : "", s->params[i].name, plan_cell_value(p, cell, i));
+        if (fclose(f) != 0) {
+                free(out);
+                return NULL;
+        }
+        return out;
+}
+
+Plan *plan_free(Plan *p) {
+        if (!p)
+                return NULL;
+        for (size_t i = 0; p->allocators && i < p->n_variants; i++)
+                allocator_done(&p->allocators[i]);
+        free(p->allocators);
+        for (size_t i = 0; p->jobs && i < p->n_cells * p->n_variants; i++) {
+                PlanJob *j = &p->jobs[i];
+                free(j->exe);
+                strv_free(j->argv);
+                strv_free(j->envp);
+                free(j->cwd);
+                free(j->verify_path);
+        }
+        free(p->jobs);
+        free(p->steps);
+        free(p);
+        return NULL;
+}
+
+static int fail(char **ret_message, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char **ret_message, int r, const char *fmt, ...) {
+        if (ret_message) {
+                va_list ap;
+                va_start(ap, fmt);
+                if (vasprintf(ret_message, fmt, ap) < 0)
+                        *ret_message = NULL;
+                va_end(ap);
+        }
+        return r;
+}
+
+typedef struct CellVars {
+        const char *names[SPEC_MAX_PARAMS];
+        const char *values[SPEC_MAX_PARAMS];
+        size_t n;
+} CellVars;
+
+static int expand(const CellVars *v, const char *tmpl, char **ret) {
+        return template_expand(tmpl, v->names, v->values, v->n, ret, NULL);
+}
+
+static int expand_strv(const CellVars *v, char *const *l, char ***ret) {
+        _cleanup_strv_free_ char **out = calloc(strv_length(l) + 1, sizeof(char *));
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; l && l[i]; i++) {
+                int r = expand(v, l[i], &out[i]);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+/* The executable a child will run: a name with '/' is taken as is (relative to the child's
+ * cwd), otherwise searched in the child's own PATH, like execvp() would, but ahead of time. */
+static int resolve_exe(const char *name, char *const *envp, const char *cwd, char **ret) {
+        if (strchr(name, '/')) {
+                _cleanup_free_ char *full = NULL;
+                if (name[0] != '/' && cwd) {
+                        if (asprintf(&full, "%s/%s", cwd, name) < 0)
+                                return -ENOMEM;
+                } else if (!(full = strdup(name)))
+                        return -ENOMEM;
+                if (access(full, X_OK) < 0)
+                        return negative_errno();
+                *ret = strdup(name); /* posix_spawn resolves it after chdir */
+                return *ret ? 0 : -ENOMEM;
+        }
+        const char *path = env_get(envp, "PATH");
+        for (const char *p = path; p && *p;) {
+                size_t len = strcspn(p, ":");
+                _cleanup_free_ char *full = NULL;
+                if (len > 0 && asprintf(&full, "%.*s/%s", (int) len, p, name) < 0)
+                        return -ENOMEM;
+                struct stat st;
+                if (full && full[0] == '/' && stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
+                    access(full, X_OK) == 0) {
+                        *ret = TAKE_PTR(full);
+                        return 0;
+                }
+                p += len + (p[len] == ':');
+        }
+        return -ENOENT;
+}
+
+static int prepare_job(const Plan *p, size_t cell, size_t variant, char *const *caller_env,
+                       PlanJob *job, char **ret_message) {
+        const Spec *s = p->spec;
+        const SpecVariant *v = &s->variants[variant];
+        CellVars vars = { .n = s->n_params };
+        for (size_t i = 0; i < s->n_params; i++) {
+                vars.names[i] = s->params[i].name;
+                vars.values[i] = plan_cell_value(p, cell, i);
+        }
+        _cleanup_strv_free_ char **spec_env = NULL, **variant_env = NULL;
+        int r;
+        if ((r = expand_strv(&vars, v->command ? v->command : s->command, &job->argv)) < 0 ||
+            (r = expand_strv(&vars, s->env, &spec_env)) < 0 ||
+            (r = expand_strv(&vars, v->env, &variant_env)) < 0)
+                return r;
+        const char *cwd = v->cwd ? v->cwd : s->cwd;
+        if (cwd && (r = expand(&vars, cwd, &job->cwd)) < 0)
+                return r;
+        if (s->verify == SPEC_VERIFY_FILE && (r = expand(&vars, s->verify_path, &job->verify_path)) < 0)
+                return r;
+        r = env_build(caller_env, spec_env, variant_env, p->allocators[variant].path, &job->envp);
+        if (r < 0)
+                return r;
+        r = resolve_exe(job->argv[0], job->envp, job->cwd, &job->exe);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return fail(ret_message, r, "variant %s: cannot run '%s': %s", v->name, job->argv[0],
+                            strerror(-r));
+        return 0;
+}
+
+static int append_step(Plan *p, size_t cap, uint32_t cell, uint32_t variant, uint32_t round, Phase phase) {
+        if (p->n_steps >= cap)
+                return -E2BIG;
+        p->steps[p->n_steps++] = (PlanStep) { .cell = cell, .variant = variant, .round = round, .phase = phase };
+        return 0;
+}
+
+/* Appends the rounds [0, count) of one phase for one cell in the spec's order. */
+static int append_rounds(Plan *p, size_t cap, uint32_t cell, Phase phase, unsigned count,
+                         uint64_t *rng) {
+        uint32_t order[SPEC_MAX_VARIANTS];
+        int r;
+        for (unsigned round = 0; round < count; round++) {
+                for (uint32_t v = 0; v < p->n_variants; v++)
+                        order[v] = v;
+                if (p->spec->order == SPEC_ORDER_RANDOMIZED)
+                        for (size_t i = p->n_variants; i > 1; i--) { /* Fisher-Yates */
+                                size_t j = plan_random_next(rng) % i;
+                                uint32_t t = order[i - 1];
+                                order[i - 1] = order[j];
+                                order[j] = t;
+                        }
+                for (size_t i = 0; i < p->n_variants; i++)
+                        if ((r = append_step(p, cap, cell, order[i], round, phase)) < 0)
+                                return r;
+        }
+        return 0;
+}
+
+static int build_steps(Plan *p) {
+        const Spec *s = p->spec;
+        size_t per_cell = p->n_variants * (1 + (size_t) s->warmup + s->samples);
+        if (per_cell > PLAN_MAX_STEPS || p->n_cells > PLAN_MAX_STEPS / per_cell)
+                return -E2BIG;
+        size_t cap = per_cell * p->n_cells;
+        p->steps = calloc(cap, sizeof(PlanStep));
+        if (!p->steps)
+                return -ENOMEM;
+        uint64_t rng = p->seed;
+        int r;
+        for (uint32_t c = 0; c < p->n_cells; c++) {
+                if ((r = append_step(p, cap, c, (uint32_t) s->reference, 0, PHASE_SMOKE)) < 0)
+                        return r;
+                for (uint32_t v = 0; v < p->n_variants; v++)
+                        if (v != s->reference && (r = append_step(p, cap, c, v, 0, PHASE_SMOKE)) < 0)
+                                return r;
+                if (s->order == SPEC_ORDER_BLOCKED) {
+                        for (uint32_t v = 0; v < p->n_variants; v++) {
+                                for (unsigned k = 0; k < s->warmup; k++)
+                                        if ((r = append_step(p, cap, c, v, k, PHASE_WARMUP)) < 0)
+                                                return r;
+                                for (unsigned k = 0; k < s->samples; k++)
+                                        if ((r = append_step(p, cap, c, v, k, PHASE_SAMPLE)) < 0)
+                                                return r;
+                        }
+                        continue;
+                }
+                if ((r = append_rounds(p, cap, c, PHASE_WARMUP, s->warmup, &rng)) < 0 ||
+                    (r = append_rounds(p, cap, c, PHASE_SAMPLE, s->samples, &rng)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, Plan **ret,
+             char **ret_message) {
+        _cleanup_(plan_freep) Plan *p = calloc(1, sizeof(Plan));
+        if (!p)
+                return -ENOMEM;
+        p->spec = spec;
+        p->seed = seed;
+        p->n_cells = spec_n_cells(spec);
+        p->n_variants = spec->n_variants;
+        if (p->n_cells * p->n_variants > PLAN_MAX_JOBS)
+                return fail(ret_message, -E2BIG, "%zu cells x %zu variants is more than %d jobs",
+                            p->n_cells, p->n_variants, PLAN_MAX_JOBS);
+
+        p->allocators = calloc(p->n_variants, sizeof(Allocator));
+        if (!p->allocators)
+                return -ENOMEM;
+        for (size_t v = 0; v < p->n_variants; v++) {
+                const SpecVariant *sv = &spec->variants[v];
+                int r = allocator_resolve(sv->preload, &p->allocators[v]);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && p->allocators[v].entry)
+                        return fail(ret_message, r,
+                                    "variant %s: allocator %s is not installed: apt-get install %s",
+                                    sv->name, sv->preload, p->allocators[v].entry->package);
+                if (r < 0)
+                        return fail(ret_message, r, "variant %s: cannot preload %s: %s", sv->name,
+                                    sv->preload, strerror(-r));
+        }
+
+        p->jobs = calloc(p->n_cells * p->n_variants, sizeof(PlanJob));
+        if (!p->jobs)
+                return -ENOMEM;
+        for (size_t c = 0; c < p->n_cells; c++)
+                for (size_t v = 0; v < p->n_variants; v++) {
+                        int r = prepare_job(p, c, v, caller_env, &p->jobs[c * p->n_variants + v],
+                                            ret_message);
+                        if (r < 0)
+                                return r;
+                }
+
+        int r = build_steps(p);
+        if (r == -E2BIG)
+                return fail(ret_message, r, "the plan has more than %d child runs", PLAN_MAX_STEPS);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(p);
+        return 0;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "configs/spec.h"
+#include "runner/allocator.h"
+
+/*
+ * A Plan is a Spec made concrete for this machine: allocators resolved to files, every
+ * (cell, variant) job prepared down to its argv, envp and cwd, and the ordered list of steps
+ * (smoke, warmup and timed runs). Building it does all the work that can fail before the first
+ * child starts; executing it (runner/run.c) only spawns and measures.
+ */
+
+#define PLAN_MAX_JOBS 65536     /* cells x variants */
+#define PLAN_MAX_STEPS 1000000  /* child processes in one run */
+
+typedef enum Phase {
+        PHASE_SMOKE,  /* once per (cell, variant) before anything is timed; yields the oracle */
+        PHASE_WARMUP, /* timed and verified, not part of the statistics */
+        PHASE_SAMPLE,
+        _PHASE_MAX,
+} Phase;
+
+const char *phase_to_string(Phase p);
+
+typedef struct PlanJob {
+        char *exe;         /* argv[0] resolved against the child's PATH */
+        char **argv;
+        char **envp;
+        char *cwd;         /* NULL: alloclab's cwd */
+        char *verify_path; /* SPEC_VERIFY_FILE: output file, relative to cwd */
+} PlanJob;
+
+typedef struct PlanStep {
+        uint32_t cell;
+        uint32_t variant;
+        uint32_t round; /* 0-based, within its phase */
+        Phase phase;
+} PlanStep;
+
+typedef struct Plan {
+        const Spec *spec; /* borrowed; must outlive the plan */
+        size_t n_cells;
+        size_t n_variants;
+        Allocator *allocators; /* per variant */
+        PlanJob *jobs;         /* n_cells x n_variants, cell-major */
+        PlanStep *steps;       /* grouped by cell, in execution order */
+        size_t n_steps;
+        uint64_t seed; /* shuffles of SPEC_ORDER_RANDOMIZED */
+} Plan;
+
+/*
+ * Builds a plan. caller_env is the environment children inherit their whitelisted variables
+ * from (normally environ). Returns 0; -ENOENT when an allocator or a command is missing,
+ * -E2BIG past a PLAN_MAX_* limit, -ENOMEM; on failure *ret_message (if non-NULL) explains it.
+ */
+int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, Plan **ret,
+             char **ret_message);
+
+Plan *plan_free(Plan *p);
+static inline void plan_freep(Plan **p) {
+        plan_free(*p);
+}
+
+static inline const PlanJob *plan_job(const Plan *p, size_t cell, size_t variant) {
+        return &p->jobs[cell * p->n_variants + variant];
+}
+
+/* Value of parameter `param` in cell `cell` (cells enumerate the matrix, last parameter fastest). */
+const char *plan_cell_value(const Plan *p, size_t cell, size_t param);
+
+/* "n=100000 width=8" (or "-" without parameters); returns a new string or NULL. */
+char *plan_cell_label(const Plan *p, size_t cell);
+
+/* Deterministic 64-bit generator (splitmix64), exposed for tests and shuffles. */
+uint64_t plan_random_next(uint64_t *state);

@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The executor. For each cell: run the smoke steps (the reference's output becomes the cell's
+ * oracle; a variant whose smoke run fails is excluded from the cell with a reason), then the
+ * warmup and timed steps, then hand the cell's statistics to the sink and forget the cell.
+ *
+ * Between spawn and reap this process does nothing but wait (runner/spawn.c). Capture files,
+ * hashing, metric parsing and the sink's writes all happen outside that window.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "runner/run.h"
+#include "util/cleanup.h"
+
+const char *sample_status_to_string(SampleStatus s) {
+        static const char *const names[] = {
+                [SAMPLE_OK] = "ok",
+                [SAMPLE_MISMATCH] = "mismatch",
+                [SAMPLE_EXIT] = "exit",
+                [SAMPLE_SIGNAL] = "signal",
+                [SAMPLE_TIMEOUT] = "timeout",
+                [SAMPLE_OUTPUT_LIMIT] = "output-limit",
+                [SAMPLE_EXEC_FAILED] = "exec-failed",
+                [SAMPLE_BAD_METRICS] = "bad-metrics",
+                [SAMPLE_MISSING_METRIC] = "missing-metric",
+                [SAMPLE_NO_OUTPUT_FILE] = "no-output-file",
+        };
+        return (unsigned) s < ELEMENTSOF(names) ? names[s] : "?";
+}
+
+bool run_sample_metric(const Sample *s, const char *metric, double *ret) {
+        const struct rusage *u = &s->spawn.usage;
+        if (strcmp(metric, RUN_METRIC_WALL) == 0)
+                *ret = (double) s->spawn.wall_ns / 1e9;
+        else if (strcmp(metric, RUN_METRIC_USER) == 0)
+                *ret = (double) u->ru_utime.tv_sec + (double) u->ru_utime.tv_usec / 1e6;
+        else if (strcmp(metric, RUN_METRIC_SYS) == 0)
+                *ret = (double) u->ru_stime.tv_sec + (double) u->ru_stime.tv_usec / 1e6;
+        else if (strcmp(metric, RUN_METRIC_MAXRSS) == 0)
+                *ret = (double) u->ru_maxrss * 1024.0;
+        else {
+                for (size_t i = 0; i < s->n_metrics; i++)
+                        if (strcmp(s->metrics[i].name, metric) == 0) {
+                                *ret = s->metrics[i].value;
+                                return true;
+                        }
+                return false;
+        }
+        return true;
+}
+
+/* One metric's values for one variant in the current cell. */
+typedef struct Series {
+        char name[OUTPUT_METRIC_NAME_MAX + 1];
+        double *values;
+        size_t n;
+} Series;
+
+typedef struct CellState {
+        int oracle_fd;
+        bool excluded[SPEC_MAX_VARIANTS];
+        Series *series[SPEC_MAX_VARIANTS];
+        size_t n_series[SPEC_MAX_VARIANTS];
+} CellState;
+
+static void cell_state_reset(CellState *c) {
+        safe_close(c->oracle_fd);
+        for (size_t v = 0; v < SPEC_MAX_VARIANTS; v++) {
+                for (size_t i = 0; i < c->n_series[v]; i++)
+                        free(c->series[v][i].values);
+                free(c->series[v]);
+        }
+        *c = (CellState) { .oracle_fd = -1 };
+}
+
+static int series_add(CellState *c, uint32_t variant, const char *name, double value) {
+        Series *s = NULL;
+        for (size_t i = 0; i < c->n_series[variant] && !s; i++)
+                if (strcmp(c->series[variant][i].name, name) == 0)
+                        s = &c->series[variant][i];
+        if (!s) {
+                Series *grown = realloc(c->series[variant], (c->n_series[variant] + 1) * sizeof(Series));
+                if (!grown)
+                        return -ENOMEM;
+                c->series[variant] = grown;
+                s = &grown[c->n_series[variant]++];
+                *s = (Series) {};
+                snprintf(s->name, sizeof(s->name), "%s", name);
+        }
+        double *values = realloc(s->values, (s->n + 1) * sizeof(double));
+        if (!values)
+                return -ENOMEM;
+        s->values = values;
+        s->values[s->n++] = value;
+        return 0;
+}
+
+static int collect(CellState *c, const Sample *s) {
+        static const char *const builtin[] = { RUN_METRIC_WALL, RUN_METRIC_USER, RUN_METRIC_SYS,
+                                               RUN_METRIC_MAXRSS };
+        int r;
+        for (size_t i = 0; i < ELEMENTSOF(builtin); i++) {
+                double v;
+                run_sample_metric(s, builtin[i], &v);
+                if ((r = series_add(c, s->step->variant, builtin[i], v)) < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < s->n_metrics; i++)
+                if ((r = series_add(c, s->step->variant, s->metrics[i].name, s->metrics[i].value)) < 0)
+                        return r;
+        return 0;
+}
+
+static int emit_cell_stats(const Plan *p, const RunSink *sink, uint32_t cell, CellState *c) {
+        size_t total = 0;
+        for (size_t v = 0; v < p->n_variants; v++)
+                total += c->n_series[v];
+        if (total == 0 || !sink->cell_stats)
+                return 0;
+        _cleanup_free_ StatsRow *rows = calloc(total, sizeof(StatsRow));
+        if (!rows)
+                return -ENOMEM;
+        size_t n = 0;
+        for (uint32_t v = 0; v < p->n_variants; v++)
+                for (size_t i = 0; i < c->n_series[v]; i++) {
+                        Series *s = &c->series[v][i];
+                        rows[n] = (StatsRow) { .cell = cell, .variant = v, .metric = s->name };
+                        int r = stats_compute(s->values, s->n, &rows[n].stats);
+                        if (r < 0)
+                                return r;
+                        n++;
+                }
+        return sink->cell_stats(sink->userdata, p, cell, rows, n);
+}
+
+static SampleStatus status_of(const SpawnResult *r) {
+        switch (r->end) {
+        case SPAWN_EXITED:
+                return r->exit_code == 0 ? SAMPLE_OK : SAMPLE_EXIT;
+        case SPAWN_SIGNALED:
+                return SAMPLE_SIGNAL;
+        case SPAWN_TIMEOUT:
+                return SAMPLE_TIMEOUT;
+        case SPAWN_EXEC_FAILED:
+                return SAMPLE_EXEC_FAILED;
+        case SPAWN_CANCELED:
+                break;
+        }
+        return SAMPLE_OK; /* not reached for canceled runs: the caller drops them */
+}
+
+static uint64_t fd_size(int fd) {
+        struct stat st;
+        return fstat(fd, &st) == 0 ? (uint64_t) st.st_size : 0;
+}
+
+/* Judges a finished child: output size, metrics, then the digest and the comparison with the
+ * oracle. Returns 0, or -errno for failures of this process. *ret_output is the fd holding what
+ * was verified, for the caller to keep as the oracle. */
+static int judge(const Plan *p, const PlanJob *job, int out, int err, int metrics, int oracle,
+                 Sample *s, int *ret_output) {
+        const Spec *spec = p->spec;
+        int r;
+
+        if (s->status == SAMPLE_OK && (fd_size(out) > spec->output_limit || fd_size(err) > spec->output_limit))
+                s->status = SAMPLE_OUTPUT_LIMIT;
+
+        if (s->status == SAMPLE_OK) {
+                r = output_parse_metrics(metrics, &s->metrics, &s->n_metrics);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        s->status = SAMPLE_BAD_METRICS;
+        }
+        if (s->status == SAMPLE_OK && spec->metric == SPEC_METRIC_REPORTED) {
+                double v;
+                if (!run_sample_metric(s, spec->metric_name, &v))
+                        s->status = SAMPLE_MISSING_METRIC;
+        }
+
+        _cleanup_close_ int verified = -1;
+        if (spec->verify == SPEC_VERIFY_FILE) {
+                if (s->status == SAMPLE_OK) {
+                        verified = output_copy_file(job->verify_path, job->cwd);
+                        if (verified == -ENOMEM)
+                                return verified;
+                        if (verified < 0)
+                                s->status = SAMPLE_NO_OUTPUT_FILE;
+                }
+        } else if ((verified = fcntl(out, F_DUPFD_CLOEXEC, 0)) < 0)
+                return negative_errno();
+
+        if (verified >= 0 && (r = output_digest(verified, &s->output)) < 0)
+                return r;
+        if (s->status == SAMPLE_OK && spec->verify != SPEC_VERIFY_NONE && oracle >= 0) {
+                Digest ref;
+                if ((r = output_digest(oracle, &ref)) < 0)
+                        return r;
+                s->verified = true;
+                if (strcmp(ref.hex, s->output.hex) != 0 || ref.size != s->output.size) {
+                        s->status = SAMPLE_MISMATCH;
+                        s->reference_size = ref.size;
+                        if ((r = output_first_difference(oracle, verified, &s->mismatch_offset)) < 0)
+                                return r;
+                }
+        }
+        if (s->status != SAMPLE_OK)
+                s->stderr_excerpt = output_excerpt(err);
+        *ret_output = TAKE_FD(verified);
+        return 0;
+}
+
+/* Runs one step. Returns 1 when the run was canceled (nothing recorded), 0 otherwise. */
+static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Sample *s,
+                    int *ret_output) {
+        const PlanStep *step = &p->steps[index];
+        const PlanJob *job = plan_job(p, step->cell, step->variant);
+        _cleanup_close_ int out = output_memfd("alloclab-stdout");
+        _cleanup_close_ int err = output_memfd("alloclab-stderr");
+        _cleanup_close_ int metrics = output_memfd("alloclab-metrics");
+        if (out < 0 || err < 0 || metrics < 0)
+                return out < 0 ? out : err < 0 ? err : metrics;
+
+        SpawnRequest req = {
+                .exe = job->exe,
+                .argv = job->argv,
+                .envp = job->envp,
+                .cwd = job->cwd,
+                .timeout_ns = p->spec->timeout_ns,
+                .stdout_fd = out,
+                .stderr_fd = err,
+                .metrics_fd = metrics,
+                .cancel_fd = cancel_fd,
+        };
+        *s = (Sample) { .step_index = index, .step = step };
+        int r = spawn_run(&req, &s->spawn);
+        if (r < 0)
+                return r;
+        if (s->spawn.end == SPAWN_CANCELED)
+                return 1;
+        s->status = status_of(&s->spawn);
+        r = judge(p, job, out, err, metrics, oracle, s, ret_output);
+        return r < 0 ? r : 0;
+}
+
+static void sample_done(Sample *s) {
+        free(s->metrics);
+        free(s->stderr_excerpt);
+        *s = (Sample) {};
+}
+
+static int exclude(const Plan *p, const RunSink *sink, CellState *c, uint32_t cell, uint32_t v,
+                   const char *reason, RunResult *res) {
+        c->excluded[v] = true;
+        res->n_excluded++;
+        return sink->exclude ? sink->exclude(sink->userdata, p, cell, v, reason) : 0;
+}
+
+static char *describe_failure(const Sample *s) {
+        char *m = NULL;
+        int r;
+        if (s->status == SAMPLE_SIGNAL)
+                r = asprintf(&m, "smoke run failed: killed by signal %d (%s)", s->spawn.signal,
+                             strsignal(s->spawn.signal));
+        else if (s->status == SAMPLE_EXIT)
+                r = asprintf(&m, "smoke run failed: exit code %d", s->spawn.exit_code);
+        else if (s->status == SAMPLE_EXEC_FAILED)
+                r = asprintf(&m, "smoke run failed: cannot execute: %s", strerror(s->spawn.exec_errno));
+        else if (s->status == SAMPLE_MISMATCH)
+                r = asprintf(&m, "smoke run failed: output differs from the reference at byte %llu",
+                             (unsigned long long) s->mismatch_offset);
+        else
+                r = asprintf(&m, "smoke run failed: %s", sample_status_to_string(s->status));
+        return r < 0 ? NULL : m;
+}
+
+/* After a smoke run: keep the oracle, or exclude what cannot be measured. */
+static int after_smoke(const Plan *p, const RunSink *sink, CellState *c, const Sample *s,
+                       int *output, RunResult *res) {
+        const Spec *spec = p->spec;
+        uint32_t cell = s->step->cell, v = s->step->variant;
+        if (s->status == SAMPLE_OK) {
+                if (v == spec->reference)
+                        c->oracle_fd = TAKE_FD(*output);
+                return 0;
+        }
+        _cleanup_free_ char *reason = describe_failure(s);
+        if (!reason)
+                return -ENOMEM;
+        int r = exclude(p, sink, c, cell, v, reason, res);
+        if (r < 0 || v != spec->reference || spec->verify == SPEC_VERIFY_NONE)
+                return r;
+        /* Without an oracle nothing in this cell can be verified. */
+        _cleanup_free_ char *why = NULL;
+        if (asprintf(&why, "the reference variant %s failed its smoke run, so outputs cannot be verified",
+                     spec->variants[v].name) < 0)
+                return -ENOMEM;
+        for (uint32_t o = 0; o < p->n_variants; o++)
+                if (!c->excluded[o] && (r = exclude(p, sink, c, cell, o, why, res)) < 0)
+                        return r;
+        return 0;
+}
+
+int run_execute(const Plan *p, const RunSink *sink, int cancel_fd, RunResult *ret) {
+        /* Crashing children must not spend seconds writing cores into the measurement. */
+        struct rlimit no_core = { 0, 0 };
+        setrlimit(RLIMIT_CORE, &no_core);
+
+        RunResult res = { .end = RUN_COMPLETED };
+        _cleanup_(cell_state_reset) CellState cell = { .oracle_fd = -1 };
+        int r = 0;
+
+        for (size_t i = 0; i < p->n_steps && r >= 0; i++) {
+                const PlanStep *step = &p->steps[i];
+                if (i > 0 && p->steps[i - 1].cell != step->cell) {
+                        if ((r = emit_cell_stats(p, sink, p->steps[i - 1].cell, &cell)) < 0)
+                                break;
+                        cell_state_reset(&cell);
+                }
+                if (cell.excluded[step->variant])
+                        continue;
+
+                if (sink->step_begin)
+                        sink->step_begin(sink->userdata, p, i);
+                Sample s;
+                _cleanup_close_ int output = -1;
+                r = run_step(p, i, cell.oracle_fd, cancel_fd, &s, &output);
+                if (r == 1) {
+                        res.end = RUN_CANCELED;
+                        sample_done(&s);
+                        r = 0;
+                        break;
+                }
+                if (r < 0) {
+                        sample_done(&s);
+                        break;
+                }
+                res.n_runs++;
+                if (s.status != SAMPLE_OK)
+                        res.n_failures++;
+                r = sink->sample ? sink->sample(sink->userdata, p, &s) : 0;
+                if (r >= 0 && step->phase == PHASE_SMOKE)
+                        r = after_smoke(p, sink, &cell, &s, &output, &res);
+                if (r >= 0 && step->phase == PHASE_SAMPLE && s.status == SAMPLE_OK)
+                        r = collect(&cell, &s);
+                bool stop = s.status != SAMPLE_OK && p->spec->on_failure == SPEC_ON_FAILURE_STOP;
+                sample_done(&s);
+                if (r >= 0 && stop) {
+                        res.end = RUN_STOPPED;
+                        break;
+                }
+        }
+        if (r >= 0 && res.end == RUN_COMPLETED && p->n_steps > 0)
+                r = emit_cell_stats(p, sink, p->steps[p->n_steps - 1].cell, &cell);
+        *ret = res;
+        return r < 0 ? r : 0;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runner/output.h"
+#include "runner/plan.h"
+#include "runner/spawn.h"
+#include "runner/stats.h"
+
+/*
+ * Executes a Plan: one child at a time, each measured, verified after its clock stopped, and
+ * handed to the sink at once. The runner keeps no results beyond the current cell; the sink
+ * (db/sink.c in practice) is where they live.
+ */
+
+typedef enum SampleStatus {
+        SAMPLE_OK,
+        SAMPLE_MISMATCH,       /* output differs from the reference's */
+        SAMPLE_EXIT,           /* non-zero exit code */
+        SAMPLE_SIGNAL,         /* killed by a signal (a crash, usually) */
+        SAMPLE_TIMEOUT,
+        SAMPLE_OUTPUT_LIMIT,   /* stdout or stderr larger than the spec's output_limit */
+        SAMPLE_EXEC_FAILED,
+        SAMPLE_BAD_METRICS,    /* malformed or too many lines on ALLOCLAB_METRICS_FD */
+        SAMPLE_MISSING_METRIC, /* metric: reported:NAME, and NAME was not reported */
+        SAMPLE_NO_OUTPUT_FILE, /* verify: file:PATH, and PATH was not written */
+        _SAMPLE_STATUS_MAX,
+} SampleStatus;
+
+const char *sample_status_to_string(SampleStatus s);
+
+typedef struct Sample {
+        size_t step_index;
+        const PlanStep *step;
+        SampleStatus status;
+        SpawnResult spawn;
+        bool verified;         /* compared with the oracle (false for the oracle itself) */
+        Digest output;         /* of stdout, or of the verify file */
+        uint64_t mismatch_offset; /* SAMPLE_MISMATCH: first differing byte */
+        uint64_t reference_size;  /* SAMPLE_MISMATCH: the oracle's size */
+        Metric *metrics;       /* reported by the child */
+        size_t n_metrics;
+        char *stderr_excerpt;  /* only for failed samples */
+} Sample;
+
+/* Names of the built-in metrics, in their order in every per-cell statistics batch. */
+#define RUN_METRIC_WALL "wall"     /* seconds */
+#define RUN_METRIC_USER "user"     /* seconds */
+#define RUN_METRIC_SYS "sys"       /* seconds */
+#define RUN_METRIC_MAXRSS "maxrss" /* bytes */
+
+typedef struct StatsRow {
+        uint32_t cell;
+        uint32_t variant;
+        const char *metric;
+        Stats stats;
+} StatsRow;
+
+/* Callbacks; a negative return aborts the run with that error. step_begin is called before the
+ * child is spawned (for progress output) and must not block. */
+typedef struct RunSink {
+        void *userdata;
+        void (*step_begin)(void *userdata, const Plan *plan, size_t step_index);
+        int (*sample)(void *userdata, const Plan *plan, const Sample *sample);
+        int (*exclude)(void *userdata, const Plan *plan, uint32_t cell, uint32_t variant,
+                       const char *reason);
+        int (*cell_stats)(void *userdata, const Plan *plan, uint32_t cell, const StatsRow *rows,
+                          size_t n_rows);
+} RunSink;
+
+typedef enum RunEnd {
+        RUN_COMPLETED,
+        RUN_STOPPED,  /* a failure with on_failure: stop */
+        RUN_CANCELED, /* cancel_fd became readable */
+} RunEnd;
+
+typedef struct RunResult {
+        RunEnd end;
+        size_t n_runs;     /* children started */
+        size_t n_failures; /* samples of any phase that were not SAMPLE_OK */
+        size_t n_excluded; /* (cell, variant) pairs excluded after their smoke run */
+} RunResult;
+
+/*
+ * Runs the plan. cancel_fd (or -1) stops the run when readable: the current child is killed
+ * and not recorded. Returns 0 with *ret filled, or the first negative error (a sink's, or a
+ * failure of this process such as -EMFILE); samples handed to the sink before stay valid.
+ */
+int run_execute(const Plan *plan, const RunSink *sink, int cancel_fd, RunResult *ret);
+
+/* The value of a built-in or reported metric in a sample; false when the sample lacks it. */
+bool run_sample_metric(const Sample *s, const char *metric, double *ret);
