@@ -290,6 +290,8 @@ static int parse_preload(Loader *l, const YamlNode *n, void *field) {
         int r = expect_scalar(l, n, "preload");
         if (r < 0)
                 return r;
+        if (n->value[0] != '/' && strchr(n->value, '/'))
+                return error_at(l, n, "preload path '%s' must be absolute", n->value);
         if (n->value[0] != '/' && !catalog_find(n->value)) {
                 const char *names[16] = {};
                 size_t k = 0;
@@ -464,35 +466,35 @@ static int parse_output_limit(Loader *l, const YamlNode *n, void *field) {
                               SPEC_MAX_OUTPUT_LIMIT, field);
 }
 
-/* Matches a scalar against a NULL-terminated keyword table; prefix_ok lets "reported:NAME"
- * style keywords (ending in ':') take an argument, returned in *ret_arg. */
+/* Matches a scalar against a NULL-terminated keyword table. A keyword with a ':' ("file:PATH")
+ * takes an argument: the scalar must start with the part up to ':' and the rest is returned in
+ * *ret_arg. */
 static int parse_keyword(Loader *l, const YamlNode *n, const char *what, const char *const *words,
                          unsigned *ret, const char **ret_arg) {
         int r = expect_scalar(l, n, what);
         if (r < 0)
                 return r;
         for (unsigned i = 0; words[i]; i++) {
-                size_t len = strlen(words[i]);
-                if (words[i][len - 1] == ':' && strncmp(n->value, words[i], len) == 0) {
+                const char *colon = strchr(words[i], ':');
+                size_t len = colon ? (size_t) (colon - words[i]) + 1 : 0;
+                if (colon && strncmp(n->value, words[i], len) == 0) {
                         if (n->value[len] == 0)
                                 return error_at(l, n, "%s '%s' needs a value after ':'", what, n->value);
                         *ret = i;
                         *ret_arg = n->value + len;
                         return 0;
                 }
-                if (strcmp(n->value, words[i]) == 0) {
+                if (!colon && strcmp(n->value, words[i]) == 0) {
                         *ret = i;
                         return 0;
                 }
         }
-        _cleanup_free_ char *list = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&list, &size);
-        if (!f)
-                return -ENOMEM;
-        for (unsigned i = 0; words[i]; i++)
-                fprintf(f, "%s%s%s", i ? ", " : "", words[i], words[i][strlen(words[i]) - 1] == ':' ? "NAME" : "");
-        fclose(f);
+        char list[256] = "";
+        for (unsigned i = 0; words[i]; i++) {
+                if (i > 0)
+                        strncat(list, ", ", sizeof(list) - strlen(list) - 1);
+                strncat(list, words[i], sizeof(list) - strlen(list) - 1);
+        }
         const char *s = suggest(n->value, words);
         if (s)
                 return error_at(l, n, "unknown %s '%s' (did you mean '%s'?); expected one of: %s", what,
@@ -501,8 +503,8 @@ static int parse_keyword(Loader *l, const YamlNode *n, const char *what, const c
 }
 
 static const char *const order_words[] = { "interleaved", "randomized", "blocked", NULL };
-static const char *const verify_words[] = { "stdout", "none", "file:", NULL };
-static const char *const metric_words[] = { "wall", "user", "sys", "maxrss", "reported:", NULL };
+static const char *const verify_words[] = { "stdout", "none", "file:PATH", NULL };
+static const char *const metric_words[] = { "wall", "user", "sys", "maxrss", "reported:NAME", NULL };
 static const char *const on_failure_words[] = { "continue", "stop", NULL };
 
 static int parse_order(Loader *l, const YamlNode *n, void *field) {

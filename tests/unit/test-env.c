@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Child environments are built from empty: only whitelisted caller variables, the spec's and
+ * the variant's env (later layers win), LD_PRELOAD for that child only, nothing else.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "runner/env.h"
+#include "util/strv.h"
+
+static char *caller[] = {
+        (char *) "PATH=/caller/bin",  (char *) "HOME=/home/u",         (char *) "LANG=C.UTF-8",
+        (char *) "MALLOC_CONF=narenas:1", (char *) "LD_PRELOAD=/evil.so", (char *) "LD_LIBRARY_PATH=/evil",
+        (char *) "GLIBC_TUNABLES=glibc.malloc.tcache_count=0", (char *) "MIMALLOC_VERBOSE=1", (char *) "TCMALLOC_RELEASE_RATE=0",
+        (char *) "SECRET_TOKEN=abc", (char *) "PYTHONPATH=/x", NULL,
+};
+
+static void test_nothing_leaks(void **state) {
+        (void) state;
+        _cleanup_strv_free_ char **env = NULL;
+        assert_int_equal(env_build(caller, NULL, NULL, NULL, &env), 0);
+        assert_string_equal(env_get(env, "PATH"), "/caller/bin");
+        assert_string_equal(env_get(env, "HOME"), "/home/u");
+        assert_string_equal(env_get(env, "LANG"), "C.UTF-8");
+        assert_string_equal(env_get(env, "ALLOCLAB_METRICS_FD"), "3");
+        static const char *const leaked[] = { "MALLOC_CONF", "LD_PRELOAD", "LD_LIBRARY_PATH", "GLIBC_TUNABLES",
+                                              "MIMALLOC_VERBOSE", "TCMALLOC_RELEASE_RATE", "SECRET_TOKEN",
+                                              "PYTHONPATH" };
+        for (size_t i = 0; i < sizeof(leaked) / sizeof(leaked[0]); i++)
+                assert_null(env_get(env, leaked[i]));
+        assert_int_equal(strv_length(env), 4);
+}
+
+static void test_layers_override(void **state) {
+        (void) state;
+        char *spec_env[] = { (char *) "PATH=/spec/bin", (char *) "A=spec", (char *) "B=spec", NULL };
+        char *variant_env[] = { (char *) "B=variant", (char *) "MALLOC_CONF=dirty_decay_ms:500", NULL };
+        _cleanup_strv_free_ char **env = NULL;
+        assert_int_equal(env_build(caller, spec_env, variant_env, "/usr/lib/libjemalloc.so.2", &env), 0);
+        assert_string_equal(env_get(env, "PATH"), "/spec/bin");
+        assert_string_equal(env_get(env, "A"), "spec");
+        assert_string_equal(env_get(env, "B"), "variant");
+        assert_string_equal(env_get(env, "MALLOC_CONF"), "dirty_decay_ms:500");
+        assert_string_equal(env_get(env, "LD_PRELOAD"), "/usr/lib/libjemalloc.so.2");
+        assert_null(env_get(env, "LD_LIBRARY_PATH"));
+        /* Each key appears once. */
+        for (size_t i = 0; env[i]; i++)
+                for (size_t k = i + 1; env[k]; k++)
+                        assert_true(strcspn(env[i], "=") != strcspn(env[k], "=") ||
+                                    strncmp(env[i], env[k], strcspn(env[i], "=")) != 0);
+}
+
+static void test_default_path(void **state) {
+        (void) state;
+        char *empty[] = { NULL };
+        _cleanup_strv_free_ char **env = NULL;
+        assert_int_equal(env_build(empty, NULL, NULL, NULL, &env), 0);
+        assert_string_equal(env_get(env, "PATH"), ENV_DEFAULT_PATH);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_nothing_leaks),
+                cmocka_unit_test(test_layers_override),
+                cmocka_unit_test(test_default_path),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

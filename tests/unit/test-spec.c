@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Spec loader: a valid spec loads with every field as written, and a corpus of bad specs each
+ * yields exactly the expected "FILE:LINE:COL: message" lines.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "configs/spec.h"
+#include "configs/yamltree.h"
+#include "util/cleanup.h"
+
+#define HEAD "experiment: t\ncommand: [/bin/true]\nallocators: {glibc: {}}\n"
+
+typedef struct BadSpec {
+        const char *yaml;
+        const char *expected; /* every diagnostic, joined with '\n' */
+} BadSpec;
+
+static const BadSpec bad_specs[] = {
+        { HEAD "sample: 3\n", "t.yaml:4:1: unknown key 'sample' (did you mean 'samples'?)" },
+        { HEAD "frobnicate: 1\n", "t.yaml:4:1: unknown key 'frobnicate'" },
+        { HEAD "samples: [1]\n", "t.yaml:4:10: samples must be a scalar, got a list" },
+        { HEAD "samples: 0\n", "t.yaml:4:10: samples must be between 1 and 10000, got 0" },
+        { HEAD "samples: seven\n", "t.yaml:4:10: samples must be an integer, got 'seven'" },
+        { HEAD "samples: 20000\n", "t.yaml:4:10: samples must be between 1 and 10000, got 20000" },
+        { HEAD "warmup: 5000\n", "t.yaml:4:9: warmup must be between 0 and 1000, got 5000" },
+        { "experiment: t\ncommand: [/bin/true]\nallocators:\n  je: {preload: jemaloc}\n",
+          "t.yaml:4:17: unknown allocator 'jemaloc' (did you mean 'jemalloc'?) (known: glibc, jemalloc, "
+          "mimalloc, tcmalloc, tcmalloc_minimal, tbbmalloc; or an absolute path)" },
+        { "experiment: t\ncommand: [/bin/true]\nallocators:\n  x: {preload: lib/libfoo.so}\n",
+          "t.yaml:4:16: preload path 'lib/libfoo.so' must be absolute" },
+        { "experiment: t\ncommand: [echo, \"n={m}\"]\nparams: {n: [1]}\nallocators: {glibc: {}}\n",
+          "t.yaml:2:21: undefined parameter '{m}'" },
+        { "experiment: t\ncommand: [/bin/true]\nallocators: {glibc: {env: {X: \"{nope}\"}}}\n",
+          "t.yaml:3:33: undefined parameter '{nope}'" },
+        { HEAD "samples: 3\nsamples: 4\n", "t.yaml:5:1: duplicate key 'samples' (first defined at line 4)" },
+        { "experiment: t\ncommand: [/bin/true]\nparams:\n  n: []\nallocators: {glibc: {}}\n",
+          "t.yaml:4:6: parameter 'n' has no values: the matrix is empty" },
+        { "experiment: t\nallocators: {glibc: {}}\n", "t.yaml:1:1: missing required key 'command'" },
+        { "command: [/bin/true]\nallocators: {glibc: {}}\n", "t.yaml:1:1: missing required key 'experiment'" },
+        { "experiment: t\ncommand: [/bin/true]\nallocators: {}\n",
+          "t.yaml:3:13: allocators must name at least one variant" },
+        { HEAD "baseline: jemalloc\n", "t.yaml:4:11: baseline 'jemalloc' is not one of the allocators" },
+        { HEAD "reference: glib\n",
+          "t.yaml:4:12: reference 'glib' is not one of the allocators (did you mean 'glibc'?)" },
+        { HEAD "order: interleave\n",
+          "t.yaml:4:8: unknown order 'interleave' (did you mean 'interleaved'?); expected one of: "
+          "interleaved, randomized, blocked" },
+        { HEAD "timeout: 5 parsecs\n",
+          "t.yaml:4:10: timeout: cannot parse '5 parsecs' (expected e.g. '60s', '500ms', '2m')" },
+        { HEAD "timeout: 100h\n", "t.yaml:4:10: timeout '100h' is out of range" },
+        { HEAD "verify: stderr\n",
+          "t.yaml:4:9: unknown verify 'stderr'; expected one of: stdout, none, file:PATH" },
+        { HEAD "metric: 'reported:'\n", "t.yaml:4:9: metric 'reported:' needs a value after ':'" },
+        { HEAD "env: {LD_PRELOAD: /x.so}\n", "t.yaml:4:7: set LD_PRELOAD with 'preload:', not in env" },
+        { HEAD "env:\n  A: {b: c}\n", "t.yaml:5:6: environment value must be a scalar, got a mapping" },
+        { HEAD "env: {1A: x}\n", "t.yaml:4:7: '1A' is not a valid environment variable name" },
+        { "experiment: t\ncommand: []\nallocators: {glibc: {}}\n", "t.yaml:2:10: command must not be empty" },
+        { "experiment: t\ncommand: [echo, \"{n\"]\nparams: {n: [1]}\nallocators: {glibc: {}}\n",
+          "t.yaml:2:18: unclosed '{' (write '{{' for a literal brace)" },
+        { "experiment: t\ncommand: \"echo }\"\nallocators: {glibc: {}}\n",
+          "t.yaml:2:16: unmatched '}' (write '}}' for a literal brace)" },
+        { "experiment: t\ncommand: [/bin/true\nallocators: {glibc: {}}\n",
+          "t.yaml:3:11: YAML syntax error: did not find expected ',' or ']' while parsing a flow sequence" },
+        { "- experiment: t\n", "t.yaml:1:1: spec must be a mapping, got a list" },
+        { "", "t.yaml:1:1: spec is empty" },
+        { HEAD "description: [[[[[[[[[[[[[[[[[[x]]]]]]]]]]]]]]]]]]\n",
+          "t.yaml:4:29: nesting deeper than 16 levels" },
+        { "experiment: t\ncommand: [/bin/true]\nallocators: {\"bad name\": {}}\n",
+          "t.yaml:3:14: variant name 'bad name' must be 1-64 letters, digits, '_', '-' or '.'" },
+        { "experiment: t\ncommand: [/bin/true]\nparams: {1n: [1]}\nallocators: {glibc: {}}\n",
+          "t.yaml:3:10: parameter name '1n' must be an identifier" },
+        { HEAD "---\nexperiment: u\n", "t.yaml:4:1: only one YAML document is allowed" },
+        { "experiment: t\ncommand: [/bin/true]\nallocators:\n  je: {prelaod: jemalloc}\n",
+          "t.yaml:4:8: unknown key 'prelaod' (did you mean 'preload'?)" },
+        { "experiment: t\ncommand: [/bin/true]\nparams: {n: [1, 2, 1]}\nallocators: {glibc: {}}\n",
+          "t.yaml:3:20: duplicate value '1' for parameter 'n'" },
+        { "experiment: my experiment\ncommand: [/bin/true]\nallocators: {glibc: {}}\n",
+          "t.yaml:1:13: experiment name 'my experiment' must be 1-64 letters, digits, '_', '-' or '.'" },
+        { HEAD "output_limit: lots\n",
+          "t.yaml:4:15: output_limit: cannot parse 'lots' (expected e.g. '64MiB', '4096')" },
+        { HEAD "description: *nope\n", "t.yaml:4:14: unknown alias '*nope'" },
+        { HEAD "metric: cycles\n",
+          "t.yaml:4:9: unknown metric 'cycles'; expected one of: wall, user, sys, maxrss, reported:NAME" },
+        { "experiment: t\ncommand: [/bin/true]\nallocators:\n  je: {preload: jemaloc}\nsamples: -1\norder: random\n",
+          "t.yaml:4:17: unknown allocator 'jemaloc' (did you mean 'jemalloc'?) (known: glibc, jemalloc, "
+          "mimalloc, tcmalloc, tcmalloc_minimal, tbbmalloc; or an absolute path)\n"
+          "t.yaml:5:10: samples must be an integer, got '-1'\n"
+          "t.yaml:6:8: unknown order 'random'; expected one of: interleaved, randomized, blocked" },
+};
+
+/* Loads yaml as "t.yaml"; returns the joined diagnostics (empty string when it loaded). */
+static char *load_diagnostics(const char *yaml, size_t size) {
+        Diagnostics d = {};
+        Spec *s = NULL;
+        int r = spec_load_buffer("t.yaml", yaml, size, &d, &s);
+        char *out = NULL;
+        size_t out_size = 0;
+        FILE *f = open_memstream(&out, &out_size);
+        assert_non_null(f);
+        if (r < 0) {
+                assert_int_not_equal(r, -ENOMEM);
+                assert_null(s);
+                for (size_t i = 0; i < d.n_items; i++) {
+                        _cleanup_free_ char *line = diag_format(&d, i);
+                        fprintf(f, "%s%s", i ? "\n" : "", line);
+                }
+        } else
+                assert_int_equal(d.n_items, 0);
+        fclose(f);
+        spec_free(s);
+        diag_clear(&d);
+        return out;
+}
+
+static void test_bad_specs(void **state) {
+        (void) state;
+        for (size_t i = 0; i < sizeof(bad_specs) / sizeof(bad_specs[0]); i++) {
+                _cleanup_free_ char *got = load_diagnostics(bad_specs[i].yaml, strlen(bad_specs[i].yaml));
+                if (strcmp(got, bad_specs[i].expected) != 0)
+                        fail_msg("bad spec %zu:\n%s\nexpected:\n%s\ngot:\n%s", i, bad_specs[i].yaml,
+                                 bad_specs[i].expected, got);
+        }
+}
+
+static void test_too_many_cells(void **state) {
+        (void) state;
+        const char *yaml = "experiment: t\ncommand: [/bin/true]\nallocators: {glibc: {}}\nparams:\n"
+                           "  a: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]\n"
+                           "  b: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]\n"
+                           "  c: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]\n";
+        _cleanup_free_ char *got = load_diagnostics(yaml, strlen(yaml));
+        assert_string_equal(got, "t.yaml:5:3: the parameter matrix has more than 4096 cells");
+}
+
+static void test_too_large(void **state) {
+        (void) state;
+        size_t size = YAML_MAX_INPUT_BYTES + 1;
+        _cleanup_free_ char *yaml = malloc(size);
+        assert_non_null(yaml);
+        memset(yaml, '#', size);
+        _cleanup_free_ char *got = load_diagnostics(yaml, size);
+        assert_string_equal(got, "t.yaml:1:1: spec is larger than 1048576 bytes");
+}
+
+static void test_alias_bomb(void **state) {
+        (void) state;
+        /* Each level doubles the previous one: without limits this expands to 2^40 nodes. */
+        char yaml[8192];
+        size_t n = (size_t) snprintf(yaml, sizeof(yaml), HEAD "x0: &a0 [1, 1]\n");
+        for (int i = 1; i < 40; i++)
+                n += (size_t) snprintf(yaml + n, sizeof(yaml) - n, "x%d: &a%d [*a%d, *a%d]\n", i, i, i - 1, i - 1);
+        _cleanup_free_ char *got = load_diagnostics(yaml, n);
+        assert_string_equal(got, "t.yaml:18:18: document has more than 100000 nodes");
+}
+
+static void test_alias_count(void **state) {
+        (void) state;
+        char yaml[1024];
+        size_t n = (size_t) snprintf(yaml, sizeof(yaml), HEAD "x: &a 1\ny: [");
+        for (int i = 0; i < 40; i++)
+                n += (size_t) snprintf(yaml + n, sizeof(yaml) - n, "*a, ");
+        n += (size_t) snprintf(yaml + n, sizeof(yaml) - n, "1]\n");
+        _cleanup_free_ char *got = load_diagnostics(yaml, n);
+        assert_string_equal(got, "t.yaml:5:133: more than 32 aliases");
+}
+
+static void test_quickstart_loads(void **state) {
+        (void) state;
+        const char *yaml =
+                "experiment: quickstart\n"
+                "description: a JSON round trip\n"
+                "command: [python3, -c, \"n={n}; d=[{{'k': i}} for i in range(n)]; print({width})\"]\n"
+                "params:\n  n: [100000, 400000]\n  width: [8, 64, 128]\n"
+                "env: {PYTHONHASHSEED: \"0\"}\n"
+                "allocators:\n"
+                "  glibc: {}\n"
+                "  jemalloc: {preload: jemalloc, env: {MALLOC_CONF: \"dirty_decay_ms:500\"}}\n"
+                "  mimalloc: {preload: mimalloc}\n"
+                "  ref: {command: [/bin/echo, \"{n}\"]}\n"
+                "baseline: jemalloc\nreference: glibc\nsamples: 9\nwarmup: 2\norder: randomized\nseed: 42\n"
+                "timeout: 1.5s\nverify: file:out-{n}.txt\nmetric: reported:read_time\non_failure: stop\n"
+                "output_limit: 2MiB\n";
+        Diagnostics d = {};
+        _cleanup_(spec_freep) Spec *s = NULL;
+        assert_int_equal(spec_load_buffer("q.yaml", yaml, strlen(yaml), &d, &s), 0);
+        assert_string_equal(s->experiment, "quickstart");
+        assert_string_equal(s->command[0], "python3");
+        assert_string_equal(s->command[2], "n={n}; d=[{{'k': i}} for i in range(n)]; print({width})");
+        assert_int_equal(s->n_params, 2);
+        assert_string_equal(s->params[1].name, "width");
+        assert_int_equal(s->params[1].n_values, 3);
+        assert_int_equal(spec_n_cells(s), 6);
+        assert_string_equal(s->env[0], "PYTHONHASHSEED=0");
+        assert_int_equal(s->n_variants, 4);
+        assert_null(s->variants[0].preload);
+        assert_string_equal(s->variants[1].preload, "jemalloc");
+        assert_string_equal(s->variants[1].env[0], "MALLOC_CONF=dirty_decay_ms:500");
+        assert_string_equal(s->variants[3].command[0], "/bin/echo");
+        assert_int_equal(s->baseline, 1);
+        assert_int_equal(s->reference, 0);
+        assert_int_equal(s->samples, 9);
+        assert_int_equal(s->warmup, 2);
+        assert_int_equal(s->order, SPEC_ORDER_RANDOMIZED);
+        assert_true(s->has_seed);
+        assert_int_equal(s->seed, 42);
+        assert_int_equal(s->timeout_ns, 1500000000ULL);
+        assert_int_equal(s->verify, SPEC_VERIFY_FILE);
+        assert_string_equal(s->verify_path, "out-{n}.txt");
+        assert_int_equal(s->metric, SPEC_METRIC_REPORTED);
+        assert_string_equal(s->metric_name, "read_time");
+        assert_int_equal(s->on_failure, SPEC_ON_FAILURE_STOP);
+        assert_int_equal(s->output_limit, 2 * 1024 * 1024);
+        assert_int_equal(s->source_size, strlen(yaml));
+        diag_clear(&d);
+}
+
+static void test_defaults_and_shell_command(void **state) {
+        (void) state;
+        const char *yaml = "experiment: t\ncommand: \"echo {{hi}}\"\nallocators:\n  glibc:\n  b: {preload: /opt/x.so}\n";
+        Diagnostics d = {};
+        _cleanup_(spec_freep) Spec *s = NULL;
+        assert_int_equal(spec_load_buffer("t.yaml", yaml, strlen(yaml), &d, &s), 0);
+        assert_string_equal(s->command[0], "/bin/sh");
+        assert_string_equal(s->command[1], "-c");
+        assert_string_equal(s->command[2], "echo {{hi}}");
+        assert_int_equal(spec_n_cells(s), 1);
+        assert_int_equal(s->samples, 7);
+        assert_int_equal(s->warmup, 1);
+        assert_int_equal(s->order, SPEC_ORDER_INTERLEAVED);
+        assert_int_equal(s->timeout_ns, SPEC_DEFAULT_TIMEOUT_NS);
+        assert_int_equal(s->verify, SPEC_VERIFY_STDOUT);
+        assert_int_equal(s->metric, SPEC_METRIC_WALL);
+        assert_int_equal(s->baseline, 0);
+        assert_int_equal(s->reference, 0);
+        assert_string_equal(s->variants[1].preload, "/opt/x.so");
+        diag_clear(&d);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_bad_specs),
+                cmocka_unit_test(test_too_many_cells),
+                cmocka_unit_test(test_too_large),
+                cmocka_unit_test(test_alias_bomb),
+                cmocka_unit_test(test_alias_count),
+                cmocka_unit_test(test_quickstart_loads),
+                cmocka_unit_test(test_defaults_and_shell_command),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

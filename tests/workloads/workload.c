@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alloclab-workload MODE [ARGS]: small, real children for the integration tests.
+ *
+ *   which            allocate and free a deterministic pattern, print a checksum (same under
+ *                    every allocator) and report "malloc_provider.<file> 1" on the metrics fd:
+ *                    the shared object that provides the malloc this program calls (dladdr)
+ *   usable           print malloc_usable_size(malloc(1)): differs between allocators
+ *   crash            dereference NULL (SIGSEGV)
+ *   exit CODE        exit with CODE
+ *   hang PIDFILE     fork a grandchild that writes its pid to PIDFILE, then both sleep forever
+ *   sleep MS         sleep MS milliseconds, print "slept"
+ *   report NAME V    report metric NAME with value V, print "reported"
+ *   env              print the environment, one variable per line, sorted as given
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static FILE *metrics(void) {
+        const char *fd = getenv("ALLOCLAB_METRICS_FD");
+        return fd ? fdopen(atoi(fd), "w") : NULL;
+}
+
+static int which(void) {
+        uint64_t sum = 0;
+        void *blocks[1000];
+        for (int round = 0; round < 50; round++) {
+                for (int i = 0; i < 1000; i++) {
+                        size_t size = (size_t) (i * 37 % 4096) + 1;
+                        blocks[i] = malloc(size);
+                        if (!blocks[i])
+                                return 2;
+                        memset(blocks[i], i & 0xff, size);
+                        sum += ((unsigned char *) blocks[i])[size - 1] + size;
+                }
+                for (int i = 0; i < 1000; i++)
+                        free(blocks[i]);
+        }
+        printf("checksum %llu\n", (unsigned long long) sum);
+
+        Dl_info info;
+        void *(*volatile fn)(size_t) = malloc; /* the malloc this program's calls reach */
+        if (!dladdr((void *) fn, &info) || !info.dli_fname)
+                return 3;
+        const char *base = strrchr(info.dli_fname, '/');
+        base = base ? base + 1 : info.dli_fname;
+        FILE *m = metrics();
+        if (m) {
+                fprintf(m, "malloc_provider.%s 1\n", base);
+                fclose(m);
+        }
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        const char *mode = argc > 1 ? argv[1] : "";
+        if (strcmp(mode, "which") == 0)
+                return which();
+        if (strcmp(mode, "usable") == 0) {
+                void *p = malloc(1);
+                printf("%zu\n", malloc_usable_size(p));
+                free(p);
+                return 0;
+        }
+        if (strcmp(mode, "crash") == 0) {
+                volatile int *null = NULL;
+                return *null;
+        }
+        if (strcmp(mode, "exit") == 0 && argc > 2)
+                return atoi(argv[2]);
+        if (strcmp(mode, "hang") == 0 && argc > 2) {
+                pid_t pid = fork();
+                if (pid == 0) {
+                        FILE *f = fopen(argv[2], "w");
+                        if (f) {
+                                fprintf(f, "%d\n", (int) getpid());
+                                fclose(f);
+                        }
+                        for (;;)
+                                pause();
+                }
+                for (;;)
+                        pause();
+        }
+        if (strcmp(mode, "sleep") == 0 && argc > 2) {
+                long ms = atol(argv[2]);
+                struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+                nanosleep(&ts, NULL);
+                printf("slept\n");
+                return 0;
+        }
+        if (strcmp(mode, "report") == 0 && argc > 3) {
+                FILE *m = metrics();
+                if (!m)
+                        return 4;
+                fprintf(m, "%s %s\n", argv[2], argv[3]);
+                fclose(m);
+                printf("reported\n");
+                return 0;
+        }
+        if (strcmp(mode, "env") == 0) {
+                for (char **e = environ; *e; e++)
+                        printf("%s\n", *e);
+                return 0;
+        }
+        fprintf(stderr, "usage: alloclab-workload which|usable|crash|exit N|hang PIDFILE|sleep MS|report NAME V|env\n");
+        return 2;
+}
