@@ -11,7 +11,7 @@
  *   hang PIDFILE     fork a grandchild that writes its pid to PIDFILE, then both sleep forever
  *   sleep MS         sleep MS milliseconds, print "slept"
  *   report NAME V    report metric NAME with value V, print "reported"
- *   env              print the environment, one variable per line, sorted as given
+ *   env FILE         write the environment to FILE, one variable per line, and print "ok"
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -108,11 +108,16 @@ int main(int argc, char **argv) {
                 printf("reported\n");
                 return 0;
         }
-        if (strcmp(mode, "env") == 0) {
+        if (strcmp(mode, "env") == 0 && argc > 2) {
+                FILE *f = fopen(argv[2], "w");
+                if (!f)
+                        return 5;
                 for (char **e = environ; *e; e++)
-                        printf("%s\n", *e);
+                        fprintf(f, "%s\n", *e);
+                fclose(f);
+                printf("ok\n");
                 return 0;
         }
-        fprintf(stderr, "usage: alloclab-workload which|usable|crash|exit N|hang PIDFILE|sleep MS|report NAME V|env\n");
+        fprintf(stderr, "usage: alloclab-workload which|usable|crash|exit N|hang PIDFILE|sleep MS|report NAME V|env FILE\n");
         return 2;
 }

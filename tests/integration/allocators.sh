@@ -1,0 +1,51 @@
+#!/bin/bash
+# Every catalog allocator really serves malloc in its own child, and only there: the workload
+# reports (dladdr) which shared object provides the malloc it calls, and its output (the same
+# under every allocator) verifies against the glibc reference.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/spec.yaml" <<YAML
+experiment: preload-check
+command: ["$WORKLOAD", which]
+params: {round: [1, 2]}
+allocators:
+  glibc: {}
+  jemalloc: {preload: jemalloc, env: {MALLOC_CONF: "dirty_decay_ms:500,muzzy_decay_ms:1000,background_thread:true"}}
+  mimalloc: {preload: mimalloc}
+  tcmalloc: {preload: tcmalloc}
+  tcmalloc_minimal: {preload: tcmalloc_minimal}
+  tbbmalloc: {preload: tbbmalloc}
+samples: 3
+warmup: 1
+YAML
+
+run_alloclab 0 run "$WORK/spec.yaml" --quiet
+
+declare -A provider=(
+    [glibc]=libc.so.6
+    [jemalloc]=libjemalloc.so.2
+    [mimalloc]=libmimalloc.so.2
+    [tcmalloc]=libtcmalloc.so.4
+    [tcmalloc_minimal]=libtcmalloc_minimal.so.4
+    [tbbmalloc]=libtbbmalloc_proxy.so.2
+)
+for variant in "${!provider[@]}"; do
+    # 2 cells x (1 smoke + 1 warmup + 3 samples), every one served by the expected allocator.
+    got=$(q "SELECT count(*) FROM samples s JOIN variants v ON v.id = s.variant_id
+             JOIN sample_metrics m ON m.sample_id = s.id
+             WHERE v.name = '$variant' AND s.status = 'ok' AND m.name = 'malloc_provider.${provider[$variant]}'")
+    expect_eq "$got" 10 "$variant samples served by ${provider[$variant]}"
+    others=$(q "SELECT count(*) FROM samples s JOIN variants v ON v.id = s.variant_id
+                JOIN sample_metrics m ON m.sample_id = s.id
+                WHERE v.name = '$variant' AND m.name LIKE 'malloc_provider.%'
+                AND m.name <> 'malloc_provider.${provider[$variant]}'")
+    expect_eq "$others" 0 "$variant samples served by another allocator"
+    expect_contains "$OUT" "$variant" "table column"
+done
+
+expect_eq "$(q "SELECT status, n_failures FROM runs")" "done|0" "run status"
+expect_eq "$(q "SELECT count(*) FROM samples WHERE verified = 1 AND status = 'ok'")" \
+    $((6 * 10 - 2)) "verified samples (all but the two oracle smoke runs)"
+# The recorded allocator is the file that was preloaded.
+expect_eq "$(q "SELECT a.path LIKE '%/libjemalloc.so.2' FROM allocators a JOIN variants v ON v.allocator_id = a.id WHERE v.name = 'jemalloc'")" \
+    1 "jemalloc path"

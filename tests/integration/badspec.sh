@@ -1,0 +1,47 @@
+#!/bin/bash
+# A bad spec is reported as FILE:LINE:COL with exit status 3, and nothing is written: no new
+# database file, no rows in an existing one.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/bad.yaml" <<YAML
+experiment: bad
+command: ["$WORKLOAD", which]
+allocators:
+  glibc: {}
+  je: {preload: jemaloc}
+sample: 3
+YAML
+
+run_alloclab 3 run "$WORK/bad.yaml"
+expect_eq "$ERR" "$WORK/bad.yaml:5:17: unknown allocator 'jemaloc' (did you mean 'jemalloc'?) (known: glibc, jemalloc, mimalloc, tcmalloc, tcmalloc_minimal, tbbmalloc; or an absolute path)
+$WORK/bad.yaml:6:1: unknown key 'sample' (did you mean 'samples'?)" "diagnostics"
+expect_eq "$OUT" "" "stdout"
+[[ ! -e "$DB" ]] || fail "a bad spec created the database"
+
+run_alloclab 3 check "$WORK/bad.yaml"
+
+# With an existing database: nothing changes.
+cat >"$WORK/good.yaml" <<YAML
+experiment: good
+command: ["$WORKLOAD", which]
+allocators: {glibc: {}}
+samples: 1
+YAML
+run_alloclab 0 run "$WORK/good.yaml" --quiet
+before=$(q "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM samples), (SELECT count(*) FROM specs)")
+run_alloclab 3 run "$WORK/bad.yaml"
+expect_eq "$(q "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM samples), (SELECT count(*) FROM specs)")" \
+    "$before" "rows after a bad spec"
+
+# A missing program is an environment error (4), found before anything is written.
+cat >"$WORK/missing.yaml" <<YAML
+experiment: missing
+command: [no-such-program-for-alloclab]
+allocators: {glibc: {}}
+YAML
+run_alloclab 4 run "$WORK/missing.yaml"
+expect_eq "$ERR" "alloclab run: variant glibc: cannot run 'no-such-program-for-alloclab': No such file or directory" "missing program"
+run_alloclab 4 check "$WORK/missing.yaml"
+expect_eq "$(q "SELECT count(*) FROM runs")" 1 "runs after a missing program"
+run_alloclab 3 check "$WORK/does-not-exist.yaml"
+expect_contains "$ERR" "No such file or directory" "missing spec file"

@@ -1,0 +1,27 @@
+#!/bin/bash
+# Command-line surface: help, version, usage errors, the allocator catalog.
+. "$(dirname "$0")/lib.sh"
+
+run_alloclab 0 --version
+expect_contains "$OUT" "alloclab " "version"
+run_alloclab 0 --help
+help=$OUT
+for c in run check runs show allocators; do
+    expect_contains "$help" "  $c " "command list"
+    run_alloclab 0 "$c" --help
+    expect_contains "$OUT" "Usage: alloclab $c" "$c --help"
+done
+run_alloclab 2
+run_alloclab 2 frobnicate
+run_alloclab 2 run
+run_alloclab 2 run a.yaml b.yaml
+run_alloclab 2 run a.yaml --format xml
+run_alloclab 2 run a.yaml --samples 0
+
+run_alloclab 0 allocators
+for name in glibc jemalloc mimalloc tcmalloc tcmalloc_minimal tbbmalloc; do
+    expect_contains "$OUT" "$name " "catalog entry"
+done
+expect_contains "$OUT" "libjemalloc.so.2" "jemalloc path"
+sha=$(sha256sum "$(grep -o '/[^ ]*libmimalloc.so.2' <<<"$OUT")" | cut -d' ' -f1)
+expect_contains "$OUT" "$sha" "mimalloc sha256"

@@ -1,0 +1,66 @@
+#!/bin/bash
+# What a run leaves in the database: the verbatim spec with its digest, host, allocators,
+# variants, cells, every sample of every phase, per-cell statistics; and `alloclab show`
+# reprints exactly what `alloclab run` printed, in every format.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/spec.yaml" <<YAML
+experiment: store
+description: database contents
+command: ["$WORKLOAD", which]
+params: {a: [x, y], b: [1, 2]}
+env: {COMMON: "{a}{b}"}
+allocators:
+  glibc: {}
+  jemalloc: {preload: jemalloc, env: {MALLOC_CONF: "narenas:2"}}
+samples: 3
+warmup: 1
+order: randomized
+seed: 7
+YAML
+
+run_alloclab 0 run "$WORK/spec.yaml" --quiet
+run_output=$OUT
+
+expect_eq "$(q "PRAGMA integrity_check")" ok "integrity"
+expect_eq "$(q "PRAGMA journal_mode")" wal "journal mode"
+expect_eq "$(q "PRAGMA user_version")" 1 "schema version"
+expect_eq "$(q "SELECT e.name, r.status, r.order_mode, r.seed, r.samples, r.warmup, r.metric, r.n_runs, r.n_failures
+                FROM runs r JOIN experiments e ON e.id = r.experiment_id")" \
+    "store|done|randomized|7|3|1|wall|40|0" "run row"
+expect_eq "$(q "SELECT sha256 FROM specs")" "$(sha256sum "$WORK/spec.yaml" | cut -d' ' -f1)" "spec digest"
+expect_eq "$(q "SELECT yaml FROM specs")" "$(cat "$WORK/spec.yaml")" "verbatim spec"
+expect_eq "$(q "SELECT count(*) FROM hosts WHERE hostname = '$(hostname)' AND cpus = $(nproc)")" 1 "host row"
+expect_eq "$(q "SELECT group_concat(label, ';') FROM (SELECT label FROM cells ORDER BY position)")" \
+    "a=x b=1;a=x b=2;a=y b=1;a=y b=2" "cells"
+expect_eq "$(q "SELECT params FROM cells WHERE position = 2")" '{"a":"y","b":"1"}' "cell parameters"
+expect_eq "$(q "SELECT name, env, is_baseline, is_reference FROM variants ORDER BY position")" \
+    'glibc|{"COMMON":"{a}{b}"}|1|1
+jemalloc|{"COMMON":"{a}{b}","MALLOC_CONF":"narenas:2"}|0|0' "variants"
+expect_eq "$(q "SELECT phase, count(*) FROM samples GROUP BY phase ORDER BY phase")" \
+    "sample|24
+smoke|8
+warmup|8" "samples per phase"
+expect_eq "$(q "SELECT count(*) FROM samples WHERE wall_ns > 0 AND maxrss_kib > 0 AND output_hash IS NOT NULL AND length(output_hash) = 32")" \
+    40 "measured samples"
+expect_eq "$(q "SELECT count(DISTINCT output_hash) FROM samples")" 1 "one output for all"
+expect_eq "$(q "SELECT count(*) FROM stats WHERE metric IN ('wall', 'user', 'sys', 'maxrss') AND n = 3 AND min <= median AND median <= max")" \
+    32 "statistics: 4 cells x 2 variants x 4 metrics"
+# The stored median is the median of the stored samples.
+expect_eq "$(q "SELECT abs(s.median * 1e9 - (SELECT wall_ns FROM samples x WHERE x.cell_id = s.cell_id AND x.variant_id = s.variant_id AND x.phase = 'sample' ORDER BY wall_ns LIMIT 1 OFFSET 1)) < 1
+                FROM stats s WHERE s.metric = 'wall'" | sort -u)" 1 "wall median"
+
+run_alloclab 0 show 1
+expect_eq "$OUT" "$run_output" "show reprints the run"
+run_alloclab 0 show latest --format json
+python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["experiment"]=="store" and len(d["cells"])==4 and d["cells"][0]["results"]["jemalloc"]["n"]==3, d' <<<"$OUT" \
+    || fail "json output"
+run_alloclab 0 show 1 --format csv
+expect_eq "$(wc -l <<<"$OUT")" 9 "csv rows (header + 4 cells x 2 variants)"
+expect_contains "$OUT" "run_id,experiment,cell,variant,allocator,metric,n,median" "csv header"
+run_alloclab 0 show 1 --format markdown
+expect_contains "$OUT" "| cell | glibc (baseline) | jemalloc |" "markdown header"
+run_alloclab 0 runs
+expect_contains "$OUT" "store" "runs lists the experiment"
+run_alloclab 2 show nope
+run_alloclab 4 show 99

@@ -1,0 +1,27 @@
+#!/bin/bash
+# Metrics reported on ALLOCLAB_METRICS_FD are stored per sample, and `metric: reported:NAME`
+# makes one of them the primary metric; a sample that does not report it is a failure.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/spec.yaml" <<YAML
+experiment: reported
+command: ["$WORKLOAD", report, read_time, "{t}"]
+params: {t: ["0.25", "1.5"]}
+allocators:
+  glibc: {}
+  silent: {command: ["$WORKLOAD", report, other_name, "1"]}
+metric: reported:read_time
+verify: none
+samples: 3
+YAML
+
+run_alloclab 1 run "$WORK/spec.yaml" --quiet
+expect_eq "$(q "SELECT c.label, s.median, s.n FROM stats s JOIN cells c ON c.id = s.cell_id
+                JOIN variants v ON v.id = s.variant_id WHERE s.metric = 'read_time' ORDER BY c.position")" \
+    "t=0.25|0.25|3
+t=1.5|1.5|3" "reported metric statistics"
+expect_eq "$(q "SELECT count(*) FROM sample_metrics WHERE name = 'read_time'")" 10 "stored metric values"
+expect_eq "$(q "SELECT DISTINCT s.status FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'silent'")" \
+    "missing-metric" "variant without the metric"
+expect_eq "$(q "SELECT metric FROM runs")" "reported:read_time" "run metric"
+expect_contains "$OUT" "MISSING-METRIC" "table mark"

@@ -1,0 +1,28 @@
+#!/bin/bash
+# A workload whose output depends on the allocator (malloc_usable_size(malloc(1)): 24 under
+# glibc, 8 under jemalloc) is flagged as a mismatch against the glibc reference.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/spec.yaml" <<YAML
+experiment: mismatch
+command: ["$WORKLOAD", usable]
+allocators:
+  glibc: {}
+  jemalloc: {preload: jemalloc}
+samples: 3
+YAML
+
+run_alloclab 1 run "$WORK/spec.yaml" --quiet
+expect_contains "$OUT" "MISMATCH" "mismatch mark in the table"
+expect_contains "$OUT" "output differs from the reference at byte 0 (2 bytes, reference 3)" "mismatch detail"
+expect_eq "$(q "SELECT s.phase, s.status, s.mismatch_offset, s.output_size, s.reference_size FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'jemalloc'")" \
+    "smoke|mismatch|0|2|3" "jemalloc smoke sample"
+expect_eq "$(q "SELECT count(*) FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'glibc' AND s.status = 'ok'")" \
+    5 "glibc samples"
+expect_eq "$(q "SELECT reason FROM exclusions")" \
+    "smoke run failed: output differs from the reference at byte 0" "exclusion reason"
+
+# verify: none turns the check off: both variants are measured.
+sed -i 's/^samples: 3/samples: 3\nverify: none/' "$WORK/spec.yaml"
+run_alloclab 0 run "$WORK/spec.yaml" --quiet
+expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = 2 AND status = 'ok'")" 10 "samples without verification"
