@@ -4,8 +4,9 @@
  * cells, one column per variant); CSV is long-form (one row per cell x variant) and JSON is
  * built with jansson, so that both load straight into pandas or a spreadsheet.
  *
- * A cell of the grid shows the median of the primary metric with its unit, the ratio to the
- * baseline, and a loud mark when samples failed or the variant was excluded.
+ * A cell of the grid shows the median of the primary metric with its unit, its MAD relative to
+ * the median, the ratio to the baseline, and a loud mark when samples failed or the variant was
+ * excluded.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -87,9 +88,13 @@ static void failure_mark(const ReportEntry *e, char *buf, size_t size) {
 
 static char *grid_cell(const Report *rep, size_t c, size_t v) {
         const ReportEntry *e = entry(rep, c, v);
-        char value[64] = "", mark[64] = "", rat[32] = "";
+        char value[64] = "", mark[64] = "", rat[32] = "", spread[32] = "";
         if (e->has_stats && e->stats.n > 0) {
                 render_value(primary_metric(rep), e->stats.median, value, sizeof(value));
+                /* Spread as MAD relative to the median: the noise a reader should weigh the
+                 * ratio against. */
+                if (e->stats.median != 0)
+                        snprintf(spread, sizeof(spread), " +-%.1f%%", 100 * e->stats.mad / e->stats.median);
                 double r = ratio(rep, c, v);
                 if (v != rep->baseline && r > 0)
                         snprintf(rat, sizeof(rat), " %.2fx", r);
@@ -105,7 +110,7 @@ static char *grid_cell(const Report *rep, size_t c, size_t v) {
         if (!value[0] && !mark[0])
                 snprintf(value, sizeof(value), "-");
         char *s;
-        return asprintf(&s, "%s%s%s", value, rat, mark) < 0 ? NULL : s;
+        return asprintf(&s, "%s%s%s%s", value, spread, rat, mark) < 0 ? NULL : s;
 }
 
 typedef struct Grid {

@@ -1,0 +1,11 @@
+#!/bin/bash
+# README quick start, command 2 (and CI): install what is missing (as root), build with
+# warnings as errors, run the whole test suite.
+set -euo pipefail
+ALLOCLAB_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ALLOCLAB_ROOT/scripts/deps.sh"
+
+alloclab_install_deps
+alloclab_build "$ALLOCLAB_ROOT/build-test" -DALLOCLAB_WERROR=ON -DBUILD_TESTING=ON
+cd "$ALLOCLAB_ROOT/build-test"
+ctest --output-on-failure -j "$(nproc)"
