@@ -10,6 +10,14 @@
 #include "configs/diag.h"
 
 int diag_add(Diagnostics *d, unsigned line, unsigned column, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = diag_addv(d, line, column, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+int diag_addv(Diagnostics *d, unsigned line, unsigned column, const char *fmt, va_list ap) {
         if (d->n_items >= DIAG_MAX_ITEMS) {
                 d->n_dropped++;
                 return -EINVAL;
@@ -19,12 +27,8 @@ int diag_add(Diagnostics *d, unsigned line, unsigned column, const char *fmt, ..
                 return -ENOMEM;
         d->items = items;
 
-        va_list ap;
-        va_start(ap, fmt);
         char *m = NULL;
-        int r = vasprintf(&m, fmt, ap);
-        va_end(ap);
-        if (r < 0)
+        if (vasprintf(&m, fmt, ap) < 0)
                 return -ENOMEM;
         d->items[d->n_items++] = (Diag) { .line = line, .column = column, .message = m };
         return -EINVAL;

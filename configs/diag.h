@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -28,6 +29,10 @@ typedef struct Diagnostics {
 /* Records a problem. Returns -EINVAL (so callers can `return diag_add(...)`) or -ENOMEM. */
 int diag_add(Diagnostics *d, unsigned line, unsigned column, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
+
+/* The same with a va_list. */
+int diag_addv(Diagnostics *d, unsigned line, unsigned column, const char *fmt, va_list ap)
+        __attribute__((format(printf, 4, 0)));
 
 /* Formats item i as "FILE:LINE:COL: message" into a new string, or NULL on -ENOMEM. */
 char *diag_format(const Diagnostics *d, size_t i);

@@ -20,6 +20,7 @@
 #include "configs/catalog.h"
 #include "configs/spec.h"
 #include "configs/yamltree.h"
+#include "util/io.h"
 #include "util/strv.h"
 #include "util/template.h"
 
@@ -46,13 +47,8 @@ static int error_at(Loader *l, const YamlNode *n, const char *fmt, ...) __attrib
 static int error_at(Loader *l, const YamlNode *n, const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
-        char *m = NULL;
-        int r = vasprintf(&m, fmt, ap);
+        int r = diag_addv(l->diag, n ? n->line : 1, n ? n->column : 1, fmt, ap);
         va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-        r = diag_add(l->diag, n ? n->line : 1, n ? n->column : 1, "%s", m);
-        free(m);
         return r;
 }
 
@@ -523,33 +519,38 @@ static int parse_on_failure(Loader *l, const YamlNode *n, void *field) {
         return r;
 }
 
+/* A keyword that may carry an argument ("file:PATH"): the argument is copied into *ret_arg. */
+static int parse_keyword_arg(Loader *l, const YamlNode *n, const char *what, const char *const *words,
+                             unsigned *ret, char **ret_arg) {
+        const char *arg = NULL;
+        int r = parse_keyword(l, n, what, words, ret, &arg);
+        if (r < 0 || !arg)
+                return r;
+        free(*ret_arg);
+        *ret_arg = strdup(arg);
+        return *ret_arg ? 0 : -ENOMEM;
+}
+
 static int parse_verify(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
         unsigned v;
-        const char *arg = NULL;
-        int r = parse_keyword(l, n, "verify", verify_words, &v, &arg);
+        int r = parse_keyword_arg(l, n, "verify", verify_words, &v, &s->verify_path);
         if (r < 0)
                 return r;
         s->verify = (SpecVerify) v;
-        if (arg && !(s->verify_path = strdup(arg)))
-                return -ENOMEM;
-        return arg ? remember_template(l, n) : 0;
+        return s->verify == SPEC_VERIFY_FILE ? remember_template(l, n) : 0;
 }
 
 static int parse_metric(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
         unsigned v;
-        const char *arg = NULL;
-        int r = parse_keyword(l, n, "metric", metric_words, &v, &arg);
+        int r = parse_keyword_arg(l, n, "metric", metric_words, &v, &s->metric_name);
         if (r < 0)
                 return r;
         s->metric = (SpecMetric) v;
-        if (arg) {
-                if (!is_identifier(arg, true))
-                        return error_at(l, n, "reported metric name '%s' must be 1-64 letters, digits, '_', '-' or '.'", arg);
-                if (!(s->metric_name = strdup(arg)))
-                        return -ENOMEM;
-        }
+        if (s->metric == SPEC_METRIC_REPORTED && !is_identifier(s->metric_name, true))
+                return error_at(l, n, "reported metric name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
+                                s->metric_name);
         return 0;
 }
 
@@ -730,22 +731,14 @@ int spec_load_file(const char *path, Diagnostics *d, Spec **ret) {
         _cleanup_free_ char *buf = malloc((size_t) st.st_size + 1);
         if (!buf)
                 return -ENOMEM;
-        size_t have = 0;
-        for (;;) {
-                ssize_t n = read(fd, buf + have, (size_t) st.st_size + 1 - have);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (n == 0)
-                        break;
-                have += (size_t) n;
-                if (have > (size_t) st.st_size) { /* grew while we read: refuse, do not guess */
-                        if (!d->file && !(d->file = strdup(path)))
-                                return -ENOMEM;
-                        return diag_add(d, 1, 1, "spec changed while being read");
-                }
+        /* One byte more than expected tells a file that grew while we read it: refuse it. */
+        ssize_t have = read_full(fd, buf, (size_t) st.st_size + 1);
+        if (have < 0)
+                return (int) have;
+        if ((size_t) have > (size_t) st.st_size) {
+                if (!d->file && !(d->file = strdup(path)))
+                        return -ENOMEM;
+                return diag_add(d, 1, 1, "spec changed while being read");
         }
-        return spec_load_buffer(path, buf, have, d, ret);
+        return spec_load_buffer(path, buf, (size_t) have, d, ret);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/io.h"
 #include "util/sha256.h"
 
 static const uint32_t K[64] = {
@@ -134,12 +135,9 @@ int sha256_file_hex(const char *path, char ret_hex[SHA256_HEX_SIZE]) {
         sha256_init(&s);
         for (;;) {
                 uint8_t buf[65536];
-                ssize_t n = read(fd, buf, sizeof(buf));
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
+                ssize_t n = read_full(fd, buf, sizeof(buf));
+                if (n < 0)
+                        return (int) n;
                 if (n == 0)
                         break;
                 sha256_update(&s, buf, (size_t) n);
