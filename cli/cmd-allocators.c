@@ -34,8 +34,8 @@ int cmd_allocators(int argc, char **argv) {
                 if (r < 0)
                         printf("%-17s not installed: apt-get install %s\n", e->name, e->package);
                 else
-                        printf("%-17s %-48s %-16s %s\n", e->name, a.path ? a.path : "(none: built into libc)",
-                               a.version, a.sha256);
+                        printf("%-17s %-48s %-16s %s\n", e->name,
+                               a.path ? a.path : "(none: built into libc)", a.version, a.sha256);
                 allocator_done(&a);
         }
         return EXIT_OK;

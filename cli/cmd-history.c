@@ -15,10 +15,9 @@
 #include "db/query.h"
 #include "util/cleanup.h"
 
-static const char runs_usage[] =
-        "Usage: alloclab runs [EXPERIMENT] [--db PATH] [--last N]\n"
-        "\n"
-        "Lists stored runs, newest first (default: the last 20).\n";
+static const char runs_usage[] = "Usage: alloclab runs [EXPERIMENT] [--db PATH] [--last N]\n"
+                                 "\n"
+                                 "Lists stored runs, newest first (default: the last 20).\n";
 
 static const char show_usage[] =
         "Usage: alloclab show [RUN|latest] [--db PATH] [--format table|markdown|csv|json]\n"
@@ -55,7 +54,8 @@ static int parse_read_options(const char *command, int argc, char **argv, ReadOp
                         break;
                 case 'f':
                         if (cli_parse_format(optarg, &o->format) < 0) {
-                                cli_error(command, "unknown format '%s' (table, markdown, csv, json)", optarg);
+                                cli_error(command, "unknown format '%s' (table, markdown, csv, json)",
+                                          optarg);
                                 return EXIT_USAGE;
                         }
                         break;

@@ -65,7 +65,8 @@ static void fmt_duration(uint64_t s, char *buf, size_t size) {
                 snprintf(buf, size, "%lluh%02llum", (unsigned long long) s / 3600,
                          (unsigned long long) (s % 3600) / 60);
         else if (s >= 60)
-                snprintf(buf, size, "%llum%02llus", (unsigned long long) s / 60, (unsigned long long) s % 60);
+                snprintf(buf, size, "%llum%02llus", (unsigned long long) s / 60,
+                         (unsigned long long) s % 60);
         else
                 snprintf(buf, size, "%llus", (unsigned long long) s);
 }
@@ -81,12 +82,12 @@ static void progress_step(void *userdata, const Plan *p, size_t index) {
         fmt_duration(elapsed, el, sizeof(el));
         if (index > 0)
                 fmt_duration(elapsed * (p->n_steps - index) / index, eta, sizeof(eta));
-        unsigned total = st->phase == PHASE_SAMPLE ? p->spec->samples
+        unsigned total = st->phase == PHASE_SAMPLE   ? p->spec->samples
                          : st->phase == PHASE_WARMUP ? p->spec->warmup
                                                      : 1;
-        fprintf(stderr, "\r\033[Kcell %u/%zu [%s] %s %s %u/%u  %s elapsed, ETA %s", st->cell + 1,
-                p->n_cells, label ? label : "?", p->spec->variants[st->variant].name,
-                phase_to_string(st->phase), st->round + 1, total, el, eta);
+        fprintf(stderr, "\r\033[Kcell %u/%zu [%s] %s %s %u/%u  %s elapsed, ETA %s", st->cell + 1, p->n_cells,
+                label ? label : "?", p->spec->variants[st->variant].name, phase_to_string(st->phase),
+                st->round + 1, total, el, eta);
         fflush(stderr);
 }
 
@@ -260,7 +261,7 @@ int cmd_run(int argc, char **argv) {
         if (progress.enabled)
                 fprintf(stderr, "\r\033[K");
 
-        const char *note = r < 0 ? strerror(-r)
+        const char *note = r < 0                        ? strerror(-r)
                            : result.end == RUN_CANCELED ? "stopped by a signal"
                            : result.end == RUN_STOPPED  ? "stopped at the first failure (on_failure: stop)"
                                                         : NULL;
@@ -274,7 +275,8 @@ int cmd_run(int argc, char **argv) {
                 return EXIT_ENVIRONMENT;
         }
         if (result.end == RUN_CANCELED) {
-                cli_error("run", "run %lld interrupted; its samples so far are stored", (long long) record_run_id(rec));
+                cli_error("run", "run %lld interrupted; its samples so far are stored",
+                          (long long) record_run_id(rec));
                 return EXIT_INTERRUPTED;
         }
         e = print_report("run", store, record_run_id(rec), o.format);

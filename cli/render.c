@@ -290,16 +290,17 @@ static json_t *json_str_or_null(const char *s) {
 }
 
 static int render_json(FILE *f, const Report *rep) {
-        json_t *root = json_object(), *variants = json_array(), *cells = json_array(), *failures = json_array();
+        json_t *root = json_object(), *variants = json_array(), *cells = json_array(),
+               *failures = json_array();
         json_object_set_new(root, "run_id", json_integer(rep->run.id));
         json_object_set_new(root, "experiment", json_string(rep->run.experiment));
         json_object_set_new(root, "status", json_string(rep->run.status));
         json_object_set_new(root, "started_at", json_string(rep->run.started_at));
         json_object_set_new(root, "ended_at", json_str_or_null(rep->run.ended_at));
-        json_object_set_new(root, "host", json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "hostname",
-                                                    rep->run.hostname, "cpu_model", rep->cpu_model, "kernel",
-                                                    rep->kernel, "cpus", (json_int_t) rep->cpus, "glibc",
-                                                    rep->glibc, "thp", rep->thp));
+        json_object_set_new(root, "host",
+                            json_pack("{s:s, s:s, s:s, s:I, s:s, s:s}", "hostname", rep->run.hostname,
+                                      "cpu_model", rep->cpu_model, "kernel", rep->kernel, "cpus",
+                                      (json_int_t) rep->cpus, "glibc", rep->glibc, "thp", rep->thp));
         json_object_set_new(root, "metric", json_string(rep->run.metric));
         json_object_set_new(root, "samples", json_integer(rep->samples));
         json_object_set_new(root, "warmup", json_integer(rep->warmup));
@@ -333,15 +334,16 @@ static int render_json(FILE *f, const Report *rep) {
                         json_object_set_new(o, "excluded", json_str_or_null(e->excluded_reason));
                         json_object_set_new(results, rep->variant_names[v], o);
                 }
-                json_array_append_new(cells, json_pack("{s:s, s:o}", "cell", rep->cell_labels[c], "results", results));
+                json_array_append_new(
+                        cells, json_pack("{s:s, s:o}", "cell", rep->cell_labels[c], "results", results));
         }
         for (size_t i = 0; i < rep->n_failures_listed; i++) {
                 const ReportFailure *x = &rep->failures[i];
                 json_array_append_new(failures,
-                                      json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:o}", "cell", x->cell, "variant",
-                                                x->variant, "phase", x->phase, "round", (json_int_t) x->round + 1,
-                                                "status", x->status, "detail", x->detail, "stderr",
-                                                json_str_or_null(x->stderr_excerpt)));
+                                      json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:o}", "cell", x->cell,
+                                                "variant", x->variant, "phase", x->phase, "round",
+                                                (json_int_t) x->round + 1, "status", x->status, "detail",
+                                                x->detail, "stderr", json_str_or_null(x->stderr_excerpt)));
         }
         json_object_set_new(root, "variants", variants);
         json_object_set_new(root, "cells", cells);

@@ -30,14 +30,14 @@ int diag_addv(Diagnostics *d, unsigned line, unsigned column, const char *fmt, v
         char *m = NULL;
         if (vasprintf(&m, fmt, ap) < 0)
                 return -ENOMEM;
-        d->items[d->n_items++] = (Diag) { .line = line, .column = column, .message = m };
+        d->items[d->n_items++] = (Diag){ .line = line, .column = column, .message = m };
         return -EINVAL;
 }
 
 char *diag_format(const Diagnostics *d, size_t i) {
         char *s;
-        if (asprintf(&s, "%s:%u:%u: %s", d->file ? d->file : "<spec>", d->items[i].line,
-                     d->items[i].column, d->items[i].message) < 0)
+        if (asprintf(&s, "%s:%u:%u: %s", d->file ? d->file : "<spec>", d->items[i].line, d->items[i].column,
+                     d->items[i].message) < 0)
                 return NULL;
         return s;
 }
@@ -47,5 +47,5 @@ void diag_clear(Diagnostics *d) {
                 free(d->items[i].message);
         free(d->items);
         free(d->file);
-        *d = (Diagnostics) {};
+        *d = (Diagnostics){};
 }

@@ -42,7 +42,8 @@ typedef struct Field {
         bool required;
 } Field;
 
-static int error_at(Loader *l, const YamlNode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int error_at(Loader *l, const YamlNode *n, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 
 static int error_at(Loader *l, const YamlNode *n, const char *fmt, ...) {
         va_list ap;
@@ -103,8 +104,7 @@ static int expect_scalar(Loader *l, const YamlNode *n, const char *what) {
 static int expect_kind(Loader *l, const YamlNode *n, YamlKind kind, const char *what) {
         if (!n || yaml_node_is_null(n) || n->kind != kind)
                 return error_at(l, n, "%s must be %s, got %s", what,
-                                kind == YAML_NODE_MAPPING ? "a mapping" : "a list",
-                                yaml_node_kind_name(n));
+                                kind == YAML_NODE_MAPPING ? "a mapping" : "a list", yaml_node_kind_name(n));
         return 0;
 }
 
@@ -133,8 +133,8 @@ static int parse_uint(Loader *l, const YamlNode *n, const char *what, uint64_t m
         if (*s < '0' || *s > '9' || *end || errno == ERANGE)
                 return error_at(l, n, "%s must be an integer, got '%s'", what, s);
         if (v < min || v > max)
-                return error_at(l, n, "%s must be between %" PRIu64 " and %" PRIu64 ", got %llu",
-                                what, min, max, v);
+                return error_at(l, n, "%s must be between %" PRIu64 " and %" PRIu64 ", got %llu", what, min,
+                                max, v);
         *ret = v;
         return 0;
 }
@@ -164,8 +164,7 @@ static int parse_quantity(Loader *l, const YamlNode *n, const char *what, const 
                                 factor = u->factor;
         }
         if (factor == 0)
-                return error_at(l, n, "%s: cannot parse '%s' (expected e.g. %s)", what, n->value,
-                                example);
+                return error_at(l, n, "%s: cannot parse '%s' (expected e.g. %s)", what, n->value, example);
         double scaled = v * factor;
         if (scaled < (double) min || scaled > (double) max)
                 return error_at(l, n, "%s '%s' is out of range", what, n->value);
@@ -204,8 +203,7 @@ static int parse_experiment_name(Loader *l, const YamlNode *n, void *field) {
         if (r < 0)
                 return r;
         if (!is_identifier(n->value, true))
-                return error_at(l, n,
-                                "experiment name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
+                return error_at(l, n, "experiment name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
                                 n->value);
         return parse_string(l, n, field);
 }
@@ -279,8 +277,8 @@ static int parse_env(Loader *l, const YamlNode *n, void *field) {
         return 0;
 }
 
-static int parse_fields(Loader *l, const YamlNode *n, const char *what, const Field *fields,
-                        size_t n_fields, void *base);
+static int parse_fields(Loader *l, const YamlNode *n, const char *what, const Field *fields, size_t n_fields,
+                        void *base);
 
 static int parse_preload(Loader *l, const YamlNode *n, void *field) {
         int r = expect_scalar(l, n, "preload");
@@ -333,8 +331,8 @@ static int parse_variants(Loader *l, const YamlNode *n, void *field) {
                 }
                 if (yaml_node_is_null(n->items[i]))
                         continue; /* "glibc:" alone: a variant with nothing to change */
-                int q = parse_fields(l, n->items[i], "allocator", variant_fields,
-                                     ELEMENTSOF(variant_fields), v);
+                int q = parse_fields(l, n->items[i], "allocator", variant_fields, ELEMENTSOF(variant_fields),
+                                     v);
                 if (q == -ENOMEM)
                         return q;
                 if (q < 0)
@@ -393,7 +391,8 @@ static int parse_params(Loader *l, const YamlNode *n, void *field) {
                         }
                         for (size_t m = 0; m < j; m++)
                                 if (strcmp(v->items[m]->value, v->items[j]->value) == 0)
-                                        q = error_at(l, v->items[j], "duplicate value '%s' for parameter '%s'",
+                                        q = error_at(l, v->items[j],
+                                                     "duplicate value '%s' for parameter '%s'",
                                                      v->items[j]->value, k->value);
                         if (q < 0) {
                                 r = q;
@@ -405,8 +404,7 @@ static int parse_params(Loader *l, const YamlNode *n, void *field) {
                 }
                 cells *= v->n_items;
                 if (cells > SPEC_MAX_CELLS) {
-                        return error_at(l, n, "the parameter matrix has more than %d cells",
-                                        SPEC_MAX_CELLS);
+                        return error_at(l, n, "the parameter matrix has more than %d cells", SPEC_MAX_CELLS);
                 }
         }
         return r;
@@ -445,21 +443,19 @@ static int parse_seed(Loader *l, const YamlNode *n, void *field) {
 }
 
 static int parse_timeout(Loader *l, const YamlNode *n, void *field) {
-        static const Unit units[] = { { "ns", 1 },   { "us", 1e3 },   { "ms", 1e6 },
-                                      { "s", 1e9 },  { "m", 60e9 },   { "min", 60e9 },
-                                      { "h", 3600e9 }, {} };
+        static const Unit units[] = { { "ns", 1 },   { "us", 1e3 },   { "ms", 1e6 },   { "s", 1e9 },
+                                      { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 }, {} };
         return parse_quantity(l, n, "timeout", units, 1e9, "'60s', '500ms', '2m'", 1000000,
                               SPEC_MAX_TIMEOUT_NS, field);
 }
 
 static int parse_output_limit(Loader *l, const YamlNode *n, void *field) {
-        static const Unit units[] = { { "B", 1 },
-                                      { "K", 1024 },       { "KiB", 1024 },
-                                      { "M", 1048576 },    { "MiB", 1048576 },
-                                      { "G", 1073741824 }, { "GiB", 1073741824 },
-                                      {} };
-        return parse_quantity(l, n, "output_limit", units, 1, "'64MiB', '4096'", 1,
-                              SPEC_MAX_OUTPUT_LIMIT, field);
+        static const Unit units[] = {
+                { "B", 1 },         { "K", 1024 },       { "KiB", 1024 },       { "M", 1048576 },
+                { "MiB", 1048576 }, { "G", 1073741824 }, { "GiB", 1073741824 }, {}
+        };
+        return parse_quantity(l, n, "output_limit", units, 1, "'64MiB', '4096'", 1, SPEC_MAX_OUTPUT_LIMIT,
+                              field);
 }
 
 /* Matches a scalar against a NULL-terminated keyword table. A keyword with a ':' ("file:PATH")
@@ -549,7 +545,8 @@ static int parse_metric(Loader *l, const YamlNode *n, void *field) {
                 return r;
         s->metric = (SpecMetric) v;
         if (s->metric == SPEC_METRIC_REPORTED && !is_identifier(s->metric_name, true))
-                return error_at(l, n, "reported metric name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
+                return error_at(l, n,
+                                "reported metric name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
                                 s->metric_name);
         return 0;
 }
@@ -584,8 +581,8 @@ static void *field_target(Loader *l, const Field *f, void *base) {
         return (char *) base + f->offset;
 }
 
-static int parse_fields(Loader *l, const YamlNode *n, const char *what, const Field *fields,
-                        size_t n_fields, void *base) {
+static int parse_fields(Loader *l, const YamlNode *n, const char *what, const Field *fields, size_t n_fields,
+                        void *base) {
         int r = expect_kind(l, n, YAML_NODE_MAPPING, what);
         if (r < 0)
                 return r;
@@ -656,8 +653,8 @@ static int check_templates(Loader *l) {
                         continue;
                 unsigned col = template_column(n, e.offset);
                 if (e.problem == TEMPLATE_UNDEFINED)
-                        r = diag_add(l->diag, n->line, col, "undefined parameter '{%.*s}'",
-                                     (int) e.length, n->value + e.offset);
+                        r = diag_add(l->diag, n->line, col, "undefined parameter '{%.*s}'", (int) e.length,
+                                     n->value + e.offset);
                 else
                         r = diag_add(l->diag, n->line, col, "%s", template_problem_to_string(e.problem));
         }

@@ -45,10 +45,10 @@ size_t spec_n_cells(const Spec *s) {
         return n;
 }
 
-#define NAME_TABLE(fn, type, ...)                                                                  \
-        const char *fn(type v) {                                                                   \
-                static const char *const names[] = { __VA_ARGS__ };                                \
-                return (unsigned) v < ELEMENTSOF(names) ? names[v] : "?";                          \
+#define NAME_TABLE(fn, type, ...)                                                                           \
+        const char *fn(type v) {                                                                            \
+                static const char *const names[] = { __VA_ARGS__ };                                         \
+                return (unsigned) v < ELEMENTSOF(names) ? names[v] : "?";                                   \
         }
 
 NAME_TABLE(spec_order_to_string, SpecOrder, "interleaved", "randomized", "blocked")

@@ -51,9 +51,8 @@ bool yaml_node_is_null(const YamlNode *n) {
                 return true;
         if (n->kind != YAML_NODE_SCALAR || n->quoted)
                 return false;
-        return strcmp(n->value, "") == 0 || strcmp(n->value, "~") == 0 ||
-               strcmp(n->value, "null") == 0 || strcmp(n->value, "Null") == 0 ||
-               strcmp(n->value, "NULL") == 0;
+        return strcmp(n->value, "") == 0 || strcmp(n->value, "~") == 0 || strcmp(n->value, "null") == 0 ||
+               strcmp(n->value, "Null") == 0 || strcmp(n->value, "NULL") == 0;
 }
 
 const char *yaml_node_kind_name(const YamlNode *n) {
@@ -178,7 +177,7 @@ static int remember_anchor(Builder *b, const yaml_char_t *anchor, YamlNode *n, c
         char *name = strdup((const char *) anchor);
         if (!name)
                 return -ENOMEM;
-        b->anchors[b->n_anchors++] = (Anchor) { .name = name, .node = n };
+        b->anchors[b->n_anchors++] = (Anchor){ .name = name, .node = n };
         return 0;
 }
 
@@ -192,8 +191,7 @@ static int on_alias(Builder *b, const yaml_event_t *e) {
                         continue;
                 for (size_t k = 0; k < b->depth; k++)
                         if (b->stack[k] == b->anchors[i].node)
-                                return diag_add(b->diag, (unsigned) m->line + 1,
-                                                (unsigned) m->column + 1,
+                                return diag_add(b->diag, (unsigned) m->line + 1, (unsigned) m->column + 1,
                                                 "alias '*%s' refers to an enclosing node",
                                                 e->data.alias.anchor);
                 YamlNode *copy = NULL;
@@ -202,8 +200,8 @@ static int on_alias(Builder *b, const yaml_event_t *e) {
                         return r;
                 return attach(b, copy);
         }
-        return diag_add(b->diag, (unsigned) m->line + 1, (unsigned) m->column + 1,
-                        "unknown alias '*%s'", e->data.alias.anchor);
+        return diag_add(b->diag, (unsigned) m->line + 1, (unsigned) m->column + 1, "unknown alias '*%s'",
+                        e->data.alias.anchor);
 }
 
 static int on_collection_start(Builder *b, const yaml_event_t *e, YamlKind kind) {
@@ -219,8 +217,8 @@ static int on_collection_start(Builder *b, const yaml_event_t *e, YamlKind kind)
                 free(n);
                 return -ENOMEM;
         }
-        const yaml_char_t *anchor = kind == YAML_NODE_MAPPING ? e->data.mapping_start.anchor
-                                                                : e->data.sequence_start.anchor;
+        const yaml_char_t *anchor =
+                kind == YAML_NODE_MAPPING ? e->data.mapping_start.anchor : e->data.sequence_start.anchor;
         r = remember_anchor(b, anchor, n, m);
         if (r < 0) {
                 yaml_node_free(n);

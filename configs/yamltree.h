@@ -13,9 +13,9 @@
  */
 
 #define YAML_MAX_INPUT_BYTES (1024 * 1024)
-#define YAML_MAX_DEPTH 16
-#define YAML_MAX_ALIASES 32
-#define YAML_MAX_NODES 100000
+#define YAML_MAX_DEPTH       16
+#define YAML_MAX_ALIASES     32
+#define YAML_MAX_NODES       100000
 
 typedef enum YamlKind {
         YAML_NODE_SCALAR,

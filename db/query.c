@@ -36,17 +36,17 @@ void query_runs_free(RunSummary *runs, size_t n) {
         free(runs);
 }
 
-#define SUMMARY_COLUMNS                                                                            \
-        "runs.id, experiments.name, runs.status, runs.started_at, runs.ended_at, hosts.hostname,"  \
-        " runs.metric, runs.n_runs, runs.n_failures, runs.n_excluded,"                             \
-        " (SELECT count(*) FROM cells WHERE cells.run_id = runs.id),"                              \
+#define SUMMARY_COLUMNS                                                                                     \
+        "runs.id, experiments.name, runs.status, runs.started_at, runs.ended_at, hosts.hostname,"           \
+        " runs.metric, runs.n_runs, runs.n_failures, runs.n_excluded,"                                      \
+        " (SELECT count(*) FROM cells WHERE cells.run_id = runs.id),"                                       \
         " (SELECT count(*) FROM variants WHERE variants.run_id = runs.id)"
-#define SUMMARY_FROM                                                                               \
-        " FROM runs JOIN experiments ON experiments.id = runs.experiment_id"                       \
+#define SUMMARY_FROM                                                                                        \
+        " FROM runs JOIN experiments ON experiments.id = runs.experiment_id"                                \
         " JOIN hosts ON hosts.id = runs.host_id"
 
 static int read_summary(sqlite3_stmt *st, RunSummary *r) {
-        *r = (RunSummary) {
+        *r = (RunSummary){
                 .id = sqlite3_column_int64(st, 0),
                 .experiment = col_text(st, 1),
                 .status = col_text(st, 2),
@@ -203,7 +203,9 @@ static int row_variant(Report *rep, sqlite3_stmt *st) {
         rep->allocator_versions[pos] = col_text(st, 3);
         if (sqlite3_column_int(st, 4))
                 rep->baseline = (size_t) pos;
-        return rep->variant_names[pos] && rep->allocator_names[pos] && rep->allocator_versions[pos] ? 0 : -ENOMEM;
+        return rep->variant_names[pos] && rep->allocator_names[pos] && rep->allocator_versions[pos]
+                       ? 0
+                       : -ENOMEM;
 }
 
 static ReportEntry *entry_at(Report *rep, sqlite3_stmt *st) {
@@ -218,7 +220,7 @@ static int row_stats(Report *rep, sqlite3_stmt *st) {
         if (!e)
                 return -EBADMSG;
         e->has_stats = true;
-        e->stats = (Stats) {
+        e->stats = (Stats){
                 .n = (size_t) sqlite3_column_int64(st, 2),
                 .median = sqlite3_column_double(st, 3),
                 .mad = sqlite3_column_double(st, 4),
@@ -260,11 +262,13 @@ static char *failure_detail(sqlite3_stmt *st) {
         } else if (strcmp(status, "exit") == 0)
                 r = asprintf(&d, "exit code %d", sqlite3_column_int(st, 5));
         else if (strcmp(status, "mismatch") == 0)
-                r = asprintf(&d, "output differs from the reference at byte %lld (%lld bytes, reference %lld)",
-                             (long long) sqlite3_column_int64(st, 7), (long long) sqlite3_column_int64(st, 8),
-                             (long long) sqlite3_column_int64(st, 9));
+                r = asprintf(
+                        &d, "output differs from the reference at byte %lld (%lld bytes, reference %lld)",
+                        (long long) sqlite3_column_int64(st, 7), (long long) sqlite3_column_int64(st, 8),
+                        (long long) sqlite3_column_int64(st, 9));
         else if (strcmp(status, "timeout") == 0)
-                r = asprintf(&d, "killed at the timeout after %.3f s", (double) sqlite3_column_int64(st, 10) / 1e9);
+                r = asprintf(&d, "killed at the timeout after %.3f s",
+                             (double) sqlite3_column_int64(st, 10) / 1e9);
         else if (strcmp(status, "exec-failed") == 0)
                 r = asprintf(&d, "cannot execute: %s", strerror(sqlite3_column_int(st, 11)));
         else
@@ -276,7 +280,7 @@ static int row_failure(Report *rep, sqlite3_stmt *st) {
         if (rep->n_failures_listed >= QUERY_MAX_FAILURES)
                 return 0;
         ReportFailure *f = &rep->failures[rep->n_failures_listed++];
-        *f = (ReportFailure) {
+        *f = (ReportFailure){
                 .cell = col_text(st, 0),
                 .variant = col_text(st, 1),
                 .phase = col_text(st, 2),
@@ -310,8 +314,8 @@ int query_report(Store *s, int64_t run_id, Report **ret) {
         rep->allocator_versions = calloc(nv + 1, sizeof(char *));
         rep->entries = calloc(nc * nv + 1, sizeof(ReportEntry));
         rep->failures = calloc(QUERY_MAX_FAILURES, sizeof(ReportFailure));
-        if (!rep->cell_labels || !rep->variant_names || !rep->allocator_names ||
-            !rep->allocator_versions || !rep->entries || !rep->failures)
+        if (!rep->cell_labels || !rep->variant_names || !rep->allocator_names || !rep->allocator_versions ||
+            !rep->entries || !rep->failures)
                 return -ENOMEM;
 
         /* The primary metric's name in the stats table: "reported:NAME" is stored as NAME. */
@@ -338,15 +342,17 @@ int query_report(Store *s, int64_t run_id, Report **ret) {
                               " JOIN allocators a ON a.id = v.allocator_id WHERE v.run_id = ?1",
                               rep, row_variant)) < 0 ||
             (r = for_each_row(s, run_id, stats_sql, rep, row_stats)) < 0 ||
-            (r = for_each_row(s, run_id,
-                              "SELECT c.position, v.position, count(*),"
-                              " (SELECT s2.status || CASE WHEN s2.status = 'signal' THEN ' ' || s2.signal"
-                              "   WHEN s2.status = 'exit' THEN ' ' || s2.exit_code ELSE '' END"
-                              "  FROM samples s2 WHERE s2.cell_id = s.cell_id AND s2.variant_id = s.variant_id"
-                              "  AND s2.status <> 'ok' ORDER BY s2.id LIMIT 1)"
-                              " FROM samples s JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
-                              " WHERE s.run_id = ?1 AND s.status <> 'ok' GROUP BY s.cell_id, s.variant_id",
-                              rep, row_failure_count)) < 0 ||
+            (r = for_each_row(
+                     s, run_id,
+                     "SELECT c.position, v.position, count(*),"
+                     " (SELECT s2.status || CASE WHEN s2.status = 'signal' THEN ' ' || s2.signal"
+                     "   WHEN s2.status = 'exit' THEN ' ' || s2.exit_code ELSE '' END"
+                     "  FROM samples s2 WHERE s2.cell_id = s.cell_id AND s2.variant_id = s.variant_id"
+                     "  AND s2.status <> 'ok' ORDER BY s2.id LIMIT 1)"
+                     " FROM samples s JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = "
+                     "s.variant_id"
+                     " WHERE s.run_id = ?1 AND s.status <> 'ok' GROUP BY s.cell_id, s.variant_id",
+                     rep, row_failure_count)) < 0 ||
             (r = for_each_row(s, run_id,
                               "SELECT c.position, v.position, e.reason FROM exclusions e"
                               " JOIN cells c ON c.id = e.cell_id JOIN variants v ON v.id = e.variant_id"

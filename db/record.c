@@ -179,20 +179,22 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                           " timeout_ns, verify, metric, on_failure)"
                           " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
                           " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?)",
-                          "iiitttiiiitiitt" "t",
+                          "iiitttiiiitiitt"
+                          "t",
                           experiment_id, spec_id, host_id, s->path, ctx->trigger, ctx->submitter,
-                          (int64_t) getpid(), (int64_t) start, (int64_t) s->samples,
-                          (int64_t) s->warmup, spec_order_to_string(s->order), (int64_t) p->seed,
-                          (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
+                          (int64_t) getpid(), (int64_t) start, (int64_t) s->samples, (int64_t) s->warmup,
+                          spec_order_to_string(s->order), (int64_t) p->seed, (int64_t) s->timeout_ns,
+                          spec_verify_to_string(s->verify), metric,
                           spec_on_failure_to_string(s->on_failure));
 
         for (size_t v = 0; v < p->n_variants && r >= 0; v++) {
                 const SpecVariant *sv = &s->variants[v];
                 const Allocator *a = &p->allocators[v];
                 int64_t allocator_id;
-                r = exec1(db, &allocator_id,
-                          "INSERT INTO allocators (name, path, sha256, version) VALUES (?, ?, ?, ?)" UPSERT_ID,
-                          "tttt", a->name, a->path ? a->path : "", a->sha256, a->version);
+                r = exec1(
+                        db, &allocator_id,
+                        "INSERT INTO allocators (name, path, sha256, version) VALUES (?, ?, ?, ?)" UPSERT_ID,
+                        "tttt", a->name, a->path ? a->path : "", a->sha256, a->version);
                 json_t *env = json_object();
                 if (r >= 0 && (env_into(env, s->env) < 0 || env_into(env, sv->env) < 0))
                         r = -ENOMEM;
@@ -212,7 +214,8 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                 _cleanup_free_ char *label = plan_cell_label(p, c);
                 json_t *params = json_object();
                 for (size_t i = 0; i < s->n_params; i++)
-                        json_object_set_new(params, s->params[i].name, json_string(plan_cell_value(p, c, i)));
+                        json_object_set_new(params, s->params[i].name,
+                                            json_string(plan_cell_value(p, c, i)));
                 _cleanup_free_ char *params_json = json_dumps(params, JSON_COMPACT | JSON_PRESERVE_ORDER);
                 json_decref(params);
                 if (!label || !params_json)
@@ -236,9 +239,10 @@ static int prepare(Recorder *rec) {
                   " exec_errno, leftover, output_size, output_hash, verified, mismatch_offset,"
                   " reference_size, stderr_excerpt, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
                   " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))" },
-                { &rec->insert_metric, "INSERT INTO sample_metrics (sample_id, name, value) VALUES (?, ?, ?)" },
-                { &rec->insert_exclusion,
-                  "INSERT OR REPLACE INTO exclusions (run_id, cell_id, variant_id, reason) VALUES (?, ?, ?, ?)" },
+                { &rec->insert_metric,
+                  "INSERT INTO sample_metrics (sample_id, name, value) VALUES (?, ?, ?)" },
+                { &rec->insert_exclusion, "INSERT OR REPLACE INTO exclusions (run_id, cell_id, variant_id, "
+                                          "reason) VALUES (?, ?, ?, ?)" },
                 { &rec->insert_stats,
                   "INSERT OR REPLACE INTO stats (run_id, cell_id, variant_id, metric, n, median, mad, mean,"
                   " stddev, min, max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" },
@@ -295,7 +299,11 @@ static int on_sample(void *userdata, const Plan *p, const Sample *s) {
                 return r;
         /* Optional columns are bound as NULL through the format string. */
         char fmt[32];
-        snprintf(fmt, sizeof(fmt), "iiitiiti" "iiiiiii" "%c%c%c" "i%cti%c%ct",
+        snprintf(fmt, sizeof(fmt),
+                 "iiitiiti"
+                 "iiiiiii"
+                 "%c%c%c"
+                 "i%cti%c%ct",
                  exited ? 'i' : 'n', signaled ? 'i' : 'n', sr->end == SPAWN_EXEC_FAILED ? 'i' : 'n',
                  has_output ? 'i' : 'n', mismatch ? 'i' : 'n', mismatch ? 'i' : 'n');
         r = step(db, rec->insert_sample, &sample_id, fmt, rec->run_id, rec->cell_ids[s->step->cell],
@@ -347,7 +355,7 @@ static int on_cell_stats(void *userdata, const Plan *p, uint32_t cell, const Sta
 }
 
 RunSink record_sink(Recorder *r) {
-        return (RunSink) {
+        return (RunSink){
                 .userdata = r,
                 .sample = on_sample,
                 .exclude = on_exclude,
@@ -356,10 +364,10 @@ RunSink record_sink(Recorder *r) {
 }
 
 int record_finish(Recorder *rec, const RunResult *result, int error, const char *message) {
-        const char *status = error < 0                       ? "failed"
-                             : result->end == RUN_CANCELED   ? "interrupted"
-                             : result->end == RUN_STOPPED    ? "failed"
-                                                             : "done";
+        const char *status = error < 0                     ? "failed"
+                             : result->end == RUN_CANCELED ? "interrupted"
+                             : result->end == RUN_STOPPED  ? "failed"
+                                                           : "done";
         sqlite3 *db = db_of(rec);
         int r = begin(db);
         if (r < 0)

@@ -21,8 +21,7 @@ typedef struct RecordContext {
 } RecordContext;
 
 /* Creates the run (status 'running'). Returns 0 or -EIO/-ENOMEM. */
-int record_begin(Store *store, const Plan *plan, const Host *host, const RecordContext *ctx,
-                 Recorder **ret);
+int record_begin(Store *store, const Plan *plan, const Host *host, const RecordContext *ctx, Recorder **ret);
 
 /* The sink that writes into this run. */
 RunSink record_sink(Recorder *r);

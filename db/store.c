@@ -159,8 +159,7 @@ static int migrate(Store *s, char **ret_message) {
                 return -EIO;
         if (version > STORE_SCHEMA_VERSION) {
                 if (ret_message)
-                        asprintf(ret_message,
-                                 "database schema version %d is newer than this alloclab (%d)",
+                        asprintf(ret_message, "database schema version %d is newer than this alloclab (%d)",
                                  version, STORE_SCHEMA_VERSION);
                 return -EPROTO;
         }
@@ -240,14 +239,14 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
                         asprintf(ret_message, "cannot create the directory of %s: %m", path);
                 return -EIO;
         }
-        int flags = mode == STORE_READ_ONLY ? SQLITE_OPEN_READONLY
-                                            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+        int flags =
+                mode == STORE_READ_ONLY ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
         int rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
         if (rc == SQLITE_OK)
                 rc = sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
         if (rc == SQLITE_OK && mode == STORE_READ_WRITE)
-                rc = sqlite3_exec(s->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;",
-                                  NULL, NULL, NULL);
+                rc = sqlite3_exec(s->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;", NULL, NULL,
+                                  NULL);
         if (rc == SQLITE_OK)
                 rc = sqlite3_exec(s->db, "PRAGMA foreign_keys = ON;", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
@@ -269,7 +268,9 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
                         if (ret_message)
                                 asprintf(ret_message, "database %s has schema version %d, expected %d%s",
                                          path, version, STORE_SCHEMA_VERSION,
-                                         version < STORE_SCHEMA_VERSION ? " (open it for writing once to migrate)" : "");
+                                         version < STORE_SCHEMA_VERSION
+                                                 ? " (open it for writing once to migrate)"
+                                                 : "");
                         return -EPROTO;
                 }
         }

@@ -94,7 +94,7 @@ int allocator_resolve(const char *preload, Allocator *ret) {
                 if (a.entry->soname) {
                         r = allocator_find_library(a.entry->soname, &a.path);
                         if (r < 0) {
-                                *ret = (Allocator) { .entry = a.entry };
+                                *ret = (Allocator){ .entry = a.entry };
                                 allocator_done(&a);
                                 return r;
                         }
@@ -127,5 +127,5 @@ void allocator_done(Allocator *a) {
         free(a->name);
         free(a->path);
         free(a->version);
-        *a = (Allocator) {};
+        *a = (Allocator){};
 }

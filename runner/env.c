@@ -11,9 +11,9 @@
 #include "util/strv.h"
 
 const char *const env_whitelist[] = {
-        "PATH",        "HOME",        "USER",     "LOGNAME",  "LANG",        "LANGUAGE",
-        "LC_ALL",      "LC_CTYPE",    "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY",
-        "LC_MESSAGES", "TZ",          "TERM",     "TMPDIR",   NULL,
+        "PATH",        "HOME",     "USER",       "LOGNAME", "LANG",       "LANGUAGE",
+        "LC_ALL",      "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY",
+        "LC_MESSAGES", "TZ",       "TERM",       "TMPDIR",  NULL,
 };
 
 const char *env_get(char *const *env, const char *key) {
@@ -36,8 +36,8 @@ static int apply(char ***env, char *const *layer) {
         return 0;
 }
 
-int env_build(char *const *caller_env, char *const *spec_env, char *const *variant_env,
-              const char *preload, char ***ret) {
+int env_build(char *const *caller_env, char *const *spec_env, char *const *variant_env, const char *preload,
+              char ***ret) {
         _cleanup_strv_free_ char **env = NULL;
         int r;
 

@@ -21,8 +21,8 @@ extern const char *const env_whitelist[];
  * Builds the environment. spec_env and variant_env are expanded KEY=VALUE vectors (may be
  * NULL); preload is the file to preload or NULL. Returns 0 and a new strv in *ret, or -ENOMEM.
  */
-int env_build(char *const *caller_env, char *const *spec_env, char *const *variant_env,
-              const char *preload, char ***ret);
+int env_build(char *const *caller_env, char *const *spec_env, char *const *variant_env, const char *preload,
+              char ***ret);
 
 /* Value of key in an environment vector, or NULL. */
 const char *env_get(char *const *env, const char *key);

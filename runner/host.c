@@ -71,8 +71,7 @@ int host_read(Host *ret) {
         if (or_unknown(&h.hostname, have_uname ? strdup(u.nodename) : NULL) < 0 ||
             or_unknown(&h.kernel, have_uname ? strdup(u.release) : NULL) < 0 ||
             or_unknown(&h.cpu_model, cpu_model()) < 0 ||
-            or_unknown(&h.glibc, strdup(gnu_get_libc_version())) < 0 ||
-            or_unknown(&h.thp, thp_mode()) < 0) {
+            or_unknown(&h.glibc, strdup(gnu_get_libc_version())) < 0 || or_unknown(&h.thp, thp_mode()) < 0) {
                 host_done(&h);
                 return -ENOMEM;
         }
@@ -86,5 +85,5 @@ void host_done(Host *h) {
         free(h->cpu_model);
         free(h->glibc);
         free(h->thp);
-        *h = (Host) {};
+        *h = (Host){};
 }

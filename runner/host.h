@@ -8,11 +8,11 @@
 
 typedef struct Host {
         char *hostname;
-        char *kernel;    /* release */
+        char *kernel; /* release */
         char *cpu_model;
-        unsigned cpus;   /* online */
+        unsigned cpus; /* online */
         char *glibc;
-        char *thp;       /* transparent_hugepage/enabled, the bracketed choice */
+        char *thp; /* transparent_hugepage/enabled, the bracketed choice */
 } Host;
 
 /* Fills *ret. Returns 0 or -ENOMEM; unreadable facts become "unknown". */

@@ -38,7 +38,7 @@ static int map_fd(int fd, Mapping *ret) {
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return negative_errno();
-        *ret = (Mapping) { .size = (size_t) st.st_size };
+        *ret = (Mapping){ .size = (size_t) st.st_size };
         if (ret->size == 0)
                 return 0;
         ret->data = mmap(NULL, ret->size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -142,7 +142,8 @@ int output_parse_metrics(int fd, Metric **ret, size_t *ret_n) {
                 if (*e || errno != 0 || !isfinite(v))
                         return -EBADMSG;
                 size_t name_len = (size_t) (sp - p), k = 0;
-                while (k < n && !(strlen(list[k].name) == name_len && memcmp(list[k].name, p, name_len) == 0))
+                while (k < n &&
+                       !(strlen(list[k].name) == name_len && memcmp(list[k].name, p, name_len) == 0))
                         k++;
                 if (k < n) { /* reported again: the last value counts */
                         list[k].value = v;

@@ -9,11 +9,11 @@
  * first difference against the oracle, and the metrics a child reports on ENV_METRICS_FD.
  */
 
-#define OUTPUT_HASH_HEX_SIZE 33       /* 128 bits as hex, plus NUL */
-#define OUTPUT_MAX_METRICS 64         /* per sample; more is an error */
+#define OUTPUT_HASH_HEX_SIZE     33 /* 128 bits as hex, plus NUL */
+#define OUTPUT_MAX_METRICS       64 /* per sample; more is an error */
 #define OUTPUT_MAX_METRICS_BYTES 65536
-#define OUTPUT_METRIC_NAME_MAX 64
-#define OUTPUT_STDERR_EXCERPT 2048    /* bytes of stderr kept for a failed sample */
+#define OUTPUT_METRIC_NAME_MAX   64
+#define OUTPUT_STDERR_EXCERPT    2048 /* bytes of stderr kept for a failed sample */
 
 typedef struct Digest {
         uint64_t size;

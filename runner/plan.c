@@ -144,8 +144,8 @@ static int resolve_exe(const char *name, char *const *envp, const char *cwd, cha
         return -ENOENT;
 }
 
-static int prepare_job(const Plan *p, size_t cell, size_t variant, char *const *caller_env,
-                       PlanJob *job, char **ret_message) {
+static int prepare_job(const Plan *p, size_t cell, size_t variant, char *const *caller_env, PlanJob *job,
+                       char **ret_message) {
         const Spec *s = p->spec;
         const SpecVariant *v = &s->variants[variant];
         CellVars vars = { .n = s->n_params };
@@ -179,13 +179,13 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, char *const *
 static int append_step(Plan *p, size_t cap, uint32_t cell, uint32_t variant, uint32_t round, Phase phase) {
         if (p->n_steps >= cap)
                 return -E2BIG;
-        p->steps[p->n_steps++] = (PlanStep) { .cell = cell, .variant = variant, .round = round, .phase = phase };
+        p->steps[p->n_steps++] =
+                (PlanStep){ .cell = cell, .variant = variant, .round = round, .phase = phase };
         return 0;
 }
 
 /* Appends the rounds [0, count) of one phase for one cell in the spec's order. */
-static int append_rounds(Plan *p, size_t cap, uint32_t cell, Phase phase, unsigned count,
-                         uint64_t *rng) {
+static int append_rounds(Plan *p, size_t cap, uint32_t cell, Phase phase, unsigned count, uint64_t *rng) {
         uint32_t order[SPEC_MAX_VARIANTS];
         int r;
         for (unsigned round = 0; round < count; round++) {
@@ -240,8 +240,7 @@ static int build_steps(Plan *p) {
         return 0;
 }
 
-int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, Plan **ret,
-             char **ret_message) {
+int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, Plan **ret, char **ret_message) {
         _cleanup_(plan_freep) Plan *p = calloc(1, sizeof(Plan));
         if (!p)
                 return -ENOMEM;
@@ -250,8 +249,8 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, Plan **re
         p->n_cells = spec_n_cells(spec);
         p->n_variants = spec->n_variants;
         if (p->n_cells * p->n_variants > PLAN_MAX_JOBS)
-                return fail(ret_message, -E2BIG, "%zu cells x %zu variants is more than %d jobs",
-                            p->n_cells, p->n_variants, PLAN_MAX_JOBS);
+                return fail(ret_message, -E2BIG, "%zu cells x %zu variants is more than %d jobs", p->n_cells,
+                            p->n_variants, PLAN_MAX_JOBS);
 
         p->allocators = calloc(p->n_variants, sizeof(Allocator));
         if (!p->allocators)

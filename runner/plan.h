@@ -14,8 +14,8 @@
  * child starts; executing it (runner/run.c) only spawns and measures.
  */
 
-#define PLAN_MAX_JOBS 65536     /* cells x variants */
-#define PLAN_MAX_STEPS 1000000  /* child processes in one run */
+#define PLAN_MAX_JOBS  65536   /* cells x variants */
+#define PLAN_MAX_STEPS 1000000 /* child processes in one run */
 
 typedef enum Phase {
         PHASE_SMOKE,  /* once per (cell, variant) before anything is timed; yields the oracle */
@@ -27,7 +27,7 @@ typedef enum Phase {
 const char *phase_to_string(Phase p);
 
 typedef struct PlanJob {
-        char *exe;         /* argv[0] resolved against the child's PATH */
+        char *exe; /* argv[0] resolved against the child's PATH */
         char **argv;
         char **envp;
         char *cwd;         /* NULL: alloclab's cwd */
@@ -57,8 +57,7 @@ typedef struct Plan {
  * from (normally environ). Returns 0; -ENOENT when an allocator or a command is missing,
  * -E2BIG past a PLAN_MAX_* limit, -ENOMEM; on failure *ret_message (if non-NULL) explains it.
  */
-int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, Plan **ret,
-             char **ret_message);
+int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, Plan **ret, char **ret_message);
 
 Plan *plan_free(Plan *p);
 static inline void plan_freep(Plan **p) {

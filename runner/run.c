@@ -76,7 +76,7 @@ static void cell_state_reset(CellState *c) {
                         free(c->series[v][i].values);
                 free(c->series[v]);
         }
-        *c = (CellState) { .oracle_fd = -1 };
+        *c = (CellState){ .oracle_fd = -1 };
 }
 
 static int series_add(CellState *c, uint32_t variant, const char *name, double value) {
@@ -90,7 +90,7 @@ static int series_add(CellState *c, uint32_t variant, const char *name, double v
                         return -ENOMEM;
                 c->series[variant] = grown;
                 s = &grown[c->n_series[variant]++];
-                *s = (Series) {};
+                *s = (Series){};
                 snprintf(s->name, sizeof(s->name), "%s", name);
         }
         double *values = realloc(s->values, (s->n + 1) * sizeof(double));
@@ -130,7 +130,7 @@ static int emit_cell_stats(const Plan *p, const RunSink *sink, uint32_t cell, Ce
         for (uint32_t v = 0; v < p->n_variants; v++)
                 for (size_t i = 0; i < c->n_series[v]; i++) {
                         Series *s = &c->series[v][i];
-                        rows[n] = (StatsRow) { .cell = cell, .variant = v, .metric = s->name };
+                        rows[n] = (StatsRow){ .cell = cell, .variant = v, .metric = s->name };
                         int r = stats_compute(s->values, s->n, &rows[n].stats);
                         if (r < 0)
                                 return r;
@@ -163,12 +163,13 @@ static uint64_t fd_size(int fd) {
 /* Judges a finished child: output size, metrics, then the digest and the comparison with the
  * oracle. Returns 0, or -errno for failures of this process. *ret_output is the fd holding what
  * was verified, for the caller to keep as the oracle. */
-static int judge(const Plan *p, const PlanJob *job, int out, int err, int metrics, int oracle,
-                 Sample *s, int *ret_output) {
+static int judge(const Plan *p, const PlanJob *job, int out, int err, int metrics, int oracle, Sample *s,
+                 int *ret_output) {
         const Spec *spec = p->spec;
         int r;
 
-        if (s->status == SAMPLE_OK && (fd_size(out) > spec->output_limit || fd_size(err) > spec->output_limit))
+        if (s->status == SAMPLE_OK &&
+            (fd_size(out) > spec->output_limit || fd_size(err) > spec->output_limit))
                 s->status = SAMPLE_OUTPUT_LIMIT;
 
         if (s->status == SAMPLE_OK) {
@@ -217,8 +218,7 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
 }
 
 /* Runs one step. Returns 1 when the run was canceled (nothing recorded), 0 otherwise. */
-static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Sample *s,
-                    int *ret_output) {
+static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Sample *s, int *ret_output) {
         const PlanStep *step = &p->steps[index];
         const PlanJob *job = plan_job(p, step->cell, step->variant);
         _cleanup_close_ int out = output_memfd("alloclab-stdout");
@@ -238,7 +238,7 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                 .metrics_fd = metrics,
                 .cancel_fd = cancel_fd,
         };
-        *s = (Sample) { .step_index = index, .step = step };
+        *s = (Sample){ .step_index = index, .step = step };
         int r = spawn_run(&req, &s->spawn);
         if (r < 0)
                 return r;
@@ -252,7 +252,7 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
 static void sample_done(Sample *s) {
         free(s->metrics);
         free(s->stderr_excerpt);
-        *s = (Sample) {};
+        *s = (Sample){};
 }
 
 static int exclude(const Plan *p, const RunSink *sink, CellState *c, uint32_t cell, uint32_t v,
@@ -281,8 +281,8 @@ static char *describe_failure(const Sample *s) {
 }
 
 /* After a smoke run: keep the oracle, or exclude what cannot be measured. */
-static int after_smoke(const Plan *p, const RunSink *sink, CellState *c, const Sample *s,
-                       int *output, RunResult *res) {
+static int after_smoke(const Plan *p, const RunSink *sink, CellState *c, const Sample *s, int *output,
+                       RunResult *res) {
         const Spec *spec = p->spec;
         uint32_t cell = s->step->cell, v = s->step->variant;
         if (s->status == SAMPLE_OK) {

@@ -18,11 +18,11 @@
 
 typedef enum SampleStatus {
         SAMPLE_OK,
-        SAMPLE_MISMATCH,       /* output differs from the reference's */
-        SAMPLE_EXIT,           /* non-zero exit code */
-        SAMPLE_SIGNAL,         /* killed by a signal (a crash, usually) */
+        SAMPLE_MISMATCH, /* output differs from the reference's */
+        SAMPLE_EXIT,     /* non-zero exit code */
+        SAMPLE_SIGNAL,   /* killed by a signal (a crash, usually) */
         SAMPLE_TIMEOUT,
-        SAMPLE_OUTPUT_LIMIT,   /* stdout or stderr larger than the spec's output_limit */
+        SAMPLE_OUTPUT_LIMIT, /* stdout or stderr larger than the spec's output_limit */
         SAMPLE_EXEC_FAILED,
         SAMPLE_BAD_METRICS,    /* malformed or too many lines on ALLOCLAB_METRICS_FD */
         SAMPLE_MISSING_METRIC, /* metric: reported:NAME, and NAME was not reported */
@@ -37,19 +37,19 @@ typedef struct Sample {
         const PlanStep *step;
         SampleStatus status;
         SpawnResult spawn;
-        bool verified;         /* compared with the oracle (false for the oracle itself) */
-        Digest output;         /* of stdout, or of the verify file */
+        bool verified;            /* compared with the oracle (false for the oracle itself) */
+        Digest output;            /* of stdout, or of the verify file */
         uint64_t mismatch_offset; /* SAMPLE_MISMATCH: first differing byte */
         uint64_t reference_size;  /* SAMPLE_MISMATCH: the oracle's size */
-        Metric *metrics;       /* reported by the child */
+        Metric *metrics;          /* reported by the child */
         size_t n_metrics;
-        char *stderr_excerpt;  /* only for failed samples */
+        char *stderr_excerpt; /* only for failed samples */
 } Sample;
 
 /* Names of the built-in metrics, in their order in every per-cell statistics batch. */
-#define RUN_METRIC_WALL "wall"     /* seconds */
-#define RUN_METRIC_USER "user"     /* seconds */
-#define RUN_METRIC_SYS "sys"       /* seconds */
+#define RUN_METRIC_WALL   "wall"   /* seconds */
+#define RUN_METRIC_USER   "user"   /* seconds */
+#define RUN_METRIC_SYS    "sys"    /* seconds */
 #define RUN_METRIC_MAXRSS "maxrss" /* bytes */
 
 typedef struct StatsRow {

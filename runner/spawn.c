@@ -111,7 +111,7 @@ int spawn_run(const SpawnRequest *req, SpawnResult *ret) {
         if (r < 0)
                 return r;
 
-        *ret = (SpawnResult) {};
+        *ret = (SpawnResult){};
         pid_t pid;
         uint64_t start = now_ns();
         r = posix_spawn(&pid, req->exe, &setup.actions, &setup.attr, req->argv, req->envp);

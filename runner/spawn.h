@@ -15,19 +15,19 @@ typedef struct SpawnRequest {
         const char *exe;
         char *const *argv;
         char *const *envp;
-        const char *cwd;    /* or NULL */
+        const char *cwd; /* or NULL */
         uint64_t timeout_ns;
-        int stdout_fd;      /* become the child's fds 1, 2 and ENV_METRICS_FD */
+        int stdout_fd; /* become the child's fds 1, 2 and ENV_METRICS_FD */
         int stderr_fd;
         int metrics_fd;
-        int cancel_fd;      /* readable means stop now (a signalfd), or -1 */
+        int cancel_fd; /* readable means stop now (a signalfd), or -1 */
 } SpawnRequest;
 
 typedef enum SpawnEnd {
-        SPAWN_EXITED,    /* exit_code is valid */
-        SPAWN_SIGNALED,  /* signal is valid */
-        SPAWN_TIMEOUT,   /* killed by us at the timeout */
-        SPAWN_CANCELED,  /* killed by us because cancel_fd became readable */
+        SPAWN_EXITED,      /* exit_code is valid */
+        SPAWN_SIGNALED,    /* signal is valid */
+        SPAWN_TIMEOUT,     /* killed by us at the timeout */
+        SPAWN_CANCELED,    /* killed by us because cancel_fd became readable */
         SPAWN_EXEC_FAILED, /* exec_errno is valid; nothing was measured */
 } SpawnEnd;
 
@@ -36,7 +36,7 @@ typedef struct SpawnResult {
         int exit_code;
         int signal;
         int exec_errno;
-        bool leftover;      /* other processes of the child's group were alive at the reap */
+        bool leftover; /* other processes of the child's group were alive at the reap */
         uint64_t wall_ns;
         struct rusage usage; /* of the child alone, from wait4() */
 } SpawnResult;

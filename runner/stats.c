@@ -20,7 +20,7 @@ double stats_median_sorted(const double *sorted, size_t n) {
 }
 
 int stats_compute(double *values, size_t n, Stats *ret) {
-        *ret = (Stats) { .n = n };
+        *ret = (Stats){ .n = n };
         if (n == 0)
                 return 0;
         qsort(values, n, sizeof(double), cmp_double);

@@ -10,7 +10,7 @@
 typedef struct Stats {
         size_t n;
         double median;
-        double mad;    /* median absolute deviation from the median, unscaled */
+        double mad; /* median absolute deviation from the median, unscaled */
         double mean;
         double stddev; /* sample standard deviation (n - 1); 0 when n < 2 */
         double min;

@@ -10,6 +10,8 @@ ALLOCLAB_PACKAGES=(
     libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev libtbbmalloc2
     # the quickstart workload and the integration tests
     python3 sqlite3 procps
+    # the formatting check (style/clang-format)
+    clang-format
 )
 
 alloclab_missing_packages() {

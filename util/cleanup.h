@@ -14,27 +14,27 @@
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 
-#define TAKE_PTR(p)                                                                                \
-        ({                                                                                         \
-                __typeof__(p) _ptr_ = (p);                                                         \
-                (p) = NULL;                                                                        \
-                _ptr_;                                                                             \
+#define TAKE_PTR(p)                                                                                         \
+        ({                                                                                                  \
+                __typeof__(p) _ptr_ = (p);                                                                  \
+                (p) = NULL;                                                                                 \
+                _ptr_;                                                                                      \
         })
 
-#define TAKE_FD(fd)                                                                                \
-        ({                                                                                         \
-                int _fd_ = (fd);                                                                   \
-                (fd) = -1;                                                                         \
-                _fd_;                                                                              \
+#define TAKE_FD(fd)                                                                                         \
+        ({                                                                                                  \
+                int _fd_ = (fd);                                                                            \
+                (fd) = -1;                                                                                  \
+                _fd_;                                                                                       \
         })
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Declares `static inline void name##p(type **p)` that calls func(*p) when *p is non-NULL. */
-#define DEFINE_POINTER_CLEANUP(type, func)                                                         \
-        static inline void func##p(type **p) {                                                     \
-                if (*p)                                                                            \
-                        func(*p);                                                                  \
+#define DEFINE_POINTER_CLEANUP(type, func)                                                                  \
+        static inline void func##p(type **p) {                                                              \
+                if (*p)                                                                                     \
+                        func(*p);                                                                           \
         }
 
 static inline void freep(void *p) {

@@ -10,7 +10,7 @@
  */
 
 #define SHA256_DIGEST_SIZE 32
-#define SHA256_HEX_SIZE (SHA256_DIGEST_SIZE * 2 + 1)
+#define SHA256_HEX_SIZE    (SHA256_DIGEST_SIZE * 2 + 1)
 
 typedef struct Sha256 {
         uint32_t state[8];

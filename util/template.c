@@ -25,7 +25,7 @@ static bool is_ident(const char *s, size_t len) {
 
 static int fail(TemplateError *e, TemplateProblem p, size_t offset, size_t length) {
         if (e)
-                *e = (TemplateError) { .problem = p, .offset = offset, .length = length };
+                *e = (TemplateError){ .problem = p, .offset = offset, .length = length };
         return -EINVAL;
 }
 

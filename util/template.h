@@ -11,10 +11,10 @@
 
 typedef enum TemplateProblem {
         TEMPLATE_OK,
-        TEMPLATE_UNCLOSED,      /* "{" without a matching "}" */
-        TEMPLATE_STRAY_CLOSE,   /* "}" that is neither "}}" nor closes a placeholder */
-        TEMPLATE_BAD_NAME,      /* "{...}" whose content is not an identifier */
-        TEMPLATE_UNDEFINED,     /* "{name}" for a name that is not a parameter */
+        TEMPLATE_UNCLOSED,    /* "{" without a matching "}" */
+        TEMPLATE_STRAY_CLOSE, /* "}" that is neither "}}" nor closes a placeholder */
+        TEMPLATE_BAD_NAME,    /* "{...}" whose content is not an identifier */
+        TEMPLATE_UNDEFINED,   /* "{name}" for a name that is not a parameter */
 } TemplateProblem;
 
 typedef struct TemplateError {

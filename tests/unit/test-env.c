@@ -15,10 +15,18 @@
 #include "util/strv.h"
 
 static char *caller[] = {
-        (char *) "PATH=/caller/bin",  (char *) "HOME=/home/u",         (char *) "LANG=C.UTF-8",
-        (char *) "MALLOC_CONF=narenas:1", (char *) "LD_PRELOAD=/evil.so", (char *) "LD_LIBRARY_PATH=/evil",
-        (char *) "GLIBC_TUNABLES=glibc.malloc.tcache_count=0", (char *) "MIMALLOC_VERBOSE=1", (char *) "TCMALLOC_RELEASE_RATE=0",
-        (char *) "SECRET_TOKEN=abc", (char *) "PYTHONPATH=/x", NULL,
+        (char *) "PATH=/caller/bin",
+        (char *) "HOME=/home/u",
+        (char *) "LANG=C.UTF-8",
+        (char *) "MALLOC_CONF=narenas:1",
+        (char *) "LD_PRELOAD=/evil.so",
+        (char *) "LD_LIBRARY_PATH=/evil",
+        (char *) "GLIBC_TUNABLES=glibc.malloc.tcache_count=0",
+        (char *) "MIMALLOC_VERBOSE=1",
+        (char *) "TCMALLOC_RELEASE_RATE=0",
+        (char *) "SECRET_TOKEN=abc",
+        (char *) "PYTHONPATH=/x",
+        NULL,
 };
 
 static void test_nothing_leaks(void **state) {
@@ -29,9 +37,9 @@ static void test_nothing_leaks(void **state) {
         assert_string_equal(env_get(env, "HOME"), "/home/u");
         assert_string_equal(env_get(env, "LANG"), "C.UTF-8");
         assert_string_equal(env_get(env, "ALLOCLAB_METRICS_FD"), "3");
-        static const char *const leaked[] = { "MALLOC_CONF", "LD_PRELOAD", "LD_LIBRARY_PATH", "GLIBC_TUNABLES",
-                                              "MIMALLOC_VERBOSE", "TCMALLOC_RELEASE_RATE", "SECRET_TOKEN",
-                                              "PYTHONPATH" };
+        static const char *const leaked[] = { "MALLOC_CONF",    "LD_PRELOAD",       "LD_LIBRARY_PATH",
+                                              "GLIBC_TUNABLES", "MIMALLOC_VERBOSE", "TCMALLOC_RELEASE_RATE",
+                                              "SECRET_TOKEN",   "PYTHONPATH" };
         for (size_t i = 0; i < sizeof(leaked) / sizeof(leaked[0]); i++)
                 assert_null(env_get(env, leaked[i]));
         assert_int_equal(strv_length(env), 4);

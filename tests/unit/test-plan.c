@@ -38,18 +38,17 @@ static Plan *make_plan(const Spec *s, uint64_t seed) {
         return p;
 }
 
-static const char matrix_spec[] =
-        "experiment: m\n"
-        "command: [echo, \"{a}-{b}\", \"{{literal}}\"]\n"
-        "cwd: /tmp\n"
-        "params: {a: [x, y], b: [1, 2, 3]}\n"
-        "env: {SIZE: \"{b}\"}\n"
-        "allocators:\n"
-        "  one: {}\n"
-        "  two: {env: {TAG: \"{a}{b}\"}}\n"
-        "  three: {command: [/bin/echo, \"{a}\"]}\n"
-        "reference: two\n"
-        "samples: 3\nwarmup: 1\n";
+static const char matrix_spec[] = "experiment: m\n"
+                                  "command: [echo, \"{a}-{b}\", \"{{literal}}\"]\n"
+                                  "cwd: /tmp\n"
+                                  "params: {a: [x, y], b: [1, 2, 3]}\n"
+                                  "env: {SIZE: \"{b}\"}\n"
+                                  "allocators:\n"
+                                  "  one: {}\n"
+                                  "  two: {env: {TAG: \"{a}{b}\"}}\n"
+                                  "  three: {command: [/bin/echo, \"{a}\"]}\n"
+                                  "reference: two\n"
+                                  "samples: 3\nwarmup: 1\n";
 
 static void test_cells_and_jobs(void **state) {
         (void) state;
@@ -57,7 +56,8 @@ static void test_cells_and_jobs(void **state) {
         _cleanup_(plan_freep) Plan *p = make_plan(s, 1);
         assert_int_equal(p->n_cells, 6);
         assert_int_equal(p->n_variants, 3);
-        static const char *const labels[] = { "a=x b=1", "a=x b=2", "a=x b=3", "a=y b=1", "a=y b=2", "a=y b=3" };
+        static const char *const labels[] = { "a=x b=1", "a=x b=2", "a=x b=3",
+                                              "a=y b=1", "a=y b=2", "a=y b=3" };
         for (size_t c = 0; c < 6; c++) {
                 _cleanup_free_ char *l = plan_cell_label(p, c);
                 assert_string_equal(l, labels[c]);
@@ -148,12 +148,14 @@ static void test_randomized(void **state) {
 
 static void test_missing_command(void **state) {
         (void) state;
-        _cleanup_(spec_freep) Spec *s = load("experiment: t\ncommand: [no-such-program-xyz]\nallocators: {glibc: {}}\n");
+        _cleanup_(spec_freep) Spec *s =
+                load("experiment: t\ncommand: [no-such-program-xyz]\nallocators: {glibc: {}}\n");
         Plan *p = NULL;
         _cleanup_free_ char *msg = NULL;
         assert_int_equal(plan_new(s, caller_env, 1, &p, &msg), -ENOENT);
         assert_null(p);
-        assert_string_equal(msg, "variant glibc: cannot run 'no-such-program-xyz': No such file or directory");
+        assert_string_equal(msg,
+                            "variant glibc: cannot run 'no-such-program-xyz': No such file or directory");
 }
 
 static void test_missing_preload(void **state) {
@@ -163,7 +165,8 @@ static void test_missing_preload(void **state) {
         Plan *p = NULL;
         _cleanup_free_ char *msg = NULL;
         assert_int_equal(plan_new(s, caller_env, 1, &p, &msg), -ENOENT);
-        assert_string_equal(msg, "variant x: cannot preload /nonexistent/liba.so: No such file or directory");
+        assert_string_equal(msg,
+                            "variant x: cannot preload /nonexistent/liba.so: No such file or directory");
 }
 
 static void test_random_is_deterministic(void **state) {
@@ -177,9 +180,12 @@ static void test_random_is_deterministic(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_cells_and_jobs),   cmocka_unit_test(test_interleaved),
-                cmocka_unit_test(test_blocked),          cmocka_unit_test(test_randomized),
-                cmocka_unit_test(test_missing_command),  cmocka_unit_test(test_missing_preload),
+                cmocka_unit_test(test_cells_and_jobs),
+                cmocka_unit_test(test_interleaved),
+                cmocka_unit_test(test_blocked),
+                cmocka_unit_test(test_randomized),
+                cmocka_unit_test(test_missing_command),
+                cmocka_unit_test(test_missing_preload),
                 cmocka_unit_test(test_random_is_deterministic),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,7 +45,8 @@ static const BadSpec bad_specs[] = {
         { "experiment: t\ncommand: [/bin/true]\nparams:\n  n: []\nallocators: {glibc: {}}\n",
           "t.yaml:4:6: parameter 'n' has no values: the matrix is empty" },
         { "experiment: t\nallocators: {glibc: {}}\n", "t.yaml:1:1: missing required key 'command'" },
-        { "command: [/bin/true]\nallocators: {glibc: {}}\n", "t.yaml:1:1: missing required key 'experiment'" },
+        { "command: [/bin/true]\nallocators: {glibc: {}}\n",
+          "t.yaml:1:1: missing required key 'experiment'" },
         { "experiment: t\ncommand: [/bin/true]\nallocators: {}\n",
           "t.yaml:3:13: allocators must name at least one variant" },
         { HEAD "baseline: jemalloc\n", "t.yaml:4:11: baseline 'jemalloc' is not one of the allocators" },
@@ -63,7 +64,8 @@ static const BadSpec bad_specs[] = {
         { HEAD "env: {LD_PRELOAD: /x.so}\n", "t.yaml:4:7: set LD_PRELOAD with 'preload:', not in env" },
         { HEAD "env:\n  A: {b: c}\n", "t.yaml:5:6: environment value must be a scalar, got a mapping" },
         { HEAD "env: {1A: x}\n", "t.yaml:4:7: '1A' is not a valid environment variable name" },
-        { "experiment: t\ncommand: []\nallocators: {glibc: {}}\n", "t.yaml:2:10: command must not be empty" },
+        { "experiment: t\ncommand: []\nallocators: {glibc: {}}\n",
+          "t.yaml:2:10: command must not be empty" },
         { "experiment: t\ncommand: [echo, \"{n\"]\nparams: {n: [1]}\nallocators: {glibc: {}}\n",
           "t.yaml:2:18: unclosed '{' (write '{{' for a literal brace)" },
         { "experiment: t\ncommand: \"echo }\"\nallocators: {glibc: {}}\n",
@@ -90,7 +92,8 @@ static const BadSpec bad_specs[] = {
         { HEAD "description: *nope\n", "t.yaml:4:14: unknown alias '*nope'" },
         { HEAD "metric: cycles\n",
           "t.yaml:4:9: unknown metric 'cycles'; expected one of: wall, user, sys, maxrss, reported:NAME" },
-        { "experiment: t\ncommand: [/bin/true]\nallocators:\n  je: {preload: jemaloc}\nsamples: -1\norder: random\n",
+        { "experiment: t\ncommand: [/bin/true]\nallocators:\n  je: {preload: jemaloc}\nsamples: -1\norder: "
+          "random\n",
           "t.yaml:4:17: unknown allocator 'jemaloc' (did you mean 'jemalloc'?) (known: glibc, jemalloc, "
           "mimalloc, tcmalloc, tcmalloc_minimal, tbbmalloc; or an absolute path)\n"
           "t.yaml:5:10: samples must be an integer, got '-1'\n"
@@ -157,7 +160,8 @@ static void test_alias_bomb(void **state) {
         char yaml[8192];
         size_t n = (size_t) snprintf(yaml, sizeof(yaml), HEAD "x0: &a0 [1, 1]\n");
         for (int i = 1; i < 40; i++)
-                n += (size_t) snprintf(yaml + n, sizeof(yaml) - n, "x%d: &a%d [*a%d, *a%d]\n", i, i, i - 1, i - 1);
+                n += (size_t) snprintf(yaml + n, sizeof(yaml) - n, "x%d: &a%d [*a%d, *a%d]\n", i, i, i - 1,
+                                       i - 1);
         _cleanup_free_ char *got = load_diagnostics(yaml, n);
         assert_string_equal(got, "t.yaml:18:18: document has more than 100000 nodes");
 }
@@ -225,7 +229,8 @@ static void test_quickstart_loads(void **state) {
 
 static void test_defaults_and_shell_command(void **state) {
         (void) state;
-        const char *yaml = "experiment: t\ncommand: \"echo {{hi}}\"\nallocators:\n  glibc:\n  b: {preload: /opt/x.so}\n";
+        const char *yaml = "experiment: t\ncommand: \"echo {{hi}}\"\nallocators:\n  glibc:\n  b: {preload: "
+                           "/opt/x.so}\n";
         Diagnostics d = {};
         _cleanup_(spec_freep) Spec *s = NULL;
         assert_int_equal(spec_load_buffer("t.yaml", yaml, strlen(yaml), &d, &s), 0);

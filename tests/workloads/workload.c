@@ -118,6 +118,7 @@ int main(int argc, char **argv) {
                 printf("ok\n");
                 return 0;
         }
-        fprintf(stderr, "usage: alloclab-workload which|usable|crash|exit N|hang PIDFILE|sleep MS|report NAME V|env FILE\n");
+        fprintf(stderr, "usage: alloclab-workload which|usable|crash|exit N|hang PIDFILE|sleep MS|report "
+                        "NAME V|env FILE\n");
         return 2;
 }
