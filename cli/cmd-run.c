@@ -229,6 +229,12 @@ int cmd_run(int argc, char **argv) {
                 return e;
         }
 
+        /* From here on a stop signal must end in a clean 'interrupted', not a dead process. */
+        _cleanup_close_ int stop_fd = stop_signals_fd();
+        if (stop_fd < 0) {
+                cli_error("run", "cannot set up signal handling: %s", strerror(-stop_fd));
+                return EXIT_ENVIRONMENT;
+        }
         struct passwd *pw = getpwuid(getuid());
         RecordContext ctx = { .trigger = "cli", .submitter = pw ? pw->pw_name : NULL };
         _cleanup_(record_freep) Recorder *rec = NULL;
@@ -239,11 +245,6 @@ int cmd_run(int argc, char **argv) {
                 return EXIT_ENVIRONMENT;
         }
 
-        _cleanup_close_ int stop_fd = stop_signals_fd();
-        if (stop_fd < 0) {
-                cli_error("run", "cannot set up signal handling: %s", strerror(-stop_fd));
-                return EXIT_ENVIRONMENT;
-        }
         Progress progress = {
                 .inner = record_sink(rec),
                 .enabled = !o.quiet && isatty(STDERR_FILENO),

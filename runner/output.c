@@ -74,10 +74,18 @@ int output_first_difference(int a, int b, uint64_t *ret_offset) {
         return 0;
 }
 
+/* Opens cwd as a directory fd into *ret, or sets AT_FDCWD for NULL (which cleanup leaves
+ * alone). Returns 0 or -errno. */
+static int open_cwd(const char *cwd, int *ret) {
+        *ret = cwd ? open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : AT_FDCWD;
+        return *ret == -1 ? negative_errno() : 0;
+}
+
 int output_copy_file(const char *path, const char *cwd) {
-        _cleanup_close_ int dir = cwd ? open(cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : AT_FDCWD;
-        if (cwd && dir < 0)
-                return negative_errno();
+        _cleanup_close_ int dir = -1;
+        int r = open_cwd(cwd, &dir);
+        if (r < 0)
+                return r;
         _cleanup_close_ int in = openat(dir, path, O_RDONLY | O_CLOEXEC);
         if (in < 0)
                 return negative_errno();
@@ -94,6 +102,16 @@ int output_copy_file(const char *path, const char *cwd) {
                         break;
         }
         return TAKE_FD(out);
+}
+
+int output_remove_file(const char *path, const char *cwd) {
+        _cleanup_close_ int dir = -1;
+        int r = open_cwd(cwd, &dir);
+        if (r < 0)
+                return r;
+        if (unlinkat(dir, path, 0) < 0 && errno != ENOENT)
+                return negative_errno();
+        return 0;
 }
 
 static bool metric_name_ok(const char *s, size_t len) {

@@ -39,6 +39,9 @@ int output_first_difference(int a, int b, uint64_t *ret_offset);
  * Returns the memfd or -errno. */
 int output_copy_file(const char *path, const char *cwd);
 
+/* Removes path (relative to cwd, or alloclab's cwd when NULL) if it exists. Returns 0 or -errno. */
+int output_remove_file(const char *path, const char *cwd);
+
 /* Parses "NAME VALUE" lines. Returns the number of metrics (>= 0) in *ret (caller frees),
  * -EBADMSG for a malformed line, -E2BIG past the limits. */
 int output_parse_metrics(int fd, Metric **ret, size_t *ret_n);

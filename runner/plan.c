@@ -164,6 +164,10 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, char *const *
                 return r;
         if (s->verify == SPEC_VERIFY_FILE && (r = expand(&vars, s->verify_path, &job->verify_path)) < 0)
                 return r;
+        struct stat st;
+        if (job->cwd && (stat(job->cwd, &st) < 0 || !S_ISDIR(st.st_mode)))
+                return fail(ret_message, -ENOENT, "variant %s: cwd '%s' is not a directory", v->name,
+                            job->cwd);
         r = env_build(caller_env, spec_env, variant_env, p->allocators[variant].path, &job->envp);
         if (r < 0)
                 return r;

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,12 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
         _cleanup_close_ int metrics = output_memfd("alloclab-metrics");
         if (out < 0 || err < 0 || metrics < 0)
                 return out < 0 ? out : err < 0 ? err : metrics;
+        /* The output file must come from this child, not linger from the previous one. */
+        if (job->verify_path) {
+                int r = output_remove_file(job->verify_path, job->cwd);
+                if (r < 0)
+                        return r;
+        }
 
         SpawnRequest req = {
                 .exe = job->exe,
@@ -325,6 +332,13 @@ int run_execute(const Plan *p, const RunSink *sink, int cancel_fd, RunResult *re
                 }
                 if (cell.excluded[step->variant])
                         continue;
+                /* A stop request that arrived while we were busy between children: honour it
+                 * before starting another one. */
+                if (cancel_fd >= 0 &&
+                    poll(&(struct pollfd){ .fd = cancel_fd, .events = POLLIN }, 1, 0) > 0) {
+                        res.end = RUN_CANCELED;
+                        break;
+                }
 
                 if (sink->step_begin)
                         sink->step_begin(sink->userdata, p, i);

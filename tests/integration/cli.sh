@@ -25,3 +25,21 @@ done
 expect_contains "$OUT" "libjemalloc.so.2" "jemalloc path"
 sha=$(sha256sum "$(grep -o '/[^ ]*libmimalloc.so.2' <<<"$OUT")" | cut -d' ' -f1)
 expect_contains "$OUT" "$sha" "mimalloc sha256"
+
+# The default database: $XDG_DATA_HOME/alloclab/results.db, else ~/.local/share/alloclab.
+cat >"$WORK/true.yaml" <<YAML
+experiment: default-db
+command: [/bin/true]
+allocators: {glibc: {}}
+samples: 1
+YAML
+(
+    unset ALLOCLAB_DB XDG_DATA_HOME
+    export HOME="$WORK/home"
+    run_alloclab 0 run "$WORK/true.yaml" --quiet
+    [[ -f "$WORK/home/.local/share/alloclab/results.db" ]] || fail "no database under HOME"
+    XDG_DATA_HOME="$WORK/xdg" run_alloclab 0 run "$WORK/true.yaml" --quiet
+    [[ -f "$WORK/xdg/alloclab/results.db" ]] || fail "no database under XDG_DATA_HOME"
+    run_alloclab 0 runs
+    expect_contains "$OUT" "default-db" "runs reads the default database"
+)
