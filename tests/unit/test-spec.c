@@ -144,6 +144,17 @@ static void test_too_many_cells(void **state) {
         assert_string_equal(got, "t.yaml:5:3: the parameter matrix has more than 4096 cells");
 }
 
+static void test_too_many_variants(void **state) {
+        (void) state;
+        char yaml[4096];
+        size_t n =
+                (size_t) snprintf(yaml, sizeof(yaml), "experiment: t\ncommand: [/bin/true]\nallocators:\n");
+        for (int i = 0; i < 65; i++)
+                n += (size_t) snprintf(yaml + n, sizeof(yaml) - n, "  v%d: {}\n", i);
+        _cleanup_free_ char *got = load_diagnostics(yaml, n);
+        assert_string_equal(got, "t.yaml:4:3: more than 64 variants");
+}
+
 static void test_too_large(void **state) {
         (void) state;
         size_t size = YAML_MAX_INPUT_BYTES + 1;
@@ -252,13 +263,10 @@ static void test_defaults_and_shell_command(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_bad_specs),
-                cmocka_unit_test(test_too_many_cells),
-                cmocka_unit_test(test_too_large),
-                cmocka_unit_test(test_alias_bomb),
-                cmocka_unit_test(test_alias_count),
-                cmocka_unit_test(test_quickstart_loads),
-                cmocka_unit_test(test_defaults_and_shell_command),
+                cmocka_unit_test(test_bad_specs),         cmocka_unit_test(test_too_many_cells),
+                cmocka_unit_test(test_too_many_variants), cmocka_unit_test(test_too_large),
+                cmocka_unit_test(test_alias_bomb),        cmocka_unit_test(test_alias_count),
+                cmocka_unit_test(test_quickstart_loads),  cmocka_unit_test(test_defaults_and_shell_command),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
