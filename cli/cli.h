@@ -34,6 +34,7 @@ int cmd_check(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_allocators(int argc, char **argv);
+int cmd_census(int argc, char **argv);
 
 /* Prints "alloclab CMD: message" to stderr. */
 void cli_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -48,6 +49,14 @@ int cli_open_store(const char *command, const char *db_path, StoreMode mode, Sto
 
 /* Prints usage and returns true when argv holds --help or -h. */
 bool cli_wants_help(int argc, char **argv, const char *usage);
+
+/* Blocks SIGINT, SIGTERM and SIGHUP and returns a signalfd for them (the runner's cancel fd),
+ * or -errno. */
+int cli_stop_signals_fd(void);
+
+/* Path of liballoclab-probe.so: $ALLOCLAB_PROBE, else next to this binary in the build tree or
+ * the install tree. NULL when not found. */
+char *cli_probe_path(void);
 
 /* Output formats of results. */
 typedef enum OutputFormat {

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -166,19 +165,6 @@ static uint64_t random_seed(void) {
         return seed >> 1; /* stored as a non-negative SQLite integer */
 }
 
-/* Blocks the stop signals and returns a signalfd for them, or -errno. */
-static int stop_signals_fd(void) {
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGTERM);
-        sigaddset(&set, SIGHUP);
-        if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-                return negative_errno();
-        int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-        return fd < 0 ? negative_errno() : fd;
-}
-
 static int print_report(const char *command, Store *store, int64_t run_id, OutputFormat format) {
         _cleanup_(query_report_freep) Report *rep = NULL;
         int r = query_report(store, run_id, &rep);
@@ -230,7 +216,7 @@ int cmd_run(int argc, char **argv) {
         }
 
         /* From here on a stop signal must end in a clean 'interrupted', not a dead process. */
-        _cleanup_close_ int stop_fd = stop_signals_fd();
+        _cleanup_close_ int stop_fd = cli_stop_signals_fd();
         if (stop_fd < 0) {
                 cli_error("run", "cannot set up signal handling: %s", strerror(-stop_fd));
                 return EXIT_ENVIRONMENT;

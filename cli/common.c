@@ -6,7 +6,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <limits.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "util/cleanup.h"
@@ -91,4 +95,46 @@ int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *re
                 return -EINVAL;
         *ret = v;
         return 0;
+}
+
+int cli_stop_signals_fd(void) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+                return negative_errno();
+        int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+char *cli_probe_path(void) {
+        const char *explicit = getenv("ALLOCLAB_PROBE");
+        if (explicit && *explicit)
+                return access(explicit, R_OK) == 0 ? strdup(explicit) : NULL;
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n <= 0)
+                return NULL;
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (!slash)
+                return NULL;
+        *slash = 0;
+        /* The build tree (build/cli/alloclab -> build/probe/) first, then the installed layout
+         * (bin/alloclab -> LIBDIR/alloclab/). */
+        static const char *const candidates[] = { "/../probe/liballoclab-probe.so",
+                                                  "/../" ALLOCLAB_LIBDIR "/alloclab/liballoclab-probe.so" };
+        for (size_t i = 0; i < ELEMENTSOF(candidates); i++) {
+                char *p = NULL, *real = NULL;
+                if (asprintf(&p, "%s%s", exe, candidates[i]) < 0)
+                        return NULL;
+                real = realpath(p, NULL);
+                free(p);
+                if (real && access(real, R_OK) == 0)
+                        return real;
+                free(real);
+        }
+        return NULL;
 }

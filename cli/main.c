@@ -15,6 +15,8 @@ static const Command commands[] = {
         { "runs", cmd_runs, "[EXPERIMENT] [--db PATH] [--last N]", "list stored runs" },
         { "show", cmd_show, "[RUN|latest] [--db PATH] [--format F]", "print a stored run" },
         { "allocators", cmd_allocators, "", "list the allocator catalog on this machine" },
+        { "census", cmd_census, "[--preload A] [--json] -- CMD [ARGS...]",
+          "which allocators serve and live in a process" },
 };
 
 static void usage(FILE *f) {

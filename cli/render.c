@@ -372,3 +372,81 @@ void render_runs(FILE *f, const RunSummary *runs, size_t n) {
                         runs[i].experiment, runs[i].status, runs[i].started_at, (long long) runs[i].n_cells,
                         (long long) runs[i].n_variants, (long long) runs[i].n_failures, runs[i].hostname);
 }
+
+static void print_option_list(FILE *f, json_t *options, const char *indent) {
+        const char *key;
+        json_t *value;
+        size_t n = 0, width = 0;
+        json_object_foreach(options, key, value) {
+                if (strlen(key) > width)
+                        width = strlen(key);
+        }
+        json_object_foreach(options, key, value) {
+                fprintf(f, "%s%-*s %s\n", indent, (int) width, key, json_string_value(value));
+                n++;
+        }
+        if (n == 0)
+                fprintf(f, "%s(none reported)\n", indent);
+}
+
+void render_probe(FILE *f, json_t *probe) {
+        json_t *effective = json_object_get(probe, "effective");
+        json_t *forward = json_object_get(probe, "forward");
+        if (!json_is_true(json_object_get(probe, "loaded"))) {
+                fprintf(f, "probe: did not load (LD_PRELOAD ignored: static binary or secure-execution "
+                           "mode)\n");
+                return;
+        }
+        const char *error = json_string_value(json_object_get(forward, "error"));
+        if (error)
+                fprintf(f, "forward mode refused: %s\n", error);
+        fprintf(f, "effective allocator: %s (%s%s%s)\n",
+                json_string_value(json_object_get(effective, "path")),
+                json_string_value(json_object_get(effective, "family")),
+                *json_string_value(json_object_get(effective, "version")) ? " " : "",
+                json_string_value(json_object_get(effective, "version")));
+        fprintf(f, "effective options:\n");
+        print_option_list(f, json_object_get(effective, "options"), "  ");
+
+        json_t *census = json_object_get(probe, "census");
+        size_t i;
+        json_t *lib;
+        fprintf(f, "census (objects implementing an allocator):\n");
+        json_array_foreach(census, i, lib) {
+                fprintf(f, "  %s:", json_string_value(json_object_get(lib, "path")));
+                size_t k;
+                json_t *family;
+                json_array_foreach(json_object_get(lib, "families"), k, family)
+                        fprintf(f, " %s", json_string_value(family));
+                const char *prefix = json_string_value(json_object_get(lib, "prefix"));
+                if (prefix && *prefix)
+                        fprintf(f, " (prefix %s)", prefix);
+                fputc('\n', f);
+        }
+        json_int_t copies = json_integer_value(json_object_get(probe, "allocator_copies"));
+        if (copies > 1)
+                fprintf(f,
+                        "WARNING: %lld allocator implementations besides glibc's are loaded in one process;"
+                        " memory from one freed by another corrupts the heap\n",
+                        (long long) copies);
+
+        json_t *counters = json_object_get(probe, "counters");
+        fprintf(f, "counters:");
+        const char *key;
+        json_t *value;
+        json_object_foreach(json_object_get(counters, "calls"), key, value) {
+                if (json_integer_value(value))
+                        fprintf(f, " %s=%lld", key, (long long) json_integer_value(value));
+        }
+        char buf[64];
+        fprintf(f, "\n  bytes requested %s, peak live %s, threads %lld%s\n",
+                render_value("maxrss",
+                             (double) json_integer_value(json_object_get(counters, "bytes_requested")), buf,
+                             sizeof(buf)),
+                render_value("maxrss",
+                             (double) json_integer_value(json_object_get(counters, "peak_live_bytes")),
+                             buf + 32, 32),
+                (long long) json_integer_value(json_object_get(counters, "threads")),
+                json_is_true(json_object_get(probe, "exited")) ? ""
+                                                               : " (the process did not exit normally)");
+}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <jansson.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -21,3 +22,7 @@ const char *render_value(const char *metric, double v, char *buf, size_t size);
 
 /* The run list of `alloclab runs`, as a table. */
 void render_runs(FILE *f, const RunSummary *runs, size_t n);
+
+/* A probe report (db/probejson.h form) for people: effective allocator, options, census with a
+ * warning for several allocator copies, counters. */
+void render_probe(FILE *f, json_t *probe);

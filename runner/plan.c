@@ -112,9 +112,7 @@ static int expand_strv(const CellVars *v, char *const *l, char ***ret) {
         return 0;
 }
 
-/* The executable a child will run: a name with '/' is taken as is (relative to the child's
- * cwd), otherwise searched in the child's own PATH, like execvp() would, but ahead of time. */
-static int resolve_exe(const char *name, char *const *envp, const char *cwd, char **ret) {
+int plan_resolve_exe(const char *name, char *const *envp, const char *cwd, char **ret) {
         if (strchr(name, '/')) {
                 _cleanup_free_ char *full = NULL;
                 if (name[0] != '/' && cwd) {
@@ -171,7 +169,7 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, char *const *
         r = env_build(caller_env, spec_env, variant_env, p->allocators[variant].path, &job->envp);
         if (r < 0)
                 return r;
-        r = resolve_exe(job->argv[0], job->envp, job->cwd, &job->exe);
+        r = plan_resolve_exe(job->argv[0], job->envp, job->cwd, &job->exe);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)

@@ -74,5 +74,10 @@ const char *plan_cell_value(const Plan *p, size_t cell, size_t param);
 /* "n=100000 width=8" (or "-" without parameters); returns a new string or NULL. */
 char *plan_cell_label(const Plan *p, size_t cell);
 
+/* The executable a child will run: a name with '/' is taken as is (relative to cwd, checked
+ * there), otherwise searched in envp's PATH, like execvp() would, but ahead of time. Returns 0
+ * and a new string, -ENOENT or another -errno, -ENOMEM. */
+int plan_resolve_exe(const char *name, char *const *envp, const char *cwd, char **ret);
+
 /* Deterministic 64-bit generator (splitmix64), exposed for tests and shuffles. */
 uint64_t plan_random_next(uint64_t *state);

@@ -243,6 +243,7 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                 .stdout_fd = out,
                 .stderr_fd = err,
                 .metrics_fd = metrics,
+                .probe_fd = -1,
                 .cancel_fd = cancel_fd,
         };
         *s = (Sample){ .step_index = index, .step = step };

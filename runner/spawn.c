@@ -4,8 +4,8 @@
  * starting a child costs the same whatever the size of this process, and every step between
  * clone and exec happens inside libc, async-signal-safe. The child gets:
  *   fd 0 /dev/null, fds 1 and 2 the caller's capture memfds, fd ENV_METRICS_FD the metrics
- *   memfd, nothing else (closefrom); an empty signal mask and default dispositions; its own
- *   process group (so a timeout kills grandchildren too); the prepared cwd.
+ *   memfd, PROBE_REPORT_FD the probe's report when probed, nothing else (closefrom); an empty signal mask
+ * and default dispositions; its own process group (so a timeout kills grandchildren too); the prepared cwd.
  * RLIMIT_CORE is set to 0 in the runner itself once (runner/run.c), children inherit it.
  *
  * The pidfd is opened right after the spawn; the child cannot have been reaped yet, so it names
@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "probe/report.h"
 #include "runner/env.h"
 #include "runner/spawn.h"
 #include "util/cleanup.h"
@@ -35,10 +36,17 @@ static int pidfd_open_compat(pid_t pid) {
         return (int) syscall(SYS_pidfd_open, pid, 0);
 }
 
+/* The child's fds 1..PROBE_REPORT_FD are filled by dup2() in order; a source fd that is itself
+ * one of those numbers would be overwritten before its turn. Sources are therefore moved above
+ * SPAWN_FD_FLOOR first. */
+#define SPAWN_FD_FLOOR 16
+
 typedef struct SpawnSetup {
         posix_spawnattr_t attr;
         posix_spawn_file_actions_t actions;
         bool have_attr, have_actions;
+        int moved[4]; /* duplicates made above SPAWN_FD_FLOOR, closed after the spawn */
+        size_t n_moved;
 } SpawnSetup;
 
 static void spawn_setup_done(SpawnSetup *s) {
@@ -46,6 +54,19 @@ static void spawn_setup_done(SpawnSetup *s) {
                 posix_spawnattr_destroy(&s->attr);
         if (s->have_actions)
                 posix_spawn_file_actions_destroy(&s->actions);
+        for (size_t i = 0; i < s->n_moved; i++)
+                safe_close(s->moved[i]);
+}
+
+/* Returns fd, or a duplicate above SPAWN_FD_FLOOR when fd is low enough to be clobbered. */
+static int high_fd(SpawnSetup *s, int fd) {
+        if (fd < 0 || fd >= SPAWN_FD_FLOOR)
+                return fd;
+        int dup = fcntl(fd, F_DUPFD_CLOEXEC, SPAWN_FD_FLOOR);
+        if (dup < 0)
+                return negative_errno();
+        s->moved[s->n_moved++] = dup;
+        return dup;
 }
 
 static int spawn_setup(const SpawnRequest *req, SpawnSetup *s) {
@@ -74,12 +95,20 @@ static int spawn_setup(const SpawnRequest *req, SpawnSetup *s) {
             (r = posix_spawnattr_setsigdefault(&s->attr, &ignored)) != 0)
                 return -r;
 
+        int out = high_fd(s, req->stdout_fd), err = high_fd(s, req->stderr_fd);
+        int metrics = high_fd(s, req->metrics_fd), probe = high_fd(s, req->probe_fd);
+        if (out < 0 || err < 0 || metrics < 0 || (req->probe_fd >= 0 && probe < 0))
+                return out < 0 ? out : err < 0 ? err : metrics < 0 ? metrics : probe;
         posix_spawn_file_actions_t *a = &s->actions;
         if ((r = posix_spawn_file_actions_addopen(a, 0, "/dev/null", O_RDONLY, 0)) != 0 ||
-            (r = posix_spawn_file_actions_adddup2(a, req->stdout_fd, 1)) != 0 ||
-            (r = posix_spawn_file_actions_adddup2(a, req->stderr_fd, 2)) != 0 ||
-            (r = posix_spawn_file_actions_adddup2(a, req->metrics_fd, ENV_METRICS_FD)) != 0 ||
-            (r = posix_spawn_file_actions_addclosefrom_np(a, ENV_METRICS_FD + 1)) != 0)
+            (r = posix_spawn_file_actions_adddup2(a, out, 1)) != 0 ||
+            (r = posix_spawn_file_actions_adddup2(a, err, 2)) != 0 ||
+            (r = posix_spawn_file_actions_adddup2(a, metrics, ENV_METRICS_FD)) != 0)
+                return -r;
+        if (probe >= 0 && (r = posix_spawn_file_actions_adddup2(a, probe, PROBE_REPORT_FD)) != 0)
+                return -r;
+        int first_closed = req->probe_fd >= 0 ? PROBE_REPORT_FD + 1 : ENV_METRICS_FD + 1;
+        if ((r = posix_spawn_file_actions_addclosefrom_np(a, first_closed)) != 0)
                 return -r;
         if (req->cwd && (r = posix_spawn_file_actions_addchdir_np(a, req->cwd)) != 0)
                 return -r;

@@ -20,6 +20,7 @@ typedef struct SpawnRequest {
         int stdout_fd; /* become the child's fds 1, 2 and ENV_METRICS_FD */
         int stderr_fd;
         int metrics_fd;
+        int probe_fd;  /* becomes PROBE_REPORT_FD when >= 0 */
         int cancel_fd; /* readable means stop now (a signalfd), or -1 */
 } SpawnRequest;
 

@@ -12,10 +12,16 @@
  *   sleep MS         sleep MS milliseconds, print "slept"
  *   report NAME V    report metric NAME with value V, print "reported"
  *   env FILE         write the environment to FILE, one variable per line, and print "ok"
+ *   threads N ITER   N threads each make ITER aligned_alloc(64, 100) + free pairs
+ *   fork             100 valloc + free in a forked child, then 100 in the parent
+ *   crashalloc       10 pvalloc that are never freed, then SIGSEGV
+ *   dlopen LIB       dlopen LIB and exit normally
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,6 +66,23 @@ static int which(void) {
                 fclose(m);
         }
         return 0;
+}
+
+static void *hammer(void *arg) {
+        long iterations = *(long *) arg;
+        for (long i = 0; i < iterations; i++) {
+                void *p = aligned_alloc(64, 100);
+                if (!p)
+                        abort();
+                *(volatile char *) p = 1;
+                free(p);
+        }
+        return NULL;
+}
+
+static void vallocs(int n) {
+        for (int i = 0; i < n; i++)
+                free(valloc(100));
 }
 
 int main(int argc, char **argv) {
@@ -115,6 +138,46 @@ int main(int argc, char **argv) {
                 for (char **e = environ; *e; e++)
                         fprintf(f, "%s\n", *e);
                 fclose(f);
+                printf("ok\n");
+                return 0;
+        }
+        if (strcmp(mode, "threads") == 0 && argc > 3) {
+                int n = atoi(argv[2]);
+                long iterations = atol(argv[3]);
+                pthread_t threads[64];
+                if (n < 1 || n > 64)
+                        return 2;
+                for (int i = 0; i < n; i++)
+                        if (pthread_create(&threads[i], NULL, hammer, &iterations) != 0)
+                                return 3;
+                for (int i = 0; i < n; i++)
+                        pthread_join(threads[i], NULL);
+                printf("ok\n");
+                return 0;
+        }
+        if (strcmp(mode, "fork") == 0) {
+                fflush(stdout);
+                pid_t pid = fork();
+                if (pid == 0) {
+                        vallocs(100);
+                        _exit(0);
+                }
+                int status;
+                waitpid(pid, &status, 0);
+                vallocs(100);
+                printf("ok\n");
+                return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+        }
+        if (strcmp(mode, "crashalloc") == 0) {
+                for (int i = 0; i < 10; i++)
+                        *(volatile char *) pvalloc(100) = 1;
+                raise(SIGSEGV);
+        }
+        if (strcmp(mode, "dlopen") == 0 && argc > 2) {
+                if (!dlopen(argv[2], RTLD_NOW)) {
+                        fprintf(stderr, "%s\n", dlerror());
+                        return 4;
+                }
                 printf("ok\n");
                 return 0;
         }

@@ -1,0 +1,795 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * liballoclab-probe.so: an LD_PRELOAD interposer for the malloc family, placed first in
+ * LD_PRELOAD. It forwards every call to the next definition (dlsym(RTLD_NEXT)), or in forward
+ * mode to a privately loaded library's prefixed family, and reports into the shared memory the
+ * runner handed over (probe/report.h):
+ *   - which shared object provides the malloc the program reaches, its allocator family,
+ *     version and effective options;
+ *   - every loaded object that implements an allocator (the census);
+ *   - per-thread call counters, bytes requested and live/peak usable bytes.
+ *
+ * Invariants (STYLE item 15):
+ *   - never allocates through malloc on its own behalf; calls made while dlsym() resolves are
+ *     served from a static bump arena whose blocks free/realloc/malloc_usable_size recognise;
+ *   - a thread-local depth guard (initial-exec TLS) counts only the outermost call;
+ *   - no locks: each thread owns a counter slot and is its only writer; threads past
+ *     PROBE_MAX_SLOTS share the last slot through atomic read-modify-writes;
+ *   - free() preserves errno; posix_memalign() leaves *p alone on error; calloc() and
+ *     reallocarray() check for overflow before forwarding;
+ *   - fork-safe: the child's threads take fresh slots.
+ * Peak live bytes: each thread flushes its live-byte delta into a shared total when the delta
+ * exceeds PROBE_FLUSH_BYTES, and the peak is taken over those totals, so it can be low by at
+ * most PROBE_FLUSH_BYTES per thread. This keeps the fast path free of shared cache lines.
+ *
+ * Deliberately not done: interposing dlopen() (it would change the caller glibc uses for
+ * $ORIGIN and RUNPATH lookups); objects loaded later are caught by the census at exit.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gnu/libc-version.h>
+#include <link.h>
+#include <malloc.h>
+#include <mimalloc.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "probe/report.h"
+
+#define EXPORT      __attribute__((visibility("default")))
+#define TLS         __thread __attribute__((tls_model("initial-exec")))
+#define LIKELY(x)   __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define PROBE_ARENA_SIZE  (256 * 1024)
+#define PROBE_FLUSH_BYTES (64 * 1024)
+
+typedef struct Family {
+        void *(*malloc)(size_t);
+        void (*free)(void *);
+        void *(*calloc)(size_t, size_t);
+        void *(*realloc)(void *, size_t);
+        void *(*reallocarray)(void *, size_t, size_t);
+        int (*posix_memalign)(void **, size_t, size_t);
+        void *(*aligned_alloc)(size_t, size_t);
+        void *(*memalign)(size_t, size_t);
+        void *(*valloc)(size_t);
+        void *(*pvalloc)(size_t);
+        size_t (*usable_size)(void *);
+} Family;
+
+static Family next;
+/* Whether a function's blocks may be measured with next.usable_size: not when that function
+ * comes from another object than usable_size (an allocator that lacks pvalloc leaves it to
+ * glibc, and asking jemalloc for the size of a glibc block would crash the program). */
+static bool measurable[_PROBE_FUNCTION_MAX];
+static int init_state; /* 0: not yet, 1: resolving, 2: ready */
+static ProbeReport fallback_report;
+static ProbeReport *report = &fallback_report;
+
+static TLS int depth;
+static TLS ProbeSlot *my_slot;
+static TLS int64_t pending_live;
+
+/* ---- bootstrap arena ------------------------------------------------------------------ */
+
+static char arena[PROBE_ARENA_SIZE] __attribute__((aligned(64)));
+static size_t arena_used;
+
+typedef struct ArenaHeader {
+        size_t size;
+        size_t pad;
+} ArenaHeader;
+
+static bool in_arena(const void *p) {
+        return (const char *) p >= arena && (const char *) p < arena + sizeof(arena);
+}
+
+static void *arena_alloc(size_t size, size_t align) {
+        if (align < sizeof(ArenaHeader))
+                align = sizeof(ArenaHeader);
+        size_t used = __atomic_load_n(&arena_used, __ATOMIC_RELAXED);
+        for (;;) {
+                uintptr_t start = (uintptr_t) arena + used + sizeof(ArenaHeader);
+                uintptr_t p = (start + align - 1) & ~(uintptr_t) (align - 1);
+                if (size > sizeof(arena) || p + size > (uintptr_t) arena + sizeof(arena)) {
+                        errno = ENOMEM;
+                        return NULL;
+                }
+                size_t end = p + size - (uintptr_t) arena;
+                if (__atomic_compare_exchange_n(&arena_used, &used, end, false, __ATOMIC_RELAXED,
+                                                __ATOMIC_RELAXED)) {
+                        ((ArenaHeader *) p)[-1].size = size;
+                        __atomic_fetch_add(&report->bootstrap_bytes, size, __ATOMIC_RELAXED);
+                        return (void *) p; /* static storage is zeroed: calloc needs nothing */
+                }
+        }
+}
+
+static size_t arena_size(const void *p) {
+        return ((const ArenaHeader *) p)[-1].size;
+}
+
+/* ---- small string helpers (no allocation, always terminated) -------------------------- */
+
+static void copy_text(char *dst, size_t size, const char *src) {
+        size_t n = src ? strnlen(src, size - 1) : 0;
+        memcpy(dst, src ? src : "", n);
+        dst[n] = 0;
+}
+
+/* ---- resolution ----------------------------------------------------------------------- */
+
+/* Looks up prefix+name in handle, trying each name in a NULL-terminated list. */
+static void *lookup(void *handle, const char *prefix, const char *const *names) {
+        for (size_t i = 0; names[i]; i++) {
+                char symbol[96];
+                snprintf(symbol, sizeof(symbol), "%s%s", prefix, names[i]);
+                void *p = dlsym(handle, symbol);
+                if (p)
+                        return p;
+        }
+        return NULL;
+}
+
+#define NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static const void *object_of(void *fn) {
+        Dl_info info;
+        void *map = NULL;
+        return fn && dladdr1(fn, &info, &map, RTLD_DL_LINKMAP) ? map : NULL;
+}
+
+static void resolve_family(Family *f, void *handle, const char *prefix) {
+        f->malloc = lookup(handle, prefix, NAMES("malloc"));
+        f->free = lookup(handle, prefix, NAMES("free"));
+        f->calloc = lookup(handle, prefix, NAMES("calloc"));
+        f->realloc = lookup(handle, prefix, NAMES("realloc"));
+        f->reallocarray = lookup(handle, prefix, NAMES("reallocarray"));
+        f->posix_memalign = lookup(handle, prefix, NAMES("posix_memalign"));
+        f->aligned_alloc = lookup(handle, prefix, NAMES("aligned_alloc"));
+        f->memalign = lookup(handle, prefix, NAMES("memalign"));
+        f->valloc = lookup(handle, prefix, NAMES("valloc"));
+        f->pvalloc = lookup(handle, prefix, NAMES("pvalloc"));
+        f->usable_size = lookup(handle, prefix, NAMES("malloc_usable_size", "usable_size", "malloc_size"));
+
+        void *fns[_PROBE_FUNCTION_MAX] = {
+                [PROBE_MALLOC] = (void *) f->malloc,
+                [PROBE_CALLOC] = (void *) f->calloc,
+                [PROBE_REALLOC] = (void *) f->realloc,
+                [PROBE_REALLOCARRAY] = (void *) f->reallocarray,
+                [PROBE_POSIX_MEMALIGN] = (void *) f->posix_memalign,
+                [PROBE_ALIGNED_ALLOC] = (void *) f->aligned_alloc,
+                [PROBE_MEMALIGN] = (void *) f->memalign,
+                [PROBE_VALLOC] = (void *) f->valloc,
+                [PROBE_PVALLOC] = (void *) f->pvalloc,
+        };
+        const void *sizer = object_of((void *) f->usable_size);
+        for (unsigned i = 0; i < _PROBE_FUNCTION_MAX; i++)
+                /* A missing function is derived from the family itself in forward mode. */
+                measurable[i] = sizer && (!fns[i] || object_of(fns[i]) == sizer);
+        measurable[PROBE_FREE] = measurable[PROBE_MALLOC];
+}
+
+/* Forward mode: the whole family comes from one library loaded privately. The core entry
+ * points must exist; the rest are derived in the wrappers below when missing. Returns false and
+ * fills report->error when the library cannot serve. */
+static bool resolve_forward(const char *library, const char *prefix) {
+        copy_text(report->forward_library, sizeof(report->forward_library), library);
+        void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+        if (!handle) {
+                copy_text(report->error, sizeof(report->error), dlerror());
+                return false;
+        }
+        resolve_family(&next, handle, prefix);
+        const struct {
+                const char *name;
+                bool present;
+        } core[] = {
+                { "malloc", next.malloc },
+                { "free", next.free },
+                { "calloc", next.calloc },
+                { "realloc", next.realloc },
+                { "posix_memalign|aligned_alloc|memalign",
+                  next.posix_memalign || next.aligned_alloc || next.memalign },
+                { "malloc_usable_size|usable_size|malloc_size", next.usable_size },
+        };
+        char missing[PROBE_PATH_MAX] = "";
+        for (size_t i = 0; i < sizeof(core) / sizeof(core[0]); i++)
+                if (!core[i].present) {
+                        size_t n = strlen(missing);
+                        snprintf(missing + n, sizeof(missing) - n, "%s%s%s", n ? ", " : "", prefix,
+                                 core[i].name);
+                }
+        if (missing[0]) {
+                int n = snprintf(report->error, sizeof(report->error), "%s lacks core entry points: %s",
+                                 library, missing);
+                (void) n; /* a truncated message still names the library and the first gaps */
+                return false;
+        }
+        return true;
+}
+
+static void attach_report(void) {
+        const char *fd_text = getenv(PROBE_ENV_FD);
+        if (!fd_text)
+                return;
+        int fd = atoi(fd_text);
+        void *m = mmap(NULL, sizeof(ProbeReport), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd); /* the program must not see an extra descriptor */
+        if (m == MAP_FAILED)
+                return;
+        report = m;
+}
+
+static void child_after_fork(void) {
+        my_slot = NULL;
+        pending_live = 0;
+}
+
+static void resolve(void) {
+        int expected = 0;
+        if (!__atomic_compare_exchange_n(&init_state, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE))
+                return;
+        attach_report();
+        report->magic = PROBE_REPORT_MAGIC;
+        report->version = PROBE_REPORT_VERSION;
+        report->size = sizeof(ProbeReport);
+        report->pid = getpid();
+
+        const char *library = getenv(PROBE_ENV_FORWARD_LIBRARY);
+        if (library && *library) {
+                const char *prefix = getenv(PROBE_ENV_FORWARD_PREFIX);
+                if (!resolve_forward(library, prefix ? prefix : "")) {
+                        report->state |= PROBE_STATE_FORWARD_FAILED;
+                        static const char msg[] = "alloclab probe: forward mode refused: ";
+                        (void) !write(STDERR_FILENO, msg, sizeof(msg) - 1);
+                        (void) !write(STDERR_FILENO, report->error, strlen(report->error));
+                        (void) !write(STDERR_FILENO, "\n", 1);
+                        _exit(127);
+                }
+        } else
+                resolve_family(&next, RTLD_NEXT, "");
+        pthread_atfork(NULL, NULL, child_after_fork);
+        report->state |= PROBE_STATE_LOADED;
+        __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+}
+
+static inline bool ready(void) {
+        int s = __atomic_load_n(&init_state, __ATOMIC_ACQUIRE);
+        if (LIKELY(s == 2))
+                return true;
+        if (s == 0)
+                resolve();
+        return __atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2;
+}
+
+/* ---- counting ------------------------------------------------------------------------- */
+
+static ProbeSlot *slot(void) {
+        if (LIKELY(my_slot != NULL))
+                return my_slot;
+        uint32_t i = __atomic_fetch_add(&report->n_slots, 1, __ATOMIC_RELAXED);
+        my_slot = &report->slots[i < PROBE_MAX_SLOTS ? i : PROBE_MAX_SLOTS - 1];
+        return my_slot;
+}
+
+static inline bool slot_is_shared(const ProbeSlot *s) {
+        return s == &report->slots[PROBE_MAX_SLOTS - 1];
+}
+
+static inline void add(uint64_t *counter, uint64_t v, bool shared) {
+        if (UNLIKELY(shared))
+                __atomic_fetch_add(counter, v, __ATOMIC_RELAXED);
+        else
+                __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+static void flush_live(void) {
+        int64_t total = __atomic_add_fetch(&report->live_bytes, pending_live, __ATOMIC_RELAXED);
+        pending_live = 0;
+        int64_t peak = __atomic_load_n(&report->peak_live_bytes, __ATOMIC_RELAXED);
+        while (total > peak && !__atomic_compare_exchange_n(&report->peak_live_bytes, &peak, total, true,
+                                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                ;
+}
+
+/* Records one outermost call: requested bytes and the change in usable bytes it made. */
+static inline void count(ProbeFunction f, size_t requested, int64_t live_delta) {
+        ProbeSlot *s = slot();
+        bool shared = slot_is_shared(s);
+        add(&s->calls[f], 1, shared);
+        if (requested)
+                add(&s->bytes_requested, requested, shared);
+        if (live_delta) {
+                add((uint64_t *) &s->live_bytes, (uint64_t) live_delta, shared);
+                pending_live += live_delta;
+                if (pending_live > PROBE_FLUSH_BYTES || pending_live < -PROBE_FLUSH_BYTES)
+                        flush_live();
+        }
+}
+
+static inline size_t usable(void *p) {
+        return p && next.usable_size ? next.usable_size(p) : 0;
+}
+
+static inline int64_t measured(ProbeFunction f, void *p) {
+        return measurable[f] ? (int64_t) usable(p) : 0;
+}
+
+/* ---- derived entry points (forward mode may lack them) --------------------------------- */
+
+static void *aligned(size_t alignment, size_t size) {
+        if (next.memalign)
+                return next.memalign(alignment, size);
+        if (next.aligned_alloc)
+                return next.aligned_alloc(alignment, (size + alignment - 1) & ~(alignment - 1));
+        void *p = NULL;
+        int r = next.posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment, size);
+        if (r != 0) {
+                errno = r;
+                return NULL;
+        }
+        return p;
+}
+
+static bool valid_alignment(size_t a) {
+        return a != 0 && (a & (a - 1)) == 0;
+}
+
+/* ---- the interposed family ------------------------------------------------------------ */
+
+/* Runs `call` with the depth guard; counts it when it is the outermost one. */
+#define GUARDED(result, call, function, requested, live_delta_expr)                                         \
+        do {                                                                                                \
+                if (UNLIKELY(depth++ > 0)) {                                                                \
+                        result = call;                                                                      \
+                } else {                                                                                    \
+                        result = call;                                                                      \
+                        count(function, requested, live_delta_expr);                                        \
+                }                                                                                           \
+                depth--;                                                                                    \
+        } while (0)
+
+EXPORT void *malloc(size_t size) {
+        if (UNLIKELY(!ready()))
+                return arena_alloc(size, 16);
+        void *p;
+        GUARDED(p, next.malloc(size), PROBE_MALLOC, size, measured(PROBE_MALLOC, p));
+        return p;
+}
+
+EXPORT void free(void *p) {
+        if (UNLIKELY(!p || in_arena(p) || !ready())) {
+                if (p == NULL && depth == 0 && ready())
+                        count(PROBE_FREE, 0, 0);
+                return;
+        }
+        int saved = errno;
+        if (UNLIKELY(depth++ > 0))
+                next.free(p);
+        else {
+                int64_t size = measured(PROBE_FREE, p);
+                next.free(p);
+                count(PROBE_FREE, 0, -size);
+        }
+        depth--;
+        errno = saved;
+}
+
+EXPORT void *calloc(size_t n, size_t size) {
+        if (size && n > SIZE_MAX / size) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        if (UNLIKELY(!ready()))
+                return arena_alloc(n * size, 16);
+        void *p;
+        GUARDED(p, next.calloc(n, size), PROBE_CALLOC, n * size, measured(PROBE_CALLOC, p));
+        return p;
+}
+
+EXPORT void *realloc(void *old, size_t size) {
+        if (UNLIKELY(in_arena(old) || !ready())) {
+                void *p = malloc(size);
+                if (p && old)
+                        memcpy(p, old, arena_size(old) < size ? arena_size(old) : size);
+                return p;
+        }
+        void *p;
+        int64_t before = depth == 0 ? measured(PROBE_REALLOC, old) : 0;
+        GUARDED(p, next.realloc(old, size), PROBE_REALLOC, size,
+                p ? measured(PROBE_REALLOC, p) - before : (size == 0 ? -before : 0));
+        return p;
+}
+
+EXPORT void *reallocarray(void *old, size_t n, size_t size) {
+        if (size && n > SIZE_MAX / size) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        if (UNLIKELY(in_arena(old) || !ready()))
+                return realloc(old, n * size);
+        void *p;
+        int64_t before = depth == 0 ? measured(PROBE_REALLOCARRAY, old) : 0;
+        GUARDED(p, next.reallocarray ? next.reallocarray(old, n, size) : next.realloc(old, n * size),
+                PROBE_REALLOCARRAY, n * size, p ? measured(PROBE_REALLOCARRAY, p) - before : 0);
+        return p;
+}
+
+EXPORT int posix_memalign(void **ret, size_t alignment, size_t size) {
+        if (!valid_alignment(alignment) || alignment % sizeof(void *) != 0)
+                return EINVAL;
+        if (UNLIKELY(!ready())) {
+                void *p = arena_alloc(size, alignment);
+                if (!p)
+                        return ENOMEM;
+                *ret = p;
+                return 0;
+        }
+        int r;
+        void *p = NULL;
+        if (next.posix_memalign) {
+                GUARDED(r, next.posix_memalign(&p, alignment, size), PROBE_POSIX_MEMALIGN, size,
+                        r == 0 ? measured(PROBE_POSIX_MEMALIGN, p) : 0);
+        } else {
+                GUARDED(p, aligned(alignment, size), PROBE_POSIX_MEMALIGN, size,
+                        measured(PROBE_POSIX_MEMALIGN, p));
+                r = p ? 0 : ENOMEM;
+        }
+        if (r == 0)
+                *ret = p; /* only on success: *ret stays untouched on error */
+        return r;
+}
+
+EXPORT void *aligned_alloc(size_t alignment, size_t size) {
+        if (UNLIKELY(!ready()))
+                return arena_alloc(size, alignment);
+        void *p;
+        GUARDED(p, next.aligned_alloc ? next.aligned_alloc(alignment, size) : aligned(alignment, size),
+                PROBE_ALIGNED_ALLOC, size, measured(PROBE_ALIGNED_ALLOC, p));
+        return p;
+}
+
+EXPORT void *memalign(size_t alignment, size_t size) {
+        if (UNLIKELY(!ready()))
+                return arena_alloc(size, alignment);
+        void *p;
+        GUARDED(p, aligned(alignment, size), PROBE_MEMALIGN, size, measured(PROBE_MEMALIGN, p));
+        return p;
+}
+
+EXPORT void *valloc(size_t size) {
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        if (UNLIKELY(!ready()))
+                return arena_alloc(size, page);
+        void *p;
+        GUARDED(p, next.valloc ? next.valloc(size) : aligned(page, size), PROBE_VALLOC, size,
+                measured(PROBE_VALLOC, p));
+        return p;
+}
+
+EXPORT void *pvalloc(size_t size) {
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        size_t rounded = size ? (size + page - 1) & ~(page - 1) : page;
+        if (rounded < size) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        if (UNLIKELY(!ready()))
+                return arena_alloc(rounded, page);
+        void *p;
+        GUARDED(p, next.pvalloc ? next.pvalloc(size) : aligned(page, rounded), PROBE_PVALLOC, size,
+                measured(PROBE_PVALLOC, p));
+        return p;
+}
+
+EXPORT size_t malloc_usable_size(void *p) {
+        if (!p)
+                return 0;
+        if (in_arena(p))
+                return arena_size(p);
+        if (UNLIKELY(!ready()))
+                return 0;
+        size_t n;
+        GUARDED(n, usable(p), PROBE_MALLOC_USABLE_SIZE, 0, 0);
+        return n;
+}
+
+/* ---- identity and census (constructor and destructor only, never on the fast path) ---- */
+
+/* True when symbol name is defined in the object of `handle` (from dlopen) itself, not in one
+ * of its dependencies. */
+static bool defines(void *handle, const char *name) {
+        void *p = dlsym(handle, name);
+        if (!p)
+                return false;
+        Dl_info info;
+        struct link_map *owner = NULL;
+        return dladdr1(p, &info, (void **) &owner, RTLD_DL_LINKMAP) && owner == handle;
+}
+
+static const char *const jemalloc_prefixes[] = { "", "je_", "_rjem_", "rjem_", NULL };
+
+/* Allocator families of the object, and the jemalloc symbol prefix. A forwarding shim (the
+ * tbbmalloc proxy) counts only when `shims` is set: it serves malloc but implements nothing,
+ * so the census must not count it as a second copy. */
+static uint32_t families_of(void *map, bool shims, char *prefix, size_t prefix_size) {
+        uint32_t f = 0;
+        for (size_t i = 0; jemalloc_prefixes[i]; i++) {
+                char name[64];
+                snprintf(name, sizeof(name), "%smallctl", jemalloc_prefixes[i]);
+                if (defines(map, name)) {
+                        f |= PROBE_FAMILY_JEMALLOC;
+                        copy_text(prefix, prefix_size, jemalloc_prefixes[i]);
+                        break;
+                }
+        }
+        if (defines(map, "mi_malloc"))
+                f |= PROBE_FAMILY_MIMALLOC;
+        if (defines(map, "tc_malloc"))
+                f |= PROBE_FAMILY_TCMALLOC;
+        if (defines(map, "scalable_malloc") || (shims && defines(map, "__TBB_malloc_proxy")))
+                f |= PROBE_FAMILY_TBBMALLOC;
+        if (defines(map, "__libc_malloc") && defines(map, "gnu_get_libc_version"))
+                f |= PROBE_FAMILY_GLIBC;
+        return f;
+}
+
+static void add_option(const char *name, const char *value) {
+        if (report->n_options >= PROBE_MAX_OPTIONS)
+                return;
+        ProbeOption *o = &report->options[report->n_options++];
+        copy_text(o->name, sizeof(o->name), name);
+        copy_text(o->value, sizeof(o->value), value);
+}
+
+typedef int (*MallctlFn)(const char *, void *, size_t *, void *, size_t);
+
+static void identify_jemalloc(void *map, const char *prefix) {
+        char name[64];
+        snprintf(name, sizeof(name), "%smallctl", prefix);
+        MallctlFn mallctl = (MallctlFn) dlsym(map, name);
+        if (!mallctl)
+                return;
+        const char *version = NULL;
+        size_t len = sizeof(version);
+        if (mallctl("version", &version, &len, NULL, 0) == 0 && version)
+                copy_text(report->allocator_version, sizeof(report->allocator_version), version);
+        static const struct {
+                const char *name;
+                char type; /* b bool, u unsigned, z size_t, s ssize_t, S string */
+        } options[] = {
+                { "opt.dirty_decay_ms", 's' },
+                { "opt.muzzy_decay_ms", 's' },
+                { "opt.background_thread", 'b' },
+                { "opt.max_background_threads", 'z' },
+                { "opt.narenas", 'u' },
+                { "opt.percpu_arena", 'S' },
+                { "opt.tcache", 'b' },
+                { "opt.tcache_max", 'z' },
+                { "opt.thp", 'S' },
+                { "opt.metadata_thp", 'S' },
+                { "opt.oversize_threshold", 'z' },
+                { "opt.retain", 'b' },
+                { "opt.dss", 'S' },
+                { "opt.junk", 'S' },
+                { "opt.zero", 'b' },
+                { "opt.abort_conf", 'b' },
+        };
+        for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+                char value[PROBE_TEXT_MAX];
+                union {
+                        bool b;
+                        unsigned u;
+                        size_t z;
+                        ssize_t s;
+                        const char *S;
+                } v = {};
+                size_t size = options[i].type == 'b'   ? sizeof(bool)
+                              : options[i].type == 'u' ? sizeof(unsigned)
+                              : options[i].type == 'S' ? sizeof(const char *)
+                                                       : sizeof(size_t);
+                if (mallctl(options[i].name, &v, &size, NULL, 0) != 0)
+                        continue;
+                switch (options[i].type) {
+                case 'b':
+                        snprintf(value, sizeof(value), "%s", v.b ? "true" : "false");
+                        break;
+                case 'u':
+                        snprintf(value, sizeof(value), "%u", v.u);
+                        break;
+                case 'z':
+                        snprintf(value, sizeof(value), "%zu", v.z);
+                        break;
+                case 's':
+                        snprintf(value, sizeof(value), "%zd", v.s);
+                        break;
+                default:
+                        snprintf(value, sizeof(value), "%s", v.S ? v.S : "");
+                }
+                add_option(options[i].name + 4, value); /* without "opt." */
+        }
+}
+
+static void identify_mimalloc(void *map) {
+        int (*version)(void) = (int (*)(void)) dlsym(map, "mi_version");
+        long (*option_get)(mi_option_t) = (long (*)(mi_option_t)) dlsym(map, "mi_option_get");
+        if (!version)
+                return;
+        int v = version();
+        snprintf(report->allocator_version, sizeof(report->allocator_version), "%d.%d.%d", v / 100,
+                 (v % 100) / 10, v % 10);
+        /* Option numbers are only meaningful for the mimalloc this probe was built against. */
+        if (!option_get || v != MI_MALLOC_VERSION)
+                return;
+        static const struct {
+                const char *name;
+                mi_option_t option;
+        } options[] = {
+                { "show_errors", mi_option_show_errors },
+                { "show_stats", mi_option_show_stats },
+                { "verbose", mi_option_verbose },
+                { "eager_commit", mi_option_eager_commit },
+                { "large_os_pages", mi_option_large_os_pages },
+                { "reserve_huge_os_pages", mi_option_reserve_huge_os_pages },
+                { "reserve_os_memory", mi_option_reserve_os_memory },
+                { "page_reset", mi_option_page_reset },
+                { "abandoned_page_decommit", mi_option_abandoned_page_decommit },
+                { "eager_commit_delay", mi_option_eager_commit_delay },
+                { "decommit_delay", mi_option_decommit_delay },
+                { "use_numa_nodes", mi_option_use_numa_nodes },
+                { "limit_os_alloc", mi_option_limit_os_alloc },
+                { "allow_decommit", mi_option_allow_decommit },
+                { "segment_decommit_delay", mi_option_segment_decommit_delay },
+                { "decommit_extend_delay", mi_option_decommit_extend_delay },
+        };
+        for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+                char value[PROBE_TEXT_MAX];
+                snprintf(value, sizeof(value), "%ld", option_get(options[i].option));
+                add_option(options[i].name, value);
+        }
+}
+
+static void identify_tcmalloc(void *map) {
+        const char *(*version)(int *, int *, const char **) =
+                (const char *(*) (int *, int *, const char **) ) dlsym(map, "tc_version");
+        int (*property)(const char *, size_t *) =
+                (int (*)(const char *, size_t *)) dlsym(map, "MallocExtension_GetNumericProperty");
+        if (version) {
+                int major = 0, minor = 0;
+                const char *patch = NULL;
+                copy_text(report->allocator_version, sizeof(report->allocator_version),
+                          version(&major, &minor, &patch));
+        }
+        if (!property)
+                return;
+        static const char *const properties[] = {
+                "tcmalloc.max_total_thread_cache_bytes",     "tcmalloc.aggressive_memory_decommit",
+                "tcmalloc.current_total_thread_cache_bytes", "tcmalloc.pageheap_free_bytes",
+                "tcmalloc.pageheap_unmapped_bytes",
+        };
+        for (size_t i = 0; i < sizeof(properties) / sizeof(properties[0]); i++) {
+                size_t v;
+                char value[PROBE_TEXT_MAX];
+                if (!property(properties[i], &v))
+                        continue;
+                snprintf(value, sizeof(value), "%zu", v);
+                add_option(properties[i], value);
+        }
+}
+
+static void identify_glibc(void) {
+        copy_text(report->allocator_version, sizeof(report->allocator_version), gnu_get_libc_version());
+        const char *tunables = getenv("GLIBC_TUNABLES");
+        add_option("GLIBC_TUNABLES", tunables ? tunables : "");
+}
+
+/* The object that serves the program's malloc: the first definition in the global scope,
+ * unless that is this probe, in which case the one it forwards to. */
+static void identify(void) {
+        void *m = dlsym(RTLD_DEFAULT, "malloc");
+        if (m == (void *) malloc)
+                m = (void *) next.malloc;
+        Dl_info info;
+        struct link_map *map = NULL;
+        if (!m || !dladdr1(m, &info, (void **) &map, RTLD_DL_LINKMAP) || !map)
+                return;
+        if (info.dli_fname && info.dli_fname[0] && map->l_name && map->l_name[0])
+                copy_text(report->effective_path, sizeof(report->effective_path), info.dli_fname);
+        else if (readlink("/proc/self/exe", report->effective_path, sizeof(report->effective_path) - 1) < 0)
+                copy_text(report->effective_path, sizeof(report->effective_path), "?");
+        /* A link map from dladdr1() is not a lookup handle for objects loaded at start-up (their
+         * search list is empty); dlopen(RTLD_NOLOAD) of the same object gives a proper one. */
+        void *handle = dlopen(map->l_name && map->l_name[0] ? map->l_name : NULL, RTLD_NOLOAD | RTLD_LAZY);
+        if (!handle)
+                return;
+        report->effective_family =
+                families_of(handle, true, report->effective_prefix, sizeof(report->effective_prefix));
+        report->n_options = 0;
+        if (report->effective_family & PROBE_FAMILY_JEMALLOC)
+                identify_jemalloc(handle, report->effective_prefix);
+        else if (report->effective_family & PROBE_FAMILY_MIMALLOC)
+                identify_mimalloc(handle);
+        else if (report->effective_family & PROBE_FAMILY_TCMALLOC)
+                identify_tcmalloc(handle);
+        else if (report->effective_family & PROBE_FAMILY_GLIBC)
+                identify_glibc();
+        dlclose(handle);
+        report->state |= PROBE_STATE_IDENTITY;
+}
+
+typedef struct CensusNames {
+        char names[PROBE_MAX_LIBRARIES * 2][PROBE_PATH_MAX];
+        size_t n;
+} CensusNames;
+
+static CensusNames census_names; /* static: no stack bloat, no allocation */
+
+static int collect_name(struct dl_phdr_info *info, size_t size, void *userdata) {
+        CensusNames *c = userdata;
+        (void) size;
+        if (c->n < sizeof(c->names) / sizeof(c->names[0]))
+                copy_text(c->names[c->n++], PROBE_PATH_MAX, info->dlpi_name);
+        return 0;
+}
+
+/* Lists loaded objects first (dl_iterate_phdr holds the loader's lock, so no dlopen inside
+ * its callback), then asks each which allocators it implements. */
+static void census(void) {
+        census_names.n = 0;
+        dl_iterate_phdr(collect_name, &census_names);
+        uint32_t n = 0;
+        for (size_t i = 0; i < census_names.n && n < PROBE_MAX_LIBRARIES; i++) {
+                const char *name = census_names.names[i];
+                bool main_program = name[0] == 0;
+                void *map = dlopen(main_program ? NULL : name, RTLD_NOLOAD | RTLD_LAZY);
+                if (!map)
+                        continue;
+                ProbeLibrary *lib = &report->libraries[n];
+                char prefix[16] = "";
+                uint32_t families = families_of(map, false, prefix, sizeof(prefix));
+                dlclose(map);
+                if (!families)
+                        continue;
+                if (main_program) {
+                        ssize_t len = readlink("/proc/self/exe", lib->path, sizeof(lib->path) - 1);
+                        lib->path[len > 0 ? len : 0] = 0;
+                } else
+                        copy_text(lib->path, sizeof(lib->path), name);
+                lib->families = families;
+                copy_text(lib->prefix, sizeof(lib->prefix), prefix);
+                n++;
+        }
+        report->n_libraries = n;
+        report->state |= PROBE_STATE_CENSUS;
+}
+
+__attribute__((constructor)) static void probe_init(void) {
+        if (!ready())
+                return;
+        depth++; /* what identification allocates is the probe's doing, not the program's */
+        identify();
+        census();
+        depth--;
+}
+
+__attribute__((destructor)) static void probe_exit(void) {
+        if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
+                return;
+        depth++;
+        flush_live();
+        census(); /* objects dlopen()ed since start-up */
+        depth--;
+        report->state |= PROBE_STATE_EXITED;
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The probe's report: one fixed-layout structure in shared memory that the runner creates (a
+ * memfd, passed as ALLOCLAB_PROBE_FD) and the probe fills while the child runs, so a child that
+ * crashes or calls _exit() still leaves its report behind. This header is the whole contract
+ * between liballoclab-probe.so and the runner; the runner decodes it with size checks
+ * (runner/probe-report.c) and never trusts a string to be terminated.
+ *
+ * Bump PROBE_REPORT_VERSION on any layout change.
+ */
+
+#include <stdint.h>
+
+#define PROBE_REPORT_MAGIC   UINT64_C(0x31424f52504c4c41) /* "ALLPROB1" */
+#define PROBE_REPORT_VERSION 1
+
+#define PROBE_ENV_FD              "ALLOCLAB_PROBE_FD"
+#define PROBE_ENV_FORWARD_LIBRARY "ALLOCLAB_PROBE_FORWARD_LIBRARY"
+#define PROBE_ENV_FORWARD_PREFIX  "ALLOCLAB_PROBE_FORWARD_PREFIX"
+#define PROBE_REPORT_FD           4 /* the fd number the runner gives children */
+
+#define PROBE_PATH_MAX      256
+#define PROBE_TEXT_MAX      64
+#define PROBE_MAX_OPTIONS   32
+#define PROBE_MAX_LIBRARIES 32
+#define PROBE_MAX_SLOTS     64 /* per-thread counter slots; later threads share the last one */
+
+typedef enum ProbeFunction {
+        PROBE_MALLOC,
+        PROBE_FREE,
+        PROBE_CALLOC,
+        PROBE_REALLOC,
+        PROBE_REALLOCARRAY,
+        PROBE_POSIX_MEMALIGN,
+        PROBE_ALIGNED_ALLOC,
+        PROBE_MEMALIGN,
+        PROBE_VALLOC,
+        PROBE_PVALLOC,
+        PROBE_MALLOC_USABLE_SIZE,
+        _PROBE_FUNCTION_MAX,
+} ProbeFunction;
+
+/* Allocator families, as a bit mask for objects that carry more than one. */
+typedef enum ProbeFamily {
+        PROBE_FAMILY_GLIBC = 1 << 0,
+        PROBE_FAMILY_JEMALLOC = 1 << 1,
+        PROBE_FAMILY_MIMALLOC = 1 << 2,
+        PROBE_FAMILY_TCMALLOC = 1 << 3,
+        PROBE_FAMILY_TBBMALLOC = 1 << 4,
+} ProbeFamily;
+
+/* Report state bits, in the order the probe sets them. */
+enum {
+        PROBE_STATE_LOADED = 1 << 0,         /* constructor ran, real functions resolved */
+        PROBE_STATE_IDENTITY = 1 << 1,       /* effective allocator, version and options filled */
+        PROBE_STATE_CENSUS = 1 << 2,         /* census filled (again at exit) */
+        PROBE_STATE_EXITED = 1 << 3,         /* destructor ran: a normal exit */
+        PROBE_STATE_FORWARD_FAILED = 1 << 4, /* forward mode refused the library; see error */
+};
+
+typedef struct ProbeOption {
+        char name[PROBE_TEXT_MAX];
+        char value[PROBE_TEXT_MAX];
+} ProbeOption;
+
+typedef struct ProbeLibrary {
+        char path[PROBE_PATH_MAX];
+        uint32_t families; /* ProbeFamily bits */
+        char prefix[16];   /* symbol prefix of a prefixed jemalloc build ("je_", "_rjem_") */
+} ProbeLibrary;
+
+/* Counters of one thread, on their own cache lines; only that thread writes them. */
+typedef struct ProbeSlot {
+        uint64_t calls[_PROBE_FUNCTION_MAX];
+        uint64_t bytes_requested;
+        int64_t live_bytes; /* usable bytes allocated minus freed by this thread */
+        uint64_t pad[2];
+} __attribute__((aligned(64))) ProbeSlot;
+
+typedef struct ProbeReport {
+        uint64_t magic;
+        uint32_t version;
+        uint32_t size; /* sizeof(ProbeReport), checked by the reader */
+        uint32_t state;
+        int32_t pid;
+
+        /* The shared object whose malloc the program reaches, and what it is. */
+        char effective_path[PROBE_PATH_MAX];
+        uint32_t effective_family;
+        char effective_prefix[16];
+        char allocator_version[PROBE_TEXT_MAX];
+        uint32_t n_options;
+        ProbeOption options[PROBE_MAX_OPTIONS];
+
+        /* Every loaded object that implements an allocator. */
+        uint32_t n_libraries;
+        ProbeLibrary libraries[PROBE_MAX_LIBRARIES];
+
+        char forward_library[PROBE_PATH_MAX];
+        char error[PROBE_PATH_MAX];
+
+        uint32_t n_slots; /* threads that called the malloc family */
+        uint32_t pad;
+        int64_t peak_live_bytes;  /* maximum of the summed live bytes, see probe.c */
+        int64_t live_bytes;       /* the summed live bytes at the last flush */
+        uint64_t bootstrap_bytes; /* served from the static arena while dlsym resolved */
+        ProbeSlot slots[PROBE_MAX_SLOTS];
+} ProbeReport;
