@@ -20,9 +20,11 @@ static const char runs_usage[] = "Usage: alloclab runs [EXPERIMENT] [--db PATH] 
                                  "Lists stored runs, newest first (default: the last 20).\n";
 
 static const char show_usage[] =
-        "Usage: alloclab show [RUN|latest] [--db PATH] [--format table|markdown|csv|json]\n"
+        "Usage: alloclab show [RUN|latest] [--db PATH] [--format table|markdown|csv|json] [--allocators]\n"
         "\n"
-        "Prints a stored run's result table (default: the latest run).\n";
+        "Prints a stored run's result table (default: the latest run). With --allocators, each\n"
+        "variant's allocator instead: file, sha256, package version and what the probe found in its\n"
+        "first smoke run (effective allocator, version, effective options, census).\n";
 
 /* Opens for writing when the file is writable (to recover interrupted runs), else read-only. */
 static int open_for_reading(const char *command, const char *db_path, Store **ret) {
@@ -36,6 +38,7 @@ typedef struct ReadOptions {
         const char *db_path;
         OutputFormat format;
         unsigned long long last;
+        bool allocators;
         const char *argument;
 } ReadOptions;
 
@@ -44,10 +47,11 @@ static int parse_read_options(const char *command, int argc, char **argv, ReadOp
                 { "db", required_argument, NULL, 'd' },
                 { "format", required_argument, NULL, 'f' },
                 { "last", required_argument, NULL, 'n' },
+                { "allocators", no_argument, NULL, 'a' },
                 {},
         };
         optind = 1;
-        for (int c; (c = getopt_long(argc, argv, "d:f:n:", options, NULL)) >= 0;) {
+        for (int c; (c = getopt_long(argc, argv, "d:f:n:a", options, NULL)) >= 0;) {
                 switch (c) {
                 case 'd':
                         o->db_path = optarg;
@@ -58,6 +62,9 @@ static int parse_read_options(const char *command, int argc, char **argv, ReadOp
                                           optarg);
                                 return EXIT_USAGE;
                         }
+                        break;
+                case 'a':
+                        o->allocators = true;
                         break;
                 case 'n':
                         if (cli_parse_uint(optarg, 1000000, &o->last) < 0 || o->last == 0) {
@@ -99,6 +106,33 @@ int cmd_runs(int argc, char **argv) {
         return EXIT_OK;
 }
 
+static int show_allocators(Store *store, int64_t run_id) {
+        VariantAllocator *list = NULL;
+        size_t n = 0;
+        int r = query_allocators(store, run_id, &list, &n);
+        if (r < 0) {
+                cli_error("show", "%s", r == -EIO ? store_error(store) : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        if (n == 0) {
+                cli_error("show", "no run %lld (see alloclab runs)", (long long) run_id);
+                return EXIT_ENVIRONMENT;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const VariantAllocator *a = &list[i];
+                printf("%s%s: %s %s\n  file %s\n  sha256 %s\n", i ? "\n" : "", a->variant, a->allocator,
+                       a->version, a->path[0] ? a->path : "(nothing preloaded)", a->sha256);
+                json_t *probe = a->probe_report ? json_loads(a->probe_report, 0, NULL) : NULL;
+                if (probe)
+                        render_probe(stdout, probe);
+                else
+                        printf("  (no probe report: the run did not use the probe)\n");
+                json_decref(probe);
+        }
+        query_allocators_free(list, n);
+        return EXIT_OK;
+}
+
 int cmd_show(int argc, char **argv) {
         if (cli_wants_help(argc, argv, show_usage))
                 return EXIT_OK;
@@ -123,6 +157,9 @@ int cmd_show(int argc, char **argv) {
                 cli_error("show", "RUN must be a run id or 'latest', got '%s'", o.argument);
                 return EXIT_USAGE;
         }
+
+        if (o.allocators)
+                return show_allocators(store, run_id);
 
         _cleanup_(query_report_freep) Report *rep = NULL;
         int r = query_report(store, run_id, &rep);

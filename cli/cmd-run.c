@@ -197,7 +197,8 @@ int cmd_run(int argc, char **argv) {
 
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
-        int r = plan_new(spec, environ, spec->has_seed ? spec->seed : random_seed(), &plan, &message);
+        _cleanup_free_ char *probe = cli_probe_path();
+        int r = plan_new(spec, environ, spec->has_seed ? spec->seed : random_seed(), probe, &plan, &message);
         if (r < 0) {
                 cli_error("run", "%s", message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
@@ -285,7 +286,8 @@ int cmd_check(int argc, char **argv) {
                 return e;
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
-        int r = plan_new(spec, environ, spec->has_seed ? spec->seed : 0, &plan, &message);
+        _cleanup_free_ char *probe = cli_probe_path();
+        int r = plan_new(spec, environ, spec->has_seed ? spec->seed : 0, probe, &plan, &message);
         if (r < 0) {
                 cli_error("check", "%s", message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;

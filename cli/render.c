@@ -67,11 +67,15 @@ static double ratio(const Report *rep, size_t c, size_t v) {
         return e->stats.median / b->stats.median;
 }
 
-/* "CRASH SIGSEGV", "MISMATCH", "TIMEOUT", "EXIT 3": the loud form of a failure. */
+/* "CRASH SIGSEGV", "MISMATCH", "TIMEOUT", "EXIT 3": the loud form of a failure. A variant
+ * excluded without a failed sample of its own (pre-flight, or a cell whose reference failed)
+ * shows the status its exclusion reason starts with. */
 static void failure_mark(const ReportEntry *e, char *buf, size_t size) {
         const char *f = e->first_failure;
+        if (!f && e->excluded_reason)
+                f = e->excluded_reason;
         if (!f) {
-                snprintf(buf, size, "SKIPPED");
+                snprintf(buf, size, "?");
                 return;
         }
         int n;
@@ -81,7 +85,7 @@ static void failure_mark(const ReportEntry *e, char *buf, size_t size) {
                 return;
         }
         size_t i = 0;
-        for (; f[i] && i + 1 < size; i++)
+        for (; f[i] && f[i] != ':' && i + 1 < size; i++)
                 buf[i] = (char) toupper((unsigned char) f[i]);
         buf[i] = 0;
 }

@@ -299,8 +299,37 @@ static int parse_preload(Loader *l, const YamlNode *n, void *field) {
         return parse_string(l, n, field);
 }
 
+static int parse_absolute_path(Loader *l, const YamlNode *n, void *field) {
+        int r = expect_scalar(l, n, "library");
+        if (r < 0)
+                return r;
+        if (n->value[0] != '/')
+                return error_at(l, n, "library path '%s' must be absolute", n->value);
+        return parse_string(l, n, field);
+}
+
+static int parse_symbol_prefix(Loader *l, const YamlNode *n, void *field) {
+        int r = expect_scalar(l, n, "prefix");
+        if (r < 0)
+                return r;
+        if (strlen(n->value) > 15 || (n->value[0] && !is_identifier(n->value, false)))
+                return error_at(l, n, "prefix '%s' must be a C identifier of at most 15 characters",
+                                n->value);
+        return parse_string(l, n, field);
+}
+
+static const Field forward_fields[] = {
+        { "library", parse_absolute_path, offsetof(SpecVariant, forward_library), true },
+        { "prefix", parse_symbol_prefix, offsetof(SpecVariant, forward_prefix), true },
+};
+
+static int parse_forward(Loader *l, const YamlNode *n, void *field) {
+        return parse_fields(l, n, "forward", forward_fields, ELEMENTSOF(forward_fields), field);
+}
+
 static const Field variant_fields[] = {
         { "preload", parse_preload, offsetof(SpecVariant, preload), false },
+        { "forward", parse_forward, 0, false },
         { "env", parse_env, offsetof(SpecVariant, env), false },
         { "command", parse_command, offsetof(SpecVariant, command), false },
         { "cwd", parse_template_string, offsetof(SpecVariant, cwd), false },
@@ -498,6 +527,15 @@ static const char *const order_words[] = { "interleaved", "randomized", "blocked
 static const char *const verify_words[] = { "stdout", "none", "file:PATH", NULL };
 static const char *const metric_words[] = { "wall", "user", "sys", "maxrss", "reported:NAME", NULL };
 static const char *const on_failure_words[] = { "continue", "stop", NULL };
+static const char *const probe_words[] = { "smoke", "always", "never", NULL };
+
+static int parse_probe(Loader *l, const YamlNode *n, void *field) {
+        unsigned v;
+        int r = parse_keyword(l, n, "probe", probe_words, &v, NULL);
+        if (r >= 0)
+                *(SpecProbe *) field = (SpecProbe) v;
+        return r;
+}
 
 static int parse_order(Loader *l, const YamlNode *n, void *field) {
         unsigned v;
@@ -570,6 +608,7 @@ static const Field spec_fields[] = {
         { "metric", parse_metric, 0, false },
         { "on_failure", parse_on_failure, offsetof(Spec, on_failure), false },
         { "output_limit", parse_output_limit, offsetof(Spec, output_limit), false },
+        { "probe", parse_probe, offsetof(Spec, probe), false },
 };
 
 /* Target of a field: base+offset, except the two loader-side slots for variant references. */

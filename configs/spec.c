@@ -30,6 +30,8 @@ Spec *spec_free(Spec *s) {
                 strv_free(s->variants[i].env);
                 strv_free(s->variants[i].command);
                 free(s->variants[i].cwd);
+                free(s->variants[i].forward_library);
+                free(s->variants[i].forward_prefix);
         }
         free(s->variants);
         free(s->verify_path);
@@ -55,3 +57,4 @@ NAME_TABLE(spec_order_to_string, SpecOrder, "interleaved", "randomized", "blocke
 NAME_TABLE(spec_verify_to_string, SpecVerify, "stdout", "none", "file")
 NAME_TABLE(spec_metric_to_string, SpecMetric, "wall", "user", "sys", "maxrss", "reported")
 NAME_TABLE(spec_on_failure_to_string, SpecOnFailure, "continue", "stop")
+NAME_TABLE(spec_probe_to_string, SpecProbe, "smoke", "always", "never")

@@ -55,6 +55,13 @@ typedef enum SpecOnFailure {
         _SPEC_ON_FAILURE_MAX,
 } SpecOnFailure;
 
+typedef enum SpecProbe {
+        SPEC_PROBE_SMOKE,  /* the probe checks every smoke run; timed runs go without it */
+        SPEC_PROBE_ALWAYS, /* every run carries the probe; its counters are stored per sample */
+        SPEC_PROBE_NEVER,  /* no probe at all (preloads are not verified) */
+        _SPEC_PROBE_MAX,
+} SpecProbe;
+
 typedef struct SpecParam {
         char *name;
         char **values; /* strv */
@@ -63,10 +70,12 @@ typedef struct SpecParam {
 
 typedef struct SpecVariant {
         char *name;
-        char *preload;  /* catalog name or absolute path; NULL: no preload */
-        char **env;     /* strv of KEY=VALUE, templates unexpanded */
-        char **command; /* strv or NULL: the experiment's command */
-        char *cwd;      /* or NULL: the experiment's cwd */
+        char *preload;         /* catalog name or absolute path; NULL: no preload */
+        char **env;            /* strv of KEY=VALUE, templates unexpanded */
+        char **command;        /* strv or NULL: the experiment's command */
+        char *cwd;             /* or NULL: the experiment's cwd */
+        char *forward_library; /* forward mode: the probe loads this library privately ... */
+        char *forward_prefix;  /* ... and forwards the malloc family to <prefix>malloc etc. */
 } SpecVariant;
 
 typedef struct Spec {
@@ -98,6 +107,7 @@ typedef struct Spec {
         char *metric_name; /* SPEC_METRIC_REPORTED */
         SpecOnFailure on_failure;
         uint64_t output_limit;
+        SpecProbe probe;
 } Spec;
 
 Spec *spec_free(Spec *s);
@@ -112,6 +122,7 @@ const char *spec_order_to_string(SpecOrder o);
 const char *spec_verify_to_string(SpecVerify v);
 const char *spec_metric_to_string(SpecMetric m);
 const char *spec_on_failure_to_string(SpecOnFailure f);
+const char *spec_probe_to_string(SpecProbe p);
 
 /*
  * Loads and validates a spec from memory. path is used for messages only. Returns 0 and a Spec

@@ -256,6 +256,8 @@ static char *failure_detail(sqlite3_stmt *st) {
         int r;
         if (!status)
                 return strdup("");
+        if (sqlite3_column_type(st, 13) != SQLITE_NULL)
+                return col_text(st, 13);
         if (strcmp(status, "signal") == 0) {
                 int sig = sqlite3_column_int(st, 6);
                 r = asprintf(&d, "killed by signal %d (%s)", sig, strsignal(sig));
@@ -361,7 +363,7 @@ int query_report(Store *s, int64_t run_id, Report **ret) {
             (r = for_each_row(s, run_id,
                               "SELECT c.label, v.name, s.phase, s.round, s.status, s.exit_code, s.signal,"
                               " s.mismatch_offset, s.output_size, s.reference_size, s.wall_ns, s.exec_errno,"
-                              " s.stderr_excerpt FROM samples s JOIN cells c ON c.id = s.cell_id"
+                              " s.stderr_excerpt, s.detail FROM samples s JOIN cells c ON c.id = s.cell_id"
                               " JOIN variants v ON v.id = s.variant_id"
                               " WHERE s.run_id = ?1 AND s.status <> 'ok' ORDER BY s.id",
                               rep, row_failure)) < 0)
@@ -373,5 +375,63 @@ int query_report(Store *s, int64_t run_id, Report **ret) {
                 if (!rep->variant_names[i])
                         return -EBADMSG;
         *ret = TAKE_PTR(rep);
+        return 0;
+}
+
+void query_allocators_free(VariantAllocator *list, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(list[i].variant);
+                free(list[i].allocator);
+                free(list[i].path);
+                free(list[i].sha256);
+                free(list[i].version);
+                free(list[i].probe_report);
+        }
+        free(list);
+}
+
+int query_allocators(Store *s, int64_t run_id, VariantAllocator **ret, size_t *ret_n) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(
+                    store_db(s),
+                    "SELECT v.name, a.name, a.path, a.sha256, a.version,"
+                    " (SELECT pr.report FROM probe_reports pr JOIN samples x ON x.id = pr.sample_id"
+                    "  WHERE x.variant_id = v.id AND x.phase = 'smoke' ORDER BY x.id LIMIT 1)"
+                    " FROM variants v JOIN allocators a ON a.id = v.allocator_id"
+                    " WHERE v.run_id = ? ORDER BY v.position",
+                    -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, run_id);
+        VariantAllocator *list = NULL;
+        size_t n = 0;
+        int rc, r = 0;
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                VariantAllocator *grown = realloc(list, (n + 1) * sizeof(VariantAllocator));
+                if (!grown) {
+                        r = -ENOMEM;
+                        break;
+                }
+                list = grown;
+                VariantAllocator *a = &list[n++];
+                *a = (VariantAllocator){
+                        .variant = col_text(st, 0),
+                        .allocator = col_text(st, 1),
+                        .path = col_text(st, 2),
+                        .sha256 = col_text(st, 3),
+                        .version = col_text(st, 4),
+                        .probe_report = col_text_or_null(st, 5),
+                };
+                if (!a->variant || !a->allocator || !a->path || !a->sha256 || !a->version)
+                        r = -ENOMEM;
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = -EIO;
+        sqlite3_finalize(st);
+        if (r < 0) {
+                query_allocators_free(list, n);
+                return r;
+        }
+        *ret = list;
+        *ret_n = n;
         return 0;
 }

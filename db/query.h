@@ -79,5 +79,19 @@ static inline void query_report_freep(Report **r) {
         query_report_free(*r);
 }
 
+/* A variant's allocator as recorded, with the probe's report of its first smoke run. */
+typedef struct VariantAllocator {
+        char *variant;
+        char *allocator; /* catalog name or path */
+        char *path;      /* preloaded file, "" for glibc */
+        char *sha256;
+        char *version;      /* package version */
+        char *probe_report; /* JSON (db/probejson.h), or NULL when the run had no probe */
+} VariantAllocator;
+
+/* Variants of a run in order. Returns 0 and an array (free with query_allocators_free), -EIO. */
+int query_allocators(Store *s, int64_t run_id, VariantAllocator **ret, size_t *ret_n);
+void query_allocators_free(VariantAllocator *list, size_t n);
+
 /* Id of the newest run, or -ENOENT when the database has none. */
 int query_latest_run(Store *s, int64_t *ret);

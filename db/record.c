@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "db/probejson.h"
 #include "db/record.h"
 #include "util/cleanup.h"
 #include "util/proc.h"
@@ -26,6 +27,7 @@ struct Recorder {
         sqlite3_stmt *insert_metric;
         sqlite3_stmt *insert_exclusion;
         sqlite3_stmt *insert_stats;
+        sqlite3_stmt *insert_probe;
 };
 
 Recorder *record_free(Recorder *r) {
@@ -35,6 +37,7 @@ Recorder *record_free(Recorder *r) {
         sqlite3_finalize(r->insert_metric);
         sqlite3_finalize(r->insert_exclusion);
         sqlite3_finalize(r->insert_stats);
+        sqlite3_finalize(r->insert_probe);
         free(r->cell_ids);
         free(r->variant_ids);
         free(r);
@@ -176,16 +179,15 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                 r = exec1(db, &rec->run_id,
                           "INSERT INTO runs (experiment_id, spec_id, host_id, spec_path, status, trigger,"
                           " submitter, pid, pid_start, started_at, samples, warmup, order_mode, seed,"
-                          " timeout_ns, verify, metric, on_failure)"
+                          " timeout_ns, verify, metric, on_failure, probe)"
                           " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
-                          " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?)",
-                          "iiitttiiiitiitt"
-                          "t",
-                          experiment_id, spec_id, host_id, s->path, ctx->trigger, ctx->submitter,
-                          (int64_t) getpid(), (int64_t) start, (int64_t) s->samples, (int64_t) s->warmup,
-                          spec_order_to_string(s->order), (int64_t) p->seed, (int64_t) s->timeout_ns,
-                          spec_verify_to_string(s->verify), metric,
-                          spec_on_failure_to_string(s->on_failure));
+                          " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                          "iiitttiiiitiitttt", experiment_id, spec_id, host_id, s->path, ctx->trigger,
+                          ctx->submitter, (int64_t) getpid(), (int64_t) start, (int64_t) s->samples,
+                          (int64_t) s->warmup, spec_order_to_string(s->order), (int64_t) p->seed,
+                          (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
+                          spec_on_failure_to_string(s->on_failure),
+                          p->probe_path ? spec_probe_to_string(s->probe) : "never");
 
         for (size_t v = 0; v < p->n_variants && r >= 0; v++) {
                 const SpecVariant *sv = &s->variants[v];
@@ -237,8 +239,12 @@ static int prepare(Recorder *rec) {
                   "INSERT INTO samples (run_id, cell_id, variant_id, phase, round, step, status, wall_ns,"
                   " user_us, sys_us, maxrss_kib, minflt, majflt, nvcsw, nivcsw, exit_code, signal,"
                   " exec_errno, leftover, output_size, output_hash, verified, mismatch_offset,"
-                  " reference_size, stderr_excerpt, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                  " reference_size, stderr_excerpt, detail, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                  "?, ?,"
                   " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))" },
+                { &rec->insert_probe, "INSERT INTO probe_reports (sample_id, effective_path, family, "
+                                      "version, allocator_copies, report)"
+                                      " VALUES (?, ?, ?, ?, ?, ?)" },
                 { &rec->insert_metric,
                   "INSERT INTO sample_metrics (sample_id, name, value) VALUES (?, ?, ?)" },
                 { &rec->insert_exclusion, "INSERT OR REPLACE INTO exclusions (run_id, cell_id, variant_id, "
@@ -283,6 +289,17 @@ static int64_t tv_us(const struct timeval *tv) {
         return (int64_t) tv->tv_sec * 1000000 + tv->tv_usec;
 }
 
+static int insert_probe_report(Recorder *rec, int64_t sample_id, const ProbeResult *probe) {
+        json_t *j = probejson_from_result(probe);
+        _cleanup_free_ char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(j);
+        if (!text)
+                return -ENOMEM;
+        return step(db_of(rec), rec->insert_probe, NULL, "itttit", sample_id, probe->effective_path,
+                    probe_family_name(probe->effective_family), probe->allocator_version,
+                    (int64_t) probe_allocator_copies(probe), text);
+}
+
 static int on_sample(void *userdata, const Plan *p, const Sample *s) {
         Recorder *rec = userdata;
         sqlite3 *db = db_of(rec);
@@ -303,7 +320,7 @@ static int on_sample(void *userdata, const Plan *p, const Sample *s) {
                  "iiitiiti"
                  "iiiiiii"
                  "%c%c%c"
-                 "i%cti%c%ct",
+                 "i%cti%c%ctt",
                  exited ? 'i' : 'n', signaled ? 'i' : 'n', sr->end == SPAWN_EXEC_FAILED ? 'i' : 'n',
                  has_output ? 'i' : 'n', mismatch ? 'i' : 'n', mismatch ? 'i' : 'n');
         r = step(db, rec->insert_sample, &sample_id, fmt, rec->run_id, rec->cell_ids[s->step->cell],
@@ -314,7 +331,9 @@ static int on_sample(void *userdata, const Plan *p, const Sample *s) {
                  (int64_t) u->ru_nivcsw, (int64_t) sr->exit_code, (int64_t) sr->signal,
                  (int64_t) sr->exec_errno, (int64_t) sr->leftover, (int64_t) s->output.size,
                  has_output ? s->output.hex : NULL, (int64_t) s->verified, (int64_t) s->mismatch_offset,
-                 (int64_t) s->reference_size, s->stderr_excerpt);
+                 (int64_t) s->reference_size, s->stderr_excerpt, s->detail);
+        if (r >= 0 && s->probe)
+                r = insert_probe_report(rec, sample_id, s->probe);
         for (size_t i = 0; i < s->n_metrics && r >= 0; i++)
                 r = step(db, rec->insert_metric, NULL, "itd", sample_id, s->metrics[i].name,
                          s->metrics[i].value);

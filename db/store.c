@@ -114,6 +114,14 @@ static const char *const migrations[] = {
         "  n INTEGER NOT NULL, median REAL NOT NULL, mad REAL NOT NULL, mean REAL NOT NULL,"
         "  stddev REAL NOT NULL, min REAL NOT NULL, max REAL NOT NULL,"
         "  PRIMARY KEY (cell_id, variant_id, metric));",
+        /* 1 -> 2: the probe */
+        "ALTER TABLE samples ADD COLUMN detail TEXT;"
+        "ALTER TABLE runs ADD COLUMN probe TEXT NOT NULL DEFAULT 'never';"
+        "CREATE TABLE probe_reports ("
+        "  sample_id INTEGER PRIMARY KEY REFERENCES samples(id) ON DELETE CASCADE,"
+        "  effective_path TEXT NOT NULL, family TEXT NOT NULL, version TEXT NOT NULL,"
+        "  allocator_copies INTEGER NOT NULL,"
+        "  report TEXT NOT NULL);", /* the whole report as JSON (db/probejson.c) */
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

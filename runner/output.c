@@ -185,6 +185,13 @@ int output_parse_metrics(int fd, Metric **ret, size_t *ret_n) {
         return 0;
 }
 
+char *output_excerpt_all(int fd) {
+        _cleanup_(mapping_done) Mapping m = {};
+        if (map_fd(fd, &m) < 0 || m.size == 0)
+                return NULL;
+        return strndup(m.data, m.size < OUTPUT_SCAN_MAX ? m.size : OUTPUT_SCAN_MAX);
+}
+
 char *output_excerpt(int fd) {
         char buf[OUTPUT_STDERR_EXCERPT + 1];
         ssize_t n = pread(fd, buf, OUTPUT_STDERR_EXCERPT, 0);

@@ -46,5 +46,10 @@ int output_remove_file(const char *path, const char *cwd);
  * -EBADMSG for a malformed line, -E2BIG past the limits. */
 int output_parse_metrics(int fd, Metric **ret, size_t *ret_n);
 
+/* The first OUTPUT_SCAN_MAX bytes of fd as a NUL-terminated string (NULL when empty), for
+ * scanning stderr for allocator complaints. */
+#define OUTPUT_SCAN_MAX (256 * 1024)
+char *output_excerpt_all(int fd);
+
 /* First OUTPUT_STDERR_EXCERPT bytes of fd as a NUL-terminated string (NULL when empty). */
 char *output_excerpt(int fd);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "probe/report.h"
 #include "runner/env.h"
 #include "runner/plan.h"
 #include "util/strv.h"
@@ -68,13 +69,48 @@ Plan *plan_free(Plan *p) {
                 free(j->exe);
                 strv_free(j->argv);
                 strv_free(j->envp);
+                strv_free(j->probe_envp);
                 free(j->cwd);
                 free(j->verify_path);
         }
         free(p->jobs);
         free(p->steps);
+        free(p->probe_path);
         free(p);
         return NULL;
+}
+
+bool plan_step_probed(const Plan *p, const PlanStep *step) {
+        if (!p->probe_path)
+                return false;
+        return step->phase == PHASE_SMOKE || p->spec->probe == SPEC_PROBE_ALWAYS ||
+               p->spec->variants[step->variant].forward_library;
+}
+
+/* The probed environment: the probe first in LD_PRELOAD, then the allocator (a forward-mode
+ * library is not preloaded: the probe loads it privately). */
+static int probe_env(const Plan *p, size_t variant, char *const *caller_env, char *const *spec_env,
+                     char *const *variant_env, char ***ret) {
+        const SpecVariant *v = &p->spec->variants[variant];
+        const char *allocator = v->forward_library ? NULL : p->allocators[variant].path;
+        _cleanup_free_ char *preload = NULL;
+        if (asprintf(&preload, "%s%s%s", p->probe_path, allocator ? ":" : "", allocator ? allocator : "") <
+            0)
+                return -ENOMEM;
+        _cleanup_strv_free_ char **env = NULL;
+        char fd[16];
+        snprintf(fd, sizeof(fd), "%d", PROBE_REPORT_FD);
+        int r = env_build(caller_env, spec_env, variant_env, preload, &env);
+        if (r >= 0)
+                r = strv_env_set(&env, PROBE_ENV_FD, fd);
+        if (r >= 0 && v->forward_library)
+                r = strv_env_set(&env, PROBE_ENV_FORWARD_LIBRARY, v->forward_library);
+        if (r >= 0 && v->forward_library)
+                r = strv_env_set(&env, PROBE_ENV_FORWARD_PREFIX, v->forward_prefix);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(env);
+        return 0;
 }
 
 static int fail(char **ret_message, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -166,9 +202,19 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, char *const *
         if (job->cwd && (stat(job->cwd, &st) < 0 || !S_ISDIR(st.st_mode)))
                 return fail(ret_message, -ENOENT, "variant %s: cwd '%s' is not a directory", v->name,
                             job->cwd);
-        r = env_build(caller_env, spec_env, variant_env, p->allocators[variant].path, &job->envp);
+        r = env_build(caller_env, spec_env, variant_env,
+                      v->forward_library ? NULL : p->allocators[variant].path, &job->envp);
+        if (r >= 0 && p->probe_path)
+                r = probe_env(p, variant, caller_env, spec_env, variant_env, &job->probe_envp);
         if (r < 0)
                 return r;
+        /* A forward-mode variant always runs through the probe. */
+        if (v->forward_library) {
+                strv_free(job->envp);
+                job->envp = strv_copy(job->probe_envp);
+                if (!job->envp)
+                        return -ENOMEM;
+        }
         r = plan_resolve_exe(job->argv[0], job->envp, job->cwd, &job->exe);
         if (r == -ENOMEM)
                 return r;
@@ -242,10 +288,22 @@ static int build_steps(Plan *p) {
         return 0;
 }
 
-int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, Plan **ret, char **ret_message) {
+int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const char *probe_path, Plan **ret,
+             char **ret_message) {
         _cleanup_(plan_freep) Plan *p = calloc(1, sizeof(Plan));
         if (!p)
                 return -ENOMEM;
+        bool needs_probe = spec->probe != SPEC_PROBE_NEVER;
+        for (size_t v = 0; v < spec->n_variants; v++)
+                needs_probe |= spec->variants[v].forward_library != NULL;
+        if (needs_probe) {
+                if (!probe_path || access(probe_path, R_OK) < 0)
+                        return fail(
+                                ret_message, -ENOENT,
+                                "cannot find liballoclab-probe.so (set ALLOCLAB_PROBE, or probe: never)");
+                if (!(p->probe_path = strdup(probe_path)))
+                        return -ENOMEM;
+        }
         p->spec = spec;
         p->seed = seed;
         p->n_cells = spec_n_cells(spec);
@@ -259,7 +317,8 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, Plan **re
                 return -ENOMEM;
         for (size_t v = 0; v < p->n_variants; v++) {
                 const SpecVariant *sv = &spec->variants[v];
-                int r = allocator_resolve(sv->preload, &p->allocators[v]);
+                int r = allocator_resolve(sv->forward_library ? sv->forward_library : sv->preload,
+                                          &p->allocators[v]);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0 && p->allocators[v].entry)
@@ -267,8 +326,9 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, Plan **re
                                     "variant %s: allocator %s is not installed: apt-get install %s",
                                     sv->name, sv->preload, p->allocators[v].entry->package);
                 if (r < 0)
-                        return fail(ret_message, r, "variant %s: cannot preload %s: %s", sv->name,
-                                    sv->preload, strerror(-r));
+                        return fail(ret_message, r, "variant %s: cannot %s %s: %s", sv->name,
+                                    sv->forward_library ? "forward to" : "preload",
+                                    sv->forward_library ? sv->forward_library : sv->preload, strerror(-r));
         }
 
         p->jobs = calloc(p->n_cells * p->n_variants, sizeof(PlanJob));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,7 +30,8 @@ const char *phase_to_string(Phase p);
 typedef struct PlanJob {
         char *exe; /* argv[0] resolved against the child's PATH */
         char **argv;
-        char **envp;
+        char **envp;       /* for runs without the probe */
+        char **probe_envp; /* the same with the probe preloaded first; NULL without a probe */
         char *cwd;         /* NULL: alloclab's cwd */
         char *verify_path; /* SPEC_VERIFY_FILE: output file, relative to cwd */
 } PlanJob;
@@ -49,15 +51,22 @@ typedef struct Plan {
         PlanJob *jobs;         /* n_cells x n_variants, cell-major */
         PlanStep *steps;       /* grouped by cell, in execution order */
         size_t n_steps;
-        uint64_t seed; /* shuffles of SPEC_ORDER_RANDOMIZED */
+        uint64_t seed;    /* shuffles of SPEC_ORDER_RANDOMIZED */
+        char *probe_path; /* liballoclab-probe.so, or NULL when the spec says probe: never */
 } Plan;
 
 /*
  * Builds a plan. caller_env is the environment children inherit their whitelisted variables
- * from (normally environ). Returns 0; -ENOENT when an allocator or a command is missing,
+ * from (normally environ); probe_path is liballoclab-probe.so (needed unless the spec says
+ * probe: never). Returns 0; -ENOENT when an allocator, a command or the probe is missing,
  * -E2BIG past a PLAN_MAX_* limit, -ENOMEM; on failure *ret_message (if non-NULL) explains it.
  */
-int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, Plan **ret, char **ret_message);
+int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const char *probe_path, Plan **ret,
+             char **ret_message);
+
+/* Whether a step runs with the probe: smoke runs unless probe: never, every run with probe:
+ * always, and every run of a forward-mode variant (the probe is its bridge). */
+bool plan_step_probed(const Plan *p, const PlanStep *step);
 
 Plan *plan_free(Plan *p);
 static inline void plan_freep(Plan **p) {

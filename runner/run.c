@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "runner/preflight.h"
 #include "runner/run.h"
 #include "util/cleanup.h"
 
@@ -31,6 +33,10 @@ const char *sample_status_to_string(SampleStatus s) {
                 [SAMPLE_BAD_METRICS] = "bad-metrics",
                 [SAMPLE_MISSING_METRIC] = "missing-metric",
                 [SAMPLE_NO_OUTPUT_FILE] = "no-output-file",
+                [SAMPLE_PRELOAD_INEFFECTIVE] = "preload-ineffective",
+                [SAMPLE_CONFIG_REJECTED] = "config-rejected",
+                [SAMPLE_FORWARD_REFUSED] = "forward-refused",
+                [SAMPLE_PROBE_FAILED] = "probe-failed",
         };
         return (unsigned) s < ELEMENTSOF(names) ? names[s] : "?";
 }
@@ -161,6 +167,83 @@ static uint64_t fd_size(int fd) {
         return fstat(fd, &st) == 0 ? (uint64_t) st.st_size : 0;
 }
 
+/* Allocator complaints about their configuration, as they print them on stderr. */
+static const char *const config_complaints[] = {
+        "<jemalloc>: Invalid conf",
+        "<jemalloc>: Malformed conf",
+        "<jemalloc>: Conf string ends with key",
+        "mimalloc: warning: environment option",
+        "mimalloc: error: ",
+        NULL,
+};
+
+/* The first line of stderr that carries a configuration complaint, or NULL. */
+static char *find_complaint(int err) {
+        _cleanup_free_ char *text = output_excerpt_all(err);
+        if (!text)
+                return NULL;
+        for (size_t i = 0; config_complaints[i]; i++) {
+                char *hit = strstr(text, config_complaints[i]);
+                if (hit)
+                        return strndup(hit, strcspn(hit, "\n"));
+        }
+        return NULL;
+}
+
+static int set_detail(Sample *s, SampleStatus status, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static int set_detail(Sample *s, SampleStatus status, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        free(s->detail);
+        int r = vasprintf(&s->detail, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                s->detail = NULL;
+                return -ENOMEM;
+        }
+        s->status = status;
+        return 0;
+}
+
+static bool same_file(const char *a, const char *b) {
+        _cleanup_free_ char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
+        return ra && rb && strcmp(ra, rb) == 0;
+}
+
+/* Smoke-run checks of the probe's report: did the requested allocator serve malloc, and did it
+ * accept its configuration? Only a run that otherwise succeeded is judged here. */
+static int check_probe(const Plan *p, Sample *s, int err) {
+        const Allocator *a = &p->allocators[s->step->variant];
+        const ProbeResult *pr = s->probe;
+        if (s->status != SAMPLE_OK && s->status != SAMPLE_EXIT && s->status != SAMPLE_SIGNAL)
+                return 0;
+        if (pr->forward_failed)
+                return set_detail(s, SAMPLE_FORWARD_REFUSED, "forward mode refused %s: %s",
+                                  pr->forward_library, pr->error);
+        if (s->status != SAMPLE_OK)
+                return 0;
+        if (!pr->loaded) {
+                if (!a->path)
+                        return 0; /* nothing to prove for glibc: a static program has it built in */
+                return set_detail(s, SAMPLE_PRELOAD_INEFFECTIVE,
+                                  "the probe did not load, so neither did %s: LD_PRELOAD was ignored "
+                                  "(static binary or secure-execution mode)",
+                                  a->path);
+        }
+        bool served = a->path ? same_file(pr->effective_path, a->path)
+                              : (pr->effective_family & PROBE_FAMILY_GLIBC) != 0;
+        if (!served)
+                return set_detail(s, SAMPLE_PRELOAD_INEFFECTIVE, "malloc is served by %s (%s), not by %s",
+                                  pr->effective_path, probe_family_name(pr->effective_family),
+                                  a->path ? a->path : "glibc");
+        _cleanup_free_ char *complaint = find_complaint(err);
+        if (complaint)
+                return set_detail(s, SAMPLE_CONFIG_REJECTED, "the allocator rejected its configuration: %s",
+                                  complaint);
+        return 0;
+}
+
 /* Judges a finished child: output size, metrics, then the digest and the comparison with the
  * oracle. Returns 0, or -errno for failures of this process. *ret_output is the fd holding what
  * was verified, for the caller to keep as the oracle. */
@@ -172,6 +255,8 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
         if (s->status == SAMPLE_OK &&
             (fd_size(out) > spec->output_limit || fd_size(err) > spec->output_limit))
                 s->status = SAMPLE_OUTPUT_LIMIT;
+        if (s->probe && s->step->phase == PHASE_SMOKE && (r = check_probe(p, s, err)) < 0)
+                return r;
 
         if (s->status == SAMPLE_OK) {
                 r = output_parse_metrics(metrics, &s->metrics, &s->n_metrics);
@@ -234,16 +319,21 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                         return r;
         }
 
+        bool probed = plan_step_probed(p, step);
+        _cleanup_close_ int report = probed ? probe_report_memfd() : -1;
+        if (probed && report < 0)
+                return report;
+
         SpawnRequest req = {
                 .exe = job->exe,
                 .argv = job->argv,
-                .envp = job->envp,
+                .envp = probed ? job->probe_envp : job->envp,
                 .cwd = job->cwd,
                 .timeout_ns = p->spec->timeout_ns,
                 .stdout_fd = out,
                 .stderr_fd = err,
                 .metrics_fd = metrics,
-                .probe_fd = -1,
+                .probe_fd = report,
                 .cancel_fd = cancel_fd,
         };
         *s = (Sample){ .step_index = index, .step = step };
@@ -253,6 +343,16 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
         if (s->spawn.end == SPAWN_CANCELED)
                 return 1;
         s->status = status_of(&s->spawn);
+        if (probed) {
+                if (!(s->probe = calloc(1, sizeof(ProbeResult))))
+                        return -ENOMEM;
+                r = probe_report_decode(report, s->probe);
+                if (r == -EBADMSG && s->status == SAMPLE_OK)
+                        r = set_detail(s, SAMPLE_PROBE_FAILED,
+                                       "the probe's report has another layout (version)");
+                if (r < 0)
+                        return r;
+        }
         r = judge(p, job, out, err, metrics, oracle, s, ret_output);
         return r < 0 ? r : 0;
 }
@@ -260,6 +360,8 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
 static void sample_done(Sample *s) {
         free(s->metrics);
         free(s->stderr_excerpt);
+        free(s->detail);
+        free(s->probe);
         *s = (Sample){};
 }
 
@@ -270,49 +372,86 @@ static int exclude(const Plan *p, const RunSink *sink, CellState *c, uint32_t ce
         return sink->exclude ? sink->exclude(sink->userdata, p, cell, v, reason) : 0;
 }
 
+/* "<status>: <what happened>": exclusion reasons start with the status they stand for. */
 static char *describe_failure(const Sample *s) {
+        const char *status = sample_status_to_string(s->status);
         char *m = NULL;
         int r;
-        if (s->status == SAMPLE_SIGNAL)
-                r = asprintf(&m, "smoke run failed: killed by signal %d (%s)", s->spawn.signal,
+        if (s->detail)
+                r = asprintf(&m, "%s: %s", status, s->detail);
+        else if (s->status == SAMPLE_SIGNAL)
+                r = asprintf(&m, "%s: killed by signal %d (%s)", status, s->spawn.signal,
                              strsignal(s->spawn.signal));
         else if (s->status == SAMPLE_EXIT)
-                r = asprintf(&m, "smoke run failed: exit code %d", s->spawn.exit_code);
+                r = asprintf(&m, "%s: exit code %d", status, s->spawn.exit_code);
         else if (s->status == SAMPLE_EXEC_FAILED)
-                r = asprintf(&m, "smoke run failed: cannot execute: %s", strerror(s->spawn.exec_errno));
+                r = asprintf(&m, "%s: cannot execute: %s", status, strerror(s->spawn.exec_errno));
         else if (s->status == SAMPLE_MISMATCH)
-                r = asprintf(&m, "smoke run failed: output differs from the reference at byte %llu",
+                r = asprintf(&m, "%s: output differs from the reference at byte %llu", status,
                              (unsigned long long) s->mismatch_offset);
         else
-                r = asprintf(&m, "smoke run failed: %s", sample_status_to_string(s->status));
+                r = asprintf(&m, "%s", status);
         return r < 0 ? NULL : m;
 }
 
-/* After a smoke run: keep the oracle, or exclude what cannot be measured. */
-static int after_smoke(const Plan *p, const RunSink *sink, CellState *c, const Sample *s, int *output,
-                       RunResult *res) {
+/* Excludes a variant from a cell. Without the reference's output nothing else in the cell can
+ * be verified, so excluding the reference skips the whole cell (unless verify: none). */
+static int exclude_variant(const Plan *p, const RunSink *sink, CellState *c, uint32_t cell, uint32_t v,
+                           const char *reason, RunResult *res) {
         const Spec *spec = p->spec;
-        uint32_t cell = s->step->cell, v = s->step->variant;
-        if (s->status == SAMPLE_OK) {
-                if (v == spec->reference)
-                        c->oracle_fd = TAKE_FD(*output);
-                return 0;
-        }
-        _cleanup_free_ char *reason = describe_failure(s);
-        if (!reason)
-                return -ENOMEM;
         int r = exclude(p, sink, c, cell, v, reason, res);
         if (r < 0 || v != spec->reference || spec->verify == SPEC_VERIFY_NONE)
                 return r;
-        /* Without an oracle nothing in this cell can be verified. */
         _cleanup_free_ char *why = NULL;
-        if (asprintf(&why, "the reference variant %s failed its smoke run, so outputs cannot be verified",
+        if (asprintf(&why,
+                     "skipped: the reference variant %s failed its smoke run, so outputs cannot be verified",
                      spec->variants[v].name) < 0)
                 return -ENOMEM;
         for (uint32_t o = 0; o < p->n_variants; o++)
                 if (!c->excluded[o] && (r = exclude(p, sink, c, cell, o, why, res)) < 0)
                         return r;
         return 0;
+}
+
+/* After a smoke run: keep the oracle, or exclude what cannot be measured. */
+static int after_smoke(const Plan *p, const RunSink *sink, CellState *c, const Sample *s, int *output,
+                       RunResult *res) {
+        uint32_t cell = s->step->cell, v = s->step->variant;
+        if (s->status == SAMPLE_OK) {
+                if (v == p->spec->reference)
+                        c->oracle_fd = TAKE_FD(*output);
+                return 0;
+        }
+        _cleanup_free_ char *reason = describe_failure(s);
+        if (!reason)
+                return -ENOMEM;
+        return exclude_variant(p, sink, c, cell, v, reason, res);
+}
+
+/* Before a smoke run of a variant that preloads something: can the preload take effect at all?
+ * Returns 1 when the variant was excluded. */
+static int before_smoke(const Plan *p, const RunSink *sink, CellState *c, const PlanStep *step,
+                        RunResult *res) {
+        const SpecVariant *v = &p->spec->variants[step->variant];
+        const Allocator *a = &p->allocators[step->variant];
+        const PlanJob *job = plan_job(p, step->cell, step->variant);
+        if (!a->path)
+                return 0;
+        _cleanup_free_ char *exe = NULL, *why = NULL;
+        if (job->exe[0] != '/' && job->cwd) {
+                if (asprintf(&exe, "%s/%s", job->cwd, job->exe) < 0)
+                        return -ENOMEM;
+        } else if (!(exe = strdup(job->exe)))
+                return -ENOMEM;
+        /* A forward-mode library is checked by the probe itself, under its prefix. */
+        int r = preflight_check(exe, v->forward_library ? NULL : a->path, &why);
+        if (r <= 0)
+                return r == -ENOMEM ? r : 0; /* an unreadable file is for the smoke run to meet */
+        _cleanup_free_ char *reason = NULL;
+        if (asprintf(&reason, "preload-ineffective: pre-flight: %s", why) < 0)
+                return -ENOMEM;
+        r = exclude_variant(p, sink, c, step->cell, step->variant, reason, res);
+        return r < 0 ? r : 1;
 }
 
 int run_execute(const Plan *p, const RunSink *sink, int cancel_fd, RunResult *ret) {
@@ -333,6 +472,15 @@ int run_execute(const Plan *p, const RunSink *sink, int cancel_fd, RunResult *re
                 }
                 if (cell.excluded[step->variant])
                         continue;
+                if (step->phase == PHASE_SMOKE) {
+                        r = before_smoke(p, sink, &cell, step, &res);
+                        if (r < 0)
+                                break;
+                        if (r > 0) {
+                                r = 0;
+                                continue;
+                        }
+                }
                 /* A stop request that arrived while we were busy between children: honour it
                  * before starting another one. */
                 if (cancel_fd >= 0 &&

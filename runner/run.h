@@ -7,6 +7,7 @@
 
 #include "runner/output.h"
 #include "runner/plan.h"
+#include "runner/probe-report.h"
 #include "runner/spawn.h"
 #include "runner/stats.h"
 
@@ -24,9 +25,13 @@ typedef enum SampleStatus {
         SAMPLE_TIMEOUT,
         SAMPLE_OUTPUT_LIMIT, /* stdout or stderr larger than the spec's output_limit */
         SAMPLE_EXEC_FAILED,
-        SAMPLE_BAD_METRICS,    /* malformed or too many lines on ALLOCLAB_METRICS_FD */
-        SAMPLE_MISSING_METRIC, /* metric: reported:NAME, and NAME was not reported */
-        SAMPLE_NO_OUTPUT_FILE, /* verify: file:PATH, and PATH was not written */
+        SAMPLE_BAD_METRICS,         /* malformed or too many lines on ALLOCLAB_METRICS_FD */
+        SAMPLE_MISSING_METRIC,      /* metric: reported:NAME, and NAME was not reported */
+        SAMPLE_NO_OUTPUT_FILE,      /* verify: file:PATH, and PATH was not written */
+        SAMPLE_PRELOAD_INEFFECTIVE, /* the requested allocator does not serve the program's malloc */
+        SAMPLE_CONFIG_REJECTED,     /* the allocator complained about its configuration */
+        SAMPLE_FORWARD_REFUSED,     /* forward mode: the library lacks core entry points */
+        SAMPLE_PROBE_FAILED,        /* the probe's report is unreadable (another layout) */
         _SAMPLE_STATUS_MAX,
 } SampleStatus;
 
@@ -44,6 +49,8 @@ typedef struct Sample {
         Metric *metrics;          /* reported by the child */
         size_t n_metrics;
         char *stderr_excerpt; /* only for failed samples */
+        char *detail;         /* why a sample failed, when the status alone does not say */
+        ProbeResult *probe;   /* the probe\'s report, for probed runs */
 } Sample;
 
 /* Names of the built-in metrics, in their order in every per-cell statistics batch. */

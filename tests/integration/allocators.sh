@@ -30,15 +30,22 @@ declare -A provider=(
     [tbbmalloc]=libtbbmalloc_proxy.so.2
 )
 for variant in "${!provider[@]}"; do
-    # 2 cells x (1 smoke + 1 warmup + 3 samples), every one served by the expected allocator.
+    # 2 cells x (1 warmup + 3 samples) timed runs, every one served by the expected allocator
+    # (in the smoke runs the probe comes first and answers dladdr itself).
     got=$(q "SELECT count(*) FROM samples s JOIN variants v ON v.id = s.variant_id
              JOIN sample_metrics m ON m.sample_id = s.id
-             WHERE v.name = '$variant' AND s.status = 'ok' AND m.name = 'malloc_provider.${provider[$variant]}'")
-    expect_eq "$got" 10 "$variant samples served by ${provider[$variant]}"
+             WHERE v.name = '$variant' AND s.status = 'ok' AND s.phase <> 'smoke'
+             AND m.name = 'malloc_provider.${provider[$variant]}'")
+    expect_eq "$got" 8 "$variant samples served by ${provider[$variant]}"
+    # The probe saw the same allocator serve malloc in both smoke runs.
+    got=$(q "SELECT count(*) FROM probe_reports p JOIN samples s ON s.id = p.sample_id
+             JOIN variants v ON v.id = s.variant_id
+             WHERE v.name = '$variant' AND s.phase = 'smoke' AND p.effective_path LIKE '%/${provider[$variant]}'")
+    expect_eq "$got" 2 "$variant smoke runs: effective allocator found by the probe"
     others=$(q "SELECT count(*) FROM samples s JOIN variants v ON v.id = s.variant_id
                 JOIN sample_metrics m ON m.sample_id = s.id
                 WHERE v.name = '$variant' AND m.name LIKE 'malloc_provider.%'
-                AND m.name <> 'malloc_provider.${provider[$variant]}'")
+                AND m.name <> 'malloc_provider.${provider[$variant]}' AND s.phase <> 'smoke'")
     expect_eq "$others" 0 "$variant samples served by another allocator"
     expect_contains "$OUT" "$variant" "table column"
 done

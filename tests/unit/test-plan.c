@@ -32,7 +32,7 @@ static char *caller_env[] = { (char *) "PATH=/usr/bin:/bin", (char *) "HOME=/hom
 static Plan *make_plan(const Spec *s, uint64_t seed) {
         Plan *p = NULL;
         _cleanup_free_ char *msg = NULL;
-        int r = plan_new(s, caller_env, seed, &p, &msg);
+        int r = plan_new(s, caller_env, seed, NULL, &p, &msg);
         if (r < 0)
                 fail_msg("plan_new: %d %s", r, msg ? msg : "");
         return p;
@@ -48,7 +48,7 @@ static const char matrix_spec[] = "experiment: m\n"
                                   "  two: {env: {TAG: \"{a}{b}\"}}\n"
                                   "  three: {command: [/bin/echo, \"{a}\"]}\n"
                                   "reference: two\n"
-                                  "samples: 3\nwarmup: 1\n";
+                                  "samples: 3\nwarmup: 1\nprobe: never\n";
 
 static void test_cells_and_jobs(void **state) {
         (void) state;
@@ -148,11 +148,11 @@ static void test_randomized(void **state) {
 
 static void test_missing_command(void **state) {
         (void) state;
-        _cleanup_(spec_freep) Spec *s =
-                load("experiment: t\ncommand: [no-such-program-xyz]\nallocators: {glibc: {}}\n");
+        _cleanup_(spec_freep) Spec *s = load(
+                "experiment: t\ncommand: [no-such-program-xyz]\nallocators: {glibc: {}}\nprobe: never\n");
         Plan *p = NULL;
         _cleanup_free_ char *msg = NULL;
-        assert_int_equal(plan_new(s, caller_env, 1, &p, &msg), -ENOENT);
+        assert_int_equal(plan_new(s, caller_env, 1, NULL, &p, &msg), -ENOENT);
         assert_null(p);
         assert_string_equal(msg,
                             "variant glibc: cannot run 'no-such-program-xyz': No such file or directory");
@@ -161,10 +161,11 @@ static void test_missing_command(void **state) {
 static void test_missing_preload(void **state) {
         (void) state;
         _cleanup_(spec_freep) Spec *s = load(
-                "experiment: t\ncommand: [/bin/true]\nallocators: {x: {preload: /nonexistent/liba.so}}\n");
+                "experiment: t\ncommand: [/bin/true]\nallocators: {x: {preload: /nonexistent/liba.so}}\n"
+                "probe: never\n");
         Plan *p = NULL;
         _cleanup_free_ char *msg = NULL;
-        assert_int_equal(plan_new(s, caller_env, 1, &p, &msg), -ENOENT);
+        assert_int_equal(plan_new(s, caller_env, 1, NULL, &p, &msg), -ENOENT);
         assert_string_equal(msg,
                             "variant x: cannot preload /nonexistent/liba.so: No such file or directory");
 }
