@@ -508,15 +508,53 @@ EXPORT size_t malloc_usable_size(void *p) {
 
 /* ---- identity and census (constructor and destructor only, never on the fast path) ---- */
 
-/* True when symbol name is defined in the object of `handle` (from dlopen) itself, not in one
- * of its dependencies. */
-static bool defines(void *handle, const char *name) {
-        void *p = dlsym(handle, name);
-        if (!p)
-                return false;
-        Dl_info info;
-        struct link_map *owner = NULL;
-        return dladdr1(p, &info, (void **) &owner, RTLD_DL_LINKMAP) && owner == handle;
+/* Looks name up in one object's own dynamic symbol table through its GNU hash table, without
+ * dlsym(): a failed dlsym() costs an error object and a longjmp, and the census asks each
+ * object for a dozen names it mostly lacks. Returns NULL when absent or not defined there. */
+static const ElfW(Sym) * find_symbol(const struct link_map *map, const char *name) {
+        const ElfW(Sym) *symtab = NULL;
+        const char *strtab = NULL;
+        const uint32_t *gnu = NULL;
+        if (!map->l_ld || (map->l_name && strncmp(map->l_name, "linux-vdso", 10) == 0))
+                return NULL;
+        for (const ElfW(Dyn) *d = map->l_ld; d->d_tag != DT_NULL; d++) {
+                /* The loader relocates these in place; an unrelocated one is an offset. */
+                ElfW(Addr) ptr = d->d_un.d_ptr < map->l_addr ? d->d_un.d_ptr + map->l_addr : d->d_un.d_ptr;
+                if (d->d_tag == DT_SYMTAB)
+                        symtab = (const ElfW(Sym) *) ptr;
+                else if (d->d_tag == DT_STRTAB)
+                        strtab = (const char *) ptr;
+                else if (d->d_tag == DT_GNU_HASH)
+                        gnu = (const uint32_t *) ptr;
+        }
+        if (!symtab || !strtab || !gnu)
+                return NULL;
+        uint32_t nbuckets = gnu[0], symoffset = gnu[1], bloom_size = gnu[2], bloom_shift = gnu[3];
+        const ElfW(Addr) *bloom = (const ElfW(Addr) *) &gnu[4];
+        const uint32_t *buckets = (const uint32_t *) &bloom[bloom_size];
+        const uint32_t *chain = &buckets[nbuckets];
+        if (nbuckets == 0 || bloom_size == 0)
+                return NULL;
+        uint32_t h = 5381;
+        for (const unsigned char *c = (const unsigned char *) name; *c; c++)
+                h = h * 33 + *c;
+        const unsigned bits = sizeof(ElfW(Addr)) * 8;
+        ElfW(Addr) word = bloom[(h / bits) % bloom_size];
+        ElfW(Addr) mask = ((ElfW(Addr)) 1 << (h % bits)) | ((ElfW(Addr)) 1 << ((h >> bloom_shift) % bits));
+        if ((word & mask) != mask)
+                return NULL;
+        for (uint32_t i = buckets[h % nbuckets]; i >= symoffset; i++) {
+                uint32_t h2 = chain[i - symoffset];
+                if ((h | 1) == (h2 | 1) && strcmp(name, strtab + symtab[i].st_name) == 0)
+                        return symtab[i].st_shndx != SHN_UNDEF ? &symtab[i] : NULL;
+                if (h2 & 1)
+                        break;
+        }
+        return NULL;
+}
+
+static bool defines(void *map, const char *name) {
+        return find_symbol(map, name) != NULL;
 }
 
 static const char *const jemalloc_prefixes[] = { "", "je_", "_rjem_", "rjem_", NULL };
@@ -729,50 +767,48 @@ static void identify(void) {
         report->state |= PROBE_STATE_IDENTITY;
 }
 
-typedef struct CensusNames {
-        char names[PROBE_MAX_LIBRARIES * 2][PROBE_PATH_MAX];
-        size_t n;
-} CensusNames;
+/* Number of objects the census saw, so the exit census runs only when something was loaded
+ * since start-up. */
+static unsigned census_objects;
 
-static CensusNames census_names; /* static: no stack bloat, no allocation */
-
-static int collect_name(struct dl_phdr_info *info, size_t size, void *userdata) {
-        CensusNames *c = userdata;
-        (void) size;
-        if (c->n < sizeof(c->names) / sizeof(c->names[0]))
-                copy_text(c->names[c->n++], PROBE_PATH_MAX, info->dlpi_name);
-        return 0;
-}
-
-/* Lists loaded objects first (dl_iterate_phdr holds the loader's lock, so no dlopen inside
- * its callback), then asks each which allocators it implements. */
+/* Walks the loader's list of objects from the main program on and asks each which allocators it
+ * implements (find_symbol: no lookups that fail through dlsym). */
 static void census(void) {
-        census_names.n = 0;
-        dl_iterate_phdr(collect_name, &census_names);
+        void *main_map = dlopen(NULL, RTLD_NOLOAD | RTLD_LAZY);
+        if (!main_map)
+                return;
+        unsigned objects = 0;
         uint32_t n = 0;
-        for (size_t i = 0; i < census_names.n && n < PROBE_MAX_LIBRARIES; i++) {
-                const char *name = census_names.names[i];
-                bool main_program = name[0] == 0;
-                void *map = dlopen(main_program ? NULL : name, RTLD_NOLOAD | RTLD_LAZY);
-                if (!map)
-                        continue;
-                ProbeLibrary *lib = &report->libraries[n];
+        for (struct link_map *map = main_map; map; map = map->l_next) {
+                objects++;
                 char prefix[16] = "";
                 uint32_t families = families_of(map, false, prefix, sizeof(prefix));
-                dlclose(map);
-                if (!families)
+                if (!families || n >= PROBE_MAX_LIBRARIES)
                         continue;
-                if (main_program) {
+                ProbeLibrary *lib = &report->libraries[n++];
+                if (map == main_map) {
                         ssize_t len = readlink("/proc/self/exe", lib->path, sizeof(lib->path) - 1);
                         lib->path[len > 0 ? len : 0] = 0;
                 } else
-                        copy_text(lib->path, sizeof(lib->path), name);
+                        copy_text(lib->path, sizeof(lib->path), map->l_name);
                 lib->families = families;
                 copy_text(lib->prefix, sizeof(lib->prefix), prefix);
-                n++;
         }
+        dlclose(main_map);
+        census_objects = objects;
         report->n_libraries = n;
         report->state |= PROBE_STATE_CENSUS;
+}
+
+/* Whether objects were loaded or unloaded since the last census. */
+static bool census_stale(void) {
+        void *main_map = dlopen(NULL, RTLD_NOLOAD | RTLD_LAZY);
+        unsigned objects = 0;
+        for (struct link_map *map = main_map; map; map = map->l_next)
+                objects++;
+        if (main_map)
+                dlclose(main_map);
+        return objects != census_objects;
 }
 
 __attribute__((constructor)) static void probe_init(void) {
@@ -789,7 +825,8 @@ __attribute__((destructor)) static void probe_exit(void) {
                 return;
         depth++;
         flush_live();
-        census(); /* objects dlopen()ed since start-up */
+        if (census_stale())
+                census(); /* objects dlopen()ed since start-up */
         depth--;
         report->state |= PROBE_STATE_EXITED;
 }

@@ -72,3 +72,34 @@ allocators: {glibc: {}}
 samples: 1
 YAML
 run_alloclab 0 run "$WORK/own.yaml" --quiet
+
+# Forward mode: the probe loads a library privately and forwards the malloc family to its
+# prefixed entry points (mimalloc's mi_, tcmalloc's tc_); a library without them is refused.
+mimalloc=$(ldconfig -p | grep -o '/[^ ]*libmimalloc.so.2$' | head -1)
+tcmalloc=$(ldconfig -p | grep -o '/[^ ]*libtcmalloc_minimal.so.4$' | head -1)
+cat >"$WORK/forward.yaml" <<YAML
+experiment: forward
+command: ["$WORKLOAD", threads, "2", "1000"]
+allocators:
+  glibc: {}
+  mi: {forward: {library: "$mimalloc", prefix: mi_}}
+  tc: {forward: {library: "$tcmalloc", prefix: tc_}}
+  bad: {forward: {library: "$mimalloc", prefix: nope_}}
+samples: 2
+YAML
+run_alloclab 1 run "$WORK/forward.yaml" --quiet
+expect_contains "$OUT" "FORWARD-REFUSED" "refused library"
+expect_eq "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id WHERE v.name = 'bad'")" \
+    "forward-refused: forward mode refused $mimalloc: $mimalloc lacks core entry points: nope_malloc, nope_free, nope_calloc, nope_realloc, nope_posix_memalign|aligned_alloc|memalign, nope_malloc_usable_size|usable_size|malloc_size" \
+    "refusal names what is missing"
+# Every run of a forward variant goes through the probe: 1 smoke + 1 warmup + 2 samples each,
+# all served by the forward library, all 2 x 1000 aligned allocations seen, and the loader's
+# allocations during dlopen() served from the bootstrap arena.
+for v in mi tc; do
+    lib=$([[ $v == mi ]] && echo "$mimalloc" || echo "$tcmalloc")
+    expect_eq "$(q "SELECT count(*), min(json_extract(p.report, '$.counters.calls.aligned_alloc')),
+                    min(json_extract(p.report, '$.counters.bootstrap_bytes') > 0)
+                    FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN variants v ON v.id = s.variant_id
+                    WHERE v.name = '$v' AND s.status = 'ok' AND p.effective_path = '$lib'")" \
+        "4|2000|1" "forward mode through $v"
+done
