@@ -173,6 +173,7 @@ int main(int argc, char **argv) {
                         *(volatile char *) pvalloc(100) = 1;
                 raise(SIGSEGV);
         }
+#ifndef WORKLOAD_STATIC /* dlopen() in a static program needs the shared libc anyway */
         if (strcmp(mode, "dlopen") == 0 && argc > 2) {
                 if (!dlopen(argv[2], RTLD_NOW)) {
                         fprintf(stderr, "%s\n", dlerror());
@@ -181,6 +182,7 @@ int main(int argc, char **argv) {
                 printf("ok\n");
                 return 0;
         }
+#endif
         fprintf(stderr, "usage: alloclab-workload which|usable|crash|exit N|hang PIDFILE|sleep MS|report "
                         "NAME V|env FILE\n");
         return 2;
