@@ -129,12 +129,76 @@ static void copy_text(char *dst, size_t size, const char *src) {
 
 /* ---- resolution ----------------------------------------------------------------------- */
 
-/* Looks up prefix+name in handle, trying each name in a NULL-terminated list. */
+/* Looks name up in one object's own dynamic symbol table through its GNU hash table, without
+ * dlsym(): a failed dlsym() costs an error object and a longjmp, and the census asks each
+ * object for a dozen names it mostly lacks. Returns NULL when absent or not defined there. */
+static const ElfW(Sym) * find_symbol(const struct link_map *map, const char *name) {
+        const ElfW(Sym) *symtab = NULL;
+        const char *strtab = NULL;
+        const uint32_t *gnu = NULL;
+        if (!map->l_ld || (map->l_name && strncmp(map->l_name, "linux-vdso", 10) == 0))
+                return NULL;
+        for (const ElfW(Dyn) *d = map->l_ld; d->d_tag != DT_NULL; d++) {
+                /* The loader relocates these in place; an unrelocated one is an offset. */
+                ElfW(Addr) ptr = d->d_un.d_ptr < map->l_addr ? d->d_un.d_ptr + map->l_addr : d->d_un.d_ptr;
+                if (d->d_tag == DT_SYMTAB)
+                        symtab = (const ElfW(Sym) *) ptr;
+                else if (d->d_tag == DT_STRTAB)
+                        strtab = (const char *) ptr;
+                else if (d->d_tag == DT_GNU_HASH)
+                        gnu = (const uint32_t *) ptr;
+        }
+        if (!symtab || !strtab || !gnu)
+                return NULL;
+        uint32_t nbuckets = gnu[0], symoffset = gnu[1], bloom_size = gnu[2], bloom_shift = gnu[3];
+        const ElfW(Addr) *bloom = (const ElfW(Addr) *) &gnu[4];
+        const uint32_t *buckets = (const uint32_t *) &bloom[bloom_size];
+        const uint32_t *chain = &buckets[nbuckets];
+        if (nbuckets == 0 || bloom_size == 0)
+                return NULL;
+        uint32_t h = 5381;
+        for (const unsigned char *c = (const unsigned char *) name; *c; c++)
+                h = h * 33 + *c;
+        const unsigned bits = sizeof(ElfW(Addr)) * 8;
+        ElfW(Addr) word = bloom[(h / bits) % bloom_size];
+        ElfW(Addr) mask = ((ElfW(Addr)) 1 << (h % bits)) | ((ElfW(Addr)) 1 << ((h >> bloom_shift) % bits));
+        if ((word & mask) != mask)
+                return NULL;
+        for (uint32_t i = buckets[h % nbuckets]; i >= symoffset; i++) {
+                uint32_t h2 = chain[i - symoffset];
+                if ((h | 1) == (h2 | 1) && strcmp(name, strtab + symtab[i].st_name) == 0)
+                        return symtab[i].st_shndx != SHN_UNDEF ? &symtab[i] : NULL;
+                if (h2 & 1)
+                        break;
+        }
+        return NULL;
+}
+
+/* The next definition of name after this probe in the global search order: what
+ * dlsym(RTLD_NEXT) returns, found through the hash tables directly, since each dlsym() call
+ * costs tens of microseconds at start-up. IFUNCs (and anything unusual) go to dlsym(). */
+static void *next_definition(const char *name) {
+        struct dl_find_object self;
+        if (_dl_find_object((void *) next_definition, &self) != 0)
+                return dlsym(RTLD_NEXT, name);
+        for (struct link_map *map = self.dlfo_link_map->l_next; map; map = map->l_next) {
+                const ElfW(Sym) *sym = find_symbol(map, name);
+                if (!sym)
+                        continue;
+                if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC)
+                        return dlsym(RTLD_NEXT, name);
+                return (void *) (map->l_addr + sym->st_value);
+        }
+        return NULL;
+}
+
+/* Looks up prefix+name in handle (RTLD_NEXT or a dlopen handle), trying each name in a
+ * NULL-terminated list. */
 static void *lookup(void *handle, const char *prefix, const char *const *names) {
         for (size_t i = 0; names[i]; i++) {
                 char symbol[96];
                 snprintf(symbol, sizeof(symbol), "%s%s", prefix, names[i]);
-                void *p = dlsym(handle, symbol);
+                void *p = handle == RTLD_NEXT ? next_definition(symbol) : dlsym(handle, symbol);
                 if (p)
                         return p;
         }
@@ -143,10 +207,20 @@ static void *lookup(void *handle, const char *prefix, const char *const *names) 
 
 #define NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
-static const void *object_of(void *fn) {
+/* The link map of the object containing address p. _dl_find_object() (glibc 2.35) is a
+ * lock-free lookup; dladdr1() would also scan the object's whole symbol table for the nearest
+ * symbol, which at start-up, ten times over, costs more than everything else the probe does. */
+static struct link_map *object_of(const void *p) {
+        if (!p)
+                return NULL;
+#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)
+        struct dl_find_object found;
+        return _dl_find_object((void *) p, &found) == 0 ? found.dlfo_link_map : NULL;
+#else
         Dl_info info;
-        void *map = NULL;
-        return fn && dladdr1(fn, &info, &map, RTLD_DL_LINKMAP) ? map : NULL;
+        struct link_map *map = NULL;
+        return dladdr1(p, &info, (void **) &map, RTLD_DL_LINKMAP) ? map : NULL;
+#endif
 }
 
 static void resolve_family(Family *f, void *handle, const char *prefix) {
@@ -508,51 +582,6 @@ EXPORT size_t malloc_usable_size(void *p) {
 
 /* ---- identity and census (constructor and destructor only, never on the fast path) ---- */
 
-/* Looks name up in one object's own dynamic symbol table through its GNU hash table, without
- * dlsym(): a failed dlsym() costs an error object and a longjmp, and the census asks each
- * object for a dozen names it mostly lacks. Returns NULL when absent or not defined there. */
-static const ElfW(Sym) * find_symbol(const struct link_map *map, const char *name) {
-        const ElfW(Sym) *symtab = NULL;
-        const char *strtab = NULL;
-        const uint32_t *gnu = NULL;
-        if (!map->l_ld || (map->l_name && strncmp(map->l_name, "linux-vdso", 10) == 0))
-                return NULL;
-        for (const ElfW(Dyn) *d = map->l_ld; d->d_tag != DT_NULL; d++) {
-                /* The loader relocates these in place; an unrelocated one is an offset. */
-                ElfW(Addr) ptr = d->d_un.d_ptr < map->l_addr ? d->d_un.d_ptr + map->l_addr : d->d_un.d_ptr;
-                if (d->d_tag == DT_SYMTAB)
-                        symtab = (const ElfW(Sym) *) ptr;
-                else if (d->d_tag == DT_STRTAB)
-                        strtab = (const char *) ptr;
-                else if (d->d_tag == DT_GNU_HASH)
-                        gnu = (const uint32_t *) ptr;
-        }
-        if (!symtab || !strtab || !gnu)
-                return NULL;
-        uint32_t nbuckets = gnu[0], symoffset = gnu[1], bloom_size = gnu[2], bloom_shift = gnu[3];
-        const ElfW(Addr) *bloom = (const ElfW(Addr) *) &gnu[4];
-        const uint32_t *buckets = (const uint32_t *) &bloom[bloom_size];
-        const uint32_t *chain = &buckets[nbuckets];
-        if (nbuckets == 0 || bloom_size == 0)
-                return NULL;
-        uint32_t h = 5381;
-        for (const unsigned char *c = (const unsigned char *) name; *c; c++)
-                h = h * 33 + *c;
-        const unsigned bits = sizeof(ElfW(Addr)) * 8;
-        ElfW(Addr) word = bloom[(h / bits) % bloom_size];
-        ElfW(Addr) mask = ((ElfW(Addr)) 1 << (h % bits)) | ((ElfW(Addr)) 1 << ((h >> bloom_shift) % bits));
-        if ((word & mask) != mask)
-                return NULL;
-        for (uint32_t i = buckets[h % nbuckets]; i >= symoffset; i++) {
-                uint32_t h2 = chain[i - symoffset];
-                if ((h | 1) == (h2 | 1) && strcmp(name, strtab + symtab[i].st_name) == 0)
-                        return symtab[i].st_shndx != SHN_UNDEF ? &symtab[i] : NULL;
-                if (h2 & 1)
-                        break;
-        }
-        return NULL;
-}
-
 static bool defines(void *map, const char *name) {
         return find_symbol(map, name) != NULL;
 }
@@ -739,15 +768,14 @@ static void identify(void) {
         void *m = dlsym(RTLD_DEFAULT, "malloc");
         if (m == (void *) malloc)
                 m = (void *) next.malloc;
-        Dl_info info;
-        struct link_map *map = NULL;
-        if (!m || !dladdr1(m, &info, (void **) &map, RTLD_DL_LINKMAP) || !map)
+        struct link_map *map = object_of(m);
+        if (!map)
                 return;
-        if (info.dli_fname && info.dli_fname[0] && map->l_name && map->l_name[0])
-                copy_text(report->effective_path, sizeof(report->effective_path), info.dli_fname);
+        if (map->l_name && map->l_name[0])
+                copy_text(report->effective_path, sizeof(report->effective_path), map->l_name);
         else if (readlink("/proc/self/exe", report->effective_path, sizeof(report->effective_path) - 1) < 0)
                 copy_text(report->effective_path, sizeof(report->effective_path), "?");
-        /* A link map from dladdr1() is not a lookup handle for objects loaded at start-up (their
+        /* A link map is not a lookup handle for objects loaded at start-up (their
          * search list is empty); dlopen(RTLD_NOLOAD) of the same object gives a proper one. */
         void *handle = dlopen(map->l_name && map->l_name[0] ? map->l_name : NULL, RTLD_NOLOAD | RTLD_LAZY);
         if (!handle)
