@@ -7,22 +7,15 @@
 #include "util/cleanup.h"
 
 static json_t *families_json(uint32_t families) {
-        static const struct {
-                uint32_t bit;
-                const char *name;
-        } names[] = {
-                { PROBE_FAMILY_JEMALLOC, "jemalloc" }, { PROBE_FAMILY_MIMALLOC, "mimalloc" },
-                { PROBE_FAMILY_TCMALLOC, "tcmalloc" }, { PROBE_FAMILY_TBBMALLOC, "tbbmalloc" },
-                { PROBE_FAMILY_GLIBC, "glibc" },
-        };
         json_t *a = json_array();
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                if (families & names[i].bit)
-                        json_array_append_new(a, json_string(names[i].name));
+        for (size_t i = 0; i < ELEMENTSOF(probe_family_names); i++)
+                if (families & probe_family_names[i].bit)
+                        json_array_append_new(a, json_string(probe_family_names[i].name));
         return a;
 }
 
-json_t *probejson_from_result(const ProbeResult *r) {
+json_t *probejson_from_result(const ProbeResult *result) {
+        const ProbeReport *r = &result->report;
         json_t *options = json_object(), *census = json_array(), *calls = json_object();
         for (uint32_t i = 0; i < r->n_options; i++)
                 json_object_set_new(options, r->options[i].name, json_string(r->options[i].value));
@@ -32,16 +25,17 @@ json_t *probejson_from_result(const ProbeResult *r) {
                                                         "prefix", r->libraries[i].prefix));
         for (unsigned f = 0; f < _PROBE_FUNCTION_MAX; f++)
                 json_object_set_new(calls, probe_function_name((ProbeFunction) f),
-                                    json_integer((json_int_t) r->calls[f]));
+                                    json_integer((json_int_t) result->calls[f]));
         return json_pack(
                 "{s:b, s:b, s:{s:s, s:s, s:s, s:s, s:o}, s:o, s:I, s:{s:o, s:I, s:I, s:I, s:I, s:I},"
                 " s:{s:s?, s:s?}}",
-                "loaded", r->loaded, "exited", r->exited, "effective", "path", r->effective_path, "family",
-                probe_family_name(r->effective_family), "prefix", r->effective_prefix, "version",
+                "loaded", result->loaded, "exited", result->exited, "effective", "path", r->effective_path,
+                "family", probe_family_name(r->effective_family), "prefix", r->effective_prefix, "version",
                 r->allocator_version, "options", options, "census", census, "allocator_copies",
-                (json_int_t) probe_allocator_copies(r), "counters", "calls", calls, "bytes_requested",
-                (json_int_t) r->bytes_requested, "live_bytes", (json_int_t) r->live_bytes, "peak_live_bytes",
-                (json_int_t) r->peak_live_bytes, "threads", (json_int_t) r->threads, "bootstrap_bytes",
-                (json_int_t) r->bootstrap_bytes, "forward", "library",
-                r->forward_library[0] ? r->forward_library : NULL, "error", r->error[0] ? r->error : NULL);
+                (json_int_t) probe_allocator_copies(result), "counters", "calls", calls, "bytes_requested",
+                (json_int_t) result->bytes_requested, "live_bytes", (json_int_t) result->live_bytes,
+                "peak_live_bytes", (json_int_t) result->peak_live_bytes, "threads",
+                (json_int_t) result->threads, "bootstrap_bytes", (json_int_t) r->bootstrap_bytes, "forward",
+                "library", r->forward_library[0] ? r->forward_library : NULL, "error",
+                r->error[0] ? r->error : NULL);
 }

@@ -295,8 +295,8 @@ static int insert_probe_report(Recorder *rec, int64_t sample_id, const ProbeResu
         json_decref(j);
         if (!text)
                 return -ENOMEM;
-        return step(db_of(rec), rec->insert_probe, NULL, "itttit", sample_id, probe->effective_path,
-                    probe_family_name(probe->effective_family), probe->allocator_version,
+        return step(db_of(rec), rec->insert_probe, NULL, "itttit", sample_id, probe->report.effective_path,
+                    probe_family_name(probe->report.effective_family), probe->report.allocator_version,
                     (int64_t) probe_allocator_copies(probe), text);
 }
 

@@ -14,24 +14,15 @@
 typedef struct ProbeResult {
         bool loaded;         /* the probe ran in the child (magic, version and size match) */
         bool exited;         /* its destructor ran: the child exited normally */
-        bool forward_failed; /* forward mode refused its library; see error */
-        char effective_path[PROBE_PATH_MAX];
-        uint32_t effective_family;
-        char effective_prefix[16];
-        char allocator_version[PROBE_TEXT_MAX];
-        uint32_t n_options;
-        ProbeOption options[PROBE_MAX_OPTIONS];
-        uint32_t n_libraries;
-        ProbeLibrary libraries[PROBE_MAX_LIBRARIES];
-        char forward_library[PROBE_PATH_MAX];
-        char error[PROBE_PATH_MAX];
-        /* Counters summed over threads. */
+        bool forward_failed; /* forward mode refused its library; see report.error */
+        /* The report as the probe wrote it, with every string terminated and every count
+         * clamped to its array. Its per-thread slots are summed below. */
+        ProbeReport report;
         uint64_t calls[_PROBE_FUNCTION_MAX];
         uint64_t bytes_requested;
         int64_t live_bytes;
         int64_t peak_live_bytes;
         uint32_t threads;
-        uint64_t bootstrap_bytes;
 } ProbeResult;
 
 /* A new memfd the size of a ProbeReport, all zeros. Returns the fd or -errno. */
@@ -44,8 +35,15 @@ int probe_report_memfd(void);
  */
 int probe_report_decode(int fd, ProbeResult *ret);
 
-/* "jemalloc", "mimalloc", "tcmalloc", "tbbmalloc", "glibc" for the lowest non-glibc bit of a
- * family mask (an object that is also glibc counts as the other), "none" for 0. */
+/* Allocator family names by bit, glibc last. */
+typedef struct ProbeFamilyName {
+        uint32_t bit;
+        const char *name;
+} ProbeFamilyName;
+extern const ProbeFamilyName probe_family_names[5];
+
+/* "jemalloc", "mimalloc", "tcmalloc", "tbbmalloc", "glibc" for the first bit of a family mask
+ * in probe_family_names order (an object that is also glibc counts as the other), "none" for 0. */
 const char *probe_family_name(uint32_t families);
 
 /* Name of a counter, e.g. "posix_memalign". */

@@ -215,15 +215,15 @@ static bool same_file(const char *a, const char *b) {
  * accept its configuration? Only a run that otherwise succeeded is judged here. */
 static int check_probe(const Plan *p, Sample *s, int err) {
         const Allocator *a = &p->allocators[s->step->variant];
-        const ProbeResult *pr = s->probe;
+        const ProbeReport *pr = &s->probe->report;
         if (s->status != SAMPLE_OK && s->status != SAMPLE_EXIT && s->status != SAMPLE_SIGNAL)
                 return 0;
-        if (pr->forward_failed)
+        if (s->probe->forward_failed)
                 return set_detail(s, SAMPLE_FORWARD_REFUSED, "forward mode refused %s: %s",
                                   pr->forward_library, pr->error);
         if (s->status != SAMPLE_OK)
                 return 0;
-        if (!pr->loaded) {
+        if (!s->probe->loaded) {
                 if (!a->path)
                         return 0; /* nothing to prove for glibc: a static program has it built in */
                 return set_detail(s, SAMPLE_PRELOAD_INEFFECTIVE,
