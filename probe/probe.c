@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "probe/report.h"
@@ -293,11 +294,21 @@ static bool resolve_forward(const char *library, const char *prefix) {
         return true;
 }
 
+/* Maps the runner's report. The descriptor is only trusted when it is what the runner makes: a
+ * memfd of exactly the report's size, sealed against resizing. Anything else (the number may
+ * name one of the program's own files in a process that inherited the environment) is left
+ * alone. The variable is removed so that programs this one executes do not even try. */
 static void attach_report(void) {
         const char *fd_text = getenv(PROBE_ENV_FD);
         if (!fd_text)
                 return;
         int fd = atoi(fd_text);
+        unsetenv(PROBE_ENV_FD);
+        struct stat st;
+        int seals = fcntl(fd, F_GET_SEALS);
+        if (seals < 0 || !(seals & F_SEAL_SHRINK) || !(seals & F_SEAL_GROW) || fstat(fd, &st) < 0 ||
+            st.st_size != (off_t) sizeof(ProbeReport))
+                return;
         void *m = mmap(NULL, sizeof(ProbeReport), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         close(fd); /* the program must not see an extra descriptor */
         if (m == MAP_FAILED)

@@ -5,19 +5,21 @@
  * is re-terminated and every count clamped.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "runner/output.h"
 #include "runner/probe-report.h"
 #include "util/cleanup.h"
 
 int probe_report_memfd(void) {
-        int fd = output_memfd("alloclab-probe");
+        int fd = memfd_create("alloclab-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0)
-                return fd;
-        if (ftruncate(fd, sizeof(ProbeReport)) < 0) {
+                return negative_errno();
+        /* The seals are the probe's proof that the descriptor it is handed is this report. */
+        if (ftruncate(fd, sizeof(ProbeReport)) < 0 ||
+            fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0) {
                 int r = negative_errno();
                 close(fd);
                 return r;

@@ -25,7 +25,8 @@ typedef struct ProbeResult {
         uint32_t threads;
 } ProbeResult;
 
-/* A new memfd the size of a ProbeReport, all zeros. Returns the fd or -errno. */
+/* A new memfd the size of a ProbeReport, all zeros, sealed against resizing (the probe's test
+ * that the fd it is handed is really a report). Returns the fd or -errno. */
 int probe_report_memfd(void);
 
 /*

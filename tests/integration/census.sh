@@ -49,3 +49,8 @@ expect_contains "$(cat "$WORK/two.txt")" "WARNING: 2 allocator implementations" 
 expect_eq "$(json 'd["loaded"]' -- "${WORKLOAD}-static" which)" "False" "static binary"
 run_alloclab 2 census
 run_alloclab 4 census -- /no/such/program
+
+# A descriptor that is not the runner's report is never written: here a program inherits
+# ALLOCLAB_PROBE_FD=4 while its fd 4 is a file of its own.
+run_alloclab 0 census -- /bin/sh -c "exec 4>'$WORK/own-file'; ALLOCLAB_PROBE_FD=4 '$WORKLOAD' which"
+expect_eq "$(stat -c %s "$WORK/own-file")" 0 "the program's own fd 4 untouched"
