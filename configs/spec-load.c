@@ -23,6 +23,7 @@
 #include "util/io.h"
 #include "util/strv.h"
 #include "util/template.h"
+#include "util/units.h"
 
 typedef struct Loader {
         Diagnostics *diag;
@@ -139,36 +140,19 @@ static int parse_uint(Loader *l, const YamlNode *n, const char *what, uint64_t m
         return 0;
 }
 
-/* Reads "<number><unit>" where units[i].suffix scales by units[i].factor; bare numbers use
- * bare_factor. Fractions are allowed ("1.5s"). */
-typedef struct Unit {
-        const char *suffix;
-        double factor;
-} Unit;
-
+/* A quantity with units (util/units.h) within [min, max]. */
 static int parse_quantity(Loader *l, const YamlNode *n, const char *what, const Unit *units,
                           double bare_factor, const char *example, uint64_t min, uint64_t max,
                           uint64_t *ret) {
         int r = expect_scalar(l, n, what);
         if (r < 0)
                 return r;
-        char *end;
-        errno = 0;
-        double v = strtod(n->value, &end);
-        double factor = 0;
-        if (end != n->value && errno == 0 && v >= 0) {
-                if (*end == 0)
-                        factor = bare_factor;
-                for (const Unit *u = units; factor == 0 && u->suffix; u++)
-                        if (strcmp(end, u->suffix) == 0)
-                                factor = u->factor;
-        }
-        if (factor == 0)
+        double v;
+        if (units_parse(n->value, units, bare_factor, &v) < 0)
                 return error_at(l, n, "%s: cannot parse '%s' (expected e.g. %s)", what, n->value, example);
-        double scaled = v * factor;
-        if (scaled < (double) min || scaled > (double) max)
+        if (v < (double) min || v > (double) max)
                 return error_at(l, n, "%s '%s' is out of range", what, n->value);
-        *ret = (uint64_t) scaled;
+        *ret = (uint64_t) v;
         return 0;
 }
 
@@ -472,19 +456,13 @@ static int parse_seed(Loader *l, const YamlNode *n, void *field) {
 }
 
 static int parse_timeout(Loader *l, const YamlNode *n, void *field) {
-        static const Unit units[] = { { "ns", 1 },   { "us", 1e3 },   { "ms", 1e6 },   { "s", 1e9 },
-                                      { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 }, {} };
-        return parse_quantity(l, n, "timeout", units, 1e9, "'60s', '500ms', '2m'", 1000000,
+        return parse_quantity(l, n, "timeout", units_duration_ns, 1e9, "'60s', '500ms', '2m'", 1000000,
                               SPEC_MAX_TIMEOUT_NS, field);
 }
 
 static int parse_output_limit(Loader *l, const YamlNode *n, void *field) {
-        static const Unit units[] = {
-                { "B", 1 },         { "K", 1024 },       { "KiB", 1024 },       { "M", 1048576 },
-                { "MiB", 1048576 }, { "G", 1073741824 }, { "GiB", 1073741824 }, {}
-        };
-        return parse_quantity(l, n, "output_limit", units, 1, "'64MiB', '4096'", 1, SPEC_MAX_OUTPUT_LIMIT,
-                              field);
+        return parse_quantity(l, n, "output_limit", units_size_bytes, 1, "'64MiB', '4096'", 1,
+                              SPEC_MAX_OUTPUT_LIMIT, field);
 }
 
 /* Matches a scalar against a NULL-terminated keyword table. A keyword with a ':' ("file:PATH")
@@ -589,6 +567,41 @@ static int parse_metric(Loader *l, const YamlNode *n, void *field) {
         return 0;
 }
 
+/* Column of byte `offset` of a scalar's value, where the source form makes it knowable. */
+static unsigned template_column(const YamlNode *n, size_t offset) {
+        if (strchr(n->value, '\n') || n->quote == '|')
+                return n->column;
+        if (n->quote == '"' && memchr(n->value, '\\', offset))
+                return n->column;
+        return n->column + (n->quote ? 1 : 0) + (unsigned) offset;
+}
+
+/* "0 3 * * *", "@daily", "every 6h", or {every: 6h}. */
+static int parse_schedule(Loader *l, const YamlNode *n, void *field) {
+        Spec *s = field;
+        if (n && n->kind == YAML_NODE_MAPPING) {
+                if (n->n_items != 1 || strcmp(n->keys[0]->value, "every") != 0)
+                        return error_at(l, n, "schedule mapping must be {every: DURATION}");
+                uint64_t ns;
+                int r = parse_quantity(l, n->items[0], "every", units_duration_ns, 1e9, "'6h', '30m', '90s'",
+                                       SCHEDULE_MIN_INTERVAL_S * 1000000000ULL,
+                                       SCHEDULE_MAX_INTERVAL_S * 1000000000ULL, &ns);
+                if (r < 0)
+                        return r;
+                schedule_interval((int64_t) (ns / 1000000000ULL), &s->schedule);
+                s->has_schedule = true;
+                return 0;
+        }
+        int r = expect_scalar(l, n, "schedule");
+        if (r < 0)
+                return r;
+        ScheduleError e;
+        if (schedule_parse(n->value, &s->schedule, &e) < 0)
+                return diag_add(l->diag, n->line, template_column(n, e.offset), "schedule: %s", e.message);
+        s->has_schedule = true;
+        return 0;
+}
+
 static const Field spec_fields[] = {
         { "experiment", parse_experiment_name, offsetof(Spec, experiment), true },
         { "description", parse_string, offsetof(Spec, description), false },
@@ -609,6 +622,7 @@ static const Field spec_fields[] = {
         { "on_failure", parse_on_failure, offsetof(Spec, on_failure), false },
         { "output_limit", parse_output_limit, offsetof(Spec, output_limit), false },
         { "probe", parse_probe, offsetof(Spec, probe), false },
+        { "schedule", parse_schedule, 0, false },
 };
 
 /* Target of a field: base+offset, except the two loader-side slots for variant references. */
@@ -668,15 +682,6 @@ static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, s
                 return error_at(l, n, "%s '%s' is not one of the allocators (did you mean '%s'?)", what,
                                 n->value, sug);
         return error_at(l, n, "%s '%s' is not one of the allocators", what, n->value);
-}
-
-/* Column of byte `offset` of a scalar's value, where the source form makes it knowable. */
-static unsigned template_column(const YamlNode *n, size_t offset) {
-        if (strchr(n->value, '\n') || n->quote == '|')
-                return n->column;
-        if (n->quote == '"' && memchr(n->value, '\\', offset))
-                return n->column;
-        return n->column + (n->quote ? 1 : 0) + (unsigned) offset;
 }
 
 static int check_templates(Loader *l) {

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "configs/diag.h"
+#include "configs/schedule.h"
 
 /*
  * The experiment spec: what to run, over which parameters, under which allocators, and how
@@ -108,6 +109,8 @@ typedef struct Spec {
         SpecOnFailure on_failure;
         uint64_t output_limit;
         SpecProbe probe;
+        bool has_schedule; /* the daemon runs it by itself (daemon issue); `alloclab run` ignores it */
+        Schedule schedule;
 } Spec;
 
 Spec *spec_free(Spec *s);

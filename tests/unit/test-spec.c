@@ -90,6 +90,10 @@ static const BadSpec bad_specs[] = {
         { HEAD "output_limit: lots\n",
           "t.yaml:4:15: output_limit: cannot parse 'lots' (expected e.g. '64MiB', '4096')" },
         { HEAD "description: *nope\n", "t.yaml:4:14: unknown alias '*nope'" },
+        { HEAD "schedule: \"0 61 * * *\"\n", "t.yaml:4:14: schedule: hour field: 61 is outside 0-23" },
+        { HEAD "schedule: {every: 2x}\n",
+          "t.yaml:4:19: every: cannot parse '2x' (expected e.g. '6h', '30m', '90s')" },
+        { HEAD "schedule: {at: 3}\n", "t.yaml:4:11: schedule mapping must be {every: DURATION}" },
         { HEAD "metric: cycles\n",
           "t.yaml:4:9: unknown metric 'cycles'; expected one of: wall, user, sys, maxrss, reported:NAME" },
         { "experiment: t\ncommand: [/bin/true]\nallocators:\n  je: {preload: jemaloc}\nsamples: -1\norder: "
@@ -203,7 +207,7 @@ static void test_quickstart_loads(void **state) {
                 "  ref: {command: [/bin/echo, \"{n}\"]}\n"
                 "baseline: jemalloc\nreference: glibc\nsamples: 9\nwarmup: 2\norder: randomized\nseed: 42\n"
                 "timeout: 1.5s\nverify: file:out-{n}.txt\nmetric: reported:read_time\non_failure: stop\n"
-                "output_limit: 2MiB\n";
+                "output_limit: 2MiB\nschedule: \"30 3 * * mon-fri\"\n";
         Diagnostics d = {};
         _cleanup_(spec_freep) Spec *s = NULL;
         assert_int_equal(spec_load_buffer("q.yaml", yaml, strlen(yaml), &d, &s), 0);
@@ -234,6 +238,9 @@ static void test_quickstart_loads(void **state) {
         assert_string_equal(s->metric_name, "read_time");
         assert_int_equal(s->on_failure, SPEC_ON_FAILURE_STOP);
         assert_int_equal(s->output_limit, 2 * 1024 * 1024);
+        assert_true(s->has_schedule);
+        assert_int_equal(s->schedule.kind, SCHEDULE_CRON);
+        assert_int_equal(s->schedule.weekdays, 0x3e); /* Monday to Friday */
         assert_int_equal(s->source_size, strlen(yaml));
         diag_clear(&d);
 }
