@@ -13,6 +13,7 @@
 
 #include "db/probejson.h"
 #include "db/record.h"
+#include "db/sql.h"
 #include "util/cleanup.h"
 #include "util/proc.h"
 #include "util/sha256.h"
@@ -50,81 +51,6 @@ int64_t record_run_id(const Recorder *r) {
 
 static sqlite3 *db_of(const Recorder *r) {
         return store_db(r->store);
-}
-
-static int begin(sqlite3 *db) {
-        return sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
-}
-
-static int commit(sqlite3 *db, int r) {
-        if (r < 0) {
-                sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-                return r;
-        }
-        return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
-}
-
-/* Binds arguments described by a format string: 'i' int64, 't' text (a NULL pointer binds
- * NULL), 'd' double, 'n' an int64 argument that is ignored and binds NULL (for optional
- * numbers). Keeps the many INSERTs below one line each. */
-static int bind(sqlite3_stmt *st, const char *fmt, va_list ap) {
-        sqlite3_reset(st);
-        sqlite3_clear_bindings(st);
-        for (int i = 0; fmt[i]; i++) {
-                int rc = SQLITE_OK;
-                switch (fmt[i]) {
-                case 'i':
-                        rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
-                        break;
-                case 't':
-                        rc = sqlite3_bind_text(st, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
-                        break;
-                case 'd':
-                        rc = sqlite3_bind_double(st, i + 1, va_arg(ap, double));
-                        break;
-                case 'n':
-                        (void) va_arg(ap, int64_t);
-                        rc = sqlite3_bind_null(st, i + 1);
-                        break;
-                }
-                if (rc != SQLITE_OK)
-                        return -EIO;
-        }
-        return 0;
-}
-
-/* Executes st with bound arguments; *ret_id (optional) gets the new rowid. */
-static int step(sqlite3 *db, sqlite3_stmt *st, int64_t *ret_id, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        int r = bind(st, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return r;
-        int rc = sqlite3_step(st);
-        if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-                return -EIO;
-        if (ret_id)
-                *ret_id = sqlite3_last_insert_rowid(db);
-        return 0;
-}
-
-/* One-off statement: prepare, step, finalize. */
-static int exec1(sqlite3 *db, int64_t *ret_id, const char *sql, const char *fmt, ...) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-                return -EIO;
-        va_list ap;
-        va_start(ap, fmt);
-        int r = bind(st, fmt, ap);
-        va_end(ap);
-        int rc = r < 0 ? SQLITE_ERROR : sqlite3_step(st);
-        if (rc == SQLITE_ROW && ret_id)
-                *ret_id = sqlite3_column_int64(st, 0);
-        else if (rc == SQLITE_DONE && ret_id)
-                *ret_id = sqlite3_last_insert_rowid(db);
-        sqlite3_finalize(st);
-        return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -EIO;
 }
 
 /* INSERT ... ON CONFLICT DO UPDATE SET x=x RETURNING id: the id of a new or existing row. */
@@ -165,35 +91,37 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                      s->metric == SPEC_METRIC_REPORTED ? s->metric_name : "") < 0)
                 return -ENOMEM;
 
-        int r = exec1(db, &host_id,
-                      "INSERT INTO hosts (hostname, kernel, cpu_model, cpus, glibc, thp)"
-                      " VALUES (?, ?, ?, ?, ?, ?)" UPSERT_ID,
-                      "tttitt", h->hostname, h->kernel, h->cpu_model, (int64_t) h->cpus, h->glibc, h->thp);
+        int r = sql_exec1(db, &host_id,
+                          "INSERT INTO hosts (hostname, kernel, cpu_model, cpus, glibc, thp)"
+                          " VALUES (?, ?, ?, ?, ?, ?)" UPSERT_ID,
+                          "tttitt", h->hostname, h->kernel, h->cpu_model, (int64_t) h->cpus, h->glibc,
+                          h->thp);
         if (r >= 0)
-                r = exec1(db, &experiment_id, "INSERT INTO experiments (name) VALUES (?)" UPSERT_ID, "t",
-                          s->experiment);
+                r = sql_exec1(db, &experiment_id, "INSERT INTO experiments (name) VALUES (?)" UPSERT_ID, "t",
+                              s->experiment);
         if (r >= 0)
-                r = exec1(db, &spec_id, "INSERT INTO specs (sha256, yaml) VALUES (?, ?)" UPSERT_ID, "tt",
-                          digest, s->source);
+                r = sql_exec1(db, &spec_id, "INSERT INTO specs (sha256, yaml) VALUES (?, ?)" UPSERT_ID, "tt",
+                              digest, s->source);
         if (r >= 0)
-                r = exec1(db, &rec->run_id,
-                          "INSERT INTO runs (experiment_id, spec_id, host_id, spec_path, status, trigger,"
-                          " submitter, pid, pid_start, started_at, samples, warmup, order_mode, seed,"
-                          " timeout_ns, verify, metric, on_failure, probe)"
-                          " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
-                          " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                          "iiitttiiiitiitttt", experiment_id, spec_id, host_id, s->path, ctx->trigger,
-                          ctx->submitter, (int64_t) getpid(), (int64_t) start, (int64_t) s->samples,
-                          (int64_t) s->warmup, spec_order_to_string(s->order), (int64_t) p->seed,
-                          (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
-                          spec_on_failure_to_string(s->on_failure),
-                          p->probe_path ? spec_probe_to_string(s->probe) : "never");
+                r = sql_exec1(
+                        db, &rec->run_id,
+                        "INSERT INTO runs (experiment_id, spec_id, host_id, spec_path, status, trigger,"
+                        " submitter, pid, pid_start, started_at, samples, warmup, order_mode, seed,"
+                        " timeout_ns, verify, metric, on_failure, probe)"
+                        " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
+                        " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "iiitttiiiitiitttt", experiment_id, spec_id, host_id, s->path, ctx->trigger,
+                        ctx->submitter, (int64_t) getpid(), (int64_t) start, (int64_t) s->samples,
+                        (int64_t) s->warmup, spec_order_to_string(s->order), (int64_t) p->seed,
+                        (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
+                        spec_on_failure_to_string(s->on_failure),
+                        p->probe_path ? spec_probe_to_string(s->probe) : "never");
 
         for (size_t v = 0; v < p->n_variants && r >= 0; v++) {
                 const SpecVariant *sv = &s->variants[v];
                 const Allocator *a = &p->allocators[v];
                 int64_t allocator_id;
-                r = exec1(
+                r = sql_exec1(
                         db, &allocator_id,
                         "INSERT INTO allocators (name, path, sha256, version) VALUES (?, ?, ?, ?)" UPSERT_ID,
                         "tttt", a->name, a->path ? a->path : "", a->sha256, a->version);
@@ -206,11 +134,12 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                 if (r >= 0 && (!env_json || !cmd_json))
                         r = -ENOMEM;
                 if (r >= 0)
-                        r = exec1(db, &rec->variant_ids[v],
-                                  "INSERT INTO variants (run_id, position, name, allocator_id, env, command,"
-                                  " is_baseline, is_reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                  "iitittii", rec->run_id, (int64_t) v, sv->name, allocator_id, env_json,
-                                  cmd_json, (int64_t) (v == s->baseline), (int64_t) (v == s->reference));
+                        r = sql_exec1(
+                                db, &rec->variant_ids[v],
+                                "INSERT INTO variants (run_id, position, name, allocator_id, env, command,"
+                                " is_baseline, is_reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                "iitittii", rec->run_id, (int64_t) v, sv->name, allocator_id, env_json,
+                                cmd_json, (int64_t) (v == s->baseline), (int64_t) (v == s->reference));
         }
         for (size_t c = 0; c < p->n_cells && r >= 0; c++) {
                 _cleanup_free_ char *label = plan_cell_label(p, c);
@@ -222,9 +151,9 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                 json_decref(params);
                 if (!label || !params_json)
                         return -ENOMEM;
-                r = exec1(db, &rec->cell_ids[c],
-                          "INSERT INTO cells (run_id, position, label, params) VALUES (?, ?, ?, ?)", "iitt",
-                          rec->run_id, (int64_t) c, label, params_json);
+                r = sql_exec1(db, &rec->cell_ids[c],
+                              "INSERT INTO cells (run_id, position, label, params) VALUES (?, ?, ?, ?)",
+                              "iitt", rec->run_id, (int64_t) c, label, params_json);
         }
         return r;
 }
@@ -276,9 +205,9 @@ int record_begin(Store *store, const Plan *plan, const Host *host, const RecordC
         if (r < 0)
                 return r;
         sqlite3 *db = store_db(store);
-        if ((r = begin(db)) < 0)
+        if ((r = sql_begin(db)) < 0)
                 return r;
-        r = commit(db, insert_header(rec, plan, host, ctx));
+        r = sql_commit(db, insert_header(rec, plan, host, ctx));
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(rec);
@@ -295,9 +224,9 @@ static int insert_probe_report(Recorder *rec, int64_t sample_id, const ProbeResu
         json_decref(j);
         if (!text)
                 return -ENOMEM;
-        return step(db_of(rec), rec->insert_probe, NULL, "itttit", sample_id, probe->report.effective_path,
-                    probe_family_name(probe->report.effective_family), probe->report.allocator_version,
-                    (int64_t) probe_allocator_copies(probe), text);
+        return sql_step(db_of(rec), rec->insert_probe, NULL, "itttit", sample_id,
+                        probe->report.effective_path, probe_family_name(probe->report.effective_family),
+                        probe->report.allocator_version, (int64_t) probe_allocator_copies(probe), text);
 }
 
 static int on_sample(void *userdata, const Plan *p, const Sample *s) {
@@ -311,7 +240,7 @@ static int on_sample(void *userdata, const Plan *p, const Sample *s) {
         int64_t sample_id;
         (void) p;
 
-        int r = begin(db);
+        int r = sql_begin(db);
         if (r < 0)
                 return r;
         /* Optional columns are bound as NULL through the format string. */
@@ -323,54 +252,55 @@ static int on_sample(void *userdata, const Plan *p, const Sample *s) {
                  "i%cti%c%ctt",
                  exited ? 'i' : 'n', signaled ? 'i' : 'n', sr->end == SPAWN_EXEC_FAILED ? 'i' : 'n',
                  has_output ? 'i' : 'n', mismatch ? 'i' : 'n', mismatch ? 'i' : 'n');
-        r = step(db, rec->insert_sample, &sample_id, fmt, rec->run_id, rec->cell_ids[s->step->cell],
-                 rec->variant_ids[s->step->variant], phase_to_string(s->step->phase),
-                 (int64_t) s->step->round, (int64_t) s->step_index, sample_status_to_string(s->status),
-                 (int64_t) sr->wall_ns, tv_us(&u->ru_utime), tv_us(&u->ru_stime), (int64_t) u->ru_maxrss,
-                 (int64_t) u->ru_minflt, (int64_t) u->ru_majflt, (int64_t) u->ru_nvcsw,
-                 (int64_t) u->ru_nivcsw, (int64_t) sr->exit_code, (int64_t) sr->signal,
-                 (int64_t) sr->exec_errno, (int64_t) sr->leftover, (int64_t) s->output.size,
-                 has_output ? s->output.hex : NULL, (int64_t) s->verified, (int64_t) s->mismatch_offset,
-                 (int64_t) s->reference_size, s->stderr_excerpt, s->detail);
+        r = sql_step(db, rec->insert_sample, &sample_id, fmt, rec->run_id, rec->cell_ids[s->step->cell],
+                     rec->variant_ids[s->step->variant], phase_to_string(s->step->phase),
+                     (int64_t) s->step->round, (int64_t) s->step_index, sample_status_to_string(s->status),
+                     (int64_t) sr->wall_ns, tv_us(&u->ru_utime), tv_us(&u->ru_stime), (int64_t) u->ru_maxrss,
+                     (int64_t) u->ru_minflt, (int64_t) u->ru_majflt, (int64_t) u->ru_nvcsw,
+                     (int64_t) u->ru_nivcsw, (int64_t) sr->exit_code, (int64_t) sr->signal,
+                     (int64_t) sr->exec_errno, (int64_t) sr->leftover, (int64_t) s->output.size,
+                     has_output ? s->output.hex : NULL, (int64_t) s->verified, (int64_t) s->mismatch_offset,
+                     (int64_t) s->reference_size, s->stderr_excerpt, s->detail);
         if (r >= 0 && s->probe)
                 r = insert_probe_report(rec, sample_id, s->probe);
         for (size_t i = 0; i < s->n_metrics && r >= 0; i++)
-                r = step(db, rec->insert_metric, NULL, "itd", sample_id, s->metrics[i].name,
-                         s->metrics[i].value);
+                r = sql_step(db, rec->insert_metric, NULL, "itd", sample_id, s->metrics[i].name,
+                             s->metrics[i].value);
         if (r >= 0)
-                r = exec1(db, NULL,
-                          "UPDATE runs SET n_runs = n_runs + 1, n_failures = n_failures + ? WHERE id = ?",
-                          "ii", (int64_t) (s->status != SAMPLE_OK), rec->run_id);
-        return commit(db, r);
+                r = sql_exec1(
+                        db, NULL,
+                        "UPDATE runs SET n_runs = n_runs + 1, n_failures = n_failures + ? WHERE id = ?",
+                        "ii", (int64_t) (s->status != SAMPLE_OK), rec->run_id);
+        return sql_commit(db, r);
 }
 
 static int on_exclude(void *userdata, const Plan *p, uint32_t cell, uint32_t variant, const char *reason) {
         Recorder *rec = userdata;
         sqlite3 *db = db_of(rec);
         (void) p;
-        int r = begin(db);
+        int r = sql_begin(db);
         if (r < 0)
                 return r;
-        r = step(db, rec->insert_exclusion, NULL, "iiit", rec->run_id, rec->cell_ids[cell],
-                 rec->variant_ids[variant], reason);
+        r = sql_step(db, rec->insert_exclusion, NULL, "iiit", rec->run_id, rec->cell_ids[cell],
+                     rec->variant_ids[variant], reason);
         if (r >= 0)
-                r = exec1(db, NULL, "UPDATE runs SET n_excluded = n_excluded + 1 WHERE id = ?", "i",
-                          rec->run_id);
-        return commit(db, r);
+                r = sql_exec1(db, NULL, "UPDATE runs SET n_excluded = n_excluded + 1 WHERE id = ?", "i",
+                              rec->run_id);
+        return sql_commit(db, r);
 }
 
 static int on_cell_stats(void *userdata, const Plan *p, uint32_t cell, const StatsRow *rows, size_t n) {
         Recorder *rec = userdata;
         sqlite3 *db = db_of(rec);
         (void) p;
-        int r = begin(db);
+        int r = sql_begin(db);
         for (size_t i = 0; i < n && r >= 0; i++) {
                 const Stats *st = &rows[i].stats;
-                r = step(db, rec->insert_stats, NULL, "iiitidddddd", rec->run_id, rec->cell_ids[cell],
-                         rec->variant_ids[rows[i].variant], rows[i].metric, (int64_t) st->n, st->median,
-                         st->mad, st->mean, st->stddev, st->min, st->max);
+                r = sql_step(db, rec->insert_stats, NULL, "iiitidddddd", rec->run_id, rec->cell_ids[cell],
+                             rec->variant_ids[rows[i].variant], rows[i].metric, (int64_t) st->n, st->median,
+                             st->mad, st->mean, st->stddev, st->min, st->max);
         }
-        return r < 0 && r != -EIO ? r : commit(db, r);
+        return r < 0 && r != -EIO ? r : sql_commit(db, r);
 }
 
 RunSink record_sink(Recorder *r) {
@@ -388,12 +318,12 @@ int record_finish(Recorder *rec, const RunResult *result, int error, const char 
                              : result->end == RUN_STOPPED  ? "failed"
                                                            : "done";
         sqlite3 *db = db_of(rec);
-        int r = begin(db);
+        int r = sql_begin(db);
         if (r < 0)
                 return r;
-        r = exec1(db, NULL,
-                  "UPDATE runs SET status = ?, ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),"
-                  " message = ? WHERE id = ?",
-                  "tti", status, message, rec->run_id);
-        return commit(db, r);
+        r = sql_exec1(db, NULL,
+                      "UPDATE runs SET status = ?, ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),"
+                      " message = ? WHERE id = ?",
+                      "tti", status, message, rec->run_id);
+        return sql_commit(db, r);
 }

@@ -122,6 +122,20 @@ static const char *const migrations[] = {
         "  effective_path TEXT NOT NULL, family TEXT NOT NULL, version TEXT NOT NULL,"
         "  allocator_copies INTEGER NOT NULL,"
         "  report TEXT NOT NULL);", /* the whole report as JSON (db/probejson.c) */
+        /* 2 -> 3: the daemon's job queue */
+        "CREATE TABLE jobs ("
+        "  id INTEGER PRIMARY KEY,"
+        "  spec_path TEXT NOT NULL, spec_yaml TEXT NOT NULL,"
+        "  env TEXT NOT NULL," /* JSON array of KEY=VALUE */
+        "  cwd TEXT NOT NULL,"
+        "  uid INTEGER NOT NULL, gid INTEGER NOT NULL, submitter TEXT,"
+        "  trigger TEXT NOT NULL,"
+        "  status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed', 'canceled',"
+        "    'interrupted')),"
+        "  run_id INTEGER REFERENCES runs(id),"
+        "  submitted_at TEXT NOT NULL, started_at TEXT, ended_at TEXT,"
+        "  message TEXT);"
+        "CREATE INDEX jobs_status ON jobs (status, id);",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

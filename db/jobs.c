@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Job rows. Every state change is one committed statement, so the queue on disk is always what
+ * the daemon last decided.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/jobs.h"
+#include "db/sql.h"
+#include "util/cleanup.h"
+#include "util/strv.h"
+
+static const char *const status_names[_JOB_STATUS_MAX] = {
+        "queued", "running", "done", "failed", "canceled", "interrupted",
+};
+
+const char *job_status_to_string(JobStatus s) {
+        return (unsigned) s < _JOB_STATUS_MAX ? status_names[s] : "?";
+}
+
+static JobStatus job_status_from_string(const char *s) {
+        for (unsigned i = 0; s && i < _JOB_STATUS_MAX; i++)
+                if (strcmp(s, status_names[i]) == 0)
+                        return (JobStatus) i;
+        return JOB_FAILED;
+}
+
+void job_done(Job *j) {
+        free(j->spec_path);
+        free(j->spec_yaml);
+        strv_free(j->env);
+        free(j->cwd);
+        free(j->submitter);
+        free(j->trigger);
+        free(j->submitted_at);
+        free(j->started_at);
+        free(j->ended_at);
+        free(j->message);
+        *j = (Job){};
+}
+
+static char *text_or_null(sqlite3_stmt *st, int i) {
+        const unsigned char *t = sqlite3_column_text(st, i);
+        return t ? strdup((const char *) t) : NULL;
+}
+
+#define JOB_COLUMNS                                                                                         \
+        "id, spec_path, spec_yaml, env, cwd, uid, gid, submitter, trigger, status, run_id,"                 \
+        " submitted_at, started_at, ended_at, message"
+
+static int read_job(sqlite3_stmt *st, Job *j) {
+        *j = (Job){
+                .id = sqlite3_column_int64(st, 0),
+                .spec_path = text_or_null(st, 1),
+                .spec_yaml = text_or_null(st, 2),
+                .cwd = text_or_null(st, 4),
+                .uid = (uid_t) sqlite3_column_int64(st, 5),
+                .gid = (gid_t) sqlite3_column_int64(st, 6),
+                .submitter = text_or_null(st, 7),
+                .trigger = text_or_null(st, 8),
+                .status = job_status_from_string((const char *) sqlite3_column_text(st, 9)),
+                .run_id = sqlite3_column_int64(st, 10),
+                .submitted_at = text_or_null(st, 11),
+                .started_at = text_or_null(st, 12),
+                .ended_at = text_or_null(st, 13),
+                .message = text_or_null(st, 14),
+        };
+        json_t *env = json_loads((const char *) sqlite3_column_text(st, 3), 0, NULL);
+        size_t i;
+        json_t *v;
+        int r = 0;
+        json_array_foreach(env, i, v) {
+                if (json_is_string(v) && strv_append(&j->env, json_string_value(v)) < 0)
+                        r = -ENOMEM;
+        }
+        json_decref(env);
+        if (r < 0 || !j->spec_path || !j->spec_yaml || !j->cwd || !j->trigger || !j->submitted_at) {
+                job_done(j);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int jobs_add(Store *s, const Job *j, int64_t *ret_id) {
+        json_t *env = json_array();
+        for (size_t i = 0; j->env && j->env[i]; i++)
+                json_array_append_new(env, json_string(j->env[i]));
+        _cleanup_free_ char *env_json = json_dumps(env, JSON_COMPACT);
+        json_decref(env);
+        if (!env_json)
+                return -ENOMEM;
+        return sql_exec1(
+                store_db(s), ret_id,
+                "INSERT INTO jobs (spec_path, spec_yaml, env, cwd, uid, gid, submitter, trigger, status,"
+                " submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued',"
+                " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                "ttttiitt", j->spec_path, j->spec_yaml, env_json, j->cwd, (int64_t) j->uid, (int64_t) j->gid,
+                j->submitter, j->trigger);
+}
+
+/* Runs a SELECT of JOB_COLUMNS with ?1 bound to arg and collects up to limit rows. */
+static int select_jobs(Store *s, const char *where, int64_t arg, size_t limit, Job **ret, size_t *ret_n) {
+        _cleanup_free_ char *sql = NULL;
+        if (asprintf(&sql, "SELECT " JOB_COLUMNS " FROM jobs %s LIMIT %zu", where, limit) < 0)
+                return -ENOMEM;
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, arg);
+        Job *list = NULL;
+        size_t n = 0;
+        int rc, r = 0;
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                Job *grown = realloc(list, (n + 1) * sizeof(Job));
+                if (!grown) {
+                        r = -ENOMEM;
+                        break;
+                }
+                list = grown;
+                r = read_job(st, &list[n]);
+                if (r >= 0)
+                        n++;
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = -EIO;
+        sqlite3_finalize(st);
+        if (r < 0) {
+                jobs_list_free(list, n);
+                return r;
+        }
+        *ret = list;
+        *ret_n = n;
+        return 0;
+}
+
+static int select_one(Store *s, const char *where, int64_t arg, Job *ret) {
+        Job *list = NULL;
+        size_t n = 0;
+        int r = select_jobs(s, where, arg, 1, &list, &n);
+        if (r < 0)
+                return r;
+        if (n == 0) {
+                free(list);
+                return -ENOENT;
+        }
+        *ret = list[0];
+        free(list);
+        return 0;
+}
+
+int jobs_next_queued(Store *s, Job *ret) {
+        return select_one(s, "WHERE status = 'queued' ORDER BY id", 0, ret);
+}
+
+int jobs_get(Store *s, int64_t id, Job *ret) {
+        return select_one(s, "WHERE id = ?1", id, ret);
+}
+
+int jobs_list(Store *s, bool active_only, size_t limit, Job **ret, size_t *ret_n) {
+        return select_jobs(
+                s, active_only ? "WHERE status IN ('queued', 'running') ORDER BY id" : "ORDER BY id DESC", 0,
+                limit, ret, ret_n);
+}
+
+void jobs_list_free(Job *jobs, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                job_done(&jobs[i]);
+        free(jobs);
+}
+
+int jobs_start(Store *s, int64_t id, int64_t run_id) {
+        return sql_exec1(
+                store_db(s), NULL,
+                "UPDATE jobs SET status = 'running', run_id = ?,"
+                " started_at = coalesce(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) WHERE id = ?",
+                run_id > 0 ? "ii" : "ni", run_id, id);
+}
+
+int jobs_finish(Store *s, int64_t id, JobStatus status, const char *message) {
+        return sql_exec1(store_db(s), NULL,
+                         "UPDATE jobs SET status = ?, message = ?,"
+                         " ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+                         "tti", job_status_to_string(status), message, id);
+}
+
+int jobs_recover(Store *s) {
+        int r = sql_exec1(
+                store_db(s), NULL,
+                "UPDATE jobs SET status = 'interrupted', message = 'the daemon stopped while it ran',"
+                " ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE status = 'running'",
+                "");
+        return r < 0 ? r : sqlite3_changes(store_db(s));
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "db/store.h"
+
+/*
+ * The daemon's persistent job queue. A job is a spec (verbatim) plus who submitted it and the
+ * environment and directory it is to run with; it moves queued -> running -> done | failed |
+ * canceled | interrupted and survives daemon restarts.
+ */
+
+typedef enum JobStatus {
+        JOB_QUEUED,
+        JOB_RUNNING,
+        JOB_DONE,
+        JOB_FAILED,
+        JOB_CANCELED,
+        JOB_INTERRUPTED,
+        _JOB_STATUS_MAX,
+} JobStatus;
+
+const char *job_status_to_string(JobStatus s);
+
+typedef struct Job {
+        int64_t id;
+        char *spec_path;
+        char *spec_yaml;
+        char **env; /* strv KEY=VALUE: the submitter's environment */
+        char *cwd;
+        uid_t uid;
+        gid_t gid;
+        char *submitter;
+        char *trigger; /* "submit" or "schedule" */
+        JobStatus status;
+        int64_t run_id; /* 0 until the run exists */
+        char *submitted_at, *started_at, *ended_at;
+        char *message;
+} Job;
+
+void job_done(Job *j);
+
+/* Queues a job (status queued); assigns *ret_id. Returns 0 or -EIO/-ENOMEM. */
+int jobs_add(Store *s, const Job *j, int64_t *ret_id);
+
+/* The oldest queued job, or -ENOENT. */
+int jobs_next_queued(Store *s, Job *ret);
+
+/* One job by id, or -ENOENT. */
+int jobs_get(Store *s, int64_t id, Job *ret);
+
+/* Jobs newest first; with active_only, only queued and running ones (oldest first). Returns 0
+ * and an array (free with jobs_list_free). */
+int jobs_list(Store *s, bool active_only, size_t limit, Job **ret, size_t *ret_n);
+void jobs_list_free(Job *jobs, size_t n);
+
+/* Marks a job running (with its run id once known). */
+int jobs_start(Store *s, int64_t id, int64_t run_id);
+
+/* Ends a job with a final status and an optional message. */
+int jobs_finish(Store *s, int64_t id, JobStatus status, const char *message);
+
+/* At daemon start: jobs left running by a previous daemon become interrupted. Returns how many. */
+int jobs_recover(Store *s);

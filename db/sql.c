@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small statement helpers shared by the db/ modules: transactions, and binding arguments from
+ * a format string so that each INSERT or UPDATE stays one readable call.
+ */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "db/sql.h"
+
+int sql_begin(sqlite3 *db) {
+        return sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+int sql_commit(sqlite3 *db, int r) {
+        if (r < 0) {
+                sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+                return r;
+        }
+        return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+/* Binds arguments described by a format string: 'i' int64, 't' text (a NULL pointer binds
+ * NULL), 'd' double, 'n' an int64 argument that is ignored and binds NULL (for optional
+ * numbers). Keeps the many INSERTs below one line each. */
+static int bind(sqlite3_stmt *st, const char *fmt, va_list ap) {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+        for (int i = 0; fmt[i]; i++) {
+                int rc = SQLITE_OK;
+                switch (fmt[i]) {
+                case 'i':
+                        rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
+                        break;
+                case 't':
+                        rc = sqlite3_bind_text(st, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
+                        break;
+                case 'd':
+                        rc = sqlite3_bind_double(st, i + 1, va_arg(ap, double));
+                        break;
+                case 'n':
+                        (void) va_arg(ap, int64_t);
+                        rc = sqlite3_bind_null(st, i + 1);
+                        break;
+                }
+                if (rc != SQLITE_OK)
+                        return -EIO;
+        }
+        return 0;
+}
+
+/* Executes st with bound arguments; *ret_id (optional) gets the new rowid. */
+int sql_step(sqlite3 *db, sqlite3_stmt *st, int64_t *ret_id, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = bind(st, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return r;
+        int rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+                return -EIO;
+        if (ret_id)
+                *ret_id = sqlite3_last_insert_rowid(db);
+        return 0;
+}
+
+/* One-off statement: prepare, step, finalize. */
+int sql_exec1(sqlite3 *db, int64_t *ret_id, const char *sql, const char *fmt, ...) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        va_list ap;
+        va_start(ap, fmt);
+        int r = bind(st, fmt, ap);
+        va_end(ap);
+        int rc = r < 0 ? SQLITE_ERROR : sqlite3_step(st);
+        if (rc == SQLITE_ROW && ret_id)
+                *ret_id = sqlite3_column_int64(st, 0);
+        else if (rc == SQLITE_DONE && ret_id)
+                *ret_id = sqlite3_last_insert_rowid(db);
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -EIO;
+}

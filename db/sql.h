@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdint.h>
+
+/*
+ * Statement helpers for db/ modules. Format strings describe the arguments: 'i' int64, 't'
+ * text (a NULL pointer binds NULL), 'd' double, 'n' an int64 argument that is ignored and binds
+ * NULL (for optional numbers). All return 0 or -EIO.
+ */
+
+typedef struct sqlite3 sqlite3;
+typedef struct sqlite3_stmt sqlite3_stmt;
+
+int sql_begin(sqlite3 *db);
+
+/* Commits when r >= 0, rolls back otherwise; returns r or the commit's failure. */
+int sql_commit(sqlite3 *db, int r);
+
+/* Resets st, binds the arguments, steps once; *ret_id (optional) gets the new rowid. */
+int sql_step(sqlite3 *db, sqlite3_stmt *st, int64_t *ret_id, const char *fmt, ...);
+
+/* One-off statement: prepare, bind, step, finalize. *ret_id gets the first column of a returned
+ * row, or the new rowid. */
+int sql_exec1(sqlite3 *db, int64_t *ret_id, const char *sql, const char *fmt, ...);
