@@ -30,13 +30,20 @@ int probe_report_memfd(void) {
 #define TERMINATE(a) ((a)[sizeof(a) - 1] = 0)
 
 int probe_report_decode(int fd, ProbeResult *ret) {
-        *ret = (ProbeResult){};
-        ProbeReport *c = &ret->report;
         void *m = mmap(NULL, sizeof(ProbeReport), PROT_READ, MAP_SHARED, fd, 0);
         if (m == MAP_FAILED)
                 return negative_errno();
-        memcpy(c, m, sizeof(*c));
+        int r = probe_report_decode_buffer(m, sizeof(ProbeReport), ret);
         munmap(m, sizeof(ProbeReport));
+        return r;
+}
+
+int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) {
+        *ret = (ProbeResult){};
+        ProbeReport *c = &ret->report;
+        if (size != sizeof(ProbeReport))
+                return -EBADMSG;
+        memcpy(c, data, sizeof(*c));
 
         if (c->magic == 0 && c->state == 0)
                 return 0;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "probe/report.h"
@@ -42,6 +43,10 @@ typedef struct ProbeFamilyName {
         const char *name;
 } ProbeFamilyName;
 extern const ProbeFamilyName probe_family_names[5];
+
+/* The same for a report already in memory (as it travels from a runner process to the
+ * daemon); size must be sizeof(ProbeReport). */
+int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret);
 
 /* "jemalloc", "mimalloc", "tcmalloc", "tbbmalloc", "glibc" for the first bit of a family mask
  * in probe_family_names order (an object that is also glibc counts as the other), "none" for 0. */
