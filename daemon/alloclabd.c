@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alloclabd: the service that queues and runs experiments, one at a time.
+ *
+ * Single-threaded on sd-event. Signals are blocked before anything else and handled by the
+ * loop; runners are watched as child sources; the control socket comes from systemd socket
+ * activation or is bound here. READY=1 is sent once the database is open, interrupted jobs are
+ * recovered and the socket listens; STATUS= follows the running job's progress; the watchdog is
+ * fed by the loop (sd_event_set_watchdog), including while a child is being measured, since
+ * measuring happens in the runner process.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
+#include <unistd.h>
+
+#include "daemon/control.h"
+#include "daemon/daemon.h"
+#include "daemon/worker.h"
+#include "db/jobs.h"
+#include "util/cleanup.h"
+
+#define STOP_TIMEOUT_USEC (8ULL * 1000000) /* SIGKILL the runner if it has not stopped by then */
+
+static bool log_to_journal;
+
+void daemon_log(int priority, int64_t run_id, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        char message[1024];
+        vsnprintf(message, sizeof(message), fmt, ap);
+        va_end(ap);
+        if (log_to_journal) {
+                if (run_id > 0)
+                        sd_journal_send("MESSAGE=%s", message, "PRIORITY=%i", priority, "RUN_ID=%lld",
+                                        (long long) run_id, "SYSLOG_IDENTIFIER=alloclabd", NULL);
+                else
+                        sd_journal_send("MESSAGE=%s", message, "PRIORITY=%i", priority,
+                                        "SYSLOG_IDENTIFIER=alloclabd", NULL);
+        } else
+                fprintf(stderr, "alloclabd: %s\n", message);
+}
+
+void daemon_update_status(Daemon *d, const char *progress) {
+        Job *jobs = NULL;
+        size_t n = 0, queued = 0;
+        if (jobs_list(d->store, true, 10000, &jobs, &n) >= 0)
+                for (size_t i = 0; i < n; i++)
+                        queued += jobs[i].status == JOB_QUEUED;
+        jobs_list_free(jobs, n);
+        if (d->worker)
+                sd_notifyf(false, "STATUS=%s; %zu queued",
+                           progress ? progress : worker_experiment(d->worker), queued);
+        else
+                sd_notifyf(false, "STATUS=idle; %zu queued", queued);
+}
+
+int daemon_start_next(Daemon *d) {
+        while (!d->worker && !d->stopping) {
+                Job job;
+                int r = jobs_next_queued(d->store, &job);
+                if (r == -ENOENT)
+                        break;
+                if (r < 0) {
+                        daemon_log(LOG_ERR, 0, "cannot read the queue: %s", store_error(d->store));
+                        return r;
+                }
+                int64_t id = job.id;
+                r = worker_start(d, &job, &d->worker);
+                job_done(&job);
+                if (r < 0) {
+                        /* That job is marked failed; tell its waiters and try the next. */
+                        control_job_finished(d->control, id);
+                        continue;
+                }
+        }
+        daemon_update_status(d, NULL);
+        return 0;
+}
+
+void daemon_job_finished(Daemon *d, int64_t job_id) {
+        d->worker = worker_free(d->worker);
+        control_job_finished(d->control, job_id);
+        if (d->stopping) {
+                sd_event_exit(d->event, 0);
+                return;
+        }
+        (void) daemon_start_next(d);
+}
+
+static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+        (void) s;
+        (void) usec;
+        daemon_log(LOG_WARNING, 0, "the runner did not stop in time; killing it");
+        if (d->worker)
+                worker_kill(d->worker);
+        return 0;
+}
+
+static int on_stop_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Daemon *d = userdata;
+        if (d->stopping)
+                return 0;
+        d->stopping = true;
+        sd_notify(false, "STOPPING=1");
+        daemon_log(LOG_INFO, 0, "stopping on signal %u", si->ssi_signo);
+        if (!d->worker)
+                return sd_event_exit(d->event, 0);
+        worker_cancel(d->worker, true);
+        return sd_event_add_time_relative(sd_event_source_get_event(s), NULL, CLOCK_MONOTONIC,
+                                          STOP_TIMEOUT_USEC, 0, on_stop_timeout, d);
+}
+
+static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        (void) s;
+        (void) si;
+        (void) userdata;
+        daemon_log(LOG_INFO, 0, "SIGHUP: nothing to reload yet (schedules come with the scheduler)");
+        return 0;
+}
+
+static char *default_socket_path(void) {
+        const char *explicit = getenv("ALLOCLAB_SOCKET");
+        if (explicit && *explicit)
+                return strdup(explicit);
+        if (geteuid() == 0)
+                return strdup("/run/alloclab/control.sock");
+        const char *runtime = getenv("XDG_RUNTIME_DIR");
+        char *p = NULL;
+        if (runtime && *runtime && asprintf(&p, "%s/alloclab/control.sock", runtime) < 0)
+                return NULL;
+        return p;
+}
+
+static const char usage[] =
+        "Usage: alloclabd [--db PATH] [--socket PATH] [--probe PATH] [--idle-timeout SECONDS]\n"
+        "\n"
+        "Queues and runs alloclab experiments one at a time; `alloclab submit/status/queue/cancel`\n"
+        "talk to it. Socket: systemd socket activation, else --socket, $ALLOCLAB_SOCKET,\n"
+        "/run/alloclab/control.sock as root or $XDG_RUNTIME_DIR/alloclab/control.sock.\n"
+        "Database: --db, $ALLOCLAB_DB, else /var/lib/alloclab/results.db as root or the\n"
+        "user's default ($XDG_DATA_HOME/alloclab/results.db).\n";
+
+typedef struct Options {
+        const char *db;
+        const char *socket;
+        const char *probe;
+        uint64_t idle_timeout_usec;
+} Options;
+
+static int parse_options(int argc, char **argv, Options *o) {
+        static const struct option options[] = {
+                { "db", required_argument, NULL, 'd' },
+                { "socket", required_argument, NULL, 's' },
+                { "probe", required_argument, NULL, 'p' },
+                { "idle-timeout", required_argument, NULL, 'i' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'v' },
+                {},
+        };
+        for (int c; (c = getopt_long(argc, argv, "", options, NULL)) >= 0;) {
+                char *end;
+                switch (c) {
+                case 'd':
+                        o->db = optarg;
+                        break;
+                case 's':
+                        o->socket = optarg;
+                        break;
+                case 'p':
+                        o->probe = optarg;
+                        break;
+                case 'i': {
+                        double v = strtod(optarg, &end);
+                        if (*end || !(v > 0) || v > 3600) {
+                                fprintf(stderr, "alloclabd: --idle-timeout must be 0-3600 seconds\n");
+                                return 2;
+                        }
+                        o->idle_timeout_usec = (uint64_t) (v * 1e6);
+                        break;
+                }
+                case 'h':
+                        printf("%s", usage);
+                        return 1;
+                case 'v':
+                        printf("alloclabd %s\n", ALLOCLAB_VERSION);
+                        return 1;
+                default:
+                        return 2;
+                }
+        }
+        return optind == argc ? 0 : 2;
+}
+
+/* The probe next to this binary, as the CLI finds it. */
+static char *find_probe(const char *explicit) {
+        if (explicit)
+                return strdup(explicit);
+        const char *env = getenv("ALLOCLAB_PROBE");
+        if (env && *env)
+                return strdup(env);
+        char exe[4096];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n <= 0)
+                return NULL;
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (!slash)
+                return NULL;
+        *slash = 0;
+        static const char *const candidates[] = { "/../probe/liballoclab-probe.so",
+                                                  "/../" ALLOCLAB_LIBDIR "/alloclab/liballoclab-probe.so" };
+        for (size_t i = 0; i < ELEMENTSOF(candidates); i++) {
+                char *p = NULL;
+                if (asprintf(&p, "%s%s", exe, candidates[i]) < 0)
+                        return NULL;
+                char *real = realpath(p, NULL);
+                free(p);
+                if (real && access(real, R_OK) == 0)
+                        return real;
+                free(real);
+        }
+        return NULL;
+}
+
+static int run(int argc, char **argv) {
+        Options o = { .idle_timeout_usec = CONTROL_DEFAULT_IDLE_USEC };
+        int e = parse_options(argc, argv, &o);
+        if (e != 0)
+                return e == 1 ? EXIT_SUCCESS : 2;
+        log_to_journal = getenv("JOURNAL_STREAM") != NULL;
+
+        /* Signals first: blocked before any other thread or source exists. */
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGCHLD);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return EXIT_FAILURE;
+
+        Daemon d = { .idle_timeout_usec = o.idle_timeout_usec };
+        int r;
+        _cleanup_free_ char *default_db = NULL, *socket_path = NULL;
+        if (o.db)
+                d.db_path = strdup(o.db);
+        else if (getenv("ALLOCLAB_DB"))
+                d.db_path = strdup(getenv("ALLOCLAB_DB"));
+        else if (geteuid() == 0)
+                d.db_path = strdup("/var/lib/alloclab/results.db");
+        else
+                d.db_path = store_default_path();
+        d.probe_path = find_probe(o.probe);
+        if (!d.db_path) {
+                daemon_log(LOG_ERR, 0, "no database path (set --db)");
+                return EXIT_FAILURE;
+        }
+
+        _cleanup_free_ char *message = NULL;
+        r = store_open(d.db_path, STORE_READ_WRITE, &d.store, &message);
+        if (r < 0) {
+                daemon_log(LOG_ERR, 0, "%s", message ? message : strerror(-r));
+                sd_notifyf(false, "ERRNO=%i", -r);
+                return EXIT_FAILURE;
+        }
+        int recovered = jobs_recover(d.store);
+        if (recovered > 0)
+                daemon_log(LOG_WARNING, 0, "%d job(s) interrupted by the previous daemon's end", recovered);
+
+        if ((r = sd_event_default(&d.event)) < 0 ||
+            (r = sd_event_add_signal(d.event, NULL, SIGTERM, on_stop_signal, &d)) < 0 ||
+            (r = sd_event_add_signal(d.event, NULL, SIGINT, on_stop_signal, &d)) < 0 ||
+            (r = sd_event_add_signal(d.event, NULL, SIGHUP, on_hup, &d)) < 0 ||
+            (r = sd_event_set_watchdog(d.event, true)) < 0) {
+                daemon_log(LOG_ERR, 0, "cannot set up the event loop: %s", strerror(-r));
+                return EXIT_FAILURE;
+        }
+
+        int listen_fd;
+        char **names = NULL;
+        int n = sd_listen_fds_with_names(true, &names);
+        for (int i = 0; names && i < n; i++)
+                free(names[i]);
+        free(names);
+        if (n > 0)
+                listen_fd = SD_LISTEN_FDS_START;
+        else {
+                socket_path = o.socket ? strdup(o.socket) : default_socket_path();
+                if (!socket_path) {
+                        daemon_log(LOG_ERR, 0, "no socket path (set --socket or XDG_RUNTIME_DIR)");
+                        return EXIT_FAILURE;
+                }
+                listen_fd = control_listen(socket_path, geteuid() == 0 ? 0660 : 0600);
+                if (listen_fd < 0) {
+                        daemon_log(LOG_ERR, 0, "cannot listen on %s: %s", socket_path, strerror(-listen_fd));
+                        return EXIT_FAILURE;
+                }
+        }
+        if ((r = control_new(&d, listen_fd, &d.control)) < 0) {
+                daemon_log(LOG_ERR, 0, "cannot serve the socket: %s", strerror(-r));
+                return EXIT_FAILURE;
+        }
+
+        sd_notify(false, "READY=1");
+        daemon_log(LOG_INFO, 0, "ready: database %s, socket %s", d.db_path,
+                   socket_path ? socket_path : "(activated)");
+        (void) daemon_start_next(&d);
+        r = sd_event_loop(d.event);
+
+        d.control = control_free(d.control);
+        d.worker = worker_free(d.worker);
+        if (socket_path)
+                (void) unlink(socket_path);
+        store_free(d.store);
+        sd_event_unref(d.event);
+        free(d.db_path);
+        free(d.probe_path);
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+int main(int argc, char **argv) {
+        return run(argc, argv);
+}

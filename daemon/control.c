@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Control connections. Each connection has an input buffer (at most CONTROL_MAX_MESSAGE), an
+ * output buffer, an idle timer, and the peer's credentials from SO_PEERCRED. Requests are
+ * handled in order as whole NUL-terminated messages; a request that is not a JSON object with a
+ * "method" string gets an error reply, a too large one closes the connection. Nothing a client
+ * sends can block the loop: reads and writes are non-blocking and bounded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "configs/spec.h"
+#include "daemon/control.h"
+#include "daemon/worker.h"
+#include "db/jobs.h"
+#include "runner/plan.h"
+#include "util/cleanup.h"
+#include "util/strv.h"
+
+typedef struct Connection Connection;
+
+struct Connection {
+        Control *control;
+        Connection *next;
+        int fd;
+        struct ucred peer;
+        sd_event_source *io;
+        sd_event_source *idle;
+        char *in;
+        size_t in_size;
+        char *out;
+        size_t out_size, out_sent;
+        int64_t waiting_for; /* job id of a pending io.alloclab.Wait, or 0 */
+        bool closing;        /* close once the output is flushed */
+};
+
+struct Control {
+        Daemon *daemon;
+        int fd;
+        sd_event_source *accept;
+        Connection *connections;
+        unsigned n_connections;
+};
+
+static void connection_free(Connection *c) {
+        Control *ctl = c->control;
+        for (Connection **p = &ctl->connections; *p; p = &(*p)->next)
+                if (*p == c) {
+                        *p = c->next;
+                        break;
+                }
+        ctl->n_connections--;
+        sd_event_source_disable_unref(c->io);
+        sd_event_source_disable_unref(c->idle);
+        safe_close(c->fd);
+        free(c->in);
+        free(c->out);
+        free(c);
+}
+
+Control *control_free(Control *c) {
+        if (!c)
+                return NULL;
+        while (c->connections)
+                connection_free(c->connections);
+        sd_event_source_disable_unref(c->accept);
+        safe_close(c->fd);
+        free(c);
+        return NULL;
+}
+
+static int arm_idle(Connection *c) {
+        uint64_t timeout = c->control->daemon->idle_timeout_usec;
+        /* A client waiting for its job is not idle. */
+        int r = sd_event_source_set_enabled(c->idle, c->waiting_for ? SD_EVENT_OFF : SD_EVENT_ONESHOT);
+        if (r >= 0 && !c->waiting_for)
+                r = sd_event_source_set_time_relative(c->idle, timeout);
+        return r;
+}
+
+static int update_events(Connection *c) {
+        uint32_t events = (c->out_size > c->out_sent ? EPOLLOUT : 0) | (c->closing ? 0 : EPOLLIN);
+        return sd_event_source_set_io_events(c->io, events);
+}
+
+static void queue_reply(Connection *c, json_t *reply) {
+        char *text = json_dumps(reply, JSON_COMPACT);
+        json_decref(reply);
+        if (!text) {
+                c->closing = true;
+                return;
+        }
+        size_t n = strlen(text) + 1; /* with the NUL terminator */
+        char *out = realloc(c->out, c->out_size + n);
+        if (!out) {
+                free(text);
+                c->closing = true;
+                return;
+        }
+        memcpy(out + c->out_size, text, n);
+        c->out = out;
+        c->out_size += n;
+        free(text);
+        (void) update_events(c);
+}
+
+static json_t *error_reply(const char *error, json_t *parameters) {
+        return json_pack("{s:s, s:o}", "error", error, "parameters",
+                         parameters ? parameters : json_object());
+}
+
+static json_t *job_json(const Job *j) {
+        return json_pack("{s:I, s:s, s:s, s:I, s:s?, s:s, s:I, s:s, s:s?, s:s?, s:s?}", "id",
+                         (json_int_t) j->id, "status", job_status_to_string(j->status), "spec_path",
+                         j->spec_path, "uid", (json_int_t) j->uid, "submitter", j->submitter, "trigger",
+                         j->trigger, "run_id", (json_int_t) j->run_id, "submitted_at", j->submitted_at,
+                         "started_at", j->started_at, "ended_at", j->ended_at, "message", j->message);
+}
+
+/* Submit: the spec is validated in full (as `alloclab check` does) and the job stored before
+ * the reply, so an answered Submit survives a crash. */
+static json_t *method_submit(Connection *c, json_t *params) {
+        Daemon *d = c->control->daemon;
+        const char *spec_path = NULL, *yaml = NULL, *cwd = NULL;
+        json_t *env = NULL;
+        if (json_unpack(params, "{s:s, s:s, s:s, s:o}", "spec_path", &spec_path, "spec", &yaml, "cwd", &cwd,
+                        "env", &env) < 0 ||
+            !json_is_array(env))
+                return error_reply("io.alloclab.InvalidParameter",
+                                   json_pack("{s:s}", "message", "expected spec_path, spec, cwd and env"));
+        if (d->stopping)
+                return error_reply("io.alloclab.ShuttingDown", NULL);
+
+        Job job = { .uid = c->peer.uid, .gid = c->peer.gid };
+        size_t i;
+        json_t *v;
+        json_array_foreach(env, i, v) {
+                if (json_is_string(v) && strchr(json_string_value(v), '=') && i < SPEC_MAX_ENV * 4)
+                        (void) strv_append(&job.env, json_string_value(v));
+        }
+        Diagnostics diag = {};
+        Spec *spec = NULL;
+        int r = spec_load_buffer(spec_path, yaml, strlen(yaml), &diag, &spec);
+        if (r < 0) {
+                json_t *list = json_array();
+                for (size_t k = 0; k < diag.n_items; k++) {
+                        _cleanup_free_ char *line = diag_format(&diag, k);
+                        json_array_append_new(list, json_string(line ? line : "?"));
+                }
+                diag_clear(&diag);
+                strv_free(job.env);
+                return error_reply("io.alloclab.SpecInvalid", json_pack("{s:o}", "diagnostics", list));
+        }
+        diag_clear(&diag);
+        spec_free(spec);
+
+        struct passwd *pw = getpwuid(c->peer.uid);
+        job.spec_path = (char *) spec_path;
+        job.spec_yaml = (char *) yaml;
+        job.cwd = (char *) cwd;
+        job.submitter = pw ? pw->pw_name : NULL;
+        job.trigger = (char *) "submit";
+        int64_t id;
+        r = jobs_add(d->store, &job, &id);
+        strv_free(job.env);
+        if (r < 0)
+                return error_reply("io.alloclab.StoreFailed",
+                                   json_pack("{s:s}", "message", store_error(d->store)));
+        daemon_log(LOG_INFO, 0, "job %lld queued by uid %u: %s", (long long) id, (unsigned) c->peer.uid,
+                   spec_path);
+        (void) daemon_start_next(d);
+        return json_pack("{s:{s:I}}", "parameters", "job", (json_int_t) id);
+}
+
+static json_t *method_status(Connection *c) {
+        Daemon *d = c->control->daemon;
+        Job *queued = NULL;
+        size_t n = 0;
+        if (jobs_list(d->store, true, 1000, &queued, &n) < 0)
+                return error_reply("io.alloclab.StoreFailed",
+                                   json_pack("{s:s}", "message", store_error(d->store)));
+        json_t *running = json_null();
+        size_t waiting = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (queued[i].status == JOB_RUNNING)
+                        running = job_json(&queued[i]);
+                else
+                        waiting++;
+        }
+        jobs_list_free(queued, n);
+        return json_pack("{s:{s:s, s:o, s:I, s:s, s:s}}", "parameters", "state",
+                         d->worker ? "running" : "idle", "running", running, "queued", (json_int_t) waiting,
+                         "database", d->db_path, "version", ALLOCLAB_VERSION);
+}
+
+static json_t *method_queue(Connection *c, json_t *params) {
+        Daemon *d = c->control->daemon;
+        json_int_t limit = 50;
+        (void) json_unpack(params, "{s?I}", "limit", &limit);
+        Job *jobs = NULL;
+        size_t n = 0;
+        if (limit < 1 || limit > 10000 || jobs_list(d->store, false, (size_t) limit, &jobs, &n) < 0)
+                return error_reply("io.alloclab.InvalidParameter", NULL);
+        json_t *list = json_array();
+        for (size_t i = 0; i < n; i++)
+                json_array_append_new(list, job_json(&jobs[i]));
+        jobs_list_free(jobs, n);
+        return json_pack("{s:{s:o}}", "parameters", "jobs", list);
+}
+
+/* Only the submitter or root may cancel a job. */
+static json_t *method_cancel(Connection *c, json_t *params) {
+        Daemon *d = c->control->daemon;
+        json_int_t id;
+        if (json_unpack(params, "{s:I}", "job", &id) < 0)
+                return error_reply("io.alloclab.InvalidParameter", NULL);
+        Job job;
+        if (jobs_get(d->store, id, &job) < 0)
+                return error_reply("io.alloclab.NoSuchJob", json_pack("{s:I}", "job", id));
+        JobStatus status = job.status;
+        bool allowed = c->peer.uid == 0 || c->peer.uid == job.uid;
+        job_done(&job);
+        if (!allowed)
+                return error_reply("io.alloclab.PermissionDenied", NULL);
+        if (status == JOB_QUEUED) {
+                if (jobs_finish(d->store, id, JOB_CANCELED, "canceled before it started") < 0)
+                        return error_reply("io.alloclab.StoreFailed", NULL);
+                control_job_finished(c->control, id);
+        } else if (status == JOB_RUNNING && d->worker && worker_job_id(d->worker) == id)
+                worker_cancel(d->worker, false);
+        else
+                return error_reply("io.alloclab.JobFinished", json_pack("{s:I, s:s}", "job", id, "status",
+                                                                        job_status_to_string(status)));
+        daemon_log(LOG_INFO, 0, "job %lld canceled by uid %u", (long long) id, (unsigned) c->peer.uid);
+        return json_pack("{s:{}}", "parameters");
+}
+
+/* Wait: replies when the job has ended (at once if it already has). */
+static json_t *method_wait(Connection *c, json_t *params) {
+        Daemon *d = c->control->daemon;
+        json_int_t id;
+        if (json_unpack(params, "{s:I}", "job", &id) < 0)
+                return error_reply("io.alloclab.InvalidParameter", NULL);
+        Job job;
+        if (jobs_get(d->store, id, &job) < 0)
+                return error_reply("io.alloclab.NoSuchJob", json_pack("{s:I}", "job", id));
+        bool active = job.status == JOB_QUEUED || job.status == JOB_RUNNING;
+        json_t *reply = active ? NULL : json_pack("{s:o}", "parameters", job_json(&job));
+        job_done(&job);
+        if (!reply)
+                c->waiting_for = id;
+        return reply;
+}
+
+static void handle_request(Connection *c, const char *text) {
+        json_error_t err;
+        json_t *request = json_loads(text, 0, &err);
+        const char *method = json_string_value(json_object_get(request, "method"));
+        json_t *params = json_object_get(request, "parameters");
+        if (!params)
+                params = json_object();
+        else
+                json_incref(params);
+        json_t *reply;
+        if (!json_is_object(request) || !method)
+                reply = error_reply(
+                        "io.alloclab.InvalidRequest",
+                        json_pack("{s:s}", "message", request ? "expected {\"method\": ...}" : err.text));
+        else if (strcmp(method, "io.alloclab.Ping") == 0)
+                reply = json_pack("{s:{s:s}}", "parameters", "version", ALLOCLAB_VERSION);
+        else if (strcmp(method, "io.alloclab.Submit") == 0)
+                reply = method_submit(c, params);
+        else if (strcmp(method, "io.alloclab.Status") == 0)
+                reply = method_status(c);
+        else if (strcmp(method, "io.alloclab.Queue") == 0)
+                reply = method_queue(c, params);
+        else if (strcmp(method, "io.alloclab.Cancel") == 0)
+                reply = method_cancel(c, params);
+        else if (strcmp(method, "io.alloclab.Wait") == 0)
+                reply = method_wait(c, params);
+        else
+                reply = error_reply("io.alloclab.MethodNotFound", json_pack("{s:s}", "method", method));
+        json_decref(params);
+        json_decref(request);
+        if (reply)
+                queue_reply(c, reply);
+}
+
+void control_job_finished(Control *ctl, int64_t job_id) {
+        Daemon *d = ctl->daemon;
+        for (Connection *c = ctl->connections; c; c = c->next) {
+                if (c->waiting_for != job_id)
+                        continue;
+                Job job;
+                c->waiting_for = 0;
+                if (jobs_get(d->store, job_id, &job) == 0) {
+                        queue_reply(c, json_pack("{s:o}", "parameters", job_json(&job)));
+                        job_done(&job);
+                } else
+                        queue_reply(c, error_reply("io.alloclab.NoSuchJob", NULL));
+                (void) arm_idle(c);
+        }
+}
+
+/* Takes every complete message out of the input buffer. */
+static void process_input(Connection *c) {
+        size_t start = 0;
+        for (;;) {
+                char *nul = memchr(c->in + start, 0, c->in_size - start);
+                if (!nul || c->waiting_for)
+                        break;
+                handle_request(c, c->in + start);
+                start = (size_t) (nul - c->in) + 1;
+        }
+        memmove(c->in, c->in + start, c->in_size - start);
+        c->in_size -= start;
+}
+
+static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Connection *c = userdata;
+        (void) s;
+        if (revents & EPOLLIN) {
+                if (c->in_size >= CONTROL_MAX_MESSAGE) {
+                        queue_reply(c, error_reply("io.alloclab.MessageTooLarge",
+                                                   json_pack("{s:i}", "limit", CONTROL_MAX_MESSAGE)));
+                        c->closing = true;
+                } else {
+                        ssize_t n = read(fd, c->in + c->in_size, CONTROL_MAX_MESSAGE - c->in_size);
+                        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                                connection_free(c);
+                                return 0;
+                        }
+                        if (n > 0) {
+                                c->in_size += (size_t) n;
+                                process_input(c);
+                                (void) arm_idle(c);
+                        }
+                }
+        }
+        if (c->out_size > c->out_sent) {
+                ssize_t n = send(fd, c->out + c->out_sent, c->out_size - c->out_sent,
+                                 MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (n < 0 && errno != EAGAIN && errno != EINTR) {
+                        connection_free(c);
+                        return 0;
+                }
+                if (n > 0)
+                        c->out_sent += (size_t) n;
+                if (c->out_sent == c->out_size)
+                        c->out_sent = c->out_size = 0;
+        }
+        if (c->closing && c->out_size == 0) {
+                connection_free(c);
+                return 0;
+        }
+        (void) update_events(c);
+        return 0;
+}
+
+static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
+        Connection *c = userdata;
+        (void) s;
+        (void) usec;
+        connection_free(c);
+        return 0;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Control *ctl = userdata;
+        (void) s;
+        (void) revents;
+        _cleanup_close_ int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0)
+                return 0;
+        if (ctl->n_connections >= CONTROL_MAX_CONNECTIONS)
+                return 0; /* closed: the client sees EOF at once */
+        Connection *c = calloc(1, sizeof(Connection));
+        if (!c)
+                return 0;
+        socklen_t len = sizeof(c->peer);
+        c->control = ctl;
+        c->fd = TAKE_FD(cfd);
+        c->next = ctl->connections;
+        ctl->connections = c;
+        ctl->n_connections++;
+        if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0 ||
+            !(c->in = malloc(CONTROL_MAX_MESSAGE)) ||
+            sd_event_add_io(ctl->daemon->event, &c->io, c->fd, EPOLLIN, on_connection, c) < 0 ||
+            sd_event_add_time_relative(ctl->daemon->event, &c->idle, CLOCK_MONOTONIC,
+                                       ctl->daemon->idle_timeout_usec, 0, on_idle, c) < 0) {
+                connection_free(c);
+                return 0;
+        }
+        return 0;
+}
+
+int control_new(Daemon *d, int listen_fd, Control **ret) {
+        Control *c = calloc(1, sizeof(Control));
+        if (!c) {
+                safe_close(listen_fd);
+                return -ENOMEM;
+        }
+        c->daemon = d;
+        c->fd = listen_fd;
+        if (fcntl(listen_fd, F_SETFL, O_NONBLOCK) < 0) {
+                control_free(c);
+                return negative_errno();
+        }
+        int r = sd_event_add_io(d->event, &c->accept, listen_fd, EPOLLIN, on_accept, c);
+        if (r < 0) {
+                control_free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+int control_listen(const char *path, mode_t mode) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        _cleanup_free_ char *dir = strdup(path);
+        if (!dir)
+                return -ENOMEM;
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+                *slash = 0;
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                        return negative_errno();
+        }
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return negative_errno();
+        (void) unlink(path); /* a socket left by a daemon that died */
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(path, mode) < 0 ||
+            listen(fd, 128) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdint.h>
+
+#include "daemon/daemon.h"
+
+/*
+ * The control socket: varlink-style JSON objects terminated by NUL over a Unix stream socket.
+ * Methods io.alloclab.{Ping,Submit,Status,Queue,Cancel,Wait}; see docs/protocol.md.
+ */
+
+#define CONTROL_MAX_MESSAGE       (1024 * 1024)     /* a request larger than this closes the connection */
+#define CONTROL_MAX_CONNECTIONS   64                /* more are accepted and closed at once */
+#define CONTROL_DEFAULT_IDLE_USEC (30ULL * 1000000) /* silence after which a connection is closed */
+
+/* Serves listen_fd (taking ownership). Returns 0 or -errno. */
+int control_new(Daemon *d, int listen_fd, Control **ret);
+Control *control_free(Control *c);
+
+/* Answers the connections waiting for job_id to end (io.alloclab.Wait). */
+void control_job_finished(Control *c, int64_t job_id);
+
+/* Creates, binds and listens on path (its directory is created; a stale socket replaced).
+ * Returns the fd or -errno. */
+int control_listen(const char *path, mode_t mode);

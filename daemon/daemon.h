@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "db/store.h"
+
+/*
+ * alloclabd's shared state. One event loop, one store (the daemon is the only writer), at most
+ * one job running at a time. control.c serves the socket, worker.c runs jobs, alloclabd.c wires
+ * them together.
+ */
+
+typedef struct Worker Worker;
+typedef struct Control Control;
+
+typedef struct Daemon {
+        sd_event *event;
+        Store *store;
+        char *db_path;
+        char *probe_path;
+        Control *control;
+        Worker *worker; /* the running job, or NULL */
+        bool stopping;  /* SIGTERM/SIGINT: no new jobs, finish the current one as interrupted */
+        uint64_t idle_timeout_usec;
+} Daemon;
+
+/* Structured logging: the journal when stderr is connected to it, stderr otherwise. */
+void daemon_log(int priority, int64_t run_id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Publishes STATUS= from the current state (idle, running job and progress, queue length). */
+void daemon_update_status(Daemon *d, const char *progress);
+
+/* Starts the oldest queued job when nothing runs. Returns 0 or -errno (logged). */
+int daemon_start_next(Daemon *d);
+
+/* Called by the worker when its job ended, to answer waiters and start the next job. */
+void daemon_job_finished(Daemon *d, int64_t job_id);

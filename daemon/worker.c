@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A job's runner process and the daemon's side of it.
+ *
+ * The daemon loads the spec and builds the plan, creates the run in the database, then forks:
+ * the child inherits the very same Plan (no second resolution that could differ), drops to the
+ * submitter's identity when the daemon is root, changes to the submitter's directory and calls
+ * run_execute() with a sink that encodes every event (runner/stream.c) onto a SEQPACKET
+ * socketpair. The daemon replays those messages into its recorder. A SIGTERM to the runner is
+ * its cancel signal: run_execute() kills the current child and returns.
+ *
+ * The runner process never touches the database or the event loop it inherited.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "daemon/worker.h"
+#include "db/record.h"
+#include "runner/host.h"
+#include "runner/stream.h"
+#include "util/cleanup.h"
+
+struct Worker {
+        Daemon *daemon;
+        Job job;
+        Spec *spec;
+        Plan *plan;
+        Recorder *recorder;
+        pid_t pid;
+        int fd;
+        sd_event_source *io;
+        sd_event_source *child;
+        bool ended;
+        RunResult result;
+        int error;
+        bool protocol_error;
+        bool cancel_requested;
+        bool daemon_stopping;
+        uint8_t *buffer;
+};
+
+int64_t worker_job_id(const Worker *w) {
+        return w->job.id;
+}
+
+int64_t worker_run_id(const Worker *w) {
+        return w->recorder ? record_run_id(w->recorder) : 0;
+}
+
+const char *worker_experiment(const Worker *w) {
+        return w->spec ? w->spec->experiment : "?";
+}
+
+Worker *worker_free(Worker *w) {
+        if (!w)
+                return NULL;
+        sd_event_source_disable_unref(w->io);
+        sd_event_source_disable_unref(w->child);
+        safe_close(w->fd);
+        record_free(w->recorder);
+        plan_free(w->plan);
+        spec_free(w->spec);
+        job_done(&w->job);
+        free(w->buffer);
+        free(w);
+        return NULL;
+}
+
+/* ---- the runner process ---------------------------------------------------------------- */
+
+typedef struct ChildSink {
+        int fd;
+} ChildSink;
+
+static int send_message(int fd, WireWriter *w) {
+        if (w->failed)
+                return -ENOMEM;
+        if (w->size > STREAM_MAX_MESSAGE)
+                return -EMSGSIZE;
+        while (send(fd, w->data, w->size, MSG_NOSIGNAL) < 0)
+                if (errno != EINTR)
+                        return negative_errno();
+        return 0;
+}
+
+static void child_step(void *u, const Plan *p, size_t index) {
+        ChildSink *c = u;
+        _cleanup_(wire_writer_done) WireWriter w = {};
+        (void) p;
+        stream_encode_step(&w, index);
+        (void) send_message(c->fd, &w); /* progress only: a lost one is harmless */
+}
+
+static int child_sample(void *u, const Plan *p, const Sample *s) {
+        ChildSink *c = u;
+        _cleanup_(wire_writer_done) WireWriter w = {};
+        (void) p;
+        stream_encode_sample(&w, s);
+        return send_message(c->fd, &w);
+}
+
+static int child_exclude(void *u, const Plan *p, uint32_t cell, uint32_t variant, const char *reason) {
+        ChildSink *c = u;
+        _cleanup_(wire_writer_done) WireWriter w = {};
+        (void) p;
+        stream_encode_exclude(&w, cell, variant, reason);
+        return send_message(c->fd, &w);
+}
+
+static int child_stats(void *u, const Plan *p, uint32_t cell, const StatsRow *rows, size_t n) {
+        ChildSink *c = u;
+        _cleanup_(wire_writer_done) WireWriter w = {};
+        (void) p;
+        stream_encode_cell_stats(&w, cell, rows, n);
+        return send_message(c->fd, &w);
+}
+
+/* Takes the submitter's identity (uid, gid, supplementary groups) when running as root. */
+static int drop_privileges(const Job *j) {
+        if (geteuid() != 0 || j->uid == 0)
+                return 0;
+        struct passwd *pw = getpwuid(j->uid);
+        if (pw ? initgroups(pw->pw_name, j->gid) < 0 : setgroups(0, NULL) < 0)
+                return negative_errno();
+        if (setresgid(j->gid, j->gid, j->gid) < 0 || setresuid(j->uid, j->uid, j->uid) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static _Noreturn void runner_main(Worker *w, int fd) {
+        /* The runner must not outlive the daemon: a lost daemon means a lost recorder. */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        int r = drop_privileges(&w->job);
+        if (r >= 0 && chdir(w->job.cwd) < 0)
+                r = negative_errno();
+        sigset_t stop;
+        sigemptyset(&stop);
+        sigaddset(&stop, SIGTERM);
+        sigaddset(&stop, SIGINT);
+        /* SIGTERM stays blocked (the daemon blocked it for its event loop): read it here. */
+        _cleanup_close_ int cancel_fd = r >= 0 ? signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK) : -1;
+        if (r >= 0 && cancel_fd < 0)
+                r = negative_errno();
+        RunResult result = {};
+        if (r >= 0) {
+                ChildSink c = { .fd = fd };
+                RunSink sink = {
+                        .userdata = &c,
+                        .step_begin = child_step,
+                        .sample = child_sample,
+                        .exclude = child_exclude,
+                        .cell_stats = child_stats,
+                };
+                r = run_execute(w->plan, &sink, cancel_fd, &result);
+        }
+        _cleanup_(wire_writer_done) WireWriter end = {};
+        stream_encode_end(&end, &result, r < 0 ? r : 0);
+        _exit(send_message(fd, &end) < 0 ? 1 : 0);
+}
+
+/* ---- the daemon's side ----------------------------------------------------------------- */
+
+static void progress(void *u, const Plan *p, size_t index) {
+        Worker *w = u;
+        const PlanStep *st = &p->steps[index];
+        unsigned total = st->phase == PHASE_SAMPLE   ? p->spec->samples
+                         : st->phase == PHASE_WARMUP ? p->spec->warmup
+                                                     : 1;
+        char text[256];
+        snprintf(text, sizeof(text), "%s: cell %u/%zu %s %s %u/%u", p->spec->experiment, st->cell + 1,
+                 p->n_cells, p->spec->variants[st->variant].name, phase_to_string(st->phase), st->round + 1,
+                 total);
+        daemon_update_status(w->daemon, text);
+}
+
+static void read_messages(Worker *w) {
+        RunSink recorder = record_sink(w->recorder);
+        recorder.userdata = w->recorder;
+        RunSink sink = recorder;
+        sink.step_begin = NULL;
+        while (!w->protocol_error) {
+                ssize_t n = recv(w->fd, w->buffer, STREAM_MAX_MESSAGE, MSG_DONTWAIT | MSG_TRUNC);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n == 0) {
+                        /* The runner closed its end: the socket stays readable forever, so stop
+                         * watching it, or the loop would spin and never see the exit. */
+                        (void) sd_event_source_set_enabled(w->io, SD_EVENT_OFF);
+                        return;
+                }
+                if (n < 0)
+                        return; /* EAGAIN */
+                int r;
+                if ((size_t) n > STREAM_MAX_MESSAGE)
+                        r = -EMSGSIZE;
+                else if (w->buffer[0] == STREAM_STEP) {
+                        RunSink status = { .userdata = w, .step_begin = progress };
+                        r = stream_dispatch(w->buffer, (size_t) n, w->plan, &status, &w->ended, &w->result,
+                                            &w->error);
+                } else
+                        r = stream_dispatch(w->buffer, (size_t) n, w->plan, &sink, &w->ended, &w->result,
+                                            &w->error);
+                if (r == -EBADMSG || r == -EMSGSIZE) {
+                        daemon_log(LOG_ERR, worker_run_id(w),
+                                   "job %lld: malformed message from its runner: %s", (long long) w->job.id,
+                                   strerror(-r));
+                        w->protocol_error = true;
+                        kill(w->pid, SIGKILL);
+                } else if (r < 0) {
+                        daemon_log(LOG_ERR, worker_run_id(w), "job %lld: cannot record: %s",
+                                   (long long) w->job.id,
+                                   r == -EIO ? store_error(w->daemon->store) : strerror(-r));
+                        w->error = r;
+                        w->protocol_error = true;
+                        kill(w->pid, SIGTERM);
+                }
+        }
+}
+
+static int on_runner_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Worker *w = userdata;
+        (void) s;
+        (void) fd;
+        (void) revents;
+        read_messages(w);
+        return 0;
+}
+
+static JobStatus final_status(const Worker *w) {
+        if (w->daemon_stopping)
+                return JOB_INTERRUPTED;
+        if (w->cancel_requested)
+                return JOB_CANCELED;
+        if (!w->ended || w->error < 0 || w->protocol_error || w->result.end == RUN_STOPPED)
+                return JOB_FAILED;
+        return JOB_DONE;
+}
+
+static int on_runner_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        Worker *w = userdata;
+        Daemon *d = w->daemon;
+        (void) s;
+        read_messages(w); /* whatever it sent before it exited */
+
+        char note[256] = "";
+        int error = w->error;
+        if (!w->ended && !w->protocol_error) {
+                snprintf(note, sizeof(note), "the runner process %s %d without finishing",
+                         si->si_code == CLD_EXITED ? "exited with status" : "was killed by signal",
+                         si->si_status);
+                error = -EPIPE;
+        } else if (w->protocol_error)
+                snprintf(note, sizeof(note), "the runner process sent a malformed message");
+        else if (w->error < 0)
+                snprintf(note, sizeof(note), "%s", strerror(-w->error));
+        else if (w->result.end == RUN_CANCELED)
+                snprintf(note, sizeof(note), "%s", w->daemon_stopping ? "the daemon stopped" : "canceled");
+        else if (w->result.end == RUN_STOPPED)
+                snprintf(note, sizeof(note), "stopped at the first failure (on_failure: stop)");
+        RunResult result = w->result;
+        if (w->cancel_requested || w->daemon_stopping)
+                result.end = RUN_CANCELED;
+        if (record_finish(w->recorder, &result, error, note[0] ? note : NULL) < 0)
+                daemon_log(LOG_ERR, worker_run_id(w), "job %lld: cannot close its run: %s",
+                           (long long) w->job.id, store_error(d->store));
+        JobStatus status = final_status(w);
+        if (jobs_finish(d->store, w->job.id, status, note[0] ? note : NULL) < 0)
+                daemon_log(LOG_ERR, worker_run_id(w), "job %lld: cannot update: %s", (long long) w->job.id,
+                           store_error(d->store));
+        daemon_log(status == JOB_DONE ? LOG_INFO : LOG_WARNING, worker_run_id(w),
+                   "job %lld (%s, run %lld) %s%s%s", (long long) w->job.id, w->spec->experiment,
+                   (long long) worker_run_id(w), job_status_to_string(status), note[0] ? ": " : "", note);
+        daemon_job_finished(d, w->job.id);
+        return 0;
+}
+
+static uint64_t random_seed(void) {
+        uint64_t seed = 0;
+        if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+                seed = (uint64_t) time(NULL) ^ ((uint64_t) getpid() << 32);
+        return seed >> 1;
+}
+
+static int fail_job(Daemon *d, Job *job, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_job(Daemon *d, Job *job, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        char message[512];
+        vsnprintf(message, sizeof(message), fmt, ap);
+        va_end(ap);
+        daemon_log(LOG_ERR, 0, "job %lld failed to start: %s", (long long) job->id, message);
+        (void) jobs_finish(d->store, job->id, JOB_FAILED, message);
+        return -EINVAL;
+}
+
+int worker_start(Daemon *d, Job *job, Worker **ret) {
+        _cleanup_(worker_freep) Worker *w = calloc(1, sizeof(Worker));
+        if (!w)
+                return -ENOMEM;
+        w->daemon = d;
+        w->job = *job;
+        *job = (Job){};
+        w->fd = -1;
+        if (!(w->buffer = malloc(STREAM_MAX_MESSAGE)))
+                return -ENOMEM;
+
+        Diagnostics diag = {};
+        int r = spec_load_buffer(w->job.spec_path, w->job.spec_yaml, strlen(w->job.spec_yaml), &diag,
+                                 &w->spec);
+        if (r < 0) {
+                _cleanup_free_ char *first = diag.n_items ? diag_format(&diag, 0) : NULL;
+                diag_clear(&diag);
+                return fail_job(d, &w->job, "%s", first ? first : strerror(-r));
+        }
+        diag_clear(&diag);
+        _cleanup_free_ char *message = NULL;
+        r = plan_new(w->spec, w->job.env, w->spec->has_seed ? w->spec->seed : random_seed(), d->probe_path,
+                     &w->plan, &message);
+        if (r < 0)
+                return fail_job(d, &w->job, "%s", message ? message : strerror(-r));
+
+        Host host = {};
+        if ((r = host_read(&host)) < 0)
+                return r;
+        RecordContext ctx = { .trigger = w->job.trigger, .submitter = w->job.submitter };
+        r = record_begin(d->store, w->plan, &host, &ctx, &w->recorder);
+        host_done(&host);
+        if (r < 0)
+                return fail_job(d, &w->job, "cannot record the run: %s", store_error(d->store));
+        if ((r = jobs_start(d->store, w->job.id, record_run_id(w->recorder))) < 0)
+                return fail_job(d, &w->job, "cannot update the job: %s", store_error(d->store));
+
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+                return negative_errno();
+        /* The kernel's default buffers hold a few dozen messages; a run's messages are small
+         * except probed samples, so give the pair room for a whole cell of them. */
+        int size = 4 * 1024 * 1024;
+        (void) setsockopt(pair[0], SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+        pid_t pid = fork();
+        if (pid < 0) {
+                r = negative_errno();
+                safe_close(pair[0]);
+                safe_close(pair[1]);
+                return r;
+        }
+        if (pid == 0) {
+                safe_close(pair[0]);
+                runner_main(w, pair[1]);
+        }
+        safe_close(pair[1]);
+        w->pid = pid;
+        w->fd = pair[0];
+        if ((r = sd_event_add_io(d->event, &w->io, w->fd, EPOLLIN, on_runner_io, w)) < 0 ||
+            (r = sd_event_add_child(d->event, &w->child, pid, WEXITED, on_runner_exit, w)) < 0) {
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                return r;
+        }
+        /* Messages before the exit notification: read the pipe first. */
+        (void) sd_event_source_set_priority(w->child, SD_EVENT_PRIORITY_IDLE);
+        daemon_log(LOG_INFO, record_run_id(w->recorder), "job %lld (%s) started as run %lld, runner pid %d",
+                   (long long) w->job.id, w->spec->experiment, (long long) record_run_id(w->recorder),
+                   (int) pid);
+        *ret = TAKE_PTR(w);
+        return 0;
+}
+
+void worker_cancel(Worker *w, bool daemon_stopping) {
+        if (daemon_stopping)
+                w->daemon_stopping = true;
+        else
+                w->cancel_requested = true;
+        kill(w->pid, SIGTERM);
+}
+
+void worker_kill(Worker *w) {
+        kill(w->pid, SIGKILL);
+}

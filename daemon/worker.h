@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdint.h>
+
+#include "daemon/daemon.h"
+#include "db/jobs.h"
+
+/*
+ * One running job. The daemon builds the plan, forks a runner process that executes it (as the
+ * submitting user when the daemon is root) and streams run events back over a SEQPACKET
+ * socketpair; the daemon records them. The runner process does nothing while a child is being
+ * measured but wait for it; the daemon stays responsive meanwhile.
+ */
+
+/* Starts job (taking ownership of its fields). Returns 0, or -errno with the job marked failed
+ * and logged. */
+int worker_start(Daemon *d, Job *job, Worker **ret);
+
+/* Asks the runner to stop: its current child is killed and the run ends 'interrupted'; the job
+ * ends 'canceled' (or 'interrupted' when the daemon is stopping). */
+void worker_cancel(Worker *w, bool daemon_stopping);
+
+/* Last resort at shutdown: SIGKILL the runner and its current child's process group. */
+void worker_kill(Worker *w);
+
+int64_t worker_job_id(const Worker *w);
+int64_t worker_run_id(const Worker *w);
+const char *worker_experiment(const Worker *w);
+
+Worker *worker_free(Worker *w);
+
+static inline void worker_freep(Worker **w) {
+        worker_free(*w);
+}
