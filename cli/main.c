@@ -17,6 +17,10 @@ static const Command commands[] = {
         { "allocators", cmd_allocators, "", "list the allocator catalog on this machine" },
         { "census", cmd_census, "[--preload A] [--json] -- CMD [ARGS...]",
           "which allocators serve and live in a process" },
+        { "submit", cmd_submit, "SPEC [--wait] [--socket PATH]", "queue an experiment with alloclabd" },
+        { "status", cmd_status, "[--socket PATH]", "the daemon's state" },
+        { "queue", cmd_queue, "[--socket PATH]", "the daemon's jobs" },
+        { "cancel", cmd_cancel, "JOB [--socket PATH]", "cancel a queued or running job" },
 };
 
 static void usage(FILE *f) {

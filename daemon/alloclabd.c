@@ -26,6 +26,7 @@
 #include "daemon/worker.h"
 #include "db/jobs.h"
 #include "util/cleanup.h"
+#include "util/paths.h"
 
 #define STOP_TIMEOUT_USEC (8ULL * 1000000) /* SIGKILL the runner if it has not stopped by then */
 
@@ -125,19 +126,6 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
         (void) userdata;
         daemon_log(LOG_INFO, 0, "SIGHUP: nothing to reload yet (schedules come with the scheduler)");
         return 0;
-}
-
-static char *default_socket_path(void) {
-        const char *explicit = getenv("ALLOCLAB_SOCKET");
-        if (explicit && *explicit)
-                return strdup(explicit);
-        if (geteuid() == 0)
-                return strdup("/run/alloclab/control.sock");
-        const char *runtime = getenv("XDG_RUNTIME_DIR");
-        char *p = NULL;
-        if (runtime && *runtime && asprintf(&p, "%s/alloclab/control.sock", runtime) < 0)
-                return NULL;
-        return p;
 }
 
 static const char usage[] =
@@ -294,7 +282,7 @@ static int run(int argc, char **argv) {
         if (n > 0)
                 listen_fd = SD_LISTEN_FDS_START;
         else {
-                socket_path = o.socket ? strdup(o.socket) : default_socket_path();
+                socket_path = o.socket ? strdup(o.socket) : paths_control_socket();
                 if (!socket_path) {
                         daemon_log(LOG_ERR, 0, "no socket path (set --socket or XDG_RUNTIME_DIR)");
                         return EXIT_FAILURE;

@@ -39,8 +39,9 @@ struct Connection {
         size_t in_size;
         char *out;
         size_t out_size, out_sent;
-        int64_t waiting_for; /* job id of a pending io.alloclab.Wait, or 0 */
-        bool closing;        /* close once the output is flushed */
+        int64_t waiting_for;  /* job id of a pending io.alloclab.Wait, or 0 */
+        uint64_t last_active; /* CLOCK_MONOTONIC usec of the last byte read or accepted */
+        bool closing;         /* close once the output is flushed */
 };
 
 struct Control {
@@ -340,6 +341,8 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
                                 return 0;
                         }
                         if (n > 0) {
+                                (void) sd_event_now(c->control->daemon->event, CLOCK_MONOTONIC,
+                                                    &c->last_active);
                                 c->in_size += (size_t) n;
                                 process_input(c);
                                 (void) arm_idle(c);
@@ -381,8 +384,17 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         _cleanup_close_ int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0)
                 return 0;
-        if (ctl->n_connections >= CONTROL_MAX_CONNECTIONS)
-                return 0; /* closed: the client sees EOF at once */
+        if (ctl->n_connections >= CONTROL_MAX_CONNECTIONS) {
+                /* Make room by closing the connection that has been quiet longest (not one
+                 * waiting for its job): idle clients must not lock out a working one. */
+                Connection *victim = NULL;
+                for (Connection *c = ctl->connections; c; c = c->next)
+                        if (!c->waiting_for && (!victim || c->last_active < victim->last_active))
+                                victim = c;
+                if (!victim)
+                        return 0; /* closed: the client sees EOF at once */
+                connection_free(victim);
+        }
         Connection *c = calloc(1, sizeof(Connection));
         if (!c)
                 return 0;
@@ -392,6 +404,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         c->next = ctl->connections;
         ctl->connections = c;
         ctl->n_connections++;
+        (void) sd_event_now(ctl->daemon->event, CLOCK_MONOTONIC, &c->last_active);
         if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0 ||
             !(c->in = malloc(CONTROL_MAX_MESSAGE)) ||
             sd_event_add_io(ctl->daemon->event, &c->io, c->fd, EPOLLIN, on_connection, c) < 0 ||

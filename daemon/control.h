@@ -11,7 +11,7 @@
  */
 
 #define CONTROL_MAX_MESSAGE       (1024 * 1024)     /* a request larger than this closes the connection */
-#define CONTROL_MAX_CONNECTIONS   64                /* more are accepted and closed at once */
+#define CONTROL_MAX_CONNECTIONS   64                /* past this, the longest-quiet one is closed */
 #define CONTROL_DEFAULT_IDLE_USEC (30ULL * 1000000) /* silence after which a connection is closed */
 
 /* Serves listen_fd (taking ownership). Returns 0 or -errno. */

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's clients: `alloclab submit`, `status`, `queue`, `cancel`. One request, one reply
+ * over the control socket (docs/protocol.md); `submit --wait` then waits for the job with
+ * io.alloclab.Wait and prints the stored run like `alloclab show`.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/render.h"
+#include "configs/yamltree.h"
+#include "db/query.h"
+#include "util/cleanup.h"
+#include "util/paths.h"
+
+extern char **environ;
+
+#define CLIENT_REPLY_MAX  (16 * 1024 * 1024)
+#define CLIENT_TIMEOUT_MS 30000
+
+typedef struct Client {
+        const char *command;
+        char *socket_path;
+        int fd;
+} Client;
+
+static void client_done(Client *c) {
+        free(c->socket_path);
+        safe_close(c->fd);
+}
+
+static int client_connect(Client *c, const char *socket_path) {
+        c->fd = -1;
+        c->socket_path = socket_path ? strdup(socket_path) : paths_control_socket();
+        if (!c->socket_path) {
+                cli_error(c->command, "no socket path: set --socket, ALLOCLAB_SOCKET or XDG_RUNTIME_DIR");
+                return EXIT_ENVIRONMENT;
+        }
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        if (strlen(c->socket_path) >= sizeof(sa.sun_path)) {
+                cli_error(c->command, "socket path too long: %s", c->socket_path);
+                return EXIT_ENVIRONMENT;
+        }
+        strcpy(sa.sun_path, c->socket_path);
+        c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (c->fd < 0 || connect(c->fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                cli_error(c->command, "no daemon is running at %s (start alloclabd): %m", c->socket_path);
+                return EXIT_ENVIRONMENT;
+        }
+        return EXIT_OK;
+}
+
+/* Sends {"method": M, "parameters": P} (taking P) and reads the reply; timeout_ms < 0 waits
+ * indefinitely. Returns the reply or NULL (reported). */
+static json_t *client_call(Client *c, const char *method, json_t *params, int timeout_ms) {
+        json_t *request = json_pack("{s:s, s:o}", "method", method, "parameters", params);
+        _cleanup_free_ char *text = request ? json_dumps(request, JSON_COMPACT) : NULL;
+        json_decref(request);
+        if (!text) {
+                cli_error(c->command, "out of memory");
+                return NULL;
+        }
+        size_t n = strlen(text) + 1;
+        for (size_t sent = 0; sent < n;) {
+                ssize_t k = send(c->fd, text + sent, n - sent, MSG_NOSIGNAL);
+                if (k < 0) {
+                        cli_error(c->command, "cannot talk to the daemon: %m");
+                        return NULL;
+                }
+                sent += (size_t) k;
+        }
+        _cleanup_free_ char *reply = NULL;
+        size_t size = 0;
+        for (;;) {
+                struct pollfd p = { .fd = c->fd, .events = POLLIN };
+                int r = poll(&p, 1, timeout_ms);
+                if (r == 0) {
+                        cli_error(c->command, "the daemon did not answer within %d s", timeout_ms / 1000);
+                        return NULL;
+                }
+                if (r < 0 && errno == EINTR)
+                        continue;
+                char buf[65536];
+                ssize_t k = r < 0 ? -1 : read(c->fd, buf, sizeof(buf));
+                if (k <= 0 || size + (size_t) k > CLIENT_REPLY_MAX) {
+                        cli_error(c->command, "the daemon closed the connection");
+                        return NULL;
+                }
+                char *grown = realloc(reply, size + (size_t) k);
+                if (!grown)
+                        return NULL;
+                reply = grown;
+                memcpy(reply + size, buf, (size_t) k);
+                size += (size_t) k;
+                if (reply[size - 1] == 0)
+                        break;
+        }
+        json_error_t err;
+        json_t *j = json_loads(reply, 0, &err);
+        if (!j)
+                cli_error(c->command, "unreadable reply from the daemon: %s", err.text);
+        return j;
+}
+
+/* Prints a reply's error and returns true when there is one. */
+static bool reply_failed(const char *command, json_t *reply) {
+        const char *error = json_string_value(json_object_get(reply, "error"));
+        if (!error)
+                return false;
+        const char *message =
+                json_string_value(json_object_get(json_object_get(reply, "parameters"), "message"));
+        cli_error(command, "%s%s%s", error, message ? ": " : "", message ? message : "");
+        return true;
+}
+
+static int parse_socket_option(const char *command, int argc, char **argv, const char *extra_short,
+                               const struct option *extra, const char **ret_socket, bool *ret_flag) {
+        struct option options[8] = { { "socket", required_argument, NULL, 's' } };
+        size_t n = 1;
+        for (size_t i = 0; extra && extra[i].name && n < 7; i++)
+                options[n++] = extra[i];
+        char shorts[16];
+        snprintf(shorts, sizeof(shorts), "s:%s", extra_short);
+        optind = 1;
+        for (int c; (c = getopt_long(argc, argv, shorts, options, NULL)) >= 0;) {
+                if (c == 's')
+                        *ret_socket = optarg;
+                else if (c == 'w' && ret_flag)
+                        *ret_flag = true;
+                else {
+                        cli_error(command, "unknown option (see alloclab %s --help)", command);
+                        return EXIT_USAGE;
+                }
+        }
+        return EXIT_OK;
+}
+
+static const char submit_usage[] =
+        "Usage: alloclab submit SPEC [--wait] [--socket PATH]\n"
+        "\n"
+        "Queues SPEC with the daemon (alloclabd), which runs it as you, from this directory, with\n"
+        "this environment's whitelisted variables. The spec is validated first (as alloclab check).\n"
+        "With --wait, waits for the job and prints its result table.\n"
+        "Exit status: as alloclab run for --wait (0, 1, 5 canceled or interrupted); 3 invalid spec;\n"
+        "4 no daemon or daemon error.\n";
+
+static int print_run(const char *db_path, int64_t run_id) {
+        _cleanup_(store_freep) Store *store = NULL;
+        if (cli_open_store("submit", db_path, STORE_READ_ONLY, &store) != EXIT_OK)
+                return EXIT_ENVIRONMENT;
+        _cleanup_(query_report_freep) Report *rep = NULL;
+        if (query_report(store, run_id, &rep) < 0) {
+                cli_error("submit", "cannot read run %lld from %s", (long long) run_id, db_path);
+                return EXIT_ENVIRONMENT;
+        }
+        render_for(FORMAT_TABLE)(stdout, rep);
+        return rep->run.n_failures > 0 || rep->run.n_excluded > 0 ? EXIT_FAILURES : EXIT_OK;
+}
+
+int cmd_submit(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, submit_usage))
+                return EXIT_OK;
+        const char *socket_path = NULL;
+        bool wait = false;
+        static const struct option extra[] = { { "wait", no_argument, NULL, 'w' }, {} };
+        int e = parse_socket_option("submit", argc, argv, "w", extra, &socket_path, &wait);
+        if (e != EXIT_OK)
+                return e;
+        if (optind + 1 != argc) {
+                cli_error("submit", "expected exactly one SPEC argument");
+                return EXIT_USAGE;
+        }
+        const char *spec_arg = argv[optind];
+        _cleanup_free_ char *spec_path = realpath(spec_arg, NULL);
+        _cleanup_fclose_ FILE *f = spec_path ? fopen(spec_path, "re") : NULL;
+        if (!f) {
+                cli_error("submit", "cannot read %s: %m", spec_arg);
+                return EXIT_SPEC;
+        }
+        _cleanup_free_ char *yaml = calloc(1, YAML_MAX_INPUT_BYTES + 2);
+        size_t n = yaml ? fread(yaml, 1, YAML_MAX_INPUT_BYTES + 1, f) : 0;
+        if (!yaml || n > YAML_MAX_INPUT_BYTES) {
+                cli_error("submit", "%s: spec is larger than %d bytes", spec_arg, YAML_MAX_INPUT_BYTES);
+                return EXIT_SPEC;
+        }
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof(cwd))) {
+                cli_error("submit", "cannot determine the current directory: %m");
+                return EXIT_ENVIRONMENT;
+        }
+        json_t *env = json_array();
+        for (char **v = environ; *v; v++)
+                json_array_append_new(env, json_string(*v));
+
+        _cleanup_(client_done) Client c = { .command = "submit" };
+        if ((e = client_connect(&c, socket_path)) != EXIT_OK) {
+                json_decref(env);
+                return e;
+        }
+        json_t *reply = client_call(&c, "io.alloclab.Submit",
+                                    json_pack("{s:s, s:s, s:s, s:o}", "spec_path", spec_arg, "spec", yaml,
+                                              "cwd", cwd, "env", env),
+                                    CLIENT_TIMEOUT_MS);
+        if (!reply)
+                return EXIT_ENVIRONMENT;
+        const char *error = json_string_value(json_object_get(reply, "error"));
+        if (error && strcmp(error, "io.alloclab.SpecInvalid") == 0) {
+                size_t i;
+                json_t *line;
+                json_array_foreach(json_object_get(json_object_get(reply, "parameters"), "diagnostics"), i,
+                                   line) fprintf(stderr, "%s\n", json_string_value(line));
+                json_decref(reply);
+                return EXIT_SPEC;
+        }
+        if (reply_failed("submit", reply)) {
+                json_decref(reply);
+                return EXIT_ENVIRONMENT;
+        }
+        json_int_t job = json_integer_value(json_object_get(json_object_get(reply, "parameters"), "job"));
+        json_decref(reply);
+        if (!wait) {
+                printf("job %lld queued\n", (long long) job);
+                return EXIT_OK;
+        }
+        fprintf(stderr, "job %lld queued; waiting\n", (long long) job);
+        reply = client_call(&c, "io.alloclab.Wait", json_pack("{s:I}", "job", job), -1);
+        if (!reply || reply_failed("submit", reply)) {
+                json_decref(reply);
+                return EXIT_ENVIRONMENT;
+        }
+        json_t *p = json_object_get(reply, "parameters");
+        const char *status = json_string_value(json_object_get(p, "status"));
+        const char *message = json_string_value(json_object_get(p, "message"));
+        json_int_t run = json_integer_value(json_object_get(p, "run_id"));
+        fprintf(stderr, "job %lld %s%s%s\n", (long long) job, status ? status : "?", message ? ": " : "",
+                message ? message : "");
+        bool ended_early = !status || strcmp(status, "canceled") == 0 || strcmp(status, "interrupted") == 0;
+        json_decref(reply);
+        json_t *st = client_call(&c, "io.alloclab.Status", json_object(), CLIENT_TIMEOUT_MS);
+        const char *db =
+                st ? json_string_value(json_object_get(json_object_get(st, "parameters"), "database"))
+                   : NULL;
+        e = run > 0 && db ? print_run(db, run) : EXIT_FAILURES;
+        json_decref(st);
+        return ended_early ? EXIT_INTERRUPTED : e;
+}
+
+static const char status_usage[] =
+        "Usage: alloclab status [--socket PATH]\n\nThe daemon's state: idle or the running "
+        "job, and how many jobs are queued.\n";
+
+int cmd_status(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, status_usage))
+                return EXIT_OK;
+        const char *socket_path = NULL;
+        int e = parse_socket_option("status", argc, argv, "", NULL, &socket_path, NULL);
+        if (e != EXIT_OK)
+                return e;
+        _cleanup_(client_done) Client c = { .command = "status" };
+        if ((e = client_connect(&c, socket_path)) != EXIT_OK)
+                return e;
+        json_t *reply = client_call(&c, "io.alloclab.Status", json_object(), CLIENT_TIMEOUT_MS);
+        if (!reply || reply_failed("status", reply)) {
+                json_decref(reply);
+                return EXIT_ENVIRONMENT;
+        }
+        json_t *p = json_object_get(reply, "parameters"), *running = json_object_get(p, "running");
+        printf("alloclabd %s at %s: %s", json_string_value(json_object_get(p, "version")), c.socket_path,
+               json_string_value(json_object_get(p, "state")));
+        if (json_is_object(running))
+                printf(" job %lld (%s, run %lld, submitted by %s)",
+                       (long long) json_integer_value(json_object_get(running, "id")),
+                       json_string_value(json_object_get(running, "spec_path")),
+                       (long long) json_integer_value(json_object_get(running, "run_id")),
+                       json_string_value(json_object_get(running, "submitter")));
+        printf("; %lld queued; database %s\n", (long long) json_integer_value(json_object_get(p, "queued")),
+               json_string_value(json_object_get(p, "database")));
+        json_decref(reply);
+        return EXIT_OK;
+}
+
+static const char queue_usage[] = "Usage: alloclab queue [--socket PATH]\n\nThe daemon's jobs, newest "
+                                  "first: queued, running and ended.\n";
+
+int cmd_queue(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, queue_usage))
+                return EXIT_OK;
+        const char *socket_path = NULL;
+        int e = parse_socket_option("queue", argc, argv, "", NULL, &socket_path, NULL);
+        if (e != EXIT_OK)
+                return e;
+        _cleanup_(client_done) Client c = { .command = "queue" };
+        if ((e = client_connect(&c, socket_path)) != EXIT_OK)
+                return e;
+        json_t *reply = client_call(&c, "io.alloclab.Queue", json_object(), CLIENT_TIMEOUT_MS);
+        if (!reply || reply_failed("queue", reply)) {
+                json_decref(reply);
+                return EXIT_ENVIRONMENT;
+        }
+        printf("%-6s %-12s %-6s %-10s %-25s %s\n", "JOB", "STATUS", "RUN", "USER", "SUBMITTED", "SPEC");
+        size_t i;
+        json_t *j;
+        json_array_foreach(json_object_get(json_object_get(reply, "parameters"), "jobs"), i, j) {
+                const char *user = json_string_value(json_object_get(j, "submitter"));
+                printf("%-6lld %-12s %-6lld %-10s %-25s %s\n",
+                       (long long) json_integer_value(json_object_get(j, "id")),
+                       json_string_value(json_object_get(j, "status")),
+                       (long long) json_integer_value(json_object_get(j, "run_id")), user ? user : "?",
+                       json_string_value(json_object_get(j, "submitted_at")),
+                       json_string_value(json_object_get(j, "spec_path")));
+        }
+        json_decref(reply);
+        return EXIT_OK;
+}
+
+static const char cancel_usage[] =
+        "Usage: alloclab cancel JOB [--socket PATH]\n\nCancels a queued job, or stops a "
+        "running one (its run is kept as interrupted).\n";
+
+int cmd_cancel(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, cancel_usage))
+                return EXIT_OK;
+        const char *socket_path = NULL;
+        int e = parse_socket_option("cancel", argc, argv, "", NULL, &socket_path, NULL);
+        if (e != EXIT_OK)
+                return e;
+        unsigned long long job;
+        if (optind + 1 != argc || cli_parse_uint(argv[optind], INT64_MAX, &job) < 0) {
+                cli_error("cancel", "expected one JOB number");
+                return EXIT_USAGE;
+        }
+        _cleanup_(client_done) Client c = { .command = "cancel" };
+        if ((e = client_connect(&c, socket_path)) != EXIT_OK)
+                return e;
+        json_t *reply = client_call(&c, "io.alloclab.Cancel", json_pack("{s:I}", "job", (json_int_t) job),
+                                    CLIENT_TIMEOUT_MS);
+        if (!reply || reply_failed("cancel", reply)) {
+                json_decref(reply);
+                return EXIT_ENVIRONMENT;
+        }
+        json_decref(reply);
+        printf("job %llu canceled\n", job);
+        return EXIT_OK;
+}

@@ -1,0 +1,175 @@
+#!/bin/bash
+# alloclabd as a normal process with a test-side NOTIFY_SOCKET: READY=1, STATUS= and watchdog
+# pings; jobs from three clients at once run one after another; a bad spec is refused with its
+# FILE:LINE:COL; cancel and SIGTERM stop a running job and leave no process behind; hostile
+# clients (garbage, an oversized message, half a message then silence, 100 idle connections)
+# cannot keep a well-behaved client from being answered.
+. "$(dirname "$0")/lib.sh"
+: "${ALLOCLABD:?ALLOCLABD must point to alloclabd}"
+
+export ALLOCLAB_SOCKET="$WORK/ctl.sock"
+NOTIFY="$WORK/notify.sock"
+
+# The notification listener: one line per datagram, timestamped.
+python3 - "$NOTIFY" "$WORK/notify.log" <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(120)
+with open(sys.argv[2], "a", buffering=1) as log:
+    while True:
+        try:
+            data = s.recv(4096)
+        except socket.timeout:
+            break
+        for line in data.decode().splitlines():
+            log.write(f"{time.monotonic():.3f} {line}\n")
+PY
+listener=$!
+daemon_pid=
+cleanup() {
+    [[ -n $daemon_pid ]] && kill -9 "$daemon_pid" 2>/dev/null
+    kill "$listener" 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+for _ in $(seq 50); do [[ -S $NOTIFY ]] && break; sleep 0.1; done
+
+start_daemon() {
+    NOTIFY_SOCKET="$NOTIFY" WATCHDOG_USEC=400000 "$ALLOCLABD" --db "$DB" --idle-timeout 1 \
+        2>>"$WORK/daemon.log" &
+    daemon_pid=$!
+    for _ in $(seq 100); do
+        [[ $(grep -c "READY=1" "$WORK/notify.log" 2>/dev/null) -ge $1 ]] && return 0
+        sleep 0.05
+    done
+    fail "alloclabd did not become ready: $(cat "$WORK/daemon.log")"
+}
+no_workload_left() {
+    sleep 0.3
+    if pgrep -f "$WORKLOAD sleep" >/dev/null; then fail "a workload survived: $(pgrep -af "$WORKLOAD sleep")"; fi
+}
+
+start_daemon 1
+run_alloclab 0 status
+expect_contains "$OUT" "idle; 0 queued" "status of an idle daemon"
+
+# Three clients at once.
+cat >"$WORK/short.yaml" <<YAML
+experiment: queued
+command: ["$WORKLOAD", sleep, "250"]
+allocators: {glibc: {}}
+samples: 2
+YAML
+for i in 1 2 3; do
+    "$ALLOCLAB" submit --wait "$WORK/short.yaml" >"$WORK/submit$i.out" 2>"$WORK/submit$i.err" &
+    pids[$i]=$!
+done
+for i in 1 2 3; do
+    wait "${pids[$i]}" || fail "client $i failed: $(cat "$WORK/submit$i.err")"
+    expect_contains "$(cat "$WORK/submit$i.out")" "queued run" "client $i table"
+done
+expect_eq "$(q "SELECT count(*) FROM jobs WHERE status = 'done'")" 3 "three jobs done"
+expect_eq "$(q "SELECT count(*) FROM runs WHERE status = 'done' AND n_runs = 4")" 3 "three complete runs"
+overlaps=$(q "SELECT count(*) FROM runs a JOIN runs b ON a.id < b.id WHERE b.started_at < a.ended_at")
+expect_eq "$overlaps" 0 "runs never overlap"
+grep -q "STATUS=queued: cell 1/1 glibc" "$WORK/notify.log" || fail "no progress STATUS line"
+# Watchdog pings kept coming while children were measured (WATCHDOG_USEC=400ms: at least one
+# ping per 400 ms over the ~3 s the jobs took).
+pings=$(grep -c "WATCHDOG=1" "$WORK/notify.log" || true)
+(( pings >= 6 )) || fail "only $pings watchdog pings"
+
+# A bad spec is refused with its position; nothing is queued.
+printf 'experiment: bad\ncommand: [/bin/true]\nallocators: {glibc: {}}\nsample: 2\n' >"$WORK/bad.yaml"
+run_alloclab 3 submit "$WORK/bad.yaml"
+expect_eq "$ERR" "$WORK/bad.yaml:4:1: unknown key 'sample' (did you mean 'samples'?)" "submit diagnostics"
+expect_eq "$(q "SELECT count(*) FROM jobs")" 3 "no job for a bad spec"
+
+# Cancel a running job.
+cat >"$WORK/long.yaml" <<YAML
+experiment: long
+command: ["$WORKLOAD", sleep, "400"]
+allocators: {glibc: {}}
+samples: 50
+YAML
+run_alloclab 0 submit "$WORK/long.yaml"
+job=$(grep -o '[0-9]*' <<<"$OUT")
+for _ in $(seq 100); do [[ $(q "SELECT status FROM jobs WHERE id = $job") == running ]] && break; sleep 0.05; done
+sleep 0.5
+run_alloclab 0 cancel "$job"
+for _ in $(seq 100); do [[ $(q "SELECT status FROM jobs WHERE id = $job") == canceled ]] && break; sleep 0.05; done
+expect_eq "$(q "SELECT j.status, r.status FROM jobs j JOIN runs r ON r.id = j.run_id WHERE j.id = $job")" \
+    "canceled|interrupted" "canceled job"
+no_workload_left
+run_alloclab 4 cancel "$job"
+expect_contains "$ERR" "io.alloclab.JobFinished" "cancel of an ended job"
+
+# Hostile clients, then a well-behaved one.
+python3 - "$ALLOCLAB_SOCKET" <<'PY' || fail "hostile clients"
+import json, os, socket, sys, time
+path = sys.argv[1]
+def conn():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    return s
+def closed_within(s, seconds):
+    s.settimeout(seconds)
+    try:
+        while s.recv(65536):
+            pass
+        return True
+    except (socket.timeout, ConnectionResetError):
+        return False
+g = conn(); g.sendall(os.urandom(4096) + b"\0"); g.settimeout(5)
+reply = g.recv(65536)
+assert b"io.alloclab.InvalidRequest" in reply, reply
+big = conn()
+try:
+    big.sendall(b"x" * (2 * 1024 * 1024))
+except (BrokenPipeError, ConnectionResetError):
+    pass
+assert closed_within(big, 5), "oversized message: connection not closed"
+half = conn(); half.sendall(b'{"method": "io.alloclab.Pi')
+assert closed_within(half, 5), "half a message: connection not closed after the idle timeout"
+idle = [conn() for _ in range(100)]
+start = time.monotonic()
+ok = conn(); ok.sendall(json.dumps({"method": "io.alloclab.Ping"}).encode() + b"\0"); ok.settimeout(3)
+assert b"version" in ok.recv(65536)
+assert time.monotonic() - start < 2, "ping was slow"
+PY
+
+# SIGTERM during a job: STOPPING=1, the job interrupted, nothing left running, exit within 10 s.
+run_alloclab 0 submit "$WORK/long.yaml"
+job=$(grep -o '[0-9]*' <<<"$OUT")
+for _ in $(seq 100); do [[ $(q "SELECT status FROM jobs WHERE id = $job") == running ]] && break; sleep 0.05; done
+sleep 0.5
+start=$(date +%s)
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" || fail "alloclabd exited with $? after SIGTERM"
+daemon_pid=
+(( $(date +%s) - start <= 10 )) || fail "alloclabd took more than 10 s to stop"
+grep -q "STOPPING=1" "$WORK/notify.log" || fail "no STOPPING=1"
+expect_eq "$(q "SELECT j.status, r.status FROM jobs j JOIN runs r ON r.id = j.run_id WHERE j.id = $job")" \
+    "interrupted|interrupted" "job and run after SIGTERM"
+no_workload_left
+expect_eq "$(q "PRAGMA integrity_check")" ok "integrity after SIGTERM"
+
+# After kill -9 mid-job, the next start marks the job and its run interrupted.
+start_daemon 2
+run_alloclab 0 submit "$WORK/long.yaml"
+job=$(grep -o '[0-9]*' <<<"$OUT")
+for _ in $(seq 100); do [[ $(q "SELECT status FROM jobs WHERE id = $job") == running ]] && break; sleep 0.05; done
+sleep 0.6
+committed=$(q "SELECT count(*) FROM samples s JOIN jobs j ON j.run_id = s.run_id WHERE j.id = $job")
+kill -9 "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=
+no_workload_left # the runner follows its daemon (PR_SET_PDEATHSIG) and kills its child
+start_daemon 3
+expect_eq "$(q "SELECT j.status, r.status FROM jobs j JOIN runs r ON r.id = j.run_id WHERE j.id = $job")" \
+    "interrupted|interrupted" "job and run after kill -9"
+(( $(q "SELECT count(*) FROM samples s JOIN jobs j ON j.run_id = s.run_id WHERE j.id = $job") >= committed )) ||
+    fail "samples lost"
+expect_eq "$(q "PRAGMA integrity_check")" ok "integrity after kill -9"
+run_alloclab 0 queue
+expect_contains "$OUT" "interrupted" "queue lists the interrupted job"

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Where the daemon's control socket is, for the daemon and its clients alike:
+ * $ALLOCLAB_SOCKET, else /run/alloclab/control.sock for root, else
+ * $XDG_RUNTIME_DIR/alloclab/control.sock. Returns a new string, or NULL when no path can be
+ * derived (no XDG_RUNTIME_DIR) or on -ENOMEM.
+ */
+char *paths_control_socket(void);
