@@ -9,7 +9,7 @@ ALLOCLAB_PACKAGES=(
     # the allocators under test
     libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev libtbbmalloc2
     # the quickstart workload and the integration tests
-    python3 sqlite3 procps
+    python3 sqlite3 procps systemd
     # the formatting check (style/clang-format)
     clang-format
 )
