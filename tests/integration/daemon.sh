@@ -173,3 +173,29 @@ expect_eq "$(q "SELECT j.status, r.status FROM jobs j JOIN runs r ON r.id = j.ru
 expect_eq "$(q "PRAGMA integrity_check")" ok "integrity after kill -9"
 run_alloclab 0 queue
 expect_contains "$OUT" "interrupted" "queue lists the interrupted job"
+
+# Run as root, a job submitted by another user runs as that user.
+if [[ $(id -u) == 0 ]] && command -v setpriv >/dev/null; then
+    nobody=$(id -u nobody)
+    nogroup=$(id -g nobody)
+    mkdir -m 0777 "$WORK/shared"
+    cat >"$WORK/shared/ids.yaml" <<YAML
+experiment: ids
+command: ["$WORKLOAD", ids]
+allocators: {glibc: {}}
+samples: 1
+probe: never
+YAML
+    chmod 0755 "$WORK"
+    chmod 0644 "$WORK/shared/ids.yaml"
+    chmod 0666 "$ALLOCLAB_SOCKET"
+    (cd "$WORK/shared" && setpriv --reuid="$nobody" --regid="$nogroup" --clear-groups \
+        "$ALLOCLAB" submit ids.yaml) >"$WORK/ids.out" 2>&1 || fail "submit as nobody: $(cat "$WORK/ids.out")"
+    job=$(grep -o '[0-9]*' "$WORK/ids.out")
+    for _ in $(seq 100); do [[ $(q "SELECT status FROM jobs WHERE id = $job") == done ]] && break; sleep 0.05; done
+    expect_eq "$(q "SELECT uid, submitter FROM jobs WHERE id = $job")" "$nobody|nobody" "job submitter"
+    expect_eq "$(q "SELECT group_concat(m.name || '=' || CAST(m.value AS INTEGER), ' ') FROM sample_metrics m
+                    JOIN samples s ON s.id = m.sample_id JOIN jobs j ON j.run_id = s.run_id
+                    WHERE j.id = $job AND s.phase = 'sample' ORDER BY m.name")" \
+        "egid=$nogroup euid=$nobody gid=$nogroup uid=$nobody" "the workload ran as the submitter"
+fi

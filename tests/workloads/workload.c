@@ -16,6 +16,7 @@
  *   fork             100 valloc + free in a forked child, then 100 in the parent
  *   crashalloc       10 pvalloc that are never freed, then SIGSEGV
  *   dlopen LIB       dlopen LIB and exit normally
+ *   ids              report metrics uid, gid, euid and egid, print "ids"
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -167,6 +168,16 @@ int main(int argc, char **argv) {
                 vallocs(100);
                 printf("ok\n");
                 return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+        }
+        if (strcmp(mode, "ids") == 0) {
+                FILE *m = metrics();
+                if (!m)
+                        return 4;
+                fprintf(m, "uid %u\ngid %u\neuid %u\negid %u\n", (unsigned) getuid(), (unsigned) getgid(),
+                        (unsigned) geteuid(), (unsigned) getegid());
+                fclose(m);
+                printf("ids\n");
+                return 0;
         }
         if (strcmp(mode, "crashalloc") == 0) {
                 for (int i = 0; i < 10; i++)
