@@ -39,6 +39,7 @@ int cmd_submit(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
+int cmd_schedules(int argc, char **argv);
 
 /* Prints "alloclab CMD: message" to stderr. */
 void cli_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

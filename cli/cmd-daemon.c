@@ -351,3 +351,35 @@ int cmd_cancel(int argc, char **argv) {
         printf("job %llu canceled\n", job);
         return EXIT_OK;
 }
+
+static const char schedules_usage[] =
+        "Usage: alloclab schedules [--socket PATH]\n\nThe daemon's scheduled specs: "
+        "experiment, schedule, next firing, spec file.\n";
+
+int cmd_schedules(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, schedules_usage))
+                return EXIT_OK;
+        const char *socket_path = NULL;
+        int e = parse_socket_option("schedules", argc, argv, "", NULL, &socket_path, NULL);
+        if (e != EXIT_OK)
+                return e;
+        _cleanup_(client_done) Client c = { .command = "schedules" };
+        if ((e = client_connect(&c, socket_path)) != EXIT_OK)
+                return e;
+        json_t *reply = client_call(&c, "io.alloclab.Schedules", json_object(), CLIENT_TIMEOUT_MS);
+        if (!reply || reply_failed("schedules", reply)) {
+                json_decref(reply);
+                return EXIT_ENVIRONMENT;
+        }
+        printf("%-24s %-20s %-26s %s\n", "EXPERIMENT", "SCHEDULE", "NEXT", "SPEC");
+        size_t i;
+        json_t *s;
+        json_array_foreach(json_object_get(json_object_get(reply, "parameters"), "schedules"), i, s) {
+                const char *next = json_string_value(json_object_get(s, "next"));
+                printf("%-24s %-20s %-26s %s\n", json_string_value(json_object_get(s, "experiment")),
+                       json_string_value(json_object_get(s, "schedule")), next ? next : "never",
+                       json_string_value(json_object_get(s, "spec_path")));
+        }
+        json_decref(reply);
+        return EXIT_OK;
+}

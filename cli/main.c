@@ -21,6 +21,7 @@ static const Command commands[] = {
         { "status", cmd_status, "[--socket PATH]", "the daemon's state" },
         { "queue", cmd_queue, "[--socket PATH]", "the daemon's jobs" },
         { "cancel", cmd_cancel, "JOB [--socket PATH]", "cancel a queued or running job" },
+        { "schedules", cmd_schedules, "[--socket PATH]", "the daemon's scheduled specs" },
 };
 
 static void usage(FILE *f) {

@@ -590,7 +590,7 @@ static int parse_schedule(Loader *l, const YamlNode *n, void *field) {
                         return r;
                 schedule_interval((int64_t) (ns / 1000000000ULL), &s->schedule);
                 s->has_schedule = true;
-                return 0;
+                return asprintf(&s->schedule_text, "every %s", n->items[0]->value) < 0 ? -ENOMEM : 0;
         }
         int r = expect_scalar(l, n, "schedule");
         if (r < 0)
@@ -599,7 +599,7 @@ static int parse_schedule(Loader *l, const YamlNode *n, void *field) {
         if (schedule_parse(n->value, &s->schedule, &e) < 0)
                 return diag_add(l->diag, n->line, template_column(n, e.offset), "schedule: %s", e.message);
         s->has_schedule = true;
-        return 0;
+        return (s->schedule_text = strdup(n->value)) ? 0 : -ENOMEM;
 }
 
 static const Field spec_fields[] = {

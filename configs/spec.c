@@ -36,6 +36,7 @@ Spec *spec_free(Spec *s) {
         free(s->variants);
         free(s->verify_path);
         free(s->metric_name);
+        free(s->schedule_text);
         free(s);
         return NULL;
 }

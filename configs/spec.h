@@ -111,6 +111,7 @@ typedef struct Spec {
         SpecProbe probe;
         bool has_schedule; /* the daemon runs it by itself (daemon issue); `alloclab run` ignores it */
         Schedule schedule;
+        char *schedule_text; /* as written, for display */
 } Spec;
 
 Spec *spec_free(Spec *s);

@@ -23,6 +23,7 @@
 
 #include "daemon/control.h"
 #include "daemon/daemon.h"
+#include "daemon/scheduler.h"
 #include "daemon/worker.h"
 #include "db/jobs.h"
 #include "util/cleanup.h"
@@ -121,24 +122,46 @@ static int on_stop_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 }
 
 static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Daemon *d = userdata;
         (void) s;
         (void) si;
-        (void) userdata;
-        daemon_log(LOG_INFO, 0, "SIGHUP: nothing to reload yet (schedules come with the scheduler)");
+        daemon_log(LOG_INFO, 0, "SIGHUP: reloading scheduled specs");
+        int r = scheduler_reload(d->scheduler);
+        if (r < 0)
+                daemon_log(LOG_ERR, 0, "cannot reload the schedules: %s", strerror(-r));
+        daemon_update_status(d, NULL);
         return 0;
 }
 
+/* Default specs directory: /etc/alloclab/specs.d as root, else ~/.config/alloclab/specs.d. */
+static char *default_specs_dir(void) {
+        if (geteuid() == 0)
+                return strdup("/etc/alloclab/specs.d");
+        const char *config = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+        char *p = NULL;
+        if (config && config[0] == '/') {
+                if (asprintf(&p, "%s/alloclab/specs.d", config) < 0)
+                        return NULL;
+        } else if (home && asprintf(&p, "%s/.config/alloclab/specs.d", home) < 0)
+                return NULL;
+        return p;
+}
+
 static const char usage[] =
-        "Usage: alloclabd [--db PATH] [--socket PATH] [--probe PATH] [--idle-timeout SECONDS]\n"
+        "Usage: alloclabd [--db PATH] [--socket PATH] [--specs-dir DIR] [--probe PATH] [--idle-timeout "
+        "SECONDS]\n"
         "\n"
         "Queues and runs alloclab experiments one at a time; `alloclab submit/status/queue/cancel`\n"
         "talk to it. Socket: systemd socket activation, else --socket, $ALLOCLAB_SOCKET,\n"
         "/run/alloclab/control.sock as root or $XDG_RUNTIME_DIR/alloclab/control.sock.\n"
         "Database: --db, $ALLOCLAB_DB, else /var/lib/alloclab/results.db as root or the\n"
-        "user's default ($XDG_DATA_HOME/alloclab/results.db).\n";
+        "user's default ($XDG_DATA_HOME/alloclab/results.db).\n"
+        "Scheduled specs: every *.yaml with schedule: in --specs-dir, else /etc/alloclab/specs.d as\n"
+        "root or ~/.config/alloclab/specs.d; SIGHUP reloads them.\n";
 
 typedef struct Options {
         const char *db;
+        const char *specs_dir;
         const char *socket;
         const char *probe;
         uint64_t idle_timeout_usec;
@@ -150,6 +173,7 @@ static int parse_options(int argc, char **argv, Options *o) {
                 { "socket", required_argument, NULL, 's' },
                 { "probe", required_argument, NULL, 'p' },
                 { "idle-timeout", required_argument, NULL, 'i' },
+                { "specs-dir", required_argument, NULL, 'S' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'v' },
                 {},
@@ -162,6 +186,9 @@ static int parse_options(int argc, char **argv, Options *o) {
                         break;
                 case 's':
                         o->socket = optarg;
+                        break;
+                case 'S':
+                        o->specs_dir = optarg;
                         break;
                 case 'p':
                         o->probe = optarg;
@@ -298,12 +325,19 @@ static int run(int argc, char **argv) {
                 return EXIT_FAILURE;
         }
 
+        _cleanup_free_ char *specs_dir = o.specs_dir ? strdup(o.specs_dir) : default_specs_dir();
+        if (specs_dir && (r = scheduler_new(&d, specs_dir, &d.scheduler)) < 0) {
+                daemon_log(LOG_ERR, 0, "cannot load the schedules: %s", strerror(-r));
+                return EXIT_FAILURE;
+        }
+
         sd_notify(false, "READY=1");
         daemon_log(LOG_INFO, 0, "ready: database %s, socket %s", d.db_path,
                    socket_path ? socket_path : "(activated)");
         (void) daemon_start_next(&d);
         r = sd_event_loop(d.event);
 
+        d.scheduler = scheduler_free(d.scheduler);
         d.control = control_free(d.control);
         d.worker = worker_free(d.worker);
         if (socket_path)

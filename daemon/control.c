@@ -20,6 +20,7 @@
 
 #include "configs/spec.h"
 #include "daemon/control.h"
+#include "daemon/scheduler.h"
 #include "daemon/worker.h"
 #include "db/jobs.h"
 #include "runner/plan.h"
@@ -286,6 +287,9 @@ static void handle_request(Connection *c, const char *text) {
                 reply = method_queue(c, params);
         else if (strcmp(method, "io.alloclab.Cancel") == 0)
                 reply = method_cancel(c, params);
+        else if (strcmp(method, "io.alloclab.Schedules") == 0)
+                reply = json_pack("{s:{s:o}}", "parameters", "schedules",
+                                  scheduler_list(c->control->daemon->scheduler));
         else if (strcmp(method, "io.alloclab.Wait") == 0)
                 reply = method_wait(c, params);
         else

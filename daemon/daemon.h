@@ -16,6 +16,7 @@
 
 typedef struct Worker Worker;
 typedef struct Control Control;
+typedef struct Scheduler Scheduler;
 
 typedef struct Daemon {
         sd_event *event;
@@ -24,7 +25,8 @@ typedef struct Daemon {
         char *probe_path;
         Control *control;
         Worker *worker; /* the running job, or NULL */
-        bool stopping;  /* SIGTERM/SIGINT: no new jobs, finish the current one as interrupted */
+        Scheduler *scheduler;
+        bool stopping; /* SIGTERM/SIGINT: no new jobs, finish the current one as interrupted */
         uint64_t idle_timeout_usec;
 } Daemon;
 

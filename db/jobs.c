@@ -196,3 +196,35 @@ int jobs_recover(Store *s) {
                 "");
         return r < 0 ? r : sqlite3_changes(store_db(s));
 }
+
+int jobs_active_for_spec(Store *s, const char *spec_path, bool *ret) {
+        int64_t n = 0;
+        int r = sql_exec1(
+                store_db(s), &n,
+                "SELECT count(*) FROM jobs WHERE spec_path = ? AND status IN ('queued', 'running')", "t",
+                spec_path);
+        if (r >= 0)
+                *ret = n > 0;
+        return r;
+}
+
+int jobs_schedule_last(Store *s, const char *spec_path, time_t *ret) {
+        int64_t when = -1;
+        int r = sql_exec1(
+                store_db(s), &when,
+                "SELECT coalesce((SELECT last_fire_at FROM schedule_state WHERE spec_path = ?), -1)", "t",
+                spec_path);
+        if (r < 0)
+                return r;
+        if (when < 0)
+                return -ENOENT;
+        *ret = (time_t) when;
+        return 0;
+}
+
+int jobs_schedule_fired(Store *s, const char *spec_path, time_t when) {
+        return sql_exec1(store_db(s), NULL,
+                         "INSERT INTO schedule_state (spec_path, last_fire_at) VALUES (?, ?)"
+                         " ON CONFLICT (spec_path) DO UPDATE SET last_fire_at = excluded.last_fire_at",
+                         "ti", spec_path, (int64_t) when);
+}

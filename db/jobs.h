@@ -3,7 +3,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "db/store.h"
 
@@ -62,6 +64,13 @@ int jobs_start(Store *s, int64_t id, int64_t run_id);
 
 /* Ends a job with a final status and an optional message. */
 int jobs_finish(Store *s, int64_t id, JobStatus status, const char *message);
+
+/* Whether a job for spec_path is queued or running. */
+int jobs_active_for_spec(Store *s, const char *spec_path, bool *ret);
+
+/* When the scheduled spec at spec_path last fired: -ENOENT if never. */
+int jobs_schedule_last(Store *s, const char *spec_path, time_t *ret);
+int jobs_schedule_fired(Store *s, const char *spec_path, time_t when);
 
 /* At daemon start: jobs left running by a previous daemon become interrupted. Returns how many. */
 int jobs_recover(Store *s);

@@ -136,6 +136,10 @@ static const char *const migrations[] = {
         "  submitted_at TEXT NOT NULL, started_at TEXT, ended_at TEXT,"
         "  message TEXT);"
         "CREATE INDEX jobs_status ON jobs (status, id);",
+        /* 3 -> 4: when each scheduled spec last fired, for catching up after downtime */
+        "CREATE TABLE schedule_state ("
+        "  spec_path TEXT PRIMARY KEY,"
+        "  last_fire_at INTEGER NOT NULL);",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -7,6 +7,7 @@
  * A cleanup function receives a pointer to the variable and must accept NULL/-1.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,11 @@ static inline void closep(int *fd) {
         safe_close(*fd);
 }
 #define _cleanup_close_ _cleanup_(closep)
+
+static inline void closedirp(DIR **d) {
+        if (*d)
+                closedir(*d);
+}
 
 static inline void fclosep(FILE **f) {
         if (*f)

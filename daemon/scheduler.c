@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scheduled experiments: every *.yaml in the specs directory that carries `schedule:`.
+ *
+ * One CLOCK_REALTIME timer is armed for the earliest next firing. When a spec is due, a job is
+ * queued for it (as the owner of the spec file, from the file's directory), unless one is
+ * already queued or running: a schedule never runs two at once and never piles up. Each firing
+ * is stored, so after downtime a missed firing is caught up once at start-up (as systemd's
+ * Persistent=true does). SIGHUP reloads the directory; a bad spec is logged with its
+ * FILE:LINE:COL and skipped, the others stay scheduled.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "configs/spec.h"
+#include "daemon/scheduler.h"
+#include "db/jobs.h"
+#include "util/cleanup.h"
+#include "util/strv.h"
+
+#define SCHEDULER_MAX_SPECS 1024
+
+typedef struct Scheduled {
+        char *path;
+        Spec *spec;
+        uid_t uid;
+        gid_t gid;
+        time_t next;
+} Scheduled;
+
+struct Scheduler {
+        Daemon *daemon;
+        char *dir;
+        Scheduled *items;
+        size_t n_items;
+        sd_event_source *timer;
+};
+
+static void items_clear(Scheduler *s) {
+        for (size_t i = 0; i < s->n_items; i++) {
+                free(s->items[i].path);
+                spec_free(s->items[i].spec);
+        }
+        free(s->items);
+        s->items = NULL;
+        s->n_items = 0;
+}
+
+Scheduler *scheduler_free(Scheduler *s) {
+        if (!s)
+                return NULL;
+        items_clear(s);
+        sd_event_source_disable_unref(s->timer);
+        free(s->dir);
+        free(s);
+        return NULL;
+}
+
+static int compare_names(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* Queues a job for a due spec, as the spec file's owner, in the file's directory. */
+static int enqueue(Scheduler *s, Scheduled *it, time_t now) {
+        Daemon *d = s->daemon;
+        bool active = false;
+        int r = jobs_active_for_spec(d->store, it->path, &active);
+        if (r < 0)
+                return r;
+        (void) jobs_schedule_fired(d->store, it->path, now);
+        if (active) {
+                daemon_log(LOG_INFO, 0, "%s is due but its previous job has not ended: skipped", it->path);
+                return 0;
+        }
+        _cleanup_free_ char *dir = strdup(it->path);
+        if (!dir)
+                return -ENOMEM;
+        *strrchr(dir, '/') = 0;
+        struct passwd *pw = getpwuid(it->uid);
+        _cleanup_strv_free_ char **env = NULL;
+        if (strv_env_set(&env, "PATH", "/usr/local/bin:/usr/bin:/bin") < 0 ||
+            (pw &&
+             (strv_env_set(&env, "HOME", pw->pw_dir) < 0 || strv_env_set(&env, "USER", pw->pw_name) < 0 ||
+              strv_env_set(&env, "LOGNAME", pw->pw_name) < 0)))
+                return -ENOMEM;
+        Job job = {
+                .spec_path = it->path,
+                .spec_yaml = it->spec->source,
+                .env = env,
+                .cwd = dir[0] ? dir : (char *) "/",
+                .uid = it->uid,
+                .gid = it->gid,
+                .submitter = pw ? pw->pw_name : NULL,
+                .trigger = (char *) "schedule",
+        };
+        int64_t id;
+        r = jobs_add(d->store, &job, &id);
+        if (r < 0)
+                return r;
+        daemon_log(LOG_INFO, 0, "scheduled job %lld queued for %s (%s)", (long long) id, it->path,
+                   it->spec->schedule_text);
+        return 0;
+}
+
+static int arm(Scheduler *s);
+
+static int on_timer(sd_event_source *src, uint64_t usec, void *userdata) {
+        Scheduler *s = userdata;
+        (void) src;
+        (void) usec;
+        time_t now = time(NULL);
+        for (size_t i = 0; i < s->n_items; i++) {
+                Scheduled *it = &s->items[i];
+                if (it->next > now)
+                        continue;
+                int r = enqueue(s, it, now);
+                if (r < 0)
+                        daemon_log(LOG_ERR, 0, "cannot queue %s: %s", it->path, strerror(-r));
+                if (schedule_next(&it->spec->schedule, now, &it->next) < 0)
+                        it->next = (time_t) -1; /* never again */
+        }
+        (void) daemon_start_next(s->daemon);
+        return arm(s);
+}
+
+/* Arms the timer for the earliest firing (or disables it). */
+static int arm(Scheduler *s) {
+        time_t earliest = (time_t) -1;
+        for (size_t i = 0; i < s->n_items; i++)
+                if (s->items[i].next != (time_t) -1 &&
+                    (earliest == (time_t) -1 || s->items[i].next < earliest))
+                        earliest = s->items[i].next;
+        if (earliest == (time_t) -1)
+                return s->timer ? sd_event_source_set_enabled(s->timer, SD_EVENT_OFF) : 0;
+        uint64_t usec = (uint64_t) earliest * 1000000ULL;
+        if (!s->timer)
+                return sd_event_add_time(s->daemon->event, &s->timer, CLOCK_REALTIME, usec, 0, on_timer, s);
+        int r = sd_event_source_set_time(s->timer, usec);
+        return r < 0 ? r : sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
+}
+
+/* Loads one file; returns 1 when it was added, 0 when skipped (logged). */
+static int load_one(Scheduler *s, const char *path, time_t now) {
+        Diagnostics d = {};
+        Spec *spec = NULL;
+        int r = spec_load_file(path, &d, &spec);
+        if (r < 0) {
+                for (size_t i = 0; i < d.n_items; i++) {
+                        _cleanup_free_ char *line = diag_format(&d, i);
+                        daemon_log(LOG_ERR, 0, "skipping scheduled spec: %s", line ? line : path);
+                }
+                if (d.n_items == 0)
+                        daemon_log(LOG_ERR, 0, "skipping %s: %s", path, strerror(-r));
+                diag_clear(&d);
+                return 0;
+        }
+        diag_clear(&d);
+        if (!spec->has_schedule) {
+                spec_free(spec);
+                return 0;
+        }
+        struct stat st;
+        if (stat(path, &st) < 0) {
+                spec_free(spec);
+                return 0;
+        }
+        Scheduled it = { .spec = spec,
+                         .uid = geteuid() == 0 ? st.st_uid : geteuid(),
+                         .gid = geteuid() == 0 ? st.st_gid : getegid() };
+        if (!(it.path = strdup(path))) {
+                spec_free(spec);
+                return -ENOMEM;
+        }
+        /* Catch up once: a firing missed while the daemon was down happens now. */
+        time_t last;
+        if (jobs_schedule_last(s->daemon->store, path, &last) == 0 &&
+            schedule_next(&spec->schedule, last, &it.next) == 0 && it.next <= now)
+                it.next = now;
+        else if (schedule_next(&spec->schedule, now, &it.next) < 0)
+                it.next = (time_t) -1;
+        Scheduled *grown = realloc(s->items, (s->n_items + 1) * sizeof(Scheduled));
+        if (!grown) {
+                free(it.path);
+                spec_free(spec);
+                return -ENOMEM;
+        }
+        s->items = grown;
+        s->items[s->n_items++] = it;
+        return 1;
+}
+
+int scheduler_reload(Scheduler *s) {
+        items_clear(s);
+        _cleanup_(closedirp) DIR *dir = opendir(s->dir);
+        if (!dir) {
+                daemon_log(LOG_INFO, 0, "no specs directory %s: nothing scheduled", s->dir);
+                return arm(s);
+        }
+        char *names[SCHEDULER_MAX_SPECS];
+        size_t n = 0;
+        for (struct dirent *e; (e = readdir(dir)) && n < SCHEDULER_MAX_SPECS;) {
+                size_t len = strlen(e->d_name);
+                if (e->d_name[0] == '.' || !((len > 5 && strcmp(e->d_name + len - 5, ".yaml") == 0) ||
+                                             (len > 4 && strcmp(e->d_name + len - 4, ".yml") == 0)))
+                        continue;
+                if (asprintf(&names[n], "%s/%s", s->dir, e->d_name) < 0)
+                        break;
+                n++;
+        }
+        qsort(names, n, sizeof(char *), compare_names);
+        time_t now = time(NULL);
+        size_t loaded = 0;
+        for (size_t i = 0; i < n; i++) {
+                int r = load_one(s, names[i], now);
+                loaded += r > 0;
+                free(names[i]);
+        }
+        daemon_log(LOG_INFO, 0, "%zu scheduled spec(s) from %s", loaded, s->dir);
+        return arm(s);
+}
+
+int scheduler_new(Daemon *d, const char *dir, Scheduler **ret) {
+        Scheduler *s = calloc(1, sizeof(Scheduler));
+        if (!s || !(s->dir = strdup(dir))) {
+                free(s);
+                return -ENOMEM;
+        }
+        s->daemon = d;
+        int r = scheduler_reload(s);
+        if (r < 0) {
+                scheduler_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+json_t *scheduler_list(const Scheduler *s) {
+        json_t *list = json_array();
+        for (size_t i = 0; s && i < s->n_items; i++) {
+                const Scheduled *it = &s->items[i];
+                char next[32] = "";
+                struct tm tm;
+                if (it->next != (time_t) -1 && localtime_r(&it->next, &tm))
+                        strftime(next, sizeof(next), "%Y-%m-%dT%H:%M:%S%z", &tm);
+                json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s?, s:I}", "spec_path", it->path,
+                                                      "experiment", it->spec->experiment, "schedule",
+                                                      it->spec->schedule_text, "next", next[0] ? next : NULL,
+                                                      "uid", (json_int_t) it->uid));
+        }
+        return list;
+}
+
+time_t scheduler_next(const Scheduler *s, const char **ret_experiment) {
+        time_t earliest = (time_t) -1;
+        for (size_t i = 0; s && i < s->n_items; i++)
+                if (s->items[i].next != (time_t) -1 &&
+                    (earliest == (time_t) -1 || s->items[i].next < earliest)) {
+                        earliest = s->items[i].next;
+                        *ret_experiment = s->items[i].spec->experiment;
+                }
+        return earliest;
+}

@@ -1,0 +1,84 @@
+#!/bin/bash
+# The scheduler: a spec with `every: 2s` in the specs directory runs again and again (never
+# two at once); a bad spec there is logged with FILE:LINE:COL and skipped while the others stay
+# scheduled; SIGHUP picks up a new spec; a firing missed while the daemon was down is caught up
+# once at start-up.
+. "$(dirname "$0")/lib.sh"
+: "${ALLOCLABD:?ALLOCLABD must point to alloclabd}"
+
+export ALLOCLAB_SOCKET="$WORK/ctl.sock"
+SPECS="$WORK/specs.d"
+mkdir "$SPECS"
+daemon_pid=
+trap '[[ -n $daemon_pid ]] && kill -9 $daemon_pid 2>/dev/null; rm -rf "$WORK"' EXIT
+
+start_daemon() {
+    "$ALLOCLABD" --db "$DB" --specs-dir "$SPECS" 2>>"$WORK/daemon.log" &
+    daemon_pid=$!
+    for _ in $(seq 100); do
+        "$ALLOCLAB" status >/dev/null 2>&1 && return 0
+        sleep 0.05
+    done
+    fail "alloclabd did not start: $(cat "$WORK/daemon.log")"
+}
+stop_daemon() {
+    kill -TERM "$daemon_pid"
+    wait "$daemon_pid" || true
+    daemon_pid=
+}
+
+cat >"$SPECS/often.yaml" <<YAML
+experiment: often
+command: ["$WORKLOAD", which]
+allocators: {glibc: {}}
+samples: 1
+schedule: {every: 2s}
+YAML
+printf 'experiment: broken\ncommand: [/bin/true]\nallocators: {glibc: {}}\nschedule: "0 25 * * *"\n' >"$SPECS/broken.yaml"
+
+start_daemon
+expect_contains "$(cat "$WORK/daemon.log")" "$SPECS/broken.yaml:4:14: schedule: hour field: 25 is outside 0-23" \
+    "bad spec logged with its position"
+run_alloclab 0 schedules
+expect_contains "$OUT" "often" "scheduled experiment"
+expect_contains "$OUT" "every 2s" "its schedule"
+for _ in $(seq 100); do
+    (( $(q "SELECT count(*) FROM jobs WHERE trigger = 'schedule' AND status = 'done'" 2>/dev/null || echo 0) >= 2 )) && break
+    sleep 0.1
+done
+expect_eq "$(q "SELECT count(*) >= 2 FROM jobs j JOIN runs r ON r.id = j.run_id
+                WHERE j.trigger = 'schedule' AND j.status = 'done' AND r.status = 'done'")" 1 "repeated scheduled runs"
+expect_eq "$(q "SELECT count(*) FROM runs a JOIN runs b ON a.id < b.id WHERE b.started_at < a.ended_at")" 0 \
+    "scheduled runs never overlap"
+expect_eq "$(q "SELECT DISTINCT submitter, cwd FROM jobs WHERE trigger = 'schedule'")" "root|$SPECS" \
+    "scheduled jobs run as the spec's owner, from its directory"
+
+# SIGHUP: a new spec joins.
+cat >"$SPECS/nightly.yaml" <<YAML
+experiment: nightly
+command: [/bin/true]
+allocators: {glibc: {}}
+schedule: "30 3 * * *"
+YAML
+kill -HUP "$daemon_pid"
+for _ in $(seq 50); do "$ALLOCLAB" schedules | grep -q nightly && break; sleep 0.1; done
+run_alloclab 0 schedules
+expect_contains "$OUT" "nightly" "spec added by SIGHUP"
+expect_contains "$OUT" "30 3 * * *" "its cron expression"
+rm "$SPECS/often.yaml"
+kill -HUP "$daemon_pid"
+sleep 0.3
+stop_daemon
+
+# Catch-up: pretend nightly last fired three days ago; the missed firing runs once at start.
+q "UPDATE schedule_state SET last_fire_at = strftime('%s', 'now') - 3 * 86400" >/dev/null
+q "INSERT INTO schedule_state (spec_path, last_fire_at) VALUES ('$SPECS/nightly.yaml', strftime('%s', 'now') - 3 * 86400)
+   ON CONFLICT (spec_path) DO UPDATE SET last_fire_at = excluded.last_fire_at"
+start_daemon
+for _ in $(seq 100); do
+    [[ $(q "SELECT count(*) FROM jobs WHERE spec_path = '$SPECS/nightly.yaml' AND status = 'done'") == 1 ]] && break
+    sleep 0.1
+done
+expect_eq "$(q "SELECT count(*) FROM jobs WHERE spec_path = '$SPECS/nightly.yaml'")" 1 "one catch-up run"
+expect_eq "$(q "SELECT status FROM jobs WHERE spec_path = '$SPECS/nightly.yaml'")" done "catch-up job done"
+stop_daemon
