@@ -602,6 +602,24 @@ static int parse_schedule(Loader *l, const YamlNode *n, void *field) {
         return (s->schedule_text = strdup(n->value)) ? 0 : -ENOMEM;
 }
 
+/* "10%" or a fraction such as 0.1; between 0.1% and 1000%. */
+static int parse_threshold(Loader *l, const YamlNode *n, void *field) {
+        int r = expect_scalar(l, n, "regression_threshold");
+        if (r < 0)
+                return r;
+        static const Unit percent[] = { { "%", 0.01 }, {} };
+        double v;
+        if (units_parse(n->value, percent, 1, &v) < 0)
+                return error_at(l, n,
+                                "regression_threshold: cannot parse '%s' (expected e.g. '10%%' or 0.1)",
+                                n->value);
+        if (v < 0.001 || v > 10)
+                return error_at(l, n, "regression_threshold '%s' is out of range (0.1%% to 1000%%)",
+                                n->value);
+        *(double *) field = v;
+        return 0;
+}
+
 static const Field spec_fields[] = {
         { "experiment", parse_experiment_name, offsetof(Spec, experiment), true },
         { "description", parse_string, offsetof(Spec, description), false },
@@ -623,6 +641,7 @@ static const Field spec_fields[] = {
         { "output_limit", parse_output_limit, offsetof(Spec, output_limit), false },
         { "probe", parse_probe, offsetof(Spec, probe), false },
         { "schedule", parse_schedule, 0, false },
+        { "regression_threshold", parse_threshold, offsetof(Spec, regression_threshold), false },
 };
 
 /* Target of a field: base+offset, except the two loader-side slots for variant references. */
@@ -720,6 +739,7 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         s->warmup = 1;
         s->timeout_ns = SPEC_DEFAULT_TIMEOUT_NS;
         s->output_limit = SPEC_DEFAULT_OUTPUT_LIMIT;
+        s->regression_threshold = SPEC_DEFAULT_REGRESSION_THRESHOLD;
 
         if (memchr(data, 0, size))
                 return diag_add(d, 1, 1, "spec contains a NUL byte");

@@ -14,18 +14,19 @@
  */
 
 /* Hard limits on what a spec may ask for; each has its own error message. */
-#define SPEC_MAX_PARAMS           16
-#define SPEC_MAX_PARAM_VALUES     256
-#define SPEC_MAX_CELLS            4096
-#define SPEC_MAX_VARIANTS         64
-#define SPEC_MAX_SAMPLES          10000
-#define SPEC_MAX_WARMUP           1000
-#define SPEC_MAX_ARGS             4096
-#define SPEC_MAX_ENV              256
-#define SPEC_MAX_TIMEOUT_NS       (24ULL * 3600 * 1000000000) /* one day */
-#define SPEC_DEFAULT_TIMEOUT_NS   (600ULL * 1000000000)
-#define SPEC_DEFAULT_OUTPUT_LIMIT (64ULL * 1024 * 1024)
-#define SPEC_MAX_OUTPUT_LIMIT     (1024ULL * 1024 * 1024)
+#define SPEC_MAX_PARAMS                   16
+#define SPEC_MAX_PARAM_VALUES             256
+#define SPEC_MAX_CELLS                    4096
+#define SPEC_MAX_VARIANTS                 64
+#define SPEC_MAX_SAMPLES                  10000
+#define SPEC_MAX_WARMUP                   1000
+#define SPEC_MAX_ARGS                     4096
+#define SPEC_MAX_ENV                      256
+#define SPEC_MAX_TIMEOUT_NS               (24ULL * 3600 * 1000000000) /* one day */
+#define SPEC_DEFAULT_TIMEOUT_NS           (600ULL * 1000000000)
+#define SPEC_DEFAULT_OUTPUT_LIMIT         (64ULL * 1024 * 1024)
+#define SPEC_MAX_OUTPUT_LIMIT             (1024ULL * 1024 * 1024)
+#define SPEC_DEFAULT_REGRESSION_THRESHOLD 0.10
 
 typedef enum SpecOrder {
         SPEC_ORDER_INTERLEAVED, /* each round visits every variant once, in spec order */
@@ -111,7 +112,8 @@ typedef struct Spec {
         SpecProbe probe;
         bool has_schedule; /* the daemon runs it by itself (daemon issue); `alloclab run` ignores it */
         Schedule schedule;
-        char *schedule_text; /* as written, for display */
+        char *schedule_text;         /* as written, for display */
+        double regression_threshold; /* relative change of a median that a scheduled run reports */
 } Spec;
 
 Spec *spec_free(Spec *s);

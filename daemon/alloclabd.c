@@ -50,6 +50,27 @@ void daemon_log(int priority, int64_t run_id, const char *fmt, ...) {
                 fprintf(stderr, "alloclabd: %s\n", message);
 }
 
+/* sd-id128 for "a median changed beyond the threshold", so journal queries can find them all. */
+#define MESSAGE_ID_MEDIAN_CHANGE "6f3e0a1d2c4b4e8f9a7d5c3b1e0f2a4d"
+
+void daemon_log_change(int64_t run_id, int64_t previous_run_id, const char *experiment, const char *variant,
+                       const char *cell, double before, double after) {
+        double change = 100.0 * (after - before) / before;
+        char message[512];
+        snprintf(message, sizeof(message),
+                 "%s run %lld: %s [%s] median %s %.1f%% since run %lld (%.6g -> %.6g)", experiment,
+                 (long long) run_id, variant, cell, change > 0 ? "rose" : "fell",
+                 change > 0 ? change : -change, (long long) previous_run_id, before, after);
+        if (log_to_journal)
+                sd_journal_send("MESSAGE=%s", message, "PRIORITY=%i", LOG_WARNING, "MESSAGE_ID=%s",
+                                MESSAGE_ID_MEDIAN_CHANGE, "RUN_ID=%lld", (long long) run_id,
+                                "PREVIOUS_RUN_ID=%lld", (long long) previous_run_id, "EXPERIMENT=%s",
+                                experiment, "VARIANT=%s", variant, "CELL=%s", cell, "CHANGE_PERCENT=%.2f",
+                                change, "SYSLOG_IDENTIFIER=alloclabd", NULL);
+        else
+                fprintf(stderr, "alloclabd: %s\n", message);
+}
+
 void daemon_update_status(Daemon *d, const char *progress) {
         Job *jobs = NULL;
         size_t n = 0, queued = 0;

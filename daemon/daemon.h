@@ -33,6 +33,11 @@ typedef struct Daemon {
 /* Structured logging: the journal when stderr is connected to it, stderr otherwise. */
 void daemon_log(int priority, int64_t run_id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* A median that moved beyond the threshold between two runs of an experiment: a warning with
+ * MESSAGE_ID, RUN_ID, PREVIOUS_RUN_ID, EXPERIMENT, VARIANT and CELL fields. */
+void daemon_log_change(int64_t run_id, int64_t previous_run_id, const char *experiment, const char *variant,
+                       const char *cell, double before, double after);
+
 /* Publishes STATUS= from the current state (idle, running job and progress, queue length). */
 void daemon_update_status(Daemon *d, const char *progress);
 

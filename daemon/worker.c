@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "daemon/worker.h"
+#include "db/query.h"
 #include "db/record.h"
 #include "runner/host.h"
 #include "runner/stream.h"
@@ -249,6 +250,23 @@ static JobStatus final_status(const Worker *w) {
         return JOB_DONE;
 }
 
+/* After a scheduled run: every cell whose median moved beyond the spec's threshold since the
+ * previous run of the experiment, as a structured journal warning. */
+static void report_changes(Worker *w) {
+        MedianChange *changes = NULL;
+        size_t n = 0;
+        int64_t previous = 0, run = worker_run_id(w);
+        if (query_median_changes(w->daemon->store, run, w->spec->regression_threshold, &previous, &changes,
+                                 &n) < 0) {
+                daemon_log(LOG_ERR, run, "cannot compare run %lld with its predecessor", (long long) run);
+                return;
+        }
+        for (size_t i = 0; i < n; i++)
+                daemon_log_change(run, previous, w->spec->experiment, changes[i].variant, changes[i].cell,
+                                  changes[i].before, changes[i].after);
+        query_median_changes_free(changes, n);
+}
+
 static int on_runner_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Worker *w = userdata;
         Daemon *d = w->daemon;
@@ -283,6 +301,8 @@ static int on_runner_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         daemon_log(status == JOB_DONE ? LOG_INFO : LOG_WARNING, worker_run_id(w),
                    "job %lld (%s, run %lld) %s%s%s", (long long) w->job.id, w->spec->experiment,
                    (long long) worker_run_id(w), job_status_to_string(status), note[0] ? ": " : "", note);
+        if (status == JOB_DONE && w->job.trigger && strcmp(w->job.trigger, "schedule") == 0)
+                report_changes(w);
         daemon_job_finished(d, w->job.id);
         return 0;
 }

@@ -435,3 +435,78 @@ int query_allocators(Store *s, int64_t run_id, VariantAllocator **ret, size_t *r
         *ret_n = n;
         return 0;
 }
+
+void query_median_changes_free(MedianChange *list, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(list[i].cell);
+                free(list[i].variant);
+        }
+        free(list);
+}
+
+int query_median_changes(Store *s, int64_t run_id, double threshold, int64_t *ret_previous,
+                         MedianChange **ret, size_t *ret_n) {
+        sqlite3 *db = store_db(s);
+        sqlite3_stmt *st;
+        *ret = NULL;
+        *ret_n = 0;
+        *ret_previous = 0;
+        if (sqlite3_prepare_v2(
+                    db,
+                    "SELECT p.id FROM runs r JOIN runs p ON p.experiment_id = r.experiment_id"
+                    " WHERE r.id = ?1 AND p.id < r.id AND p.status = 'done' ORDER BY p.id DESC LIMIT 1",
+                    -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, run_id);
+        int64_t previous = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        sqlite3_finalize(st);
+        if (previous == 0)
+                return 0;
+        /* The primary metric's name in stats: "reported:NAME" is stored as NAME. */
+        if (sqlite3_prepare_v2(
+                    db,
+                    "SELECT c.label, v.name, ps.median, s.median FROM runs r"
+                    " JOIN stats s ON s.run_id = r.id"
+                    "  AND s.metric = CASE WHEN r.metric LIKE 'reported:%' THEN substr(r.metric, 10)"
+                    "  ELSE r.metric END"
+                    " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
+                    " JOIN cells pc ON pc.run_id = ?2 AND pc.label = c.label"
+                    " JOIN variants pv ON pv.run_id = ?2 AND pv.name = v.name"
+                    " JOIN stats ps ON ps.cell_id = pc.id AND ps.variant_id = pv.id AND ps.metric = s.metric"
+                    " WHERE r.id = ?1 AND ps.median <> 0 AND abs(s.median - ps.median) > ?3 * abs(ps.median)"
+                    " ORDER BY c.position, v.position",
+                    -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, run_id);
+        sqlite3_bind_int64(st, 2, previous);
+        sqlite3_bind_double(st, 3, threshold);
+        MedianChange *list = NULL;
+        size_t n = 0;
+        int rc, r = 0;
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                MedianChange *grown = realloc(list, (n + 1) * sizeof(MedianChange));
+                if (!grown) {
+                        r = -ENOMEM;
+                        break;
+                }
+                list = grown;
+                list[n] = (MedianChange){ .cell = col_text(st, 0),
+                                          .variant = col_text(st, 1),
+                                          .before = sqlite3_column_double(st, 2),
+                                          .after = sqlite3_column_double(st, 3) };
+                n++;
+                if (!list[n - 1].cell || !list[n - 1].variant)
+                        r = -ENOMEM;
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = -EIO;
+        sqlite3_finalize(st);
+        if (r < 0) {
+                query_median_changes_free(list, n);
+                return r;
+        }
+        *ret_previous = previous;
+        *ret = list;
+        *ret_n = n;
+        return 0;
+}

@@ -93,5 +93,21 @@ typedef struct VariantAllocator {
 int query_allocators(Store *s, int64_t run_id, VariantAllocator **ret, size_t *ret_n);
 void query_allocators_free(VariantAllocator *list, size_t n);
 
+/* A cell and variant whose median of the primary metric moved between two runs. */
+typedef struct MedianChange {
+        char *cell;
+        char *variant;
+        double before, after;
+} MedianChange;
+
+/*
+ * Compares run_id with the latest earlier 'done' run of the same experiment, matching cells by
+ * label and variants by name, and lists those whose primary-metric median changed by more than
+ * threshold (relative). Returns 0 with *ret_previous = 0 when there is no earlier run.
+ */
+int query_median_changes(Store *s, int64_t run_id, double threshold, int64_t *ret_previous,
+                         MedianChange **ret, size_t *ret_n);
+void query_median_changes_free(MedianChange *list, size_t n);
+
 /* Id of the newest run, or -ENOENT when the database has none. */
 int query_latest_run(Store *s, int64_t *ret);

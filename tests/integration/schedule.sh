@@ -32,6 +32,19 @@ experiment: often
 command: ["$WORKLOAD", which]
 allocators: {glibc: {}}
 samples: 1
+regression_threshold: 1000%
+schedule: {every: 2s}
+YAML
+# A scheduled experiment whose timing the test changes between runs: the daemon must report it.
+echo 0.05 >"$WORK/delay"
+cat >"$SPECS/drift.yaml" <<YAML
+experiment: drift
+command: [/bin/sh, -c, "sleep \$(cat '$WORK/delay')"]
+allocators: {glibc: {}}
+samples: 2
+warmup: 0
+verify: none
+regression_threshold: 50%
 schedule: {every: 2s}
 YAML
 printf 'experiment: broken\ncommand: [/bin/true]\nallocators: {glibc: {}}\nschedule: "0 25 * * *"\n' >"$SPECS/broken.yaml"
@@ -52,6 +65,21 @@ expect_eq "$(q "SELECT count(*) FROM runs a JOIN runs b ON a.id < b.id WHERE b.s
     "scheduled runs never overlap"
 expect_eq "$(q "SELECT DISTINCT submitter, cwd FROM jobs WHERE trigger = 'schedule'")" "root|$SPECS" \
     "scheduled jobs run as the spec's owner, from its directory"
+
+# The drift: once one run at 50 ms is done, slow the workload down to 300 ms.
+for _ in $(seq 100); do
+    (( $(q "SELECT count(*) FROM jobs WHERE spec_path LIKE '%drift.yaml' AND status = 'done'") >= 1 )) && break
+    sleep 0.1
+done
+echo 0.3 >"$WORK/delay"
+for _ in $(seq 150); do
+    grep -q "drift run [0-9]*: glibc \[-\] median rose" "$WORK/daemon.log" && break
+    sleep 0.1
+done
+grep -q "drift run [0-9]*: glibc \[-\] median rose" "$WORK/daemon.log" ||
+    fail "no change reported: $(cat "$WORK/daemon.log")"
+grep "median rose\|median fell" "$WORK/daemon.log" | grep -qv drift && fail "a stable experiment was reported as changed"
+rm "$SPECS/drift.yaml"
 
 # SIGHUP: a new spec joins.
 cat >"$SPECS/nightly.yaml" <<YAML
