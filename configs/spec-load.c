@@ -19,177 +19,48 @@
 
 #include "configs/catalog.h"
 #include "configs/spec.h"
+#include "configs/schema.h"
 #include "configs/yamltree.h"
 #include "util/io.h"
 #include "util/strv.h"
 #include "util/template.h"
 #include "util/units.h"
 
-typedef struct Loader {
-        Diagnostics *diag;
+typedef struct SpecState {
         Spec *spec;
         const YamlNode *baseline; /* resolved once all variants are known */
         const YamlNode *reference;
         const YamlNode **templates; /* scalars that may hold {param} placeholders */
         size_t n_templates;
-} Loader;
+} SpecState;
 
-typedef int (*FieldParser)(Loader *l, const YamlNode *n, void *field);
-
-typedef struct Field {
-        const char *key;
-        FieldParser parse;
-        size_t offset; /* of the target inside the struct being filled */
-        bool required;
-} Field;
-
-static int error_at(Loader *l, const YamlNode *n, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static int error_at(Loader *l, const YamlNode *n, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        int r = diag_addv(l->diag, n ? n->line : 1, n ? n->column : 1, fmt, ap);
-        va_end(ap);
-        return r;
-}
-
-/* Levenshtein distance, for "did you mean" suggestions on short identifiers. */
-static size_t edit_distance(const char *a, const char *b) {
-        size_t la = strlen(a), lb = strlen(b);
-        if (la > 63 || lb > 63)
-                return SIZE_MAX;
-        size_t prev[64], cur[64];
-        for (size_t j = 0; j <= lb; j++)
-                prev[j] = j;
-        for (size_t i = 1; i <= la; i++) {
-                cur[0] = i;
-                for (size_t j = 1; j <= lb; j++) {
-                        size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-                        size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-                        cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-                }
-                memcpy(prev, cur, (lb + 1) * sizeof(size_t));
-        }
-        return prev[lb];
-}
-
-/* Closest candidate within a small distance, or NULL. candidates is NULL-terminated. */
-static const char *suggest(const char *word, const char *const *candidates) {
-        const char *best = NULL;
-        size_t best_d = SIZE_MAX, limit = strlen(word) <= 4 ? 1 : 2;
-        for (size_t i = 0; candidates[i]; i++) {
-                size_t d = edit_distance(word, candidates[i]);
-                if (d <= limit && d < best_d) {
-                        best = candidates[i];
-                        best_d = d;
-                }
-        }
-        return best;
-}
-
-static int error_unknown(Loader *l, const YamlNode *n, const char *what, const char *word,
-                         const char *const *candidates) {
-        const char *s = suggest(word, candidates);
-        if (s)
-                return error_at(l, n, "unknown %s '%s' (did you mean '%s'?)", what, word, s);
-        return error_at(l, n, "unknown %s '%s'", what, word);
-}
-
-static int expect_scalar(Loader *l, const YamlNode *n, const char *what) {
-        if (!n || yaml_node_is_null(n) || n->kind != YAML_NODE_SCALAR)
-                return error_at(l, n, "%s must be a scalar, got %s", what, yaml_node_kind_name(n));
-        return 0;
-}
-
-static int expect_kind(Loader *l, const YamlNode *n, YamlKind kind, const char *what) {
-        if (!n || yaml_node_is_null(n) || n->kind != kind)
-                return error_at(l, n, "%s must be %s, got %s", what,
-                                kind == YAML_NODE_MAPPING ? "a mapping" : "a list", yaml_node_kind_name(n));
-        return 0;
-}
-
-static bool is_identifier(const char *s, bool allow_punct) {
-        if (!*s || strlen(s) > 64)
-                return false;
-        for (const char *p = s; *p; p++) {
-                bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
-                          (p > s && *p >= '0' && *p <= '9') ||
-                          (allow_punct && (*p == '-' || *p == '.' || (*p >= '0' && *p <= '9')));
-                if (!ok)
-                        return false;
-        }
-        return true;
-}
-
-static int parse_uint(Loader *l, const YamlNode *n, const char *what, uint64_t min, uint64_t max,
-                      uint64_t *ret) {
-        int r = expect_scalar(l, n, what);
-        if (r < 0)
-                return r;
-        const char *s = n->value;
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (*s < '0' || *s > '9' || *end || errno == ERANGE)
-                return error_at(l, n, "%s must be an integer, got '%s'", what, s);
-        if (v < min || v > max)
-                return error_at(l, n, "%s must be between %" PRIu64 " and %" PRIu64 ", got %llu", what, min,
-                                max, v);
-        *ret = v;
-        return 0;
-}
-
-/* A quantity with units (util/units.h) within [min, max]. */
-static int parse_quantity(Loader *l, const YamlNode *n, const char *what, const Unit *units,
-                          double bare_factor, const char *example, uint64_t min, uint64_t max,
-                          uint64_t *ret) {
-        int r = expect_scalar(l, n, what);
-        if (r < 0)
-                return r;
-        double v;
-        if (units_parse(n->value, units, bare_factor, &v) < 0)
-                return error_at(l, n, "%s: cannot parse '%s' (expected e.g. %s)", what, n->value, example);
-        if (v < (double) min || v > (double) max)
-                return error_at(l, n, "%s '%s' is out of range", what, n->value);
-        *ret = (uint64_t) v;
-        return 0;
-}
-
-static int parse_string(Loader *l, const YamlNode *n, void *field) {
-        int r = expect_scalar(l, n, "value");
-        if (r < 0)
-                return r;
-        char *s = strdup(n->value);
-        if (!s)
-                return -ENOMEM;
-        free(*(char **) field);
-        *(char **) field = s;
-        return 0;
+static SpecState *state(Loader *l) {
+        return l->userdata;
 }
 
 static int remember_template(Loader *l, const YamlNode *n) {
-        const YamlNode **t = realloc(l->templates, (l->n_templates + 1) * sizeof(*t));
+        const YamlNode **t = realloc(state(l)->templates, (state(l)->n_templates + 1) * sizeof(*t));
         if (!t)
                 return -ENOMEM;
-        l->templates = t;
-        l->templates[l->n_templates++] = n;
+        state(l)->templates = t;
+        state(l)->templates[state(l)->n_templates++] = n;
         return 0;
 }
 
 static int parse_template_string(Loader *l, const YamlNode *n, void *field) {
-        int r = parse_string(l, n, field);
+        int r = schema_parse_string(l, n, field);
         return r < 0 ? r : remember_template(l, n);
 }
 
 static int parse_experiment_name(Loader *l, const YamlNode *n, void *field) {
-        int r = expect_scalar(l, n, "experiment");
+        int r = schema_expect_scalar(l, n, "experiment");
         if (r < 0)
                 return r;
-        if (!is_identifier(n->value, true))
-                return error_at(l, n, "experiment name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
-                                n->value);
-        return parse_string(l, n, field);
+        if (!schema_is_identifier(n->value, true))
+                return schema_error(l, n,
+                                    "experiment name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
+                                    n->value);
+        return schema_parse_string(l, n, field);
 }
 
 /* A command is a list of arguments, or a single string run with /bin/sh -c. */
@@ -202,15 +73,15 @@ static int parse_command(Loader *l, const YamlNode *n, void *field) {
                     (r = strv_append(&argv, n->value)) < 0 || (r = remember_template(l, n)) < 0)
                         return r;
         } else {
-                r = expect_kind(l, n, YAML_NODE_SEQUENCE, "command");
+                r = schema_expect_kind(l, n, YAML_NODE_SEQUENCE, "command");
                 if (r < 0)
                         return r;
                 if (n->n_items == 0)
-                        return error_at(l, n, "command must not be empty");
+                        return schema_error(l, n, "command must not be empty");
                 if (n->n_items > SPEC_MAX_ARGS)
-                        return error_at(l, n, "command has more than %d arguments", SPEC_MAX_ARGS);
+                        return schema_error(l, n, "command has more than %d arguments", SPEC_MAX_ARGS);
                 for (size_t i = 0; i < n->n_items; i++) {
-                        r = expect_scalar(l, n->items[i], "command argument");
+                        r = schema_expect_scalar(l, n->items[i], "command argument");
                         if (r < 0)
                                 return r;
                         if ((r = strv_append(&argv, n->items[i]->value)) < 0 ||
@@ -218,7 +89,7 @@ static int parse_command(Loader *l, const YamlNode *n, void *field) {
                                 return r;
                 }
                 if (argv[0][0] == 0)
-                        return error_at(l, n->items[0], "command name must not be empty");
+                        return schema_error(l, n->items[0], "command name must not be empty");
         }
         strv_free(*(char ***) field);
         *(char ***) field = TAKE_PTR(argv);
@@ -227,26 +98,26 @@ static int parse_command(Loader *l, const YamlNode *n, void *field) {
 
 static int parse_env(Loader *l, const YamlNode *n, void *field) {
         _cleanup_strv_free_ char **env = NULL;
-        int r = expect_kind(l, n, YAML_NODE_MAPPING, "env");
+        int r = schema_expect_kind(l, n, YAML_NODE_MAPPING, "env");
         if (r < 0)
                 return r;
         if (n->n_items > SPEC_MAX_ENV)
-                return error_at(l, n, "env has more than %d variables", SPEC_MAX_ENV);
+                return schema_error(l, n, "env has more than %d variables", SPEC_MAX_ENV);
         for (size_t i = 0; i < n->n_items; i++) {
                 const YamlNode *k = n->keys[i], *v = n->items[i];
-                if (!is_identifier(k->value, false)) {
-                        r = error_at(l, k, "'%s' is not a valid environment variable name", k->value);
+                if (!schema_is_identifier(k->value, false)) {
+                        r = schema_error(l, k, "'%s' is not a valid environment variable name", k->value);
                         continue;
                 }
                 if (strcmp(k->value, "LD_PRELOAD") == 0) {
-                        r = error_at(l, k, "set LD_PRELOAD with 'preload:', not in env");
+                        r = schema_error(l, k, "set LD_PRELOAD with 'preload:', not in env");
                         continue;
                 }
                 if (strncmp(k->value, "ALLOCLAB_", 9) == 0) {
-                        r = error_at(l, k, "'%s': the ALLOCLAB_ prefix is reserved", k->value);
+                        r = schema_error(l, k, "'%s': the ALLOCLAB_ prefix is reserved", k->value);
                         continue;
                 }
-                int q = expect_scalar(l, v, "environment value");
+                int q = schema_expect_scalar(l, v, "environment value");
                 if (q < 0) {
                         r = q;
                         continue;
@@ -261,45 +132,42 @@ static int parse_env(Loader *l, const YamlNode *n, void *field) {
         return 0;
 }
 
-static int parse_fields(Loader *l, const YamlNode *n, const char *what, const Field *fields, size_t n_fields,
-                        void *base);
-
 static int parse_preload(Loader *l, const YamlNode *n, void *field) {
-        int r = expect_scalar(l, n, "preload");
+        int r = schema_expect_scalar(l, n, "preload");
         if (r < 0)
                 return r;
         if (n->value[0] != '/' && strchr(n->value, '/'))
-                return error_at(l, n, "preload path '%s' must be absolute", n->value);
+                return schema_error(l, n, "preload path '%s' must be absolute", n->value);
         if (n->value[0] != '/' && !catalog_find(n->value)) {
                 const char *names[16] = {};
                 size_t k = 0;
                 for (const CatalogEntry *e = catalog_entries(); e->name && k < 15; e++)
                         names[k++] = e->name;
-                const char *s = suggest(n->value, names);
-                return error_at(l, n, "unknown allocator '%s'%s%s%s (known: %s; or an absolute path)",
-                                n->value, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "",
-                                catalog_names());
+                const char *s = schema_suggest(n->value, names);
+                return schema_error(l, n, "unknown allocator '%s'%s%s%s (known: %s; or an absolute path)",
+                                    n->value, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "",
+                                    catalog_names());
         }
-        return parse_string(l, n, field);
+        return schema_parse_string(l, n, field);
 }
 
 static int parse_absolute_path(Loader *l, const YamlNode *n, void *field) {
-        int r = expect_scalar(l, n, "library");
+        int r = schema_expect_scalar(l, n, "library");
         if (r < 0)
                 return r;
         if (n->value[0] != '/')
-                return error_at(l, n, "library path '%s' must be absolute", n->value);
-        return parse_string(l, n, field);
+                return schema_error(l, n, "library path '%s' must be absolute", n->value);
+        return schema_parse_string(l, n, field);
 }
 
 static int parse_symbol_prefix(Loader *l, const YamlNode *n, void *field) {
-        int r = expect_scalar(l, n, "prefix");
+        int r = schema_expect_scalar(l, n, "prefix");
         if (r < 0)
                 return r;
-        if (strlen(n->value) > 15 || (n->value[0] && !is_identifier(n->value, false)))
-                return error_at(l, n, "prefix '%s' must be a C identifier of at most 15 characters",
-                                n->value);
-        return parse_string(l, n, field);
+        if (strlen(n->value) > 15 || (n->value[0] && !schema_is_identifier(n->value, false)))
+                return schema_error(l, n, "prefix '%s' must be a C identifier of at most 15 characters",
+                                    n->value);
+        return schema_parse_string(l, n, field);
 }
 
 static const Field forward_fields[] = {
@@ -308,7 +176,7 @@ static const Field forward_fields[] = {
 };
 
 static int parse_forward(Loader *l, const YamlNode *n, void *field) {
-        return parse_fields(l, n, "forward", forward_fields, ELEMENTSOF(forward_fields), field);
+        return schema_parse_fields(l, n, "forward", forward_fields, ELEMENTSOF(forward_fields), field);
 }
 
 static const Field variant_fields[] = {
@@ -321,13 +189,13 @@ static const Field variant_fields[] = {
 
 static int parse_variants(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
-        int r = expect_kind(l, n, YAML_NODE_MAPPING, "allocators");
+        int r = schema_expect_kind(l, n, YAML_NODE_MAPPING, "allocators");
         if (r < 0)
                 return r;
         if (n->n_items == 0)
-                return error_at(l, n, "allocators must name at least one variant");
+                return schema_error(l, n, "allocators must name at least one variant");
         if (n->n_items > SPEC_MAX_VARIANTS)
-                return error_at(l, n, "more than %d variants", SPEC_MAX_VARIANTS);
+                return schema_error(l, n, "more than %d variants", SPEC_MAX_VARIANTS);
         s->variants = calloc(n->n_items, sizeof(SpecVariant));
         if (!s->variants)
                 return -ENOMEM;
@@ -336,16 +204,16 @@ static int parse_variants(Loader *l, const YamlNode *n, void *field) {
                 SpecVariant *v = &s->variants[i];
                 if (!(v->name = strdup(n->keys[i]->value)))
                         return -ENOMEM;
-                if (!is_identifier(v->name, true)) {
-                        r = error_at(l, n->keys[i],
-                                     "variant name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
-                                     v->name);
+                if (!schema_is_identifier(v->name, true)) {
+                        r = schema_error(l, n->keys[i],
+                                         "variant name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
+                                         v->name);
                         continue;
                 }
                 if (yaml_node_is_null(n->items[i]))
                         continue; /* "glibc:" alone: a variant with nothing to change */
-                int q = parse_fields(l, n->items[i], "allocator", variant_fields, ELEMENTSOF(variant_fields),
-                                     v);
+                int q = schema_parse_fields(l, n->items[i], "allocator", variant_fields,
+                                            ELEMENTSOF(variant_fields), v);
                 if (q == -ENOMEM)
                         return q;
                 if (q < 0)
@@ -356,11 +224,11 @@ static int parse_variants(Loader *l, const YamlNode *n, void *field) {
 
 static int parse_params(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
-        int r = expect_kind(l, n, YAML_NODE_MAPPING, "params");
+        int r = schema_expect_kind(l, n, YAML_NODE_MAPPING, "params");
         if (r < 0)
                 return r;
         if (n->n_items > SPEC_MAX_PARAMS)
-                return error_at(l, n, "more than %d parameters", SPEC_MAX_PARAMS);
+                return schema_error(l, n, "more than %d parameters", SPEC_MAX_PARAMS);
         s->params = calloc(n->n_items, sizeof(SpecParam));
         if (!s->params && n->n_items > 0)
                 return -ENOMEM;
@@ -371,8 +239,8 @@ static int parse_params(Loader *l, const YamlNode *n, void *field) {
                 SpecParam *p = &s->params[i];
                 if (!(p->name = strdup(k->value)))
                         return -ENOMEM;
-                if (!is_identifier(k->value, false)) {
-                        r = error_at(l, k, "parameter name '%s' must be an identifier", k->value);
+                if (!schema_is_identifier(k->value, false)) {
+                        r = schema_error(l, k, "parameter name '%s' must be an identifier", k->value);
                         continue;
                 }
                 /* A single scalar is a one-value axis, convenient for pinning a parameter. */
@@ -382,31 +250,32 @@ static int parse_params(Loader *l, const YamlNode *n, void *field) {
                         p->n_values = 1;
                         continue;
                 }
-                int q = expect_kind(l, v, YAML_NODE_SEQUENCE, "parameter values");
+                int q = schema_expect_kind(l, v, YAML_NODE_SEQUENCE, "parameter values");
                 if (q < 0) {
                         r = q;
                         continue;
                 }
                 if (v->n_items == 0) {
-                        r = error_at(l, v, "parameter '%s' has no values: the matrix is empty", k->value);
+                        r = schema_error(l, v, "parameter '%s' has no values: the matrix is empty",
+                                         k->value);
                         continue;
                 }
                 if (v->n_items > SPEC_MAX_PARAM_VALUES) {
-                        r = error_at(l, v, "parameter '%s' has more than %d values", k->value,
-                                     SPEC_MAX_PARAM_VALUES);
+                        r = schema_error(l, v, "parameter '%s' has more than %d values", k->value,
+                                         SPEC_MAX_PARAM_VALUES);
                         continue;
                 }
                 for (size_t j = 0; j < v->n_items; j++) {
-                        q = expect_scalar(l, v->items[j], "parameter value");
+                        q = schema_expect_scalar(l, v->items[j], "parameter value");
                         if (q < 0) {
                                 r = q;
                                 break;
                         }
                         for (size_t m = 0; m < j; m++)
                                 if (strcmp(v->items[m]->value, v->items[j]->value) == 0)
-                                        q = error_at(l, v->items[j],
-                                                     "duplicate value '%s' for parameter '%s'",
-                                                     v->items[j]->value, k->value);
+                                        q = schema_error(l, v->items[j],
+                                                         "duplicate value '%s' for parameter '%s'",
+                                                         v->items[j]->value, k->value);
                         if (q < 0) {
                                 r = q;
                                 break;
@@ -417,23 +286,34 @@ static int parse_params(Loader *l, const YamlNode *n, void *field) {
                 }
                 cells *= v->n_items;
                 if (cells > SPEC_MAX_CELLS) {
-                        return error_at(l, n, "the parameter matrix has more than %d cells", SPEC_MAX_CELLS);
+                        return schema_error(l, n, "the parameter matrix has more than %d cells",
+                                            SPEC_MAX_CELLS);
                 }
         }
         return r;
 }
 
-static int parse_variant_ref(Loader *l, const YamlNode *n, void *field) {
-        int r = expect_scalar(l, n, "variant name");
-        if (r < 0)
-                return r;
-        *(const YamlNode **) field = n;
-        return 0;
+/* baseline and reference name variants that may come later in the file: keep the nodes and
+ * resolve them once all variants are known. */
+static int parse_baseline(Loader *l, const YamlNode *n, void *field) {
+        (void) field;
+        int r = schema_expect_scalar(l, n, "variant name");
+        if (r >= 0)
+                state(l)->baseline = n;
+        return r;
+}
+
+static int parse_reference(Loader *l, const YamlNode *n, void *field) {
+        (void) field;
+        int r = schema_expect_scalar(l, n, "variant name");
+        if (r >= 0)
+                state(l)->reference = n;
+        return r;
 }
 
 static int parse_samples(Loader *l, const YamlNode *n, void *field) {
         uint64_t v;
-        int r = parse_uint(l, n, "samples", 1, SPEC_MAX_SAMPLES, &v);
+        int r = schema_parse_uint(l, n, "samples", 1, SPEC_MAX_SAMPLES, &v);
         if (r >= 0)
                 *(unsigned *) field = (unsigned) v;
         return r;
@@ -441,7 +321,7 @@ static int parse_samples(Loader *l, const YamlNode *n, void *field) {
 
 static int parse_warmup(Loader *l, const YamlNode *n, void *field) {
         uint64_t v;
-        int r = parse_uint(l, n, "warmup", 0, SPEC_MAX_WARMUP, &v);
+        int r = schema_parse_uint(l, n, "warmup", 0, SPEC_MAX_WARMUP, &v);
         if (r >= 0)
                 *(unsigned *) field = (unsigned) v;
         return r;
@@ -449,56 +329,20 @@ static int parse_warmup(Loader *l, const YamlNode *n, void *field) {
 
 static int parse_seed(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
-        int r = parse_uint(l, n, "seed", 0, UINT64_MAX, &s->seed);
+        int r = schema_parse_uint(l, n, "seed", 0, UINT64_MAX, &s->seed);
         if (r >= 0)
                 s->has_seed = true;
         return r;
 }
 
 static int parse_timeout(Loader *l, const YamlNode *n, void *field) {
-        return parse_quantity(l, n, "timeout", units_duration_ns, 1e9, "'60s', '500ms', '2m'", 1000000,
-                              SPEC_MAX_TIMEOUT_NS, field);
+        return schema_parse_quantity(l, n, "timeout", units_duration_ns, 1e9, "'60s', '500ms', '2m'",
+                                     1000000, SPEC_MAX_TIMEOUT_NS, field);
 }
 
 static int parse_output_limit(Loader *l, const YamlNode *n, void *field) {
-        return parse_quantity(l, n, "output_limit", units_size_bytes, 1, "'64MiB', '4096'", 1,
-                              SPEC_MAX_OUTPUT_LIMIT, field);
-}
-
-/* Matches a scalar against a NULL-terminated keyword table. A keyword with a ':' ("file:PATH")
- * takes an argument: the scalar must start with the part up to ':' and the rest is returned in
- * *ret_arg. */
-static int parse_keyword(Loader *l, const YamlNode *n, const char *what, const char *const *words,
-                         unsigned *ret, const char **ret_arg) {
-        int r = expect_scalar(l, n, what);
-        if (r < 0)
-                return r;
-        for (unsigned i = 0; words[i]; i++) {
-                const char *colon = strchr(words[i], ':');
-                size_t len = colon ? (size_t) (colon - words[i]) + 1 : 0;
-                if (colon && strncmp(n->value, words[i], len) == 0) {
-                        if (n->value[len] == 0)
-                                return error_at(l, n, "%s '%s' needs a value after ':'", what, n->value);
-                        *ret = i;
-                        *ret_arg = n->value + len;
-                        return 0;
-                }
-                if (!colon && strcmp(n->value, words[i]) == 0) {
-                        *ret = i;
-                        return 0;
-                }
-        }
-        char list[256] = "";
-        for (unsigned i = 0; words[i]; i++) {
-                if (i > 0)
-                        strncat(list, ", ", sizeof(list) - strlen(list) - 1);
-                strncat(list, words[i], sizeof(list) - strlen(list) - 1);
-        }
-        const char *s = suggest(n->value, words);
-        if (s)
-                return error_at(l, n, "unknown %s '%s' (did you mean '%s'?); expected one of: %s", what,
-                                n->value, s, list);
-        return error_at(l, n, "unknown %s '%s'; expected one of: %s", what, n->value, list);
+        return schema_parse_quantity(l, n, "output_limit", units_size_bytes, 1, "'64MiB', '4096'", 1,
+                                     SPEC_MAX_OUTPUT_LIMIT, field);
 }
 
 static const char *const order_words[] = { "interleaved", "randomized", "blocked", NULL };
@@ -509,7 +353,7 @@ static const char *const probe_words[] = { "smoke", "always", "never", NULL };
 
 static int parse_probe(Loader *l, const YamlNode *n, void *field) {
         unsigned v;
-        int r = parse_keyword(l, n, "probe", probe_words, &v, NULL);
+        int r = schema_parse_keyword(l, n, "probe", probe_words, &v, NULL);
         if (r >= 0)
                 *(SpecProbe *) field = (SpecProbe) v;
         return r;
@@ -517,7 +361,7 @@ static int parse_probe(Loader *l, const YamlNode *n, void *field) {
 
 static int parse_order(Loader *l, const YamlNode *n, void *field) {
         unsigned v;
-        int r = parse_keyword(l, n, "order", order_words, &v, NULL);
+        int r = schema_parse_keyword(l, n, "order", order_words, &v, NULL);
         if (r >= 0)
                 *(SpecOrder *) field = (SpecOrder) v;
         return r;
@@ -525,7 +369,7 @@ static int parse_order(Loader *l, const YamlNode *n, void *field) {
 
 static int parse_on_failure(Loader *l, const YamlNode *n, void *field) {
         unsigned v;
-        int r = parse_keyword(l, n, "on_failure", on_failure_words, &v, NULL);
+        int r = schema_parse_keyword(l, n, "on_failure", on_failure_words, &v, NULL);
         if (r >= 0)
                 *(SpecOnFailure *) field = (SpecOnFailure) v;
         return r;
@@ -535,7 +379,7 @@ static int parse_on_failure(Loader *l, const YamlNode *n, void *field) {
 static int parse_keyword_arg(Loader *l, const YamlNode *n, const char *what, const char *const *words,
                              unsigned *ret, char **ret_arg) {
         const char *arg = NULL;
-        int r = parse_keyword(l, n, what, words, ret, &arg);
+        int r = schema_parse_keyword(l, n, what, words, ret, &arg);
         if (r < 0 || !arg)
                 return r;
         free(*ret_arg);
@@ -560,10 +404,10 @@ static int parse_metric(Loader *l, const YamlNode *n, void *field) {
         if (r < 0)
                 return r;
         s->metric = (SpecMetric) v;
-        if (s->metric == SPEC_METRIC_REPORTED && !is_identifier(s->metric_name, true))
-                return error_at(l, n,
-                                "reported metric name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
-                                s->metric_name);
+        if (s->metric == SPEC_METRIC_REPORTED && !schema_is_identifier(s->metric_name, true))
+                return schema_error(
+                        l, n, "reported metric name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
+                        s->metric_name);
         return 0;
 }
 
@@ -581,18 +425,18 @@ static int parse_schedule(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
         if (n && n->kind == YAML_NODE_MAPPING) {
                 if (n->n_items != 1 || strcmp(n->keys[0]->value, "every") != 0)
-                        return error_at(l, n, "schedule mapping must be {every: DURATION}");
+                        return schema_error(l, n, "schedule mapping must be {every: DURATION}");
                 uint64_t ns;
-                int r = parse_quantity(l, n->items[0], "every", units_duration_ns, 1e9, "'6h', '30m', '90s'",
-                                       SCHEDULE_MIN_INTERVAL_S * 1000000000ULL,
-                                       SCHEDULE_MAX_INTERVAL_S * 1000000000ULL, &ns);
+                int r = schema_parse_quantity(l, n->items[0], "every", units_duration_ns, 1e9,
+                                              "'6h', '30m', '90s'", SCHEDULE_MIN_INTERVAL_S * 1000000000ULL,
+                                              SCHEDULE_MAX_INTERVAL_S * 1000000000ULL, &ns);
                 if (r < 0)
                         return r;
                 schedule_interval((int64_t) (ns / 1000000000ULL), &s->schedule);
                 s->has_schedule = true;
                 return asprintf(&s->schedule_text, "every %s", n->items[0]->value) < 0 ? -ENOMEM : 0;
         }
-        int r = expect_scalar(l, n, "schedule");
+        int r = schema_expect_scalar(l, n, "schedule");
         if (r < 0)
                 return r;
         ScheduleError e;
@@ -604,32 +448,32 @@ static int parse_schedule(Loader *l, const YamlNode *n, void *field) {
 
 /* "10%" or a fraction such as 0.1; between 0.1% and 1000%. */
 static int parse_threshold(Loader *l, const YamlNode *n, void *field) {
-        int r = expect_scalar(l, n, "regression_threshold");
+        int r = schema_expect_scalar(l, n, "regression_threshold");
         if (r < 0)
                 return r;
         static const Unit percent[] = { { "%", 0.01 }, {} };
         double v;
         if (units_parse(n->value, percent, 1, &v) < 0)
-                return error_at(l, n,
-                                "regression_threshold: cannot parse '%s' (expected e.g. '10%%' or 0.1)",
-                                n->value);
+                return schema_error(l, n,
+                                    "regression_threshold: cannot parse '%s' (expected e.g. '10%%' or 0.1)",
+                                    n->value);
         if (v < 0.001 || v > 10)
-                return error_at(l, n, "regression_threshold '%s' is out of range (0.1%% to 1000%%)",
-                                n->value);
+                return schema_error(l, n, "regression_threshold '%s' is out of range (0.1%% to 1000%%)",
+                                    n->value);
         *(double *) field = v;
         return 0;
 }
 
 static const Field spec_fields[] = {
         { "experiment", parse_experiment_name, offsetof(Spec, experiment), true },
-        { "description", parse_string, offsetof(Spec, description), false },
+        { "description", schema_parse_string, offsetof(Spec, description), false },
         { "command", parse_command, offsetof(Spec, command), true },
         { "cwd", parse_template_string, offsetof(Spec, cwd), false },
         { "params", parse_params, 0, false },
         { "env", parse_env, offsetof(Spec, env), false },
         { "allocators", parse_variants, 0, true },
-        { "baseline", parse_variant_ref, SIZE_MAX - 1, false },
-        { "reference", parse_variant_ref, SIZE_MAX - 2, false },
+        { "baseline", parse_baseline, 0, false },
+        { "reference", parse_reference, 0, false },
         { "samples", parse_samples, offsetof(Spec, samples), false },
         { "warmup", parse_warmup, offsetof(Spec, warmup), false },
         { "order", parse_order, offsetof(Spec, order), false },
@@ -644,50 +488,8 @@ static const Field spec_fields[] = {
         { "regression_threshold", parse_threshold, offsetof(Spec, regression_threshold), false },
 };
 
-/* Target of a field: base+offset, except the two loader-side slots for variant references. */
-static void *field_target(Loader *l, const Field *f, void *base) {
-        if (f->offset == SIZE_MAX - 1)
-                return &l->baseline;
-        if (f->offset == SIZE_MAX - 2)
-                return &l->reference;
-        return (char *) base + f->offset;
-}
-
-static int parse_fields(Loader *l, const YamlNode *n, const char *what, const Field *fields, size_t n_fields,
-                        void *base) {
-        int r = expect_kind(l, n, YAML_NODE_MAPPING, what);
-        if (r < 0)
-                return r;
-        const char *names[32] = {};
-        for (size_t i = 0; i < n_fields && i < 31; i++)
-                names[i] = fields[i].key;
-
-        for (size_t i = 0; i < n->n_items; i++) {
-                const Field *f = NULL;
-                for (size_t k = 0; k < n_fields && !f; k++)
-                        if (strcmp(fields[k].key, n->keys[i]->value) == 0)
-                                f = &fields[k];
-                int q = f ? f->parse(l, n->items[i], field_target(l, f, base))
-                          : error_unknown(l, n->keys[i], "key", n->keys[i]->value, names);
-                if (q == -ENOMEM)
-                        return q;
-                if (q < 0)
-                        r = q;
-        }
-        for (size_t k = 0; k < n_fields; k++) {
-                if (!fields[k].required)
-                        continue;
-                bool found = false;
-                for (size_t i = 0; i < n->n_items && !found; i++)
-                        found = strcmp(fields[k].key, n->keys[i]->value) == 0;
-                if (!found)
-                        r = error_at(l, n, "missing required key '%s'", fields[k].key);
-        }
-        return r;
-}
-
 static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, size_t *ret) {
-        const Spec *s = l->spec;
+        const Spec *s = state(l)->spec;
         const char *names[SPEC_MAX_VARIANTS + 1] = {};
         for (size_t i = 0; i < s->n_variants; i++) {
                 names[i] = s->variants[i].name;
@@ -696,21 +498,21 @@ static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, s
                         return 0;
                 }
         }
-        const char *sug = suggest(n->value, names);
+        const char *sug = schema_suggest(n->value, names);
         if (sug)
-                return error_at(l, n, "%s '%s' is not one of the allocators (did you mean '%s'?)", what,
-                                n->value, sug);
-        return error_at(l, n, "%s '%s' is not one of the allocators", what, n->value);
+                return schema_error(l, n, "%s '%s' is not one of the allocators (did you mean '%s'?)", what,
+                                    n->value, sug);
+        return schema_error(l, n, "%s '%s' is not one of the allocators", what, n->value);
 }
 
 static int check_templates(Loader *l) {
-        const Spec *s = l->spec;
+        const Spec *s = state(l)->spec;
         const char *names[SPEC_MAX_PARAMS] = {};
         for (size_t i = 0; i < s->n_params; i++)
                 names[i] = s->params[i].name;
         int r = 0;
-        for (size_t i = 0; i < l->n_templates; i++) {
-                const YamlNode *n = l->templates[i];
+        for (size_t i = 0; i < state(l)->n_templates; i++) {
+                const YamlNode *n = state(l)->templates[i];
                 TemplateError e;
                 if (template_expand(n->value, names, names, s->n_params, NULL, &e) >= 0)
                         continue;
@@ -751,16 +553,17 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         if (!root)
                 return diag_add(d, 1, 1, "spec is empty");
 
-        Loader l = { .diag = d, .spec = s };
-        r = parse_fields(&l, root, "spec", spec_fields, ELEMENTSOF(spec_fields), s);
+        SpecState st = { .spec = s };
+        Loader l = { .diag = d, .userdata = &st };
+        r = schema_parse_fields(&l, root, "spec", spec_fields, ELEMENTSOF(spec_fields), s);
         if (r != -ENOMEM && s->variants) {
-                if (l.baseline) {
-                        int q = resolve_variant_ref(&l, l.baseline, "baseline", &s->baseline);
+                if (st.baseline) {
+                        int q = resolve_variant_ref(&l, st.baseline, "baseline", &s->baseline);
                         r = q < 0 ? q : r;
                 }
                 s->reference = s->baseline;
-                if (l.reference) {
-                        int q = resolve_variant_ref(&l, l.reference, "reference", &s->reference);
+                if (st.reference) {
+                        int q = resolve_variant_ref(&l, st.reference, "reference", &s->reference);
                         r = q < 0 ? q : r;
                 }
         }
@@ -768,7 +571,7 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
                 int q = check_templates(&l);
                 r = q < 0 ? q : r;
         }
-        free(l.templates);
+        free(st.templates);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(s);

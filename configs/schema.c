@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The declarative schema machinery shared by every YAML file alloclab reads (specs, the daemon's
+ * configuration): field tables, typed value parsers, and errors with the node's position and a
+ * "did you mean" for near-miss names. Parsers report into the Loader's Diagnostics and return
+ * -EINVAL, so one pass finds every problem.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "configs/schema.h"
+#include "util/cleanup.h"
+
+int schema_error(Loader *l, const YamlNode *n, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = diag_addv(l->diag, n ? n->line : 1, n ? n->column : 1, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+/* Levenshtein distance, for "did you mean" suggestions on short identifiers. */
+static size_t edit_distance(const char *a, const char *b) {
+        size_t la = strlen(a), lb = strlen(b);
+        if (la > 63 || lb > 63)
+                return SIZE_MAX;
+        size_t prev[64], cur[64];
+        for (size_t j = 0; j <= lb; j++)
+                prev[j] = j;
+        for (size_t i = 1; i <= la; i++) {
+                cur[0] = i;
+                for (size_t j = 1; j <= lb; j++) {
+                        size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+                        size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+                        cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+                }
+                memcpy(prev, cur, (lb + 1) * sizeof(size_t));
+        }
+        return prev[lb];
+}
+
+/* Closest candidate within a small distance, or NULL. candidates is NULL-terminated. */
+const char *schema_suggest(const char *word, const char *const *candidates) {
+        const char *best = NULL;
+        size_t best_d = SIZE_MAX, limit = strlen(word) <= 4 ? 1 : 2;
+        for (size_t i = 0; candidates[i]; i++) {
+                size_t d = edit_distance(word, candidates[i]);
+                if (d <= limit && d < best_d) {
+                        best = candidates[i];
+                        best_d = d;
+                }
+        }
+        return best;
+}
+
+int schema_error_unknown(Loader *l, const YamlNode *n, const char *what, const char *word,
+                         const char *const *candidates) {
+        const char *s = schema_suggest(word, candidates);
+        if (s)
+                return schema_error(l, n, "unknown %s '%s' (did you mean '%s'?)", what, word, s);
+        return schema_error(l, n, "unknown %s '%s'", what, word);
+}
+
+int schema_expect_scalar(Loader *l, const YamlNode *n, const char *what) {
+        if (!n || yaml_node_is_null(n) || n->kind != YAML_NODE_SCALAR)
+                return schema_error(l, n, "%s must be a scalar, got %s", what, yaml_node_kind_name(n));
+        return 0;
+}
+
+int schema_expect_kind(Loader *l, const YamlNode *n, YamlKind kind, const char *what) {
+        if (!n || yaml_node_is_null(n) || n->kind != kind)
+                return schema_error(l, n, "%s must be %s, got %s", what,
+                                    kind == YAML_NODE_MAPPING ? "a mapping" : "a list",
+                                    yaml_node_kind_name(n));
+        return 0;
+}
+
+bool schema_is_identifier(const char *s, bool allow_punct) {
+        if (!*s || strlen(s) > 64)
+                return false;
+        for (const char *p = s; *p; p++) {
+                bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+                          (p > s && *p >= '0' && *p <= '9') ||
+                          (allow_punct && (*p == '-' || *p == '.' || (*p >= '0' && *p <= '9')));
+                if (!ok)
+                        return false;
+        }
+        return true;
+}
+
+int schema_parse_uint(Loader *l, const YamlNode *n, const char *what, uint64_t min, uint64_t max,
+                      uint64_t *ret) {
+        int r = schema_expect_scalar(l, n, what);
+        if (r < 0)
+                return r;
+        const char *s = n->value;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (*s < '0' || *s > '9' || *end || errno == ERANGE)
+                return schema_error(l, n, "%s must be an integer, got '%s'", what, s);
+        if (v < min || v > max)
+                return schema_error(l, n, "%s must be between %" PRIu64 " and %" PRIu64 ", got %llu", what,
+                                    min, max, v);
+        *ret = v;
+        return 0;
+}
+
+/* A quantity with units (util/units.h) within [min, max]. */
+int schema_parse_quantity(Loader *l, const YamlNode *n, const char *what, const Unit *units,
+                          double bare_factor, const char *example, uint64_t min, uint64_t max,
+                          uint64_t *ret) {
+        int r = schema_expect_scalar(l, n, what);
+        if (r < 0)
+                return r;
+        double v;
+        if (units_parse(n->value, units, bare_factor, &v) < 0)
+                return schema_error(l, n, "%s: cannot parse '%s' (expected e.g. %s)", what, n->value,
+                                    example);
+        if (v < (double) min || v > (double) max)
+                return schema_error(l, n, "%s '%s' is out of range", what, n->value);
+        *ret = (uint64_t) v;
+        return 0;
+}
+
+int schema_parse_string(Loader *l, const YamlNode *n, void *field) {
+        int r = schema_expect_scalar(l, n, "value");
+        if (r < 0)
+                return r;
+        char *s = strdup(n->value);
+        if (!s)
+                return -ENOMEM;
+        free(*(char **) field);
+        *(char **) field = s;
+        return 0;
+}
+
+/* Matches a scalar against a NULL-terminated keyword table. A keyword with a ':' ("file:PATH")
+ * takes an argument: the scalar must start with the part up to ':' and the rest is returned in
+ * *ret_arg. */
+int schema_parse_keyword(Loader *l, const YamlNode *n, const char *what, const char *const *words,
+                         unsigned *ret, const char **ret_arg) {
+        int r = schema_expect_scalar(l, n, what);
+        if (r < 0)
+                return r;
+        for (unsigned i = 0; words[i]; i++) {
+                const char *colon = strchr(words[i], ':');
+                size_t len = colon ? (size_t) (colon - words[i]) + 1 : 0;
+                if (colon && strncmp(n->value, words[i], len) == 0) {
+                        if (n->value[len] == 0)
+                                return schema_error(l, n, "%s '%s' needs a value after ':'", what, n->value);
+                        *ret = i;
+                        *ret_arg = n->value + len;
+                        return 0;
+                }
+                if (!colon && strcmp(n->value, words[i]) == 0) {
+                        *ret = i;
+                        return 0;
+                }
+        }
+        char list[256] = "";
+        for (unsigned i = 0; words[i]; i++) {
+                if (i > 0)
+                        strncat(list, ", ", sizeof(list) - strlen(list) - 1);
+                strncat(list, words[i], sizeof(list) - strlen(list) - 1);
+        }
+        const char *s = schema_suggest(n->value, words);
+        if (s)
+                return schema_error(l, n, "unknown %s '%s' (did you mean '%s'?); expected one of: %s", what,
+                                    n->value, s, list);
+        return schema_error(l, n, "unknown %s '%s'; expected one of: %s", what, n->value, list);
+}
+
+int schema_parse_fields(Loader *l, const YamlNode *n, const char *what, const Field *fields, size_t n_fields,
+                        void *base) {
+        int r = schema_expect_kind(l, n, YAML_NODE_MAPPING, what);
+        if (r < 0)
+                return r;
+        const char *names[32] = {};
+        for (size_t i = 0; i < n_fields && i < 31; i++)
+                names[i] = fields[i].key;
+
+        for (size_t i = 0; i < n->n_items; i++) {
+                const Field *f = NULL;
+                for (size_t k = 0; k < n_fields && !f; k++)
+                        if (strcmp(fields[k].key, n->keys[i]->value) == 0)
+                                f = &fields[k];
+                int q = f ? f->parse(l, n->items[i], (char *) base + f->offset)
+                          : schema_error_unknown(l, n->keys[i], "key", n->keys[i]->value, names);
+                if (q == -ENOMEM)
+                        return q;
+                if (q < 0)
+                        r = q;
+        }
+        for (size_t k = 0; k < n_fields; k++) {
+                if (!fields[k].required)
+                        continue;
+                bool found = false;
+                for (size_t i = 0; i < n->n_items && !found; i++)
+                        found = strcmp(fields[k].key, n->keys[i]->value) == 0;
+                if (!found)
+                        r = schema_error(l, n, "missing required key '%s'", fields[k].key);
+        }
+        return r;
+}
