@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
+#include "configs/daemon-config.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
 #include "daemon/scheduler.h"
@@ -178,14 +180,18 @@ static const char usage[] =
         "Database: --db, $ALLOCLAB_DB, else /var/lib/alloclab/results.db as root or the\n"
         "user's default ($XDG_DATA_HOME/alloclab/results.db).\n"
         "Scheduled specs: every *.yaml with schedule: in --specs-dir, else /etc/alloclab/specs.d as\n"
-        "root or ~/.config/alloclab/specs.d; SIGHUP reloads them.\n";
+        "root or ~/.config/alloclab/specs.d; SIGHUP reloads them.\n"
+        "Configuration: --config, else /etc/alloclab/alloclabd.yaml as root or\n"
+        "~/.config/alloclab/alloclabd.yaml, if present; options override it.\n";
 
 typedef struct Options {
+        const char *config;
         const char *db;
         const char *specs_dir;
         const char *socket;
         const char *probe;
         uint64_t idle_timeout_usec;
+        bool idle_timeout_set;
 } Options;
 
 static int parse_options(int argc, char **argv, Options *o) {
@@ -195,6 +201,7 @@ static int parse_options(int argc, char **argv, Options *o) {
                 { "probe", required_argument, NULL, 'p' },
                 { "idle-timeout", required_argument, NULL, 'i' },
                 { "specs-dir", required_argument, NULL, 'S' },
+                { "config", required_argument, NULL, 'c' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'v' },
                 {},
@@ -211,6 +218,9 @@ static int parse_options(int argc, char **argv, Options *o) {
                 case 'S':
                         o->specs_dir = optarg;
                         break;
+                case 'c':
+                        o->config = optarg;
+                        break;
                 case 'p':
                         o->probe = optarg;
                         break;
@@ -221,6 +231,7 @@ static int parse_options(int argc, char **argv, Options *o) {
                                 return 2;
                         }
                         o->idle_timeout_usec = (uint64_t) (v * 1e6);
+                        o->idle_timeout_set = true;
                         break;
                 }
                 case 'h':
@@ -267,12 +278,58 @@ static char *find_probe(const char *explicit) {
         return NULL;
 }
 
+/* The configuration file: --config (must exist), else the default path if it exists. */
+static int load_config(const char *explicit, DaemonConfig **ret) {
+        _cleanup_free_ char *fallback = NULL;
+        const char *path = explicit;
+        if (!path) {
+                const char *config = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+                if (geteuid() == 0)
+                        fallback = strdup("/etc/alloclab/alloclabd.yaml");
+                else if (config && config[0] == '/' &&
+                         asprintf(&fallback, "%s/alloclab/alloclabd.yaml", config) < 0)
+                        return -ENOMEM;
+                else if (!fallback && home &&
+                         asprintf(&fallback, "%s/.config/alloclab/alloclabd.yaml", home) < 0)
+                        return -ENOMEM;
+                if (!fallback || access(fallback, F_OK) < 0) {
+                        *ret = calloc(1, sizeof(DaemonConfig));
+                        return *ret ? 0 : -ENOMEM;
+                }
+                path = fallback;
+        }
+        Diagnostics d = {};
+        int r = daemon_config_load_file(path, &d, ret);
+        for (size_t i = 0; i < d.n_items; i++) {
+                _cleanup_free_ char *line = diag_format(&d, i);
+                daemon_log(LOG_ERR, 0, "%s", line ? line : "out of memory");
+        }
+        if (r < 0 && d.n_items == 0)
+                daemon_log(LOG_ERR, 0, "cannot read %s: %s", path, strerror(-r));
+        diag_clear(&d);
+        return r;
+}
+
 static int run(int argc, char **argv) {
         Options o = { .idle_timeout_usec = CONTROL_DEFAULT_IDLE_USEC };
         int e = parse_options(argc, argv, &o);
         if (e != 0)
                 return e == 1 ? EXIT_SUCCESS : 2;
         log_to_journal = getenv("JOURNAL_STREAM") != NULL;
+        _cleanup_(daemon_config_freep) DaemonConfig *config = NULL;
+        if (load_config(o.config, &config) < 0)
+                return EXIT_FAILURE;
+        /* Options win over the file. */
+        if (!o.db)
+                o.db = config->database;
+        if (!o.socket)
+                o.socket = config->socket;
+        if (!o.specs_dir)
+                o.specs_dir = config->specs_dir;
+        if (!o.probe)
+                o.probe = config->probe;
+        if (!o.idle_timeout_set && config->idle_timeout_usec)
+                o.idle_timeout_usec = config->idle_timeout_usec;
 
         /* Signals first: blocked before any other thread or source exists. */
         sigset_t mask;
@@ -339,6 +396,14 @@ static int run(int argc, char **argv) {
                 if (listen_fd < 0) {
                         daemon_log(LOG_ERR, 0, "cannot listen on %s: %s", socket_path, strerror(-listen_fd));
                         return EXIT_FAILURE;
+                }
+                if (config->socket_group) {
+                        struct group *g = getgrnam(config->socket_group);
+                        if (!g || chown(socket_path, (uid_t) -1, g->gr_gid) < 0) {
+                                daemon_log(LOG_ERR, 0, "cannot give %s to group %s: %s", socket_path,
+                                           config->socket_group, g ? strerror(errno) : "no such group");
+                                return EXIT_FAILURE;
+                        }
                 }
         }
         if ((r = control_new(&d, listen_fd, &d.control)) < 0) {

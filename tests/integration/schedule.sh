@@ -110,3 +110,24 @@ done
 expect_eq "$(q "SELECT count(*) FROM jobs WHERE spec_path = '$SPECS/nightly.yaml'")" 1 "one catch-up run"
 expect_eq "$(q "SELECT status FROM jobs WHERE spec_path = '$SPECS/nightly.yaml'")" done "catch-up job done"
 stop_daemon
+
+# The configuration file: the daemon takes its database, socket and specs directory from it,
+# and refuses a bad one with FILE:LINE:COL.
+cat >"$WORK/alloclabd.yaml" <<YAML
+database: $WORK/from-config.db
+socket: $WORK/from-config.sock
+specs_dir: $SPECS
+idle_timeout: 5s
+YAML
+"$ALLOCLABD" --config "$WORK/alloclabd.yaml" 2>>"$WORK/daemon.log" &
+daemon_pid=$!
+for _ in $(seq 100); do ALLOCLAB_SOCKET="$WORK/from-config.sock" "$ALLOCLAB" status >/dev/null 2>&1 && break; sleep 0.05; done
+ALLOCLAB_SOCKET="$WORK/from-config.sock" run_alloclab 0 status
+expect_contains "$OUT" "database $WORK/from-config.db" "database from the configuration"
+stop_daemon
+printf 'database: %s/x.db\nidle_timout: 5s\n' "$WORK" >"$WORK/bad.yaml"
+rc=0
+"$ALLOCLABD" --config "$WORK/bad.yaml" 2>"$WORK/bad.err" || rc=$?
+expect_eq "$rc" 1 "exit status with a bad configuration"
+expect_eq "$(cat "$WORK/bad.err")" \
+    "alloclabd: $WORK/bad.yaml:2:1: unknown key 'idle_timout' (did you mean 'idle_timeout'?)" "configuration diagnostics"

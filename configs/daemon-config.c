@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's configuration through the same schema machinery as specs, so a bad file gets
+ * the same FILE:LINE:COL diagnostics.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "configs/daemon-config.h"
+#include "configs/schema.h"
+#include "configs/yamltree.h"
+#include "util/cleanup.h"
+#include "util/io.h"
+
+DaemonConfig *daemon_config_free(DaemonConfig *c) {
+        if (!c)
+                return NULL;
+        free(c->database);
+        free(c->specs_dir);
+        free(c->socket);
+        free(c->socket_group);
+        free(c->probe);
+        free(c);
+        return NULL;
+}
+
+static int parse_path(Loader *l, const YamlNode *n, void *field) {
+        int r = schema_expect_scalar(l, n, "path");
+        if (r < 0)
+                return r;
+        if (n->value[0] != '/')
+                return schema_error(l, n, "path '%s' must be absolute", n->value);
+        return schema_parse_string(l, n, field);
+}
+
+static int parse_group(Loader *l, const YamlNode *n, void *field) {
+        int r = schema_expect_scalar(l, n, "socket_group");
+        if (r < 0)
+                return r;
+        if (!schema_is_identifier(n->value, true))
+                return schema_error(l, n, "'%s' is not a group name", n->value);
+        return schema_parse_string(l, n, field);
+}
+
+static int parse_idle_timeout(Loader *l, const YamlNode *n, void *field) {
+        uint64_t ns;
+        int r = schema_parse_quantity(l, n, "idle_timeout", units_duration_ns, 1e9, "'30s', '2m'",
+                                      100000000ULL, 3600ULL * 1000000000ULL, &ns);
+        if (r >= 0)
+                *(uint64_t *) field = ns / 1000;
+        return r;
+}
+
+static const Field daemon_fields[] = {
+        { "database", parse_path, offsetof(DaemonConfig, database), false },
+        { "specs_dir", parse_path, offsetof(DaemonConfig, specs_dir), false },
+        { "socket", parse_path, offsetof(DaemonConfig, socket), false },
+        { "socket_group", parse_group, offsetof(DaemonConfig, socket_group), false },
+        { "idle_timeout", parse_idle_timeout, offsetof(DaemonConfig, idle_timeout_usec), false },
+        { "probe", parse_path, offsetof(DaemonConfig, probe), false },
+};
+
+int daemon_config_load_file(const char *path, Diagnostics *d, DaemonConfig **ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        _cleanup_free_ char *buf = malloc(YAML_MAX_INPUT_BYTES + 1);
+        if (!buf)
+                return -ENOMEM;
+        ssize_t n = read_full(fd, buf, YAML_MAX_INPUT_BYTES + 1);
+        if (n < 0)
+                return (int) n;
+        if (!d->file && !(d->file = strdup(path)))
+                return -ENOMEM;
+        if (n > YAML_MAX_INPUT_BYTES)
+                return diag_add(d, 1, 1, "configuration is larger than %d bytes", YAML_MAX_INPUT_BYTES);
+        _cleanup_(yaml_node_freep) YamlNode *root = NULL;
+        int r = yaml_tree_parse(buf, (size_t) n, d, &root);
+        if (r < 0)
+                return r;
+        DaemonConfig *c = calloc(1, sizeof(DaemonConfig));
+        if (!c)
+                return -ENOMEM;
+        if (root) { /* an empty file is a valid, all-defaults configuration */
+                Loader l = { .diag = d };
+                r = schema_parse_fields(&l, root, "configuration", daemon_fields, ELEMENTSOF(daemon_fields),
+                                        c);
+                if (r < 0) {
+                        daemon_config_free(c);
+                        return r;
+                }
+        }
+        *ret = c;
+        return 0;
+}
