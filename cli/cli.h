@@ -59,10 +59,6 @@ bool cli_wants_help(int argc, char **argv, const char *usage);
  * or -errno. */
 int cli_stop_signals_fd(void);
 
-/* Path of liballoclab-probe.so: $ALLOCLAB_PROBE, else next to this binary in the build tree or
- * the install tree. NULL when not found. */
-char *cli_probe_path(void);
-
 /* Output formats of results. */
 typedef enum OutputFormat {
         FORMAT_TABLE,

@@ -21,6 +21,7 @@
 #include "runner/probe-report.h"
 #include "runner/spawn.h"
 #include "util/cleanup.h"
+#include "util/paths.h"
 #include "util/strv.h"
 
 extern char **environ;
@@ -85,7 +86,7 @@ int cmd_census(int argc, char **argv) {
         }
         char **command = argv + optind;
 
-        _cleanup_free_ char *probe = cli_probe_path();
+        _cleanup_free_ char *probe = paths_probe();
         if (!probe) {
                 cli_error("census", "cannot find liballoclab-probe.so (set ALLOCLAB_PROBE)");
                 return EXIT_ENVIRONMENT;

@@ -12,7 +12,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 #include "runner/host.h"
 #include "runner/run.h"
 #include "util/cleanup.h"
+#include "util/paths.h"
 
 extern char **environ;
 
@@ -158,13 +158,6 @@ static int parse_run_options(int argc, char **argv, RunOptions *o) {
         return EXIT_OK;
 }
 
-static uint64_t random_seed(void) {
-        uint64_t seed;
-        if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-                seed = now_ns() ^ ((uint64_t) getpid() << 32);
-        return seed >> 1; /* stored as a non-negative SQLite integer */
-}
-
 static int print_report(const char *command, Store *store, int64_t run_id, OutputFormat format) {
         _cleanup_(query_report_freep) Report *rep = NULL;
         int r = query_report(store, run_id, &rep);
@@ -197,8 +190,9 @@ int cmd_run(int argc, char **argv) {
 
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
-        _cleanup_free_ char *probe = cli_probe_path();
-        int r = plan_new(spec, environ, spec->has_seed ? spec->seed : random_seed(), probe, &plan, &message);
+        _cleanup_free_ char *probe = paths_probe();
+        int r = plan_new(spec, environ, spec->has_seed ? spec->seed : plan_random_seed(), probe, &plan,
+                         &message);
         if (r < 0) {
                 cli_error("run", "%s", message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
@@ -286,7 +280,7 @@ int cmd_check(int argc, char **argv) {
                 return e;
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
-        _cleanup_free_ char *probe = cli_probe_path();
+        _cleanup_free_ char *probe = paths_probe();
         int r = plan_new(spec, environ, spec->has_seed ? spec->seed : 0, probe, &plan, &message);
         if (r < 0) {
                 cli_error("check", "%s", message ? message : strerror(-r));

@@ -108,33 +108,3 @@ int cli_stop_signals_fd(void) {
         int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
         return fd < 0 ? negative_errno() : fd;
 }
-
-char *cli_probe_path(void) {
-        const char *explicit = getenv("ALLOCLAB_PROBE");
-        if (explicit && *explicit)
-                return access(explicit, R_OK) == 0 ? strdup(explicit) : NULL;
-        char exe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (n <= 0)
-                return NULL;
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (!slash)
-                return NULL;
-        *slash = 0;
-        /* The build tree (build/cli/alloclab -> build/probe/) first, then the installed layout
-         * (bin/alloclab -> LIBDIR/alloclab/). */
-        static const char *const candidates[] = { "/../probe/liballoclab-probe.so",
-                                                  "/../" ALLOCLAB_LIBDIR "/alloclab/liballoclab-probe.so" };
-        for (size_t i = 0; i < ELEMENTSOF(candidates); i++) {
-                char *p = NULL, *real = NULL;
-                if (asprintf(&p, "%s%s", exe, candidates[i]) < 0)
-                        return NULL;
-                real = realpath(p, NULL);
-                free(p);
-                if (real && access(real, R_OK) == 0)
-                        return real;
-                free(real);
-        }
-        return NULL;
-}

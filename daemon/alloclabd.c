@@ -247,37 +247,6 @@ static int parse_options(int argc, char **argv, Options *o) {
         return optind == argc ? 0 : 2;
 }
 
-/* The probe next to this binary, as the CLI finds it. */
-static char *find_probe(const char *explicit) {
-        if (explicit)
-                return strdup(explicit);
-        const char *env = getenv("ALLOCLAB_PROBE");
-        if (env && *env)
-                return strdup(env);
-        char exe[4096];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (n <= 0)
-                return NULL;
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (!slash)
-                return NULL;
-        *slash = 0;
-        static const char *const candidates[] = { "/../probe/liballoclab-probe.so",
-                                                  "/../" ALLOCLAB_LIBDIR "/alloclab/liballoclab-probe.so" };
-        for (size_t i = 0; i < ELEMENTSOF(candidates); i++) {
-                char *p = NULL;
-                if (asprintf(&p, "%s%s", exe, candidates[i]) < 0)
-                        return NULL;
-                char *real = realpath(p, NULL);
-                free(p);
-                if (real && access(real, R_OK) == 0)
-                        return real;
-                free(real);
-        }
-        return NULL;
-}
-
 /* The configuration file: --config (must exist), else the default path if it exists. */
 static int load_config(const char *explicit, DaemonConfig **ret) {
         _cleanup_free_ char *fallback = NULL;
@@ -352,7 +321,7 @@ static int run(int argc, char **argv) {
                 d.db_path = strdup("/var/lib/alloclab/results.db");
         else
                 d.db_path = store_default_path();
-        d.probe_path = find_probe(o.probe);
+        d.probe_path = o.probe ? strdup(o.probe) : paths_probe();
         if (!d.db_path) {
                 daemon_log(LOG_ERR, 0, "no database path (set --db)");
                 return EXIT_FAILURE;

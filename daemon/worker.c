@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -307,13 +306,6 @@ static int on_runner_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         return 0;
 }
 
-static uint64_t random_seed(void) {
-        uint64_t seed = 0;
-        if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-                seed = (uint64_t) time(NULL) ^ ((uint64_t) getpid() << 32);
-        return seed >> 1;
-}
-
 static int fail_job(Daemon *d, Job *job, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail_job(Daemon *d, Job *job, const char *fmt, ...) {
         va_list ap;
@@ -347,8 +339,8 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
         }
         diag_clear(&diag);
         _cleanup_free_ char *message = NULL;
-        r = plan_new(w->spec, w->job.env, w->spec->has_seed ? w->spec->seed : random_seed(), d->probe_path,
-                     &w->plan, &message);
+        r = plan_new(w->spec, w->job.env, w->spec->has_seed ? w->spec->seed : plan_random_seed(),
+                     d->probe_path, &w->plan, &message);
         if (r < 0)
                 return fail_job(d, &w->job, "%s", message ? message : strerror(-r));
 

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "probe/report.h"
@@ -23,6 +25,16 @@
 const char *phase_to_string(Phase p) {
         static const char *const names[] = { "smoke", "warmup", "sample" };
         return (unsigned) p < ELEMENTSOF(names) ? names[p] : "?";
+}
+
+uint64_t plan_random_seed(void) {
+        uint64_t seed;
+        if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) {
+                struct timespec ts;
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                seed = (uint64_t) ts.tv_nsec ^ ((uint64_t) ts.tv_sec << 20) ^ ((uint64_t) getpid() << 40);
+        }
+        return seed >> 1;
 }
 
 uint64_t plan_random_next(uint64_t *state) {

@@ -88,5 +88,9 @@ char *plan_cell_label(const Plan *p, size_t cell);
  * and a new string, -ENOENT or another -errno, -ENOMEM. */
 int plan_resolve_exe(const char *name, char *const *envp, const char *cwd, char **ret);
 
+/* A fresh seed for a run whose spec names none: random, and below 2^63 so that it is stored as a
+ * non-negative SQLite integer. */
+uint64_t plan_random_seed(void);
+
 /* Deterministic 64-bit generator (splitmix64), exposed for tests and shuffles. */
 uint64_t plan_random_next(uint64_t *state);

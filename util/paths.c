@@ -2,6 +2,7 @@
 /*
  * Well-known paths shared by the daemon and the CLI.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,4 +21,32 @@ char *paths_control_socket(void) {
         if (runtime && *runtime && asprintf(&p, "%s/alloclab/control.sock", runtime) < 0)
                 return NULL;
         return p;
+}
+
+char *paths_probe(void) {
+        const char *explicit = getenv("ALLOCLAB_PROBE");
+        if (explicit && *explicit)
+                return access(explicit, R_OK) == 0 ? strdup(explicit) : NULL;
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n <= 0)
+                return NULL;
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (!slash)
+                return NULL;
+        *slash = 0;
+        static const char *const candidates[] = { "/../probe/liballoclab-probe.so",
+                                                  "/../" ALLOCLAB_LIBDIR "/alloclab/liballoclab-probe.so" };
+        for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+                char *p = NULL;
+                if (asprintf(&p, "%s%s", exe, candidates[i]) < 0)
+                        return NULL;
+                char *real = realpath(p, NULL);
+                free(p);
+                if (real && access(real, R_OK) == 0)
+                        return real;
+                free(real);
+        }
+        return NULL;
 }

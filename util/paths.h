@@ -8,3 +8,9 @@
  * derived (no XDG_RUNTIME_DIR) or on -ENOMEM.
  */
 char *paths_control_socket(void);
+
+/*
+ * liballoclab-probe.so: $ALLOCLAB_PROBE, else next to the running binary in the build tree
+ * (BIN/../probe/) or the install tree (BIN/../LIBDIR/alloclab/). NULL when not found.
+ */
+char *paths_probe(void);
