@@ -31,6 +31,7 @@ typedef struct Command {
 
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_allocators(int argc, char **argv);

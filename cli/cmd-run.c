@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "cli/render.h"
+#include "db/query.h"
 #include "db/record.h"
 #include "runner/host.h"
 #include "runner/run.h"
@@ -171,7 +172,50 @@ static int print_report(const char *command, Store *store, int64_t run_id, Outpu
                 cli_error(command, "cannot write results: %s", strerror(r < 0 ? -r : errno));
                 return EXIT_ENVIRONMENT;
         }
-        return EXIT_OK;
+        return rep->run.n_failures > 0 || rep->run.n_excluded > 0 ? EXIT_FAILURES : EXIT_OK;
+}
+
+/* Runs plan into rec (a new run, or an interrupted one with prior), closes the run and prints it
+ * as stored. Returns the command's exit status. */
+static int execute_recorded(const char *command, Store *store, const Plan *plan, Recorder *rec,
+                            const RunPrior *prior, int stop_fd, const RunOptions *o) {
+        Progress progress = {
+                .inner = record_sink(rec),
+                .enabled = !o->quiet && isatty(STDERR_FILENO),
+                .start_ns = now_ns(),
+        };
+        RunSink sink = {
+                .userdata = &progress,
+                .step_begin = progress_step,
+                .sample = progress_sample,
+                .exclude = progress_exclude,
+                .cell_stats = progress_stats,
+        };
+        RunResult result = {};
+        int r = prior ? run_resume(plan, prior, &sink, stop_fd, &result)
+                      : run_execute(plan, &sink, stop_fd, &result);
+        if (progress.enabled)
+                fprintf(stderr, "\r\033[K");
+
+        const char *note = r < 0                        ? strerror(-r)
+                           : result.end == RUN_CANCELED ? "stopped by a signal"
+                           : result.end == RUN_STOPPED  ? "stopped at the first failure (on_failure: stop)"
+                                                        : NULL;
+        if (record_finish(rec, &result, r, note) < 0) {
+                cli_error(command, "cannot close the run: %s", store_error(store));
+                return EXIT_ENVIRONMENT;
+        }
+        if (r < 0) {
+                cli_error(command, "run %lld aborted: %s", (long long) record_run_id(rec),
+                          r == -EIO ? store_error(store) : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        if (result.end == RUN_CANCELED) {
+                cli_error(command, "run %lld interrupted; its samples so far are stored",
+                          (long long) record_run_id(rec));
+                return EXIT_INTERRUPTED;
+        }
+        return print_report(command, store, record_run_id(rec), o->format);
 }
 
 int cmd_run(int argc, char **argv) {
@@ -226,45 +270,7 @@ int cmd_run(int argc, char **argv) {
                 return EXIT_ENVIRONMENT;
         }
 
-        Progress progress = {
-                .inner = record_sink(rec),
-                .enabled = !o.quiet && isatty(STDERR_FILENO),
-                .start_ns = now_ns(),
-        };
-        RunSink sink = {
-                .userdata = &progress,
-                .step_begin = progress_step,
-                .sample = progress_sample,
-                .exclude = progress_exclude,
-                .cell_stats = progress_stats,
-        };
-        RunResult result = {};
-        r = run_execute(plan, &sink, stop_fd, &result);
-        if (progress.enabled)
-                fprintf(stderr, "\r\033[K");
-
-        const char *note = r < 0                        ? strerror(-r)
-                           : result.end == RUN_CANCELED ? "stopped by a signal"
-                           : result.end == RUN_STOPPED  ? "stopped at the first failure (on_failure: stop)"
-                                                        : NULL;
-        if (record_finish(rec, &result, r, note) < 0) {
-                cli_error("run", "cannot close the run: %s", store_error(store));
-                return EXIT_ENVIRONMENT;
-        }
-        if (r < 0) {
-                cli_error("run", "run %lld aborted: %s", (long long) record_run_id(rec),
-                          r == -EIO ? store_error(store) : strerror(-r));
-                return EXIT_ENVIRONMENT;
-        }
-        if (result.end == RUN_CANCELED) {
-                cli_error("run", "run %lld interrupted; its samples so far are stored",
-                          (long long) record_run_id(rec));
-                return EXIT_INTERRUPTED;
-        }
-        e = print_report("run", store, record_run_id(rec), o.format);
-        if (e != EXIT_OK)
-                return e;
-        return result.n_failures > 0 || result.n_excluded > 0 ? EXIT_FAILURES : EXIT_OK;
+        return execute_recorded("run", store, plan, rec, NULL, stop_fd, &o);
 }
 
 int cmd_check(int argc, char **argv) {
@@ -289,4 +295,73 @@ int cmd_check(int argc, char **argv) {
         printf("%s: ok: experiment %s, %zu cells x %zu variants, %zu child runs\n", argv[1],
                spec->experiment, plan->n_cells, plan->n_variants, plan->n_steps);
         return EXIT_OK;
+}
+
+static const char resume_usage[] =
+        "Usage: alloclab resume RUN [--db PATH] [--format table|markdown|csv|json] [--quiet]\n"
+        "\n"
+        "Continues an interrupted run with the samples still missing: the stored spec, seed and\n"
+        "sample counts give the same plan and order; steps already recorded are not run again (a\n"
+        "reference smoke run may be repeated, unrecorded, to verify the rest of its cell).\n";
+
+int cmd_resume(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, resume_usage))
+                return EXIT_OK;
+        RunOptions o = { .format = FORMAT_TABLE };
+        int e = parse_run_options(argc, argv, &o);
+        if (e != EXIT_OK)
+                return e;
+        unsigned long long run;
+        if (o.samples_set || cli_parse_uint(o.spec_path, INT64_MAX, &run) < 0) {
+                cli_error("resume", "expected a RUN number (and no --samples: a run resumes as it started)");
+                return EXIT_USAGE;
+        }
+        _cleanup_(store_freep) Store *store = NULL;
+        if ((e = cli_open_store("resume", o.db_path, STORE_READ_WRITE, &store)) != EXIT_OK)
+                return e;
+        ResumeInfo info = {};
+        int r = query_resume_info(store, (int64_t) run, &info);
+        if (r < 0) {
+                cli_error("resume", "no run %llu", run);
+                return EXIT_ENVIRONMENT;
+        }
+        if (strcmp(info.status, "interrupted") != 0) {
+                cli_error("resume", "run %llu is %s: only interrupted runs can be resumed", run,
+                          info.status);
+                resume_info_done(&info);
+                return EXIT_USAGE;
+        }
+        Diagnostics d = {};
+        _cleanup_(spec_freep) Spec *spec = NULL;
+        r = spec_load_buffer(info.spec_path, info.spec_yaml, strlen(info.spec_yaml), &d, &spec);
+        diag_clear(&d);
+        if (r < 0) {
+                cli_error("resume", "the stored spec of run %llu no longer loads", run);
+                resume_info_done(&info);
+                return EXIT_SPEC;
+        }
+        spec->samples = info.samples;
+        spec->warmup = info.warmup;
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        _cleanup_free_ char *message = NULL, *probe = paths_probe();
+        r = plan_new(spec, environ, info.seed, probe, &plan, &message);
+        resume_info_done(&info);
+        if (r < 0) {
+                cli_error("resume", "%s", message ? message : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        _cleanup_(run_prior_done) RunPrior prior = {};
+        _cleanup_close_ int stop_fd = cli_stop_signals_fd();
+        _cleanup_(record_freep) Recorder *rec = NULL;
+        if ((r = query_prior(store, (int64_t) run, plan, &prior)) < 0 ||
+            (r = record_resume(store, plan, (int64_t) run, &rec)) < 0) {
+                cli_error("resume", "run %llu does not match its spec any more: %s", run,
+                          r == -EIO ? store_error(store) : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        if (stop_fd < 0) {
+                cli_error("resume", "cannot set up signal handling: %s", strerror(-stop_fd));
+                return EXIT_ENVIRONMENT;
+        }
+        return execute_recorded("resume", store, plan, rec, &prior, stop_fd, &o);
 }

@@ -12,6 +12,7 @@ static const Command commands[] = {
         { "run", cmd_run, "SPEC [--db PATH] [--samples N] [--format F] [--quiet]",
           "run an experiment and store it" },
         { "check", cmd_check, "SPEC", "validate a spec without running it" },
+        { "resume", cmd_resume, "RUN [--db PATH] [--format F] [--quiet]", "finish an interrupted run" },
         { "runs", cmd_runs, "[EXPERIMENT] [--db PATH] [--last N]", "list stored runs" },
         { "show", cmd_show, "[RUN|latest] [--db PATH] [--format F]", "print a stored run" },
         { "allocators", cmd_allocators, "", "list the allocator catalog on this machine" },

@@ -464,6 +464,15 @@ static int parse_threshold(Loader *l, const YamlNode *n, void *field) {
         return 0;
 }
 
+static int parse_bool(Loader *l, const YamlNode *n, void *field) {
+        static const char *const words[] = { "false", "true", NULL };
+        unsigned v;
+        int r = schema_parse_keyword(l, n, "value", words, &v, NULL);
+        if (r >= 0)
+                *(bool *) field = v == 1;
+        return r;
+}
+
 static const Field spec_fields[] = {
         { "experiment", parse_experiment_name, offsetof(Spec, experiment), true },
         { "description", schema_parse_string, offsetof(Spec, description), false },
@@ -486,6 +495,7 @@ static const Field spec_fields[] = {
         { "probe", parse_probe, offsetof(Spec, probe), false },
         { "schedule", parse_schedule, 0, false },
         { "regression_threshold", parse_threshold, offsetof(Spec, regression_threshold), false },
+        { "resume", parse_bool, offsetof(Spec, resume), false },
 };
 
 static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, size_t *ret) {

@@ -114,6 +114,7 @@ typedef struct Spec {
         Schedule schedule;
         char *schedule_text;         /* as written, for display */
         double regression_threshold; /* relative change of a median that a scheduled run reports */
+        bool resume; /* the daemon continues this spec's run after a crash instead of dropping it */
 } Spec;
 
 Spec *spec_free(Spec *s);

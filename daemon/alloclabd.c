@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "configs/daemon-config.h"
+#include "configs/spec.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
 #include "daemon/scheduler.h"
@@ -279,6 +280,38 @@ static int load_config(const char *explicit, DaemonConfig **ret) {
         return r;
 }
 
+/* Jobs the previous daemon left running are interrupted; those whose spec says resume: true
+ * are queued again to continue their run. */
+static void recover_jobs(Daemon *d) {
+        Job *jobs = NULL;
+        size_t n = 0;
+        if (jobs_recover(d->store, &jobs, &n) < 0) {
+                daemon_log(LOG_ERR, 0, "cannot recover interrupted jobs: %s", store_error(d->store));
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                Job *j = &jobs[i];
+                Diagnostics diag = {};
+                Spec *spec = NULL;
+                bool resume = spec_load_buffer(j->spec_path, j->spec_yaml, strlen(j->spec_yaml), &diag,
+                                               &spec) >= 0 &&
+                              spec->resume && j->run_id > 0;
+                spec_free(spec);
+                diag_clear(&diag);
+                daemon_log(LOG_WARNING, j->run_id, "job %lld was interrupted by the previous daemon's end%s",
+                           (long long) j->id, resume ? "; resuming its run" : "");
+                if (!resume)
+                        continue;
+                free(j->trigger);
+                j->trigger = strdup("resume");
+                int64_t id;
+                if (!j->trigger || jobs_add(d->store, j, &id) < 0)
+                        daemon_log(LOG_ERR, j->run_id, "cannot queue the resumption of run %lld",
+                                   (long long) j->run_id);
+        }
+        jobs_list_free(jobs, n);
+}
+
 static int run(int argc, char **argv) {
         Options o = { .idle_timeout_usec = CONTROL_DEFAULT_IDLE_USEC };
         int e = parse_options(argc, argv, &o);
@@ -334,9 +367,7 @@ static int run(int argc, char **argv) {
                 sd_notifyf(false, "ERRNO=%i", -r);
                 return EXIT_FAILURE;
         }
-        int recovered = jobs_recover(d.store);
-        if (recovered > 0)
-                daemon_log(LOG_WARNING, 0, "%d job(s) interrupted by the previous daemon's end", recovered);
+        recover_jobs(&d);
 
         if ((r = sd_event_default(&d.event)) < 0 ||
             (r = sd_event_add_signal(d.event, NULL, SIGTERM, on_stop_signal, &d)) < 0 ||

@@ -39,6 +39,7 @@ struct Worker {
         Spec *spec;
         Plan *plan;
         Recorder *recorder;
+        RunPrior prior; /* a resumed run: what it recorded before (done == NULL otherwise) */
         pid_t pid;
         int fd;
         sd_event_source *io;
@@ -71,6 +72,7 @@ Worker *worker_free(Worker *w) {
         sd_event_source_disable_unref(w->child);
         safe_close(w->fd);
         record_free(w->recorder);
+        run_prior_done(&w->prior);
         plan_free(w->plan);
         spec_free(w->spec);
         job_done(&w->job);
@@ -164,7 +166,8 @@ static _Noreturn void runner_main(Worker *w, int fd) {
                         .exclude = child_exclude,
                         .cell_stats = child_stats,
                 };
-                r = run_execute(w->plan, &sink, cancel_fd, &result);
+                r = w->prior.done ? run_resume(w->plan, &w->prior, &sink, cancel_fd, &result)
+                                  : run_execute(w->plan, &sink, cancel_fd, &result);
         }
         _cleanup_(wire_writer_done) WireWriter end = {};
         stream_encode_end(&end, &result, r < 0 ? r : 0);
@@ -338,20 +341,41 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
                 return fail_job(d, &w->job, "%s", first ? first : strerror(-r));
         }
         diag_clear(&diag);
+        /* A resumption continues its run with the seed and counts it started with. */
+        bool resuming = w->job.trigger && strcmp(w->job.trigger, "resume") == 0 && w->job.run_id > 0;
+        uint64_t seed = w->spec->has_seed ? w->spec->seed : plan_random_seed();
+        if (resuming) {
+                ResumeInfo info = {};
+                if (query_resume_info(d->store, w->job.run_id, &info) < 0 ||
+                    strcmp(info.status, "interrupted") != 0) {
+                        resume_info_done(&info);
+                        return fail_job(d, &w->job, "run %lld cannot be resumed", (long long) w->job.run_id);
+                }
+                seed = info.seed;
+                w->spec->samples = info.samples;
+                w->spec->warmup = info.warmup;
+                resume_info_done(&info);
+        }
         _cleanup_free_ char *message = NULL;
-        r = plan_new(w->spec, w->job.env, w->spec->has_seed ? w->spec->seed : plan_random_seed(),
-                     d->probe_path, &w->plan, &message);
+        r = plan_new(w->spec, w->job.env, seed, d->probe_path, &w->plan, &message);
         if (r < 0)
                 return fail_job(d, &w->job, "%s", message ? message : strerror(-r));
 
-        Host host = {};
-        if ((r = host_read(&host)) < 0)
-                return r;
-        RecordContext ctx = { .trigger = w->job.trigger, .submitter = w->job.submitter };
-        r = record_begin(d->store, w->plan, &host, &ctx, &w->recorder);
-        host_done(&host);
-        if (r < 0)
-                return fail_job(d, &w->job, "cannot record the run: %s", store_error(d->store));
+        if (resuming) {
+                if ((r = query_prior(d->store, w->job.run_id, w->plan, &w->prior)) < 0 ||
+                    (r = record_resume(d->store, w->plan, w->job.run_id, &w->recorder)) < 0)
+                        return fail_job(d, &w->job, "run %lld no longer matches its spec: %s",
+                                        (long long) w->job.run_id, strerror(-r));
+        } else {
+                Host host = {};
+                if ((r = host_read(&host)) < 0)
+                        return r;
+                RecordContext ctx = { .trigger = w->job.trigger, .submitter = w->job.submitter };
+                r = record_begin(d->store, w->plan, &host, &ctx, &w->recorder);
+                host_done(&host);
+                if (r < 0)
+                        return fail_job(d, &w->job, "cannot record the run: %s", store_error(d->store));
+        }
         if ((r = jobs_start(d->store, w->job.id, record_run_id(w->recorder))) < 0)
                 return fail_job(d, &w->job, "cannot update the job: %s", store_error(d->store));
 

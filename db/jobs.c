@@ -94,13 +94,13 @@ int jobs_add(Store *s, const Job *j, int64_t *ret_id) {
         json_decref(env);
         if (!env_json)
                 return -ENOMEM;
-        return sql_exec1(
-                store_db(s), ret_id,
-                "INSERT INTO jobs (spec_path, spec_yaml, env, cwd, uid, gid, submitter, trigger, status,"
-                " submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued',"
-                " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                "ttttiitt", j->spec_path, j->spec_yaml, env_json, j->cwd, (int64_t) j->uid, (int64_t) j->gid,
-                j->submitter, j->trigger);
+        return sql_exec1(store_db(s), ret_id,
+                         "INSERT INTO jobs (spec_path, spec_yaml, env, cwd, uid, gid, submitter, trigger, "
+                         "run_id, status,"
+                         " submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued',"
+                         " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                         j->run_id > 0 ? "ttttiitti" : "ttttiittn", j->spec_path, j->spec_yaml, env_json,
+                         j->cwd, (int64_t) j->uid, (int64_t) j->gid, j->submitter, j->trigger, j->run_id);
 }
 
 /* Runs a SELECT of JOB_COLUMNS with ?1 bound to arg and collects up to limit rows. */
@@ -188,13 +188,15 @@ int jobs_finish(Store *s, int64_t id, JobStatus status, const char *message) {
                          "tti", job_status_to_string(status), message, id);
 }
 
-int jobs_recover(Store *s) {
-        int r = sql_exec1(
+int jobs_recover(Store *s, Job **ret, size_t *ret_n) {
+        int r = select_jobs(s, "WHERE status = 'running' ORDER BY id", 0, 10000, ret, ret_n);
+        if (r < 0)
+                return r;
+        return sql_exec1(
                 store_db(s), NULL,
                 "UPDATE jobs SET status = 'interrupted', message = 'the daemon stopped while it ran',"
                 " ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE status = 'running'",
                 "");
-        return r < 0 ? r : sqlite3_changes(store_db(s));
 }
 
 int jobs_active_for_spec(Store *s, const char *spec_path, bool *ret) {

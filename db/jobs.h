@@ -36,7 +36,7 @@ typedef struct Job {
         uid_t uid;
         gid_t gid;
         char *submitter;
-        char *trigger; /* "submit" or "schedule" */
+        char *trigger; /* "submit", "schedule", or "resume" (run_id names the run to continue) */
         JobStatus status;
         int64_t run_id; /* 0 until the run exists */
         char *submitted_at, *started_at, *ended_at;
@@ -72,5 +72,6 @@ int jobs_active_for_spec(Store *s, const char *spec_path, bool *ret);
 int jobs_schedule_last(Store *s, const char *spec_path, time_t *ret);
 int jobs_schedule_fired(Store *s, const char *spec_path, time_t when);
 
-/* At daemon start: jobs left running by a previous daemon become interrupted. Returns how many. */
-int jobs_recover(Store *s);
+/* At daemon start: jobs left running by a previous daemon become interrupted; they are returned
+ * (as they were) in *ret for the caller to resume where their spec asks for it. */
+int jobs_recover(Store *s, Job **ret, size_t *ret_n);

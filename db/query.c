@@ -510,3 +510,135 @@ int query_median_changes(Store *s, int64_t run_id, double threshold, int64_t *re
         *ret_n = n;
         return 0;
 }
+
+void resume_info_done(ResumeInfo *r) {
+        free(r->spec_path);
+        free(r->spec_yaml);
+        free(r->status);
+        *r = (ResumeInfo){};
+}
+
+int query_resume_info(Store *s, int64_t run_id, ResumeInfo *ret) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(
+                    store_db(s),
+                    "SELECT r.spec_path, sp.yaml, r.status, r.seed, r.samples, r.warmup FROM runs r"
+                    " JOIN specs sp ON sp.id = r.spec_id WHERE r.id = ?",
+                    -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, run_id);
+        int r = -ENOENT;
+        if (sqlite3_step(st) == SQLITE_ROW) {
+                *ret = (ResumeInfo){ .spec_path = col_text(st, 0),
+                                     .spec_yaml = col_text(st, 1),
+                                     .status = col_text(st, 2),
+                                     .seed = (uint64_t) sqlite3_column_int64(st, 3),
+                                     .samples = (unsigned) sqlite3_column_int64(st, 4),
+                                     .warmup = (unsigned) sqlite3_column_int64(st, 5) };
+                r = ret->spec_path && ret->spec_yaml && ret->status ? 0 : -ENOMEM;
+        }
+        sqlite3_finalize(st);
+        return r;
+}
+
+/* Runs sql (?1 = run id) and hands each row to row(). */
+static int each_prior_row(Store *s, const char *sql, int64_t run_id, const Plan *plan, RunPrior *prior,
+                          int (*row)(sqlite3_stmt *st, const Plan *plan, RunPrior *prior)) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, run_id);
+        int rc, r = 0;
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
+                r = row(st, plan, prior);
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = -EIO;
+        sqlite3_finalize(st);
+        return r;
+}
+
+static int row_done(sqlite3_stmt *st, const Plan *plan, RunPrior *prior) {
+        int64_t step = sqlite3_column_int64(st, 0);
+        if (step < 0 || (size_t) step >= plan->n_steps)
+                return -EBADMSG;
+        prior->done[step] = true;
+        return 0;
+}
+
+static int row_excluded(sqlite3_stmt *st, const Plan *plan, RunPrior *prior) {
+        int64_t c = sqlite3_column_int64(st, 0), v = sqlite3_column_int64(st, 1);
+        if (c < 0 || v < 0 || (size_t) c >= plan->n_cells || (size_t) v >= plan->n_variants)
+                return -EBADMSG;
+        prior->excluded[(size_t) c * plan->n_variants + (size_t) v] = true;
+        return 0;
+}
+
+static int add_value(RunPrior *prior, int64_t cell, int64_t variant, const char *metric, double value) {
+        PriorValue *grown = realloc(prior->values, (prior->n_values + 1) * sizeof(PriorValue));
+        if (!grown)
+                return -ENOMEM;
+        prior->values = grown;
+        PriorValue *pv = &prior->values[prior->n_values++];
+        *pv = (PriorValue){ .cell = (uint32_t) cell, .variant = (uint32_t) variant, .value = value };
+        snprintf(pv->metric, sizeof(pv->metric), "%s", metric);
+        return 0;
+}
+
+/* The built-in metrics, in the units run_sample_metric() uses. */
+static int row_builtin(sqlite3_stmt *st, const Plan *plan, RunPrior *prior) {
+        int64_t c = sqlite3_column_int64(st, 0), v = sqlite3_column_int64(st, 1);
+        if (c < 0 || v < 0 || (size_t) c >= plan->n_cells || (size_t) v >= plan->n_variants)
+                return -EBADMSG;
+        int r;
+        if ((r = add_value(prior, c, v, "wall", (double) sqlite3_column_int64(st, 2) / 1e9)) < 0 ||
+            (r = add_value(prior, c, v, "user", (double) sqlite3_column_int64(st, 3) / 1e6)) < 0 ||
+            (r = add_value(prior, c, v, "sys", (double) sqlite3_column_int64(st, 4) / 1e6)) < 0 ||
+            (r = add_value(prior, c, v, "maxrss", (double) sqlite3_column_int64(st, 5) * 1024.0)) < 0)
+                return r;
+        return 0;
+}
+
+static int row_reported(sqlite3_stmt *st, const Plan *plan, RunPrior *prior) {
+        int64_t c = sqlite3_column_int64(st, 0), v = sqlite3_column_int64(st, 1);
+        const char *name = (const char *) sqlite3_column_text(st, 2);
+        if (c < 0 || v < 0 || (size_t) c >= plan->n_cells || (size_t) v >= plan->n_variants || !name ||
+            strlen(name) > OUTPUT_METRIC_NAME_MAX)
+                return -EBADMSG;
+        return add_value(prior, c, v, name, sqlite3_column_double(st, 3));
+}
+
+int query_prior(Store *s, int64_t run_id, const Plan *plan, RunPrior *prior) {
+        *prior = (RunPrior){};
+        prior->done = calloc(plan->n_steps ? plan->n_steps : 1, sizeof(bool));
+        prior->excluded = calloc(plan->n_cells * plan->n_variants, sizeof(bool));
+        if (!prior->done || !prior->excluded) {
+                run_prior_done(prior);
+                return -ENOMEM;
+        }
+#define OK_SAMPLES                                                                                          \
+        " FROM samples s JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"           \
+        " WHERE s.run_id = ?1 AND s.phase = 'sample' AND s.status = 'ok'"
+        int r;
+        if ((r = each_prior_row(s, "SELECT step FROM samples WHERE run_id = ?1", run_id, plan, prior,
+                                row_done)) < 0 ||
+            (r = each_prior_row(
+                     s,
+                     "SELECT c.position, v.position FROM exclusions e JOIN cells c ON c.id = e.cell_id"
+                     " JOIN variants v ON v.id = e.variant_id WHERE e.run_id = ?1",
+                     run_id, plan, prior, row_excluded)) < 0 ||
+            (r = each_prior_row(s,
+                                "SELECT c.position, v.position, s.wall_ns, s.user_us, s.sys_us, "
+                                "s.maxrss_kib" OK_SAMPLES,
+                                run_id, plan, prior, row_builtin)) < 0 ||
+            (r = each_prior_row(s,
+                                "SELECT c.position, v.position, m.name, m.value FROM sample_metrics m"
+                                " JOIN samples s ON s.id = m.sample_id JOIN cells c ON c.id = s.cell_id"
+                                " JOIN variants v ON v.id = s.variant_id"
+                                " WHERE s.run_id = ?1 AND s.phase = 'sample' AND s.status = 'ok'",
+                                run_id, plan, prior, row_reported)) < 0) {
+                run_prior_done(prior);
+                return r;
+        }
+#undef OK_SAMPLES
+        return 0;
+}

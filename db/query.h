@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "db/store.h"
+#include "runner/run.h"
 #include "runner/stats.h"
 
 /*
@@ -108,6 +109,22 @@ typedef struct MedianChange {
 int query_median_changes(Store *s, int64_t run_id, double threshold, int64_t *ret_previous,
                          MedianChange **ret, size_t *ret_n);
 void query_median_changes_free(MedianChange *list, size_t n);
+
+/* What a run to be resumed needs: its spec (verbatim), the seed and counts it ran with. */
+typedef struct ResumeInfo {
+        char *spec_path;
+        char *spec_yaml;
+        char *status;
+        uint64_t seed;
+        unsigned samples, warmup;
+} ResumeInfo;
+
+int query_resume_info(Store *s, int64_t run_id, ResumeInfo *ret);
+void resume_info_done(ResumeInfo *r);
+
+/* Fills prior from what run_id recorded against plan. Returns 0, -EBADMSG for rows that do not
+ * fit the plan, -EIO, -ENOMEM. */
+int query_prior(Store *s, int64_t run_id, const Plan *plan, RunPrior *prior);
 
 /* Id of the newest run, or -ENOENT when the database has none. */
 int query_latest_run(Store *s, int64_t *ret);

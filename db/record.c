@@ -189,8 +189,7 @@ static int prepare(Recorder *rec) {
         return 0;
 }
 
-int record_begin(Store *store, const Plan *plan, const Host *host, const RecordContext *ctx,
-                 Recorder **ret) {
+static int recorder_new(Store *store, const Plan *plan, Recorder **ret) {
         _cleanup_(record_freep) Recorder *rec = calloc(1, sizeof(Recorder));
         if (!rec)
                 return -ENOMEM;
@@ -202,6 +201,60 @@ int record_begin(Store *store, const Plan *plan, const Host *host, const RecordC
         if (!rec->cell_ids || !rec->variant_ids)
                 return -ENOMEM;
         int r = prepare(rec);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(rec);
+        return 0;
+}
+
+/* Fills ids[position] from "SELECT position, id ... WHERE run_id = ?"; every position must be
+ * found. */
+static int load_ids(sqlite3 *db, const char *sql, int64_t run_id, int64_t *ids, size_t n) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, run_id);
+        size_t found = 0;
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int64_t pos = sqlite3_column_int64(st, 0);
+                if (pos < 0 || (size_t) pos >= n)
+                        break;
+                ids[pos] = sqlite3_column_int64(st, 1);
+                found++;
+        }
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE && found == n ? 0 : -EBADMSG;
+}
+
+int record_resume(Store *store, const Plan *plan, int64_t run_id, Recorder **ret) {
+        _cleanup_(record_freep) Recorder *rec = NULL;
+        int r = recorder_new(store, plan, &rec);
+        if (r < 0)
+                return r;
+        sqlite3 *db = store_db(store);
+        rec->run_id = run_id;
+        if ((r = load_ids(db, "SELECT position, id FROM cells WHERE run_id = ?", run_id, rec->cell_ids,
+                          plan->n_cells)) < 0 ||
+            (r = load_ids(db, "SELECT position, id FROM variants WHERE run_id = ?", run_id, rec->variant_ids,
+                          plan->n_variants)) < 0)
+                return r;
+        uint64_t start = 0;
+        (void) proc_start_time(getpid(), &start);
+        r = sql_exec1(db, NULL,
+                      "UPDATE runs SET status = 'running', pid = ?, pid_start = ?, ended_at = NULL,"
+                      " message = 'resumed' WHERE id = ?",
+                      "iii", (int64_t) getpid(), (int64_t) start, run_id);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(rec);
+        return 0;
+}
+
+int record_begin(Store *store, const Plan *plan, const Host *host, const RecordContext *ctx,
+                 Recorder **ret) {
+        _cleanup_(record_freep) Recorder *rec = NULL;
+        int r = recorder_new(store, plan, &rec);
         if (r < 0)
                 return r;
         sqlite3 *db = store_db(store);

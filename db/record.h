@@ -23,6 +23,10 @@ typedef struct RecordContext {
 /* Creates the run (status 'running'). Returns 0 or -EIO/-ENOMEM. */
 int record_begin(Store *store, const Plan *plan, const Host *host, const RecordContext *ctx, Recorder **ret);
 
+/* Continues an interrupted run: its cells and variants must match plan (the same spec and
+ * seed); the run is 'running' again. Returns 0, -EBADMSG when the run does not match, -EIO. */
+int record_resume(Store *store, const Plan *plan, int64_t run_id, Recorder **ret);
+
 /* The sink that writes into this run. */
 RunSink record_sink(Recorder *r);
 

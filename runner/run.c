@@ -454,7 +454,51 @@ static int before_smoke(const Plan *p, const RunSink *sink, CellState *c, const 
         return r < 0 ? r : 1;
 }
 
+void run_prior_done(RunPrior *prior) {
+        free(prior->done);
+        free(prior->excluded);
+        free(prior->values);
+        *prior = (RunPrior){};
+}
+
+/* Starting a cell of a resumed run: its exclusions and already measured values. */
+static int enter_cell(const Plan *p, const RunPrior *prior, uint32_t c, CellState *cell) {
+        if (!prior)
+                return 0;
+        for (uint32_t v = 0; v < p->n_variants; v++)
+                cell->excluded[v] = prior->excluded[(size_t) c * p->n_variants + v];
+        for (size_t i = 0; i < prior->n_values; i++) {
+                const PriorValue *pv = &prior->values[i];
+                if (pv->cell != c)
+                        continue;
+                int r = series_add(cell, pv->variant, pv->metric, pv->value);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Whether cell c of a resumed run still has steps to run. */
+static bool cell_has_work(const Plan *p, const RunPrior *prior, uint32_t c) {
+        for (size_t i = 0; i < p->n_steps; i++)
+                if (p->steps[i].cell == c && !prior->done[i] &&
+                    !prior->excluded[(size_t) c * p->n_variants + p->steps[i].variant])
+                        return true;
+        return false;
+}
+
+static int execute(const Plan *p, const RunPrior *prior, const RunSink *sink, int cancel_fd, RunResult *ret);
+
 int run_execute(const Plan *p, const RunSink *sink, int cancel_fd, RunResult *ret) {
+        return execute(p, NULL, sink, cancel_fd, ret);
+}
+
+int run_resume(const Plan *p, const RunPrior *prior, const RunSink *sink, int cancel_fd, RunResult *ret) {
+        return execute(p, prior, sink, cancel_fd, ret);
+}
+
+static int execute(const Plan *p, const RunPrior *prior, const RunSink *sink, int cancel_fd,
+                   RunResult *ret) {
         /* Crashing children must not spend seconds writing cores into the measurement. */
         struct rlimit no_core = { 0, 0 };
         setrlimit(RLIMIT_CORE, &no_core);
@@ -463,6 +507,7 @@ int run_execute(const Plan *p, const RunSink *sink, int cancel_fd, RunResult *re
         _cleanup_(cell_state_reset) CellState cell = { .oracle_fd = -1 };
         int r = 0;
 
+        bool cell_work = true; /* resumed: whether this cell has steps left */
         for (size_t i = 0; i < p->n_steps && r >= 0; i++) {
                 const PlanStep *step = &p->steps[i];
                 if (i > 0 && p->steps[i - 1].cell != step->cell) {
@@ -470,9 +515,23 @@ int run_execute(const Plan *p, const RunSink *sink, int cancel_fd, RunResult *re
                                 break;
                         cell_state_reset(&cell);
                 }
+                if (i == 0 || p->steps[i - 1].cell != step->cell) {
+                        if ((r = enter_cell(p, prior, step->cell, &cell)) < 0)
+                                break;
+                        cell_work = !prior || cell_has_work(p, prior, step->cell);
+                }
                 if (cell.excluded[step->variant])
                         continue;
-                if (step->phase == PHASE_SMOKE) {
+                /* Resuming: a recorded step is not run again, except the reference's smoke run
+                 * when the cell still needs its output as the oracle. */
+                bool replay = false;
+                if (prior && prior->done[i]) {
+                        replay = cell_work && step->phase == PHASE_SMOKE &&
+                                 step->variant == p->spec->reference && p->spec->verify != SPEC_VERIFY_NONE;
+                        if (!replay)
+                                continue;
+                }
+                if (step->phase == PHASE_SMOKE && !replay) {
                         r = before_smoke(p, sink, &cell, step, &res);
                         if (r < 0)
                                 break;
@@ -503,6 +562,18 @@ int run_execute(const Plan *p, const RunSink *sink, int cancel_fd, RunResult *re
                 if (r < 0) {
                         sample_done(&s);
                         break;
+                }
+                if (replay) {
+                        /* Only the oracle is wanted; the sample was recorded the first time. */
+                        if (s.status == SAMPLE_OK)
+                                cell.oracle_fd = TAKE_FD(output);
+                        else
+                                r = exclude_variant(
+                                        p, sink, &cell, step->cell, step->variant,
+                                        "skipped: the reference's output could not be reproduced on resume",
+                                        &res);
+                        sample_done(&s);
+                        continue;
                 }
                 res.n_runs++;
                 if (s.status != SAMPLE_OK)

@@ -199,3 +199,33 @@ YAML
                     WHERE j.id = $job AND s.phase = 'sample' ORDER BY m.name")" \
         "egid=$nogroup euid=$nobody gid=$nogroup uid=$nobody" "the workload ran as the submitter"
 fi
+
+# resume: true: after kill -9 of the daemon mid-job, the next start continues the run with
+# exactly the samples still missing.
+cat >"$WORK/resume.yaml" <<YAML
+experiment: resumed-by-daemon
+command: ["$WORKLOAD", sleep, "100"]
+allocators: {glibc: {}}
+samples: 10
+resume: true
+YAML
+run_alloclab 0 submit "$WORK/resume.yaml"
+job=$(grep -o '[0-9]*' <<<"$OUT")
+for _ in $(seq 200); do
+    (( $(q "SELECT count(*) FROM samples s JOIN jobs j ON j.run_id = s.run_id WHERE j.id = $job" 2>/dev/null || echo 0) >= 4 )) && break
+    sleep 0.05
+done
+run=$(q "SELECT run_id FROM jobs WHERE id = $job")
+kill -9 "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=
+no_workload_left
+start_daemon 4
+for _ in $(seq 200); do
+    [[ $(q "SELECT status FROM runs WHERE id = $run") == done ]] && break
+    sleep 0.05
+done
+expect_eq "$(q "SELECT status FROM jobs WHERE id = $job")" interrupted "the killed job"
+expect_eq "$(q "SELECT trigger, status FROM jobs WHERE run_id = $run AND id <> $job")" "resume|done" "the resumption"
+expect_eq "$(q "SELECT r.status, count(*), count(DISTINCT s.step) FROM runs r JOIN samples s ON s.run_id = r.id WHERE r.id = $run GROUP BY r.id")" \
+    "done|12|12" "the resumed run holds every step once"
