@@ -23,7 +23,7 @@ with open(sys.argv[2], "a", buffering=1) as log:
         except socket.timeout:
             break
         for line in data.decode().splitlines():
-            log.write(f"{time.monotonic():.3f} {line}\n")
+            log.write(f"{time.time():.3f} {line}\n")
 PY
 listener=$!
 daemon_pid=
@@ -79,11 +79,28 @@ grep -q "STATUS=queued: cell 1/1 glibc" "$WORK/notify.log" || fail "no progress 
 pings=$(grep -c "WATCHDOG=1" "$WORK/notify.log" || true)
 (( pings >= 6 )) || fail "only $pings watchdog pings"
 
+# Watchdog pings keep coming while a 3 s child is being measured: the loop is never blocked.
+cat >"$WORK/three.yaml" <<YAML
+experiment: three-seconds
+command: ["$WORKLOAD", sleep, "3000"]
+allocators: {glibc: {}}
+samples: 1
+warmup: 0
+probe: never
+verify: none
+YAML
+t0=$(date +%s.%N)
+run_alloclab 0 submit --wait "$WORK/three.yaml"
+t1=$(date +%s.%N)
+pings=$(awk -v a="$t0" -v b="$t1" '$2 == "WATCHDOG=1" && $1 > a + 0.5 && $1 < b - 0.5' "$WORK/notify.log" | wc -l)
+# 6 s of children (smoke + sample) with WATCHDOG_USEC=400ms: at least one ping per 400 ms.
+(( pings >= 12 )) || fail "only $pings watchdog pings during 6 s of 3 s children"
+
 # A bad spec is refused with its position; nothing is queued.
 printf 'experiment: bad\ncommand: [/bin/true]\nallocators: {glibc: {}}\nsample: 2\n' >"$WORK/bad.yaml"
 run_alloclab 3 submit "$WORK/bad.yaml"
 expect_eq "$ERR" "$WORK/bad.yaml:4:1: unknown key 'sample' (did you mean 'samples'?)" "submit diagnostics"
-expect_eq "$(q "SELECT count(*) FROM jobs")" 3 "no job for a bad spec"
+expect_eq "$(q "SELECT count(*) FROM jobs")" 4 "no job for a bad spec"
 
 # Cancel a running job.
 cat >"$WORK/long.yaml" <<YAML
