@@ -35,6 +35,8 @@
 #define STOP_TIMEOUT_USEC (8ULL * 1000000) /* SIGKILL the runner if it has not stopped by then */
 
 static bool log_to_journal;
+/* The system instance (root, or not --user): system paths for socket, database, specs, config. */
+static bool system_instance;
 
 void daemon_log(int priority, int64_t run_id, const char *fmt, ...) {
         va_list ap;
@@ -159,7 +161,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
 
 /* Default specs directory: /etc/alloclab/specs.d as root, else ~/.config/alloclab/specs.d. */
 static char *default_specs_dir(void) {
-        if (geteuid() == 0)
+        if (system_instance)
                 return strdup("/etc/alloclab/specs.d");
         const char *config = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
         char *p = NULL;
@@ -172,12 +174,13 @@ static char *default_specs_dir(void) {
 }
 
 static const char usage[] =
-        "Usage: alloclabd [--db PATH] [--socket PATH] [--specs-dir DIR] [--probe PATH] [--idle-timeout "
-        "SECONDS]\n"
+        "Usage: alloclabd [--config FILE] [--db PATH] [--socket PATH] [--specs-dir DIR] [--probe PATH]\n"
+        "                 [--idle-timeout SECONDS] [--user]\n"
         "\n"
         "Queues and runs alloclab experiments one at a time; `alloclab submit/status/queue/cancel`\n"
         "talk to it. Socket: systemd socket activation, else --socket, $ALLOCLAB_SOCKET,\n"
-        "/run/alloclab/control.sock as root or $XDG_RUNTIME_DIR/alloclab/control.sock.\n"
+        "/run/alloclab/control.sock as root or $XDG_RUNTIME_DIR/alloclab/control.sock with --user\n"
+        "or as another user (--user also picks the user's database, specs and configuration).\n"
         "Database: --db, $ALLOCLAB_DB, else /var/lib/alloclab/results.db as root or the\n"
         "user's default ($XDG_DATA_HOME/alloclab/results.db).\n"
         "Scheduled specs: every *.yaml with schedule: in --specs-dir, else /etc/alloclab/specs.d as\n"
@@ -193,6 +196,7 @@ typedef struct Options {
         const char *probe;
         uint64_t idle_timeout_usec;
         bool idle_timeout_set;
+        bool user;
 } Options;
 
 static int parse_options(int argc, char **argv, Options *o) {
@@ -203,6 +207,7 @@ static int parse_options(int argc, char **argv, Options *o) {
                 { "idle-timeout", required_argument, NULL, 'i' },
                 { "specs-dir", required_argument, NULL, 'S' },
                 { "config", required_argument, NULL, 'c' },
+                { "user", no_argument, NULL, 'u' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'v' },
                 {},
@@ -221,6 +226,9 @@ static int parse_options(int argc, char **argv, Options *o) {
                         break;
                 case 'c':
                         o->config = optarg;
+                        break;
+                case 'u':
+                        o->user = true;
                         break;
                 case 'p':
                         o->probe = optarg;
@@ -254,7 +262,7 @@ static int load_config(const char *explicit, DaemonConfig **ret) {
         const char *path = explicit;
         if (!path) {
                 const char *config = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-                if (geteuid() == 0)
+                if (system_instance)
                         fallback = strdup("/etc/alloclab/alloclabd.yaml");
                 else if (config && config[0] == '/' &&
                          asprintf(&fallback, "%s/alloclab/alloclabd.yaml", config) < 0)
@@ -318,6 +326,7 @@ static int run(int argc, char **argv) {
         if (e != 0)
                 return e == 1 ? EXIT_SUCCESS : 2;
         log_to_journal = getenv("JOURNAL_STREAM") != NULL;
+        system_instance = geteuid() == 0 && !o.user;
         _cleanup_(daemon_config_freep) DaemonConfig *config = NULL;
         if (load_config(o.config, &config) < 0)
                 return EXIT_FAILURE;
@@ -348,12 +357,10 @@ static int run(int argc, char **argv) {
         _cleanup_free_ char *default_db = NULL, *socket_path = NULL;
         if (o.db)
                 d.db_path = strdup(o.db);
-        else if (getenv("ALLOCLAB_DB"))
-                d.db_path = strdup(getenv("ALLOCLAB_DB"));
-        else if (geteuid() == 0)
+        else if (system_instance && !(getenv("ALLOCLAB_DB") && *getenv("ALLOCLAB_DB")))
                 d.db_path = strdup("/var/lib/alloclab/results.db");
         else
-                d.db_path = store_default_path();
+                d.db_path = store_default_path(); /* $ALLOCLAB_DB, else the user's data directory */
         d.probe_path = o.probe ? strdup(o.probe) : paths_probe();
         if (!d.db_path) {
                 daemon_log(LOG_ERR, 0, "no database path (set --db)");
@@ -387,12 +394,12 @@ static int run(int argc, char **argv) {
         if (n > 0)
                 listen_fd = SD_LISTEN_FDS_START;
         else {
-                socket_path = o.socket ? strdup(o.socket) : paths_control_socket();
+                socket_path = o.socket ? strdup(o.socket) : paths_control_socket_for(system_instance);
                 if (!socket_path) {
                         daemon_log(LOG_ERR, 0, "no socket path (set --socket or XDG_RUNTIME_DIR)");
                         return EXIT_FAILURE;
                 }
-                listen_fd = control_listen(socket_path, geteuid() == 0 ? 0660 : 0600);
+                listen_fd = control_listen(socket_path, system_instance ? 0660 : 0600);
                 if (listen_fd < 0) {
                         daemon_log(LOG_ERR, 0, "cannot listen on %s: %s", socket_path, strerror(-listen_fd));
                         return EXIT_FAILURE;

@@ -11,10 +11,14 @@
 #include "util/paths.h"
 
 char *paths_control_socket(void) {
+        return paths_control_socket_for(geteuid() == 0);
+}
+
+char *paths_control_socket_for(bool system) {
         const char *explicit = getenv("ALLOCLAB_SOCKET");
         if (explicit && *explicit)
                 return strdup(explicit);
-        if (geteuid() == 0)
+        if (system)
                 return strdup("/run/alloclab/control.sock");
         const char *runtime = getenv("XDG_RUNTIME_DIR");
         char *p = NULL;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
+
 /*
  * Where the daemon's control socket is, for the daemon and its clients alike:
  * $ALLOCLAB_SOCKET, else /run/alloclab/control.sock for root, else
@@ -8,6 +10,9 @@
  * derived (no XDG_RUNTIME_DIR) or on -ENOMEM.
  */
 char *paths_control_socket(void);
+
+/* The same for an explicit choice: the system instance's socket or the user's. */
+char *paths_control_socket_for(bool system);
 
 /*
  * liballoclab-probe.so: $ALLOCLAB_PROBE, else next to the running binary in the build tree

@@ -131,3 +131,13 @@ rc=0
 expect_eq "$rc" 1 "exit status with a bad configuration"
 expect_eq "$(cat "$WORK/bad.err")" \
     "alloclabd: $WORK/bad.yaml:2:1: unknown key 'idle_timout' (did you mean 'idle_timeout'?)" "configuration diagnostics"
+
+# --user: the user's socket, database and specs directory, whoever runs it.
+mkdir -p "$WORK/run" "$WORK/home"
+XDG_RUNTIME_DIR="$WORK/run" HOME="$WORK/home" XDG_DATA_HOME= XDG_CONFIG_HOME= ALLOCLAB_DB= ALLOCLAB_SOCKET= \
+    "$ALLOCLABD" --user 2>>"$WORK/daemon.log" &
+daemon_pid=$!
+for _ in $(seq 100); do [[ -S "$WORK/run/alloclab/control.sock" ]] && break; sleep 0.05; done
+ALLOCLAB_SOCKET="$WORK/run/alloclab/control.sock" run_alloclab 0 status
+expect_contains "$OUT" "database $WORK/home/.local/share/alloclab/results.db" "--user database"
+stop_daemon
