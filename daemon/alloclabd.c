@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <syslog.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
@@ -38,42 +39,73 @@ static bool log_to_journal;
 /* The system instance (root, or not --user): system paths for socket, database, specs, config. */
 static bool system_instance;
 
+static void logv(int priority, const LogContext *ctx, const char *fmt, va_list ap) {
+        char message[1024];
+        vsnprintf(message, sizeof(message), fmt, ap);
+        if (!log_to_journal) {
+                fprintf(stderr, "alloclabd: %s\n", message);
+                return;
+        }
+        char fields[8][320];
+        struct iovec iov[8];
+        size_t n = 0;
+#define FIELD(...)                                                                                          \
+        do {                                                                                                \
+                snprintf(fields[n], sizeof(fields[n]), __VA_ARGS__);                                        \
+                iov[n] = (struct iovec){ .iov_base = fields[n], .iov_len = strlen(fields[n]) };             \
+                n++;                                                                                        \
+        } while (0)
+        FIELD("PRIORITY=%i", priority);
+        FIELD("SYSLOG_IDENTIFIER=alloclabd");
+        if (ctx->message_id)
+                FIELD("MESSAGE_ID=%s", ctx->message_id);
+        if (ctx->run_id > 0)
+                FIELD("RUN_ID=%lld", (long long) ctx->run_id);
+        if (ctx->job_id > 0)
+                FIELD("JOB_ID=%lld", (long long) ctx->job_id);
+        if (ctx->experiment)
+                FIELD("EXPERIMENT=%s", ctx->experiment);
+        if (ctx->variant)
+                FIELD("VARIANT=%s", ctx->variant);
+        if (ctx->cell)
+                FIELD("CELL=%s", ctx->cell);
+#undef FIELD
+        char *text = NULL;
+        if (asprintf(&text, "MESSAGE=%s", message) < 0)
+                return;
+        struct iovec all[9];
+        memcpy(all, iov, n * sizeof(struct iovec));
+        all[n++] = (struct iovec){ .iov_base = text, .iov_len = strlen(text) };
+        sd_journal_sendv(all, (int) n);
+        free(text);
+}
+
+void daemon_log_context(int priority, const LogContext *ctx, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        logv(priority, ctx, fmt, ap);
+        va_end(ap);
+}
+
 void daemon_log(int priority, int64_t run_id, const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
-        char message[1024];
-        vsnprintf(message, sizeof(message), fmt, ap);
+        logv(priority, &(LogContext){ .run_id = run_id }, fmt, ap);
         va_end(ap);
-        if (log_to_journal) {
-                if (run_id > 0)
-                        sd_journal_send("MESSAGE=%s", message, "PRIORITY=%i", priority, "RUN_ID=%lld",
-                                        (long long) run_id, "SYSLOG_IDENTIFIER=alloclabd", NULL);
-                else
-                        sd_journal_send("MESSAGE=%s", message, "PRIORITY=%i", priority,
-                                        "SYSLOG_IDENTIFIER=alloclabd", NULL);
-        } else
-                fprintf(stderr, "alloclabd: %s\n", message);
 }
-
-/* sd-id128 for "a median changed beyond the threshold", so journal queries can find them all. */
-#define MESSAGE_ID_MEDIAN_CHANGE "6f3e0a1d2c4b4e8f9a7d5c3b1e0f2a4d"
 
 void daemon_log_change(int64_t run_id, int64_t previous_run_id, const char *experiment, const char *variant,
                        const char *cell, double before, double after) {
         double change = 100.0 * (after - before) / before;
-        char message[512];
-        snprintf(message, sizeof(message),
-                 "%s run %lld: %s [%s] median %s %.1f%% since run %lld (%.6g -> %.6g)", experiment,
-                 (long long) run_id, variant, cell, change > 0 ? "rose" : "fell",
-                 change > 0 ? change : -change, (long long) previous_run_id, before, after);
-        if (log_to_journal)
-                sd_journal_send("MESSAGE=%s", message, "PRIORITY=%i", LOG_WARNING, "MESSAGE_ID=%s",
-                                MESSAGE_ID_MEDIAN_CHANGE, "RUN_ID=%lld", (long long) run_id,
-                                "PREVIOUS_RUN_ID=%lld", (long long) previous_run_id, "EXPERIMENT=%s",
-                                experiment, "VARIANT=%s", variant, "CELL=%s", cell, "CHANGE_PERCENT=%.2f",
-                                change, "SYSLOG_IDENTIFIER=alloclabd", NULL);
-        else
-                fprintf(stderr, "alloclabd: %s\n", message);
+        LogContext ctx = { .message_id = LOG_MESSAGE_MEDIAN_CHANGE,
+                           .run_id = run_id,
+                           .experiment = experiment,
+                           .variant = variant,
+                           .cell = cell };
+        daemon_log_context(LOG_WARNING, &ctx,
+                           "%s run %lld: %s [%s] median %s %.1f%% since run %lld (%.6g -> %.6g)", experiment,
+                           (long long) run_id, variant, cell, change > 0 ? "rose" : "fell",
+                           change > 0 ? change : -change, (long long) previous_run_id, before, after);
 }
 
 void daemon_update_status(Daemon *d, const char *progress) {

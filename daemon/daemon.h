@@ -30,7 +30,27 @@ typedef struct Daemon {
         uint64_t idle_timeout_usec;
 } Daemon;
 
-/* Structured logging: the journal when stderr is connected to it, stderr otherwise. */
+/* Journal fields of a log message; unset ones are left out. */
+typedef struct LogContext {
+        const char *message_id; /* an sd-id128 in hex, for messages worth querying */
+        int64_t run_id;
+        int64_t job_id;
+        const char *experiment;
+        const char *variant;
+        const char *cell;
+} LogContext;
+
+/* MESSAGE_IDs of alloclabd's structured messages. */
+#define LOG_MESSAGE_JOB_STARTED   "0b7a5d1e9c4f4a2b8e6d3c1f7a9b2e40"
+#define LOG_MESSAGE_JOB_FINISHED  "5c2e8f1a3b6d4e7f9a0c1b2d3e4f5a61"
+#define LOG_MESSAGE_MEDIAN_CHANGE "6f3e0a1d2c4b4e8f9a7d5c3b1e0f2a4d"
+
+/* Structured logging: the journal when stderr is connected to it (JOURNAL_STREAM), with the
+ * context's fields; stderr otherwise. */
+void daemon_log_context(int priority, const LogContext *ctx, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* The same with only a run id (0 for none). */
 void daemon_log(int priority, int64_t run_id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* A median that moved beyond the threshold between two runs of an experiment: a warning with

@@ -300,9 +300,14 @@ static int on_runner_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         if (jobs_finish(d->store, w->job.id, status, note[0] ? note : NULL) < 0)
                 daemon_log(LOG_ERR, worker_run_id(w), "job %lld: cannot update: %s", (long long) w->job.id,
                            store_error(d->store));
-        daemon_log(status == JOB_DONE ? LOG_INFO : LOG_WARNING, worker_run_id(w),
-                   "job %lld (%s, run %lld) %s%s%s", (long long) w->job.id, w->spec->experiment,
-                   (long long) worker_run_id(w), job_status_to_string(status), note[0] ? ": " : "", note);
+        LogContext finished = { .message_id = LOG_MESSAGE_JOB_FINISHED,
+                                .run_id = worker_run_id(w),
+                                .job_id = w->job.id,
+                                .experiment = w->spec->experiment };
+        daemon_log_context(status == JOB_DONE ? LOG_INFO : LOG_WARNING, &finished,
+                           "job %lld (%s, run %lld) %s%s%s", (long long) w->job.id, w->spec->experiment,
+                           (long long) worker_run_id(w), job_status_to_string(status), note[0] ? ": " : "",
+                           note);
         if (status == JOB_DONE && w->job.trigger && strcmp(w->job.trigger, "schedule") == 0)
                 report_changes(w);
         daemon_job_finished(d, w->job.id);
@@ -408,9 +413,13 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
         }
         /* Messages before the exit notification: read the pipe first. */
         (void) sd_event_source_set_priority(w->child, SD_EVENT_PRIORITY_IDLE);
-        daemon_log(LOG_INFO, record_run_id(w->recorder), "job %lld (%s) started as run %lld, runner pid %d",
-                   (long long) w->job.id, w->spec->experiment, (long long) record_run_id(w->recorder),
-                   (int) pid);
+        LogContext started = { .message_id = LOG_MESSAGE_JOB_STARTED,
+                               .run_id = record_run_id(w->recorder),
+                               .job_id = w->job.id,
+                               .experiment = w->spec->experiment };
+        daemon_log_context(LOG_INFO, &started, "job %lld (%s) started as run %lld, runner pid %d",
+                           (long long) w->job.id, w->spec->experiment,
+                           (long long) record_run_id(w->recorder), (int) pid);
         *ret = TAKE_PTR(w);
         return 0;
 }
