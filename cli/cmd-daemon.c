@@ -59,30 +59,44 @@ static int client_connect(Client *c, const char *socket_path) {
         return EXIT_OK;
 }
 
-/* Sends {"method": M, "parameters": P} (taking P) and reads the reply; timeout_ms < 0 waits
- * indefinitely. Returns the reply or NULL (reported). */
-static json_t *client_call(Client *c, const char *method, json_t *params, int timeout_ms) {
+/* Sends {"method": M, "parameters": P} (taking P). Returns 0 or -1 (reported). */
+static int client_send(Client *c, const char *method, json_t *params) {
         json_t *request = json_pack("{s:s, s:o}", "method", method, "parameters", params);
         _cleanup_free_ char *text = request ? json_dumps(request, JSON_COMPACT) : NULL;
         json_decref(request);
         if (!text) {
                 cli_error(c->command, "out of memory");
-                return NULL;
+                return -1;
         }
         size_t n = strlen(text) + 1;
         for (size_t sent = 0; sent < n;) {
                 ssize_t k = send(c->fd, text + sent, n - sent, MSG_NOSIGNAL);
                 if (k < 0) {
                         cli_error(c->command, "cannot talk to the daemon: %m");
-                        return NULL;
+                        return -1;
                 }
                 sent += (size_t) k;
         }
+        return 0;
+}
+
+/* Reads one reply; timeout_ms < 0 waits indefinitely. on_idle (optional) is called each
+ * idle_ms while waiting. Returns the reply or NULL (reported). */
+static json_t *client_receive(Client *c, int timeout_ms, int idle_ms, void (*on_idle)(void *),
+                              void *userdata) {
         _cleanup_free_ char *reply = NULL;
         size_t size = 0;
+        int waited = 0;
         for (;;) {
                 struct pollfd p = { .fd = c->fd, .events = POLLIN };
-                int r = poll(&p, 1, timeout_ms);
+                int slice = on_idle ? idle_ms : timeout_ms;
+                int r = poll(&p, 1, slice);
+                if (r == 0 && on_idle) {
+                        on_idle(userdata);
+                        waited += idle_ms;
+                        if (timeout_ms < 0 || waited < timeout_ms)
+                                continue;
+                }
                 if (r == 0) {
                         cli_error(c->command, "the daemon did not answer within %d s", timeout_ms / 1000);
                         return NULL;
@@ -109,6 +123,10 @@ static json_t *client_call(Client *c, const char *method, json_t *params, int ti
         if (!j)
                 cli_error(c->command, "unreadable reply from the daemon: %s", err.text);
         return j;
+}
+
+static json_t *client_call(Client *c, const char *method, json_t *params, int timeout_ms) {
+        return client_send(c, method, params) < 0 ? NULL : client_receive(c, timeout_ms, 0, NULL, NULL);
 }
 
 /* Prints a reply's error and returns true when there is one. */
@@ -142,6 +160,16 @@ static int parse_socket_option(const char *command, int argc, char **argv, const
                 }
         }
         return EXIT_OK;
+}
+
+static void show_progress(void *userdata) {
+        Client *status = userdata;
+        json_t *reply = client_call(status, "io.alloclab.Status", json_object(), CLIENT_TIMEOUT_MS);
+        const char *text =
+                json_string_value(json_object_get(json_object_get(reply, "parameters"), "progress"));
+        if (text)
+                fprintf(stderr, "\r\033[K%s", text);
+        json_decref(reply);
 }
 
 static const char submit_usage[] =
@@ -232,7 +260,14 @@ int cmd_submit(int argc, char **argv) {
                 return EXIT_OK;
         }
         fprintf(stderr, "job %lld queued; waiting\n", (long long) job);
-        reply = client_call(&c, "io.alloclab.Wait", json_pack("{s:I}", "job", job), -1);
+        /* A progress line from a second connection while the first waits (on a terminal). */
+        _cleanup_(client_done) Client watcher = { .command = "submit", .fd = -1 };
+        bool progress = isatty(STDERR_FILENO) && client_connect(&watcher, socket_path) == EXIT_OK;
+        reply = client_send(&c, "io.alloclab.Wait", json_pack("{s:I}", "job", job)) < 0
+                        ? NULL
+                        : client_receive(&c, -1, 1000, progress ? show_progress : NULL, &watcher);
+        if (progress)
+                fprintf(stderr, "\r\033[K");
         if (!reply || reply_failed("submit", reply)) {
                 json_decref(reply);
                 return EXIT_ENVIRONMENT;
@@ -284,6 +319,9 @@ int cmd_status(int argc, char **argv) {
                        json_string_value(json_object_get(running, "submitter")));
         printf("; %lld queued; database %s\n", (long long) json_integer_value(json_object_get(p, "queued")),
                json_string_value(json_object_get(p, "database")));
+        const char *progress = json_string_value(json_object_get(p, "progress"));
+        if (progress && *progress)
+                printf("%s\n", progress);
         json_decref(reply);
         return EXIT_OK;
 }

@@ -115,11 +115,21 @@ void daemon_update_status(Daemon *d, const char *progress) {
                 for (size_t i = 0; i < n; i++)
                         queued += jobs[i].status == JOB_QUEUED;
         jobs_list_free(jobs, n);
+        const char *experiment = NULL;
+        time_t next = scheduler_next(d->scheduler, &experiment);
+        char when[64] = "";
+        struct tm tm;
+        if (next != (time_t) -1 && localtime_r(&next, &tm))
+                strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
         if (d->worker)
-                sd_notifyf(false, "STATUS=%s; %zu queued",
-                           progress ? progress : worker_experiment(d->worker), queued);
+                snprintf(d->progress, sizeof(d->progress), "%s; %zu queued",
+                         progress ? progress : worker_experiment(d->worker), queued);
+        else if (when[0])
+                snprintf(d->progress, sizeof(d->progress), "idle; %zu queued; next scheduled %s at %s",
+                         queued, experiment, when);
         else
-                sd_notifyf(false, "STATUS=idle; %zu queued", queued);
+                snprintf(d->progress, sizeof(d->progress), "idle; %zu queued", queued);
+        sd_notifyf(false, "STATUS=%s", d->progress);
 }
 
 int daemon_start_next(Daemon *d) {
@@ -403,7 +413,7 @@ static int run(int argc, char **argv) {
         r = store_open(d.db_path, STORE_READ_WRITE, &d.store, &message);
         if (r < 0) {
                 daemon_log(LOG_ERR, 0, "%s", message ? message : strerror(-r));
-                sd_notifyf(false, "ERRNO=%i", -r);
+                errno = -r;
                 return EXIT_FAILURE;
         }
         recover_jobs(&d);
@@ -475,5 +485,8 @@ static int run(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-        return run(argc, argv);
+        int r = run(argc, argv);
+        if (r == EXIT_FAILURE)
+                sd_notifyf(false, "ERRNO=%i", errno > 0 ? errno : EIO);
+        return r;
 }

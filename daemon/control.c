@@ -163,7 +163,17 @@ static json_t *method_submit(Connection *c, json_t *params) {
                 return error_reply("io.alloclab.SpecInvalid", json_pack("{s:o}", "diagnostics", list));
         }
         diag_clear(&diag);
+        /* What `alloclab check` checks too: allocators and programs exist for this caller. */
+        Plan *plan = NULL;
+        _cleanup_free_ char *message = NULL;
+        int q = plan_new(spec, job.env, 0, d->probe_path, &plan, &message);
+        plan_free(plan);
         spec_free(spec);
+        if (q < 0) {
+                strv_free(job.env);
+                return error_reply("io.alloclab.PlanFailed",
+                                   json_pack("{s:s}", "message", message ? message : strerror(-q)));
+        }
 
         struct passwd *pw = getpwuid(c->peer.uid);
         job.spec_path = (char *) spec_path;
@@ -199,9 +209,9 @@ static json_t *method_status(Connection *c) {
                         waiting++;
         }
         jobs_list_free(queued, n);
-        return json_pack("{s:{s:s, s:o, s:I, s:s, s:s}}", "parameters", "state",
+        return json_pack("{s:{s:s, s:o, s:I, s:s, s:s, s:s}}", "parameters", "state",
                          d->worker ? "running" : "idle", "running", running, "queued", (json_int_t) waiting,
-                         "database", d->db_path, "version", ALLOCLAB_VERSION);
+                         "database", d->db_path, "version", ALLOCLAB_VERSION, "progress", d->progress);
 }
 
 static json_t *method_queue(Connection *c, json_t *params) {

@@ -28,6 +28,7 @@ typedef struct Daemon {
         Scheduler *scheduler;
         bool stopping; /* SIGTERM/SIGINT: no new jobs, finish the current one as interrupted */
         uint64_t idle_timeout_usec;
+        char progress[256]; /* the STATUS= text last published */
 } Daemon;
 
 /* Journal fields of a log message; unset ones are left out. */

@@ -101,6 +101,12 @@ printf 'experiment: bad\ncommand: [/bin/true]\nallocators: {glibc: {}}\nsample: 
 run_alloclab 3 submit "$WORK/bad.yaml"
 expect_eq "$ERR" "$WORK/bad.yaml:4:1: unknown key 'sample' (did you mean 'samples'?)" "submit diagnostics"
 expect_eq "$(q "SELECT count(*) FROM jobs")" 4 "no job for a bad spec"
+# A missing program is found at submission too, as `alloclab check` finds it.
+printf 'experiment: missing\ncommand: [no-such-program-for-alloclab]\nallocators: {glibc: {}}\n' >"$WORK/missing.yaml"
+run_alloclab 4 submit "$WORK/missing.yaml"
+expect_eq "$ERR" "alloclab submit: io.alloclab.PlanFailed: variant glibc: cannot run 'no-such-program-for-alloclab': No such file or directory" \
+    "submit of a spec whose program is missing"
+expect_eq "$(q "SELECT count(*) FROM jobs")" 4 "no job for a missing program"
 
 # Cancel a running job.
 cat >"$WORK/long.yaml" <<YAML

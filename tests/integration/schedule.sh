@@ -96,6 +96,8 @@ expect_contains "$OUT" "30 3 * * *" "its cron expression"
 rm "$SPECS/often.yaml"
 kill -HUP "$daemon_pid"
 sleep 0.3
+run_alloclab 0 status
+expect_contains "$OUT" "next scheduled nightly at " "status names the next firing"
 stop_daemon
 
 # Catch-up: pretend nightly last fired three days ago; the missed firing runs once at start.
