@@ -103,6 +103,14 @@ int jobs_add(Store *s, const Job *j, int64_t *ret_id) {
                          j->cwd, (int64_t) j->uid, (int64_t) j->gid, j->submitter, j->trigger, j->run_id);
 }
 
+static int read_job_row(sqlite3_stmt *st, void *element) {
+        return read_job(st, element);
+}
+
+static void clear_job(void *element) {
+        job_done(element);
+}
+
 /* Runs a SELECT of JOB_COLUMNS with ?1 bound to arg and collects up to limit rows. */
 static int select_jobs(Store *s, const char *where, int64_t arg, size_t limit, Job **ret, size_t *ret_n) {
         _cleanup_free_ char *sql = NULL;
@@ -112,30 +120,11 @@ static int select_jobs(Store *s, const char *where, int64_t arg, size_t limit, J
         if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
         sqlite3_bind_int64(st, 1, arg);
-        Job *list = NULL;
-        size_t n = 0;
-        int rc, r = 0;
-        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-                Job *grown = realloc(list, (n + 1) * sizeof(Job));
-                if (!grown) {
-                        r = -ENOMEM;
-                        break;
-                }
-                list = grown;
-                r = read_job(st, &list[n]);
-                if (r >= 0)
-                        n++;
-        }
-        if (r >= 0 && rc != SQLITE_DONE)
-                r = -EIO;
-        sqlite3_finalize(st);
-        if (r < 0) {
-                jobs_list_free(list, n);
-                return r;
-        }
-        *ret = list;
-        *ret_n = n;
-        return 0;
+        void *list = NULL;
+        int r = sql_collect(st, sizeof(Job), read_job_row, clear_job, &list, ret_n);
+        if (r >= 0)
+                *ret = list;
+        return r;
 }
 
 static int select_one(Store *s, const char *where, int64_t arg, Job *ret) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "db/query.h"
+#include "db/sql.h"
 #include "util/cleanup.h"
 
 static char *col_text(sqlite3_stmt *st, int i) {
@@ -63,6 +64,14 @@ static int read_summary(sqlite3_stmt *st, RunSummary *r) {
         return r->experiment && r->status && r->started_at && r->hostname && r->metric ? 0 : -ENOMEM;
 }
 
+static int read_summary_row(sqlite3_stmt *st, void *element) {
+        return read_summary(st, element);
+}
+
+static void clear_summary(void *element) {
+        run_summary_done(element);
+}
+
 int query_runs(Store *s, const char *experiment, size_t limit, RunSummary **ret, size_t *ret_n) {
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(store_db(s),
@@ -72,28 +81,11 @@ int query_runs(Store *s, const char *experiment, size_t limit, RunSummary **ret,
                 return -EIO;
         sqlite3_bind_text(st, 1, experiment, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, (sqlite3_int64) limit);
-        RunSummary *list = NULL;
-        size_t n = 0;
-        int rc, r = 0;
-        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-                RunSummary *grown = realloc(list, (n + 1) * sizeof(RunSummary));
-                if (!grown) {
-                        r = -ENOMEM;
-                        break;
-                }
-                list = grown;
-                r = read_summary(st, &list[n++]);
-        }
-        if (r >= 0 && rc != SQLITE_DONE)
-                r = -EIO;
-        sqlite3_finalize(st);
-        if (r < 0) {
-                query_runs_free(list, n);
-                return r;
-        }
-        *ret = list;
-        *ret_n = n;
-        return 0;
+        void *list = NULL;
+        int r = sql_collect(st, sizeof(RunSummary), read_summary_row, clear_summary, &list, ret_n);
+        if (r >= 0)
+                *ret = list;
+        return r;
 }
 
 int query_latest_run(Store *s, int64_t *ret) {
@@ -378,15 +370,32 @@ int query_report(Store *s, int64_t run_id, Report **ret) {
         return 0;
 }
 
+static void clear_allocator(void *element) {
+        VariantAllocator *a = element;
+        free(a->variant);
+        free(a->allocator);
+        free(a->path);
+        free(a->sha256);
+        free(a->version);
+        free(a->probe_report);
+}
+
+static int read_allocator(sqlite3_stmt *st, void *element) {
+        VariantAllocator *a = element;
+        *a = (VariantAllocator){
+                .variant = col_text(st, 0),
+                .allocator = col_text(st, 1),
+                .path = col_text(st, 2),
+                .sha256 = col_text(st, 3),
+                .version = col_text(st, 4),
+                .probe_report = col_text_or_null(st, 5),
+        };
+        return a->variant && a->allocator && a->path && a->sha256 && a->version ? 0 : -ENOMEM;
+}
+
 void query_allocators_free(VariantAllocator *list, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                free(list[i].variant);
-                free(list[i].allocator);
-                free(list[i].path);
-                free(list[i].sha256);
-                free(list[i].version);
-                free(list[i].probe_report);
-        }
+        for (size_t i = 0; i < n; i++)
+                clear_allocator(&list[i]);
         free(list);
 }
 
@@ -402,45 +411,31 @@ int query_allocators(Store *s, int64_t run_id, VariantAllocator **ret, size_t *r
                     -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
         sqlite3_bind_int64(st, 1, run_id);
-        VariantAllocator *list = NULL;
-        size_t n = 0;
-        int rc, r = 0;
-        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-                VariantAllocator *grown = realloc(list, (n + 1) * sizeof(VariantAllocator));
-                if (!grown) {
-                        r = -ENOMEM;
-                        break;
-                }
-                list = grown;
-                VariantAllocator *a = &list[n++];
-                *a = (VariantAllocator){
-                        .variant = col_text(st, 0),
-                        .allocator = col_text(st, 1),
-                        .path = col_text(st, 2),
-                        .sha256 = col_text(st, 3),
-                        .version = col_text(st, 4),
-                        .probe_report = col_text_or_null(st, 5),
-                };
-                if (!a->variant || !a->allocator || !a->path || !a->sha256 || !a->version)
-                        r = -ENOMEM;
-        }
-        if (r >= 0 && rc != SQLITE_DONE)
-                r = -EIO;
-        sqlite3_finalize(st);
-        if (r < 0) {
-                query_allocators_free(list, n);
-                return r;
-        }
-        *ret = list;
-        *ret_n = n;
-        return 0;
+        void *list = NULL;
+        int r = sql_collect(st, sizeof(VariantAllocator), read_allocator, clear_allocator, &list, ret_n);
+        if (r >= 0)
+                *ret = list;
+        return r;
+}
+
+static void clear_change(void *element) {
+        MedianChange *c = element;
+        free(c->cell);
+        free(c->variant);
+}
+
+static int read_change(sqlite3_stmt *st, void *element) {
+        MedianChange *c = element;
+        *c = (MedianChange){ .cell = col_text(st, 0),
+                             .variant = col_text(st, 1),
+                             .before = sqlite3_column_double(st, 2),
+                             .after = sqlite3_column_double(st, 3) };
+        return c->cell && c->variant ? 0 : -ENOMEM;
 }
 
 void query_median_changes_free(MedianChange *list, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                free(list[i].cell);
-                free(list[i].variant);
-        }
+        for (size_t i = 0; i < n; i++)
+                clear_change(&list[i]);
         free(list);
 }
 
@@ -480,34 +475,12 @@ int query_median_changes(Store *s, int64_t run_id, double threshold, int64_t *re
         sqlite3_bind_int64(st, 1, run_id);
         sqlite3_bind_int64(st, 2, previous);
         sqlite3_bind_double(st, 3, threshold);
-        MedianChange *list = NULL;
-        size_t n = 0;
-        int rc, r = 0;
-        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-                MedianChange *grown = realloc(list, (n + 1) * sizeof(MedianChange));
-                if (!grown) {
-                        r = -ENOMEM;
-                        break;
-                }
-                list = grown;
-                list[n] = (MedianChange){ .cell = col_text(st, 0),
-                                          .variant = col_text(st, 1),
-                                          .before = sqlite3_column_double(st, 2),
-                                          .after = sqlite3_column_double(st, 3) };
-                n++;
-                if (!list[n - 1].cell || !list[n - 1].variant)
-                        r = -ENOMEM;
-        }
-        if (r >= 0 && rc != SQLITE_DONE)
-                r = -EIO;
-        sqlite3_finalize(st);
-        if (r < 0) {
-                query_median_changes_free(list, n);
+        void *list = NULL;
+        int r = sql_collect(st, sizeof(MedianChange), read_change, clear_change, &list, ret_n);
+        if (r < 0)
                 return r;
-        }
         *ret_previous = previous;
         *ret = list;
-        *ret_n = n;
         return 0;
 }
 

@@ -7,6 +7,8 @@
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "db/sql.h"
 
@@ -83,4 +85,34 @@ int sql_exec1(sqlite3 *db, int64_t *ret_id, const char *sql, const char *fmt, ..
                 *ret_id = sqlite3_last_insert_rowid(db);
         sqlite3_finalize(st);
         return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+int sql_collect(sqlite3_stmt *st, size_t size, int (*read)(sqlite3_stmt *st, void *element),
+                void (*clear)(void *element), void **ret, size_t *ret_n) {
+        char *list = NULL;
+        size_t n = 0;
+        int rc = SQLITE_DONE, r = 0;
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                char *grown = realloc(list, (n + 1) * size);
+                if (!grown) {
+                        r = -ENOMEM;
+                        break;
+                }
+                list = grown;
+                memset(list + n * size, 0, size);
+                r = read(st, list + n * size);
+                n++; /* a partly read element is cleared with the rest */
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = -EIO;
+        sqlite3_finalize(st);
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        clear(list + i * size);
+                free(list);
+                return r;
+        }
+        *ret = list;
+        *ret_n = n;
+        return 0;
 }

@@ -23,3 +23,12 @@ int sql_step(sqlite3 *db, sqlite3_stmt *st, int64_t *ret_id, const char *fmt, ..
 /* One-off statement: prepare, bind, step, finalize. *ret_id gets the first column of a returned
  * row, or the new rowid. */
 int sql_exec1(sqlite3 *db, int64_t *ret_id, const char *sql, const char *fmt, ...);
+
+/*
+ * Steps st (prepared and bound by the caller, finalized here) to its end and returns one
+ * element of `size` bytes per row in a new array: read() fills a zeroed element and returns
+ * < 0 on failure; on any failure every element is cleared with clear() and nothing returned.
+ * Returns 0, -ENOMEM, -EIO, or read()'s error.
+ */
+int sql_collect(sqlite3_stmt *st, size_t size, int (*read)(sqlite3_stmt *st, void *element),
+                void (*clear)(void *element), void **ret, size_t *ret_n);
