@@ -597,6 +597,20 @@ static bool defines(void *map, const char *name) {
         return find_symbol(map, name) != NULL;
 }
 
+/* The address of a function or object defined in map itself (not through dlsym: see
+ * find_symbol), or NULL. */
+static void *symbol_address(const struct link_map *map, const char *name) {
+        const ElfW(Sym) *sym = find_symbol(map, name);
+        if (!sym || (ELF64_ST_TYPE(sym->st_info) != STT_FUNC && ELF64_ST_TYPE(sym->st_info) != STT_OBJECT))
+                return NULL;
+        return (void *) (map->l_addr + sym->st_value);
+}
+
+/* The main program's link map: the head of the loader's list. */
+static struct link_map *first_object(void) {
+        return _r_debug.r_map;
+}
+
 static const char *const jemalloc_prefixes[] = { "", "je_", "_rjem_", "rjem_", NULL };
 
 /* Allocator families of the object, and the jemalloc symbol prefix. A forwarding shim (the
@@ -637,7 +651,7 @@ typedef int (*MallctlFn)(const char *, void *, size_t *, void *, size_t);
 static void identify_jemalloc(void *map, const char *prefix) {
         char name[64];
         snprintf(name, sizeof(name), "%smallctl", prefix);
-        MallctlFn mallctl = (MallctlFn) dlsym(map, name);
+        MallctlFn mallctl = (MallctlFn) symbol_address(map, name);
         if (!mallctl)
                 return;
         const char *version = NULL;
@@ -701,8 +715,8 @@ static void identify_jemalloc(void *map, const char *prefix) {
 }
 
 static void identify_mimalloc(void *map) {
-        int (*version)(void) = (int (*)(void)) dlsym(map, "mi_version");
-        long (*option_get)(mi_option_t) = (long (*)(mi_option_t)) dlsym(map, "mi_option_get");
+        int (*version)(void) = (int (*)(void)) symbol_address(map, "mi_version");
+        long (*option_get)(mi_option_t) = (long (*)(mi_option_t)) symbol_address(map, "mi_option_get");
         if (!version)
                 return;
         int v = version();
@@ -741,9 +755,9 @@ static void identify_mimalloc(void *map) {
 
 static void identify_tcmalloc(void *map) {
         const char *(*version)(int *, int *, const char **) =
-                (const char *(*) (int *, int *, const char **) ) dlsym(map, "tc_version");
+                (const char *(*) (int *, int *, const char **) ) symbol_address(map, "tc_version");
         int (*property)(const char *, size_t *) =
-                (int (*)(const char *, size_t *)) dlsym(map, "MallocExtension_GetNumericProperty");
+                (int (*)(const char *, size_t *)) symbol_address(map, "MallocExtension_GetNumericProperty");
         if (version) {
                 int major = 0, minor = 0;
                 const char *patch = NULL;
@@ -776,33 +790,30 @@ static void identify_glibc(void) {
 /* The object that serves the program's malloc: the first definition in the global scope,
  * unless that is this probe, in which case the one it forwards to. */
 static void identify(void) {
-        void *m = dlsym(RTLD_DEFAULT, "malloc");
-        if (m == (void *) malloc)
-                m = (void *) next.malloc;
-        struct link_map *map = object_of(m);
+        /* The first object in the global scope that defines malloc (the loader's list is in
+         * that order for everything loaded at start-up). */
+        struct link_map *map = first_object();
+        while (map && !find_symbol(map, "malloc"))
+                map = map->l_next;
+        if (map == object_of((void *) malloc))
+                map = object_of((void *) next.malloc);
         if (!map)
                 return;
         if (map->l_name && map->l_name[0])
                 copy_text(report->effective_path, sizeof(report->effective_path), map->l_name);
         else if (readlink("/proc/self/exe", report->effective_path, sizeof(report->effective_path) - 1) < 0)
                 copy_text(report->effective_path, sizeof(report->effective_path), "?");
-        /* A link map is not a lookup handle for objects loaded at start-up (their
-         * search list is empty); dlopen(RTLD_NOLOAD) of the same object gives a proper one. */
-        void *handle = dlopen(map->l_name && map->l_name[0] ? map->l_name : NULL, RTLD_NOLOAD | RTLD_LAZY);
-        if (!handle)
-                return;
         report->effective_family =
-                families_of(handle, true, report->effective_prefix, sizeof(report->effective_prefix));
+                families_of(map, true, report->effective_prefix, sizeof(report->effective_prefix));
         report->n_options = 0;
         if (report->effective_family & PROBE_FAMILY_JEMALLOC)
-                identify_jemalloc(handle, report->effective_prefix);
+                identify_jemalloc(map, report->effective_prefix);
         else if (report->effective_family & PROBE_FAMILY_MIMALLOC)
-                identify_mimalloc(handle);
+                identify_mimalloc(map);
         else if (report->effective_family & PROBE_FAMILY_TCMALLOC)
-                identify_tcmalloc(handle);
+                identify_tcmalloc(map);
         else if (report->effective_family & PROBE_FAMILY_GLIBC)
                 identify_glibc();
-        dlclose(handle);
         report->state |= PROBE_STATE_IDENTITY;
 }
 
@@ -811,11 +822,9 @@ static void identify(void) {
 static unsigned census_objects;
 
 /* Walks the loader's list of objects from the main program on and asks each which allocators it
- * implements (find_symbol: no lookups that fail through dlsym). */
+ * implements (find_symbol: no lookups that fail through dlsym, no dlopen). */
 static void census(void) {
-        void *main_map = dlopen(NULL, RTLD_NOLOAD | RTLD_LAZY);
-        if (!main_map)
-                return;
+        struct link_map *main_map = first_object();
         unsigned objects = 0;
         uint32_t n = 0;
         for (struct link_map *map = main_map; map; map = map->l_next) {
@@ -833,7 +842,6 @@ static void census(void) {
                 lib->families = families;
                 copy_text(lib->prefix, sizeof(lib->prefix), prefix);
         }
-        dlclose(main_map);
         census_objects = objects;
         report->n_libraries = n;
         report->state |= PROBE_STATE_CENSUS;
@@ -841,12 +849,9 @@ static void census(void) {
 
 /* Whether objects were loaded or unloaded since the last census. */
 static bool census_stale(void) {
-        void *main_map = dlopen(NULL, RTLD_NOLOAD | RTLD_LAZY);
         unsigned objects = 0;
-        for (struct link_map *map = main_map; map; map = map->l_next)
+        for (struct link_map *map = first_object(); map; map = map->l_next)
                 objects++;
-        if (main_map)
-                dlclose(main_map);
         return objects != census_objects;
 }
 
