@@ -795,7 +795,9 @@ static void identify(void) {
         struct link_map *map = first_object();
         while (map && !find_symbol(map, "malloc"))
                 map = map->l_next;
-        if (map == object_of((void *) malloc))
+        /* This probe's own object, found through a static function: the address of malloc
+         * itself may be a canonical PLT entry in the main program. */
+        if (map == object_of((void *) identify))
                 map = object_of((void *) next.malloc);
         if (!map)
                 return;

@@ -64,14 +64,17 @@ sed -i 's/probe: always/probe: never/' "$WORK/always.yaml"
 run_alloclab 0 run "$WORK/always.yaml" --quiet
 expect_eq "$(q "SELECT count(*) FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 3")" 0 "probe: never"
 
-# A glibc variant of a program with its own malloc is not a preload problem: nothing to preload.
+# A glibc variant of a program with its own malloc: glibc does not serve it either, and the
+# smoke run says who does.
 cat >"$WORK/own.yaml" <<YAML
 experiment: own
 command: ["${WORKLOAD}-ownmalloc"]
 allocators: {glibc: {}}
 samples: 1
 YAML
-run_alloclab 0 run "$WORK/own.yaml" --quiet
+run_alloclab 1 run "$WORK/own.yaml" --quiet
+expect_contains "$OUT" "preload-ineffective: malloc is served by ${WORKLOAD}-ownmalloc (none), not by glibc" \
+    "a program's own malloc under the glibc variant"
 
 # Forward mode: the probe loads a library privately and forwards the malloc family to its
 # prefixed entry points (mimalloc's mi_, tcmalloc's tc_); a library without them is refused.
