@@ -69,6 +69,7 @@ typedef struct Family {
 } Family;
 
 static Family next;
+static char forward_prefix[16]; /* forward mode's symbol prefix, also a jemalloc prefix candidate */
 /* Whether a function's blocks may be measured with next.usable_size: not when that function
  * comes from another object than usable_size (an allocator that lacks pvalloc leaves it to
  * glibc, and asking jemalloc for the size of a glibc block would crash the program). */
@@ -335,6 +336,7 @@ static void resolve(void) {
         const char *library = getenv(PROBE_ENV_FORWARD_LIBRARY);
         if (library && *library) {
                 const char *prefix = getenv(PROBE_ENV_FORWARD_PREFIX);
+                copy_text(forward_prefix, sizeof(forward_prefix), prefix);
                 if (!resolve_forward(library, prefix ? prefix : "")) {
                         report->state |= PROBE_STATE_FORWARD_FAILED;
                         static const char msg[] = "alloclab probe: forward mode refused: ";
@@ -611,6 +613,7 @@ static struct link_map *first_object(void) {
         return _r_debug.r_map;
 }
 
+/* Symbol prefixes of jemalloc builds seen in the wild; the forward-mode prefix is tried too. */
 static const char *const jemalloc_prefixes[] = { "", "je_", "_rjem_", "rjem_", NULL };
 
 /* Allocator families of the object, and the jemalloc symbol prefix. A forwarding shim (the
@@ -618,12 +621,18 @@ static const char *const jemalloc_prefixes[] = { "", "je_", "_rjem_", "rjem_", N
  * so the census must not count it as a second copy. */
 static uint32_t families_of(void *map, bool shims, char *prefix, size_t prefix_size) {
         uint32_t f = 0;
-        for (size_t i = 0; jemalloc_prefixes[i]; i++) {
+        const char *candidates[sizeof(jemalloc_prefixes) / sizeof(jemalloc_prefixes[0]) + 1];
+        size_t n = 0;
+        for (size_t i = 0; jemalloc_prefixes[i]; i++)
+                candidates[n++] = jemalloc_prefixes[i];
+        if (forward_prefix[0])
+                candidates[n++] = forward_prefix;
+        for (size_t i = 0; i < n; i++) {
                 char name[64];
-                snprintf(name, sizeof(name), "%smallctl", jemalloc_prefixes[i]);
+                snprintf(name, sizeof(name), "%smallctl", candidates[i]);
                 if (defines(map, name)) {
                         f |= PROBE_FAMILY_JEMALLOC;
-                        copy_text(prefix, prefix_size, jemalloc_prefixes[i]);
+                        copy_text(prefix, prefix_size, candidates[i]);
                         break;
                 }
         }

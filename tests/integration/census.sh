@@ -54,3 +54,21 @@ run_alloclab 4 census -- /no/such/program
 # ALLOCLAB_PROBE_FD=4 while its fd 4 is a file of its own.
 run_alloclab 0 census -- /bin/sh -c "exec 4>'$WORK/own-file'; ALLOCLAB_PROBE_FD=4 '$WORKLOAD' which"
 expect_eq "$(stat -c %s "$WORK/own-file")" 0 "the program's own fd 4 untouched"
+
+# Forward mode through a prefixed "jemalloc" (tests/workloads/prefixed-allocator.c): identified
+# by its prefixed mallctl, version and options read through it.
+cat >"$WORK/pfx.yaml" <<YAML
+experiment: prefixed
+command: ["$WORKLOAD", threads, "1", "100"]
+allocators:
+  glibc: {}
+  pfx: {forward: {library: "$PREFIXED", prefix: pfx_}}
+samples: 1
+YAML
+run_alloclab 0 run "$WORK/pfx.yaml" --quiet
+expect_eq "$(q "SELECT p.family, p.version, json_extract(p.report, '$.effective.prefix'),
+                json_extract(p.report, '$.effective.options.narenas'),
+                json_extract(p.report, '$.counters.calls.aligned_alloc')
+                FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN variants v ON v.id = s.variant_id
+                WHERE v.name = 'pfx' AND s.phase = 'smoke'")" "jemalloc|5.3.0-prefixed-test|pfx_|7|100" \
+    "prefixed jemalloc identified through pfx_mallctl"
