@@ -229,15 +229,24 @@ static json_t *method_queue(Connection *c, json_t *params) {
         return json_pack("{s:{s:o}}", "parameters", "jobs", list);
 }
 
-/* Only the submitter or root may cancel a job. */
-static json_t *method_cancel(Connection *c, json_t *params) {
-        Daemon *d = c->control->daemon;
+/* The job named by {"job": ID}: NULL and *ret filled, or the error reply. */
+static json_t *requested_job(Connection *c, json_t *params, Job *ret) {
         json_int_t id;
         if (json_unpack(params, "{s:I}", "job", &id) < 0)
                 return error_reply("io.alloclab.InvalidParameter", NULL);
-        Job job;
-        if (jobs_get(d->store, id, &job) < 0)
+        if (jobs_get(c->control->daemon->store, id, ret) < 0)
                 return error_reply("io.alloclab.NoSuchJob", json_pack("{s:I}", "job", id));
+        return NULL;
+}
+
+/* Only the submitter or root may cancel a job. */
+static json_t *method_cancel(Connection *c, json_t *params) {
+        Daemon *d = c->control->daemon;
+        Job job;
+        json_t *error = requested_job(c, params, &job);
+        if (error)
+                return error;
+        int64_t id = job.id;
         JobStatus status = job.status;
         bool allowed = c->peer.uid == 0 || c->peer.uid == job.uid;
         job_done(&job);
@@ -250,21 +259,20 @@ static json_t *method_cancel(Connection *c, json_t *params) {
         } else if (status == JOB_RUNNING && d->worker && worker_job_id(d->worker) == id)
                 worker_cancel(d->worker, false);
         else
-                return error_reply("io.alloclab.JobFinished", json_pack("{s:I, s:s}", "job", id, "status",
-                                                                        job_status_to_string(status)));
+                return error_reply("io.alloclab.JobFinished",
+                                   json_pack("{s:I, s:s}", "job", (json_int_t) id, "status",
+                                             job_status_to_string(status)));
         daemon_log(LOG_INFO, 0, "job %lld canceled by uid %u", (long long) id, (unsigned) c->peer.uid);
         return json_pack("{s:{}}", "parameters");
 }
 
 /* Wait: replies when the job has ended (at once if it already has). */
 static json_t *method_wait(Connection *c, json_t *params) {
-        Daemon *d = c->control->daemon;
-        json_int_t id;
-        if (json_unpack(params, "{s:I}", "job", &id) < 0)
-                return error_reply("io.alloclab.InvalidParameter", NULL);
         Job job;
-        if (jobs_get(d->store, id, &job) < 0)
-                return error_reply("io.alloclab.NoSuchJob", json_pack("{s:I}", "job", id));
+        json_t *error = requested_job(c, params, &job);
+        if (error)
+                return error;
+        int64_t id = job.id;
         bool active = job.status == JOB_QUEUED || job.status == JOB_RUNNING;
         json_t *reply = active ? NULL : json_pack("{s:o}", "parameters", job_json(&job));
         job_done(&job);
