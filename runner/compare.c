@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Statistics for comparisons. Ranks use average ranks for ties; p-values use the normal
+ * approximation with tie correction and a 0.5 continuity correction, which is what the usual
+ * references call "asymptotic"; exact small-sample tables are not used. The bootstrap draws
+ * from plan_random_next() so results depend only on the data and the seed.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/compare.h"
+#include "runner/plan.h"
+#include "runner/stats.h"
+#include "util/cleanup.h"
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return (x > y) - (x < y);
+}
+
+/* Median of a resample of x into scratch. */
+static double resampled_median(const double *x, size_t n, double *scratch, uint64_t *rng) {
+        for (size_t i = 0; i < n; i++)
+                scratch[i] = x[plan_random_next(rng) % n];
+        qsort(scratch, n, sizeof(double), cmp_double);
+        return stats_median_sorted(scratch, n);
+}
+
+static void percentile_interval(double *values, size_t n, double level, double *lo, double *hi) {
+        qsort(values, n, sizeof(double), cmp_double);
+        double tail = (1 - level) / 2;
+        size_t a = (size_t) floor(tail * (double) (n - 1)), b = (size_t) ceil((1 - tail) * (double) (n - 1));
+        *lo = values[a];
+        *hi = values[b < n ? b : n - 1];
+}
+
+int compare_median_ci(const double *x, size_t n, uint64_t seed, unsigned resamples, double level,
+                      double *ret_lo, double *ret_hi) {
+        if (n == 0 || resamples == 0)
+                return -EINVAL;
+        _cleanup_free_ double *scratch = malloc(n * sizeof(double));
+        _cleanup_free_ double *medians = malloc(resamples * sizeof(double));
+        if (!scratch || !medians)
+                return -ENOMEM;
+        uint64_t rng = seed;
+        for (unsigned i = 0; i < resamples; i++)
+                medians[i] = resampled_median(x, n, scratch, &rng);
+        percentile_interval(medians, resamples, level, ret_lo, ret_hi);
+        return 0;
+}
+
+int compare_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
+                     unsigned resamples, double level, double *ret_lo, double *ret_hi) {
+        if (na == 0 || nb == 0 || resamples == 0)
+                return -EINVAL;
+        _cleanup_free_ double *scratch = malloc((na > nb ? na : nb) * sizeof(double));
+        _cleanup_free_ double *ratios = malloc(resamples * sizeof(double));
+        if (!scratch || !ratios)
+                return -ENOMEM;
+        uint64_t rng = seed;
+        for (unsigned i = 0; i < resamples; i++) {
+                double ma = resampled_median(a, na, scratch, &rng);
+                double mb = resampled_median(b, nb, scratch, &rng);
+                ratios[i] = ma != 0 ? mb / ma : NAN;
+        }
+        percentile_interval(ratios, resamples, level, ret_lo, ret_hi);
+        return 0;
+}
+
+typedef struct Ranked {
+        double value;
+        size_t index;
+} Ranked;
+
+static int cmp_ranked(const void *a, const void *b) {
+        return cmp_double(&((const Ranked *) a)->value, &((const Ranked *) b)->value);
+}
+
+/* Average ranks (1-based) of values into ranks[index]; returns sum over tie groups of t^3 - t. */
+static double rank(Ranked *r, size_t n, double *ranks) {
+        qsort(r, n, sizeof(Ranked), cmp_ranked);
+        double ties = 0;
+        for (size_t i = 0; i < n;) {
+                size_t j = i;
+                while (j + 1 < n && r[j + 1].value == r[i].value)
+                        j++;
+                double average = (double) (i + j) / 2 + 1;
+                for (size_t k = i; k <= j; k++)
+                        ranks[r[k].index] = average;
+                double t = (double) (j - i + 1);
+                ties += t * t * t - t;
+                i = j + 1;
+        }
+        return ties;
+}
+
+/* Two-sided p-value of a normal statistic with a continuity correction. */
+static double two_sided_p(double statistic, double mean, double sd) {
+        if (sd <= 0)
+                return 1;
+        double z = (fabs(statistic - mean) - 0.5) / sd;
+        if (z < 0)
+                z = 0;
+        return erfc(z / sqrt(2));
+}
+
+int compare_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *ret_u,
+                         double *ret_p) {
+        if (na == 0 || nb == 0)
+                return -EINVAL;
+        size_t n = na + nb;
+        _cleanup_free_ Ranked *r = malloc(n * sizeof(Ranked));
+        _cleanup_free_ double *ranks = malloc(n * sizeof(double));
+        if (!r || !ranks)
+                return -ENOMEM;
+        for (size_t i = 0; i < na; i++)
+                r[i] = (Ranked){ a[i], i };
+        for (size_t i = 0; i < nb; i++)
+                r[na + i] = (Ranked){ b[i], na + i };
+        double ties = rank(r, n, ranks);
+        double ra = 0;
+        for (size_t i = 0; i < na; i++)
+                ra += ranks[i];
+        double u = ra - (double) na * (double) (na + 1) / 2;
+        double mean = (double) na * (double) nb / 2;
+        double variance =
+                (double) na * (double) nb / 12 * ((double) (n + 1) - ties / ((double) n * (double) (n - 1)));
+        *ret_u = u;
+        *ret_p = two_sided_p(u, mean, sqrt(variance));
+        return 0;
+}
+
+int compare_wilcoxon(const double *a, const double *b, size_t n, double *ret_w, double *ret_p) {
+        _cleanup_free_ Ranked *r = malloc((n ? n : 1) * sizeof(Ranked));
+        _cleanup_free_ double *ranks = malloc((n ? n : 1) * sizeof(double));
+        _cleanup_free_ double *d = malloc((n ? n : 1) * sizeof(double));
+        if (!r || !ranks || !d)
+                return -ENOMEM;
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+                if (b[i] - a[i] != 0) {
+                        d[m] = b[i] - a[i];
+                        r[m] = (Ranked){ fabs(d[m]), m };
+                        m++;
+                }
+        if (m == 0)
+                return -EINVAL;
+        double ties = rank(r, m, ranks);
+        double plus = 0, minus = 0;
+        for (size_t i = 0; i < m; i++)
+                *(d[i] > 0 ? &plus : &minus) += ranks[i];
+        double mm = (double) m;
+        double mean = mm * (mm + 1) / 4;
+        double variance = mm * (mm + 1) * (2 * mm + 1) / 24 - ties / 48;
+        *ret_w = plus < minus ? plus : minus;
+        *ret_p = two_sided_p(*ret_w, mean, sqrt(variance));
+        return 0;
+}
+
+int compare_outliers(const double *x, size_t n, bool *ret_flags) {
+        memset(ret_flags, 0, n * sizeof(bool));
+        if (n == 0)
+                return 0;
+        _cleanup_free_ double *copy = malloc(n * sizeof(double));
+        if (!copy)
+                return -ENOMEM;
+        memcpy(copy, x, n * sizeof(double));
+        Stats s;
+        if (stats_compute(copy, n, &s) < 0)
+                return -ENOMEM;
+        int flagged = 0;
+        for (size_t i = 0; i < n; i++) {
+                double deviation = fabs(x[i] - s.median);
+                bool outlier = s.mad > 0 ? 0.6745 * deviation / s.mad > COMPARE_OUTLIER_Z : deviation > 0;
+                ret_flags[i] = outlier;
+                flagged += outlier;
+        }
+        return flagged;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Comparison statistics against values computed by hand from the textbook formulas (they agree
+ * with scipy's asymptotic Mann-Whitney and Wilcoxon tests with continuity correction):
+ * p-values, tie handling, bootstrap intervals that are reproducible for a seed, outliers.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "runner/compare.h"
+
+static void test_mann_whitney(void **state) {
+        (void) state;
+        double a[] = { 1, 2, 3 }, b[] = { 4, 5, 6 }, u, p;
+        assert_int_equal(compare_mann_whitney(a, 3, b, 3, &u, &p), 0);
+        assert_float_equal(u, 0, 0);
+        assert_float_equal(p, 0.0808555983700523, 1e-12);
+        /* Ties: average ranks and the tie correction of the variance. */
+        double c[] = { 1, 2, 2, 7 }, d[] = { 2, 3, 4, 5, 6 };
+        assert_int_equal(compare_mann_whitney(c, 4, d, 5, &u, &p), 0);
+        assert_float_equal(u, 6, 0);
+        assert_float_equal(p, 0.3832206312856441, 1e-12);
+        assert_int_equal(compare_mann_whitney(a, 0, b, 3, &u, &p), -EINVAL);
+}
+
+static void test_wilcoxon(void **state) {
+        (void) state;
+        double a[] = { 1, 2, 3, 4, 5 }, b[] = { 2, 4, 6, 8, 10 }, w, p;
+        assert_int_equal(compare_wilcoxon(a, b, 5, &w, &p), 0);
+        assert_float_equal(w, 0, 0);
+        assert_float_equal(p, 0.05905822909053674, 1e-12);
+        /* A zero difference is dropped; the rest are ranked. */
+        double x[] = { 10, 11, 12, 13 }, y[] = { 11, 11, 14, 13.5 };
+        assert_int_equal(compare_wilcoxon(x, y, 4, &w, &p), 0);
+        assert_float_equal(w, 0, 0);
+        assert_float_equal(p, 0.1814492077214204, 1e-12);
+        assert_int_equal(compare_wilcoxon(x, x, 4, &w, &p), -EINVAL);
+}
+
+static void test_bootstrap(void **state) {
+        (void) state;
+        double x[] = { 10, 11, 9, 10.5, 9.5, 10.2, 30 };
+        double lo1, hi1, lo2, hi2, lo3, hi3;
+        assert_int_equal(compare_median_ci(x, 7, 42, 2000, 0.95, &lo1, &hi1), 0);
+        assert_int_equal(compare_median_ci(x, 7, 42, 2000, 0.95, &lo2, &hi2), 0);
+        assert_float_equal(lo1, lo2, 0); /* same data, same seed: same interval */
+        assert_float_equal(hi1, hi2, 0);
+        assert_true(lo1 <= 10.2 && 10.2 <= hi1);
+        assert_true(lo1 >= 9 && hi1 <= 30);
+        double constant[] = { 5, 5, 5 };
+        assert_int_equal(compare_median_ci(constant, 3, 1, 100, 0.95, &lo3, &hi3), 0);
+        assert_float_equal(lo3, 5, 0);
+        assert_float_equal(hi3, 5, 0);
+        /* b is twice a: every resampled ratio lies between the extreme pairings. */
+        double a[] = { 1, 2, 3, 4 }, b[] = { 2, 4, 6, 8 };
+        assert_int_equal(compare_ratio_ci(a, 4, b, 4, 7, 2000, 0.95, &lo3, &hi3), 0);
+        assert_true(lo3 > 0.5 && lo3 <= 2 && hi3 >= 2 && hi3 < 8);
+        assert_int_equal(compare_median_ci(x, 0, 1, 100, 0.95, &lo3, &hi3), -EINVAL);
+}
+
+static void test_outliers(void **state) {
+        (void) state;
+        /* median 10, |x - 10| = 0 1 1 0.5 0.5 20 -> MAD 0.75; z(30) = 0.6745 * 20 / 0.75 = 18 */
+        double x[] = { 10, 11, 9, 10.5, 9.5, 30 };
+        bool flags[6];
+        assert_int_equal(compare_outliers(x, 6, flags), 1);
+        assert_true(flags[5]);
+        assert_false(flags[1]);
+        double flat[] = { 7, 7, 7, 8 };
+        assert_int_equal(compare_outliers(flat, 4, flags), 1); /* MAD 0: anything else stands out */
+        assert_true(flags[3]);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_mann_whitney),
+                cmocka_unit_test(test_wilcoxon),
+                cmocka_unit_test(test_bootstrap),
+                cmocka_unit_test(test_outliers),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
