@@ -192,8 +192,7 @@ static int execute_recorded(const char *command, Store *store, const Plan *plan,
                 .cell_stats = progress_stats,
         };
         RunResult result = {};
-        int r = prior ? run_resume(plan, prior, &sink, stop_fd, &result)
-                      : run_execute(plan, &sink, stop_fd, &result);
+        int r = run_execute(plan, prior, &sink, stop_fd, &result);
         if (progress.enabled)
                 fprintf(stderr, "\r\033[K");
 

@@ -166,8 +166,7 @@ static _Noreturn void runner_main(Worker *w, int fd) {
                         .exclude = child_exclude,
                         .cell_stats = child_stats,
                 };
-                r = w->prior.done ? run_resume(w->plan, &w->prior, &sink, cancel_fd, &result)
-                                  : run_execute(w->plan, &sink, cancel_fd, &result);
+                r = run_execute(w->plan, w->prior.done ? &w->prior : NULL, &sink, cancel_fd, &result);
         }
         _cleanup_(wire_writer_done) WireWriter end = {};
         stream_encode_end(&end, &result, r < 0 ? r : 0);

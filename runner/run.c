@@ -487,18 +487,7 @@ static bool cell_has_work(const Plan *p, const RunPrior *prior, uint32_t c) {
         return false;
 }
 
-static int execute(const Plan *p, const RunPrior *prior, const RunSink *sink, int cancel_fd, RunResult *ret);
-
-int run_execute(const Plan *p, const RunSink *sink, int cancel_fd, RunResult *ret) {
-        return execute(p, NULL, sink, cancel_fd, ret);
-}
-
-int run_resume(const Plan *p, const RunPrior *prior, const RunSink *sink, int cancel_fd, RunResult *ret) {
-        return execute(p, prior, sink, cancel_fd, ret);
-}
-
-static int execute(const Plan *p, const RunPrior *prior, const RunSink *sink, int cancel_fd,
-                   RunResult *ret) {
+int run_execute(const Plan *p, const RunPrior *prior, const RunSink *sink, int cancel_fd, RunResult *ret) {
         /* Crashing children must not spend seconds writing cores into the measurement. */
         struct rlimit no_core = { 0, 0 };
         setrlimit(RLIMIT_CORE, &no_core);

@@ -113,17 +113,13 @@ void run_prior_done(RunPrior *prior);
  * Runs the plan. cancel_fd (or -1) stops the run when readable: the current child is killed
  * and not recorded. Returns 0 with *ret filled, or the first negative error (a sink's, or a
  * failure of this process such as -EMFILE); samples handed to the sink before stay valid.
+ *
+ * With prior (NULL for a new run) it resumes an interrupted execution of the same plan (same
+ * spec, same seed): steps in prior->done are not run again, except a reference smoke run needed
+ * as the oracle of a cell with work left, which runs again without being handed to the sink.
+ * Exclusions carry over; every cell's statistics are computed again from prior and new values.
  */
-int run_execute(const Plan *plan, const RunSink *sink, int cancel_fd, RunResult *ret);
-
-/*
- * Resumes an interrupted execution of the same plan (same spec, same seed): steps in
- * prior->done are not run again, except a reference smoke run needed as the oracle of a cell
- * with work left, which runs again without being handed to the sink. Exclusions carry over;
- * every cell's statistics are computed again from prior and new values. Returns as
- * run_execute().
- */
-int run_resume(const Plan *plan, const RunPrior *prior, const RunSink *sink, int cancel_fd, RunResult *ret);
+int run_execute(const Plan *plan, const RunPrior *prior, const RunSink *sink, int cancel_fd, RunResult *ret);
 
 /* The value of a built-in or reported metric in a sample; false when the sample lacks it. */
 bool run_sample_metric(const Sample *s, const char *metric, double *ret);
