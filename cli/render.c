@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,10 @@ const char *render_value(const char *metric, double v, char *buf, size_t size) {
 static const char *primary_metric(const Report *rep) {
         const char *m = rep->run.metric;
         return strncmp(m, "reported:", 9) == 0 ? m + 9 : m;
+}
+
+static bool time_metric(const Report *rep) {
+        return strcmp(unit_kind(primary_metric(rep)), "time") == 0;
 }
 
 static const ReportEntry *entry(const Report *rep, size_t c, size_t v) {
@@ -101,7 +106,9 @@ static char *grid_cell(const Report *rep, size_t c, size_t v) {
                         snprintf(spread, sizeof(spread), " +-%.1f%%", 100 * e->stats.mad / e->stats.median);
                 double r = ratio(rep, c, v);
                 if (v != rep->baseline && r > 0)
-                        snprintf(rat, sizeof(rat), " %.2fx", r);
+                        snprintf(rat, sizeof(rat), " %.2fx%s%s", r, e->has_comparison ? " " : "",
+                                 e->has_comparison ? verdict_word(e->comparison.verdict, time_metric(rep))
+                                                   : "");
         }
         if (e->excluded_reason || e->n_failed > 0) {
                 char what[48];
@@ -168,6 +175,38 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         fputc('\n', f);
 }
 
+/* Per variant across cells: wins, losses and the geometric mean of the ratios to the baseline. */
+static void print_verdicts(FILE *f, const Report *rep, const char *bullet) {
+        bool any = false;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                any |= rep->entries[i].has_comparison;
+        if (!any)
+                return;
+        fprintf(f,
+                "\nAgainst %s (ratio of medians; a difference needs Mann-Whitney p < %g and at least "
+                "%g%%):\n",
+                rep->variant_names[rep->baseline], COMPARE_ALPHA, 100 * COMPARE_MIN_EFFECT);
+        bool time = time_metric(rep);
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                size_t compared = 0, lower = 0, higher = 0;
+                double log_sum = 0;
+                for (size_t c = 0; c < rep->n_cells; c++) {
+                        const ReportEntry *e = entry(rep, c, v);
+                        if (!e->has_comparison)
+                                continue;
+                        compared++;
+                        lower += e->comparison.verdict == VERDICT_LOWER;
+                        higher += e->comparison.verdict == VERDICT_HIGHER;
+                        log_sum += log(e->comparison.ratio);
+                }
+                if (compared == 0)
+                        continue;
+                fprintf(f, "%s%s: %s in %zu of %zu cells, %s in %zu; geometric mean %.3fx\n", bullet,
+                        rep->variant_names[v], verdict_word(VERDICT_LOWER, time), lower, compared,
+                        verdict_word(VERDICT_HIGHER, time), higher, exp(log_sum / (double) compared));
+        }
+}
+
 static void print_failures(FILE *f, const Report *rep, const char *bullet) {
         bool any_excluded = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
@@ -218,6 +257,7 @@ static int render_table(FILE *f, const Report *rep) {
                                 g.cells[row * g.cols + col]);
                 fputc('\n', f);
         }
+        print_verdicts(f, rep, "  ");
         print_failures(f, rep, "  ");
         return ferror(f) ? -EIO : 0;
 }
@@ -239,6 +279,7 @@ static int render_markdown(FILE *f, const Report *rep) {
                         fprintf(f, "|\n");
                 }
         }
+        print_verdicts(f, rep, "- ");
         print_failures(f, rep, "- ");
         return ferror(f) ? -EIO : 0;
 }
@@ -259,8 +300,10 @@ static void csv_field(FILE *f, const char *s, bool last) {
 }
 
 static int render_csv(FILE *f, const Report *rep) {
-        fprintf(f, "run_id,experiment,cell,variant,allocator,metric,n,median,mad,mean,stddev,min,max,"
-                   "ratio_to_baseline,failed_samples,first_failure,excluded\n");
+        fprintf(f,
+                "run_id,experiment,cell,variant,allocator,metric,n,median,mad,mean,stddev,min,max,"
+                "ratio_to_baseline,failed_samples,first_failure,excluded,ratio_ci_low,ratio_ci_high,p_value,"
+                "verdict\n");
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         const ReportEntry *e = entry(rep, c, v);
@@ -284,7 +327,13 @@ static int render_csv(FILE *f, const Report *rep) {
                                 fprintf(f, "%.6f", r);
                         fprintf(f, ",%lld,", (long long) e->n_failed);
                         csv_field(f, e->first_failure ? e->first_failure : "", false);
-                        csv_field(f, e->excluded_reason ? e->excluded_reason : "", true);
+                        csv_field(f, e->excluded_reason ? e->excluded_reason : "", false);
+                        if (e->has_comparison)
+                                fprintf(f, "%.6f,%.6f,%.3g,%s\n", e->comparison.lo, e->comparison.hi,
+                                        e->comparison.p,
+                                        verdict_word(e->comparison.verdict, time_metric(rep)));
+                        else
+                                fprintf(f, ",,,\n");
                 }
         return ferror(f) ? -EIO : 0;
 }
@@ -333,6 +382,14 @@ static int render_json(FILE *f, const Report *rep) {
                         }
                         double r = ratio(rep, c, v);
                         json_object_set_new(o, "ratio_to_baseline", r > 0 ? json_real(r) : json_null());
+                        if (e->has_comparison) {
+                                json_object_set_new(o, "ratio_ci_low", json_real(e->comparison.lo));
+                                json_object_set_new(o, "ratio_ci_high", json_real(e->comparison.hi));
+                                json_object_set_new(o, "p_value", json_real(e->comparison.p));
+                                json_object_set_new(
+                                        o, "verdict",
+                                        json_string(verdict_word(e->comparison.verdict, time_metric(rep))));
+                        }
                         json_object_set_new(o, "failed_samples", json_integer(e->n_failed));
                         json_object_set_new(o, "first_failure", json_str_or_null(e->first_failure));
                         json_object_set_new(o, "excluded", json_str_or_null(e->excluded_reason));

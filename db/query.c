@@ -127,6 +127,7 @@ Report *query_report_free(Report *r) {
         for (size_t i = 0; r->entries && i < r->n_cells * r->n_variants; i++) {
                 free(r->entries[i].first_failure);
                 free(r->entries[i].excluded_reason);
+                free(r->entries[i].values);
         }
         free(r->entries);
         for (size_t i = 0; i < r->n_failures_listed; i++) {
@@ -221,6 +222,76 @@ static int row_stats(Report *rep, sqlite3_stmt *st) {
                 .min = sqlite3_column_double(st, 7),
                 .max = sqlite3_column_double(st, 8),
         };
+        return 0;
+}
+
+static int row_value(Report *rep, sqlite3_stmt *st) {
+        ReportEntry *e = entry_at(rep, st);
+        if (!e)
+                return -EBADMSG;
+        if ((e->n_values & (e->n_values - 1)) == 0) { /* grow at powers of two */
+                double *grown = realloc(e->values, (e->n_values ? 2 * e->n_values : 8) * sizeof(double));
+                if (!grown)
+                        return -ENOMEM;
+                e->values = grown;
+        }
+        e->values[e->n_values++] = sqlite3_column_double(st, 2);
+        return 0;
+}
+
+/* SQL reading every measured sample's value of metric as (cell position, variant position,
+ * value), in the units of the stats table (run_sample_metric()). Caller frees. */
+static char *sample_values_sql(const char *metric) {
+        static const struct {
+                const char *metric, *expression;
+        } builtin[] = {
+                { "wall", "s.wall_ns / 1e9" },
+                { "user", "s.user_us / 1e6" },
+                { "sys", "s.sys_us / 1e6" },
+                { "maxrss", "s.maxrss_kib * 1024.0" },
+        };
+#define MEASURED_FROM                                                                                       \
+        " FROM samples s JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
+#define MEASURED_WHERE " s.run_id = ?1 AND s.phase = 'sample' AND s.status = 'ok' ORDER BY s.round"
+        char *sql = NULL;
+        for (size_t i = 0; i < ELEMENTSOF(builtin); i++)
+                if (strcmp(metric, builtin[i].metric) == 0)
+                        return asprintf(&sql,
+                                        "SELECT c.position, v.position, %s" MEASURED_FROM
+                                        " WHERE" MEASURED_WHERE,
+                                        builtin[i].expression) < 0
+                                       ? NULL
+                                       : sql;
+        const char *name = strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric;
+        sql = sqlite3_mprintf(
+                "SELECT c.position, v.position, m.value" MEASURED_FROM
+                " JOIN sample_metrics m ON m.sample_id = s.id WHERE m.name = %Q AND" MEASURED_WHERE,
+                name);
+#undef MEASURED_FROM
+#undef MEASURED_WHERE
+        char *copy = sql ? strdup(sql) : NULL;
+        sqlite3_free(sql);
+        return copy;
+}
+
+/* Each measured variant against its cell's measured baseline; the bootstrap seed is the run's, so
+ * showing a run twice gives the same intervals. */
+static int compare_entries(Report *rep) {
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                ReportEntry *base = &rep->entries[c * rep->n_variants + rep->baseline];
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        ReportEntry *e = &rep->entries[c * rep->n_variants + v];
+                        if (v == rep->baseline || e->excluded_reason || base->excluded_reason ||
+                            e->n_values == 0 || base->n_values == 0)
+                                continue;
+                        int r = compare_to_baseline(base->values, base->n_values, e->values, e->n_values,
+                                                    rep->seed, COMPARE_MIN_EFFECT, COMPARE_ALPHA,
+                                                    &e->comparison);
+                        if (r == -ENOMEM)
+                                return r;
+                        e->has_comparison = r == 0;
+                }
+        }
         return 0;
 }
 
@@ -359,6 +430,11 @@ int query_report(Store *s, int64_t run_id, Report **ret) {
                               " JOIN variants v ON v.id = s.variant_id"
                               " WHERE s.run_id = ?1 AND s.status <> 'ok' ORDER BY s.id",
                               rep, row_failure)) < 0)
+                return r;
+        _cleanup_free_ char *values_sql = sample_values_sql(rep->run.metric);
+        if (!values_sql)
+                return -ENOMEM;
+        if ((r = for_each_row(s, run_id, values_sql, rep, row_value)) < 0 || (r = compare_entries(rep)) < 0)
                 return r;
         for (size_t i = 0; i < nc; i++)
                 if (!rep->cell_labels[i] && !(rep->cell_labels[i] = strdup("?")))

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "db/store.h"
+#include "runner/compare.h"
 #include "runner/run.h"
 #include "runner/stats.h"
 
@@ -35,6 +36,10 @@ typedef struct ReportEntry {
         int64_t n_failed;      /* failed samples of any phase */
         char *first_failure;   /* "signal 11", "mismatch", ... of the first failed sample */
         char *excluded_reason; /* or NULL */
+        double *values;        /* the measured samples of the primary metric, in round order */
+        size_t n_values;
+        bool has_comparison; /* against the baseline of the cell: both sides measured */
+        Comparison comparison;
 } ReportEntry;
 
 typedef struct ReportFailure {

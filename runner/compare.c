@@ -179,3 +179,43 @@ int compare_outliers(const double *x, size_t n, bool *ret_flags) {
         }
         return flagged;
 }
+
+static double median_of(const double *x, size_t n, double *scratch) {
+        memcpy(scratch, x, n * sizeof(double));
+        qsort(scratch, n, sizeof(double), cmp_double);
+        return stats_median_sorted(scratch, n);
+}
+
+int compare_to_baseline(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
+                        double min_effect, double alpha, Comparison *ret) {
+        if (nb == 0 || nx == 0)
+                return -EINVAL;
+        _cleanup_free_ double *scratch = malloc((nb > nx ? nb : nx) * sizeof(double));
+        if (!scratch)
+                return -ENOMEM;
+        double mb = median_of(base, nb, scratch), mx = median_of(x, nx, scratch);
+        if (mb == 0)
+                return -EINVAL;
+        Comparison c = { .ratio = mx / mb };
+        double u;
+        int r;
+        if ((r = compare_ratio_ci(base, nb, x, nx, seed, COMPARE_RESAMPLES, COMPARE_LEVEL, &c.lo, &c.hi)) <
+                    0 ||
+            (r = compare_mann_whitney(base, nb, x, nx, &u, &c.p)) < 0)
+                return r;
+        bool significant = c.p < alpha && (c.lo > 1 || c.hi < 1) && fabs(c.ratio - 1) >= min_effect;
+        c.verdict = !significant ? VERDICT_SAME : c.ratio < 1 ? VERDICT_LOWER : VERDICT_HIGHER;
+        *ret = c;
+        return 0;
+}
+
+const char *verdict_word(Verdict v, bool time_metric) {
+        switch (v) {
+        case VERDICT_LOWER:
+                return time_metric ? "faster" : "lower";
+        case VERDICT_HIGHER:
+                return time_metric ? "slower" : "higher";
+        default:
+                return "~";
+        }
+}

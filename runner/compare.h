@@ -10,10 +10,28 @@
  * ratio of medians (seeded: the same data gives the same interval), the Mann-Whitney U test for
  * independent samples and the Wilcoxon signed-rank test for paired ones (normal approximation
  * with tie and continuity corrections), and outliers by the modified z-score. Pure functions;
- * groundwork of the analysis issue.
+ * they give the verdicts of `alloclab show` (docs/analysis.md).
  */
 
-#define COMPARE_OUTLIER_Z 3.5 /* Iglewicz and Hoaglin's threshold for the modified z-score */
+#define COMPARE_OUTLIER_Z  3.5  /* Iglewicz and Hoaglin's threshold for the modified z-score */
+#define COMPARE_MIN_EFFECT 0.02 /* smallest relative change called a difference */
+#define COMPARE_ALPHA      0.01 /* significance level of the rank test */
+#define COMPARE_RESAMPLES  2000 /* bootstrap resamples of an interval */
+#define COMPARE_LEVEL      0.95 /* confidence level of an interval */
+
+typedef enum Verdict {
+        VERDICT_SAME,   /* no significant difference (or smaller than the minimum effect) */
+        VERDICT_LOWER,  /* the variant's values are lower: faster, or less memory */
+        VERDICT_HIGHER, /* the variant's values are higher */
+} Verdict;
+
+/* A variant against the baseline on one metric. */
+typedef struct Comparison {
+        double ratio;  /* median(variant) / median(baseline) */
+        double lo, hi; /* bootstrap COMPARE_LEVEL interval of the ratio */
+        double p;      /* two-sided Mann-Whitney p-value */
+        Verdict verdict;
+} Comparison;
 
 /* Percentile bootstrap interval of the median at confidence `level` (e.g. 0.95). Returns 0,
  * -EINVAL for n == 0, -ENOMEM. */
@@ -33,6 +51,18 @@ int compare_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
  * ret_w is the smaller of the rank sums. Returns 0, -EINVAL (no non-zero difference),
  * -ENOMEM. */
 int compare_wilcoxon(const double *a, const double *b, size_t n, double *ret_w, double *ret_p);
+
+/*
+ * Compares x with the baseline: ratio of medians with its bootstrap interval and Mann-Whitney
+ * p-value. The verdict is a difference only when p < alpha, the interval excludes 1 and the ratio
+ * is at least min_effect away from 1; anything less is VERDICT_SAME. Returns 0, -EINVAL (an
+ * empty side or a zero baseline median), -ENOMEM.
+ */
+int compare_to_baseline(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
+                        double min_effect, double alpha, Comparison *ret);
+
+/* "faster" / "slower" for time metrics, "lower" / "higher" for others, "~" for VERDICT_SAME. */
+const char *verdict_word(Verdict v, bool time_metric);
 
 /* Flags values whose modified z-score 0.6745 * |x - median| / MAD exceeds COMPARE_OUTLIER_Z
  * (with MAD == 0: values that differ from the median). Returns the number flagged, or -ENOMEM. */

@@ -77,12 +77,43 @@ static void test_outliers(void **state) {
         assert_true(flags[3]);
 }
 
+static void test_verdict(void **state) {
+        (void) state;
+        /* 12 samples each, fully separated, 10% apart: p ~ 7e-5, interval near 1.1. */
+        double base[12], slower[12], close[12];
+        for (int i = 0; i < 12; i++) {
+                base[i] = 100 + i * 0.1;
+                slower[i] = 110 + i * 0.1;
+                close[i] = 101 + i * 0.1; /* separated too, but only 1% apart */
+        }
+        Comparison c;
+        assert_int_equal(compare_to_baseline(base, 12, slower, 12, 1, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c),
+                         0);
+        assert_int_equal(c.verdict, VERDICT_HIGHER);
+        assert_true(c.p < 1e-3 && c.lo > 1.05 && c.hi < 1.15 && c.ratio > c.lo && c.ratio < c.hi);
+        assert_int_equal(compare_to_baseline(slower, 12, base, 12, 1, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c),
+                         0);
+        assert_int_equal(c.verdict, VERDICT_LOWER);
+        assert_string_equal(verdict_word(c.verdict, true), "faster");
+        /* Significant but below the minimum effect. */
+        assert_int_equal(compare_to_baseline(base, 12, close, 12, 1, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c),
+                         0);
+        assert_true(c.p < COMPARE_ALPHA);
+        assert_int_equal(c.verdict, VERDICT_SAME);
+        /* Identical series: no difference. */
+        assert_int_equal(compare_to_baseline(base, 12, base, 12, 1, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c),
+                         0);
+        assert_int_equal(c.verdict, VERDICT_SAME);
+        assert_true(c.p > 0.5);
+        double zero[] = { 0, 0 };
+        assert_int_equal(compare_to_baseline(zero, 2, base, 12, 1, 0.02, 0.01, &c), -EINVAL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_mann_whitney),
-                cmocka_unit_test(test_wilcoxon),
-                cmocka_unit_test(test_bootstrap),
-                cmocka_unit_test(test_outliers),
+                cmocka_unit_test(test_mann_whitney), cmocka_unit_test(test_wilcoxon),
+                cmocka_unit_test(test_bootstrap),    cmocka_unit_test(test_outliers),
+                cmocka_unit_test(test_verdict),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

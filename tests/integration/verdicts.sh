@@ -1,0 +1,61 @@
+#!/bin/bash
+# Every variant is compared with the baseline of its cell: a clearly separated variant gets a
+# verdict with an interval of the ratio, an identical one gets "~", and the table counts wins.
+. "$(dirname "$0")/lib.sh"
+
+# Reported metric: exact values, so the verdicts are certain (8 against 8 fully separated
+# samples give a Mann-Whitney p of about 0.001).
+cat >"$WORK/reported.yaml" <<YAML
+experiment: verdicts
+command: ["$WORKLOAD", report, cost, "{cost}"]
+params: {cost: ["10"]}
+allocators:
+  glibc: {}
+  twice: {command: ["$WORKLOAD", report, cost, "20"]}
+  half: {command: ["$WORKLOAD", report, cost, "5"]}
+  near: {command: ["$WORKLOAD", report, cost, "10.1"]}
+  same: {}
+metric: reported:cost
+verify: none
+samples: 8
+YAML
+run_alloclab 0 run "$WORK/reported.yaml" --quiet
+run_alloclab 0 show
+expect_contains "$OUT" "2.00x higher" "a doubled cost"
+expect_contains "$OUT" "0.50x lower" "a halved cost"
+expect_contains "$OUT" "1.01x ~" "a significant change below the minimum effect"
+expect_contains "$OUT" "1.00x ~" "the same configuration twice"
+expect_contains "$OUT" "twice: lower in 0 of 1 cells, higher in 1; geometric mean 2.000x" "win count"
+
+run_alloclab 0 show --format json
+verdict() {
+    python3 -c 'import json, sys
+o = json.load(sys.stdin)["cells"][0]["results"][sys.argv[1]]
+print(o.get("verdict"), "%.2f %.2f" % (o["ratio_ci_low"], o["ratio_ci_high"]) if "verdict" in o else "", o["p_value"] < 0.01 if "verdict" in o else "")' "$1" <<<"$OUT"
+}
+expect_eq "$(verdict twice)" "higher 2.00 2.00 True" "json verdict of a doubled cost"
+expect_eq "$(verdict near)" "~ 1.01 1.01 True" "json verdict below the minimum effect"
+expect_eq "$(verdict glibc)" "None  " "the baseline has no verdict"
+
+run_alloclab 0 show --format csv
+expect_contains "$OUT" ",ratio_ci_low,ratio_ci_high,p_value,verdict" "csv header"
+expect_contains "$OUT" ",2.000000,2.000000," "csv interval"
+
+# Wall time of real children: 25 ms against 60 ms of sleep is far beyond scheduling noise.
+cat >"$WORK/wall.yaml" <<YAML
+experiment: wall-verdicts
+command: ["$WORKLOAD", sleep, "25"]
+allocators:
+  glibc: {}
+  slow: {command: ["$WORKLOAD", sleep, "60"]}
+samples: 8
+YAML
+run_alloclab 0 run "$WORK/wall.yaml" --quiet
+run_alloclab 0 show
+expect_contains "$OUT" "slow: faster in 0 of 1 cells, slower in 1" "wall-time verdict"
+
+# Showing a run twice gives the same intervals: the bootstrap is seeded by the run.
+run_alloclab 0 show --format json
+first=$OUT
+run_alloclab 0 show --format json
+expect_eq "$OUT" "$first" "repeatable intervals"
