@@ -182,9 +182,7 @@ static void print_verdicts(FILE *f, const Report *rep, const char *bullet) {
                 any |= rep->entries[i].has_comparison;
         if (!any)
                 return;
-        fprintf(f,
-                "\nAgainst %s (ratio of medians; a difference needs Mann-Whitney p < %g and at least "
-                "%g%%):\n",
+        fprintf(f, "\nAgainst %s (a difference needs p < %g and at least %g%%; docs/analysis.md):\n",
                 rep->variant_names[rep->baseline], COMPARE_ALPHA, 100 * COMPARE_MIN_EFFECT);
         bool time = time_metric(rep);
         for (size_t v = 0; v < rep->n_variants; v++) {
@@ -303,7 +301,7 @@ static int render_csv(FILE *f, const Report *rep) {
         fprintf(f,
                 "run_id,experiment,cell,variant,allocator,metric,n,median,mad,mean,stddev,min,max,"
                 "ratio_to_baseline,failed_samples,first_failure,excluded,ratio_ci_low,ratio_ci_high,p_value,"
-                "verdict\n");
+                "test,verdict\n");
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         const ReportEntry *e = entry(rep, c, v);
@@ -329,11 +327,11 @@ static int render_csv(FILE *f, const Report *rep) {
                         csv_field(f, e->first_failure ? e->first_failure : "", false);
                         csv_field(f, e->excluded_reason ? e->excluded_reason : "", false);
                         if (e->has_comparison)
-                                fprintf(f, "%.6f,%.6f,%.3g,%s\n", e->comparison.lo, e->comparison.hi,
-                                        e->comparison.p,
+                                fprintf(f, "%.6f,%.6f,%.3g,%s,%s\n", e->comparison.lo, e->comparison.hi,
+                                        e->comparison.p, comparison_test(&e->comparison),
                                         verdict_word(e->comparison.verdict, time_metric(rep)));
                         else
-                                fprintf(f, ",,,\n");
+                                fprintf(f, ",,,,\n");
                 }
         return ferror(f) ? -EIO : 0;
 }
@@ -386,6 +384,7 @@ static int render_json(FILE *f, const Report *rep) {
                                 json_object_set_new(o, "ratio_ci_low", json_real(e->comparison.lo));
                                 json_object_set_new(o, "ratio_ci_high", json_real(e->comparison.hi));
                                 json_object_set_new(o, "p_value", json_real(e->comparison.p));
+                                json_object_set_new(o, "test", json_string(comparison_test(&e->comparison)));
                                 json_object_set_new(
                                         o, "verdict",
                                         json_string(verdict_word(e->comparison.verdict, time_metric(rep))));

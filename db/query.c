@@ -128,6 +128,7 @@ Report *query_report_free(Report *r) {
                 free(r->entries[i].first_failure);
                 free(r->entries[i].excluded_reason);
                 free(r->entries[i].values);
+                free(r->entries[i].rounds);
         }
         free(r->entries);
         for (size_t i = 0; i < r->n_failures_listed; i++) {
@@ -230,17 +231,23 @@ static int row_value(Report *rep, sqlite3_stmt *st) {
         if (!e)
                 return -EBADMSG;
         if ((e->n_values & (e->n_values - 1)) == 0) { /* grow at powers of two */
-                double *grown = realloc(e->values, (e->n_values ? 2 * e->n_values : 8) * sizeof(double));
-                if (!grown)
+                size_t capacity = e->n_values ? 2 * e->n_values : 8;
+                double *values = realloc(e->values, capacity * sizeof(double));
+                if (values)
+                        e->values = values;
+                int64_t *rounds = realloc(e->rounds, capacity * sizeof(int64_t));
+                if (rounds)
+                        e->rounds = rounds;
+                if (!values || !rounds)
                         return -ENOMEM;
-                e->values = grown;
         }
-        e->values[e->n_values++] = sqlite3_column_double(st, 2);
+        e->values[e->n_values] = sqlite3_column_double(st, 2);
+        e->rounds[e->n_values++] = sqlite3_column_int64(st, 3);
         return 0;
 }
 
 /* SQL reading every measured sample's value of metric as (cell position, variant position,
- * value), in the units of the stats table (run_sample_metric()). Caller frees. */
+ * value, round), in the units of the stats table (run_sample_metric()). Caller frees. */
 static char *sample_values_sql(const char *metric) {
         static const struct {
                 const char *metric, *expression;
@@ -257,14 +264,14 @@ static char *sample_values_sql(const char *metric) {
         for (size_t i = 0; i < ELEMENTSOF(builtin); i++)
                 if (strcmp(metric, builtin[i].metric) == 0)
                         return asprintf(&sql,
-                                        "SELECT c.position, v.position, %s" MEASURED_FROM
+                                        "SELECT c.position, v.position, %s, s.round" MEASURED_FROM
                                         " WHERE" MEASURED_WHERE,
                                         builtin[i].expression) < 0
                                        ? NULL
                                        : sql;
         const char *name = strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric;
         sql = sqlite3_mprintf(
-                "SELECT c.position, v.position, m.value" MEASURED_FROM
+                "SELECT c.position, v.position, m.value, s.round" MEASURED_FROM
                 " JOIN sample_metrics m ON m.sample_id = s.id WHERE m.name = %Q AND" MEASURED_WHERE,
                 name);
 #undef MEASURED_FROM
@@ -272,6 +279,16 @@ static char *sample_values_sql(const char *metric) {
         char *copy = sql ? strdup(sql) : NULL;
         sqlite3_free(sql);
         return copy;
+}
+
+/* Interleaved and randomized runs measure every variant once per round, side by side; their
+ * samples pair by round when both sides have the same rounds (failures can leave gaps) and there
+ * are enough of them for the signed-rank test's normal approximation. */
+static bool paired_by_round(const Report *rep, const ReportEntry *a, const ReportEntry *b) {
+        if (strcmp(rep->order, "blocked") == 0 || a->n_values != b->n_values ||
+            a->n_values < COMPARE_MIN_PAIRS)
+                return false;
+        return memcmp(a->rounds, b->rounds, a->n_values * sizeof(int64_t)) == 0;
 }
 
 /* Each measured variant against its cell's measured baseline; the bootstrap seed is the run's, so
@@ -284,9 +301,13 @@ static int compare_entries(Report *rep) {
                         if (v == rep->baseline || e->excluded_reason || base->excluded_reason ||
                             e->n_values == 0 || base->n_values == 0)
                                 continue;
-                        int r = compare_to_baseline(base->values, base->n_values, e->values, e->n_values,
-                                                    rep->seed, COMPARE_MIN_EFFECT, COMPARE_ALPHA,
-                                                    &e->comparison);
+                        int r = paired_by_round(rep, base, e)
+                                        ? compare_paired_to_baseline(base->values, e->values, e->n_values,
+                                                                     rep->seed, COMPARE_MIN_EFFECT,
+                                                                     COMPARE_ALPHA, &e->comparison)
+                                        : compare_to_baseline(base->values, base->n_values, e->values,
+                                                              e->n_values, rep->seed, COMPARE_MIN_EFFECT,
+                                                              COMPARE_ALPHA, &e->comparison);
                         if (r == -ENOMEM)
                                 return r;
                         e->has_comparison = r == 0;

@@ -37,6 +37,7 @@ typedef struct ReportEntry {
         char *first_failure;   /* "signal 11", "mismatch", ... of the first failed sample */
         char *excluded_reason; /* or NULL */
         double *values;        /* the measured samples of the primary metric, in round order */
+        int64_t *rounds;       /* the round of each value */
         size_t n_values;
         bool has_comparison; /* against the baseline of the cell: both sides measured */
         Comparison comparison;

@@ -186,6 +186,12 @@ static double median_of(const double *x, size_t n, double *scratch) {
         return stats_median_sorted(scratch, n);
 }
 
+/* The verdict rule of compare.h, shared by both designs. */
+static void decide(Comparison *c, double min_effect, double alpha) {
+        bool significant = c->p < alpha && (c->lo > 1 || c->hi < 1) && fabs(c->ratio - 1) >= min_effect;
+        c->verdict = !significant ? VERDICT_SAME : c->ratio < 1 ? VERDICT_LOWER : VERDICT_HIGHER;
+}
+
 int compare_to_baseline(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
                         double min_effect, double alpha, Comparison *ret) {
         if (nb == 0 || nx == 0)
@@ -203,10 +209,50 @@ int compare_to_baseline(const double *base, size_t nb, const double *x, size_t n
                     0 ||
             (r = compare_mann_whitney(base, nb, x, nx, &u, &c.p)) < 0)
                 return r;
-        bool significant = c.p < alpha && (c.lo > 1 || c.hi < 1) && fabs(c.ratio - 1) >= min_effect;
-        c.verdict = !significant ? VERDICT_SAME : c.ratio < 1 ? VERDICT_LOWER : VERDICT_HIGHER;
+        decide(&c, min_effect, alpha);
         *ret = c;
         return 0;
+}
+
+int compare_paired_to_baseline(const double *base, const double *x, size_t n, uint64_t seed,
+                               double min_effect, double alpha, Comparison *ret) {
+        if (n == 0)
+                return -EINVAL;
+        _cleanup_free_ double *sb = malloc(n * sizeof(double)), *sx = malloc(n * sizeof(double));
+        _cleanup_free_ double *ratios = malloc(COMPARE_RESAMPLES * sizeof(double));
+        if (!sb || !sx || !ratios)
+                return -ENOMEM;
+        double mb = median_of(base, n, sb), mx = median_of(x, n, sx);
+        if (mb == 0)
+                return -EINVAL;
+        Comparison c = { .ratio = mx / mb, .paired = true };
+        /* Resampling whole rounds keeps each pair together. */
+        uint64_t rng = seed;
+        for (unsigned i = 0; i < COMPARE_RESAMPLES; i++) {
+                for (size_t k = 0; k < n; k++) {
+                        size_t j = plan_random_next(&rng) % n;
+                        sb[k] = base[j];
+                        sx[k] = x[j];
+                }
+                qsort(sb, n, sizeof(double), cmp_double);
+                qsort(sx, n, sizeof(double), cmp_double);
+                double b = stats_median_sorted(sb, n);
+                ratios[i] = b != 0 ? stats_median_sorted(sx, n) / b : NAN;
+        }
+        percentile_interval(ratios, COMPARE_RESAMPLES, COMPARE_LEVEL, &c.lo, &c.hi);
+        double w;
+        int r = compare_wilcoxon(base, x, n, &w, &c.p);
+        if (r == -EINVAL) /* every pair equal: no difference at all */
+                c.p = 1;
+        else if (r < 0)
+                return r;
+        decide(&c, min_effect, alpha);
+        *ret = c;
+        return 0;
+}
+
+const char *comparison_test(const Comparison *c) {
+        return c->paired ? "wilcoxon" : "mann-whitney";
 }
 
 const char *verdict_word(Verdict v, bool time_metric) {

@@ -18,6 +18,7 @@
 #define COMPARE_ALPHA      0.01 /* significance level of the rank test */
 #define COMPARE_RESAMPLES  2000 /* bootstrap resamples of an interval */
 #define COMPARE_LEVEL      0.95 /* confidence level of an interval */
+#define COMPARE_MIN_PAIRS  10   /* fewer pairs: the normal approximation of the signed-rank test is poor */
 
 typedef enum Verdict {
         VERDICT_SAME,   /* no significant difference (or smaller than the minimum effect) */
@@ -29,7 +30,8 @@ typedef enum Verdict {
 typedef struct Comparison {
         double ratio;  /* median(variant) / median(baseline) */
         double lo, hi; /* bootstrap COMPARE_LEVEL interval of the ratio */
-        double p;      /* two-sided Mann-Whitney p-value */
+        double p;      /* two-sided p-value: Wilcoxon signed-rank when paired, else Mann-Whitney */
+        bool paired;
         Verdict verdict;
 } Comparison;
 
@@ -60,6 +62,15 @@ int compare_wilcoxon(const double *a, const double *b, size_t n, double *ret_w, 
  */
 int compare_to_baseline(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
                         double min_effect, double alpha, Comparison *ret);
+
+/* The same for samples taken in rounds (base[i] and x[i] measured in round i, side by side):
+ * the bootstrap resamples rounds and the test is the Wilcoxon signed-rank test, which removes the
+ * drift a machine shows from round to round. */
+int compare_paired_to_baseline(const double *base, const double *x, size_t n, uint64_t seed,
+                               double min_effect, double alpha, Comparison *ret);
+
+/* "wilcoxon" or "mann-whitney": the test behind c->p. */
+const char *comparison_test(const Comparison *c);
 
 /* "faster" / "slower" for time metrics, "lower" / "higher" for others, "~" for VERDICT_SAME. */
 const char *verdict_word(Verdict v, bool time_metric);

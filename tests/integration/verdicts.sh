@@ -38,21 +38,29 @@ expect_eq "$(verdict near)" "~ 1.01 1.01 True" "json verdict below the minimum e
 expect_eq "$(verdict glibc)" "None  " "the baseline has no verdict"
 
 run_alloclab 0 show --format csv
-expect_contains "$OUT" ",ratio_ci_low,ratio_ci_high,p_value,verdict" "csv header"
+expect_contains "$OUT" ",ratio_ci_low,ratio_ci_high,p_value,test,verdict" "csv header"
 expect_contains "$OUT" ",2.000000,2.000000," "csv interval"
 
+run_alloclab 0 show --format json
+expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["results"]["twice"]["test"])' <<<"$OUT")" \
+    "mann-whitney" "8 rounds are too few to pair"
+
 # Wall time of real children: 25 ms against 60 ms of sleep is far beyond scheduling noise.
+# Interleaved rounds, 10 of them: the samples pair by round.
 cat >"$WORK/wall.yaml" <<YAML
 experiment: wall-verdicts
 command: ["$WORKLOAD", sleep, "25"]
 allocators:
   glibc: {}
   slow: {command: ["$WORKLOAD", sleep, "60"]}
-samples: 8
+samples: 10
 YAML
 run_alloclab 0 run "$WORK/wall.yaml" --quiet
 run_alloclab 0 show
 expect_contains "$OUT" "slow: faster in 0 of 1 cells, slower in 1" "wall-time verdict"
+run_alloclab 0 show --format json
+expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["results"]["slow"]["test"])' <<<"$OUT")" \
+    "wilcoxon" "paired rounds"
 
 # Showing a run twice gives the same intervals: the bootstrap is seeded by the run.
 run_alloclab 0 show --format json

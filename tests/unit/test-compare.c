@@ -5,6 +5,7 @@
  * p-values, tie handling, bootstrap intervals that are reproducible for a seed, outliers.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -109,11 +110,38 @@ static void test_verdict(void **state) {
         assert_int_equal(compare_to_baseline(zero, 2, base, 12, 1, 0.02, 0.01, &c), -EINVAL);
 }
 
+static void test_paired_verdict(void **state) {
+        (void) state;
+        /* Rounds drift by 20% each, the variant is 5% above the baseline in every round: the
+         * independent test drowns in the drift, the paired one sees all 10 pairs agree
+         * (W = 0, z = 27 / 9.81, p = 0.006). */
+        double base[10], x[10];
+        for (int i = 0; i < 10; i++) {
+                base[i] = 100 + 20 * i;
+                x[i] = base[i] * 1.05;
+        }
+        Comparison c;
+        assert_int_equal(compare_to_baseline(base, 10, x, 10, 3, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c), 0);
+        assert_int_equal(c.verdict, VERDICT_SAME);
+        assert_false(c.paired);
+        assert_int_equal(compare_paired_to_baseline(base, x, 10, 3, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c),
+                         0);
+        assert_true(c.paired);
+        assert_int_equal(c.verdict, VERDICT_HIGHER);
+        assert_true(fabs(c.p - 0.006) < 0.001);
+        assert_true(fabs(c.lo - 1.05) < 1e-9 && fabs(c.hi - 1.05) < 1e-9);
+        /* Identical pairs: no difference, p = 1. */
+        assert_int_equal(
+                compare_paired_to_baseline(base, base, 10, 3, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c), 0);
+        assert_int_equal(c.verdict, VERDICT_SAME);
+        assert_true(c.p == 1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mann_whitney), cmocka_unit_test(test_wilcoxon),
                 cmocka_unit_test(test_bootstrap),    cmocka_unit_test(test_outliers),
-                cmocka_unit_test(test_verdict),
+                cmocka_unit_test(test_verdict),      cmocka_unit_test(test_paired_verdict),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
