@@ -205,6 +205,31 @@ static void print_verdicts(FILE *f, const Report *rep, const char *bullet) {
         }
 }
 
+/* Outliers are kept in every statistic; saying where they are lets a reader judge a verdict. */
+static void print_outliers(FILE *f, const Report *rep, const char *bullet) {
+        bool any = false;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                any |= rep->entries[i].n_outliers > 0;
+        if (!any)
+                return;
+        fprintf(f, "\nOutliers (modified z-score above %g; kept in every figure):\n", COMPARE_OUTLIER_Z);
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                const char *separator = "";
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = entry(rep, c, v);
+                        if (e->n_outliers == 0)
+                                continue;
+                        if (!separator[0])
+                                fprintf(f, "%s[%s] ", bullet, rep->cell_labels[c]);
+                        fprintf(f, "%s%s %zu of %zu", separator, rep->variant_names[v], e->n_outliers,
+                                e->n_values);
+                        separator = ", ";
+                }
+                if (separator[0])
+                        fputc('\n', f);
+        }
+}
+
 static void print_failures(FILE *f, const Report *rep, const char *bullet) {
         bool any_excluded = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
@@ -256,6 +281,7 @@ static int render_table(FILE *f, const Report *rep) {
                 fputc('\n', f);
         }
         print_verdicts(f, rep, "  ");
+        print_outliers(f, rep, "  ");
         print_failures(f, rep, "  ");
         return ferror(f) ? -EIO : 0;
 }
@@ -278,6 +304,7 @@ static int render_markdown(FILE *f, const Report *rep) {
                 }
         }
         print_verdicts(f, rep, "- ");
+        print_outliers(f, rep, "- ");
         print_failures(f, rep, "- ");
         return ferror(f) ? -EIO : 0;
 }
@@ -301,7 +328,7 @@ static int render_csv(FILE *f, const Report *rep) {
         fprintf(f,
                 "run_id,experiment,cell,variant,allocator,metric,n,median,mad,mean,stddev,min,max,"
                 "ratio_to_baseline,failed_samples,first_failure,excluded,ratio_ci_low,ratio_ci_high,p_value,"
-                "test,verdict\n");
+                "test,verdict,outliers\n");
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         const ReportEntry *e = entry(rep, c, v);
@@ -327,11 +354,12 @@ static int render_csv(FILE *f, const Report *rep) {
                         csv_field(f, e->first_failure ? e->first_failure : "", false);
                         csv_field(f, e->excluded_reason ? e->excluded_reason : "", false);
                         if (e->has_comparison)
-                                fprintf(f, "%.6f,%.6f,%.3g,%s,%s\n", e->comparison.lo, e->comparison.hi,
+                                fprintf(f, "%.6f,%.6f,%.3g,%s,%s,", e->comparison.lo, e->comparison.hi,
                                         e->comparison.p, comparison_test(&e->comparison),
                                         verdict_word(e->comparison.verdict, time_metric(rep)));
                         else
-                                fprintf(f, ",,,,\n");
+                                fprintf(f, ",,,,,");
+                        fprintf(f, "%zu\n", e->n_outliers);
                 }
         return ferror(f) ? -EIO : 0;
 }
@@ -389,6 +417,7 @@ static int render_json(FILE *f, const Report *rep) {
                                         o, "verdict",
                                         json_string(verdict_word(e->comparison.verdict, time_metric(rep))));
                         }
+                        json_object_set_new(o, "outliers", json_integer((json_int_t) e->n_outliers));
                         json_object_set_new(o, "failed_samples", json_integer(e->n_failed));
                         json_object_set_new(o, "first_failure", json_str_or_null(e->first_failure));
                         json_object_set_new(o, "excluded", json_str_or_null(e->excluded_reason));

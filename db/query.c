@@ -291,9 +291,17 @@ static bool paired_by_round(const Report *rep, const ReportEntry *a, const Repor
         return memcmp(a->rounds, b->rounds, a->n_values * sizeof(int64_t)) == 0;
 }
 
-/* Each measured variant against its cell's measured baseline; the bootstrap seed is the run's, so
- * showing a run twice gives the same intervals. */
-static int compare_entries(Report *rep) {
+/* Outliers of every entry, then each measured variant against its cell's measured baseline. The
+ * bootstrap seed is the run's, so showing a run twice gives the same intervals. */
+static int analyse_entries(Report *rep) {
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
+                ReportEntry *e = &rep->entries[i];
+                _cleanup_free_ bool *flags = malloc((e->n_values ? e->n_values : 1) * sizeof(bool));
+                int n = flags ? compare_outliers(e->values, e->n_values, flags) : -ENOMEM;
+                if (n < 0)
+                        return n;
+                e->n_outliers = (size_t) n;
+        }
         for (size_t c = 0; c < rep->n_cells; c++) {
                 ReportEntry *base = &rep->entries[c * rep->n_variants + rep->baseline];
                 for (size_t v = 0; v < rep->n_variants; v++) {
@@ -455,7 +463,7 @@ int query_report(Store *s, int64_t run_id, Report **ret) {
         _cleanup_free_ char *values_sql = sample_values_sql(rep->run.metric);
         if (!values_sql)
                 return -ENOMEM;
-        if ((r = for_each_row(s, run_id, values_sql, rep, row_value)) < 0 || (r = compare_entries(rep)) < 0)
+        if ((r = for_each_row(s, run_id, values_sql, rep, row_value)) < 0 || (r = analyse_entries(rep)) < 0)
                 return r;
         for (size_t i = 0; i < nc; i++)
                 if (!rep->cell_labels[i] && !(rep->cell_labels[i] = strdup("?")))

@@ -39,6 +39,7 @@ typedef struct ReportEntry {
         double *values;        /* the measured samples of the primary metric, in round order */
         int64_t *rounds;       /* the round of each value */
         size_t n_values;
+        size_t n_outliers;   /* values whose modified z-score exceeds COMPARE_OUTLIER_Z (kept) */
         bool has_comparison; /* against the baseline of the cell: both sides measured */
         Comparison comparison;
 } ReportEntry;

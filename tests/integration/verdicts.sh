@@ -15,6 +15,9 @@ allocators:
   half: {command: ["$WORKLOAD", report, cost, "5"]}
   near: {command: ["$WORKLOAD", report, cost, "10.1"]}
   same: {}
+  # One spike in its fifth run (a sample: smoke and warm-up come first) is an outlier.
+  spiky:
+    command: [sh, -c, 'n=\$((\$(cat "$WORK/count" 2>/dev/null || echo 0) + 1)); echo \$n >"$WORK/count"; v=10; [ \$n = 5 ] && v=50; echo "cost \$v" >&\$ALLOCLAB_METRICS_FD']
 metric: reported:cost
 verify: none
 samples: 8
@@ -26,6 +29,10 @@ expect_contains "$OUT" "0.50x lower" "a halved cost"
 expect_contains "$OUT" "1.01x ~" "a significant change below the minimum effect"
 expect_contains "$OUT" "1.00x ~" "the same configuration twice"
 expect_contains "$OUT" "twice: lower in 0 of 1 cells, higher in 1; geometric mean 2.000x" "win count"
+expect_contains "$OUT" "Outliers (modified z-score above 3.5; kept in every figure):
+  [cost=10] spiky 1 of 8" "outliers listed"
+expect_eq "$(q "SELECT s.median, s.max FROM stats s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'spiky' AND s.metric = 'cost'")" \
+    "10.0|50.0" "the outlier is kept in the statistics"
 
 run_alloclab 0 show --format json
 verdict() {
@@ -36,6 +43,8 @@ print(o.get("verdict"), "%.2f %.2f" % (o["ratio_ci_low"], o["ratio_ci_high"]) if
 expect_eq "$(verdict twice)" "higher 2.00 2.00 True" "json verdict of a doubled cost"
 expect_eq "$(verdict near)" "~ 1.01 1.01 True" "json verdict below the minimum effect"
 expect_eq "$(verdict glibc)" "None  " "the baseline has no verdict"
+expect_eq "$(python3 -c 'import json, sys; r = json.load(sys.stdin)["cells"][0]["results"]; print(r["spiky"]["outliers"], r["glibc"]["outliers"])' <<<"$OUT")" \
+    "1 0" "json outlier counts"
 
 run_alloclab 0 show --format csv
 expect_contains "$OUT" ",ratio_ci_low,ratio_ci_high,p_value,test,verdict" "csv header"
