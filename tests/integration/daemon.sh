@@ -141,7 +141,9 @@ def closed_within(s, seconds):
         while s.recv(65536):
             pass
         return True
-    except (socket.timeout, ConnectionResetError):
+    except ConnectionResetError:  # closed with our bytes unread: a reset, not an EOF
+        return True
+    except socket.timeout:
         return False
 g = conn(); g.sendall(os.urandom(4096) + b"\0"); g.settimeout(5)
 reply = g.recv(65536)
