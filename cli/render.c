@@ -183,7 +183,7 @@ static void print_verdicts(FILE *f, const Report *rep, const char *bullet) {
         if (!any)
                 return;
         fprintf(f, "\nAgainst %s (a difference needs p < %g and at least %g%%; docs/analysis.md):\n",
-                rep->variant_names[rep->baseline], COMPARE_ALPHA, 100 * COMPARE_MIN_EFFECT);
+                rep->variant_names[rep->baseline], rep->alpha, 100 * rep->min_effect);
         bool time = time_metric(rep);
         for (size_t v = 0; v < rep->n_variants; v++) {
                 size_t compared = 0, lower = 0, higher = 0;
@@ -387,6 +387,8 @@ static int render_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "seed", json_integer((json_int_t) rep->seed));
         json_object_set_new(root, "verify", json_string(rep->verify));
         json_object_set_new(root, "baseline", json_string(rep->variant_names[rep->baseline]));
+        json_object_set_new(root, "min_effect", json_real(rep->min_effect));
+        json_object_set_new(root, "alpha", json_real(rep->alpha));
         json_object_set_new(root, "n_failures", json_integer(rep->run.n_failures));
         for (size_t v = 0; v < rep->n_variants; v++)
                 json_array_append_new(variants, json_pack("{s:s, s:s, s:s}", "name", rep->variant_names[v],

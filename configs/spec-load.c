@@ -447,21 +447,34 @@ static int parse_schedule(Loader *l, const YamlNode *n, void *field) {
 }
 
 /* "10%" or a fraction such as 0.1; between 0.1% and 1000%. */
-static int parse_threshold(Loader *l, const YamlNode *n, void *field) {
-        int r = schema_expect_scalar(l, n, "regression_threshold");
+/* A fraction in [min, max], written as a percentage ('10%') or a plain number (0.1). */
+static int parse_fraction(Loader *l, const YamlNode *n, const char *what, double min, double max,
+                          void *field) {
+        int r = schema_expect_scalar(l, n, what);
         if (r < 0)
                 return r;
         static const Unit percent[] = { { "%", 0.01 }, {} };
         double v;
         if (units_parse(n->value, percent, 1, &v) < 0)
-                return schema_error(l, n,
-                                    "regression_threshold: cannot parse '%s' (expected e.g. '10%%' or 0.1)",
+                return schema_error(l, n, "%s: cannot parse '%s' (expected e.g. '10%%' or 0.1)", what,
                                     n->value);
-        if (v < 0.001 || v > 10)
-                return schema_error(l, n, "regression_threshold '%s' is out of range (0.1%% to 1000%%)",
-                                    n->value);
+        if (v < min || v > max)
+                return schema_error(l, n, "%s '%s' is out of range (%g%% to %g%%)", what, n->value,
+                                    100 * min, 100 * max);
         *(double *) field = v;
         return 0;
+}
+
+static int parse_threshold(Loader *l, const YamlNode *n, void *field) {
+        return parse_fraction(l, n, "regression_threshold", 0.001, 10, field);
+}
+
+static int parse_min_effect(Loader *l, const YamlNode *n, void *field) {
+        return parse_fraction(l, n, "min_effect", 0, 1, field);
+}
+
+static int parse_alpha(Loader *l, const YamlNode *n, void *field) {
+        return parse_fraction(l, n, "alpha", 1e-6, 0.5, field);
 }
 
 static int parse_bool(Loader *l, const YamlNode *n, void *field) {
@@ -496,6 +509,8 @@ static const Field spec_fields[] = {
         { "schedule", parse_schedule, 0, false },
         { "regression_threshold", parse_threshold, offsetof(Spec, regression_threshold), false },
         { "resume", parse_bool, offsetof(Spec, resume), false },
+        { "min_effect", parse_min_effect, offsetof(Spec, min_effect), false },
+        { "alpha", parse_alpha, offsetof(Spec, alpha), false },
 };
 
 static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, size_t *ret) {
@@ -552,6 +567,8 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         s->timeout_ns = SPEC_DEFAULT_TIMEOUT_NS;
         s->output_limit = SPEC_DEFAULT_OUTPUT_LIMIT;
         s->regression_threshold = SPEC_DEFAULT_REGRESSION_THRESHOLD;
+        s->min_effect = SPEC_DEFAULT_MIN_EFFECT;
+        s->alpha = SPEC_DEFAULT_ALPHA;
 
         if (memchr(data, 0, size))
                 return diag_add(d, 1, 1, "spec contains a NUL byte");

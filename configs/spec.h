@@ -27,6 +27,8 @@
 #define SPEC_DEFAULT_OUTPUT_LIMIT         (64ULL * 1024 * 1024)
 #define SPEC_MAX_OUTPUT_LIMIT             (1024ULL * 1024 * 1024)
 #define SPEC_DEFAULT_REGRESSION_THRESHOLD 0.10
+#define SPEC_DEFAULT_MIN_EFFECT           0.02 /* docs/analysis.md */
+#define SPEC_DEFAULT_ALPHA                0.01
 
 typedef enum SpecOrder {
         SPEC_ORDER_INTERLEAVED, /* each round visits every variant once, in spec order */
@@ -114,6 +116,8 @@ typedef struct Spec {
         Schedule schedule;
         char *schedule_text;         /* as written, for display */
         double regression_threshold; /* relative change of a median that a scheduled run reports */
+        double min_effect;           /* smallest relative change a verdict calls a difference */
+        double alpha;                /* significance level of the verdicts' rank tests */
         bool resume; /* the daemon continues this spec's run after a crash instead of dropping it */
 } Spec;
 

@@ -175,6 +175,8 @@ static int row_header(Report *rep, sqlite3_stmt *st) {
         rep->glibc = col_text(st, 21);
         rep->thp = col_text(st, 22);
         rep->cpus = sqlite3_column_int64(st, 23);
+        rep->min_effect = sqlite3_column_double(st, 24);
+        rep->alpha = sqlite3_column_double(st, 25);
         rep->n_cells = (size_t) rep->run.n_cells;
         rep->n_variants = (size_t) rep->run.n_variants;
         return r;
@@ -311,11 +313,11 @@ static int analyse_entries(Report *rep) {
                                 continue;
                         int r = paired_by_round(rep, base, e)
                                         ? compare_paired_to_baseline(base->values, e->values, e->n_values,
-                                                                     rep->seed, COMPARE_MIN_EFFECT,
-                                                                     COMPARE_ALPHA, &e->comparison)
+                                                                     rep->seed, rep->min_effect, rep->alpha,
+                                                                     &e->comparison)
                                         : compare_to_baseline(base->values, base->n_values, e->values,
-                                                              e->n_values, rep->seed, COMPARE_MIN_EFFECT,
-                                                              COMPARE_ALPHA, &e->comparison);
+                                                              e->n_values, rep->seed, rep->min_effect,
+                                                              rep->alpha, &e->comparison);
                         if (r == -ENOMEM)
                                 return r;
                         e->has_comparison = r == 0;
@@ -393,8 +395,8 @@ int query_report(Store *s, int64_t run_id, Report **ret) {
         int r = for_each_row(s, run_id,
                              "SELECT " SUMMARY_COLUMNS ", runs.spec_path, runs.order_mode, runs.samples,"
                              " runs.warmup, runs.seed, runs.verify, runs.message, hosts.kernel,"
-                             " hosts.cpu_model, hosts.glibc, hosts.thp, hosts.cpus" SUMMARY_FROM
-                             " WHERE runs.id = ?1",
+                             " hosts.cpu_model, hosts.glibc, hosts.thp, hosts.cpus, runs.min_effect, "
+                             "runs.alpha" SUMMARY_FROM " WHERE runs.id = ?1",
                              rep, row_header);
         if (r < 0)
                 return r;

@@ -64,6 +64,7 @@ typedef struct Report {
         char *message;
         char *kernel, *cpu_model, *glibc, *thp;
         int64_t cpus;
+        double min_effect, alpha; /* the verdicts' rule (docs/analysis.md) */
         size_t n_cells, n_variants;
         char **cell_labels;
         char **variant_names;

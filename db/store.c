@@ -140,6 +140,9 @@ static const char *const migrations[] = {
         "CREATE TABLE schedule_state ("
         "  spec_path TEXT PRIMARY KEY,"
         "  last_fire_at INTEGER NOT NULL);",
+        /* 4 -> 5: what the verdicts of a run call a difference */
+        "ALTER TABLE runs ADD COLUMN min_effect REAL NOT NULL DEFAULT 0.02;"
+        "ALTER TABLE runs ADD COLUMN alpha REAL NOT NULL DEFAULT 0.01;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

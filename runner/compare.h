@@ -13,12 +13,10 @@
  * they give the verdicts of `alloclab show` (docs/analysis.md).
  */
 
-#define COMPARE_OUTLIER_Z  3.5  /* Iglewicz and Hoaglin's threshold for the modified z-score */
-#define COMPARE_MIN_EFFECT 0.02 /* smallest relative change called a difference */
-#define COMPARE_ALPHA      0.01 /* significance level of the rank test */
-#define COMPARE_RESAMPLES  2000 /* bootstrap resamples of an interval */
-#define COMPARE_LEVEL      0.95 /* confidence level of an interval */
-#define COMPARE_MIN_PAIRS  10   /* fewer pairs: the normal approximation of the signed-rank test is poor */
+#define COMPARE_OUTLIER_Z 3.5  /* Iglewicz and Hoaglin's threshold for the modified z-score */
+#define COMPARE_RESAMPLES 2000 /* bootstrap resamples of an interval */
+#define COMPARE_LEVEL     0.95 /* confidence level of an interval */
+#define COMPARE_MIN_PAIRS 10   /* fewer pairs: the normal approximation of the signed-rank test is poor */
 
 typedef enum Verdict {
         VERDICT_SAME,   /* no significant difference (or smaller than the minimum effect) */

@@ -54,6 +54,21 @@ run_alloclab 0 show --format json
 expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["results"]["twice"]["test"])' <<<"$OUT")" \
     "mann-whitney" "8 rounds are too few to pair"
 
+# The spec sets the rule: a 1% change counts with min_effect 0.5%; nothing passes alpha 1e-5.
+sed 's/^samples: 8$/samples: 8\nmin_effect: 0.5%/' "$WORK/reported.yaml" >"$WORK/effect.yaml"
+run_alloclab 0 run "$WORK/effect.yaml" --quiet
+run_alloclab 0 show
+expect_contains "$OUT" "1.01x higher" "min_effect from the spec"
+expect_contains "$OUT" "a difference needs p < 0.01 and at least 0.5%" "the rule is stated"
+sed 's/^samples: 8$/samples: 8\nalpha: 0.00001/' "$WORK/reported.yaml" >"$WORK/alpha.yaml"
+run_alloclab 0 run "$WORK/alpha.yaml" --quiet
+run_alloclab 0 show
+expect_contains "$OUT" "2.00x ~" "alpha from the spec"
+expect_contains "$OUT" "a difference needs p < 1e-05" "alpha stated"
+printf 'min_effect: 200%%\n' >>"$WORK/alpha.yaml"
+run_alloclab 3 check "$WORK/alpha.yaml"
+expect_contains "$ERR" "alpha.yaml:17:13: min_effect '200%' is out of range (0% to 100%)" "min_effect range"
+
 # Wall time of real children: 25 ms against 60 ms of sleep is far beyond scheduling noise.
 # Interleaved rounds, 10 of them: the samples pair by round.
 cat >"$WORK/wall.yaml" <<YAML

@@ -88,22 +88,18 @@ static void test_verdict(void **state) {
                 close[i] = 101 + i * 0.1; /* separated too, but only 1% apart */
         }
         Comparison c;
-        assert_int_equal(compare_to_baseline(base, 12, slower, 12, 1, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c),
-                         0);
+        assert_int_equal(compare_to_baseline(base, 12, slower, 12, 1, 0.02, 0.01, &c), 0);
         assert_int_equal(c.verdict, VERDICT_HIGHER);
         assert_true(c.p < 1e-3 && c.lo > 1.05 && c.hi < 1.15 && c.ratio > c.lo && c.ratio < c.hi);
-        assert_int_equal(compare_to_baseline(slower, 12, base, 12, 1, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c),
-                         0);
+        assert_int_equal(compare_to_baseline(slower, 12, base, 12, 1, 0.02, 0.01, &c), 0);
         assert_int_equal(c.verdict, VERDICT_LOWER);
         assert_string_equal(verdict_word(c.verdict, true), "faster");
         /* Significant but below the minimum effect. */
-        assert_int_equal(compare_to_baseline(base, 12, close, 12, 1, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c),
-                         0);
-        assert_true(c.p < COMPARE_ALPHA);
+        assert_int_equal(compare_to_baseline(base, 12, close, 12, 1, 0.02, 0.01, &c), 0);
+        assert_true(c.p < 0.01);
         assert_int_equal(c.verdict, VERDICT_SAME);
         /* Identical series: no difference. */
-        assert_int_equal(compare_to_baseline(base, 12, base, 12, 1, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c),
-                         0);
+        assert_int_equal(compare_to_baseline(base, 12, base, 12, 1, 0.02, 0.01, &c), 0);
         assert_int_equal(c.verdict, VERDICT_SAME);
         assert_true(c.p > 0.5);
         double zero[] = { 0, 0 };
@@ -121,18 +117,16 @@ static void test_paired_verdict(void **state) {
                 x[i] = base[i] * 1.05;
         }
         Comparison c;
-        assert_int_equal(compare_to_baseline(base, 10, x, 10, 3, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c), 0);
+        assert_int_equal(compare_to_baseline(base, 10, x, 10, 3, 0.02, 0.01, &c), 0);
         assert_int_equal(c.verdict, VERDICT_SAME);
         assert_false(c.paired);
-        assert_int_equal(compare_paired_to_baseline(base, x, 10, 3, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c),
-                         0);
+        assert_int_equal(compare_paired_to_baseline(base, x, 10, 3, 0.02, 0.01, &c), 0);
         assert_true(c.paired);
         assert_int_equal(c.verdict, VERDICT_HIGHER);
         assert_true(fabs(c.p - 0.006) < 0.001);
         assert_true(fabs(c.lo - 1.05) < 1e-9 && fabs(c.hi - 1.05) < 1e-9);
         /* Identical pairs: no difference, p = 1. */
-        assert_int_equal(
-                compare_paired_to_baseline(base, base, 10, 3, COMPARE_MIN_EFFECT, COMPARE_ALPHA, &c), 0);
+        assert_int_equal(compare_paired_to_baseline(base, base, 10, 3, 0.02, 0.01, &c), 0);
         assert_int_equal(c.verdict, VERDICT_SAME);
         assert_true(c.p == 1);
 }
