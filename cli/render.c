@@ -135,9 +135,24 @@ static void grid_done(Grid *g) {
         free(g->cells);
 }
 
+/* With exactly two variants the question is one number per cell: what the other costs against
+ * the baseline, in percent, with its interval ("+2.3% [+1.1, +3.4]"). */
+static char *cost_cell(const Report *rep, size_t c) {
+        const ReportEntry *e = entry(rep, c, 1 - rep->baseline);
+        if (!e->has_comparison)
+                return strdup("-");
+        const Comparison *k = &e->comparison;
+        char *s;
+        return asprintf(&s, "%+.1f%% [%+.1f, %+.1f]", 100 * (k->ratio - 1), 100 * (k->lo - 1),
+                        100 * (k->hi - 1)) < 0
+                       ? NULL
+                       : s;
+}
+
 static int grid_build(const Report *rep, Grid *g) {
+        bool cost = rep->n_variants == 2;
         g->rows = rep->n_cells + 1;
-        g->cols = rep->n_variants + 1;
+        g->cols = rep->n_variants + 1 + cost;
         g->cells = calloc(g->rows * g->cols, sizeof(char *));
         if (!g->cells)
                 return -ENOMEM;
@@ -148,10 +163,14 @@ static int grid_build(const Report *rep, Grid *g) {
                         return -ENOMEM;
                 g->cells[v + 1] = h;
         }
+        if (cost)
+                g->cells[g->cols - 1] = strdup("cost %");
         for (size_t c = 0; c < rep->n_cells; c++) {
                 g->cells[(c + 1) * g->cols] = strdup(rep->cell_labels[c]);
                 for (size_t v = 0; v < rep->n_variants; v++)
                         g->cells[(c + 1) * g->cols + v + 1] = grid_cell(rep, c, v);
+                if (cost)
+                        g->cells[(c + 2) * g->cols - 1] = cost_cell(rep, c);
         }
         for (size_t i = 0; i < g->rows * g->cols; i++)
                 if (!g->cells[i])
@@ -266,7 +285,7 @@ static int render_table(FILE *f, const Report *rep) {
         int r = grid_build(rep, &g);
         if (r < 0)
                 return r;
-        size_t width[SPEC_MAX_VARIANTS + 1] = {};
+        size_t width[SPEC_MAX_VARIANTS + 2] = {};
         for (size_t i = 0; i < g.rows * g.cols; i++)
                 if (strlen(g.cells[i]) > width[i % g.cols])
                         width[i % g.cols] = strlen(g.cells[i]);
