@@ -13,6 +13,22 @@
 #include "db/sql.h"
 #include "util/cleanup.h"
 
+/* The built-in metrics as stored per sample, as SQL over `samples s` in the units
+ * run_sample_metric() uses: X(name, expression). */
+#define BUILTIN_METRICS(X)                                                                                  \
+        X(RUN_METRIC_WALL, "s.wall_ns / 1e9")                                                               \
+        X(RUN_METRIC_USER, "s.user_us / 1e6")                                                               \
+        X(RUN_METRIC_SYS, "s.sys_us / 1e6")                                                                 \
+        X(RUN_METRIC_MAXRSS, "s.maxrss_kib * 1024.0")
+
+/* The measured samples of run ?1 (phase 'sample', status 'ok') with their cell `c` and variant
+ * `v`, as `samples s`, or as `sample_metrics m` of those samples. */
+#define MEASURED_JOINS                                                                                      \
+        " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"                          \
+        " WHERE s.run_id = ?1 AND s.phase = 'sample' AND s.status = 'ok'"
+#define MEASURED_SAMPLES " FROM samples s" MEASURED_JOINS
+#define MEASURED_METRICS " FROM sample_metrics m JOIN samples s ON s.id = m.sample_id" MEASURED_JOINS
+
 static char *col_text(sqlite3_stmt *st, int i) {
         const unsigned char *t = sqlite3_column_text(st, i);
         return strdup(t ? (const char *) t : "");
@@ -249,35 +265,26 @@ static int row_value(Report *rep, sqlite3_stmt *st) {
 }
 
 /* SQL reading every measured sample's value of metric as (cell position, variant position,
- * value, round), in the units of the stats table (run_sample_metric()). Caller frees. */
+ * value, round). Caller frees. */
 static char *sample_values_sql(const char *metric) {
+#define BUILTIN_ENTRY(name, expression) { name, expression },
         static const struct {
                 const char *metric, *expression;
-        } builtin[] = {
-                { "wall", "s.wall_ns / 1e9" },
-                { "user", "s.user_us / 1e6" },
-                { "sys", "s.sys_us / 1e6" },
-                { "maxrss", "s.maxrss_kib * 1024.0" },
-        };
-#define MEASURED_FROM                                                                                       \
-        " FROM samples s JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
-#define MEASURED_WHERE " s.run_id = ?1 AND s.phase = 'sample' AND s.status = 'ok' ORDER BY s.round"
+        } builtin[] = { BUILTIN_METRICS(BUILTIN_ENTRY) };
+#undef BUILTIN_ENTRY
         char *sql = NULL;
         for (size_t i = 0; i < ELEMENTSOF(builtin); i++)
                 if (strcmp(metric, builtin[i].metric) == 0)
                         return asprintf(&sql,
-                                        "SELECT c.position, v.position, %s, s.round" MEASURED_FROM
-                                        " WHERE" MEASURED_WHERE,
+                                        "SELECT c.position, v.position, %s, s.round" MEASURED_SAMPLES
+                                        " ORDER BY s.round",
                                         builtin[i].expression) < 0
                                        ? NULL
                                        : sql;
         const char *name = strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric;
-        sql = sqlite3_mprintf(
-                "SELECT c.position, v.position, m.value, s.round" MEASURED_FROM
-                " JOIN sample_metrics m ON m.sample_id = s.id WHERE m.name = %Q AND" MEASURED_WHERE,
-                name);
-#undef MEASURED_FROM
-#undef MEASURED_WHERE
+        sql = sqlite3_mprintf("SELECT c.position, v.position, m.value, s.round" MEASURED_METRICS
+                              " AND m.name = %Q ORDER BY s.round",
+                              name);
         char *copy = sql ? strdup(sql) : NULL;
         sqlite3_free(sql);
         return copy;
@@ -664,17 +671,19 @@ static int add_value(RunPrior *prior, int64_t cell, int64_t variant, const char 
         return 0;
 }
 
-/* The built-in metrics, in the units run_sample_metric() uses. */
+/* Columns 2... are BUILTIN_METRICS in order. */
 static int row_builtin(sqlite3_stmt *st, const Plan *plan, RunPrior *prior) {
         int64_t c = sqlite3_column_int64(st, 0), v = sqlite3_column_int64(st, 1);
         if (c < 0 || v < 0 || (size_t) c >= plan->n_cells || (size_t) v >= plan->n_variants)
                 return -EBADMSG;
-        int r;
-        if ((r = add_value(prior, c, v, "wall", (double) sqlite3_column_int64(st, 2) / 1e9)) < 0 ||
-            (r = add_value(prior, c, v, "user", (double) sqlite3_column_int64(st, 3) / 1e6)) < 0 ||
-            (r = add_value(prior, c, v, "sys", (double) sqlite3_column_int64(st, 4) / 1e6)) < 0 ||
-            (r = add_value(prior, c, v, "maxrss", (double) sqlite3_column_int64(st, 5) * 1024.0)) < 0)
-                return r;
+#define BUILTIN_NAME(name, expression) name,
+        static const char *const names[] = { BUILTIN_METRICS(BUILTIN_NAME) };
+#undef BUILTIN_NAME
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                int r = add_value(prior, c, v, names[i], sqlite3_column_double(st, 2 + (int) i));
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -695,9 +704,7 @@ int query_prior(Store *s, int64_t run_id, const Plan *plan, RunPrior *prior) {
                 run_prior_done(prior);
                 return -ENOMEM;
         }
-#define OK_SAMPLES                                                                                          \
-        " FROM samples s JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"           \
-        " WHERE s.run_id = ?1 AND s.phase = 'sample' AND s.status = 'ok'"
+#define BUILTIN_COLUMN(name, expression) ", " expression
         int r;
         if ((r = each_prior_row(s, "SELECT step FROM samples WHERE run_id = ?1", run_id, plan, prior,
                                 row_done)) < 0 ||
@@ -706,19 +713,14 @@ int query_prior(Store *s, int64_t run_id, const Plan *plan, RunPrior *prior) {
                      "SELECT c.position, v.position FROM exclusions e JOIN cells c ON c.id = e.cell_id"
                      " JOIN variants v ON v.id = e.variant_id WHERE e.run_id = ?1",
                      run_id, plan, prior, row_excluded)) < 0 ||
-            (r = each_prior_row(s,
-                                "SELECT c.position, v.position, s.wall_ns, s.user_us, s.sys_us, "
-                                "s.maxrss_kib" OK_SAMPLES,
-                                run_id, plan, prior, row_builtin)) < 0 ||
-            (r = each_prior_row(s,
-                                "SELECT c.position, v.position, m.name, m.value FROM sample_metrics m"
-                                " JOIN samples s ON s.id = m.sample_id JOIN cells c ON c.id = s.cell_id"
-                                " JOIN variants v ON v.id = s.variant_id"
-                                " WHERE s.run_id = ?1 AND s.phase = 'sample' AND s.status = 'ok'",
-                                run_id, plan, prior, row_reported)) < 0) {
+            (r = each_prior_row(
+                     s, "SELECT c.position, v.position" BUILTIN_METRICS(BUILTIN_COLUMN) MEASURED_SAMPLES,
+                     run_id, plan, prior, row_builtin)) < 0 ||
+            (r = each_prior_row(s, "SELECT c.position, v.position, m.name, m.value" MEASURED_METRICS, run_id,
+                                plan, prior, row_reported)) < 0) {
                 run_prior_done(prior);
                 return r;
         }
-#undef OK_SAMPLES
+#undef BUILTIN_COLUMN
         return 0;
 }

@@ -35,6 +35,11 @@ expect_eq "$(q "SELECT s.median, s.max FROM stats s JOIN variants v ON v.id = s.
     "10.0|50.0" "the outlier is kept in the statistics"
 
 run_alloclab 0 show --format json
+# field VARIANT KEY: one field of the first cell's result for VARIANT in the json in $OUT.
+field() {
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["results"][sys.argv[1]][sys.argv[2]])' \
+        "$1" "$2" <<<"$OUT"
+}
 verdict() {
     python3 -c 'import json, sys
 o = json.load(sys.stdin)["cells"][0]["results"][sys.argv[1]]
@@ -43,16 +48,14 @@ print(o.get("verdict"), "%.2f %.2f" % (o["ratio_ci_low"], o["ratio_ci_high"]) if
 expect_eq "$(verdict twice)" "higher 2.00 2.00 True" "json verdict of a doubled cost"
 expect_eq "$(verdict near)" "~ 1.01 1.01 True" "json verdict below the minimum effect"
 expect_eq "$(verdict glibc)" "None  " "the baseline has no verdict"
-expect_eq "$(python3 -c 'import json, sys; r = json.load(sys.stdin)["cells"][0]["results"]; print(r["spiky"]["outliers"], r["glibc"]["outliers"])' <<<"$OUT")" \
-    "1 0" "json outlier counts"
+expect_eq "$(field spiky outliers) $(field glibc outliers)" "1 0" "json outlier counts"
 
 run_alloclab 0 show --format csv
 expect_contains "$OUT" ",ratio_ci_low,ratio_ci_high,p_value,test,verdict" "csv header"
 expect_contains "$OUT" ",2.000000,2.000000," "csv interval"
 
 run_alloclab 0 show --format json
-expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["results"]["twice"]["test"])' <<<"$OUT")" \
-    "mann-whitney" "8 rounds are too few to pair"
+expect_eq "$(field twice test)" "mann-whitney" "8 rounds are too few to pair"
 
 # The spec sets the rule: a 1% change counts with min_effect 0.5%; nothing passes alpha 1e-5.
 sed 's/^samples: 8$/samples: 8\nmin_effect: 0.5%/' "$WORK/reported.yaml" >"$WORK/effect.yaml"
@@ -87,8 +90,7 @@ expect_contains "$OUT" "slow: faster in 0 of 1 cells, slower in 1" "wall-time ve
 [[ $(head -7 <<<"$OUT" | tail -1) =~ \ \+[0-9]+\.[0-9]%\ \[\+[0-9]+\.[0-9],\ \+[0-9]+\.[0-9]\]$ ]] ||
     fail "cost cell: $OUT"
 run_alloclab 0 show --format json
-expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["results"]["slow"]["test"])' <<<"$OUT")" \
-    "wilcoxon" "paired rounds"
+expect_eq "$(field slow test)" "wilcoxon" "paired rounds"
 
 # Showing a run twice gives the same intervals: the bootstrap is seeded by the run.
 run_alloclab 0 show --format json
