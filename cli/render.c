@@ -548,11 +548,12 @@ void render_probe(FILE *f, json_t *probe) {
                 if (json_integer_value(value))
                         fprintf(f, " %s=%lld", key, (long long) json_integer_value(value));
         }
-        char requested[32], peak[32];
+        char requested[32], peak[32] = "not measured";
         render_value("maxrss", (double) json_integer_value(json_object_get(counters, "bytes_requested")),
                      requested, sizeof(requested));
-        render_value("maxrss", (double) json_integer_value(json_object_get(counters, "peak_live_bytes")),
-                     peak, sizeof(peak));
+        json_t *peak_bytes = json_object_get(counters, "peak_live_bytes");
+        if (json_is_integer(peak_bytes))
+                render_value("maxrss", (double) json_integer_value(peak_bytes), peak, sizeof(peak));
         fprintf(f, "\n  bytes requested %s, peak live %s, threads %lld%s\n", requested, peak,
                 (long long) json_integer_value(json_object_get(counters, "threads")),
                 json_is_true(json_object_get(probe, "exited")) ? ""

@@ -7,7 +7,8 @@
  *   - which shared object provides the malloc the program reaches, its allocator family,
  *     version and effective options;
  *   - every loaded object that implements an allocator (the census);
- *   - per-thread call counters, bytes requested and live/peak usable bytes.
+ *   - per-thread call counters, bytes requested and, when the runner requests them (smoke runs),
+ *     live/peak usable bytes.
  *
  * Invariants (STYLE item 15):
  *   - never allocates through malloc on its own behalf; calls made while dlsym() resolves are
@@ -74,13 +75,20 @@ static char forward_prefix[16]; /* forward mode's symbol prefix, also a jemalloc
  * comes from another object than usable_size (an allocator that lacks pvalloc leaves it to
  * glibc, and asking jemalloc for the size of a glibc block would crash the program). */
 static bool measurable[_PROBE_FUNCTION_MAX];
-static int init_state; /* 0: not yet, 1: resolving, 2: ready */
-static ProbeReport fallback_report;
+static int init_state;              /* 0: not yet, 1: resolving, 2: ready */
+static ProbeReport fallback_report; /* no runner: nobody reads it, so nothing is requested */
 static ProbeReport *report = &fallback_report;
 
-static TLS int depth;
-static TLS ProbeSlot *my_slot;
-static TLS int64_t pending_live;
+/* Everything the fast path needs of its thread, in one initial-exec TLS block: one offset
+ * load from the GOT reaches all of it. */
+typedef struct ThreadState {
+        int depth;            /* nesting of malloc-family calls; only depth 0 is counted */
+        bool shared;          /* slot is the last one, shared by the threads past PROBE_MAX_SLOTS */
+        ProbeSlot *slot;      /* this thread's counters; NULL until its first counted call */
+        int64_t pending_live; /* live-byte change not yet added to the report's total */
+        int *errno_location;  /* &errno, cached: free preserves errno on every call */
+} ThreadState;
+static TLS ThreadState this_thread;
 
 /* ---- bootstrap arena ------------------------------------------------------------------ */
 
@@ -180,10 +188,10 @@ static const ElfW(Sym) * find_symbol(const struct link_map *map, const char *nam
  * dlsym(RTLD_NEXT) returns, found through the hash tables directly, since each dlsym() call
  * costs tens of microseconds at start-up. IFUNCs (and anything unusual) go to dlsym(). */
 static void *next_definition(const char *name) {
-        struct dl_find_object self;
-        if (_dl_find_object((void *) next_definition, &self) != 0)
+        struct dl_find_object probe_object;
+        if (_dl_find_object((void *) next_definition, &probe_object) != 0)
                 return dlsym(RTLD_NEXT, name);
-        for (struct link_map *map = self.dlfo_link_map->l_next; map; map = map->l_next) {
+        for (struct link_map *map = probe_object.dlfo_link_map->l_next; map; map = map->l_next) {
                 const ElfW(Sym) *sym = find_symbol(map, name);
                 if (!sym)
                         continue;
@@ -254,6 +262,10 @@ static void resolve_family(Family *f, void *handle, const char *prefix) {
                 /* A missing function is derived from the family itself in forward mode. */
                 measurable[i] = sizer && (!fns[i] || object_of(fns[i]) == sizer);
         measurable[PROBE_FREE] = measurable[PROBE_MALLOC];
+        if (!(report->requests & PROBE_REQUEST_LIVE_BYTES))
+                memset(measurable, 0, sizeof(measurable));
+        else if (measurable[PROBE_MALLOC])
+                report->state |= PROBE_STATE_LIVE_BYTES;
 }
 
 /* Forward mode: the whole family comes from one library loaded privately. The core entry
@@ -318,8 +330,9 @@ static void attach_report(void) {
 }
 
 static void child_after_fork(void) {
-        my_slot = NULL;
-        pending_live = 0;
+        this_thread.slot = NULL;
+        this_thread.shared = false;
+        this_thread.pending_live = 0;
 }
 
 static void resolve(void) {
@@ -364,15 +377,18 @@ static inline bool ready(void) {
 /* ---- counting ------------------------------------------------------------------------- */
 
 static ProbeSlot *slot(void) {
-        if (LIKELY(my_slot != NULL))
-                return my_slot;
+        if (LIKELY(this_thread.slot != NULL))
+                return this_thread.slot;
         uint32_t i = __atomic_fetch_add(&report->n_slots, 1, __ATOMIC_RELAXED);
-        my_slot = &report->slots[i < PROBE_MAX_SLOTS ? i : PROBE_MAX_SLOTS - 1];
-        return my_slot;
+        this_thread.shared = i >= PROBE_MAX_SLOTS - 1;
+        this_thread.slot = &report->slots[this_thread.shared ? PROBE_MAX_SLOTS - 1 : i];
+        return this_thread.slot;
 }
 
-static inline bool slot_is_shared(const ProbeSlot *s) {
-        return s == &report->slots[PROBE_MAX_SLOTS - 1];
+static inline int *errno_location(void) {
+        if (UNLIKELY(this_thread.errno_location == NULL))
+                this_thread.errno_location = &errno;
+        return this_thread.errno_location;
 }
 
 static inline void add(uint64_t *counter, uint64_t v, bool shared) {
@@ -383,8 +399,8 @@ static inline void add(uint64_t *counter, uint64_t v, bool shared) {
 }
 
 static void flush_live(void) {
-        int64_t total = __atomic_add_fetch(&report->live_bytes, pending_live, __ATOMIC_RELAXED);
-        pending_live = 0;
+        int64_t total = __atomic_add_fetch(&report->live_bytes, this_thread.pending_live, __ATOMIC_RELAXED);
+        this_thread.pending_live = 0;
         int64_t peak = __atomic_load_n(&report->peak_live_bytes, __ATOMIC_RELAXED);
         while (total > peak && !__atomic_compare_exchange_n(&report->peak_live_bytes, &peak, total, true,
                                                             __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -394,14 +410,15 @@ static void flush_live(void) {
 /* Records one outermost call: requested bytes and the change in usable bytes it made. */
 static inline void count(ProbeFunction f, size_t requested, int64_t live_delta) {
         ProbeSlot *s = slot();
-        bool shared = slot_is_shared(s);
+        bool shared = this_thread.shared;
         add(&s->calls[f], 1, shared);
         if (requested)
                 add(&s->bytes_requested, requested, shared);
         if (live_delta) {
                 add((uint64_t *) &s->live_bytes, (uint64_t) live_delta, shared);
-                pending_live += live_delta;
-                if (pending_live > PROBE_FLUSH_BYTES || pending_live < -PROBE_FLUSH_BYTES)
+                this_thread.pending_live += live_delta;
+                if (this_thread.pending_live > PROBE_FLUSH_BYTES ||
+                    this_thread.pending_live < -PROBE_FLUSH_BYTES)
                         flush_live();
         }
 }
@@ -439,13 +456,13 @@ static bool valid_alignment(size_t a) {
 /* Runs `call` with the depth guard; counts it when it is the outermost one. */
 #define GUARDED(result, call, function, requested, live_delta_expr)                                         \
         do {                                                                                                \
-                if (UNLIKELY(depth++ > 0)) {                                                                \
+                if (UNLIKELY(this_thread.depth++ > 0)) {                                                    \
                         result = call;                                                                      \
                 } else {                                                                                    \
                         result = call;                                                                      \
                         count(function, requested, live_delta_expr);                                        \
                 }                                                                                           \
-                depth--;                                                                                    \
+                this_thread.depth--;                                                                        \
         } while (0)
 
 EXPORT void *malloc(size_t size) {
@@ -458,20 +475,21 @@ EXPORT void *malloc(size_t size) {
 
 EXPORT void free(void *p) {
         if (UNLIKELY(!p || in_arena(p) || !ready())) {
-                if (p == NULL && depth == 0 && ready())
+                if (p == NULL && this_thread.depth == 0 && ready())
                         count(PROBE_FREE, 0, 0);
                 return;
         }
-        int saved = errno;
-        if (UNLIKELY(depth++ > 0))
+        int *err = errno_location();
+        int saved = *err;
+        if (UNLIKELY(this_thread.depth++ > 0))
                 next.free(p);
         else {
                 int64_t size = measured(PROBE_FREE, p);
                 next.free(p);
                 count(PROBE_FREE, 0, -size);
         }
-        depth--;
-        errno = saved;
+        this_thread.depth--;
+        *err = saved;
 }
 
 EXPORT void *calloc(size_t n, size_t size) {
@@ -494,7 +512,7 @@ EXPORT void *realloc(void *old, size_t size) {
                 return p;
         }
         void *p;
-        int64_t before = depth == 0 ? measured(PROBE_REALLOC, old) : 0;
+        int64_t before = this_thread.depth == 0 ? measured(PROBE_REALLOC, old) : 0;
         GUARDED(p, next.realloc(old, size), PROBE_REALLOC, size,
                 p ? measured(PROBE_REALLOC, p) - before : (size == 0 ? -before : 0));
         return p;
@@ -508,7 +526,7 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size) {
         if (UNLIKELY(in_arena(old) || !ready()))
                 return realloc(old, n * size);
         void *p;
-        int64_t before = depth == 0 ? measured(PROBE_REALLOCARRAY, old) : 0;
+        int64_t before = this_thread.depth == 0 ? measured(PROBE_REALLOCARRAY, old) : 0;
         GUARDED(p, next.reallocarray ? next.reallocarray(old, n, size) : next.realloc(old, n * size),
                 PROBE_REALLOCARRAY, n * size, p ? measured(PROBE_REALLOCARRAY, p) - before : 0);
         return p;
@@ -869,19 +887,19 @@ static bool census_stale(void) {
 __attribute__((constructor)) static void probe_init(void) {
         if (!ready())
                 return;
-        depth++; /* what identification allocates is the probe's doing, not the program's */
+        this_thread.depth++; /* what identification allocates is the probe's doing, not the program's */
         identify();
         census();
-        depth--;
+        this_thread.depth--;
 }
 
 __attribute__((destructor)) static void probe_exit(void) {
         if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
                 return;
-        depth++;
+        this_thread.depth++;
         flush_live();
         if (census_stale())
                 census(); /* objects dlopen()ed since start-up */
-        depth--;
+        this_thread.depth--;
         report->state |= PROBE_STATE_EXITED;
 }

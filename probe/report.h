@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PROBE_REPORT_MAGIC   UINT64_C(0x31424f52504c4c41) /* "ALLPROB1" */
-#define PROBE_REPORT_VERSION 1
+#define PROBE_REPORT_VERSION 2
 
 #define PROBE_ENV_FD              "ALLOCLAB_PROBE_FD"
 #define PROBE_ENV_FORWARD_LIBRARY "ALLOCLAB_PROBE_FORWARD_LIBRARY"
@@ -58,6 +58,15 @@ enum {
         PROBE_STATE_CENSUS = 1 << 2,         /* census filled (again at exit) */
         PROBE_STATE_EXITED = 1 << 3,         /* destructor ran: a normal exit */
         PROBE_STATE_FORWARD_FAILED = 1 << 4, /* forward mode refused the library; see error */
+        PROBE_STATE_LIVE_BYTES = 1 << 5,     /* live and peak bytes were measured */
+};
+
+/* What the runner asks of the probe, written into the report before the child starts.
+ * Live bytes cost an allocator size query in every malloc and free (a few nanoseconds, more
+ * under jemalloc), so only the untimed smoke run asks for them: the live-byte peak of one
+ * program and allocator does not vary from sample to sample. */
+enum {
+        PROBE_REQUEST_LIVE_BYTES = 1 << 0,
 };
 
 typedef struct ProbeOption {
@@ -85,6 +94,8 @@ typedef struct ProbeReport {
         uint32_t size; /* sizeof(ProbeReport), checked by the reader */
         uint32_t state;
         int32_t pid;
+        uint32_t requests; /* PROBE_REQUEST_*, set by the runner; the probe only reads it */
+        uint32_t reserved;
 
         /* The shared object whose malloc the program reaches, and what it is. */
         char effective_path[PROBE_PATH_MAX];

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -13,13 +14,14 @@
 #include "runner/probe-report.h"
 #include "util/cleanup.h"
 
-int probe_report_memfd(void) {
+int probe_report_memfd(uint32_t requests) {
         int fd = memfd_create("alloclab-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0)
                 return negative_errno();
         /* The seals are the probe's proof that the descriptor it is handed is this report. */
         if (ftruncate(fd, sizeof(ProbeReport)) < 0 ||
-            fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0) {
+            fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0 ||
+            pwrite(fd, &requests, sizeof(requests), offsetof(ProbeReport, requests)) != sizeof(requests)) {
                 int r = negative_errno();
                 close(fd);
                 return r;
@@ -54,6 +56,7 @@ int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) 
         ret->loaded = c->state & PROBE_STATE_LOADED;
         ret->exited = c->state & PROBE_STATE_EXITED;
         ret->forward_failed = c->state & PROBE_STATE_FORWARD_FAILED;
+        ret->live_measured = c->state & PROBE_STATE_LIVE_BYTES;
         TERMINATE(c->effective_path);
         TERMINATE(c->effective_prefix);
         TERMINATE(c->allocator_version);

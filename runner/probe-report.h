@@ -16,6 +16,7 @@ typedef struct ProbeResult {
         bool loaded;         /* the probe ran in the child (magic, version and size match) */
         bool exited;         /* its destructor ran: the child exited normally */
         bool forward_failed; /* forward mode refused its library; see report.error */
+        bool live_measured;  /* live_bytes and peak_live_bytes were measured (smoke runs) */
         /* The report as the probe wrote it, with every string terminated and every count
          * clamped to its array. Its per-thread slots are summed below. */
         ProbeReport report;
@@ -26,9 +27,10 @@ typedef struct ProbeResult {
         uint32_t threads;
 } ProbeResult;
 
-/* A new memfd the size of a ProbeReport, all zeros, sealed against resizing (the probe's test
- * that the fd it is handed is really a report). Returns the fd or -errno. */
-int probe_report_memfd(void);
+/* A new memfd the size of a ProbeReport, zeros but for `requests` (PROBE_REQUEST_*), sealed
+ * against resizing (the probe's test that the fd it is handed is really a report). Returns the
+ * fd or -errno. */
+int probe_report_memfd(uint32_t requests);
 
 /*
  * Decodes the report in fd. A report the probe never wrote (all zeros: the probe did not

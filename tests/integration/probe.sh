@@ -60,6 +60,14 @@ run_alloclab 0 run "$WORK/always.yaml" --quiet
 expect_eq "$(q "SELECT count(*), min(json_extract(p.report, '$.counters.calls.aligned_alloc')), max(json_extract(p.report, '$.counters.calls.aligned_alloc'))
                 FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 2")" \
     "10|4000|4000" "counters of every sample"
+# Live bytes cost a size query per call: only the untimed smoke run measures them.
+expect_eq "$(q "SELECT s.phase, count(*), count(json_extract(p.report, '$.counters.peak_live_bytes')),
+                       min(json_extract(p.report, '$.counters.peak_live_bytes')) > 0
+                FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 2
+                GROUP BY s.phase ORDER BY s.phase")" \
+    "sample|6|0|
+smoke|2|2|1
+warmup|2|0|" "live bytes in smoke runs only"
 sed -i 's/probe: always/probe: never/' "$WORK/always.yaml"
 run_alloclab 0 run "$WORK/always.yaml" --quiet
 expect_eq "$(q "SELECT count(*) FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 3")" 0 "probe: never"

@@ -26,7 +26,7 @@ static ProbeReport *map_report(int fd) {
 
 static void test_untouched(void **state) {
         (void) state;
-        _cleanup_close_ int fd = probe_report_memfd();
+        _cleanup_close_ int fd = probe_report_memfd(0);
         assert_true(fd >= 0);
         ProbeResult r;
         assert_int_equal(probe_report_decode(fd, &r), 0);
@@ -36,15 +36,25 @@ static void test_untouched(void **state) {
 
 static void test_sealed(void **state) {
         (void) state;
-        _cleanup_close_ int fd = probe_report_memfd();
+        _cleanup_close_ int fd = probe_report_memfd(0);
         /* The probe relies on these seals to recognise the runner's descriptor. */
         assert_int_equal(ftruncate(fd, 1), -1);
         assert_int_equal(errno, EPERM);
 }
 
+static void test_requests(void **state) {
+        (void) state;
+        /* The runner's request is in place before the probe maps the report. */
+        _cleanup_close_ int fd = probe_report_memfd(PROBE_REQUEST_LIVE_BYTES);
+        ProbeReport *m = map_report(fd);
+        assert_int_equal(m->requests, PROBE_REQUEST_LIVE_BYTES);
+        assert_int_equal(m->magic, 0);
+        munmap(m, sizeof(ProbeReport));
+}
+
 static void test_other_layout(void **state) {
         (void) state;
-        _cleanup_close_ int fd = probe_report_memfd();
+        _cleanup_close_ int fd = probe_report_memfd(0);
         ProbeReport *m = map_report(fd);
         m->magic = PROBE_REPORT_MAGIC;
         m->version = PROBE_REPORT_VERSION + 1;
@@ -60,12 +70,12 @@ static void test_other_layout(void **state) {
 
 static void test_hostile_contents(void **state) {
         (void) state;
-        _cleanup_close_ int fd = probe_report_memfd();
+        _cleanup_close_ int fd = probe_report_memfd(0);
         ProbeReport *m = map_report(fd);
         m->magic = PROBE_REPORT_MAGIC;
         m->version = PROBE_REPORT_VERSION;
         m->size = sizeof(ProbeReport);
-        m->state = PROBE_STATE_LOADED | PROBE_STATE_EXITED;
+        m->state = PROBE_STATE_LOADED | PROBE_STATE_EXITED | PROBE_STATE_LIVE_BYTES;
         memset(m->effective_path, 'x', sizeof(m->effective_path)); /* no terminator */
         m->n_options = 1000;
         m->n_libraries = 1000;
@@ -85,6 +95,7 @@ static void test_hostile_contents(void **state) {
         assert_int_equal(r.threads, 70);
         assert_int_equal(r.live_bytes, 4096);
         assert_int_equal(r.peak_live_bytes, 4096);
+        assert_true(r.live_measured);
         munmap(m, sizeof(ProbeReport));
 }
 
@@ -100,7 +111,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_untouched),    cmocka_unit_test(test_sealed),
                 cmocka_unit_test(test_other_layout), cmocka_unit_test(test_hostile_contents),
-                cmocka_unit_test(test_names),
+                cmocka_unit_test(test_requests),     cmocka_unit_test(test_names),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
