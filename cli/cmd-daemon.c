@@ -186,7 +186,7 @@ static int print_run(const char *db_path, int64_t run_id) {
         if (cli_open_store("submit", db_path, STORE_READ_ONLY, &store) != EXIT_OK)
                 return EXIT_ENVIRONMENT;
         _cleanup_(query_report_freep) Report *rep = NULL;
-        if (query_report(store, run_id, &rep) < 0) {
+        if (query_report(store, run_id, NULL, &rep) < 0) {
                 cli_error("submit", "cannot read run %lld from %s", (long long) run_id, db_path);
                 return EXIT_ENVIRONMENT;
         }

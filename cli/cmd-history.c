@@ -12,12 +12,23 @@
 
 #include "cli/cli.h"
 #include "cli/render.h"
+#include "db/export.h"
 #include "db/query.h"
 #include "util/cleanup.h"
+#include "util/strv.h"
 
 static const char runs_usage[] = "Usage: alloclab runs [EXPERIMENT] [--db PATH] [--last N]\n"
                                  "\n"
                                  "Lists stored runs, newest first (default: the last 20).\n";
+
+static const char export_usage[] =
+        "Usage: alloclab export [RUN|latest] --what samples|stats [--format csv|json|markdown] [--db PATH]\n"
+        "\n"
+        "Writes a stored run as a table with stable, documented columns (docs/export.md):\n"
+        "  samples  every sample as stored, one row each, in the database's own units;\n"
+        "  stats    per metric, cell and variant: n, median, MAD, mean, stddev, min, max, the ratio\n"
+        "           to the baseline with its interval, p-value, test, verdict and outliers.\n"
+        "CSV (the default) loads straight into pandas or a spreadsheet; JSON is an array of rows.\n";
 
 static const char show_usage[] =
         "Usage: alloclab show [RUN|latest] [--db PATH] [--format table|markdown|csv|json] [--allocators]\n"
@@ -39,19 +50,18 @@ typedef struct ReadOptions {
         OutputFormat format;
         unsigned long long last;
         bool allocators;
+        const char *what; /* export: "samples" or "stats" */
         const char *argument;
 } ReadOptions;
 
 static int parse_read_options(const char *command, int argc, char **argv, ReadOptions *o) {
         static const struct option options[] = {
-                { "db", required_argument, NULL, 'd' },
-                { "format", required_argument, NULL, 'f' },
-                { "last", required_argument, NULL, 'n' },
-                { "allocators", no_argument, NULL, 'a' },
-                {},
+                { "db", required_argument, NULL, 'd' },   { "format", required_argument, NULL, 'f' },
+                { "last", required_argument, NULL, 'n' }, { "allocators", no_argument, NULL, 'a' },
+                { "what", required_argument, NULL, 'w' }, {},
         };
         optind = 1;
-        for (int c; (c = getopt_long(argc, argv, "d:f:n:a", options, NULL)) >= 0;) {
+        for (int c; (c = getopt_long(argc, argv, "d:f:n:aw:", options, NULL)) >= 0;) {
                 switch (c) {
                 case 'd':
                         o->db_path = optarg;
@@ -65,6 +75,13 @@ static int parse_read_options(const char *command, int argc, char **argv, ReadOp
                         break;
                 case 'a':
                         o->allocators = true;
+                        break;
+                case 'w':
+                        if (strcmp(optarg, "samples") != 0 && strcmp(optarg, "stats") != 0) {
+                                cli_error(command, "--what is samples or stats, got '%s'", optarg);
+                                return EXIT_USAGE;
+                        }
+                        o->what = optarg;
                         break;
                 case 'n':
                         if (cli_parse_uint(optarg, 1000000, &o->last) < 0 || o->last == 0) {
@@ -106,6 +123,43 @@ int cmd_runs(int argc, char **argv) {
         return EXIT_OK;
 }
 
+/* RUN as given on the command line: a run id, or "latest" (also when absent). */
+static int resolve_run(const char *command, Store *store, const char *argument, int64_t *ret) {
+        unsigned long long v;
+        if (!argument || strcmp(argument, "latest") == 0) {
+                if (query_latest_run(store, ret) < 0) {
+                        cli_error(command, "the database holds no runs yet");
+                        return EXIT_ENVIRONMENT;
+                }
+                return EXIT_OK;
+        }
+        if (cli_parse_uint(argument, INT64_MAX, &v) < 0) {
+                cli_error(command, "RUN must be a run id or 'latest', got '%s'", argument);
+                return EXIT_USAGE;
+        }
+        *ret = (int64_t) v;
+        return EXIT_OK;
+}
+
+/* The store and the run the options name. */
+static int open_run(const char *command, const ReadOptions *o, Store **ret_store, int64_t *ret_run) {
+        int e = open_for_reading(command, o->db_path, ret_store);
+        return e != EXIT_OK ? e : resolve_run(command, *ret_store, o->argument, ret_run);
+}
+
+static int read_failed(const char *command, Store *store, int64_t run_id, int r) {
+        if (r == -ENOENT)
+                cli_error(command, "no run %lld (see alloclab runs)", (long long) run_id);
+        else
+                cli_error(command, "%s", r == -EIO ? store_error(store) : strerror(-r));
+        return EXIT_ENVIRONMENT;
+}
+
+static int read_report(const char *command, Store *store, int64_t run_id, const char *metric, Report **ret) {
+        int r = query_report(store, run_id, metric, ret);
+        return r < 0 ? read_failed(command, store, run_id, r) : EXIT_OK;
+}
+
 static int show_allocators(Store *store, int64_t run_id) {
         VariantAllocator *list = NULL;
         size_t n = 0;
@@ -141,38 +195,82 @@ int cmd_show(int argc, char **argv) {
         if (e != EXIT_OK)
                 return e;
         _cleanup_(store_freep) Store *store = NULL;
-        if ((e = open_for_reading("show", o.db_path, &store)) != EXIT_OK)
-                return e;
-
         int64_t run_id;
-        unsigned long long v;
-        if (!o.argument || strcmp(o.argument, "latest") == 0) {
-                if (query_latest_run(store, &run_id) < 0) {
-                        cli_error("show", "the database holds no runs yet");
-                        return EXIT_ENVIRONMENT;
-                }
-        } else if (cli_parse_uint(o.argument, INT64_MAX, &v) == 0)
-                run_id = (int64_t) v;
-        else {
-                cli_error("show", "RUN must be a run id or 'latest', got '%s'", o.argument);
-                return EXIT_USAGE;
-        }
-
+        if ((e = open_run("show", &o, &store, &run_id)) != EXIT_OK)
+                return e;
         if (o.allocators)
                 return show_allocators(store, run_id);
 
         _cleanup_(query_report_freep) Report *rep = NULL;
-        int r = query_report(store, run_id, &rep);
-        if (r == -ENOENT) {
-                cli_error("show", "no run %lld (see alloclab runs)", (long long) run_id);
-                return EXIT_ENVIRONMENT;
-        }
-        if (r < 0) {
-                cli_error("show", "%s", r == -EIO ? store_error(store) : strerror(-r));
-                return EXIT_ENVIRONMENT;
-        }
+        if ((e = read_report("show", store, run_id, NULL, &rep)) != EXIT_OK)
+                return e;
         if (render_for(o.format)(stdout, rep) < 0 || fflush(stdout) != 0) {
                 cli_error("show", "cannot write the result");
+                return EXIT_ENVIRONMENT;
+        }
+        return EXIT_OK;
+}
+
+/* Every metric's statistics, one table: the rows of query_report for each metric in turn. */
+static int stats_table(Store *store, int64_t run_id, json_t **ret) {
+        _cleanup_strv_free_ char **metrics = NULL;
+        int r = query_run_metrics(store, run_id, &metrics);
+        if (r < 0)
+                return read_failed("export", store, run_id, r);
+        json_auto_t *table = NULL;
+        for (char **m = metrics; *m; m++) {
+                _cleanup_(query_report_freep) Report *rep = NULL;
+                int e = read_report("export", store, run_id, *m, &rep);
+                if (e != EXIT_OK)
+                        return e;
+                json_auto_t *part = render_stats_table(rep);
+                if (!part)
+                        return read_failed("export", store, run_id, -ENOMEM);
+                if (!table)
+                        table = json_incref(part);
+                else
+                        json_array_extend(json_object_get(table, "rows"), json_object_get(part, "rows"));
+        }
+        if (!table) { /* no statistics at all (every sample failed): the primary metric's empty rows */
+                _cleanup_(query_report_freep) Report *rep = NULL;
+                int e = read_report("export", store, run_id, NULL, &rep);
+                if (e != EXIT_OK)
+                        return e;
+                table = render_stats_table(rep);
+        }
+        *ret = TAKE_PTR(table);
+        return *ret ? EXIT_OK : read_failed("export", store, run_id, -ENOMEM);
+}
+
+int cmd_export(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, export_usage))
+                return EXIT_OK;
+        ReadOptions o = { .format = FORMAT_CSV };
+        int e = parse_read_options("export", argc, argv, &o);
+        if (e != EXIT_OK)
+                return e;
+        if (!o.what) {
+                cli_error("export", "say what to export: --what samples or --what stats");
+                return EXIT_USAGE;
+        }
+        if (o.format == FORMAT_TABLE) {
+                cli_error("export", "export formats are csv, json and markdown");
+                return EXIT_USAGE;
+        }
+        _cleanup_(store_freep) Store *store = NULL;
+        int64_t run_id;
+        if ((e = open_run("export", &o, &store, &run_id)) != EXIT_OK)
+                return e;
+
+        json_auto_t *table = NULL;
+        if (strcmp(o.what, "samples") == 0) {
+                int r = export_samples(store, run_id, &table);
+                if (r < 0)
+                        return read_failed("export", store, run_id, r);
+        } else if ((e = stats_table(store, run_id, &table)) != EXIT_OK)
+                return e;
+        if (render_rows(stdout, o.format, table) < 0 || fflush(stdout) != 0) {
+                cli_error("export", "cannot write the table");
                 return EXIT_ENVIRONMENT;
         }
         return EXIT_OK;

@@ -161,7 +161,7 @@ static int parse_run_options(int argc, char **argv, RunOptions *o) {
 
 static int print_report(const char *command, Store *store, int64_t run_id, OutputFormat format) {
         _cleanup_(query_report_freep) Report *rep = NULL;
-        int r = query_report(store, run_id, &rep);
+        int r = query_report(store, run_id, NULL, &rep);
         if (r < 0) {
                 cli_error(command, "cannot read run %lld back: %s", (long long) run_id,
                           r == -EIO ? store_error(store) : strerror(-r));

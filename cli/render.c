@@ -328,63 +328,161 @@ static int render_markdown(FILE *f, const Report *rep) {
         return ferror(f) ? -EIO : 0;
 }
 
-/* RFC 4180 quoting when needed. */
-static void csv_field(FILE *f, const char *s, bool last) {
-        if (strpbrk(s, ",\"\n")) {
-                fputc('"', f);
-                for (const char *p = s; *p; p++) {
-                        if (*p == '"')
-                                fputc('"', f);
-                        fputc(*p, f);
-                }
-                fputc('"', f);
-        } else
-                fputs(s, f);
-        fputc(last ? '\n' : ',', f);
+static json_t *json_str_or_null(const char *s) {
+        return s ? json_string(s) : json_null();
 }
 
-static int render_csv(FILE *f, const Report *rep) {
-        fprintf(f,
-                "run_id,experiment,cell,variant,allocator,metric,n,median,mad,mean,stddev,min,max,"
-                "ratio_to_baseline,failed_samples,first_failure,excluded,ratio_ci_low,ratio_ci_high,p_value,"
-                "test,verdict,outliers\n");
+json_t *render_stats_table(const Report *rep) {
+        static const char *const names[] = {
+                "run_id",
+                "experiment",
+                "cell",
+                "variant",
+                "allocator",
+                "metric",
+                "n",
+                "median",
+                "mad",
+                "mean",
+                "stddev",
+                "min",
+                "max",
+                "ratio_to_baseline",
+                "failed_samples",
+                "first_failure",
+                "excluded",
+                "ratio_ci_low",
+                "ratio_ci_high",
+                "p_value",
+                "test",
+                "verdict",
+                "outliers",
+        };
+        json_t *columns = json_array(), *rows = json_array();
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                json_array_append_new(columns, json_string(names[i]));
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         const ReportEntry *e = entry(rep, c, v);
-                        char num[256];
-                        snprintf(num, sizeof(num), "%lld", (long long) rep->run.id);
-                        csv_field(f, num, false);
-                        csv_field(f, rep->run.experiment, false);
-                        csv_field(f, rep->cell_labels[c], false);
-                        csv_field(f, rep->variant_names[v], false);
-                        csv_field(f, rep->allocator_names[v], false);
-                        csv_field(f, rep->run.metric, false);
-                        if (e->has_stats)
-                                snprintf(num, sizeof(num), "%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,", e->stats.n,
-                                         e->stats.median, e->stats.mad, e->stats.mean, e->stats.stddev,
-                                         e->stats.min, e->stats.max);
-                        else
-                                snprintf(num, sizeof(num), "0,,,,,,,");
-                        fputs(num, f);
+                        const Stats *st = &e->stats;
+                        const Comparison *cmp = &e->comparison;
+                        bool s = e->has_stats, k = e->has_comparison;
                         double r = ratio(rep, c, v);
-                        if (r > 0)
-                                fprintf(f, "%.6f", r);
-                        fprintf(f, ",%lld,", (long long) e->n_failed);
-                        csv_field(f, e->first_failure ? e->first_failure : "", false);
-                        csv_field(f, e->excluded_reason ? e->excluded_reason : "", false);
-                        if (e->has_comparison)
-                                fprintf(f, "%.6f,%.6f,%.3g,%s,%s,", e->comparison.lo, e->comparison.hi,
-                                        e->comparison.p, comparison_test(&e->comparison),
-                                        verdict_word(e->comparison.verdict, time_metric(rep)));
-                        else
-                                fprintf(f, ",,,,,");
-                        fprintf(f, "%zu\n", e->n_outliers);
+                        json_t *values[] = {
+                                json_integer(rep->run.id),
+                                json_string(rep->run.experiment),
+                                json_string(rep->cell_labels[c]),
+                                json_string(rep->variant_names[v]),
+                                json_string(rep->allocator_names[v]),
+                                json_string(rep->run.metric),
+                                json_integer(s ? (json_int_t) st->n : 0),
+                                s ? json_real(st->median) : json_null(),
+                                s ? json_real(st->mad) : json_null(),
+                                s ? json_real(st->mean) : json_null(),
+                                s ? json_real(st->stddev) : json_null(),
+                                s ? json_real(st->min) : json_null(),
+                                s ? json_real(st->max) : json_null(),
+                                r > 0 ? json_real(r) : json_null(),
+                                json_integer(e->n_failed),
+                                json_str_or_null(e->first_failure),
+                                json_str_or_null(e->excluded_reason),
+                                k ? json_real(cmp->lo) : json_null(),
+                                k ? json_real(cmp->hi) : json_null(),
+                                k ? json_real(cmp->p) : json_null(),
+                                k ? json_string(comparison_test(cmp)) : json_null(),
+                                k ? json_string(verdict_word(cmp->verdict, time_metric(rep))) : json_null(),
+                                json_integer((json_int_t) e->n_outliers),
+                        };
+                        json_t *row = json_object();
+                        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                                json_object_set_new(row, names[i], values[i]);
+                        json_array_append_new(rows, row);
                 }
+        return json_pack("{s:o, s:o}", "columns", columns, "rows", rows);
+}
+
+/* A table cell as text: integers exactly, reals with the fewest digits (15 or 17) that read
+ * back as the same double, booleans as true/false, null as nothing. */
+static void cell_text(const json_t *value, char *buf, size_t size) {
+        if (json_is_integer(value))
+                snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(value));
+        else if (json_is_real(value)) {
+                double v = json_real_value(value);
+                snprintf(buf, size, "%.15g", v); /* the shorter form when it reads back the same */
+                if (strtod(buf, NULL) != v)
+                        snprintf(buf, size, "%.17g", v);
+        } else if (json_is_boolean(value))
+                snprintf(buf, size, "%s", json_is_true(value) ? "true" : "false");
+        else if (json_is_string(value))
+                snprintf(buf, size, "%s", json_string_value(value));
+        else
+                buf[0] = 0;
+}
+
+/* RFC 4180 quoting when needed. */
+static void csv_field(FILE *f, const char *s) {
+        if (!strpbrk(s, ",\"\r\n")) {
+                fputs(s, f);
+                return;
+        }
+        fputc('"', f);
+        for (const char *p = s; *p; p++) {
+                if (*p == '"')
+                        fputc('"', f);
+                fputc(*p, f);
+        }
+        fputc('"', f);
+}
+
+/* Markdown table cell: pipes escaped, line breaks as spaces. */
+static void markdown_field(FILE *f, const char *s) {
+        for (const char *p = s; *p; p++) {
+                if (*p == '|')
+                        fputs("\\|", f);
+                else
+                        fputc(*p == '\n' || *p == '\r' ? ' ' : *p, f);
+        }
+}
+
+int render_rows(FILE *f, OutputFormat format, const json_t *table) {
+        const json_t *columns = json_object_get(table, "columns"), *rows = json_object_get(table, "rows");
+        if (format == FORMAT_JSON) {
+                int r = json_dumpf(rows, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+                fputc('\n', f);
+                return r < 0 || ferror(f) ? -EIO : 0;
+        }
+        bool markdown = format == FORMAT_MARKDOWN;
+        void (*field)(FILE *, const char *) = markdown ? markdown_field : csv_field;
+        const char *open = markdown ? "| " : "", *separator = markdown ? " | " : ",",
+                   *close = markdown ? " |\n" : "\n";
+        size_t i, n = json_array_size(columns);
+        json_t *column, *row;
+        fputs(open, f);
+        json_array_foreach(columns, i, column) {
+                field(f, json_string_value(column));
+                fputs(i + 1 < n ? separator : close, f);
+        }
+        if (markdown) {
+                for (i = 0; i < n; i++)
+                        fputs("|---", f);
+                fputs("|\n", f);
+        }
+        size_t r;
+        json_array_foreach(rows, r, row) {
+                fputs(open, f);
+                json_array_foreach(columns, i, column) {
+                        char text[4096];
+                        cell_text(json_object_get(row, json_string_value(column)), text, sizeof(text));
+                        field(f, text);
+                        fputs(i + 1 < n ? separator : close, f);
+                }
+        }
         return ferror(f) ? -EIO : 0;
 }
 
-static json_t *json_str_or_null(const char *s) {
-        return s ? json_string(s) : json_null();
+static int render_csv(FILE *f, const Report *rep) {
+        json_auto_t *table = render_stats_table(rep);
+        return table ? render_rows(f, FORMAT_CSV, table) : -ENOMEM;
 }
 
 static int render_json(FILE *f, const Report *rep) {

@@ -12,6 +12,7 @@
 #include "db/query.h"
 #include "db/sql.h"
 #include "util/cleanup.h"
+#include "util/strv.h"
 
 /* The built-in metrics as stored per sample, as SQL over `samples s` in the units
  * run_sample_metric() uses: X(name, expression). */
@@ -161,20 +162,20 @@ Report *query_report_free(Report *r) {
         return NULL;
 }
 
+typedef struct ReportRow {
+        Report *rep;
+        int (*row)(Report *rep, sqlite3_stmt *st);
+} ReportRow;
+
+static int report_row(sqlite3_stmt *st, void *userdata) {
+        ReportRow *r = userdata;
+        return r->row(r->rep, st);
+}
+
 /* Runs sql with ?1 = run id and calls row() for each result row. */
 static int for_each_row(Store *s, int64_t run_id, const char *sql, Report *rep,
                         int (*row)(Report *rep, sqlite3_stmt *st)) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-                return -EIO;
-        sqlite3_bind_int64(st, 1, run_id);
-        int rc, r = 0;
-        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
-                r = row(rep, st);
-        if (r >= 0 && rc != SQLITE_DONE)
-                r = -EIO;
-        sqlite3_finalize(st);
-        return r;
+        return sql_each_row(store_db(s), sql, run_id, report_row, &(ReportRow){ rep, row });
 }
 
 static int row_header(Report *rep, sqlite3_stmt *st) {
@@ -395,7 +396,45 @@ static int row_failure(Report *rep, sqlite3_stmt *st) {
         return f->cell && f->variant && f->phase && f->status && f->detail ? 0 : -ENOMEM;
 }
 
-int query_report(Store *s, int64_t run_id, Report **ret) {
+static bool is_builtin_metric(const char *name) {
+#define BUILTIN_NAME(name, expression) name,
+        static const char *const names[] = { BUILTIN_METRICS(BUILTIN_NAME) };
+#undef BUILTIN_NAME
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (strcmp(name, names[i]) == 0)
+                        return true;
+        return false;
+}
+
+static int row_metric_name(sqlite3_stmt *st, void *userdata) {
+        char ***names = userdata;
+        const char *name = (const char *) sqlite3_column_text(st, 0);
+        char *metric = NULL;
+        if (asprintf(&metric, "%s%s", is_builtin_metric(name) ? "" : "reported:", name) < 0)
+                return -ENOMEM;
+        int r = strv_consume(names, metric);
+        if (r < 0)
+                free(metric);
+        return r;
+}
+
+int query_run_metrics(Store *s, int64_t run_id, char ***ret) {
+        _cleanup_strv_free_ char **names = calloc(1, sizeof(char *));
+        if (!names)
+                return -ENOMEM;
+        /* The primary metric sorts first; the stats table stores "reported:NAME" as NAME. */
+        int r = sql_each_row(store_db(s),
+                             "SELECT DISTINCT st.metric, st.metric = r.metric OR 'reported:' || st.metric = "
+                             "r.metric AS is_primary"
+                             " FROM stats st JOIN runs r ON r.id = st.run_id WHERE st.run_id = ?1"
+                             " ORDER BY is_primary DESC, st.metric",
+                             run_id, row_metric_name, &names);
+        if (r >= 0)
+                *ret = TAKE_PTR(names);
+        return r;
+}
+
+int query_report(Store *s, int64_t run_id, const char *metric_override, Report **ret) {
         _cleanup_(query_report_freep) Report *rep = calloc(1, sizeof(Report));
         if (!rep)
                 return -ENOMEM;
@@ -409,6 +448,13 @@ int query_report(Store *s, int64_t run_id, Report **ret) {
                 return r;
         if (!rep->run.status)
                 return -ENOENT;
+        if (metric_override) {
+                char *copy = strdup(metric_override);
+                if (!copy)
+                        return -ENOMEM;
+                free(rep->run.metric);
+                rep->run.metric = copy;
+        }
 
         size_t nc = rep->n_cells, nv = rep->n_variants;
         rep->cell_labels = calloc(nc + 1, sizeof(char *));

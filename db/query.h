@@ -81,8 +81,14 @@ typedef struct Report {
 int query_runs(Store *s, const char *experiment, size_t limit, RunSummary **ret, size_t *ret_n);
 void query_runs_free(RunSummary *runs, size_t n);
 
-/* Everything needed to print a run's table. Returns 0, -ENOENT when no such run, -EIO. */
-int query_report(Store *s, int64_t run_id, Report **ret);
+/* Everything needed to print a run's table, for one metric: NULL for the run's primary metric,
+ * else a name query_run_metrics returns. Returns 0, -ENOENT when no such run, -EIO. */
+int query_report(Store *s, int64_t run_id, const char *metric, Report **ret);
+
+/* The metrics a run has statistics for: the primary first, then the built-in ones ("wall",
+ * "user", "sys", "maxrss") and "reported:NAME" for the program's own. Returns 0 and a strv
+ * (empty when the run has no statistics), -EIO. */
+int query_run_metrics(Store *s, int64_t run_id, char ***ret);
 Report *query_report_free(Report *r);
 static inline void query_report_freep(Report **r) {
         query_report_free(*r);

@@ -116,3 +116,18 @@ int sql_collect(sqlite3_stmt *st, size_t size, int (*read)(sqlite3_stmt *st, voi
         *ret_n = n;
         return 0;
 }
+
+int sql_each_row(sqlite3 *db, const char *sql, int64_t id, int (*row)(sqlite3_stmt *st, void *userdata),
+                 void *userdata) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, id);
+        int rc, r = 0;
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
+                r = row(st, userdata);
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = -EIO;
+        sqlite3_finalize(st);
+        return r;
+}

@@ -24,6 +24,11 @@ int sql_step(sqlite3 *db, sqlite3_stmt *st, int64_t *ret_id, const char *fmt, ..
  * row, or the new rowid. */
 int sql_exec1(sqlite3 *db, int64_t *ret_id, const char *sql, const char *fmt, ...);
 
+/* Prepares sql, binds ?1 = id and calls row() for each result row until one returns < 0.
+ * Returns 0, -EIO, or row()'s error. */
+int sql_each_row(sqlite3 *db, const char *sql, int64_t id, int (*row)(sqlite3_stmt *st, void *userdata),
+                 void *userdata);
+
 /*
  * Steps st (prepared and bound by the caller, finalized here) to its end and returns one
  * element of `size` bytes per row in a new array: read() fills a zeroed element and returns

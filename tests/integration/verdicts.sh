@@ -52,7 +52,7 @@ expect_eq "$(field spiky outliers) $(field glibc outliers)" "1 0" "json outlier 
 
 run_alloclab 0 show --format csv
 expect_contains "$OUT" ",ratio_ci_low,ratio_ci_high,p_value,test,verdict" "csv header"
-expect_contains "$OUT" ",2.000000,2.000000," "csv interval"
+expect_contains "$OUT" ",20,0,20,0,20,20,2,0,,,2,2,0.000137" "csv interval"
 
 run_alloclab 0 show --format json
 expect_eq "$(field twice test)" "mann-whitney" "8 rounds are too few to pair"

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <sqlite3.h>
+#include <string.h>
+
+#include "db/export.h"
+#include "db/sql.h"
+#include "util/cleanup.h"
+
+/* Runs sql (?1 = run id) and calls row() for each result row. */
+static int each_row(Store *s, int64_t run_id, const char *sql, void *userdata,
+                    int (*row)(sqlite3_stmt *st, void *userdata)) {
+        return sql_each_row(store_db(s), sql, run_id, row, userdata);
+}
+
+static json_t *column_json(sqlite3_stmt *st, int i) {
+        switch (sqlite3_column_type(st, i)) {
+        case SQLITE_INTEGER:
+                return json_integer(sqlite3_column_int64(st, i));
+        case SQLITE_FLOAT:
+                return json_real(sqlite3_column_double(st, i));
+        case SQLITE_NULL:
+                return json_null();
+        default:
+                return json_string((const char *) sqlite3_column_text(st, i));
+        }
+}
+
+/* The samples' own columns, in this order; the SELECT below lists them the same way. */
+static const char *const sample_columns[] = {
+        "run_id", "experiment", "cell",   "variant", "allocator", "phase",       "round",
+        "status", "exit_code",  "signal", "wall_ns", "user_us",   "sys_us",      "maxrss_kib",
+        "minflt", "majflt",     "nvcsw",  "nivcsw",  "verified",  "output_hash", "detail",
+};
+#define SAMPLE_SELECT                                                                                       \
+        "SELECT s.run_id, x.name, c.label, v.name, a.name, s.phase, s.round + 1, s.status,"                 \
+        " s.exit_code, s.signal, s.wall_ns, s.user_us, s.sys_us, s.maxrss_kib, s.minflt, s.majflt,"         \
+        " s.nvcsw, s.nivcsw, s.verified, s.output_hash, s.detail, c.params, s.id"                           \
+        " FROM samples s JOIN runs r ON r.id = s.run_id JOIN experiments x ON x.id = r.experiment_id"       \
+        " JOIN cells c ON c.id = s.cell_id"                                                                 \
+        " JOIN variants v ON v.id = s.variant_id JOIN allocators a ON a.id = v.allocator_id"                \
+        " WHERE s.run_id = ?1 ORDER BY s.id"
+
+typedef struct SampleTable {
+        json_t *columns;   /* names, in order */
+        json_t *params;    /* parameter names, in first-seen order */
+        json_t *metrics;   /* reported metric names, sorted */
+        json_t *rows;      /* the rows, in sample order */
+        json_t *by_sample; /* sample id -> row, for the metrics */
+} SampleTable;
+
+/* "param:NAME", "metric:NAME": the column of a parameter or a reported metric. */
+static const char *prefixed(char *buf, size_t size, const char *prefix, const json_t *name) {
+        snprintf(buf, size, "%s:%s", prefix, json_string_value(name));
+        return buf;
+}
+
+static int row_param_names(sqlite3_stmt *st, void *userdata) {
+        SampleTable *t = userdata;
+        json_t *params = json_loads((const char *) sqlite3_column_text(st, 0), 0, NULL);
+        if (!json_is_object(params)) {
+                json_decref(params);
+                return -EBADMSG;
+        }
+        const char *key;
+        json_t *value;
+        json_object_foreach(params, key, value) {
+                size_t i;
+                json_t *known;
+                bool seen = false;
+                json_array_foreach(t->params, i, known) seen |= strcmp(json_string_value(known), key) == 0;
+                if (!seen)
+                        json_array_append_new(t->params, json_string(key));
+        }
+        json_decref(params);
+        return 0;
+}
+
+static int row_metric_name(sqlite3_stmt *st, void *userdata) {
+        SampleTable *t = userdata;
+        return json_array_append_new(t->metrics, column_json(st, 0)) < 0 ? -ENOMEM : 0;
+}
+
+static int row_sample(sqlite3_stmt *st, void *userdata) {
+        SampleTable *t = userdata;
+        size_t n = sizeof(sample_columns) / sizeof(sample_columns[0]);
+        json_t *row = json_object();
+        if (!row)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                json_object_set_new(row, sample_columns[i], column_json(st, (int) i));
+        json_object_set(row, "verified", json_boolean(sqlite3_column_int(st, 18)));
+
+        json_t *params = json_loads((const char *) sqlite3_column_text(st, (int) n), 0, NULL);
+        size_t i;
+        json_t *name;
+        char key[256];
+        json_array_foreach(t->params, i, name) {
+                json_t *value = json_object_get(params, json_string_value(name));
+                json_object_set(row, prefixed(key, sizeof(key), "param", name), value ? value : json_null());
+        }
+        json_decref(params);
+        json_array_foreach(t->metrics, i, name)
+                json_object_set_new(row, prefixed(key, sizeof(key), "metric", name), json_null());
+
+        char id[32];
+        snprintf(id, sizeof(id), "%lld", (long long) sqlite3_column_int64(st, (int) n + 1));
+        json_object_set(t->by_sample, id, row);
+        return json_array_append_new(t->rows, row) < 0 ? -ENOMEM : 0;
+}
+
+static int row_metric_value(sqlite3_stmt *st, void *userdata) {
+        SampleTable *t = userdata;
+        char id[32], key[256];
+        snprintf(id, sizeof(id), "%lld", (long long) sqlite3_column_int64(st, 0));
+        json_auto_t *name = column_json(st, 1);
+        prefixed(key, sizeof(key), "metric", name);
+        json_t *row = json_object_get(t->by_sample, id);
+        if (!row)
+                return -EBADMSG;
+        return json_object_set_new(row, key, json_real(sqlite3_column_double(st, 2))) < 0 ? -ENOMEM : 0;
+}
+
+int export_samples(Store *s, int64_t run_id, json_t **ret) {
+        json_auto_t *columns = json_array(), *params = json_array(), *metrics = json_array(),
+                    *rows = json_array(), *by_sample = json_object();
+        if (!columns || !params || !metrics || !rows || !by_sample)
+                return -ENOMEM;
+        SampleTable t = { columns, params, metrics, rows, by_sample };
+
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(store_db(s), "SELECT 1 FROM runs WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, run_id);
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        if (rc != SQLITE_ROW)
+                return -EIO;
+
+        int r;
+        if ((r = each_row(s, run_id, "SELECT params FROM cells WHERE run_id = ?1 ORDER BY position", &t,
+                          row_param_names)) < 0 ||
+            (r = each_row(s, run_id,
+                          "SELECT DISTINCT m.name FROM sample_metrics m JOIN samples s ON s.id = m.sample_id"
+                          " WHERE s.run_id = ?1 ORDER BY m.name",
+                          &t, row_metric_name)) < 0 ||
+            (r = each_row(s, run_id, SAMPLE_SELECT, &t, row_sample)) < 0 ||
+            (r = each_row(s, run_id,
+                          "SELECT m.sample_id, m.name, m.value FROM sample_metrics m"
+                          " JOIN samples s ON s.id = m.sample_id WHERE s.run_id = ?1",
+                          &t, row_metric_value)) < 0)
+                return r;
+
+        for (size_t i = 0; i < sizeof(sample_columns) / sizeof(sample_columns[0]); i++)
+                json_array_append_new(columns, json_string(sample_columns[i]));
+        size_t i;
+        json_t *name;
+        char key[256];
+        json_array_foreach(params, i, name)
+                json_array_append_new(columns, json_string(prefixed(key, sizeof(key), "param", name)));
+        json_array_foreach(metrics, i, name)
+                json_array_append_new(columns, json_string(prefixed(key, sizeof(key), "metric", name)));
+        *ret = json_pack("{s:O, s:O}", "columns", columns, "rows", rows);
+        return *ret ? 0 : -ENOMEM;
+}
