@@ -229,9 +229,20 @@ static void print_outliers(FILE *f, const Report *rep, const char *bullet) {
         bool any = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
                 any |= rep->entries[i].n_outliers > 0;
-        if (!any)
+        if (!any) {
+                if (rep->exclude_outliers)
+                        fprintf(f, "\nOutliers: none to leave out (outliers: exclude)\n");
                 return;
-        fprintf(f, "\nOutliers (modified z-score above %g; kept in every figure):\n", COMPARE_OUTLIER_Z);
+        }
+        if (rep->exclude_outliers)
+                fprintf(f,
+                        "\nOutliers (modified z-score above %g; LEFT OUT of every figure above, as the "
+                        "spec's"
+                        " outliers: exclude asks):\n",
+                        COMPARE_OUTLIER_Z);
+        else
+                fprintf(f, "\nOutliers (modified z-score above %g; kept in every figure):\n",
+                        COMPARE_OUTLIER_Z);
         for (size_t c = 0; c < rep->n_cells; c++) {
                 const char *separator = "";
                 for (size_t v = 0; v < rep->n_variants; v++) {
@@ -240,8 +251,9 @@ static void print_outliers(FILE *f, const Report *rep, const char *bullet) {
                                 continue;
                         if (!separator[0])
                                 fprintf(f, "%s[%s] ", bullet, rep->cell_labels[c]);
+                        size_t measured = e->n_values + (rep->exclude_outliers ? e->n_outliers : 0);
                         fprintf(f, "%s%s %zu of %zu", separator, rep->variant_names[v], e->n_outliers,
-                                e->n_values);
+                                measured);
                         separator = ", ";
                 }
                 if (separator[0])
@@ -332,6 +344,11 @@ static json_t *json_str_or_null(const char *s) {
         return s ? json_string(s) : json_null();
 }
 
+/* "flag" or "exclude": whether the figures shown keep the outliers (spec key outliers). */
+static const char *outlier_policy(const Report *rep) {
+        return rep->exclude_outliers ? "exclude" : "flag";
+}
+
 json_t *render_stats_table(const Report *rep) {
         static const char *const names[] = {
                 "run_id",
@@ -357,6 +374,7 @@ json_t *render_stats_table(const Report *rep) {
                 "test",
                 "verdict",
                 "outliers",
+                "outlier_policy",
         };
         json_t *columns = json_array(), *rows = json_array();
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
@@ -392,6 +410,7 @@ json_t *render_stats_table(const Report *rep) {
                                 k ? json_string(comparison_test(cmp)) : json_null(),
                                 k ? json_string(verdict_word(cmp->verdict, time_metric(rep))) : json_null(),
                                 json_integer((json_int_t) e->n_outliers),
+                                json_string(outlier_policy(rep)),
                         };
                         json_t *row = json_object();
                         for (size_t i = 0; i < ELEMENTSOF(names); i++)
@@ -506,6 +525,7 @@ static int render_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "baseline", json_string(rep->variant_names[rep->baseline]));
         json_object_set_new(root, "min_effect", json_real(rep->min_effect));
         json_object_set_new(root, "alpha", json_real(rep->alpha));
+        json_object_set_new(root, "outlier_policy", json_string(outlier_policy(rep)));
         json_object_set_new(root, "n_failures", json_integer(rep->run.n_failures));
         for (size_t v = 0; v < rep->n_variants; v++)
                 json_array_append_new(variants, json_pack("{s:s, s:s, s:s}", "name", rep->variant_names[v],

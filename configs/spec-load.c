@@ -350,6 +350,15 @@ static const char *const verify_words[] = { "stdout", "none", "file:PATH", NULL 
 static const char *const metric_words[] = { "wall", "user", "sys", "maxrss", "reported:NAME", NULL };
 static const char *const on_failure_words[] = { "continue", "stop", NULL };
 static const char *const probe_words[] = { "smoke", "always", "never", NULL };
+static const char *const outliers_words[] = { "flag", "exclude", NULL };
+
+static int parse_outliers(Loader *l, const YamlNode *n, void *field) {
+        unsigned v;
+        int r = schema_parse_keyword(l, n, "outliers", outliers_words, &v, NULL);
+        if (r >= 0)
+                *(SpecOutliers *) field = (SpecOutliers) v;
+        return r;
+}
 
 static int parse_probe(Loader *l, const YamlNode *n, void *field) {
         unsigned v;
@@ -511,6 +520,7 @@ static const Field spec_fields[] = {
         { "resume", parse_bool, offsetof(Spec, resume), false },
         { "min_effect", parse_min_effect, offsetof(Spec, min_effect), false },
         { "alpha", parse_alpha, offsetof(Spec, alpha), false },
+        { "outliers", parse_outliers, offsetof(Spec, outliers), false },
 };
 
 static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, size_t *ret) {

@@ -66,6 +66,12 @@ typedef enum SpecProbe {
         _SPEC_PROBE_MAX,
 } SpecProbe;
 
+typedef enum SpecOutliers {
+        SPEC_OUTLIERS_FLAG,    /* outliers are counted and listed, and kept in every figure */
+        SPEC_OUTLIERS_EXCLUDE, /* ... and left out of the statistics and verdicts shown */
+        _SPEC_OUTLIERS_MAX,
+} SpecOutliers;
+
 typedef struct SpecParam {
         char *name;
         char **values; /* strv */
@@ -118,6 +124,7 @@ typedef struct Spec {
         double regression_threshold; /* relative change of a median that a scheduled run reports */
         double min_effect;           /* smallest relative change a verdict calls a difference */
         double alpha;                /* significance level of the verdicts' rank tests */
+        SpecOutliers outliers;
         bool resume; /* the daemon continues this spec's run after a crash instead of dropping it */
 } Spec;
 
@@ -134,6 +141,7 @@ const char *spec_verify_to_string(SpecVerify v);
 const char *spec_metric_to_string(SpecMetric m);
 const char *spec_on_failure_to_string(SpecOnFailure f);
 const char *spec_probe_to_string(SpecProbe p);
+const char *spec_outliers_to_string(SpecOutliers o);
 
 /*
  * Loads and validates a spec from memory. path is used for messages only. Returns 0 and a Spec

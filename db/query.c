@@ -194,6 +194,7 @@ static int row_header(Report *rep, sqlite3_stmt *st) {
         rep->cpus = sqlite3_column_int64(st, 23);
         rep->min_effect = sqlite3_column_double(st, 24);
         rep->alpha = sqlite3_column_double(st, 25);
+        rep->exclude_outliers = strcmp((const char *) sqlite3_column_text(st, 26), "exclude") == 0;
         rep->n_cells = (size_t) rep->run.n_cells;
         rep->n_variants = (size_t) rep->run.n_variants;
         return r;
@@ -303,6 +304,24 @@ static bool paired_by_round(const Report *rep, const ReportEntry *a, const Repor
 
 /* Outliers of every entry, then each measured variant against its cell's measured baseline. The
  * bootstrap seed is the run's, so showing a run twice gives the same intervals. */
+/* Leaves the flagged values out of an entry and recomputes its statistics from the rest. The
+ * stored statistics keep every sample: this only changes what is shown and compared. */
+static int exclude_outliers(ReportEntry *e, const bool *flags) {
+        size_t kept = 0;
+        for (size_t i = 0; i < e->n_values; i++)
+                if (!flags[i]) {
+                        e->values[kept] = e->values[i];
+                        e->rounds[kept] = e->rounds[i];
+                        kept++;
+                }
+        e->n_values = kept;
+        _cleanup_free_ double *copy = malloc((kept ? kept : 1) * sizeof(double));
+        if (!copy)
+                return -ENOMEM;
+        memcpy(copy, e->values, kept * sizeof(double));
+        return stats_compute(copy, kept, &e->stats);
+}
+
 static int analyse_entries(Report *rep) {
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
                 ReportEntry *e = &rep->entries[i];
@@ -311,6 +330,8 @@ static int analyse_entries(Report *rep) {
                 if (n < 0)
                         return n;
                 e->n_outliers = (size_t) n;
+                if (rep->exclude_outliers && n > 0 && (n = exclude_outliers(e, flags)) < 0)
+                        return n;
         }
         for (size_t c = 0; c < rep->n_cells; c++) {
                 ReportEntry *base = &rep->entries[c * rep->n_variants + rep->baseline];
@@ -442,7 +463,7 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
                              "SELECT " SUMMARY_COLUMNS ", runs.spec_path, runs.order_mode, runs.samples,"
                              " runs.warmup, runs.seed, runs.verify, runs.message, hosts.kernel,"
                              " hosts.cpu_model, hosts.glibc, hosts.thp, hosts.cpus, runs.min_effect, "
-                             "runs.alpha" SUMMARY_FROM " WHERE runs.id = ?1",
+                             "runs.alpha, runs.outliers" SUMMARY_FROM " WHERE runs.id = ?1",
                              rep, row_header);
         if (r < 0)
                 return r;

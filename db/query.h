@@ -39,7 +39,8 @@ typedef struct ReportEntry {
         double *values;        /* the measured samples of the primary metric, in round order */
         int64_t *rounds;       /* the round of each value */
         size_t n_values;
-        size_t n_outliers;   /* values whose modified z-score exceeds COMPARE_OUTLIER_Z (kept) */
+        size_t n_outliers;   /* values whose modified z-score exceeds COMPARE_OUTLIER_Z: kept in
+                              * values and stats, or with Report.exclude_outliers removed from both */
         bool has_comparison; /* against the baseline of the cell: both sides measured */
         Comparison comparison;
 } ReportEntry;
@@ -65,6 +66,7 @@ typedef struct Report {
         char *kernel, *cpu_model, *glibc, *thp;
         int64_t cpus;
         double min_effect, alpha; /* the verdicts' rule (docs/analysis.md) */
+        bool exclude_outliers;    /* spec outliers: exclude; the entries' figures leave them out */
         size_t n_cells, n_variants;
         char **cell_labels;
         char **variant_names;

@@ -143,6 +143,8 @@ static const char *const migrations[] = {
         /* 4 -> 5: what the verdicts of a run call a difference */
         "ALTER TABLE runs ADD COLUMN min_effect REAL NOT NULL DEFAULT 0.02;"
         "ALTER TABLE runs ADD COLUMN alpha REAL NOT NULL DEFAULT 0.01;",
+        /* 5 -> 6: whether the figures shown leave outliers out */
+        "ALTER TABLE runs ADD COLUMN outliers TEXT NOT NULL DEFAULT 'flag';",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

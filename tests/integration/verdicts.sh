@@ -97,3 +97,28 @@ run_alloclab 0 show --format json
 first=$OUT
 run_alloclab 0 show --format json
 expect_eq "$OUT" "$first" "repeatable intervals"
+
+# outliers: exclude leaves the spike out of what is shown and compared, says so in every
+# format, and keeps it in the database.
+rm -f "$WORK/count"
+sed 's/^samples: 8$/samples: 8\noutliers: exclude/' "$WORK/reported.yaml" >"$WORK/exclude.yaml"
+run_alloclab 0 run "$WORK/exclude.yaml" --quiet
+run_id=$(q "SELECT max(id) FROM runs")
+run_alloclab 0 show "$run_id"
+expect_contains "$OUT" "LEFT OUT of every figure above, as the spec's outliers: exclude asks):
+  [cost=10] spiky 1 of 8" "exclusion stated in the table"
+run_alloclab 0 show "$run_id" --format markdown
+expect_contains "$OUT" "LEFT OUT of every figure" "exclusion stated in markdown"
+run_alloclab 0 show "$run_id" --format json
+expect_eq "$(field spiky n) $(field spiky max) $(field spiky outliers)" "7 10.0 1" "spike left out of the figures"
+expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["outlier_policy"])' <<<"$OUT")" "exclude" \
+    "exclusion stated in json"
+run_alloclab 0 show "$run_id" --format csv
+expect_contains "$(sed -n 7p <<<"$OUT")" "spiky,glibc,reported:cost,7,10," "csv figures without the spike"
+expect_contains "$(sed -n 7p <<<"$OUT")" ",1,exclude" "exclusion stated in csv"
+expect_eq "$(q "SELECT s.n, s.max FROM stats s JOIN variants v ON v.id = s.variant_id
+                WHERE v.run_id = $run_id AND v.name = 'spiky' AND s.metric = 'cost'")" "8|50.0" \
+    "the database keeps every sample"
+sed 's/^samples: 8$/samples: 8\noutliers: drop/' "$WORK/reported.yaml" >"$WORK/bad.yaml"
+run_alloclab 3 check "$WORK/bad.yaml"
+expect_contains "$ERR" "bad.yaml:" "bad outliers value located"
