@@ -15,6 +15,8 @@ static const Command commands[] = {
         { "resume", cmd_resume, "RUN [--db PATH] [--format F] [--quiet]", "finish an interrupted run" },
         { "runs", cmd_runs, "[EXPERIMENT] [--db PATH] [--last N]", "list stored runs" },
         { "show", cmd_show, "[RUN|latest] [--db PATH] [--format F]", "print a stored run" },
+        { "compare", cmd_compare, "RUN_A RUN_B [--db PATH] [--format F]",
+          "compare two runs of an experiment, cell by cell, and say what differs between them" },
         { "export", cmd_export, "[RUN|latest] --what samples|stats [--format F] [--db PATH]",
           "write a stored run's samples or statistics as CSV, JSON or Markdown" },
         { "allocators", cmd_allocators, "", "list the allocator catalog on this machine" },

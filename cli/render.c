@@ -56,8 +56,14 @@ static const char *primary_metric(const Report *rep) {
         return strncmp(m, "reported:", 9) == 0 ? m + 9 : m;
 }
 
+bool render_time_metric(const char *metric) {
+        if (strncmp(metric, "reported:", 9) == 0)
+                return false;
+        return strcmp(unit_kind(metric), "time") == 0;
+}
+
 static bool time_metric(const Report *rep) {
-        return strcmp(unit_kind(primary_metric(rep)), "time") == 0;
+        return render_time_metric(rep->run.metric);
 }
 
 static const ReportEntry *entry(const Report *rep, size_t c, size_t v) {
@@ -463,8 +469,37 @@ static void markdown_field(FILE *f, const char *s) {
         }
 }
 
+/* An aligned text table: columns two spaces apart, null as "-". */
+static int render_rows_aligned(FILE *f, const json_t *columns, const json_t *rows) {
+        size_t n = json_array_size(columns), width[64] = {}, i, r;
+        json_t *column, *row;
+        if (n > ELEMENTSOF(width))
+                return -E2BIG;
+        json_array_foreach(columns, i, column) width[i] = strlen(json_string_value(column));
+        char text[4096];
+        json_array_foreach(rows, r, row) json_array_foreach(columns, i, column) {
+                cell_text(json_object_get(row, json_string_value(column)), text, sizeof(text));
+                width[i] = strlen(text) > width[i] ? strlen(text) : width[i];
+        }
+        json_array_foreach(columns, i, column) fprintf(
+                f, "%s%-*s", i ? "  " : "", i + 1 < n ? (int) width[i] : 0, json_string_value(column));
+        fputc('\n', f);
+        json_array_foreach(rows, r, row) {
+                json_array_foreach(columns, i, column) {
+                        const json_t *value = json_object_get(row, json_string_value(column));
+                        cell_text(value, text, sizeof(text));
+                        fprintf(f, "%s%-*s", i ? "  " : "", i + 1 < n ? (int) width[i] : 0,
+                                json_is_null(value) ? "-" : text);
+                }
+                fputc('\n', f);
+        }
+        return ferror(f) ? -EIO : 0;
+}
+
 int render_rows(FILE *f, OutputFormat format, const json_t *table) {
         const json_t *columns = json_object_get(table, "columns"), *rows = json_object_get(table, "rows");
+        if (format == FORMAT_TABLE)
+                return render_rows_aligned(f, columns, rows);
         if (format == FORMAT_JSON) {
                 int r = json_dumpf(rows, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
                 fputc('\n', f);

@@ -20,12 +20,17 @@ RenderFunc render_for(OutputFormat format);
 /* "12.3 ms", "512.0 MiB", "1.234e+05": a metric value with its unit, into buf. */
 const char *render_value(const char *metric, double v, char *buf, size_t size);
 
+/* Whether a metric ("wall", "maxrss", "reported:NAME") is a time: its verdicts say
+ * faster/slower rather than lower/higher. */
+bool render_time_metric(const char *metric);
+
 /* A run's statistics for its metric as an export table (db/export.h form): one row per cell and
  * variant, the columns of `show --format csv` and `export --what stats`. NULL on ENOMEM. */
 json_t *render_stats_table(const Report *rep);
 
-/* Writes an export table as CSV (RFC 4180, a header line), JSON (an array of row objects) or a
- * Markdown table. Reals carry 17 significant digits, so they read back as the same doubles. */
+/* Writes an export table as CSV (RFC 4180, a header line), JSON (an array of row objects), a
+ * Markdown table or an aligned text table. Reals carry the fewest digits that read back as the
+ * same doubles. */
 int render_rows(FILE *f, OutputFormat format, const json_t *table);
 
 /* The run list of `alloclab runs`, as a table. */

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `alloclab compare RUN_A RUN_B`: the same experiment at two times or on two hosts. Per cell and
+ * variant, the change of the metric from A to B with its interval and verdict. Whatever keeps
+ * the runs from being comparable (host fingerprint, allocator files, spec, matrix) is printed
+ * before the changes and after them, and makes the exit status 1.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/render.h"
+#include "db/pair.h"
+#include "util/cleanup.h"
+
+static const char compare_usage[] =
+        "Usage: alloclab compare RUN_A RUN_B [--db PATH] [--format table|markdown|csv|json]\n"
+        "\n"
+        "Compares two stored runs of one experiment, cell by cell and variant by variant: the\n"
+        "median of run A's metric in both, the ratio B/A with its 95% interval, the Mann-Whitney\n"
+        "p-value and a verdict (run A's min_effect and alpha). Runs on different hosts, with other\n"
+        "allocator files or another spec are compared all the same, under a warning that says what\n"
+        "differs, and the exit status is 1.\n";
+
+/* The raw figures, one row per shared cell and variant (csv, json, markdown). */
+static json_t *changes_table(const RunPair *p) {
+        static const char *const names[] = {
+                "run_a",    "run_b", "cell",     "variant",    "metric",       "n_a",
+                "median_a", "n_b",   "median_b", "ratio",      "ratio_ci_low", "ratio_ci_high",
+                "p_value",  "test",  "verdict",  "comparable",
+        };
+        json_t *columns = json_array(), *rows = json_array();
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                json_array_append_new(columns, json_string(names[i]));
+        bool time = render_time_metric(p->a->run.metric), comparable = p->differences[0] == NULL;
+        for (size_t i = 0; i < p->n_changes; i++) {
+                const PairChange *x = &p->changes[i];
+                const ReportEntry *ea = &p->a->entries[x->cell_a * p->a->n_variants + x->variant_a];
+                const ReportEntry *eb = &p->b->entries[x->cell_b * p->b->n_variants + x->variant_b];
+                const Comparison *c = &x->comparison;
+                bool k = x->has_comparison;
+                json_t *values[] = {
+                        json_integer(p->a->run.id),
+                        json_integer(p->b->run.id),
+                        json_string(p->a->cell_labels[x->cell_a]),
+                        json_string(p->a->variant_names[x->variant_a]),
+                        json_string(p->a->run.metric),
+                        json_integer((json_int_t) ea->n_values),
+                        ea->n_values ? json_real(ea->stats.median) : json_null(),
+                        json_integer((json_int_t) eb->n_values),
+                        eb->n_values ? json_real(eb->stats.median) : json_null(),
+                        k ? json_real(c->ratio) : json_null(),
+                        k ? json_real(c->lo) : json_null(),
+                        k ? json_real(c->hi) : json_null(),
+                        k ? json_real(c->p) : json_null(),
+                        k ? json_string(comparison_test(c)) : json_null(),
+                        k ? json_string(verdict_word(c->verdict, time)) : json_null(),
+                        json_boolean(comparable),
+                };
+                json_t *row = json_object();
+                for (size_t j = 0; j < ELEMENTSOF(names); j++)
+                        json_object_set_new(row, names[j], values[j]);
+                json_array_append_new(rows, row);
+        }
+        return json_pack("{s:o, s:o}", "columns", columns, "rows", rows);
+}
+
+/* The same changes for people: values with units, "1.03x [1.01, 1.05] slower". */
+static json_t *display_table(const RunPair *p, const json_t *changes) {
+        char a[64], b[64];
+        snprintf(a, sizeof(a), "run %lld", (long long) p->a->run.id);
+        snprintf(b, sizeof(b), "run %lld", (long long) p->b->run.id);
+        json_t *rows = json_array();
+        size_t i;
+        json_t *row;
+        json_array_foreach(json_object_get(changes, "rows"), i, row) {
+                char va[64] = "-", vb[64] = "-", change[128] = "-";
+                const json_t *ma = json_object_get(row, "median_a"), *mb = json_object_get(row, "median_b");
+                if (json_is_real(ma))
+                        render_value(p->a->run.metric, json_real_value(ma), va, sizeof(va));
+                if (json_is_real(mb))
+                        render_value(p->a->run.metric, json_real_value(mb), vb, sizeof(vb));
+                if (json_is_real(json_object_get(row, "ratio")))
+                        snprintf(change, sizeof(change), "%.2fx [%.2f, %.2f] %s",
+                                 json_real_value(json_object_get(row, "ratio")),
+                                 json_real_value(json_object_get(row, "ratio_ci_low")),
+                                 json_real_value(json_object_get(row, "ratio_ci_high")),
+                                 json_string_value(json_object_get(row, "verdict")));
+                json_array_append_new(rows, json_pack("{s:O, s:O, s:s, s:s, s:s}", "cell",
+                                                      json_object_get(row, "cell"), "variant",
+                                                      json_object_get(row, "variant"), a, va, b, vb,
+                                                      "change", change));
+        }
+        return json_pack("{s:[s, s, s, s, s], s:o}", "columns", "cell", "variant", a, b, "change", "rows",
+                         rows);
+}
+
+static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
+        if (!p->differences[0]) {
+                fprintf(f,
+                        "%scomparable: same host fingerprint, allocator files, spec, cells and variants\n",
+                        bullet);
+                return;
+        }
+        fprintf(f, "%sNOT COMPARABLE: runs %lld and %lld differ in\n", bullet, (long long) p->a->run.id,
+                (long long) p->b->run.id);
+        for (char **d = p->differences; *d; d++)
+                fprintf(f, "%s  %s\n", bullet, *d);
+}
+
+static int render_compare(FILE *f, OutputFormat format, const RunPair *p) {
+        json_auto_t *changes = changes_table(p);
+        if (!changes)
+                return -ENOMEM;
+        if (format == FORMAT_CSV)
+                return render_rows(f, format, changes);
+        if (format == FORMAT_JSON) {
+                json_auto_t *differences = json_array();
+                for (char **d = p->differences; *d; d++)
+                        json_array_append_new(differences, json_string(*d));
+                json_auto_t *root = json_pack("{s:I, s:I, s:s, s:s, s:b, s:O, s:f, s:f, s:O}", "run_a",
+                                              (json_int_t) p->a->run.id, "run_b", (json_int_t) p->b->run.id,
+                                              "experiment", p->a->run.experiment, "metric", p->a->run.metric,
+                                              "comparable", p->differences[0] == NULL, "differences",
+                                              differences, "min_effect", p->a->min_effect, "alpha",
+                                              p->a->alpha, "changes", json_object_get(changes, "rows"));
+                int r = root ? json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
+                fputc('\n', f);
+                return r < 0 || ferror(f) ? -EIO : 0;
+        }
+        bool markdown = format == FORMAT_MARKDOWN;
+        const char *bullet = markdown ? "- " : "!! ";
+        fprintf(f, "%s run %lld (%s) -> run %lld (%s), experiment %s, metric %s\n",
+                markdown ? "###" : "compare:", (long long) p->a->run.id, p->a->run.started_at,
+                (long long) p->b->run.id, p->b->run.started_at, p->a->run.experiment, p->a->run.metric);
+        fputc('\n', f);
+        print_differences(f, p, p->differences[0] ? bullet : markdown ? "- " : "");
+        fputc('\n', f);
+        json_auto_t *display = display_table(p, changes);
+        int r = display ? render_rows(f, markdown ? FORMAT_MARKDOWN : FORMAT_TABLE, display) : -ENOMEM;
+        if (r < 0)
+                return r;
+        fprintf(f,
+                "\nChange = median of run %lld / median of run %lld, 95%% interval, Mann-Whitney; a\n"
+                "difference needs p < %g and at least %g%% (run %lld's rule; docs/analysis.md).\n",
+                (long long) p->b->run.id, (long long) p->a->run.id, p->a->alpha, p->a->min_effect * 100,
+                (long long) p->a->run.id);
+        if (p->differences[0]) {
+                fputc('\n', f);
+                print_differences(f, p, bullet);
+        }
+        return ferror(f) ? -EIO : 0;
+}
+
+int cmd_compare(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, compare_usage))
+                return EXIT_OK;
+        static const struct option options[] = {
+                { "db", required_argument, NULL, 'd' },
+                { "format", required_argument, NULL, 'f' },
+                {},
+        };
+        const char *db_path = NULL;
+        OutputFormat format = FORMAT_TABLE;
+        optind = 1;
+        for (int c; (c = getopt_long(argc, argv, "d:f:", options, NULL)) >= 0;) {
+                if (c == 'd')
+                        db_path = optarg;
+                else if (c == 'f' && cli_parse_format(optarg, &format) == 0)
+                        continue;
+                else {
+                        if (c == 'f')
+                                cli_error("compare", "unknown format '%s' (table, markdown, csv, json)",
+                                          optarg);
+                        return EXIT_USAGE;
+                }
+        }
+        unsigned long long a, b;
+        if (argc - optind != 2 || cli_parse_uint(argv[optind], INT64_MAX, &a) < 0 ||
+            cli_parse_uint(argv[optind + 1], INT64_MAX, &b) < 0) {
+                cli_error("compare", "give two run ids (see alloclab runs)");
+                return EXIT_USAGE;
+        }
+        _cleanup_(store_freep) Store *store = NULL;
+        _cleanup_free_ char *fallback = db_path ? NULL : store_default_path();
+        int e = cli_open_store("compare", db_path ? db_path : fallback, STORE_READ_ONLY, &store);
+        if (e != EXIT_OK)
+                return e;
+
+        _cleanup_(run_pair_freep) RunPair *pair = NULL;
+        int64_t missing = 0;
+        int r = query_run_pair(store, (int64_t) a, (int64_t) b, &pair, &missing);
+        if (r == -ENOENT) {
+                cli_error("compare", "no run %lld (see alloclab runs)", (long long) missing);
+                return EXIT_ENVIRONMENT;
+        }
+        if (r < 0) {
+                cli_error("compare", "%s", r == -EIO ? store_error(store) : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        if (render_compare(stdout, format, pair) < 0 || fflush(stdout) != 0) {
+                cli_error("compare", "cannot write the comparison");
+                return EXIT_ENVIRONMENT;
+        }
+        return pair->differences[0] ? EXIT_FAILURES : EXIT_OK;
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Comparability: the host fingerprint (hostname, kernel, CPU model and count, glibc, THP), the
+ * spec's sha256, the experiment and metric, each variant's allocator file (sha256), and the
+ * cells and variants themselves. Any difference is reported, never hidden; whether it matters
+ * is for the reader to judge, so the changes are computed all the same.
+ */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/pair.h"
+#include "db/sql.h"
+#include "util/cleanup.h"
+#include "util/strv.h"
+
+/* The fields of a run that decide comparability, in the order of IDENTITY_SELECT. */
+static const char *const identity_fields[] = {
+        "experiment", "metric", "host name", "kernel", "CPU model", "CPUs", "glibc", "THP", "spec (sha256)",
+};
+#define N_IDENTITY (sizeof(identity_fields) / sizeof(identity_fields[0]))
+#define IDENTITY_SELECT                                                                                     \
+        "SELECT x.name, r.metric, h.hostname, h.kernel, h.cpu_model, h.cpus, h.glibc, h.thp, sp.sha256"     \
+        " FROM runs r JOIN experiments x ON x.id = r.experiment_id JOIN hosts h ON h.id = r.host_id"        \
+        " JOIN specs sp ON sp.id = r.spec_id WHERE r.id = ?1"
+
+typedef struct Identity {
+        char *field[N_IDENTITY];
+} Identity;
+
+static void identity_done(Identity *id) {
+        for (size_t i = 0; i < N_IDENTITY; i++)
+                free(id->field[i]);
+}
+
+static int row_identity(sqlite3_stmt *st, void *userdata) {
+        Identity *id = userdata;
+        for (size_t i = 0; i < N_IDENTITY; i++) {
+                const unsigned char *t = sqlite3_column_text(st, (int) i);
+                if (!(id->field[i] = strdup(t ? (const char *) t : "")))
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Appends one line, formatted, to the differences. */
+__attribute__((format(printf, 2, 3))) static int differ(RunPair *p, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        char *line = NULL;
+        int n = vasprintf(&line, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return -ENOMEM;
+        int r = strv_consume(&p->differences, line);
+        if (r < 0)
+                free(line);
+        return r;
+}
+
+static int allocator_sha256(sqlite3 *db, int64_t run, const char *variant, char **ret) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db,
+                               "SELECT a.sha256 FROM variants v JOIN allocators a ON a.id = v.allocator_id"
+                               " WHERE v.run_id = ?1 AND v.name = ?2",
+                               -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, run);
+        sqlite3_bind_text(st, 2, variant, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        *ret = rc == SQLITE_ROW ? strdup((const char *) sqlite3_column_text(st, 0)) : NULL;
+        sqlite3_finalize(st);
+        return rc == SQLITE_ROW ? (*ret ? 0 : -ENOMEM) : -EIO;
+}
+
+static ssize_t find(char **names, size_t n, const char *name) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(names[i], name) == 0)
+                        return (ssize_t) i;
+        return -1;
+}
+
+/* Names in `from` that `in` lacks, as differences ("variant jemalloc: only in run 3"). */
+static int only_in(RunPair *p, const char *kind, char **from, size_t n_from, char **in, size_t n_in,
+                   int64_t run) {
+        for (size_t i = 0; i < n_from; i++) {
+                if (find(in, n_in, from[i]) >= 0)
+                        continue;
+                int r = differ(p, "%s %s: only in run %lld", kind, from[i], (long long) run);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int find_differences(Store *s, RunPair *p) {
+        const Report *a = p->a, *b = p->b;
+        _cleanup_(identity_done) Identity ia = {}, ib = {};
+        int r;
+        if ((r = sql_each_row(store_db(s), IDENTITY_SELECT, a->run.id, row_identity, &ia)) < 0 ||
+            (r = sql_each_row(store_db(s), IDENTITY_SELECT, b->run.id, row_identity, &ib)) < 0)
+                return r;
+        for (size_t i = 0; i < N_IDENTITY; i++)
+                if (ia.field[i] && ib.field[i] && strcmp(ia.field[i], ib.field[i]) != 0 &&
+                    (r = differ(p, "%s: %s -> %s", identity_fields[i], ia.field[i], ib.field[i])) < 0)
+                        return r;
+
+        for (size_t v = 0; v < a->n_variants; v++) {
+                if (find(b->variant_names, b->n_variants, a->variant_names[v]) < 0)
+                        continue;
+                _cleanup_free_ char *sa = NULL, *sb = NULL;
+                if ((r = allocator_sha256(store_db(s), a->run.id, a->variant_names[v], &sa)) < 0 ||
+                    (r = allocator_sha256(store_db(s), b->run.id, a->variant_names[v], &sb)) < 0)
+                        return r;
+                if (strcmp(sa, sb) != 0 && (r = differ(p, "allocator file of %s (sha256): %s -> %s",
+                                                       a->variant_names[v], sa, sb)) < 0)
+                        return r;
+        }
+        if ((r = only_in(p, "variant", a->variant_names, a->n_variants, b->variant_names, b->n_variants,
+                         a->run.id)) < 0 ||
+            (r = only_in(p, "variant", b->variant_names, b->n_variants, a->variant_names, a->n_variants,
+                         b->run.id)) < 0 ||
+            (r = only_in(p, "cell", a->cell_labels, a->n_cells, b->cell_labels, b->n_cells, a->run.id)) <
+                    0 ||
+            (r = only_in(p, "cell", b->cell_labels, b->n_cells, a->cell_labels, a->n_cells, b->run.id)) < 0)
+                return r;
+        return 0;
+}
+
+static int compute_changes(RunPair *p) {
+        const Report *a = p->a, *b = p->b;
+        p->changes = calloc(a->n_cells * a->n_variants + 1, sizeof(PairChange));
+        if (!p->changes)
+                return -ENOMEM;
+        for (size_t c = 0; c < a->n_cells; c++) {
+                ssize_t cb = find(b->cell_labels, b->n_cells, a->cell_labels[c]);
+                for (size_t v = 0; v < a->n_variants && cb >= 0; v++) {
+                        ssize_t vb = find(b->variant_names, b->n_variants, a->variant_names[v]);
+                        if (vb < 0)
+                                continue;
+                        PairChange *x = &p->changes[p->n_changes++];
+                        *x = (PairChange){
+                                .cell_a = c, .variant_a = v, .cell_b = (size_t) cb, .variant_b = (size_t) vb
+                        };
+                        const ReportEntry *ea = &a->entries[c * a->n_variants + v];
+                        const ReportEntry *eb = &b->entries[(size_t) cb * b->n_variants + (size_t) vb];
+                        if (ea->n_values == 0 || eb->n_values == 0)
+                                continue;
+                        int r = compare_to_baseline(ea->values, ea->n_values, eb->values, eb->n_values,
+                                                    a->seed, a->min_effect, a->alpha, &x->comparison);
+                        if (r == -ENOMEM)
+                                return r;
+                        x->has_comparison = r == 0;
+                }
+        }
+        return 0;
+}
+
+int query_run_pair(Store *s, int64_t a, int64_t b, RunPair **ret, int64_t *ret_missing) {
+        _cleanup_(run_pair_freep) RunPair *p = calloc(1, sizeof(RunPair));
+        if (!p || !(p->differences = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        int r = query_report(s, a, NULL, &p->a);
+        if (r == -ENOENT)
+                *ret_missing = a;
+        if (r >= 0 && (r = query_report(s, b, p->a->run.metric, &p->b)) == -ENOENT)
+                *ret_missing = b;
+        if (r < 0 || (r = find_differences(s, p)) < 0 || (r = compute_changes(p)) < 0)
+                return r;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+RunPair *run_pair_free(RunPair *p) {
+        if (!p)
+                return NULL;
+        query_report_free(p->a);
+        query_report_free(p->b);
+        strv_free(p->differences);
+        free(p->changes);
+        free(p);
+        return NULL;
+}

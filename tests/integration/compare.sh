@@ -1,0 +1,80 @@
+#!/bin/bash
+# alloclab compare: two runs of one experiment, change per cell and variant with interval and
+# verdict; a different host, allocator file or spec is stated loudly and makes the exit status 1.
+. "$(dirname "$0")/lib.sh"
+
+# The cost each run reports comes from a file, so that one spec gives two different runs.
+# jem preloads a copy of jemalloc, so that its file can change between runs.
+cp "$(ldconfig -p | awk '/libjemalloc.so.2 .*x86-64/ {print $NF; exit}')" "$WORK/libjem.so"
+cat >"$WORK/spec.yaml" <<YAML
+experiment: compare
+command: [sh, -c, 'echo "cost \$(cat $WORK/cost)" >&\$ALLOCLAB_METRICS_FD']
+params: {size: ["1", "2"]}
+allocators:
+  glibc: {}
+  jem: {preload: $WORK/libjem.so}
+metric: reported:cost
+verify: none
+samples: 8
+YAML
+echo 10 >"$WORK/cost"
+run_alloclab 0 run "$WORK/spec.yaml" --quiet
+echo 20 >"$WORK/cost"
+run_alloclab 0 run "$WORK/spec.yaml" --quiet
+echo 10 >"$WORK/cost"
+run_alloclab 0 run "$WORK/spec.yaml" --quiet
+
+# Same spec, host and files: comparable, the doubled cost is "higher" in every cell.
+run_alloclab 0 compare 1 2
+expect_contains "$OUT" "comparable: same host fingerprint, allocator files, spec, cells and variants" "comparable"
+expect_contains "$OUT" "size=1  glibc    10     20     2.00x [2.00, 2.00] higher" "change with interval"
+expect_eq "$(grep -c ' higher$' <<<"$OUT")" 4 "every cell and variant"
+run_alloclab 0 compare 1 3
+expect_eq "$(grep -c '1.00x \[1.00, 1.00\] ~$' <<<"$OUT")" 4 "no change"
+
+run_alloclab 0 compare 1 2 --format json
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["comparable"] is True and d["differences"] == [], d
+c = d["changes"][0]
+assert (c["median_a"], c["median_b"], c["ratio"], c["verdict"], c["test"]) == (10, 20, 2, "higher", "mann-whitney"), c
+assert c["p_value"] < 0.01, c' <<<"$OUT" || fail "json comparison"
+run_alloclab 0 compare 1 2 --format csv
+expect_contains "$OUT" "run_a,run_b,cell,variant,metric,n_a,median_a,n_b,median_b,ratio,ratio_ci_low" "csv header"
+expect_eq "$(grep -c ',true$' <<<"$OUT")" 4 "csv rows say comparable"
+
+# Another allocator file under the same name: stated before and after the table, exit 1.
+printf 'x' >>"$WORK/libjem.so"
+run_alloclab 0 run "$WORK/spec.yaml" --quiet
+run_alloclab 1 compare 1 4
+expect_contains "$OUT" "!! NOT COMPARABLE: runs 1 and 4 differ in
+!!   allocator file of jem (sha256): " "allocator file stated"
+expect_eq "$(grep -c 'NOT COMPARABLE' <<<"$OUT")" 2 "stated before and after the changes"
+expect_contains "$OUT" "size=2  jem      10     10     1.00x [1.00, 1.00] ~" "changes still shown"
+
+# Another host (as a second machine would record it): never compared silently.
+q "INSERT INTO hosts (hostname, kernel, cpu_model, cpus, glibc, thp)
+   SELECT 'other-host', kernel, cpu_model, cpus, glibc, 'never' FROM hosts WHERE id = 1;
+   UPDATE runs SET host_id = (SELECT max(id) FROM hosts) WHERE id = 3"
+run_alloclab 1 compare 1 3
+expect_contains "$OUT" "host name: $(q "SELECT hostname FROM hosts WHERE id = 1") -> other-host" "host named"
+expect_contains "$OUT" "THP: $(q "SELECT thp FROM hosts WHERE id = 1") -> never" "THP named"
+run_alloclab 1 compare 1 3 --format csv
+expect_eq "$(grep -c ',false$' <<<"$OUT")" 4 "csv rows say not comparable"
+run_alloclab 1 compare 1 3 --format json
+expect_eq "$(python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["comparable"], len(d["differences"]))' <<<"$OUT")" \
+    "False 2" "json says not comparable"
+
+# Another spec: a different matrix is named cell by cell.
+sed 's/size: \["1", "2"\]/size: ["1", "3"]/' "$WORK/spec.yaml" >"$WORK/other.yaml"
+run_alloclab 0 run "$WORK/other.yaml" --quiet
+run_alloclab 1 compare 1 5
+expect_contains "$OUT" "spec (sha256): " "spec named"
+expect_contains "$OUT" "cell size=2: only in run 1" "missing cell named"
+expect_contains "$OUT" "cell size=3: only in run 5" "new cell named"
+
+run_alloclab 2 compare 1
+run_alloclab 2 compare 1 x
+run_alloclab 4 compare 1 99
+expect_contains "$ERR" "no run 99" "missing run"
