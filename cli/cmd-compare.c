@@ -32,9 +32,7 @@ static json_t *changes_table(const RunPair *p) {
                 "median_a", "n_b",   "median_b", "ratio",      "ratio_ci_low", "ratio_ci_high",
                 "p_value",  "test",  "verdict",  "comparable",
         };
-        json_t *columns = json_array(), *rows = json_array();
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                json_array_append_new(columns, json_string(names[i]));
+        json_t *table = render_table_new(names, ELEMENTSOF(names));
         bool time = render_time_metric(p->a->run.metric), comparable = p->differences[0] == NULL;
         for (size_t i = 0; i < p->n_changes; i++) {
                 const PairChange *x = &p->changes[i];
@@ -60,12 +58,9 @@ static json_t *changes_table(const RunPair *p) {
                         k ? json_string(verdict_word(c->verdict, time)) : json_null(),
                         json_boolean(comparable),
                 };
-                json_t *row = json_object();
-                for (size_t j = 0; j < ELEMENTSOF(names); j++)
-                        json_object_set_new(row, names[j], values[j]);
-                json_array_append_new(rows, row);
+                render_table_add_row(table, values, ELEMENTSOF(values));
         }
-        return json_pack("{s:o, s:o}", "columns", columns, "rows", rows);
+        return table;
 }
 
 /* The same changes for people: values with units, "1.03x [1.01, 1.05] slower". */

@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/render.h"
 #include "db/export.h"
+#include "db/history.h"
 #include "db/query.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
@@ -271,6 +272,188 @@ int cmd_export(int argc, char **argv) {
                 return e;
         if (render_rows(stdout, o.format, table) < 0 || fflush(stdout) != 0) {
                 cli_error("export", "cannot write the table");
+                return EXIT_ENVIRONMENT;
+        }
+        return EXIT_OK;
+}
+
+static const char history_usage[] =
+        "Usage: alloclab history EXPERIMENT [--cell NAME=VALUE ...] [--variant V] [--metric M]\n"
+        "                        [--last N] [--db PATH] [--format table|markdown|csv|json]\n"
+        "\n"
+        "The timeline of an experiment's medians, per cell and variant, over its last N finished\n"
+        "runs (default 20): each run's median with its 95% interval, and change points - runs whose\n"
+        "samples differ from the pooled samples of the runs before them (back to the previous change\n"
+        "point, at most 5 runs) by the run's verdict rule - flagged as regression or improvement.\n";
+
+/* One row per point, the same field names as show and compare. */
+static json_t *history_table(const History *h) {
+        static const char *const names[] = {
+                "experiment",    "cell",          "variant",       "metric",
+                "run_id",        "started_at",    "host",          "n",
+                "median",        "ci_low",        "ci_high",       "change",
+                "ratio",         "ratio_ci_low",  "ratio_ci_high", "p_value",
+                "baseline_runs", "baseline_from",
+        };
+        json_t *table = render_table_new(names, ELEMENTSOF(names));
+        for (size_t s = 0; s < h->n_series; s++)
+                for (size_t i = 0; i < h->series[s].n_points; i++) {
+                        const HistorySeries *x = &h->series[s];
+                        const HistoryPoint *p = &x->points[i];
+                        bool k = p->baseline_runs > 0;
+                        const char *change = history_change_word(p->change);
+                        json_t *values[] = {
+                                json_string(h->experiment),
+                                json_string(x->cell),
+                                json_string(x->variant),
+                                json_string(h->metric),
+                                json_integer(p->run_id),
+                                json_string(p->started_at),
+                                json_string(p->hostname),
+                                json_integer((json_int_t) p->n),
+                                json_real(p->median),
+                                json_real(p->lo),
+                                json_real(p->hi),
+                                change ? json_string(change) : json_null(),
+                                k ? json_real(p->against.ratio) : json_null(),
+                                k ? json_real(p->against.lo) : json_null(),
+                                k ? json_real(p->against.hi) : json_null(),
+                                k ? json_real(p->against.p) : json_null(),
+                                json_integer((json_int_t) p->baseline_runs),
+                                k ? json_integer(p->baseline_from) : json_null(),
+                        };
+                        render_table_add_row(table, values, ELEMENTSOF(values));
+                }
+        return table;
+}
+
+/* A series for people: values with units, and the change points spelled out. */
+static json_t *series_display(const History *h, const HistorySeries *s) {
+        json_t *rows = json_array();
+        for (size_t i = 0; i < s->n_points; i++) {
+                const HistoryPoint *p = &s->points[i];
+                char median[64], lo[64], hi[64], interval[160], change[160] = "";
+                render_value(h->metric, p->median, median, sizeof(median));
+                snprintf(interval, sizeof(interval), "[%s, %s]",
+                         render_value(h->metric, p->lo, lo, sizeof(lo)),
+                         render_value(h->metric, p->hi, hi, sizeof(hi)));
+                if (p->change != HISTORY_STEADY)
+                        snprintf(change, sizeof(change), "%s %.2fx [%.2f, %.2f] vs runs %lld-%lld",
+                                 p->change == HISTORY_REGRESSION ? "REGRESSION" : "IMPROVEMENT",
+                                 p->against.ratio, p->against.lo, p->against.hi,
+                                 (long long) p->baseline_from, (long long) s->points[i - 1].run_id);
+                json_array_append_new(rows, json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:s}", "run",
+                                                      (json_int_t) p->run_id, "started", p->started_at,
+                                                      "host", p->hostname, "median", median, "95% interval",
+                                                      interval, "n", (json_int_t) p->n, "change", change));
+        }
+        return json_pack("{s:[s, s, s, s, s, s, s], s:o}", "columns", "run", "started", "host", "median",
+                         "95% interval", "n", "change", "rows", rows);
+}
+
+static int render_history(FILE *f, OutputFormat format, const History *h) {
+        if (format == FORMAT_CSV || format == FORMAT_JSON) {
+                json_auto_t *table = history_table(h);
+                return table ? render_rows(f, format, table) : -ENOMEM;
+        }
+        bool markdown = format == FORMAT_MARKDOWN;
+        fprintf(f, "%shistory of %s, metric %s, last %zu finished runs\n", markdown ? "### " : "",
+                h->experiment, h->metric, h->n_runs);
+        fprintf(f,
+                "%schange points: against the pooled samples of up to %d previous runs since the last"
+                " change, by each run's verdict rule (docs/analysis.md)\n",
+                markdown ? "\n" : "", HISTORY_WINDOW);
+        if (h->n_series == 0)
+                fprintf(f, "\nno measured samples match\n");
+        for (size_t s = 0; s < h->n_series; s++) {
+                fprintf(f, "\n%s[%s] %s\n%s", markdown ? "#### " : "", h->series[s].cell,
+                        h->series[s].variant, markdown ? "\n" : "");
+                json_auto_t *display = series_display(h, &h->series[s]);
+                int r = display ? render_rows(f, markdown ? FORMAT_MARKDOWN : FORMAT_TABLE, display)
+                                : -ENOMEM;
+                if (r < 0)
+                        return r;
+        }
+        return ferror(f) ? -EIO : 0;
+}
+
+int cmd_history(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, history_usage))
+                return EXIT_OK;
+        static const struct option options[] = {
+                { "db", required_argument, NULL, 'd' },
+                { "format", required_argument, NULL, 'f' },
+                { "last", required_argument, NULL, 'n' },
+                { "cell", required_argument, NULL, 'c' },
+                { "variant", required_argument, NULL, 'v' },
+                { "metric", required_argument, NULL, 'm' },
+                {},
+        };
+        _cleanup_strv_free_ char **cells = NULL;
+        HistoryQuery q = { .last = HISTORY_DEFAULT_RUNS };
+        const char *db_path = NULL;
+        OutputFormat format = FORMAT_TABLE;
+        unsigned long long last;
+        optind = 1;
+        for (int c; (c = getopt_long(argc, argv, "d:f:n:c:v:m:", options, NULL)) >= 0;) {
+                switch (c) {
+                case 'd':
+                        db_path = optarg;
+                        break;
+                case 'f':
+                        if (cli_parse_format(optarg, &format) < 0) {
+                                cli_error("history", "unknown format '%s' (table, markdown, csv, json)",
+                                          optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'n':
+                        if (cli_parse_uint(optarg, 100000, &last) < 0 || last == 0) {
+                                cli_error("history", "--last must be a positive number");
+                                return EXIT_USAGE;
+                        }
+                        q.last = (size_t) last;
+                        break;
+                case 'c':
+                        if (strv_append(&cells, optarg) < 0)
+                                return EXIT_ENVIRONMENT;
+                        break;
+                case 'v':
+                        q.variant = optarg;
+                        break;
+                case 'm':
+                        q.metric = optarg;
+                        break;
+                default:
+                        return EXIT_USAGE;
+                }
+        }
+        if (argc - optind != 1) {
+                cli_error("history", "give one experiment name (see alloclab runs)");
+                return EXIT_USAGE;
+        }
+        q.experiment = argv[optind];
+        q.cells = cells;
+        _cleanup_(store_freep) Store *store = NULL;
+        int e = open_for_reading("history", db_path, &store);
+        if (e != EXIT_OK)
+                return e;
+        _cleanup_(history_freep) History *h = NULL;
+        int r = query_history(store, &q, &h);
+        if (r == -EINVAL) {
+                cli_error("history", "--cell takes NAME=VALUE, NAME a parameter of the matrix");
+                return EXIT_USAGE;
+        }
+        if (r == -ENOENT) {
+                cli_error("history", "no finished run of experiment '%s' (see alloclab runs)", q.experiment);
+                return EXIT_ENVIRONMENT;
+        }
+        if (r < 0) {
+                cli_error("history", "%s", r == -EIO ? store_error(store) : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        if (render_history(stdout, format, h) < 0 || fflush(stdout) != 0) {
+                cli_error("history", "cannot write the history");
                 return EXIT_ENVIRONMENT;
         }
         return EXIT_OK;

@@ -350,6 +350,21 @@ static json_t *json_str_or_null(const char *s) {
         return s ? json_string(s) : json_null();
 }
 
+json_t *render_table_new(const char *const *names, size_t n) {
+        json_t *columns = json_array();
+        for (size_t i = 0; i < n; i++)
+                json_array_append_new(columns, json_string(names[i]));
+        return json_pack("{s:o, s:[]}", "columns", columns, "rows");
+}
+
+void render_table_add_row(json_t *table, json_t *const *values, size_t n) {
+        const json_t *columns = json_object_get(table, "columns");
+        json_t *row = json_object();
+        for (size_t i = 0; i < n; i++)
+                json_object_set_new(row, json_string_value(json_array_get(columns, i)), values[i]);
+        json_array_append_new(json_object_get(table, "rows"), row);
+}
+
 /* "flag" or "exclude": whether the figures shown keep the outliers (spec key outliers). */
 static const char *outlier_policy(const Report *rep) {
         return rep->exclude_outliers ? "exclude" : "flag";
@@ -382,9 +397,7 @@ json_t *render_stats_table(const Report *rep) {
                 "outliers",
                 "outlier_policy",
         };
-        json_t *columns = json_array(), *rows = json_array();
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                json_array_append_new(columns, json_string(names[i]));
+        json_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         const ReportEntry *e = entry(rep, c, v);
@@ -418,12 +431,9 @@ json_t *render_stats_table(const Report *rep) {
                                 json_integer((json_int_t) e->n_outliers),
                                 json_string(outlier_policy(rep)),
                         };
-                        json_t *row = json_object();
-                        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                                json_object_set_new(row, names[i], values[i]);
-                        json_array_append_new(rows, row);
+                        render_table_add_row(table, values, ELEMENTSOF(values));
                 }
-        return json_pack("{s:o, s:o}", "columns", columns, "rows", rows);
+        return table;
 }
 
 /* A table cell as text: integers exactly, reals with the fewest digits (15 or 17) that read

@@ -28,6 +28,13 @@ bool render_time_metric(const char *metric);
  * variant, the columns of `show --format csv` and `export --what stats`. NULL on ENOMEM. */
 json_t *render_stats_table(const Report *rep);
 
+/* An export table with these columns and no rows yet; NULL on ENOMEM (the calls below accept
+ * NULL and do nothing, so a caller checks once, at the end). */
+json_t *render_table_new(const char *const *names, size_t n);
+
+/* Appends a row of n values in column order, taking the references. */
+void render_table_add_row(json_t *table, json_t *const *values, size_t n);
+
 /* Writes an export table as CSV (RFC 4180, a header line), JSON (an array of row objects), a
  * Markdown table or an aligned text table. Reals carry the fewest digits that read back as the
  * same doubles. */

@@ -46,8 +46,8 @@ static void logv(int priority, const LogContext *ctx, const char *fmt, va_list a
                 fprintf(stderr, "alloclabd: %s\n", message);
                 return;
         }
-        char fields[8][320];
-        struct iovec iov[8];
+        char fields[24][320];
+        struct iovec iov[24];
         size_t n = 0;
 #define FIELD(...)                                                                                          \
         do {                                                                                                \
@@ -69,11 +69,13 @@ static void logv(int priority, const LogContext *ctx, const char *fmt, va_list a
                 FIELD("VARIANT=%s", ctx->variant);
         if (ctx->cell)
                 FIELD("CELL=%s", ctx->cell);
+        for (char *const *f = ctx->fields; f && *f && n < ELEMENTSOF(fields); f++)
+                FIELD("%s", *f);
 #undef FIELD
         char *text = NULL;
         if (asprintf(&text, "MESSAGE=%s", message) < 0)
                 return;
-        struct iovec all[9];
+        struct iovec all[ELEMENTSOF(iov) + 1];
         memcpy(all, iov, n * sizeof(struct iovec));
         all[n++] = (struct iovec){ .iov_base = text, .iov_len = strlen(text) };
         sd_journal_sendv(all, (int) n);
@@ -94,18 +96,32 @@ void daemon_log(int priority, int64_t run_id, const char *fmt, ...) {
         va_end(ap);
 }
 
-void daemon_log_change(int64_t run_id, int64_t previous_run_id, const char *experiment, const char *variant,
-                       const char *cell, double before, double after) {
-        double change = 100.0 * (after - before) / before;
-        LogContext ctx = { .message_id = LOG_MESSAGE_MEDIAN_CHANGE,
-                           .run_id = run_id,
+void daemon_log_change_point(const char *experiment, const char *metric, const HistorySeries *series,
+                             const HistoryPoint *point) {
+        const Comparison *c = &point->against;
+        const char *change = history_change_word(point->change);
+        char f[9][96];
+        snprintf(f[0], sizeof(f[0]), "METRIC=%s", metric);
+        snprintf(f[1], sizeof(f[1]), "CHANGE=%s", change);
+        snprintf(f[2], sizeof(f[2]), "MEDIAN=%.9g", point->median);
+        snprintf(f[3], sizeof(f[3]), "RATIO=%.6f", c->ratio);
+        snprintf(f[4], sizeof(f[4]), "RATIO_CI_LOW=%.6f", c->lo);
+        snprintf(f[5], sizeof(f[5]), "RATIO_CI_HIGH=%.6f", c->hi);
+        snprintf(f[6], sizeof(f[6]), "P_VALUE=%.3g", c->p);
+        snprintf(f[7], sizeof(f[7]), "BASELINE_FROM_RUN=%lld", (long long) point->baseline_from);
+        snprintf(f[8], sizeof(f[8]), "BASELINE_RUNS=%zu", point->baseline_runs);
+        char *fields[] = { f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], NULL };
+        LogContext ctx = { .message_id = LOG_MESSAGE_CHANGE_POINT,
+                           .run_id = point->run_id,
                            .experiment = experiment,
-                           .variant = variant,
-                           .cell = cell };
-        daemon_log_context(LOG_WARNING, &ctx,
-                           "%s run %lld: %s [%s] median %s %.1f%% since run %lld (%.6g -> %.6g)", experiment,
-                           (long long) run_id, variant, cell, change > 0 ? "rose" : "fell",
-                           change > 0 ? change : -change, (long long) previous_run_id, before, after);
+                           .variant = series->variant,
+                           .cell = series->cell,
+                           .fields = fields };
+        daemon_log_context(
+                point->change == HISTORY_REGRESSION ? LOG_WARNING : LOG_NOTICE, &ctx,
+                "%s run %lld: %s [%s] %s: %s %.3fx [%.3f, %.3f] against runs %lld.. (%zu runs, p %.2g)",
+                experiment, (long long) point->run_id, series->variant, series->cell, change, metric,
+                c->ratio, c->lo, c->hi, (long long) point->baseline_from, point->baseline_runs, c->p);
 }
 
 void daemon_update_status(Daemon *d, const char *progress) {

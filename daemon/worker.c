@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <math.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "daemon/worker.h"
+#include "db/history.h"
 #include "db/query.h"
 #include "db/record.h"
 #include "runner/host.h"
@@ -251,21 +253,29 @@ static JobStatus final_status(const Worker *w) {
         return JOB_DONE;
 }
 
-/* After a scheduled run: every cell whose median moved beyond the spec's threshold since the
- * previous run of the experiment, as a structured journal warning. */
+/* After a scheduled run: the run's change points in the experiment's history (the check
+ * `alloclab history` shows) that moved by more than the spec's regression_threshold, each as a
+ * structured journal message. */
 static void report_changes(Worker *w) {
-        MedianChange *changes = NULL;
-        size_t n = 0;
-        int64_t previous = 0, run = worker_run_id(w);
-        if (query_median_changes(w->daemon->store, run, w->spec->regression_threshold, &previous, &changes,
-                                 &n) < 0) {
-                daemon_log(LOG_ERR, run, "cannot compare run %lld with its predecessor", (long long) run);
+        int64_t run = worker_run_id(w);
+        _cleanup_(history_freep) History *h = NULL;
+        HistoryQuery q = { .experiment = w->spec->experiment,
+                           .last = HISTORY_DEFAULT_RUNS,
+                           .until_run = run };
+        int r = query_history(w->daemon->store, &q, &h);
+        if (r < 0) {
+                if (r != -ENOENT)
+                        daemon_log(LOG_ERR, run, "cannot read the history of run %lld: %s", (long long) run,
+                                   strerror(-r));
                 return;
         }
-        for (size_t i = 0; i < n; i++)
-                daemon_log_change(run, previous, w->spec->experiment, changes[i].variant, changes[i].cell,
-                                  changes[i].before, changes[i].after);
-        query_median_changes_free(changes, n);
+        for (size_t s = 0; s < h->n_series; s++) {
+                const HistorySeries *series = &h->series[s];
+                const HistoryPoint *last = series->n_points ? &series->points[series->n_points - 1] : NULL;
+                if (last && last->run_id == run && last->change != HISTORY_STEADY &&
+                    fabs(last->against.ratio - 1) > w->spec->regression_threshold)
+                        daemon_log_change_point(h->experiment, h->metric, series, last);
+        }
 }
 
 static int on_runner_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {

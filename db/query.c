@@ -269,24 +269,16 @@ static int row_value(Report *rep, sqlite3_stmt *st) {
 /* SQL reading every measured sample's value of metric as (cell position, variant position,
  * value, round). Caller frees. */
 static char *sample_values_sql(const char *metric) {
-#define BUILTIN_ENTRY(name, expression) { name, expression },
-        static const struct {
-                const char *metric, *expression;
-        } builtin[] = { BUILTIN_METRICS(BUILTIN_ENTRY) };
-#undef BUILTIN_ENTRY
-        char *sql = NULL;
-        for (size_t i = 0; i < ELEMENTSOF(builtin); i++)
-                if (strcmp(metric, builtin[i].metric) == 0)
-                        return asprintf(&sql,
-                                        "SELECT c.position, v.position, %s, s.round" MEASURED_SAMPLES
-                                        " ORDER BY s.round",
-                                        builtin[i].expression) < 0
-                                       ? NULL
-                                       : sql;
+        const char *expression = query_builtin_metric_sql(metric);
         const char *name = strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric;
-        sql = sqlite3_mprintf("SELECT c.position, v.position, m.value, s.round" MEASURED_METRICS
-                              " AND m.name = %Q ORDER BY s.round",
-                              name);
+        char *sql =
+                expression
+                        ? sqlite3_mprintf("SELECT c.position, v.position, %s, s.round" MEASURED_SAMPLES
+                                          " ORDER BY s.round",
+                                          expression)
+                        : sqlite3_mprintf("SELECT c.position, v.position, m.value, s.round" MEASURED_METRICS
+                                          " AND m.name = %Q ORDER BY s.round",
+                                          name);
         char *copy = sql ? strdup(sql) : NULL;
         sqlite3_free(sql);
         return copy;
@@ -302,8 +294,6 @@ static bool paired_by_round(const Report *rep, const ReportEntry *a, const Repor
         return memcmp(a->rounds, b->rounds, a->n_values * sizeof(int64_t)) == 0;
 }
 
-/* Outliers of every entry, then each measured variant against its cell's measured baseline. The
- * bootstrap seed is the run's, so showing a run twice gives the same intervals. */
 /* Leaves the flagged values out of an entry and recomputes its statistics from the rest. The
  * stored statistics keep every sample: this only changes what is shown and compared. */
 static int exclude_outliers(ReportEntry *e, const bool *flags) {
@@ -322,6 +312,8 @@ static int exclude_outliers(ReportEntry *e, const bool *flags) {
         return stats_compute(copy, kept, &e->stats);
 }
 
+/* Outliers of every entry, then each measured variant against its cell's measured baseline. The
+ * bootstrap seed is the run's, so showing a run twice gives the same intervals. */
 static int analyse_entries(Report *rep) {
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
                 ReportEntry *e = &rep->entries[i];
@@ -417,14 +409,20 @@ static int row_failure(Report *rep, sqlite3_stmt *st) {
         return f->cell && f->variant && f->phase && f->status && f->detail ? 0 : -ENOMEM;
 }
 
+const char *query_builtin_metric_sql(const char *metric) {
+#define BUILTIN_ENTRY(name, expression) { name, expression },
+        static const struct {
+                const char *name, *expression;
+        } builtin[] = { BUILTIN_METRICS(BUILTIN_ENTRY) };
+#undef BUILTIN_ENTRY
+        for (size_t i = 0; i < ELEMENTSOF(builtin); i++)
+                if (strcmp(metric, builtin[i].name) == 0)
+                        return builtin[i].expression;
+        return NULL;
+}
+
 static bool is_builtin_metric(const char *name) {
-#define BUILTIN_NAME(name, expression) name,
-        static const char *const names[] = { BUILTIN_METRICS(BUILTIN_NAME) };
-#undef BUILTIN_NAME
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                if (strcmp(name, names[i]) == 0)
-                        return true;
-        return false;
+        return query_builtin_metric_sql(name) != NULL;
 }
 
 static int row_metric_name(sqlite3_stmt *st, void *userdata) {
@@ -597,72 +595,6 @@ int query_allocators(Store *s, int64_t run_id, VariantAllocator **ret, size_t *r
         if (r >= 0)
                 *ret = list;
         return r;
-}
-
-static void clear_change(void *element) {
-        MedianChange *c = element;
-        free(c->cell);
-        free(c->variant);
-}
-
-static int read_change(sqlite3_stmt *st, void *element) {
-        MedianChange *c = element;
-        *c = (MedianChange){ .cell = col_text(st, 0),
-                             .variant = col_text(st, 1),
-                             .before = sqlite3_column_double(st, 2),
-                             .after = sqlite3_column_double(st, 3) };
-        return c->cell && c->variant ? 0 : -ENOMEM;
-}
-
-void query_median_changes_free(MedianChange *list, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                clear_change(&list[i]);
-        free(list);
-}
-
-int query_median_changes(Store *s, int64_t run_id, double threshold, int64_t *ret_previous,
-                         MedianChange **ret, size_t *ret_n) {
-        sqlite3 *db = store_db(s);
-        sqlite3_stmt *st;
-        *ret = NULL;
-        *ret_n = 0;
-        *ret_previous = 0;
-        if (sqlite3_prepare_v2(
-                    db,
-                    "SELECT p.id FROM runs r JOIN runs p ON p.experiment_id = r.experiment_id"
-                    " WHERE r.id = ?1 AND p.id < r.id AND p.status = 'done' ORDER BY p.id DESC LIMIT 1",
-                    -1, &st, NULL) != SQLITE_OK)
-                return -EIO;
-        sqlite3_bind_int64(st, 1, run_id);
-        int64_t previous = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-        sqlite3_finalize(st);
-        if (previous == 0)
-                return 0;
-        /* The primary metric's name in stats: "reported:NAME" is stored as NAME. */
-        if (sqlite3_prepare_v2(
-                    db,
-                    "SELECT c.label, v.name, ps.median, s.median FROM runs r"
-                    " JOIN stats s ON s.run_id = r.id"
-                    "  AND s.metric = CASE WHEN r.metric LIKE 'reported:%' THEN substr(r.metric, 10)"
-                    "  ELSE r.metric END"
-                    " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
-                    " JOIN cells pc ON pc.run_id = ?2 AND pc.label = c.label"
-                    " JOIN variants pv ON pv.run_id = ?2 AND pv.name = v.name"
-                    " JOIN stats ps ON ps.cell_id = pc.id AND ps.variant_id = pv.id AND ps.metric = s.metric"
-                    " WHERE r.id = ?1 AND ps.median <> 0 AND abs(s.median - ps.median) > ?3 * abs(ps.median)"
-                    " ORDER BY c.position, v.position",
-                    -1, &st, NULL) != SQLITE_OK)
-                return -EIO;
-        sqlite3_bind_int64(st, 1, run_id);
-        sqlite3_bind_int64(st, 2, previous);
-        sqlite3_bind_double(st, 3, threshold);
-        void *list = NULL;
-        int r = sql_collect(st, sizeof(MedianChange), read_change, clear_change, &list, ret_n);
-        if (r < 0)
-                return r;
-        *ret_previous = previous;
-        *ret = list;
-        return 0;
 }
 
 void resume_info_done(ResumeInfo *r) {

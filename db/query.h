@@ -87,6 +87,10 @@ void query_runs_free(RunSummary *runs, size_t n);
  * else a name query_run_metrics returns. Returns 0, -ENOENT when no such run, -EIO. */
 int query_report(Store *s, int64_t run_id, const char *metric, Report **ret);
 
+/* The SQL expression of a built-in metric ("wall", "user", "sys", "maxrss") over `samples s`, in
+ * the metric's unit (seconds, bytes); NULL for any other name. */
+const char *query_builtin_metric_sql(const char *metric);
+
 /* The metrics a run has statistics for: the primary first, then the built-in ones ("wall",
  * "user", "sys", "maxrss") and "reported:NAME" for the program's own. Returns 0 and a strv
  * (empty when the run has no statistics), -EIO. */
@@ -109,22 +113,6 @@ typedef struct VariantAllocator {
 /* Variants of a run in order. Returns 0 and an array (free with query_allocators_free), -EIO. */
 int query_allocators(Store *s, int64_t run_id, VariantAllocator **ret, size_t *ret_n);
 void query_allocators_free(VariantAllocator *list, size_t n);
-
-/* A cell and variant whose median of the primary metric moved between two runs. */
-typedef struct MedianChange {
-        char *cell;
-        char *variant;
-        double before, after;
-} MedianChange;
-
-/*
- * Compares run_id with the latest earlier 'done' run of the same experiment, matching cells by
- * label and variants by name, and lists those whose primary-metric median changed by more than
- * threshold (relative). Returns 0 with *ret_previous = 0 when there is no earlier run.
- */
-int query_median_changes(Store *s, int64_t run_id, double threshold, int64_t *ret_previous,
-                         MedianChange **ret, size_t *ret_n);
-void query_median_changes_free(MedianChange *list, size_t n);
 
 /* What a run to be resumed needs: its spec (verbatim), the seed and counts it ran with. */
 typedef struct ResumeInfo {

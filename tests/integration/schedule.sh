@@ -35,13 +35,14 @@ samples: 1
 regression_threshold: 1000%
 schedule: {every: 2s}
 YAML
-# A scheduled experiment whose timing the test changes between runs: the daemon must report it.
+# A scheduled experiment whose timing the test changes between runs: the daemon must report it
+# (six samples a run, so that one earlier run is enough for a significant change).
 echo 0.05 >"$WORK/delay"
 cat >"$SPECS/drift.yaml" <<YAML
 experiment: drift
 command: [/bin/sh, -c, "sleep \$(cat '$WORK/delay')"]
 allocators: {glibc: {}}
-samples: 2
+samples: 6
 warmup: 0
 verify: none
 regression_threshold: 50%
@@ -72,13 +73,18 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 echo 0.3 >"$WORK/delay"
-for _ in $(seq 150); do
-    grep -q "drift run [0-9]*: glibc \[-\] median rose" "$WORK/daemon.log" && break
+for _ in $(seq 300); do
+    grep -q "drift run [0-9]*: glibc \[-\] regression: wall [0-9.]*x \[" "$WORK/daemon.log" && break
     sleep 0.1
 done
-grep -q "drift run [0-9]*: glibc \[-\] median rose" "$WORK/daemon.log" ||
-    fail "no change reported: $(cat "$WORK/daemon.log")"
-grep "median rose\|median fell" "$WORK/daemon.log" | grep -qv drift && fail "a stable experiment was reported as changed"
+grep -q "drift run [0-9]*: glibc \[-\] regression: wall [0-9.]*x \[" "$WORK/daemon.log" ||
+    fail "no regression reported: $(cat "$WORK/daemon.log")"
+# The same run is a change point in alloclab history.
+flagged=$(grep -o "drift run [0-9]*: glibc \[-\] regression" "$WORK/daemon.log" | head -1 | grep -o "run [0-9]*" | cut -d' ' -f2)
+run_alloclab 0 history drift --format csv
+expect_contains "$OUT" "drift,-,glibc,wall,$flagged," "history has the run"
+expect_eq "$(awk -F, -v r="$flagged" '$5 == r {print $12}' <<<"$OUT")" "regression" "history flags the same run"
+grep -E ": (regression|improvement): " "$WORK/daemon.log" | grep -qv drift && fail "a stable experiment was reported as changed"
 rm "$SPECS/drift.yaml"
 
 # SIGHUP: a new spec joins.

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/history.h"
+#include "db/query.h"
+#include "runner/stats.h"
+#include "util/cleanup.h"
+
+typedef struct RunInfo {
+        int64_t id;
+        char *started_at, *hostname, *metric;
+        double min_effect, alpha;
+        uint64_t seed;
+} RunInfo;
+
+/* The values of one point while its series is read. */
+typedef struct Values {
+        double *v;
+        size_t n, capacity;
+} Values;
+
+typedef struct Builder {
+        History *h;
+        RunInfo *runs;
+        size_t n_runs;
+        Values *values; /* parallel to the current series' points */
+        size_t values_capacity;
+} Builder;
+
+const char *history_change_word(HistoryChange c) {
+        return c == HISTORY_REGRESSION ? "regression" : c == HISTORY_IMPROVEMENT ? "improvement" : NULL;
+}
+
+static void series_done(HistorySeries *s) {
+        for (size_t i = 0; i < s->n_points; i++) {
+                free(s->points[i].started_at);
+                free(s->points[i].hostname);
+        }
+        free(s->points);
+        free(s->cell);
+        free(s->variant);
+}
+
+History *history_free(History *h) {
+        if (!h)
+                return NULL;
+        for (size_t i = 0; i < h->n_series; i++)
+                series_done(&h->series[i]);
+        free(h->series);
+        free(h->experiment);
+        free(h->metric);
+        free(h);
+        return NULL;
+}
+
+static void builder_done(Builder *b) {
+        for (size_t i = 0; i < b->n_runs; i++) {
+                free(b->runs[i].started_at);
+                free(b->runs[i].hostname);
+                free(b->runs[i].metric);
+        }
+        free(b->runs);
+        for (size_t i = 0; i < b->values_capacity; i++)
+                free(b->values[i].v);
+        free(b->values);
+}
+
+static const RunInfo *run_info(const Builder *b, int64_t id) {
+        for (size_t i = 0; i < b->n_runs; i++)
+                if (b->runs[i].id == id)
+                        return &b->runs[i];
+        return NULL;
+}
+
+static char *text(sqlite3_stmt *st, int i) {
+        const unsigned char *t = sqlite3_column_text(st, i);
+        return strdup(t ? (const char *) t : "");
+}
+
+/* The last q->last finished runs of the experiment, oldest first. */
+static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(
+                    store_db(s),
+                    "SELECT r.id, r.started_at, h.hostname, r.metric, r.min_effect, r.alpha, r.seed"
+                    " FROM runs r JOIN experiments x ON x.id = r.experiment_id"
+                    " JOIN hosts h ON h.id = r.host_id"
+                    " WHERE x.name = ?1 AND r.status IN ('done', 'interrupted')"
+                    " AND (?2 = 0 OR r.id <= ?2) ORDER BY r.id DESC LIMIT ?3",
+                    -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_text(st, 1, q->experiment, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, q->until_run);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64) q->last);
+        if (!(b->runs = calloc(q->last + 1, sizeof(RunInfo)))) {
+                sqlite3_finalize(st);
+                return -ENOMEM;
+        }
+        int rc, r = 0;
+        while (r == 0 && b->n_runs < q->last && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                RunInfo *x = &b->runs[b->n_runs++];
+                *x = (RunInfo){ .id = sqlite3_column_int64(st, 0),
+                                .started_at = text(st, 1),
+                                .hostname = text(st, 2),
+                                .metric = text(st, 3),
+                                .min_effect = sqlite3_column_double(st, 4),
+                                .alpha = sqlite3_column_double(st, 5),
+                                .seed = (uint64_t) sqlite3_column_int64(st, 6) };
+                if (!x->started_at || !x->hostname || !x->metric)
+                        r = -ENOMEM;
+        }
+        if (r == 0 && b->n_runs < q->last && rc != SQLITE_DONE)
+                r = -EIO;
+        sqlite3_finalize(st);
+        for (size_t i = 0; i < b->n_runs / 2; i++) { /* oldest first */
+                RunInfo t = b->runs[i];
+                b->runs[i] = b->runs[b->n_runs - 1 - i];
+                b->runs[b->n_runs - 1 - i] = t;
+        }
+        return r;
+}
+
+/* SELECT run, cell label, variant name, value of every measured sample of the runs read, one
+ * series after another, each in run order. NULL on ENOMEM; caller frees with sqlite3_free. */
+static char *values_sql(const HistoryQuery *q, const Builder *b, const char *metric) {
+        char *ids = sqlite3_mprintf("%lld", (long long) b->runs[0].id);
+        for (size_t i = 1; i < b->n_runs && ids; i++)
+                ids = sqlite3_mprintf("%z, %lld", ids, (long long) b->runs[i].id); /* %z frees ids */
+        const char *expression = query_builtin_metric_sql(metric);
+        char *join =
+                expression ? sqlite3_mprintf("")
+                           : sqlite3_mprintf(" JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q",
+                                             strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric);
+        char *sql = ids && join
+                            ? sqlite3_mprintf(
+                                      "SELECT s.run_id, c.label, v.name, %s FROM samples s"
+                                      " JOIN cells c ON c.id = s.cell_id"
+                                      " JOIN variants v ON v.id = s.variant_id%s"
+                                      " WHERE s.run_id IN (%s) AND s.phase = 'sample' AND s.status = 'ok'",
+                                      expression ? expression : "m.value", join, ids)
+                            : NULL;
+        sqlite3_free(ids);
+        sqlite3_free(join);
+        if (sql && q->variant)
+                sql = sqlite3_mprintf("%z AND v.name = %Q", sql, q->variant);
+        for (char *const *c = q->cells; sql && c && *c; c++) {
+                const char *eq = strchr(*c, '='); /* checked by valid_cell_filter() */
+                char *path = sqlite3_mprintf("$.\"%.*s\"", (int) (eq - *c), *c);
+                sql = path ? sqlite3_mprintf("%z AND CAST(json_extract(c.params, %Q) AS TEXT) = %Q", sql,
+                                             path, eq + 1)
+                           : NULL;
+                sqlite3_free(path);
+        }
+        return sql ? sqlite3_mprintf("%z ORDER BY c.label, v.name, s.run_id", sql) : NULL;
+}
+
+/* NAME=VALUE with a parameter name as specs allow it (letters, digits, '_', '-'). */
+static bool valid_cell_filter(const char *filter) {
+        const char *eq = strchr(filter, '=');
+        if (!eq || eq == filter)
+                return false;
+        for (const char *p = filter; p < eq; p++)
+                if (!(*p == '_' || *p == '-' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9')))
+                        return false;
+        return true;
+}
+
+static Values *point_values(Builder *b, size_t i) {
+        if (i >= b->values_capacity) {
+                size_t capacity = b->values_capacity ? 2 * b->values_capacity : 16;
+                Values *v = realloc(b->values, capacity * sizeof(Values));
+                if (!v)
+                        return NULL;
+                memset(v + b->values_capacity, 0, (capacity - b->values_capacity) * sizeof(Values));
+                b->values = v;
+                b->values_capacity = capacity;
+        }
+        return &b->values[i];
+}
+
+static int add_value(Values *v, double x) {
+        if (v->n == v->capacity) {
+                size_t capacity = v->capacity ? 2 * v->capacity : 64;
+                double *d = realloc(v->v, capacity * sizeof(double));
+                if (!d)
+                        return -ENOMEM;
+                v->v = d;
+                v->capacity = capacity;
+        }
+        v->v[v->n++] = x;
+        return 0;
+}
+
+/* Statistics and change points of a series whose points' values are in b->values. */
+static int analyse_series(Builder *b, HistorySeries *s) {
+        size_t since = 0; /* the first point after the last change point */
+        _cleanup_free_ double *pool = NULL;
+        for (size_t i = 0; i < s->n_points; i++) {
+                HistoryPoint *p = &s->points[i];
+                const Values *v = &b->values[i];
+                const RunInfo *run = run_info(b, p->run_id);
+                _cleanup_free_ double *sorted = malloc(v->n * sizeof(double));
+                Stats st;
+                int r = sorted ? 0 : -ENOMEM;
+                if (r == 0) {
+                        memcpy(sorted, v->v, v->n * sizeof(double));
+                        r = stats_compute(sorted, v->n, &st);
+                }
+                if (r == 0)
+                        r = compare_median_ci(v->v, v->n, run->seed, COMPARE_RESAMPLES, COMPARE_LEVEL,
+                                              &p->lo, &p->hi);
+                if (r < 0)
+                        return r;
+                p->n = v->n;
+                p->median = st.median;
+
+                size_t from = i > since + HISTORY_WINDOW ? i - HISTORY_WINDOW : since, n_pool = 0;
+                for (size_t j = from; j < i; j++)
+                        n_pool += b->values[j].n;
+                if (n_pool == 0)
+                        continue;
+                free(pool);
+                if (!(pool = malloc(n_pool * sizeof(double))))
+                        return -ENOMEM;
+                n_pool = 0;
+                for (size_t j = from; j < i; j++) {
+                        memcpy(pool + n_pool, b->values[j].v, b->values[j].n * sizeof(double));
+                        n_pool += b->values[j].n;
+                }
+                r = compare_to_baseline(pool, n_pool, v->v, v->n, run->seed, run->min_effect, run->alpha,
+                                        &p->against);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        continue;
+                p->baseline_runs = i - from;
+                p->baseline_from = s->points[from].run_id;
+                p->change = p->against.verdict == VERDICT_HIGHER  ? HISTORY_REGRESSION
+                            : p->against.verdict == VERDICT_LOWER ? HISTORY_IMPROVEMENT
+                                                                  : HISTORY_STEADY;
+                if (p->change != HISTORY_STEADY)
+                        since = i;
+        }
+        return 0;
+}
+
+/* Appends a point for run_id to the series, with empty values. NULL on ENOMEM. */
+static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id) {
+        const RunInfo *run = run_info(b, run_id); /* the SQL only selects these runs */
+        HistoryPoint *points = realloc(s->points, (s->n_points + 1) * sizeof(HistoryPoint));
+        if (!points)
+                return NULL;
+        s->points = points;
+        Values *v = point_values(b, s->n_points);
+        if (!run || !v)
+                return NULL;
+        v->n = 0;
+        HistoryPoint *p = &points[s->n_points++];
+        *p = (HistoryPoint){ .run_id = run_id,
+                             .started_at = strdup(run->started_at),
+                             .hostname = strdup(run->hostname) };
+        return p->started_at && p->hostname ? p : NULL;
+}
+
+static HistorySeries *new_series(History *h, const char *cell, const char *variant) {
+        HistorySeries *series = realloc(h->series, (h->n_series + 1) * sizeof(HistorySeries));
+        if (!series)
+                return NULL;
+        h->series = series;
+        HistorySeries *s = &series[h->n_series++];
+        *s = (HistorySeries){ .cell = strdup(cell), .variant = strdup(variant) };
+        return s->cell && s->variant ? s : NULL;
+}
+
+static int read_values(Store *st, const char *sql, Builder *b) {
+        sqlite3_stmt *stmt;
+        if (sqlite3_prepare_v2(store_db(st), sql, -1, &stmt, NULL) != SQLITE_OK)
+                return -EIO;
+        History *h = b->h;
+        HistorySeries *s = NULL;
+        int rc, r = 0;
+        while (r >= 0 && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+                int64_t run_id = sqlite3_column_int64(stmt, 0);
+                const char *cell = (const char *) sqlite3_column_text(stmt, 1);
+                const char *variant = (const char *) sqlite3_column_text(stmt, 2);
+                if (!s || strcmp(s->cell, cell) != 0 || strcmp(s->variant, variant) != 0) {
+                        if (s && (r = analyse_series(b, s)) < 0)
+                                break;
+                        if (!(s = new_series(h, cell, variant))) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                }
+                if (s->n_points == 0 || s->points[s->n_points - 1].run_id != run_id)
+                        if (!new_point(b, s, run_id)) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                r = add_value(&b->values[s->n_points - 1], sqlite3_column_double(stmt, 3));
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = -EIO;
+        sqlite3_finalize(stmt);
+        if (r >= 0 && s)
+                r = analyse_series(b, s);
+        return r;
+}
+
+int query_history(Store *s, const HistoryQuery *q, History **ret) {
+        for (char *const *c = q->cells; c && *c; c++)
+                if (!valid_cell_filter(*c))
+                        return -EINVAL;
+        _cleanup_(history_freep) History *h = calloc(1, sizeof(History));
+        _cleanup_(builder_done) Builder b = { .h = h };
+        if (!h || !(h->experiment = strdup(q->experiment)))
+                return -ENOMEM;
+        int r = read_runs(s, q, &b);
+        if (r < 0)
+                return r;
+        if (b.n_runs == 0)
+                return -ENOENT;
+        h->n_runs = b.n_runs;
+        if (!(h->metric = strdup(q->metric ? q->metric : b.runs[b.n_runs - 1].metric)))
+                return -ENOMEM;
+        char *sql = values_sql(q, &b, h->metric);
+        if (!sql)
+                return -ENOMEM;
+        r = read_values(s, sql, &b);
+        sqlite3_free(sql);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(h);
+        return 0;
+}

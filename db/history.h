@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/store.h"
+#include "runner/compare.h"
+
+/*
+ * An experiment's history: per cell and variant, the median of one metric in each run with its
+ * bootstrap interval, and change points. A run is a change point when its samples differ from
+ * the pooled samples of the runs before it (back to the previous change point, at most
+ * HISTORY_WINDOW runs) by the run's own verdict rule: Mann-Whitney p < alpha and a ratio of
+ * medians at least min_effect away from 1 (docs/analysis.md).
+ */
+
+#define HISTORY_WINDOW       5  /* previous runs pooled as the distribution a run is checked against */
+#define HISTORY_DEFAULT_RUNS 20 /* runs `alloclab history` and the daemon's check read */
+
+typedef enum HistoryChange {
+        HISTORY_STEADY,      /* no change point, or nothing to compare with yet */
+        HISTORY_REGRESSION,  /* the values rose: slower, or more memory */
+        HISTORY_IMPROVEMENT, /* the values fell */
+} HistoryChange;
+
+typedef struct HistoryPoint {
+        int64_t run_id;
+        char *started_at;
+        char *hostname;
+        size_t n;              /* measured samples */
+        double median, lo, hi; /* the median and its 95% bootstrap interval */
+        size_t baseline_runs;  /* previous runs pooled for the check; 0: not checked */
+        int64_t baseline_from; /* the first of them (run id) */
+        Comparison against;    /* this run against the pool, when baseline_runs > 0 */
+        HistoryChange change;
+} HistoryPoint;
+
+typedef struct HistorySeries {
+        char *cell;
+        char *variant;
+        HistoryPoint *points; /* oldest first; runs without measured samples are absent */
+        size_t n_points;
+} HistorySeries;
+
+typedef struct History {
+        char *experiment;
+        char *metric;
+        size_t n_runs; /* runs read */
+        HistorySeries *series;
+        size_t n_series;
+} History;
+
+typedef struct HistoryQuery {
+        const char *experiment;
+        char *const *cells;  /* "name=value" filters a cell's parameters must all match; NULL: all */
+        const char *variant; /* NULL: all */
+        const char *metric;  /* NULL: the latest run's metric */
+        size_t last;         /* the last N finished runs */
+        int64_t until_run;   /* only runs up to this id (0: all) */
+} HistoryQuery;
+
+/* Returns 0, -ENOENT when the experiment has no finished run, -EINVAL for a malformed cell
+ * filter, -ENOMEM, -EIO. */
+int query_history(Store *s, const HistoryQuery *q, History **ret);
+History *history_free(History *h);
+static inline void history_freep(History **h) {
+        history_free(*h);
+}
+
+/* "regression", "improvement" or NULL. */
+const char *history_change_word(HistoryChange c);

@@ -1,0 +1,55 @@
+#!/bin/bash
+# alloclab history: an experiment's medians over its runs, with change points flagged against
+# the pooled runs before them; filters by cell, variant, metric and count.
+. "$(dirname "$0")/lib.sh"
+
+# The cost each run reports comes from a file: 10 three times, then 15 (a regression), then 14
+# (an improvement of 7%, beyond the 2% minimum effect).
+cat >"$WORK/spec.yaml" <<YAML
+experiment: trend
+command: [sh, -c, 'echo "cost \$(cat $WORK/cost)" >&\$ALLOCLAB_METRICS_FD']
+params: {size: ["1", "2"]}
+allocators: {glibc: {}, other: {}}
+metric: reported:cost
+verify: none
+samples: 6
+YAML
+for cost in 10 10 10 15 15 15 14; do
+    echo $cost >"$WORK/cost"
+    run_alloclab 0 run "$WORK/spec.yaml" --quiet
+done
+
+run_alloclab 0 history trend --cell size=1 --variant glibc
+expect_contains "$OUT" "history of trend, metric reported:cost, last 7 finished runs" "header"
+expect_contains "$OUT" "[size=1] glibc" "series named"
+expect_eq "$(grep -c '^[0-9]' <<<"$OUT")" 7 "a point per run"
+expect_contains "$OUT" "REGRESSION 1.50x [1.50, 1.50] vs runs 1-3" "regression against the runs before"
+expect_contains "$OUT" "IMPROVEMENT 0.93x [0.93, 0.93] vs runs 4-6" "improvement against the runs since the change"
+expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 2 "steady runs are not flagged"
+[[ $OUT != *"[size=2]"* && $OUT != *"] other"* ]] || fail "filters ignored: $OUT"
+
+run_alloclab 0 history trend --format json
+python3 -c '
+import json, sys
+rows = json.load(sys.stdin)
+assert len(rows) == 4 * 7, len(rows)
+changes = [(r["cell"], r["variant"], r["run_id"], r["change"]) for r in rows if r["change"]]
+assert len(changes) == 8 and {c[3] for c in changes} == {"regression", "improvement"}, changes
+r4 = next(r for r in rows if r["run_id"] == 4 and r["cell"] == "size=2" and r["variant"] == "other")
+assert (r4["median"], r4["ratio"], r4["baseline_runs"], r4["baseline_from"]) == (15, 1.5, 3, 1), r4
+assert r4["p_value"] < 0.01 and r4["ratio_ci_low"] == 1.5 and r4["ci_low"] == 15, r4' <<<"$OUT" || fail "json history"
+
+run_alloclab 0 history trend --last 2 --cell size=2 --variant other --format csv
+expect_eq "$(wc -l <<<"$OUT")" 3 "--last 2: header and two runs"
+expect_contains "$OUT" "trend,size=2,other,reported:cost,7," "the latest run"
+run_alloclab 0 history trend --metric wall --cell size=1 --variant glibc --format csv
+expect_eq "$(cut -d, -f4 <<<"$OUT" | sort -u | head -1)" "metric" "header"
+expect_eq "$(tail -n +2 <<<"$OUT" | cut -d, -f4 | sort -u)" "wall" "another metric"
+
+run_alloclab 2 history trend --cell size
+expect_contains "$ERR" "NAME=VALUE" "bad cell filter"
+run_alloclab 2 history
+run_alloclab 4 history nosuch
+expect_contains "$ERR" "no finished run of experiment 'nosuch'" "unknown experiment"
+run_alloclab 0 history trend --cell size=9
+expect_contains "$OUT" "no measured samples match" "an empty selection says so"
