@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -316,8 +317,8 @@ static json_t *history_table(const History *h) {
                                 json_real(p->hi),
                                 change ? json_string(change) : json_null(),
                                 k ? json_real(p->against.ratio) : json_null(),
-                                k ? json_real(p->against.lo) : json_null(),
-                                k ? json_real(p->against.hi) : json_null(),
+                                k && !isnan(p->against.lo) ? json_real(p->against.lo) : json_null(),
+                                k && !isnan(p->against.hi) ? json_real(p->against.hi) : json_null(),
                                 k ? json_real(p->against.p) : json_null(),
                                 json_integer((json_int_t) p->baseline_runs),
                                 k ? json_integer(p->baseline_from) : json_null(),

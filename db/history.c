@@ -211,11 +211,9 @@ static int analyse_series(Builder *b, HistorySeries *s) {
                         memcpy(sorted, v->v, v->n * sizeof(double));
                         r = stats_compute(sorted, v->n, &st);
                 }
-                if (r == 0)
-                        r = compare_median_ci(v->v, v->n, run->seed, COMPARE_RESAMPLES, COMPARE_LEVEL,
-                                              &p->lo, &p->hi);
                 if (r < 0)
                         return r;
+                compare_median_order_interval(sorted, v->n, COMPARE_LEVEL, &p->lo, &p->hi);
                 p->n = v->n;
                 p->median = st.median;
 
@@ -232,8 +230,8 @@ static int analyse_series(Builder *b, HistorySeries *s) {
                         memcpy(pool + n_pool, b->values[j].v, b->values[j].n * sizeof(double));
                         n_pool += b->values[j].n;
                 }
-                r = compare_to_baseline(pool, n_pool, v->v, v->n, run->seed, run->min_effect, run->alpha,
-                                        &p->against);
+                r = compare_screen_to_baseline(pool, n_pool, v->v, v->n, run->seed, run->min_effect,
+                                               run->alpha, &p->against);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)

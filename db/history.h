@@ -10,7 +10,7 @@
 
 /*
  * An experiment's history: per cell and variant, the median of one metric in each run with its
- * bootstrap interval, and change points. A run is a change point when its samples differ from
+ * distribution-free interval, and change points. A run is a change point when its samples differ from
  * the pooled samples of the runs before it (back to the previous change point, at most
  * HISTORY_WINDOW runs) by the run's own verdict rule: Mann-Whitney p < alpha and a ratio of
  * medians at least min_effect away from 1 (docs/analysis.md).
@@ -30,10 +30,11 @@ typedef struct HistoryPoint {
         char *started_at;
         char *hostname;
         size_t n;              /* measured samples */
-        double median, lo, hi; /* the median and its 95% bootstrap interval */
+        double median, lo, hi; /* the median and its 95% distribution-free interval */
         size_t baseline_runs;  /* previous runs pooled for the check; 0: not checked */
         int64_t baseline_from; /* the first of them (run id) */
-        Comparison against;    /* this run against the pool, when baseline_runs > 0 */
+        Comparison against;    /* this run against the pool, when baseline_runs > 0; the interval
+                                * only for a possible change (compare_screen_to_baseline), else NAN */
         HistoryChange change;
 } HistoryPoint;
 

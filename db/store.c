@@ -145,6 +145,9 @@ static const char *const migrations[] = {
         "ALTER TABLE runs ADD COLUMN alpha REAL NOT NULL DEFAULT 0.01;",
         /* 5 -> 6: whether the figures shown leave outliers out */
         "ALTER TABLE runs ADD COLUMN outliers TEXT NOT NULL DEFAULT 'flag';",
+        /* 6 -> 7: a run's statistics and exclusions without scanning every run's (bench/scale.sh) */
+        "CREATE INDEX stats_run ON stats (run_id, metric);"
+        "CREATE INDEX exclusions_run ON exclusions (run_id);",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

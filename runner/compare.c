@@ -20,12 +20,60 @@ static int cmp_double(const void *a, const void *b) {
         return (x > y) - (x < y);
 }
 
-/* Median of a resample of x into scratch. */
-static double resampled_median(const double *x, size_t n, double *scratch, uint64_t *rng) {
+/*
+ * Bootstrap medians without sorting each resample: x's indices are sorted by value once, a
+ * resample is how often each index was drawn, and its median is found by walking the sorted
+ * indices until the counts pass the middle: O(n) per resample instead of O(n log n).
+ */
+typedef struct Sampler {
+        const double *x;
+        size_t n;
+        size_t *order; /* indices of x by ascending value */
+} Sampler;
+
+static int cmp_index(const void *a, const void *b, void *values) {
+        const double *x = values;
+        return cmp_double(&x[*(const size_t *) a], &x[*(const size_t *) b]);
+}
+
+static int sampler_init(Sampler *s, const double *x, size_t n) {
+        *s = (Sampler){ .x = x, .n = n, .order = malloc(n * sizeof(size_t)) };
+        if (!s->order)
+                return -ENOMEM;
         for (size_t i = 0; i < n; i++)
-                scratch[i] = x[plan_random_next(rng) % n];
-        qsort(scratch, n, sizeof(double), cmp_double);
-        return stats_median_sorted(scratch, n);
+                s->order[i] = i;
+        qsort_r(s->order, n, sizeof(size_t), cmp_index, (void *) x);
+        return 0;
+}
+
+static void sampler_done(Sampler *s) {
+        free(s->order);
+}
+
+/* Draws n indices of 0..n-1 into counts (a multiply and shift maps the 64-bit draw onto 0..n-1
+ * without a division). */
+static void draw(unsigned *counts, size_t n, uint64_t *rng) {
+        memset(counts, 0, n * sizeof(unsigned));
+        for (size_t i = 0; i < n; i++)
+                counts[(size_t) (((unsigned __int128) plan_random_next(rng) * n) >> 64)]++;
+}
+
+/* The median of the resample that counts describes. */
+static double counted_median(const Sampler *s, const unsigned *counts) {
+        size_t k = (s->n - 1) / 2, seen = 0, i = 0; /* k: the lower middle position */
+        while (seen + counts[s->order[i]] <= k)
+                seen += counts[s->order[i++]];
+        double low = s->x[s->order[i]];
+        if (s->n % 2 || seen + counts[s->order[i]] > k + 1)
+                return low; /* odd n, or both middle positions hold this value */
+        while (counts[s->order[++i]] == 0)
+                ;
+        return (low + s->x[s->order[i]]) / 2;
+}
+
+static double resampled_median(const Sampler *s, unsigned *counts, uint64_t *rng) {
+        draw(counts, s->n, rng);
+        return counted_median(s, counts);
 }
 
 static void percentile_interval(double *values, size_t n, double level, double *lo, double *hi) {
@@ -40,29 +88,50 @@ int compare_median_ci(const double *x, size_t n, uint64_t seed, unsigned resampl
                       double *ret_lo, double *ret_hi) {
         if (n == 0 || resamples == 0)
                 return -EINVAL;
-        _cleanup_free_ double *scratch = malloc(n * sizeof(double));
+        _cleanup_free_ unsigned *counts = malloc(n * sizeof(unsigned));
         _cleanup_free_ double *medians = malloc(resamples * sizeof(double));
-        if (!scratch || !medians)
+        _cleanup_(sampler_done) Sampler s = {};
+        if (!counts || !medians || sampler_init(&s, x, n) < 0)
                 return -ENOMEM;
         uint64_t rng = seed;
         for (unsigned i = 0; i < resamples; i++)
-                medians[i] = resampled_median(x, n, scratch, &rng);
+                medians[i] = resampled_median(&s, counts, &rng);
         percentile_interval(medians, resamples, level, ret_lo, ret_hi);
         return 0;
+}
+
+void compare_median_order_interval(const double *sorted, size_t n, double level, double *ret_lo,
+                                   double *ret_hi) {
+        /* The largest j with P(Binomial(n, 1/2) < j) <= (1 - level) / 2: then [x(j), x(n-j+1)]
+         * (1-based order statistics) covers the median with probability at least `level`. */
+        double tail = (1 - level) / 2, cdf = 0;
+        size_t j = 0;
+        for (size_t i = 0; i < n; i++) {
+                double pmf = exp(lgamma((double) n + 1) - lgamma((double) i + 1) -
+                                 lgamma((double) (n - i) + 1) - (double) n * M_LN2);
+                if (cdf + pmf > tail)
+                        break;
+                cdf += pmf;
+                j = i + 1;
+        }
+        size_t low = j > 0 ? j - 1 : 0; /* 0-based */
+        *ret_lo = sorted[low];
+        *ret_hi = sorted[n - 1 - low];
 }
 
 int compare_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
                      unsigned resamples, double level, double *ret_lo, double *ret_hi) {
         if (na == 0 || nb == 0 || resamples == 0)
                 return -EINVAL;
-        _cleanup_free_ double *scratch = malloc((na > nb ? na : nb) * sizeof(double));
+        _cleanup_free_ unsigned *counts = malloc((na > nb ? na : nb) * sizeof(unsigned));
         _cleanup_free_ double *ratios = malloc(resamples * sizeof(double));
-        if (!scratch || !ratios)
+        _cleanup_(sampler_done) Sampler sa = {}, sb = {};
+        if (!counts || !ratios || sampler_init(&sa, a, na) < 0 || sampler_init(&sb, b, nb) < 0)
                 return -ENOMEM;
         uint64_t rng = seed;
         for (unsigned i = 0; i < resamples; i++) {
-                double ma = resampled_median(a, na, scratch, &rng);
-                double mb = resampled_median(b, nb, scratch, &rng);
+                double ma = resampled_median(&sa, counts, &rng);
+                double mb = resampled_median(&sb, counts, &rng);
                 ratios[i] = ma != 0 ? mb / ma : NAN;
         }
         percentile_interval(ratios, resamples, level, ret_lo, ret_hi);
@@ -192,8 +261,8 @@ static void decide(Comparison *c, double min_effect, double alpha) {
         c->verdict = !significant ? VERDICT_SAME : c->ratio < 1 ? VERDICT_LOWER : VERDICT_HIGHER;
 }
 
-int compare_to_baseline(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
-                        double min_effect, double alpha, Comparison *ret) {
+static int independent(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
+                       double min_effect, double alpha, bool screen, Comparison *ret) {
         if (nb == 0 || nx == 0)
                 return -EINVAL;
         _cleanup_free_ double *scratch = malloc((nb > nx ? nb : nx) * sizeof(double));
@@ -202,42 +271,50 @@ int compare_to_baseline(const double *base, size_t nb, const double *x, size_t n
         double mb = median_of(base, nb, scratch), mx = median_of(x, nx, scratch);
         if (mb == 0)
                 return -EINVAL;
-        Comparison c = { .ratio = mx / mb };
+        Comparison c = { .ratio = mx / mb, .lo = NAN, .hi = NAN };
         double u;
-        int r;
-        if ((r = compare_ratio_ci(base, nb, x, nx, seed, COMPARE_RESAMPLES, COMPARE_LEVEL, &c.lo, &c.hi)) <
-                    0 ||
-            (r = compare_mann_whitney(base, nb, x, nx, &u, &c.p)) < 0)
+        int r = compare_mann_whitney(base, nb, x, nx, &u, &c.p);
+        if (r < 0)
                 return r;
-        decide(&c, min_effect, alpha);
+        bool candidate = c.p < alpha && fabs(c.ratio - 1) >= min_effect;
+        if ((!screen || candidate) && (r = compare_ratio_ci(base, nb, x, nx, seed, COMPARE_RESAMPLES,
+                                                            COMPARE_LEVEL, &c.lo, &c.hi)) < 0)
+                return r;
+        decide(&c, min_effect, alpha); /* NAN bounds compare false: never a difference */
         *ret = c;
         return 0;
+}
+
+int compare_to_baseline(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
+                        double min_effect, double alpha, Comparison *ret) {
+        return independent(base, nb, x, nx, seed, min_effect, alpha, false, ret);
+}
+
+int compare_screen_to_baseline(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
+                               double min_effect, double alpha, Comparison *ret) {
+        return independent(base, nb, x, nx, seed, min_effect, alpha, true, ret);
 }
 
 int compare_paired_to_baseline(const double *base, const double *x, size_t n, uint64_t seed,
                                double min_effect, double alpha, Comparison *ret) {
         if (n == 0)
                 return -EINVAL;
-        _cleanup_free_ double *sb = malloc(n * sizeof(double)), *sx = malloc(n * sizeof(double));
+        _cleanup_free_ double *scratch = malloc(n * sizeof(double));
+        _cleanup_free_ unsigned *counts = malloc(n * sizeof(unsigned));
         _cleanup_free_ double *ratios = malloc(COMPARE_RESAMPLES * sizeof(double));
-        if (!sb || !sx || !ratios)
+        _cleanup_(sampler_done) Sampler sb = {}, sx = {};
+        if (!scratch || !counts || !ratios || sampler_init(&sb, base, n) < 0 || sampler_init(&sx, x, n) < 0)
                 return -ENOMEM;
-        double mb = median_of(base, n, sb), mx = median_of(x, n, sx);
+        double mb = median_of(base, n, scratch), mx = median_of(x, n, scratch);
         if (mb == 0)
                 return -EINVAL;
         Comparison c = { .ratio = mx / mb, .paired = true };
-        /* Resampling whole rounds keeps each pair together. */
+        /* Resampling whole rounds keeps each pair together: one draw of rounds, both medians. */
         uint64_t rng = seed;
         for (unsigned i = 0; i < COMPARE_RESAMPLES; i++) {
-                for (size_t k = 0; k < n; k++) {
-                        size_t j = plan_random_next(&rng) % n;
-                        sb[k] = base[j];
-                        sx[k] = x[j];
-                }
-                qsort(sb, n, sizeof(double), cmp_double);
-                qsort(sx, n, sizeof(double), cmp_double);
-                double b = stats_median_sorted(sb, n);
-                ratios[i] = b != 0 ? stats_median_sorted(sx, n) / b : NAN;
+                draw(counts, n, &rng);
+                double b = counted_median(&sb, counts);
+                ratios[i] = b != 0 ? counted_median(&sx, counts) / b : NAN;
         }
         percentile_interval(ratios, COMPARE_RESAMPLES, COMPARE_LEVEL, &c.lo, &c.hi);
         double w;

@@ -39,6 +39,12 @@ int compare_median_ci(const double *x, size_t n, uint64_t seed, unsigned resampl
                       double *ret_lo, double *ret_hi);
 
 /* Percentile bootstrap interval of median(b) / median(a), resampling both independently. */
+/* The distribution-free interval of the median from order statistics (binomial): no resampling,
+ * coverage at least `level` (for n < 6 at 95% no such pair exists and it is [min, max]).
+ * sorted[0..n) ascending, n > 0. */
+void compare_median_order_interval(const double *sorted, size_t n, double level, double *ret_lo,
+                                   double *ret_hi);
+
 int compare_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
                      unsigned resamples, double level, double *ret_lo, double *ret_hi);
 
@@ -64,6 +70,12 @@ int compare_to_baseline(const double *base, size_t nb, const double *x, size_t n
 /* The same for samples taken in rounds (base[i] and x[i] measured in round i, side by side):
  * the bootstrap resamples rounds and the test is the Wilcoxon signed-rank test, which removes the
  * drift a machine shows from round to round. */
+/* compare_to_baseline for scanning many comparisons (history): the bootstrap interval, the
+ * costly part, is only computed where the test and the effect size already point to a
+ * difference; elsewhere lo and hi are NAN and the verdict is VERDICT_SAME, as it would be. */
+int compare_screen_to_baseline(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
+                               double min_effect, double alpha, Comparison *ret);
+
 int compare_paired_to_baseline(const double *base, const double *x, size_t n, uint64_t seed,
                                double min_effect, double alpha, Comparison *ret);
 

@@ -131,11 +131,47 @@ static void test_paired_verdict(void **state) {
         assert_true(c.p == 1);
 }
 
+/* Textbook order-statistic intervals of the median at 95%: (x(2), x(9)) for n = 10 and
+ * (x(6), x(15)) for n = 20 (binomial tails 0.011 and 0.021); for n = 5 none exists. */
+static void test_order_interval(void **state) {
+        (void) state;
+        double x[20], lo, hi;
+        for (int i = 0; i < 20; i++)
+                x[i] = i + 1; /* x(k) = k */
+        compare_median_order_interval(x, 10, 0.95, &lo, &hi);
+        assert_true(lo == 2 && hi == 9);
+        compare_median_order_interval(x, 20, 0.95, &lo, &hi);
+        assert_true(lo == 6 && hi == 15);
+        compare_median_order_interval(x, 5, 0.95, &lo, &hi);
+        assert_true(lo == 1 && hi == 5);
+}
+
+/* The screened comparison agrees with the full one on the verdict, and skips the interval only
+ * where there is no difference. */
+static void test_screened(void **state) {
+        (void) state;
+        double base[12], same[12], slower[12];
+        for (int i = 0; i < 12; i++) {
+                base[i] = 100 + i % 4;
+                same[i] = 100 + (i + 1) % 4;
+                slower[i] = 110 + i % 4;
+        }
+        Comparison full, screened;
+        assert_int_equal(compare_to_baseline(base, 12, slower, 12, 3, 0.02, 0.01, &full), 0);
+        assert_int_equal(compare_screen_to_baseline(base, 12, slower, 12, 3, 0.02, 0.01, &screened), 0);
+        assert_int_equal(screened.verdict, VERDICT_HIGHER);
+        assert_true(screened.lo == full.lo && screened.hi == full.hi && screened.p == full.p);
+        assert_int_equal(compare_screen_to_baseline(base, 12, same, 12, 3, 0.02, 0.01, &screened), 0);
+        assert_int_equal(screened.verdict, VERDICT_SAME);
+        assert_true(isnan(screened.lo) && isnan(screened.hi) && screened.p > 0.01);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_mann_whitney), cmocka_unit_test(test_wilcoxon),
-                cmocka_unit_test(test_bootstrap),    cmocka_unit_test(test_outliers),
-                cmocka_unit_test(test_verdict),      cmocka_unit_test(test_paired_verdict),
+                cmocka_unit_test(test_mann_whitney),   cmocka_unit_test(test_wilcoxon),
+                cmocka_unit_test(test_bootstrap),      cmocka_unit_test(test_outliers),
+                cmocka_unit_test(test_verdict),        cmocka_unit_test(test_paired_verdict),
+                cmocka_unit_test(test_order_interval), cmocka_unit_test(test_screened),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
