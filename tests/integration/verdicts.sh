@@ -92,6 +92,26 @@ expect_contains "$OUT" "slow: faster in 0 of 1 cells, slower in 1" "wall-time ve
 run_alloclab 0 show --format json
 expect_eq "$(field slow test)" "wilcoxon" "paired rounds"
 
+# A calibrated busy loop 10% longer is "slower" with an interval that contains 1.10; the same
+# configuration under another name (an A/A pair) shows no significant difference.
+cat >"$WORK/spin.yaml" <<YAML
+experiment: spin
+command: ["$WORKLOAD", spin, "100000000"]
+allocators:
+  glibc: {}
+  longer: {command: ["$WORKLOAD", spin, "110000000"]}
+  same: {}
+samples: 12
+YAML
+run_alloclab 0 run "$WORK/spin.yaml" --quiet
+run_alloclab 0 show --format json
+expect_eq "$(field longer verdict)" "slower" "10% more work is slower"
+python3 -c '
+import json, sys
+o = json.load(sys.stdin)["cells"][0]["results"]["longer"]
+assert o["ratio_ci_low"] <= 1.10 <= o["ratio_ci_high"], o' <<<"$OUT" || fail "the interval misses 1.10: $OUT"
+expect_eq "$(field same verdict)" "~" "A/A: no significant difference"
+
 # Showing a run twice gives the same intervals: the bootstrap is seeded by the run.
 run_alloclab 0 show --format json
 first=$OUT

@@ -10,6 +10,8 @@
  *   exit CODE        exit with CODE
  *   hang PIDFILE     fork a grandchild that writes its pid to PIDFILE, then both sleep forever
  *   sleep MS         sleep MS milliseconds, print "slept"
+ *   spin N           N iterations of a dependent integer loop (a calibrated amount of CPU work),
+ *                    print "spun"
  *   report NAME V    report metric NAME with value V, print "reported"
  *   env FILE         write the environment to FILE, one variable per line, and print "ok"
  *   threads N ITER   N threads each make ITER aligned_alloc(64, 100) + free pairs
@@ -122,6 +124,14 @@ int main(int argc, char **argv) {
                 nanosleep(&ts, NULL);
                 printf("slept\n");
                 return 0;
+        }
+        if (strcmp(mode, "spin") == 0 && argc > 2) {
+                uint64_t x = 1;
+                for (long i = atol(argv[2]); i > 0; i--)
+                        x = x * 6364136223846793005ULL +
+                            1442695040888963407ULL; /* each step needs the last */
+                printf("spun\n");
+                return x == 0; /* keeps the loop; never true for this generator */
         }
         if (strcmp(mode, "report") == 0 && argc > 3) {
                 FILE *m = metrics();
