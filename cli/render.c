@@ -201,6 +201,32 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
 }
 
 /* Per variant across cells: wins, losses and the geometric mean of the ratios to the baseline. */
+/* A variant across the cells: its wins against the baseline, the geometric mean of its ratios
+ * with an interval, and how often it is on the time/memory Pareto front. */
+typedef struct VariantSummary {
+        size_t compared, lower, higher;
+        double geomean, lo, hi; /* when compared > 0 */
+        size_t tradeoff_cells, pareto_cells;
+} VariantSummary;
+
+static VariantSummary summarize(const Report *rep, size_t v) {
+        VariantSummary s = {};
+        _cleanup_free_ const Comparison **cs = calloc(rep->n_cells + 1, sizeof(*cs));
+        for (size_t c = 0; c < rep->n_cells && cs; c++) {
+                const ReportEntry *e = entry(rep, c, v);
+                s.tradeoff_cells += e->has_tradeoff && !e->excluded_reason;
+                s.pareto_cells += e->pareto;
+                if (!e->has_comparison)
+                        continue;
+                cs[s.compared++] = &e->comparison;
+                s.lower += e->comparison.verdict == VERDICT_LOWER;
+                s.higher += e->comparison.verdict == VERDICT_HIGHER;
+        }
+        if (s.compared)
+                compare_geomean(cs, s.compared, COMPARE_LEVEL, &s.geomean, &s.lo, &s.hi);
+        return s;
+}
+
 static void print_verdicts(FILE *f, const Report *rep, const char *bullet) {
         bool any = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
@@ -211,22 +237,28 @@ static void print_verdicts(FILE *f, const Report *rep, const char *bullet) {
                 rep->variant_names[rep->baseline], rep->alpha, 100 * rep->min_effect);
         bool time = time_metric(rep);
         for (size_t v = 0; v < rep->n_variants; v++) {
-                size_t compared = 0, lower = 0, higher = 0;
-                double log_sum = 0;
-                for (size_t c = 0; c < rep->n_cells; c++) {
-                        const ReportEntry *e = entry(rep, c, v);
-                        if (!e->has_comparison)
-                                continue;
-                        compared++;
-                        lower += e->comparison.verdict == VERDICT_LOWER;
-                        higher += e->comparison.verdict == VERDICT_HIGHER;
-                        log_sum += log(e->comparison.ratio);
-                }
-                if (compared == 0)
+                VariantSummary s = summarize(rep, v);
+                if (s.compared == 0)
                         continue;
-                fprintf(f, "%s%s: %s in %zu of %zu cells, %s in %zu; geometric mean %.3fx\n", bullet,
-                        rep->variant_names[v], verdict_word(VERDICT_LOWER, time), lower, compared,
-                        verdict_word(VERDICT_HIGHER, time), higher, exp(log_sum / (double) compared));
+                fprintf(f, "%s%s: %s in %zu of %zu cells, %s in %zu; geometric mean %.3fx [%.3f, %.3f]\n",
+                        bullet, rep->variant_names[v], verdict_word(VERDICT_LOWER, time), s.lower,
+                        s.compared, verdict_word(VERDICT_HIGHER, time), s.higher, s.geomean, s.lo, s.hi);
+        }
+}
+
+/* Which variants no other one beats in both median wall time and median peak RSS, per cell. */
+static void print_tradeoff(FILE *f, const Report *rep, const char *bullet) {
+        size_t cells = 0;
+        for (size_t v = 0; v < rep->n_variants; v++)
+                cells += summarize(rep, v).tradeoff_cells;
+        if (cells == 0 || rep->n_variants < 2)
+                return;
+        fprintf(f, "\nTime/memory trade-off (Pareto front of median wall time and median peak RSS):\n");
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                VariantSummary s = summarize(rep, v);
+                if (s.tradeoff_cells)
+                        fprintf(f, "%s%s: on the front in %zu of %zu cells\n", bullet, rep->variant_names[v],
+                                s.pareto_cells, s.tradeoff_cells);
         }
 }
 
@@ -318,6 +350,7 @@ static int render_table(FILE *f, const Report *rep) {
                 fputc('\n', f);
         }
         print_verdicts(f, rep, "  ");
+        print_tradeoff(f, rep, "  ");
         print_outliers(f, rep, "  ");
         print_failures(f, rep, "  ");
         return ferror(f) ? -EIO : 0;
@@ -341,6 +374,7 @@ static int render_markdown(FILE *f, const Report *rep) {
                 }
         }
         print_verdicts(f, rep, "- ");
+        print_tradeoff(f, rep, "- ");
         print_outliers(f, rep, "- ");
         print_failures(f, rep, "- ");
         return ferror(f) ? -EIO : 0;
@@ -396,6 +430,7 @@ json_t *render_stats_table(const Report *rep) {
                 "verdict",
                 "outliers",
                 "outlier_policy",
+                "pareto",
         };
         json_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t c = 0; c < rep->n_cells; c++)
@@ -430,6 +465,7 @@ json_t *render_stats_table(const Report *rep) {
                                 k ? json_string(verdict_word(cmp->verdict, time_metric(rep))) : json_null(),
                                 json_integer((json_int_t) e->n_outliers),
                                 json_string(outlier_policy(rep)),
+                                e->has_tradeoff ? json_boolean(e->pareto) : json_null(),
                         };
                         render_table_add_row(table, values, ELEMENTSOF(values));
                 }
@@ -572,10 +608,19 @@ static int render_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "alpha", json_real(rep->alpha));
         json_object_set_new(root, "outlier_policy", json_string(outlier_policy(rep)));
         json_object_set_new(root, "n_failures", json_integer(rep->run.n_failures));
-        for (size_t v = 0; v < rep->n_variants; v++)
-                json_array_append_new(variants, json_pack("{s:s, s:s, s:s}", "name", rep->variant_names[v],
-                                                          "allocator", rep->allocator_names[v], "version",
-                                                          rep->allocator_versions[v]));
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                VariantSummary s = summarize(rep, v);
+                json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "name",
+                                      rep->variant_names[v], "allocator", rep->allocator_names[v], "version",
+                                      rep->allocator_versions[v], "compared_cells", (json_int_t) s.compared,
+                                      "lower_cells", (json_int_t) s.lower, "higher_cells",
+                                      (json_int_t) s.higher, "tradeoff_cells", (json_int_t) s.tradeoff_cells,
+                                      "pareto_cells", (json_int_t) s.pareto_cells);
+                json_object_set_new(o, "geomean", s.compared ? json_real(s.geomean) : json_null());
+                json_object_set_new(o, "geomean_ci_low", s.compared ? json_real(s.lo) : json_null());
+                json_object_set_new(o, "geomean_ci_high", s.compared ? json_real(s.hi) : json_null());
+                json_array_append_new(variants, o);
+        }
         for (size_t c = 0; c < rep->n_cells; c++) {
                 json_t *results = json_object();
                 for (size_t v = 0; v < rep->n_variants; v++) {
@@ -602,6 +647,8 @@ static int render_json(FILE *f, const Report *rep) {
                                         json_string(verdict_word(e->comparison.verdict, time_metric(rep))));
                         }
                         json_object_set_new(o, "outliers", json_integer((json_int_t) e->n_outliers));
+                        json_object_set_new(o, "pareto",
+                                            e->has_tradeoff ? json_boolean(e->pareto) : json_null());
                         json_object_set_new(o, "failed_samples", json_integer(e->n_failed));
                         json_object_set_new(o, "first_failure", json_str_or_null(e->first_failure));
                         json_object_set_new(o, "excluded", json_str_or_null(e->excluded_reason));

@@ -246,6 +246,37 @@ static int row_stats(Report *rep, sqlite3_stmt *st) {
         return 0;
 }
 
+static int row_tradeoff(Report *rep, sqlite3_stmt *st) {
+        ReportEntry *e = entry_at(rep, st);
+        if (!e)
+                return -EBADMSG;
+        e->wall_median = sqlite3_column_double(st, 2);
+        e->maxrss_median = sqlite3_column_double(st, 3);
+        e->has_tradeoff = true;
+        return 0;
+}
+
+/* Per cell, the measured variants that no other one beats in both time and memory. */
+static void mark_pareto_front(Report *rep) {
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        ReportEntry *e = &rep->entries[c * rep->n_variants + v];
+                        if (!e->has_tradeoff || e->excluded_reason)
+                                continue;
+                        e->pareto = true;
+                        for (size_t w = 0; w < rep->n_variants && e->pareto; w++) {
+                                const ReportEntry *o = &rep->entries[c * rep->n_variants + w];
+                                if (w == v || !o->has_tradeoff || o->excluded_reason)
+                                        continue;
+                                bool no_worse = o->wall_median <= e->wall_median &&
+                                                o->maxrss_median <= e->maxrss_median;
+                                bool better = o->wall_median < e->wall_median ||
+                                              o->maxrss_median < e->maxrss_median;
+                                e->pareto = !(no_worse && better);
+                        }
+                }
+}
+
 static int row_value(Report *rep, sqlite3_stmt *st) {
         ReportEntry *e = entry_at(rep, st);
         if (!e)
@@ -512,6 +543,13 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
             (r = for_each_row(s, run_id, stats_sql, rep, row_stats)) < 0 ||
             (r = for_each_row(
                      s, run_id,
+                     "SELECT c.position, v.position, t.median, m.median FROM stats t"
+                     " JOIN stats m ON m.cell_id = t.cell_id AND m.variant_id = t.variant_id"
+                     " AND m.metric = 'maxrss' JOIN cells c ON c.id = t.cell_id"
+                     " JOIN variants v ON v.id = t.variant_id WHERE t.run_id = ?1 AND t.metric = 'wall'",
+                     rep, row_tradeoff)) < 0 ||
+            (r = for_each_row(
+                     s, run_id,
                      "SELECT c.position, v.position, count(*),"
                      " (SELECT s2.status || CASE WHEN s2.status = 'signal' THEN ' ' || s2.signal"
                      "   WHEN s2.status = 'exit' THEN ' ' || s2.exit_code ELSE '' END"
@@ -539,6 +577,7 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
                 return -ENOMEM;
         if ((r = for_each_row(s, run_id, values_sql, rep, row_value)) < 0 || (r = analyse_entries(rep)) < 0)
                 return r;
+        mark_pareto_front(rep);
         for (size_t i = 0; i < nc; i++)
                 if (!rep->cell_labels[i] && !(rep->cell_labels[i] = strdup("?")))
                         return -ENOMEM;

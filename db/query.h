@@ -43,6 +43,12 @@ typedef struct ReportEntry {
                               * values and stats, or with Report.exclude_outliers removed from both */
         bool has_comparison; /* against the baseline of the cell: both sides measured */
         Comparison comparison;
+        /* The time/memory trade-off: median wall time and median peak RSS (whatever the metric),
+         * and whether no other measured variant of the cell is at least as good in both and
+         * better in one (the Pareto front). */
+        bool has_tradeoff;
+        double wall_median, maxrss_median;
+        bool pareto;
 } ReportEntry;
 
 typedef struct ReportFailure {

@@ -328,6 +328,38 @@ int compare_paired_to_baseline(const double *base, const double *x, size_t n, ui
         return 0;
 }
 
+/* z with P(Z <= z) = p for a standard normal Z, 0.5 <= p < 1, by bisection on erfc. */
+static double normal_quantile(double p) {
+        double lo = 0, hi = 40;
+        for (int i = 0; i < 200; i++) {
+                double mid = (lo + hi) / 2;
+                if (1 - erfc(mid / sqrt(2)) / 2 < p)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return (lo + hi) / 2;
+}
+
+int compare_geomean(const Comparison *const *c, size_t n, double level, double *ret_mean, double *ret_lo,
+                    double *ret_hi) {
+        if (n == 0)
+                return -EINVAL;
+        double z = normal_quantile(1 - (1 - level) / 2), sum = 0, variance = 0;
+        for (size_t i = 0; i < n; i++) {
+                sum += log(c[i]->ratio);
+                if (c[i]->lo > 0 && c[i]->hi > 0) {
+                        double se = (log(c[i]->hi) - log(c[i]->lo)) / (2 * z);
+                        variance += se * se;
+                }
+        }
+        double mean = sum / (double) n, se = sqrt(variance) / (double) n;
+        *ret_mean = exp(mean);
+        *ret_lo = n == 1 ? c[0]->lo : exp(mean - z * se); /* one cell: its own interval */
+        *ret_hi = n == 1 ? c[0]->hi : exp(mean + z * se);
+        return 0;
+}
+
 const char *comparison_test(const Comparison *c) {
         return c->paired ? "wilcoxon" : "mann-whitney";
 }

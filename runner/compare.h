@@ -80,6 +80,13 @@ int compare_paired_to_baseline(const double *base, const double *x, size_t n, ui
                                double min_effect, double alpha, Comparison *ret);
 
 /* "wilcoxon" or "mann-whitney": the test behind c->p. */
+/* The geometric mean of n ratios (a variant across cells) with an interval at `level`: the cells'
+ * log-ratio intervals read as normal standard errors (half-width / z) and combined as
+ * independent, sqrt(sum se^2) / n (one cell keeps its own interval). Comparisons without an
+ * interval count in the mean but widen nothing. Returns 0, -EINVAL when n == 0. */
+int compare_geomean(const Comparison *const *c, size_t n, double level, double *ret_mean, double *ret_lo,
+                    double *ret_hi);
+
 const char *comparison_test(const Comparison *c);
 
 /* "faster" / "slower" for time metrics, "lower" / "higher" for others, "~" for VERDICT_SAME. */

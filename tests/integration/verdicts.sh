@@ -112,6 +112,28 @@ o = json.load(sys.stdin)["cells"][0]["results"]["longer"]
 assert o["ratio_ci_low"] <= 1.10 <= o["ratio_ci_high"], o' <<<"$OUT" || fail "the interval misses 1.10: $OUT"
 expect_eq "$(field same verdict)" "~" "A/A: no significant difference"
 
+# The time/memory trade-off: the small slow variant and the big fast one are both on the Pareto
+# front; the big slow one is beaten by both. The geometric mean carries its interval.
+cat >"$WORK/tradeoff.yaml" <<YAML
+experiment: tradeoff
+command: ["$WORKLOAD", touch, "1", "200"]
+allocators:
+  small: {}
+  big: {command: ["$WORKLOAD", touch, "32", "0"]}
+  bigslow: {command: ["$WORKLOAD", touch, "32", "200"]}
+samples: 6
+YAML
+run_alloclab 0 run "$WORK/tradeoff.yaml" --quiet
+run_alloclab 0 show
+expect_contains "$OUT" "Time/memory trade-off (Pareto front of median wall time and median peak RSS):
+  small: on the front in 1 of 1 cells
+  big: on the front in 1 of 1 cells
+  bigslow: on the front in 0 of 1 cells" "Pareto front"
+[[ $OUT =~ bigslow:\ faster\ in\ 0\ of\ 1\ cells,\ slower\ in\ 1\;\ geometric\ mean\ [0-9.]+x\ \[[0-9.]+,\ [0-9.]+\] ]] ||
+    fail "geometric mean with its interval: $OUT"
+run_alloclab 0 show --format json
+expect_eq "$(field big pareto) $(field bigslow pareto)" "True False" "pareto in json"
+
 # Showing a run twice gives the same intervals: the bootstrap is seeded by the run.
 run_alloclab 0 show --format json
 first=$OUT

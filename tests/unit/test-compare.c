@@ -166,12 +166,31 @@ static void test_screened(void **state) {
         assert_true(isnan(screened.lo) && isnan(screened.hi) && screened.p > 0.01);
 }
 
+/* Two cells with ratios 1.1 and 1.21 (geometric mean 1.1537) and log-symmetric intervals whose
+ * standard errors are 0.05 each: combined se = sqrt(2 * 0.05^2) / 2 = 0.03536. */
+static void test_geomean(void **state) {
+        (void) state;
+        double z = 1.959963985;
+        Comparison a = { .ratio = 1.1, .lo = 1.1 * exp(-z * 0.05), .hi = 1.1 * exp(z * 0.05) };
+        Comparison b = { .ratio = 1.21, .lo = 1.21 * exp(-z * 0.05), .hi = 1.21 * exp(z * 0.05) };
+        const Comparison *both[] = { &a, &b };
+        double mean, lo, hi;
+        assert_int_equal(compare_geomean(both, 2, 0.95, &mean, &lo, &hi), 0);
+        assert_true(fabs(mean - sqrt(1.1 * 1.21)) < 1e-9);
+        assert_true(fabs(log(hi / mean) - z * 0.0353553) < 1e-5 &&
+                    fabs(log(mean / lo) - z * 0.0353553) < 1e-5);
+        assert_int_equal(compare_geomean(both, 1, 0.95, &mean, &lo, &hi), 0);
+        assert_true(mean == 1.1 && lo == a.lo && hi == a.hi);
+        assert_int_equal(compare_geomean(both, 0, 0.95, &mean, &lo, &hi), -EINVAL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mann_whitney),   cmocka_unit_test(test_wilcoxon),
                 cmocka_unit_test(test_bootstrap),      cmocka_unit_test(test_outliers),
                 cmocka_unit_test(test_verdict),        cmocka_unit_test(test_paired_verdict),
                 cmocka_unit_test(test_order_interval), cmocka_unit_test(test_screened),
+                cmocka_unit_test(test_geomean),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
  *   exit CODE        exit with CODE
  *   hang PIDFILE     fork a grandchild that writes its pid to PIDFILE, then both sleep forever
  *   sleep MS         sleep MS milliseconds, print "slept"
+ *   touch MB MS      allocate MB MiB and write every page, then sleep MS milliseconds, print "touched"
  *   spin N           N iterations of a dependent integer loop (a calibrated amount of CPU work),
  *                    print "spun"
  *   report NAME V    report metric NAME with value V, print "reported"
@@ -123,6 +124,19 @@ int main(int argc, char **argv) {
                 struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
                 nanosleep(&ts, NULL);
                 printf("slept\n");
+                return 0;
+        }
+        if (strcmp(mode, "touch") == 0 && argc > 3) {
+                size_t size = (size_t) atol(argv[2]) << 20;
+                char *p = malloc(size);
+                if (!p)
+                        return 2;
+                memset(p, 1, size);
+                long ms = atol(argv[3]);
+                struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+                nanosleep(&ts, NULL);
+                printf("touched %d\n", p[size - 1]);
+                free(p);
                 return 0;
         }
         if (strcmp(mode, "spin") == 0 && argc > 2) {
