@@ -227,6 +227,59 @@ static VariantSummary summarize(const Report *rep, size_t v) {
         return s;
 }
 
+/* The A/A noise floor of a cell: how far from 1 the interval of the baseline against its own
+ * copy reaches, i.e. the smallest change these samples tell from noise; NAN without aa_check. */
+static double noise_floor(const Report *rep, size_t c) {
+        if (rep->aa_variant == SIZE_MAX)
+                return NAN;
+        const ReportEntry *e = entry(rep, c, rep->aa_variant);
+        if (!e->has_comparison)
+                return NAN;
+        return fmax(e->comparison.hi - 1, 1 - e->comparison.lo);
+}
+
+/* A variant's change smaller than its cell's noise floor: not to be read as a difference. */
+static bool below_noise_floor(const Report *rep, size_t c, size_t v) {
+        const ReportEntry *e = entry(rep, c, v);
+        double floor = noise_floor(rep, c);
+        return v != rep->aa_variant && e->has_comparison && !isnan(floor) &&
+               fabs(e->comparison.ratio - 1) < floor;
+}
+
+static void print_noise_floor(FILE *f, const Report *rep, const char *bullet) {
+        if (rep->aa_variant == SIZE_MAX)
+                return;
+        double worst = NAN;
+        size_t measured = 0, differs = 0;
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                double floor = noise_floor(rep, c);
+                if (isnan(floor))
+                        continue;
+                measured++;
+                differs += entry(rep, c, rep->aa_variant)->comparison.verdict != VERDICT_SAME;
+                worst = isnan(worst) || floor > worst ? floor : worst;
+        }
+        const char *base = rep->variant_names[rep->baseline], *copy = rep->variant_names[rep->aa_variant];
+        if (measured == 0) {
+                fprintf(f, "%sA/A check (%s run again as %s): not measured\n", bullet, base, copy);
+                return;
+        }
+        fprintf(f, "%sA/A check (%s run again as %s): noise floor +-%.1f%% (the widest of %zu cells)\n",
+                bullet, base, copy, 100 * worst, measured);
+        if (differs)
+                fprintf(f,
+                        "%sWARNING: %s differs from %s in %zu of %zu cells: the same configuration measured"
+                        " twice is not the same here; trust no small difference in this run\n",
+                        bullet, copy, base, differs, measured);
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++)
+                        if (below_noise_floor(rep, c, v))
+                                fprintf(f, "%s[%s] %s: %+.1f%% is below the noise floor of +-%.1f%%\n",
+                                        bullet, rep->cell_labels[c], rep->variant_names[v],
+                                        100 * (entry(rep, c, v)->comparison.ratio - 1),
+                                        100 * noise_floor(rep, c));
+}
+
 static void print_verdicts(FILE *f, const Report *rep, const char *bullet) {
         bool any = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
@@ -244,6 +297,7 @@ static void print_verdicts(FILE *f, const Report *rep, const char *bullet) {
                         bullet, rep->variant_names[v], verdict_word(VERDICT_LOWER, time), s.lower,
                         s.compared, verdict_word(VERDICT_HIGHER, time), s.higher, s.geomean, s.lo, s.hi);
         }
+        print_noise_floor(f, rep, bullet);
 }
 
 /* Which variants no other one beats in both median wall time and median peak RSS, per cell. */
@@ -431,6 +485,8 @@ json_t *render_stats_table(const Report *rep) {
                 "outliers",
                 "outlier_policy",
                 "pareto",
+                "noise_floor",
+                "below_noise_floor",
         };
         json_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t c = 0; c < rep->n_cells; c++)
@@ -466,6 +522,9 @@ json_t *render_stats_table(const Report *rep) {
                                 json_integer((json_int_t) e->n_outliers),
                                 json_string(outlier_policy(rep)),
                                 e->has_tradeoff ? json_boolean(e->pareto) : json_null(),
+                                isnan(noise_floor(rep, c)) ? json_null() : json_real(noise_floor(rep, c)),
+                                isnan(noise_floor(rep, c)) ? json_null()
+                                                           : json_boolean(below_noise_floor(rep, c, v)),
                         };
                         render_table_add_row(table, values, ELEMENTSOF(values));
                 }
@@ -607,6 +666,9 @@ static int render_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "min_effect", json_real(rep->min_effect));
         json_object_set_new(root, "alpha", json_real(rep->alpha));
         json_object_set_new(root, "outlier_policy", json_string(outlier_policy(rep)));
+        json_object_set_new(root, "aa_variant",
+                            rep->aa_variant == SIZE_MAX ? json_null()
+                                                        : json_string(rep->variant_names[rep->aa_variant]));
         json_object_set_new(root, "n_failures", json_integer(rep->run.n_failures));
         for (size_t v = 0; v < rep->n_variants; v++) {
                 VariantSummary s = summarize(rep, v);
@@ -649,6 +711,11 @@ static int render_json(FILE *f, const Report *rep) {
                         json_object_set_new(o, "outliers", json_integer((json_int_t) e->n_outliers));
                         json_object_set_new(o, "pareto",
                                             e->has_tradeoff ? json_boolean(e->pareto) : json_null());
+                        double floor = noise_floor(rep, c);
+                        json_object_set_new(o, "noise_floor", isnan(floor) ? json_null() : json_real(floor));
+                        json_object_set_new(o, "below_noise_floor",
+                                            isnan(floor) ? json_null()
+                                                         : json_boolean(below_noise_floor(rep, c, v)));
                         json_object_set_new(o, "failed_samples", json_integer(e->n_failed));
                         json_object_set_new(o, "first_failure", json_str_or_null(e->first_failure));
                         json_object_set_new(o, "excluded", json_str_or_null(e->excluded_reason));

@@ -30,6 +30,7 @@ typedef struct SpecState {
         Spec *spec;
         const YamlNode *baseline; /* resolved once all variants are known */
         const YamlNode *reference;
+        const YamlNode *aa_check;   /* the key's value, for errors about the A/A copy */
         const YamlNode **templates; /* scalars that may hold {param} placeholders */
         size_t n_templates;
 } SpecState;
@@ -495,6 +496,11 @@ static int parse_bool(Loader *l, const YamlNode *n, void *field) {
         return r;
 }
 
+static int parse_aa_check(Loader *l, const YamlNode *n, void *field) {
+        state(l)->aa_check = n;
+        return parse_bool(l, n, field);
+}
+
 static const Field spec_fields[] = {
         { "experiment", parse_experiment_name, offsetof(Spec, experiment), true },
         { "description", schema_parse_string, offsetof(Spec, description), false },
@@ -521,6 +527,7 @@ static const Field spec_fields[] = {
         { "min_effect", parse_min_effect, offsetof(Spec, min_effect), false },
         { "alpha", parse_alpha, offsetof(Spec, alpha), false },
         { "outliers", parse_outliers, offsetof(Spec, outliers), false },
+        { "aa_check", parse_aa_check, offsetof(Spec, aa_check), false },
 };
 
 static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, size_t *ret) {
@@ -538,6 +545,46 @@ static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, s
                 return schema_error(l, n, "%s '%s' is not one of the allocators (did you mean '%s'?)", what,
                                     n->value, sug);
         return schema_error(l, n, "%s '%s' is not one of the allocators", what, n->value);
+}
+
+/* aa_check: the baseline again, last, as "<baseline>-aa", so that the run measures what the same
+ * configuration twice looks like on this machine (docs/analysis.md, A/A noise floor). */
+static int add_aa_variant(Loader *l) {
+        Spec *s = state(l)->spec;
+        const SpecVariant *base = &s->variants[s->baseline];
+        _cleanup_free_ char *name = NULL;
+        if (asprintf(&name, "%s-aa", base->name) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_variants; i++)
+                if (strcmp(s->variants[i].name, name) == 0)
+                        return schema_error(l, state(l)->aa_check,
+                                            "aa_check adds the variant '%s', and one of that name exists",
+                                            name);
+        if (s->n_variants >= SPEC_MAX_VARIANTS)
+                return schema_error(l, state(l)->aa_check, "aa_check would make more than %d variants",
+                                    SPEC_MAX_VARIANTS);
+        SpecVariant *v = realloc(s->variants, (s->n_variants + 1) * sizeof(SpecVariant));
+        if (!v)
+                return -ENOMEM;
+        s->variants = v;
+        base = &v[s->baseline];
+        SpecVariant copy = {
+                .name = TAKE_PTR(name),
+                .preload = base->preload ? strdup(base->preload) : NULL,
+                .env = strv_copy(base->env),
+                .command = base->command ? strv_copy(base->command) : NULL,
+                .cwd = base->cwd ? strdup(base->cwd) : NULL,
+                .forward_library = base->forward_library ? strdup(base->forward_library) : NULL,
+                .forward_prefix = base->forward_prefix ? strdup(base->forward_prefix) : NULL,
+                .is_aa = true,
+        };
+        v[s->n_variants++] = copy; /* owned by the spec from here, freed with it even if incomplete */
+        if ((base->preload && !copy.preload) || (base->env && !copy.env) ||
+            (base->command && !copy.command) || (base->cwd && !copy.cwd) ||
+            (base->forward_library && !copy.forward_library) ||
+            (base->forward_prefix && !copy.forward_prefix))
+                return -ENOMEM;
+        return 0;
 }
 
 static int check_templates(Loader *l) {
@@ -603,6 +650,8 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
                         int q = resolve_variant_ref(&l, st.reference, "reference", &s->reference);
                         r = q < 0 ? q : r;
                 }
+                if (r >= 0 && s->aa_check)
+                        r = add_aa_variant(&l);
         }
         if (r != -ENOMEM) {
                 int q = check_templates(&l);

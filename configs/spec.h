@@ -86,6 +86,7 @@ typedef struct SpecVariant {
         char *cwd;             /* or NULL: the experiment's cwd */
         char *forward_library; /* forward mode: the probe loads this library privately ... */
         char *forward_prefix;  /* ... and forwards the malloc family to <prefix>malloc etc. */
+        bool is_aa;            /* the baseline's A/A copy that aa_check adds */
 } SpecVariant;
 
 typedef struct Spec {
@@ -125,7 +126,8 @@ typedef struct Spec {
         double min_effect;           /* smallest relative change a verdict calls a difference */
         double alpha;                /* significance level of the verdicts' rank tests */
         SpecOutliers outliers;
-        bool resume; /* the daemon continues this spec's run after a crash instead of dropping it */
+        bool aa_check; /* the baseline runs twice, the second time as variant "<baseline>-aa" */
+        bool resume;   /* the daemon continues this spec's run after a crash instead of dropping it */
 } Spec;
 
 Spec *spec_free(Spec *s);

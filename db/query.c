@@ -217,6 +217,8 @@ static int row_variant(Report *rep, sqlite3_stmt *st) {
         rep->allocator_versions[pos] = col_text(st, 3);
         if (sqlite3_column_int(st, 4))
                 rep->baseline = (size_t) pos;
+        if (sqlite3_column_int(st, 5))
+                rep->aa_variant = (size_t) pos;
         return rep->variant_names[pos] && rep->allocator_names[pos] && rep->allocator_versions[pos]
                        ? 0
                        : -ENOMEM;
@@ -488,6 +490,7 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
         _cleanup_(query_report_freep) Report *rep = calloc(1, sizeof(Report));
         if (!rep)
                 return -ENOMEM;
+        rep->aa_variant = SIZE_MAX;
         int r = for_each_row(s, run_id,
                              "SELECT " SUMMARY_COLUMNS ", runs.spec_path, runs.order_mode, runs.samples,"
                              " runs.warmup, runs.seed, runs.verify, runs.message, hosts.kernel,"
@@ -536,10 +539,11 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
 
         if ((r = for_each_row(s, run_id, "SELECT position, label FROM cells WHERE run_id = ?1", rep,
                               row_cell)) < 0 ||
-            (r = for_each_row(s, run_id,
-                              "SELECT v.position, v.name, a.name, a.version, v.is_baseline FROM variants v"
-                              " JOIN allocators a ON a.id = v.allocator_id WHERE v.run_id = ?1",
-                              rep, row_variant)) < 0 ||
+            (r = for_each_row(
+                     s, run_id,
+                     "SELECT v.position, v.name, a.name, a.version, v.is_baseline, v.is_aa FROM variants v"
+                     " JOIN allocators a ON a.id = v.allocator_id WHERE v.run_id = ?1",
+                     rep, row_variant)) < 0 ||
             (r = for_each_row(s, run_id, stats_sql, rep, row_stats)) < 0 ||
             (r = for_each_row(
                      s, run_id,

@@ -79,6 +79,7 @@ typedef struct Report {
         char **allocator_names;
         char **allocator_versions;
         size_t baseline;
+        size_t aa_variant;    /* the baseline's A/A copy (spec aa_check), or SIZE_MAX */
         ReportEntry *entries; /* n_cells x n_variants, cell-major */
         ReportFailure *failures;
         size_t n_failures_listed;

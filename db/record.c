@@ -138,9 +138,10 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         r = sql_exec1(
                                 db, &rec->variant_ids[v],
                                 "INSERT INTO variants (run_id, position, name, allocator_id, env, command,"
-                                " is_baseline, is_reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                "iitittii", rec->run_id, (int64_t) v, sv->name, allocator_id, env_json,
-                                cmd_json, (int64_t) (v == s->baseline), (int64_t) (v == s->reference));
+                                " is_baseline, is_reference, is_aa) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                "iitittiii", rec->run_id, (int64_t) v, sv->name, allocator_id, env_json,
+                                cmd_json, (int64_t) (v == s->baseline), (int64_t) (v == s->reference),
+                                (int64_t) sv->is_aa);
         }
         for (size_t c = 0; c < p->n_cells && r >= 0; c++) {
                 _cleanup_free_ char *label = plan_cell_label(p, c);

@@ -148,6 +148,8 @@ static const char *const migrations[] = {
         /* 6 -> 7: a run's statistics and exclusions without scanning every run's (bench/scale.sh) */
         "CREATE INDEX stats_run ON stats (run_id, metric);"
         "CREATE INDEX exclusions_run ON exclusions (run_id);",
+        /* 7 -> 8: the baseline's A/A copy (spec aa_check) */
+        "ALTER TABLE variants ADD COLUMN is_aa INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

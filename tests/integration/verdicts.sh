@@ -134,6 +134,28 @@ expect_contains "$OUT" "Time/memory trade-off (Pareto front of median wall time 
 run_alloclab 0 show --format json
 expect_eq "$(field big pareto) $(field bigslow pareto)" "True False" "pareto in json"
 
+# aa_check: the baseline runs again as <baseline>-aa; its interval against the baseline is the
+# noise floor, stated below the verdicts and per cell in JSON and CSV.
+sed 's/^samples: 12$/samples: 10\naa_check: true/' "$WORK/spin.yaml" >"$WORK/aa.yaml"
+run_alloclab 0 run "$WORK/aa.yaml" --quiet
+run_alloclab 0 show
+expect_contains "$OUT" "glibc-aa" "the A/A copy is a column"
+[[ $OUT =~ A/A\ check\ \(glibc\ run\ again\ as\ glibc-aa\):\ noise\ floor\ \+-[0-9.]+%\ \(the\ widest\ of\ 1\ cells\) ]] ||
+    fail "noise floor line: $OUT"
+run_alloclab 0 show --format json
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["aa_variant"] == "glibc-aa", d["aa_variant"]
+r = d["cells"][0]["results"]
+assert 0 < r["longer"]["noise_floor"] < 0.10 and r["longer"]["below_noise_floor"] is False, r["longer"]
+assert r["glibc-aa"]["verdict"] == "~", r["glibc-aa"]' <<<"$OUT" || fail "noise floor in json: $OUT"
+run_alloclab 0 show --format csv
+expect_contains "$(head -1 <<<"$OUT")" ",pareto,noise_floor,below_noise_floor" "noise floor in csv"
+printf 'experiment: x\ncommand: [/bin/true]\nallocators: {glibc: {}, glibc-aa: {}}\naa_check: true\n' >"$WORK/clash.yaml"
+run_alloclab 3 check "$WORK/clash.yaml"
+expect_contains "$ERR" "clash.yaml:4:11: aa_check adds the variant 'glibc-aa', and one of that name exists" "name clash"
+
 # Showing a run twice gives the same intervals: the bootstrap is seeded by the run.
 run_alloclab 0 show --format json
 first=$OUT
