@@ -180,8 +180,7 @@ int cmd_compare(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         _cleanup_(store_freep) Store *store = NULL;
-        _cleanup_free_ char *fallback = db_path ? NULL : store_default_path();
-        int e = cli_open_store("compare", db_path ? db_path : fallback, STORE_READ_ONLY, &store);
+        int e = cli_open_store("compare", db_path, STORE_READ_ONLY, &store);
         if (e != EXIT_OK)
                 return e;
 

@@ -15,6 +15,8 @@ static const Command commands[] = {
         { "resume", cmd_resume, "RUN [--db PATH] [--format F] [--quiet]", "finish an interrupted run" },
         { "runs", cmd_runs, "[EXPERIMENT] [--db PATH] [--last N]", "list stored runs" },
         { "show", cmd_show, "[RUN|latest] [--db PATH] [--format F]", "print a stored run" },
+        { "report", cmd_report, "[RUN|latest] -o FILE [--compare RUN_B] [--history] [--db PATH]",
+          "write a self-contained HTML report with plots" },
         { "history", cmd_history,
           "EXPERIMENT [--cell NAME=VALUE ...] [--variant V] [--metric M] [--last N] [--format F]",
           "an experiment's medians over time, with regressions and improvements flagged" },

@@ -1,0 +1,571 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `alloclab report RUN -o report.html`: one self-contained page for people and pull requests.
+ * Inline SVG only (no scripts, no network, no external files), written as well-formed XHTML so
+ * that any XML parser can check it. Sections: results table, samples per cell (strip plots on a
+ * shared axis), ratios to the baseline (forest plot), time against peak RSS (Pareto front
+ * marked), optionally the comparison with another run and the history, and the run's metadata.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/render.h"
+#include "db/history.h"
+#include "db/pair.h"
+#include "db/query.h"
+#include "util/cleanup.h"
+
+static const char report_usage[] =
+        "Usage: alloclab report [RUN|latest] -o FILE [--compare RUN_B] [--history] [--db PATH]\n"
+        "\n"
+        "Writes one self-contained HTML page (inline SVG, no scripts, no network): the result table,\n"
+        "every sample per cell, the ratios to the baseline with their intervals and verdicts, time\n"
+        "against peak RSS with the Pareto front, the run's host, spec, allocators and smoke-phase\n"
+        "findings; with --compare the change from RUN to RUN_B, with --history the experiment's\n"
+        "timeline of medians.\n";
+
+/* Variant colours: distinguishable, and readable on white. */
+static const char *const palette[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
+                                       "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22" };
+#define COLOUR(v) palette[(v) % ELEMENTSOF(palette)]
+
+/* Text for XHTML: & < > " ' escaped. */
+static void put_text(FILE *f, const char *s) {
+        for (; s && *s; s++) {
+                const char *entity = *s == '&'    ? "&amp;"
+                                     : *s == '<'  ? "&lt;"
+                                     : *s == '>'  ? "&gt;"
+                                     : *s == '"'  ? "&quot;"
+                                     : *s == '\'' ? "&#39;"
+                                                  : NULL;
+                if (entity)
+                        fputs(entity, f);
+                else
+                        fputc(*s, f);
+        }
+}
+
+/* A linear axis from lo to hi onto pixels a..b. */
+typedef struct Axis {
+        double lo, hi, a, b;
+} Axis;
+
+static double at(const Axis *x, double v) {
+        return x->hi > x->lo ? x->a + (v - x->lo) / (x->hi - x->lo) * (x->b - x->a) : (x->a + x->b) / 2;
+}
+
+/* Widens [lo, hi] by 5% each side (a point at the edge stays visible). */
+static Axis axis(double lo, double hi, double a, double b) {
+        double pad = hi > lo ? (hi - lo) * 0.05 : fabs(lo) * 0.05 + 1e-12;
+        return (Axis){ lo - pad, hi + pad, a, b };
+}
+
+/* Five labelled ticks along a horizontal axis at y, values with the metric's unit. */
+static void x_ticks(FILE *f, const Axis *x, double y, const char *metric) {
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>\n", x->a, y,
+                x->b, y);
+        for (int i = 0; i <= 4; i++) {
+                double v = x->lo + (x->hi - x->lo) * i / 4, px = at(x, v);
+                char label[64];
+                if (metric)
+                        render_value(metric, v, label, sizeof(label));
+                else
+                        snprintf(label, sizeof(label), "%.3g", v);
+                fprintf(f,
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
+                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"tick\">",
+                        px, y, px, y + 4, px, y + 16);
+                put_text(f, label);
+                fputs("</text>\n", f);
+        }
+}
+
+static void svg_start(FILE *f, double width, double height) {
+        fprintf(f,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" role=\"img\">\n",
+                width, height);
+}
+
+/* A captioned figure holding one SVG; figure_end() closes both. */
+static void figure_start(FILE *f, const char *caption, double width, double height) {
+        fputs("<figure><figcaption>", f);
+        put_text(f, caption);
+        fputs("</figcaption>\n", f);
+        svg_start(f, width, height);
+}
+
+static void figure_end(FILE *f) {
+        fputs("</svg></figure>\n", f);
+}
+
+static const ReportEntry *entry_of(const Report *rep, size_t c, size_t v) {
+        return &rep->entries[c * rep->n_variants + v];
+}
+
+/* Per cell, every measured sample of every variant on one shared axis, with its median. */
+static void strip_plots(FILE *f, const Report *rep) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                for (size_t k = 0; k < rep->entries[i].n_values; k++) {
+                        lo = fmin(lo, rep->entries[i].values[k]);
+                        hi = fmax(hi, rep->entries[i].values[k]);
+                }
+        fprintf(f,
+                "<h2>Samples</h2>\n<p>Every measured sample of %s, one row per variant; the bar is the "
+                "median. "
+                "All cells share one axis.</p>\n",
+                rep->run.metric);
+        if (!isfinite(lo)) {
+                fputs("<p>No measured samples.</p>\n", f);
+                return;
+        }
+        double row = 22, left = 150, width = 760;
+        Axis x = axis(lo, hi, left, width - 20);
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                double height = row * (double) rep->n_variants + 40;
+                figure_start(f, rep->cell_labels[c], width, height);
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = entry_of(rep, c, v);
+                        double y = row * (double) v + row / 2 + 4;
+                        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 8, y + 4);
+                        put_text(f, rep->variant_names[v]);
+                        fputs("</text>\n", f);
+                        for (size_t k = 0; k < e->n_values; k++)
+                                fprintf(f,
+                                        "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\" "
+                                        "fill-opacity=\"0.5\"/>\n",
+                                        at(&x, e->values[k]), y + (double) (k % 5) - 2, COLOUR(v));
+                        if (e->has_stats && e->stats.n > 0)
+                                fprintf(f,
+                                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                                        "stroke=\"#000\" "
+                                        "stroke-width=\"2\"/>\n",
+                                        at(&x, e->stats.median), y - 8, at(&x, e->stats.median), y + 8);
+                }
+                x_ticks(f, &x, row * (double) rep->n_variants + 10, rep->run.metric);
+                figure_end(f);
+        }
+}
+
+/* Each variant's ratio to its cell's baseline with its interval and verdict. */
+static void forest_plot(FILE *f, const Report *rep) {
+        double lo = 1, hi = 1;
+        size_t rows = 0;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                if (rep->entries[i].has_comparison) {
+                        lo = fmin(lo, rep->entries[i].comparison.lo);
+                        hi = fmax(hi, rep->entries[i].comparison.hi);
+                        rows++;
+                }
+        fprintf(f, "<h2>Ratios to %s</h2>\n", rep->variant_names[rep->baseline]);
+        if (rows == 0) {
+                fputs("<p>No variant was compared with the baseline.</p>\n", f);
+                return;
+        }
+        fprintf(f,
+                "<p>Median / the baseline's median in the same cell, with the 95%% bootstrap interval; a "
+                "difference needs p &lt; %g and at least %g%%.</p>\n",
+                rep->alpha, 100 * rep->min_effect);
+        double row = 20, left = 260, width = 900, plot_right = width - 150;
+        Axis x = axis(lo, hi, left, plot_right);
+        svg_start(f, width, row * (double) rows + 40);
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" stroke-dasharray=\"4 "
+                "3\"/>\n",
+                at(&x, 1), at(&x, 1), row * (double) rows);
+        size_t i = 0;
+        bool time = render_time_metric(rep->run.metric);
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = entry_of(rep, c, v);
+                        if (!e->has_comparison)
+                                continue;
+                        const Comparison *k = &e->comparison;
+                        double y = row * (double) i++ + row / 2;
+                        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">[", left - 8, y + 4);
+                        put_text(f, rep->cell_labels[c]);
+                        fputs("] ", f);
+                        put_text(f, rep->variant_names[v]);
+                        fprintf(f,
+                                "</text>\n<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                                "stroke=\"%s\" "
+                                "stroke-width=\"2\"/>\n<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+                                "fill=\"%s\"/>\n"
+                                "<text x=\"%.1f\" y=\"%.1f\">%.3fx %s</text>\n",
+                                at(&x, k->lo), y, at(&x, k->hi), y, COLOUR(v), at(&x, k->ratio), y,
+                                COLOUR(v), plot_right + 10, y + 4, k->ratio, verdict_word(k->verdict, time));
+                }
+        x_ticks(f, &x, row * (double) rows + 10, NULL);
+        fputs("</svg>\n", f);
+}
+
+/* Per cell, median wall time against median peak RSS, the Pareto front filled and joined. */
+static void tradeoff_plots(FILE *f, const Report *rep) {
+        fputs("<h2>Time and memory</h2>\n<p>Median wall time against median peak RSS per cell. Filled "
+              "points are "
+              "on the Pareto front: no other variant is at least as fast and as small.</p>\n",
+              f);
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                double tlo = INFINITY, thi = -INFINITY, mlo = INFINITY, mhi = -INFINITY;
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = entry_of(rep, c, v);
+                        if (!e->has_tradeoff)
+                                continue;
+                        tlo = fmin(tlo, e->wall_median), thi = fmax(thi, e->wall_median);
+                        mlo = fmin(mlo, e->maxrss_median), mhi = fmax(mhi, e->maxrss_median);
+                }
+                if (!isfinite(tlo))
+                        continue;
+                double width = 520, height = 300;
+                Axis x = axis(tlo, thi, 70, width - 120), y = axis(mlo, mhi, height - 40, 20);
+                figure_start(f, rep->cell_labels[c], width, height);
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = entry_of(rep, c, v);
+                        if (!e->has_tradeoff)
+                                continue;
+                        double px = at(&x, e->wall_median), py = at(&y, e->maxrss_median);
+                        fprintf(f,
+                                "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" stroke=\"%s\" stroke-width=\"2\" "
+                                "fill=\"%s\"/>\n",
+                                px, py, COLOUR(v), e->pareto ? COLOUR(v) : "#fff");
+                        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", px + 9, py + 4);
+                        put_text(f, rep->variant_names[v]);
+                        fputs("</text>\n", f);
+                }
+                x_ticks(f, &x, height - 25, "wall");
+                char top[64], bottom[64];
+                fprintf(f,
+                        "<text x=\"4\" y=\"%.1f\" class=\"tick\">%s</text><text x=\"4\" y=\"%.1f\" "
+                        "class=\"tick\">%s</text>\n",
+                        y.b + 10, render_value("maxrss", y.hi, top, sizeof(top)), y.a,
+                        render_value("maxrss", y.lo, bottom, sizeof(bottom)));
+                figure_end(f);
+        }
+}
+
+/* Per series of the experiment's history, the medians of the last runs as a line. */
+static void history_plots(FILE *f, const History *h) {
+        fprintf(f,
+                "<h2>History</h2>\n<p>Medians of %s over the last %zu finished runs; red rings are "
+                "regressions, "
+                "green ones improvements (docs/analysis.md).</p>\n",
+                h->metric, h->n_runs);
+        for (size_t s = 0; s < h->n_series; s++) {
+                const HistorySeries *series = &h->series[s];
+                double lo = INFINITY, hi = -INFINITY;
+                int64_t first = series->points[0].run_id, last = series->points[series->n_points - 1].run_id;
+                for (size_t i = 0; i < series->n_points; i++)
+                        lo = fmin(lo, series->points[i].lo), hi = fmax(hi, series->points[i].hi);
+                double width = 620, height = 180;
+                Axis x = axis((double) first, (double) last, 60, width - 20),
+                     y = axis(lo, hi, height - 40, 15);
+                char caption[512];
+                snprintf(caption, sizeof(caption), "[%s] %s", series->cell, series->variant);
+                figure_start(f, caption, width, height);
+                fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" points=\"", COLOUR(s));
+                for (size_t i = 0; i < series->n_points; i++)
+                        fprintf(f, "%.1f,%.1f ", at(&x, (double) series->points[i].run_id),
+                                at(&y, series->points[i].median));
+                fputs("\"/>\n", f);
+                for (size_t i = 0; i < series->n_points; i++) {
+                        const HistoryPoint *p = &series->points[i];
+                        double px = at(&x, (double) p->run_id);
+                        fprintf(f,
+                                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>"
+                                "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" stroke=\"%s\" "
+                                "stroke-width=\"2\"/>\n",
+                                px, at(&y, p->lo), px, at(&y, p->hi), COLOUR(s), px, at(&y, p->median),
+                                p->change == HISTORY_STEADY ? 3 : 6, COLOUR(s),
+                                p->change == HISTORY_REGRESSION    ? "#d00"
+                                : p->change == HISTORY_IMPROVEMENT ? "#0a0"
+                                                                   : COLOUR(s));
+                }
+                fprintf(f,
+                        "<text x=\"60\" y=\"%.1f\" class=\"tick\">run %lld</text>"
+                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" class=\"tick\">run %lld</text>\n",
+                        height - 10, (long long) first, width - 20, height - 10, (long long) last);
+                char top[64], bottom[64];
+                fprintf(f,
+                        "<text x=\"2\" y=\"%.1f\" class=\"tick\">%s</text><text x=\"2\" y=\"%.1f\" "
+                        "class=\"tick\">%s</text>\n",
+                        y.b + 10, render_value(h->metric, y.hi, top, sizeof(top)), y.a,
+                        render_value(h->metric, y.lo, bottom, sizeof(bottom)));
+                figure_end(f);
+        }
+}
+
+/* The result table: median and ratio with verdict per cell and variant. */
+static void results_table(FILE *f, const Report *rep) {
+        bool time = render_time_metric(rep->run.metric);
+        fputs("<h2>Results</h2>\n<table>\n<tr><th>cell</th>", f);
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                fputs("<th>", f);
+                put_text(f, rep->variant_names[v]);
+                fputs(v == rep->baseline ? " (baseline)</th>" : "</th>", f);
+        }
+        fputs("</tr>\n", f);
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                fputs("<tr><td>", f);
+                put_text(f, rep->cell_labels[c]);
+                fputs("</td>", f);
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = entry_of(rep, c, v);
+                        char value[64] = "-";
+                        if (e->has_stats && e->stats.n > 0)
+                                render_value(rep->run.metric, e->stats.median, value, sizeof(value));
+                        fputs("<td>", f);
+                        put_text(f, e->excluded_reason ? "excluded" : value);
+                        if (e->has_comparison)
+                                fprintf(f, " %.3fx [%.3f, %.3f] %s", e->comparison.ratio, e->comparison.lo,
+                                        e->comparison.hi, verdict_word(e->comparison.verdict, time));
+                        fputs("</td>", f);
+                }
+                fputs("</tr>\n", f);
+        }
+        fputs("</table>\n", f);
+}
+
+static void comparison_section(FILE *f, const RunPair *pair) {
+        fprintf(f, "<h2>Change from run %lld to run %lld</h2>\n", (long long) pair->a->run.id,
+                (long long) pair->b->run.id);
+        if (pair->differences[0]) {
+                fputs("<p class=\"warn\">NOT COMPARABLE: the runs differ in</p>\n<ul>\n", f);
+                for (char **d = pair->differences; *d; d++) {
+                        fputs("<li>", f);
+                        put_text(f, *d);
+                        fputs("</li>\n", f);
+                }
+                fputs("</ul>\n", f);
+        } else
+                fputs("<p>Comparable: same host fingerprint, allocator files, spec, cells and "
+                      "variants.</p>\n",
+                      f);
+        bool time = render_time_metric(pair->a->run.metric);
+        fputs("<table>\n<tr><th>cell</th><th>variant</th><th>change</th></tr>\n", f);
+        for (size_t i = 0; i < pair->n_changes; i++) {
+                const PairChange *x = &pair->changes[i];
+                fputs("<tr><td>", f);
+                put_text(f, pair->a->cell_labels[x->cell_a]);
+                fputs("</td><td>", f);
+                put_text(f, pair->a->variant_names[x->variant_a]);
+                if (x->has_comparison)
+                        fprintf(f, "</td><td>%.3fx [%.3f, %.3f] %s</td></tr>\n", x->comparison.ratio,
+                                x->comparison.lo, x->comparison.hi,
+                                verdict_word(x->comparison.verdict, time));
+                else
+                        fputs("</td><td>-</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+}
+
+/* Host, allocators with what the probe found, exclusions, and the spec itself. */
+static void metadata_section(FILE *f, const Report *rep, const VariantAllocator *allocators, size_t n,
+                             const char *spec_yaml) {
+        fputs("<h2>Run</h2>\n<table>\n", f);
+        const char *rows[][2] = {
+                { "host", rep->run.hostname }, { "CPU", rep->cpu_model }, { "kernel", rep->kernel },
+                { "glibc", rep->glibc },       { "THP", rep->thp },       { "started", rep->run.started_at },
+                { "status", rep->run.status }, { "order", rep->order },   { "verify", rep->verify },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                fputs("<tr><th>", f);
+                put_text(f, rows[i][0]);
+                fputs("</th><td>", f);
+                put_text(f, rows[i][1]);
+                fputs("</td></tr>\n", f);
+        }
+        fprintf(f, "<tr><th>samples</th><td>%lld (+%lld warm-up), seed %llu</td></tr>\n</table>\n",
+                (long long) rep->samples, (long long) rep->warmup, (unsigned long long) rep->seed);
+
+        fputs("<h3>Allocators</h3>\n<table>\n<tr><th>variant</th><th>allocator</th><th>version</th>"
+              "<th>file and sha256</th><th>effective allocator and options (probe)</th></tr>\n",
+              f);
+        for (size_t i = 0; i < n; i++) {
+                const VariantAllocator *a = &allocators[i];
+                fputs("<tr><td>", f);
+                put_text(f, a->variant);
+                fputs("</td><td>", f);
+                put_text(f, a->allocator);
+                fputs("</td><td>", f);
+                put_text(f, a->version);
+                fputs("</td><td><code>", f);
+                put_text(f, a->path[0] ? a->path : "(nothing preloaded)");
+                fputs("<br/>", f);
+                put_text(f, a->sha256);
+                fputs("</code></td><td>", f);
+                json_auto_t *probe = a->probe_report ? json_loads(a->probe_report, 0, NULL) : NULL;
+                json_t *effective = json_object_get(probe, "effective");
+                if (effective) {
+                        put_text(f, json_string_value(json_object_get(effective, "path")));
+                        fputs(" ", f);
+                        put_text(f, json_string_value(json_object_get(effective, "version")));
+                        const char *key;
+                        json_t *value;
+                        json_object_foreach(json_object_get(effective, "options"), key, value) {
+                                fputs("<br/>", f);
+                                put_text(f, key);
+                                fputs(" = ", f);
+                                put_text(f, json_string_value(value));
+                        }
+                } else
+                        fputs("no probe report", f);
+                fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+
+        bool excluded = false;
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = entry_of(rep, c, v);
+                        if (!e->excluded_reason && e->n_failed == 0)
+                                continue;
+                        if (!excluded)
+                                fputs("<h3>Smoke phase and failures</h3>\n<ul>\n", f);
+                        excluded = true;
+                        fputs("<li>[", f);
+                        put_text(f, rep->cell_labels[c]);
+                        fputs("] ", f);
+                        put_text(f, rep->variant_names[v]);
+                        fputs(": ", f);
+                        put_text(f, e->excluded_reason ? e->excluded_reason : e->first_failure);
+                        fputs("</li>\n", f);
+                }
+        if (excluded)
+                fputs("</ul>\n", f);
+        else
+                fputs("<p>Every variant passed its smoke run and no sample failed.</p>\n", f);
+        fputs("<h3>Spec</h3>\n<pre>", f);
+        put_text(f, spec_yaml);
+        fputs("</pre>\n", f);
+}
+
+static int write_report(FILE *f, const Report *rep, const VariantAllocator *allocators, size_t n_allocators,
+                        const char *spec_yaml, const RunPair *pair, const History *history) {
+        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html>\n"
+              "<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n<meta "
+              "charset=\"utf-8\"/>\n<title>",
+              f);
+        put_text(f, rep->run.experiment);
+        fprintf(f, " - alloclab run %lld</title>\n", (long long) rep->run.id);
+        fputs("<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}"
+              "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
+              "text-align:left;vertical-align:top}svg{font-size:12px;display:block}.tick{fill:#555;font-"
+              "size:11px}"
+              "figure{margin:1em 0}figcaption{font-weight:bold}.warn{color:#b00;font-weight:bold}"
+              "pre{background:#f6f6f6;padding:1em;overflow:auto}</style>\n</head>\n<body>\n<h1>",
+              f);
+        put_text(f, rep->run.experiment);
+        fprintf(f, ": run %lld</h1>\n<p>%s, metric ", (long long) rep->run.id, rep->run.status);
+        put_text(f, rep->run.metric);
+        fprintf(f, ", %lld samples per variant and cell, %s order, outliers %s.</p>\n",
+                (long long) rep->samples, rep->order,
+                rep->exclude_outliers ? "LEFT OUT of every figure (outliers: exclude)" : "kept");
+        results_table(f, rep);
+        strip_plots(f, rep);
+        forest_plot(f, rep);
+        tradeoff_plots(f, rep);
+        if (pair)
+                comparison_section(f, pair);
+        if (history)
+                history_plots(f, history);
+        metadata_section(f, rep, allocators, n_allocators, spec_yaml);
+        fputs("<p class=\"tick\">Written by alloclab " ALLOCLAB_VERSION ".</p>\n</body>\n</html>\n", f);
+        return ferror(f) ? -EIO : 0;
+}
+
+int cmd_report(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, report_usage))
+                return EXIT_OK;
+        static const struct option options[] = {
+                { "db", required_argument, NULL, 'd' },
+                { "output", required_argument, NULL, 'o' },
+                { "compare", required_argument, NULL, 'c' },
+                { "history", no_argument, NULL, 'H' },
+                {},
+        };
+        const char *db_path = NULL, *output = NULL;
+        unsigned long long other = 0, id = 0;
+        bool with_history = false;
+        optind = 1;
+        for (int c; (c = getopt_long(argc, argv, "d:o:c:H", options, NULL)) >= 0;) {
+                if (c == 'd')
+                        db_path = optarg;
+                else if (c == 'o')
+                        output = optarg;
+                else if (c == 'H')
+                        with_history = true;
+                else if (c == 'c' && cli_parse_uint(optarg, INT64_MAX, &other) == 0)
+                        continue;
+                else {
+                        if (c == 'c')
+                                cli_error("report", "--compare takes a run id, got '%s'", optarg);
+                        return EXIT_USAGE;
+                }
+        }
+        if (!output || argc - optind > 1) {
+                cli_error("report", "give the output file with -o FILE (and at most one RUN)");
+                return EXIT_USAGE;
+        }
+        _cleanup_(store_freep) Store *store = NULL;
+        int e = cli_open_store("report", db_path, STORE_READ_ONLY, &store);
+        if (e != EXIT_OK)
+                return e;
+        int64_t run_id;
+        if (optind < argc && strcmp(argv[optind], "latest") != 0) {
+                if (cli_parse_uint(argv[optind], INT64_MAX, &id) < 0) {
+                        cli_error("report", "RUN must be a run id or 'latest', got '%s'", argv[optind]);
+                        return EXIT_USAGE;
+                }
+                run_id = (int64_t) id;
+        } else if (query_latest_run(store, &run_id) < 0) {
+                cli_error("report", "the database holds no runs yet");
+                return EXIT_ENVIRONMENT;
+        }
+
+        _cleanup_(query_report_freep) Report *rep = NULL;
+        _cleanup_(run_pair_freep) RunPair *pair = NULL;
+        _cleanup_(history_freep) History *history = NULL;
+        _cleanup_(resume_info_done) ResumeInfo info = {};
+        VariantAllocator *allocators = NULL;
+        size_t n_allocators = 0;
+        int64_t missing = run_id;
+        int r = query_report(store, run_id, NULL, &rep);
+        if (r >= 0)
+                r = query_resume_info(store, run_id, &info);
+        if (r >= 0)
+                r = query_allocators(store, run_id, &allocators, &n_allocators);
+        if (r >= 0 && other)
+                r = query_run_pair(store, run_id, (int64_t) other, &pair, &missing);
+        if (r >= 0 && with_history) {
+                HistoryQuery q = { .experiment = rep->run.experiment, .last = HISTORY_DEFAULT_RUNS };
+                r = query_history(store, &q, &history);
+                if (r == -ENOENT) /* a run still going or failed: no finished history yet */
+                        r = 0;
+        }
+        if (r < 0) {
+                query_allocators_free(allocators, n_allocators);
+                if (r == -ENOENT)
+                        cli_error("report", "no run %lld (see alloclab runs)", (long long) missing);
+                else
+                        cli_error("report", "%s", r == -EIO ? store_error(store) : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        FILE *f = fopen(output, "we");
+        if (!f) {
+                query_allocators_free(allocators, n_allocators);
+                cli_error("report", "cannot write %s: %m", output);
+                return EXIT_ENVIRONMENT;
+        }
+        r = write_report(f, rep, allocators, n_allocators, info.spec_yaml, pair, history);
+        query_allocators_free(allocators, n_allocators);
+        if (fclose(f) != 0 || r < 0) {
+                cli_error("report", "cannot write %s", output);
+                return EXIT_ENVIRONMENT;
+        }
+        return EXIT_OK;
+}

@@ -1,0 +1,67 @@
+#!/bin/bash
+# alloclab report: one self-contained HTML page, well-formed (it is XHTML: every SVG and the page
+# parse as XML), without scripts or external references, rendered by headless Chromium into a
+# screenshot that is not blank and without console errors.
+. "$(dirname "$0")/lib.sh"
+
+command -v chromium >/dev/null || fail "chromium is needed (scripts/test.sh installs it)"
+cat >"$WORK/spec.yaml" <<YAML
+experiment: report
+command: ["$WORKLOAD", spin, "3000000"]
+params: {n: ["1", "2"]}
+allocators:
+  glibc: {}
+  longer: {command: ["$WORKLOAD", spin, "3600000"]}
+  jemalloc: {preload: jemalloc, env: {MALLOC_CONF: "dirty_decay_ms:500"}}
+  broken: {command: ["$WORKLOAD", exit, "3"]}
+samples: 6
+YAML
+run_alloclab 1 run "$WORK/spec.yaml" --quiet
+run_alloclab 1 run "$WORK/spec.yaml" --quiet
+run_alloclab 0 report 2 --compare 1 --history -o "$WORK/report.html"
+
+python3 - "$WORK/report.html" <<'PY' || fail "report structure"
+import sys, xml.etree.ElementTree as ET
+ns = {"h": "http://www.w3.org/1999/xhtml", "s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()            # the whole page is well-formed XML
+svgs = root.findall(".//s:svg", ns)
+# 2 strip plots + 1 forest plot + 2 time/memory plots + history series (2 cells x 3 measured variants)
+assert len(svgs) >= 11, len(svgs)
+for svg in svgs:
+    ET.fromstring(ET.tostring(svg))               # and each SVG on its own
+headings = [h.text for h in root.findall(".//h:h2", ns)]
+for wanted in ("Results", "Samples", "Ratios to glibc", "Time and memory", "Change from run 2 to run 1", "History", "Run"):
+    assert wanted in headings, (wanted, headings)
+text = ET.tostring(root, encoding="unicode")
+assert "<script" not in text and "http://" not in text.replace("http://www.w3.org/", ""), "external or scripted content"
+items = [ET.tostring(li, encoding="unicode", method="text").strip() for li in root.findall(".//h:li", ns)]
+assert "[n=1] broken: exit: exit code 3" in items, items                 # smoke-phase findings
+assert "dirty_decay_ms = 500" in text, "the probe's effective options"    # allocator metadata
+assert "slower" in text, "verdicts"
+PY
+
+# A real browser: the screenshot has content and the console stays quiet.
+cd "$WORK"
+chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,2400 \
+    --screenshot="$WORK/report.png" --enable-logging=stderr --v=0 "file://$WORK/report.html" \
+    >"$WORK/chromium.out" 2>"$WORK/chromium.err" || fail "chromium failed: $(tail -5 "$WORK/chromium.err")"
+[[ -s $WORK/report.png ]] || fail "no screenshot"
+grep -q "CONSOLE" "$WORK/chromium.err" && fail "console messages: $(grep CONSOLE "$WORK/chromium.err")"
+python3 - "$WORK/report.png" <<'PY' || fail "blank screenshot"
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n"
+pos, idat, width, height = 8, b"", 0, 0
+while pos < len(data):
+    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + length]
+    if kind == b"IHDR":
+        width, height = struct.unpack(">II", body[:8])
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + length
+raw = zlib.decompress(idat)
+ink = sum(1 for b in raw if b < 0xF0)             # anything darker than near-white
+assert width >= 1000 and height >= 2000, (width, height)
+assert ink > len(raw) * 0.005, (ink, len(raw))    # text, points and lines, not an empty page
+PY
