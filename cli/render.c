@@ -487,6 +487,8 @@ json_t *render_stats_table(const Report *rep) {
                 "pareto",
                 "noise_floor",
                 "below_noise_floor",
+                "median_ci_low",
+                "median_ci_high",
         };
         json_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t c = 0; c < rep->n_cells; c++)
@@ -525,6 +527,8 @@ json_t *render_stats_table(const Report *rep) {
                                 isnan(noise_floor(rep, c)) ? json_null() : json_real(noise_floor(rep, c)),
                                 isnan(noise_floor(rep, c)) ? json_null()
                                                            : json_boolean(below_noise_floor(rep, c, v)),
+                                e->has_median_ci ? json_real(e->median_lo) : json_null(),
+                                e->has_median_ci ? json_real(e->median_hi) : json_null(),
                         };
                         render_table_add_row(table, values, ELEMENTSOF(values));
                 }
@@ -691,6 +695,10 @@ static int render_json(FILE *f, const Report *rep) {
                         if (e->has_stats) {
                                 json_object_set_new(o, "n", json_integer((json_int_t) e->stats.n));
                                 json_object_set_new(o, "median", json_real(e->stats.median));
+                                if (e->has_median_ci) {
+                                        json_object_set_new(o, "median_ci_low", json_real(e->median_lo));
+                                        json_object_set_new(o, "median_ci_high", json_real(e->median_hi));
+                                }
                                 json_object_set_new(o, "mad", json_real(e->stats.mad));
                                 json_object_set_new(o, "mean", json_real(e->stats.mean));
                                 json_object_set_new(o, "stddev", json_real(e->stats.stddev));

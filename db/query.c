@@ -357,6 +357,13 @@ static int analyse_entries(Report *rep) {
                 e->n_outliers = (size_t) n;
                 if (rep->exclude_outliers && n > 0 && (n = exclude_outliers(e, flags)) < 0)
                         return n;
+                if (e->n_values > 0) {
+                        n = compare_median_ci(e->values, e->n_values, rep->seed, COMPARE_RESAMPLES,
+                                              COMPARE_LEVEL, &e->median_lo, &e->median_hi);
+                        if (n < 0)
+                                return n;
+                        e->has_median_ci = true;
+                }
         }
         for (size_t c = 0; c < rep->n_cells; c++) {
                 ReportEntry *base = &rep->entries[c * rep->n_variants + rep->baseline];

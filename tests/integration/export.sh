@@ -59,6 +59,7 @@ for cell in show["cells"]:
         r = next(r for r in rows if r["metric"] == "reported:cost" and r["cell"] == cell["cell"] and r["variant"] == variant)
         if "median" in o:
             assert float(r["median"]) == o["median"] and int(r["n"]) == o["n"], (r, o)
+            assert float(r["median_ci_low"]) == o["median_ci_low"] <= o["median"] <= o["median_ci_high"], (r, o)
         else:
             assert r["median"] == "" and r["excluded"] == o["excluded"], (r, o)
         if "verdict" in o:
