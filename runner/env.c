@@ -5,9 +5,11 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runner/env.h"
+#include "util/cleanup.h"
 #include "util/strv.h"
 
 const char *const env_whitelist[] = {
@@ -60,5 +62,35 @@ int env_build(char *const *caller_env, char *const *spec_env, char *const *varia
         if (!env && !(env = calloc(1, sizeof(char *))))
                 return -ENOMEM;
         *ret = TAKE_PTR(env);
+        return 0;
+}
+
+size_t env_stack_size(char *const *env) {
+        size_t size = sizeof(char *); /* the terminating NULL */
+        for (char *const *e = env; e && *e; e++)
+                size += strlen(*e) + 1 + sizeof(char *);
+        return size;
+}
+
+int env_pad(char ***envs[], size_t n) {
+        /* With an empty value the pad adds its key, "=", the terminator and a pointer. */
+        const size_t minimum = strlen(ENV_PAD_KEY) + 2 + sizeof(char *);
+        size_t target = 0;
+        for (size_t i = 0; i < n; i++)
+                if (envs[i] && *envs[i] && env_stack_size(*envs[i]) + minimum > target)
+                        target = env_stack_size(*envs[i]) + minimum;
+        for (size_t i = 0; i < n; i++) {
+                if (!envs[i] || !*envs[i])
+                        continue;
+                size_t fill = target - env_stack_size(*envs[i]) - minimum;
+                _cleanup_free_ char *value = malloc(fill + 1);
+                if (!value)
+                        return -ENOMEM;
+                memset(value, 'x', fill);
+                value[fill] = 0;
+                int r = strv_env_set(envs[i], ENV_PAD_KEY, value);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }

@@ -24,5 +24,20 @@ extern const char *const env_whitelist[];
 int env_build(char *const *caller_env, char *const *spec_env, char *const *variant_env, const char *preload,
               char ***ret);
 
+/* The variable that pads every child's environment to the same size. */
+#define ENV_PAD_KEY "ALLOCLAB_PAD"
+
+/* What an environment occupies at the top of a new process's stack: its strings with their
+ * terminators, and the pointer array with its NULL. */
+size_t env_stack_size(char *const *env);
+
+/*
+ * Appends ALLOCLAB_PAD=xxx... to each of the n environments (NULL entries are skipped) so that
+ * all of them have the same env_stack_size(): strings of different lengths shift the initial
+ * stack, and that alone can change timings, so variants should differ only in what they set.
+ * Returns 0 or -ENOMEM.
+ */
+int env_pad(char ***envs[], size_t n);
+
 /* Value of key in an environment vector, or NULL. */
 const char *env_get(char *const *env, const char *key);

@@ -236,6 +236,21 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, char *const *
         return 0;
 }
 
+/* Every job's environment to one size, and every probed one to another (docs/spec.md). */
+static int pad_environments(Plan *p) {
+        size_t n = p->n_cells * p->n_variants;
+        _cleanup_free_ char ****plain = calloc(n + 1, sizeof(char ***));
+        _cleanup_free_ char ****probed = calloc(n + 1, sizeof(char ***));
+        if (!plain || !probed)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                plain[i] = &p->jobs[i].envp;
+                probed[i] = &p->jobs[i].probe_envp;
+        }
+        int r = env_pad(plain, n);
+        return r < 0 ? r : env_pad(probed, n);
+}
+
 static int append_step(Plan *p, size_t cap, uint32_t cell, uint32_t variant, uint32_t round, Phase phase) {
         if (p->n_steps >= cap)
                 return -E2BIG;
@@ -353,8 +368,11 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const cha
                         if (r < 0)
                                 return r;
                 }
+        int r = pad_environments(p);
+        if (r < 0)
+                return r;
 
-        int r = build_steps(p);
+        r = build_steps(p);
         if (r == -E2BIG)
                 return fail(ret_message, r, "the plan has more than %d child runs", PLAN_MAX_STEPS);
         if (r < 0)

@@ -29,4 +29,12 @@ done
 grep -q "^LD_PRELOAD" "$WORK/glibc.env" && fail "glibc child got LD_PRELOAD"
 grep -qx "LD_PRELOAD=.*/libjemalloc.so.2" "$WORK/jemalloc.env" || fail "jemalloc child lacks its LD_PRELOAD"
 grep -qx "MALLOC_CONF=narenas:2" "$WORK/jemalloc.env" || fail "jemalloc child lacks its MALLOC_CONF"
+
+# Equal environments: each child's strings plus pointers take the same room on its stack, so
+# the two variants differ in what they set, not in where their stack starts.
+stack_size() {
+    awk '{ size += length($0) + 1 + 8; n++ } END { print size + 8 }' "$1"
+}
+grep -q "^ALLOCLAB_PAD=" "$WORK/glibc.env" || fail "no padding"
+expect_eq "$(stack_size "$WORK/glibc.env")" "$(stack_size "$WORK/jemalloc.env")" "equal environment sizes"
 exit 0

@@ -72,11 +72,31 @@ static void test_default_path(void **state) {
         assert_string_equal(env_get(env, "PATH"), ENV_DEFAULT_PATH);
 }
 
+/* Three environments of different sizes and counts end up the same size, each padded. */
+static void test_pad(void **state) {
+        (void) state;
+        char **a = strv_copy((char *const[]){ (char *) "PATH=/bin", NULL });
+        char **b = strv_copy((char *const[]){ (char *) "PATH=/bin",
+                                              (char *) "LD_PRELOAD=/usr/lib/libjemalloc.so.2",
+                                              (char *) "X=1", NULL });
+        char **c = NULL; /* no environment of this kind: left alone */
+        char ***all[] = { &a, &b, &c };
+        assert_int_equal(env_pad(all, 3), 0);
+        assert_int_equal(env_stack_size(a), env_stack_size(b));
+        assert_non_null(env_get(a, ENV_PAD_KEY));
+        assert_string_equal(env_get(b, ENV_PAD_KEY), ""); /* the largest gets the empty pad */
+        assert_null(c);
+        assert_int_equal(env_stack_size((char *const[]){ (char *) "A=1", NULL }), 4 + 2 * sizeof(char *));
+        strv_free(a);
+        strv_free(b);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_nothing_leaks),
                 cmocka_unit_test(test_layers_override),
                 cmocka_unit_test(test_default_path),
+                cmocka_unit_test(test_pad),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
