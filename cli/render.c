@@ -193,6 +193,9 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         fprintf(f, "%smetric %s: median of %lld samples (%lld warmup), order %s, seed %llu, verify %s\n",
                 bullet, rep->run.metric, (long long) rep->samples, (long long) rep->warmup, rep->order,
                 (unsigned long long) rep->seed, rep->verify);
+        if (rep->child_cpus)
+                fprintf(f, "%scpus: children pinned to %s, alloclab on %s\n", bullet, rep->child_cpus,
+                        rep->runner_cpus ? rep->runner_cpus : "?");
         fprintf(f, "%sallocators:", bullet);
         for (size_t v = 0; v < rep->n_variants; v++)
                 fprintf(f, "%s %s=%s %s", v ? "," : "", rep->variant_names[v], rep->allocator_names[v],
@@ -200,7 +203,6 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         fputc('\n', f);
 }
 
-/* Per variant across cells: wins, losses and the geometric mean of the ratios to the baseline. */
 /* A variant across the cells: its wins against the baseline, the geometric mean of its ratios
  * with an interval, and how often it is on the time/memory Pareto front. */
 typedef struct VariantSummary {
@@ -670,6 +672,8 @@ static int render_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "min_effect", json_real(rep->min_effect));
         json_object_set_new(root, "alpha", json_real(rep->alpha));
         json_object_set_new(root, "outlier_policy", json_string(outlier_policy(rep)));
+        json_object_set_new(root, "cpus", json_str_or_null(rep->child_cpus));
+        json_object_set_new(root, "runner_cpus", json_str_or_null(rep->runner_cpus));
         json_object_set_new(root, "aa_variant",
                             rep->aa_variant == SIZE_MAX ? json_null()
                                                         : json_string(rep->variant_names[rep->aa_variant]));

@@ -496,6 +496,38 @@ static int parse_bool(Loader *l, const YamlNode *n, void *field) {
         return r;
 }
 
+/* cpus: auto, or a list of CPU numbers. */
+static int parse_cpus(Loader *l, const YamlNode *n, void *field) {
+        Spec *s = field;
+        if (n->kind == YAML_NODE_SCALAR) {
+                static const char *const words[] = { "auto", NULL };
+                unsigned v;
+                int r = schema_parse_keyword(l, n, "cpus", words, &v, NULL);
+                if (r >= 0)
+                        s->cpus = SPEC_CPUS_AUTO;
+                return r;
+        }
+        int r = schema_expect_kind(l, n, YAML_NODE_SEQUENCE, "cpus (auto or a list of CPU numbers)");
+        if (r < 0)
+                return r;
+        if (n->n_items == 0)
+                return schema_error(l, n, "cpus: the list is empty");
+        if (!(s->cpu_list = calloc(n->n_items, sizeof(uint16_t))))
+                return -ENOMEM;
+        for (size_t i = 0; i < n->n_items; i++) {
+                uint64_t cpu;
+                if ((r = schema_parse_uint(l, n->items[i], "CPU number", 0, SPEC_MAX_CPU, &cpu)) < 0)
+                        return r;
+                for (size_t k = 0; k < s->n_cpu_list; k++)
+                        if (s->cpu_list[k] == cpu)
+                                return schema_error(l, n->items[i], "cpus: CPU %llu is listed twice",
+                                                    (unsigned long long) cpu);
+                s->cpu_list[s->n_cpu_list++] = (uint16_t) cpu;
+        }
+        s->cpus = SPEC_CPUS_LIST;
+        return 0;
+}
+
 static int parse_aa_check(Loader *l, const YamlNode *n, void *field) {
         state(l)->aa_check = n;
         return parse_bool(l, n, field);
@@ -528,6 +560,7 @@ static const Field spec_fields[] = {
         { "alpha", parse_alpha, offsetof(Spec, alpha), false },
         { "outliers", parse_outliers, offsetof(Spec, outliers), false },
         { "aa_check", parse_aa_check, offsetof(Spec, aa_check), false },
+        { "cpus", parse_cpus, 0, false },
 };
 
 static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, size_t *ret) {

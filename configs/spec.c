@@ -23,6 +23,7 @@ Spec *spec_free(Spec *s) {
                 strv_free(s->params[i].values);
         }
         free(s->params);
+        free(s->cpu_list);
         strv_free(s->env);
         for (size_t i = 0; i < s->n_variants; i++) {
                 free(s->variants[i].name);

@@ -72,6 +72,14 @@ typedef enum SpecOutliers {
         _SPEC_OUTLIERS_MAX,
 } SpecOutliers;
 
+#define SPEC_MAX_CPU 1023 /* highest CPU number a spec may name (CPU_SETSIZE - 1) */
+
+typedef enum SpecCpus {
+        SPEC_CPUS_NONE, /* children run wherever the scheduler puts them */
+        SPEC_CPUS_AUTO, /* one CPU away from CPU 0 (and its SMT siblings) for the children */
+        SPEC_CPUS_LIST, /* the CPUs listed */
+} SpecCpus;
+
 typedef struct SpecParam {
         char *name;
         char **values; /* strv */
@@ -127,7 +135,10 @@ typedef struct Spec {
         double alpha;                /* significance level of the verdicts' rank tests */
         SpecOutliers outliers;
         bool aa_check; /* the baseline runs twice, the second time as variant "<baseline>-aa" */
-        bool resume;   /* the daemon continues this spec's run after a crash instead of dropping it */
+        SpecCpus cpus;
+        uint16_t *cpu_list; /* SPEC_CPUS_LIST: the CPU numbers, n_cpu_list of them */
+        size_t n_cpu_list;
+        bool resume; /* the daemon continues this spec's run after a crash instead of dropping it */
 } Spec;
 
 Spec *spec_free(Spec *s);

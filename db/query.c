@@ -130,6 +130,8 @@ Report *query_report_free(Report *r) {
         free(r->cpu_model);
         free(r->glibc);
         free(r->thp);
+        free(r->child_cpus);
+        free(r->runner_cpus);
         for (size_t i = 0; i < r->n_cells; i++)
                 free(r->cell_labels[i]);
         free(r->cell_labels);
@@ -195,6 +197,8 @@ static int row_header(Report *rep, sqlite3_stmt *st) {
         rep->min_effect = sqlite3_column_double(st, 24);
         rep->alpha = sqlite3_column_double(st, 25);
         rep->exclude_outliers = strcmp((const char *) sqlite3_column_text(st, 26), "exclude") == 0;
+        rep->child_cpus = col_text_or_null(st, 27);
+        rep->runner_cpus = col_text_or_null(st, 28);
         rep->n_cells = (size_t) rep->run.n_cells;
         rep->n_variants = (size_t) rep->run.n_variants;
         return r;
@@ -502,7 +506,8 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
                              "SELECT " SUMMARY_COLUMNS ", runs.spec_path, runs.order_mode, runs.samples,"
                              " runs.warmup, runs.seed, runs.verify, runs.message, hosts.kernel,"
                              " hosts.cpu_model, hosts.glibc, hosts.thp, hosts.cpus, runs.min_effect, "
-                             "runs.alpha, runs.outliers" SUMMARY_FROM " WHERE runs.id = ?1",
+                             "runs.alpha, runs.outliers, runs.cpus, runs.runner_cpus" SUMMARY_FROM
+                             " WHERE runs.id = ?1",
                              rep, row_header);
         if (r < 0)
                 return r;

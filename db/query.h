@@ -73,8 +73,9 @@ typedef struct Report {
         char *message;
         char *kernel, *cpu_model, *glibc, *thp;
         int64_t cpus;
-        double min_effect, alpha; /* the verdicts' rule (docs/analysis.md) */
-        bool exclude_outliers;    /* spec outliers: exclude; the entries' figures leave them out */
+        double min_effect, alpha;       /* the verdicts' rule (docs/analysis.md) */
+        bool exclude_outliers;          /* spec outliers: exclude; the entries' figures leave them out */
+        char *child_cpus, *runner_cpus; /* spec cpus: where children and alloclab ran, or NULL */
         size_t n_cells, n_variants;
         char **cell_labels;
         char **variant_names;

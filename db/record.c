@@ -90,6 +90,10 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                      s->metric == SPEC_METRIC_REPORTED ? ":" : "",
                      s->metric == SPEC_METRIC_REPORTED ? s->metric_name : "") < 0)
                 return -ENOMEM;
+        _cleanup_free_ char *child_cpus = p->cpus.pinned ? cpus_format(&p->cpus.child) : NULL;
+        _cleanup_free_ char *runner_cpus = p->cpus.pinned ? cpus_format(&p->cpus.runner) : NULL;
+        if (p->cpus.pinned && (!child_cpus || !runner_cpus))
+                return -ENOMEM;
 
         int r = sql_exec1(db, &host_id,
                           "INSERT INTO hosts (hostname, kernel, cpu_model, cpus, glibc, thp)"
@@ -107,16 +111,17 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         db, &rec->run_id,
                         "INSERT INTO runs (experiment_id, spec_id, host_id, spec_path, status, trigger,"
                         " submitter, pid, pid_start, started_at, samples, warmup, order_mode, seed,"
-                        " timeout_ns, verify, metric, on_failure, probe, min_effect, alpha, outliers)"
+                        " timeout_ns, verify, metric, on_failure, probe, min_effect, alpha, outliers, cpus,"
+                        " runner_cpus)"
                         " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
-                        " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        "iiitttiiiitiittttddt", experiment_id, spec_id, host_id, s->path, ctx->trigger,
+                        " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "iiitttiiiitiittttddttt", experiment_id, spec_id, host_id, s->path, ctx->trigger,
                         ctx->submitter, (int64_t) getpid(), (int64_t) start, (int64_t) s->samples,
                         (int64_t) s->warmup, spec_order_to_string(s->order), (int64_t) p->seed,
                         (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
                         spec_on_failure_to_string(s->on_failure),
                         p->probe_path ? spec_probe_to_string(s->probe) : "never", s->min_effect, s->alpha,
-                        spec_outliers_to_string(s->outliers));
+                        spec_outliers_to_string(s->outliers), child_cpus, runner_cpus);
 
         for (size_t v = 0; v < p->n_variants && r >= 0; v++) {
                 const SpecVariant *sv = &s->variants[v];

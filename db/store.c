@@ -150,6 +150,9 @@ static const char *const migrations[] = {
         "CREATE INDEX exclusions_run ON exclusions (run_id);",
         /* 7 -> 8: the baseline's A/A copy (spec aa_check) */
         "ALTER TABLE variants ADD COLUMN is_aa INTEGER NOT NULL DEFAULT 0;",
+        /* 8 -> 9: CPU placement (spec cpus): CPU lists, NULL when the children were not pinned */
+        "ALTER TABLE runs ADD COLUMN cpus TEXT;"
+        "ALTER TABLE runs ADD COLUMN runner_cpus TEXT;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -333,6 +333,9 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const cha
         }
         p->spec = spec;
         p->seed = seed;
+        int q = cpus_place(spec, &p->cpus, ret_message);
+        if (q < 0)
+                return q;
         p->n_cells = spec_n_cells(spec);
         p->n_variants = spec->n_variants;
         if (p->n_cells * p->n_variants > PLAN_MAX_JOBS)

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "configs/spec.h"
+#include "runner/cpus.h"
 #include "runner/allocator.h"
 
 /*
@@ -51,8 +52,9 @@ typedef struct Plan {
         PlanJob *jobs;         /* n_cells x n_variants, cell-major */
         PlanStep *steps;       /* grouped by cell, in execution order */
         size_t n_steps;
-        uint64_t seed;    /* shuffles of SPEC_ORDER_RANDOMIZED */
-        char *probe_path; /* liballoclab-probe.so, or NULL when the spec says probe: never */
+        uint64_t seed;     /* shuffles of SPEC_ORDER_RANDOMIZED */
+        char *probe_path;  /* liballoclab-probe.so, or NULL when the spec says probe: never */
+        CpuPlacement cpus; /* spec cpus */
 } Plan;
 
 /*

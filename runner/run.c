@@ -336,6 +336,8 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                 .metrics_fd = metrics,
                 .probe_fd = report,
                 .cancel_fd = cancel_fd,
+                .cpus = p->cpus.pinned ? &p->cpus.child : NULL,
+                .runner_cpus = p->cpus.pinned ? &p->cpus.runner : NULL,
         };
         *s = (Sample){ .step_index = index, .step = step };
         int r = spawn_run(&req, &s->spawn);

@@ -148,9 +148,15 @@ int spawn_run(const SpawnRequest *req, SpawnResult *ret) {
                 return r;
 
         *ret = (SpawnResult){};
+        /* posix_spawn has no affinity attribute: the child inherits the runner's, so the runner
+         * steps onto the child's CPUs for the spawn and off them as soon as it returns. */
+        if (req->cpus && sched_setaffinity(0, sizeof(cpu_set_t), req->cpus) < 0)
+                return negative_errno();
         pid_t pid;
         uint64_t start = now_ns();
         r = posix_spawn(&pid, req->exe, &setup.actions, &setup.attr, req->argv, req->envp);
+        if (req->cpus && req->runner_cpus)
+                (void) sched_setaffinity(0, sizeof(cpu_set_t), req->runner_cpus);
         if (r != 0) {
                 ret->end = SPAWN_EXEC_FAILED;
                 ret->exec_errno = r;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/resource.h>
@@ -20,8 +21,10 @@ typedef struct SpawnRequest {
         int stdout_fd; /* become the child's fds 1, 2 and ENV_METRICS_FD */
         int stderr_fd;
         int metrics_fd;
-        int probe_fd;  /* becomes PROBE_REPORT_FD when >= 0 */
-        int cancel_fd; /* readable means stop now (a signalfd), or -1 */
+        int probe_fd;                 /* becomes PROBE_REPORT_FD when >= 0 */
+        int cancel_fd;                /* readable means stop now (a signalfd), or -1 */
+        const cpu_set_t *cpus;        /* pin the child here, or NULL */
+        const cpu_set_t *runner_cpus; /* and move the runner here meanwhile (with cpus) */
 } SpawnRequest;
 
 typedef enum SpawnEnd {
