@@ -6,6 +6,7 @@
  * is for the reader to judge, so the changes are computed all the same.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,19 +62,50 @@ __attribute__((format(printf, 2, 3))) static int differ(RunPair *p, const char *
         return r;
 }
 
-static int allocator_sha256(sqlite3 *db, int64_t run, const char *variant, char **ret) {
+/* One text column of a variant's row (NULL stays NULL: runs older than the column). */
+static int variant_file(sqlite3 *db, const char *column, int64_t run, const char *variant, char **ret) {
         sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(db,
-                               "SELECT a.sha256 FROM variants v JOIN allocators a ON a.id = v.allocator_id"
-                               " WHERE v.run_id = ?1 AND v.name = ?2",
-                               -1, &st, NULL) != SQLITE_OK)
-                return -EIO;
+        char *sql = sqlite3_mprintf("SELECT %s FROM variants v JOIN allocators a ON a.id = v.allocator_id"
+                                    " WHERE v.run_id = ?1 AND v.name = ?2",
+                                    column);
+        int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+        sqlite3_free(sql);
+        if (rc != SQLITE_OK)
+                return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
         sqlite3_bind_int64(st, 1, run);
         sqlite3_bind_text(st, 2, variant, -1, SQLITE_STATIC);
-        int rc = sqlite3_step(st);
-        *ret = rc == SQLITE_ROW ? strdup((const char *) sqlite3_column_text(st, 0)) : NULL;
+        rc = sqlite3_step(st);
+        const unsigned char *t = rc == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL;
+        *ret = t ? strdup((const char *) t) : NULL;
         sqlite3_finalize(st);
-        return rc == SQLITE_ROW ? (*ret ? 0 : -ENOMEM) : -EIO;
+        if (rc != SQLITE_ROW)
+                return -EIO;
+        return t && !*ret ? -ENOMEM : 0;
+}
+
+static int row_facts(sqlite3_stmt *st, void *userdata) {
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        *(json_t **) userdata = t ? json_loads((const char *) t, 0, NULL) : NULL;
+        return 0;
+}
+
+/* The host facts beyond the hosts table (runner/host.h), fact by fact. */
+static int differ_in_facts(Store *s, RunPair *p) {
+        json_auto_t *fa = NULL, *fb = NULL;
+        int r;
+        if ((r = sql_each_row(store_db(s), "SELECT host_facts FROM runs WHERE id = ?1", p->a->run.id,
+                              row_facts, &fa)) < 0 ||
+            (r = sql_each_row(store_db(s), "SELECT host_facts FROM runs WHERE id = ?1", p->b->run.id,
+                              row_facts, &fb)) < 0)
+                return r;
+        const char *key;
+        json_t *value;
+        json_object_foreach(fa, key, value) {
+                const char *a = json_string_value(value), *b = json_string_value(json_object_get(fb, key));
+                if (a && b && strcmp(a, b) != 0 && (r = differ(p, "host %s: %s -> %s", key, a, b)) < 0)
+                        return r;
+        }
+        return 0;
 }
 
 static ssize_t find(char **names, size_t n, const char *name) {
@@ -111,14 +143,27 @@ static int find_differences(Store *s, RunPair *p) {
         for (size_t v = 0; v < a->n_variants; v++) {
                 if (find(b->variant_names, b->n_variants, a->variant_names[v]) < 0)
                         continue;
-                _cleanup_free_ char *sa = NULL, *sb = NULL;
-                if ((r = allocator_sha256(store_db(s), a->run.id, a->variant_names[v], &sa)) < 0 ||
-                    (r = allocator_sha256(store_db(s), b->run.id, a->variant_names[v], &sb)) < 0)
-                        return r;
-                if (strcmp(sa, sb) != 0 && (r = differ(p, "allocator file of %s (sha256): %s -> %s",
-                                                       a->variant_names[v], sa, sb)) < 0)
-                        return r;
+                static const struct {
+                        const char *column, *what;
+                } files[] = {
+                        { "a.sha256", "allocator file" },
+                        { "v.program_sha256", "program" },
+                };
+                for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                        _cleanup_free_ char *sa = NULL, *sb = NULL;
+                        if ((r = variant_file(store_db(s), files[i].column, a->run.id, a->variant_names[v],
+                                              &sa)) < 0 ||
+                            (r = variant_file(store_db(s), files[i].column, b->run.id, a->variant_names[v],
+                                              &sb)) < 0)
+                                return r;
+                        if (sa && sb && strcmp(sa, sb) != 0 &&
+                            (r = differ(p, "%s of %s (sha256): %s -> %s", files[i].what, a->variant_names[v],
+                                        sa, sb)) < 0)
+                                return r;
+                }
         }
+        if ((r = differ_in_facts(s, p)) < 0)
+                return r;
         if ((r = only_in(p, "variant", a->variant_names, a->n_variants, b->variant_names, b->n_variants,
                          a->run.id)) < 0 ||
             (r = only_in(p, "variant", b->variant_names, b->n_variants, a->variant_names, a->n_variants,

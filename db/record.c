@@ -95,6 +95,15 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
         if (p->cpus.pinned && (!child_cpus || !runner_cpus))
                 return -ENOMEM;
 
+        json_t *facts = json_object();
+        for (int f = 0; facts && f < _HOST_FACT_MAX; f++)
+                json_object_set_new(facts, host_fact_names[f], json_string(h->facts[f]));
+        _cleanup_free_ char *facts_json =
+                facts ? json_dumps(facts, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(facts);
+        if (!facts_json)
+                return -ENOMEM;
+
         int r = sql_exec1(db, &host_id,
                           "INSERT INTO hosts (hostname, kernel, cpu_model, cpus, glibc, thp)"
                           " VALUES (?, ?, ?, ?, ?, ?)" UPSERT_ID,
@@ -112,16 +121,18 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         "INSERT INTO runs (experiment_id, spec_id, host_id, spec_path, status, trigger,"
                         " submitter, pid, pid_start, started_at, samples, warmup, order_mode, seed,"
                         " timeout_ns, verify, metric, on_failure, probe, min_effect, alpha, outliers, cpus,"
-                        " runner_cpus)"
+                        " runner_cpus, host_facts, host_fingerprint)"
                         " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
-                        " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        "iiitttiiiitiittttddttt", experiment_id, spec_id, host_id, s->path, ctx->trigger,
+                        " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                        "?, ?)",
+                        "iiitttiiiitiittttddttttt", experiment_id, spec_id, host_id, s->path, ctx->trigger,
                         ctx->submitter, (int64_t) getpid(), (int64_t) start, (int64_t) s->samples,
                         (int64_t) s->warmup, spec_order_to_string(s->order), (int64_t) p->seed,
                         (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
                         spec_on_failure_to_string(s->on_failure),
                         p->probe_path ? spec_probe_to_string(s->probe) : "never", s->min_effect, s->alpha,
-                        spec_outliers_to_string(s->outliers), child_cpus, runner_cpus);
+                        spec_outliers_to_string(s->outliers), child_cpus, runner_cpus, facts_json,
+                        h->fingerprint);
 
         for (size_t v = 0; v < p->n_variants && r >= 0; v++) {
                 const SpecVariant *sv = &s->variants[v];
@@ -139,14 +150,19 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                 json_decref(env);
                 if (r >= 0 && (!env_json || !cmd_json))
                         r = -ENOMEM;
+                /* The program the variant runs (its first cell's; a matrix does not change it). */
+                char program[SHA256_HEX_SIZE];
+                if (sha256_file_hex(plan_job(p, 0, v)->exe, program) < 0)
+                        strcpy(program, "unknown");
                 if (r >= 0)
                         r = sql_exec1(
                                 db, &rec->variant_ids[v],
                                 "INSERT INTO variants (run_id, position, name, allocator_id, env, command,"
-                                " is_baseline, is_reference, is_aa) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                "iitittiii", rec->run_id, (int64_t) v, sv->name, allocator_id, env_json,
+                                " is_baseline, is_reference, is_aa, program_sha256)"
+                                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                "iitittiiit", rec->run_id, (int64_t) v, sv->name, allocator_id, env_json,
                                 cmd_json, (int64_t) (v == s->baseline), (int64_t) (v == s->reference),
-                                (int64_t) sv->is_aa);
+                                (int64_t) sv->is_aa, program);
         }
         for (size_t c = 0; c < p->n_cells && r >= 0; c++) {
                 _cleanup_free_ char *label = plan_cell_label(p, c);

@@ -153,6 +153,10 @@ static const char *const migrations[] = {
         /* 8 -> 9: CPU placement (spec cpus): CPU lists, NULL when the children were not pinned */
         "ALTER TABLE runs ADD COLUMN cpus TEXT;"
         "ALTER TABLE runs ADD COLUMN runner_cpus TEXT;",
+        /* 9 -> 10: the host fingerprint (runner/host.h) and each variant's program file */
+        "ALTER TABLE runs ADD COLUMN host_facts TEXT;" /* JSON object name -> value */
+        "ALTER TABLE runs ADD COLUMN host_fingerprint TEXT;"
+        "ALTER TABLE variants ADD COLUMN program_sha256 TEXT;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -47,14 +47,123 @@ static char *cpu_model(void) {
         return NULL;
 }
 
-static char *thp_mode(void) {
-        _cleanup_free_ char *line = first_line("/sys/kernel/mm/transparent_hugepage/enabled");
-        if (!line)
+const char *const host_fact_names[_HOST_FACT_MAX] = {
+        [HOST_MACHINE_ID] = "machine_id",
+        [HOST_KERNEL_CMDLINE] = "kernel_cmdline",
+        [HOST_CORES] = "cores",
+        [HOST_NUMA_NODES] = "numa_nodes",
+        [HOST_MEMORY_KIB] = "memory_kib",
+        [HOST_THP_DEFRAG] = "thp_defrag",
+        [HOST_OVERCOMMIT] = "overcommit_memory",
+        [HOST_ASLR] = "aslr",
+        [HOST_GOVERNOR] = "governor",
+        [HOST_BOOST] = "boost",
+};
+
+static char *bracketed(const char *path) {
+        _cleanup_free_ char *line = first_line(path);
+        char *open = line ? strchr(line, '[') : NULL, *close = open ? strchr(open, ']') : NULL;
+        return close ? strndup(open + 1, (size_t) (close - open - 1)) : NULL;
+}
+
+static char *number(unsigned long long n) {
+        char *s = NULL;
+        return asprintf(&s, "%llu", n) < 0 ? NULL : s;
+}
+
+/* Distinct (package, core) pairs of the online CPUs. */
+static char *physical_cores(void) {
+        unsigned long long seen[1024];
+        size_t n = 0;
+        long cpus = sysconf(_SC_NPROCESSORS_CONF);
+        for (long cpu = 0; cpu < cpus && n < 1024; cpu++) {
+                char path[128];
+                snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/topology/core_id", cpu);
+                _cleanup_free_ char *core = first_line(path);
+                snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/topology/physical_package_id",
+                         cpu);
+                _cleanup_free_ char *package = first_line(path);
+                if (!core || !package)
+                        continue;
+                unsigned long long id = strtoull(package, NULL, 10) << 32 | strtoull(core, NULL, 10);
+                bool known = false;
+                for (size_t i = 0; i < n; i++)
+                        known |= seen[i] == id;
+                if (!known)
+                        seen[n++] = id;
+        }
+        return n ? number(n) : NULL;
+}
+
+static char *numa_nodes(void) {
+        unsigned long long n = 0;
+        for (int node = 0; node < 1024; node++) {
+                char path[64];
+                snprintf(path, sizeof(path), "/sys/devices/system/node/node%d", node);
+                if (access(path, F_OK) == 0)
+                        n++;
+        }
+        return n ? number(n) : NULL;
+}
+
+static char *memory_kib(void) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/meminfo", "re");
+        unsigned long long kib;
+        return f && fscanf(f, "MemTotal: %llu kB", &kib) == 1 ? number(kib) : NULL;
+}
+
+/* cpufreq boost ("1" on) or intel_pstate no_turbo ("1" off), as on/off. */
+static char *boost(void) {
+        _cleanup_free_ char *b = first_line("/sys/devices/system/cpu/cpufreq/boost");
+        if (b)
+                return strdup(strcmp(b, "1") == 0 ? "on" : "off");
+        _cleanup_free_ char *no_turbo = first_line("/sys/devices/system/cpu/intel_pstate/no_turbo");
+        return no_turbo ? strdup(strcmp(no_turbo, "1") == 0 ? "off" : "on") : NULL;
+}
+
+static char *read_fact(HostFact f) {
+        switch (f) {
+        case HOST_MACHINE_ID:
+                return first_line("/etc/machine-id");
+        case HOST_KERNEL_CMDLINE:
+                return first_line("/proc/cmdline");
+        case HOST_CORES:
+                return physical_cores();
+        case HOST_NUMA_NODES:
+                return numa_nodes();
+        case HOST_MEMORY_KIB:
+                return memory_kib();
+        case HOST_THP_DEFRAG:
+                return bracketed("/sys/kernel/mm/transparent_hugepage/defrag");
+        case HOST_OVERCOMMIT:
+                return first_line("/proc/sys/vm/overcommit_memory");
+        case HOST_ASLR:
+                return first_line("/proc/sys/kernel/randomize_va_space");
+        case HOST_GOVERNOR:
+                return first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+        case HOST_BOOST:
+                return boost();
+        default:
                 return NULL;
-        char *open = strchr(line, '['), *close = open ? strchr(open, ']') : NULL;
-        if (!close)
-                return NULL;
-        return strndup(open + 1, (size_t) (close - open - 1));
+        }
+}
+
+/* sha256 of "name=value\n" for every field but the hostname, in a fixed order. */
+void host_fingerprint(Host *h) {
+        Sha256 s;
+        sha256_init(&s);
+        char line[4096];
+        int n = snprintf(line, sizeof(line), "kernel=%s\ncpu_model=%s\ncpus=%u\nglibc=%s\nthp=%s\n",
+                         h->kernel, h->cpu_model, h->cpus, h->glibc, h->thp);
+        sha256_update(&s, line, (size_t) n < sizeof(line) ? (size_t) n : sizeof(line) - 1);
+        for (int f = 0; f < _HOST_FACT_MAX; f++) {
+                n = snprintf(line, sizeof(line), "%s=%s\n", host_fact_names[f], h->facts[f]);
+                sha256_update(&s, line, (size_t) n < sizeof(line) ? (size_t) n : sizeof(line) - 1);
+        }
+        uint8_t digest[SHA256_DIGEST_SIZE];
+        sha256_final(&s, digest);
+        for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++)
+                snprintf(h->fingerprint + 2 * i, 3, "%02x", digest[i]);
 }
 
 static int or_unknown(char **field, char *value) {
@@ -71,10 +180,17 @@ int host_read(Host *ret) {
         if (or_unknown(&h.hostname, have_uname ? strdup(u.nodename) : NULL) < 0 ||
             or_unknown(&h.kernel, have_uname ? strdup(u.release) : NULL) < 0 ||
             or_unknown(&h.cpu_model, cpu_model()) < 0 ||
-            or_unknown(&h.glibc, strdup(gnu_get_libc_version())) < 0 || or_unknown(&h.thp, thp_mode()) < 0) {
+            or_unknown(&h.glibc, strdup(gnu_get_libc_version())) < 0 ||
+            or_unknown(&h.thp, bracketed("/sys/kernel/mm/transparent_hugepage/enabled")) < 0) {
                 host_done(&h);
                 return -ENOMEM;
         }
+        for (int f = 0; f < _HOST_FACT_MAX; f++)
+                if (or_unknown(&h.facts[f], read_fact((HostFact) f)) < 0) {
+                        host_done(&h);
+                        return -ENOMEM;
+                }
+        host_fingerprint(&h);
         *ret = h;
         return 0;
 }
@@ -85,5 +201,7 @@ void host_done(Host *h) {
         free(h->cpu_model);
         free(h->glibc);
         free(h->thp);
+        for (int f = 0; f < _HOST_FACT_MAX; f++)
+                free(h->facts[f]);
         *h = (Host){};
 }

@@ -66,6 +66,16 @@ run_alloclab 1 compare 1 3 --format json
 expect_eq "$(python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["comparable"], len(d["differences"]))' <<<"$OUT")" \
     "False 2" "json says not comparable"
 
+# Host facts beyond the hosts table (stored per run with the fingerprint): a THP defrag mode
+# another day (as /sys would have said) is named.
+expect_eq "$(q "SELECT length(host_fingerprint), json_extract(host_facts, '$.aslr') IS NOT NULL FROM runs WHERE id = 2")" \
+    "64|1" "fingerprint and facts stored"
+q "UPDATE runs SET host_facts = json_set(host_facts, '$.thp_defrag', 'changed') WHERE id = 2"
+run_alloclab 1 compare 1 2
+expect_contains "$OUT" "host thp_defrag: $(q "SELECT json_extract(host_facts, '$.thp_defrag') FROM runs WHERE id = 1") -> changed" \
+    "host fact named"
+expect_eq "$(q "SELECT count(DISTINCT program_sha256) FROM variants WHERE run_id = 1")" 1 "program hashed per variant"
+
 # Another spec: a different matrix is named cell by cell.
 sed 's/size: \["1", "2"\]/size: ["1", "3"]/' "$WORK/spec.yaml" >"$WORK/other.yaml"
 run_alloclab 0 run "$WORK/other.yaml" --quiet
