@@ -318,6 +318,31 @@ static void print_tradeoff(FILE *f, const Report *rep, const char *bullet) {
         }
 }
 
+/* The quiet-machine guard: which measured samples started on a machine busier than the spec
+ * allows (they are kept, and counted here). */
+static void print_noisy(FILE *f, const Report *rep, const char *bullet) {
+        int64_t checked = 0, noisy = 0;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
+                checked += rep->entries[i].n_quiet_checked;
+                noisy += rep->entries[i].n_noisy;
+        }
+        if (checked == 0)
+                return;
+        fprintf(f,
+                "\nQuiet-machine guard: %lld of %lld measured samples started on a busier machine than the "
+                "spec's"
+                " quiet: allows (noisy, kept)\n",
+                (long long) noisy, (long long) checked);
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = entry(rep, c, v);
+                        if (e->n_noisy)
+                                fprintf(f, "%s[%s] %s: %lld of %lld noisy\n", bullet, rep->cell_labels[c],
+                                        rep->variant_names[v], (long long) e->n_noisy,
+                                        (long long) e->n_quiet_checked);
+                }
+}
+
 /* Outliers are kept in every statistic; saying where they are lets a reader judge a verdict. */
 static void print_outliers(FILE *f, const Report *rep, const char *bullet) {
         bool any = false;
@@ -407,6 +432,7 @@ static int render_table(FILE *f, const Report *rep) {
         }
         print_verdicts(f, rep, "  ");
         print_tradeoff(f, rep, "  ");
+        print_noisy(f, rep, "  ");
         print_outliers(f, rep, "  ");
         print_failures(f, rep, "  ");
         return ferror(f) ? -EIO : 0;
@@ -431,6 +457,7 @@ static int render_markdown(FILE *f, const Report *rep) {
         }
         print_verdicts(f, rep, "- ");
         print_tradeoff(f, rep, "- ");
+        print_noisy(f, rep, "- ");
         print_outliers(f, rep, "- ");
         print_failures(f, rep, "- ");
         return ferror(f) ? -EIO : 0;
@@ -728,6 +755,8 @@ static int render_json(FILE *f, const Report *rep) {
                         json_object_set_new(o, "below_noise_floor",
                                             isnan(floor) ? json_null()
                                                          : json_boolean(below_noise_floor(rep, c, v)));
+                        json_object_set_new(o, "noisy_samples",
+                                            e->n_quiet_checked ? json_integer(e->n_noisy) : json_null());
                         json_object_set_new(o, "failed_samples", json_integer(e->n_failed));
                         json_object_set_new(o, "first_failure", json_str_or_null(e->first_failure));
                         json_object_set_new(o, "excluded", json_str_or_null(e->excluded_reason));

@@ -496,6 +496,46 @@ static int parse_bool(Loader *l, const YamlNode *n, void *field) {
         return r;
 }
 
+static int parse_limit(Loader *l, const YamlNode *n, const char *what, double max, double *ret) {
+        int r = schema_expect_scalar(l, n, what);
+        if (r < 0)
+                return r;
+        static const Unit none[] = { {} };
+        if (units_parse(n->value, none, 1, ret) < 0 || *ret < 0 || *ret > max)
+                return schema_error(l, n, "%s: expected a number from 0 to %g, got '%s'", what, max,
+                                    n->value);
+        return 0;
+}
+
+static int parse_quiet_psi(Loader *l, const YamlNode *n, void *field) {
+        return parse_limit(l, n, "max_cpu_some_avg10", 100, field);
+}
+
+static int parse_quiet_load(Loader *l, const YamlNode *n, void *field) {
+        return parse_limit(l, n, "max_load1", 100000, field);
+}
+
+static int parse_quiet_wait(Loader *l, const YamlNode *n, void *field) {
+        return schema_parse_quantity(l, n, "max_wait", units_duration_ns, 1e9, "'10s', '500ms'", 0,
+                                     3600ULL * 1000000000, field);
+}
+
+static const Field quiet_fields[] = {
+        { "max_cpu_some_avg10", parse_quiet_psi, offsetof(SpecQuiet, max_cpu_some_avg10), false },
+        { "max_load1", parse_quiet_load, offsetof(SpecQuiet, max_load1), false },
+        { "max_wait", parse_quiet_wait, offsetof(SpecQuiet, max_wait_ns), false },
+};
+
+/* quiet: {max_cpu_some_avg10: 5, max_load1: 1.5, max_wait: 10s} */
+static int parse_quiet(Loader *l, const YamlNode *n, void *field) {
+        SpecQuiet *q = field;
+        *q = (SpecQuiet){ .enabled = true,
+                          .max_cpu_some_avg10 = -1,
+                          .max_load1 = -1,
+                          .max_wait_ns = SPEC_DEFAULT_QUIET_WAIT_NS };
+        return schema_parse_fields(l, n, "quiet", quiet_fields, ELEMENTSOF(quiet_fields), q);
+}
+
 /* cpus: auto, or a list of CPU numbers. */
 static int parse_cpus(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
@@ -561,6 +601,7 @@ static const Field spec_fields[] = {
         { "outliers", parse_outliers, offsetof(Spec, outliers), false },
         { "aa_check", parse_aa_check, offsetof(Spec, aa_check), false },
         { "cpus", parse_cpus, 0, false },
+        { "quiet", parse_quiet, offsetof(Spec, quiet), false },
 };
 
 static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, size_t *ret) {

@@ -80,6 +80,17 @@ typedef enum SpecCpus {
         SPEC_CPUS_LIST, /* the CPUs listed */
 } SpecCpus;
 
+/* The quiet-machine guard: before each sample, wait (at most max_wait_ns) until the machine is
+ * at most this busy; a sample that starts busier is marked noisy. A limit < 0 is not checked. */
+typedef struct SpecQuiet {
+        bool enabled;
+        double max_cpu_some_avg10; /* percent, from /proc/pressure/cpu */
+        double max_load1;          /* from /proc/loadavg */
+        uint64_t max_wait_ns;
+} SpecQuiet;
+
+#define SPEC_DEFAULT_QUIET_WAIT_NS (10ULL * 1000000000)
+
 typedef struct SpecParam {
         char *name;
         char **values; /* strv */
@@ -135,6 +146,7 @@ typedef struct Spec {
         double alpha;                /* significance level of the verdicts' rank tests */
         SpecOutliers outliers;
         bool aa_check; /* the baseline runs twice, the second time as variant "<baseline>-aa" */
+        SpecQuiet quiet;
         SpecCpus cpus;
         uint16_t *cpu_list; /* SPEC_CPUS_LIST: the CPU numbers, n_cpu_list of them */
         size_t n_cpu_list;

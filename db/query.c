@@ -252,6 +252,15 @@ static int row_stats(Report *rep, sqlite3_stmt *st) {
         return 0;
 }
 
+static int row_noisy(Report *rep, sqlite3_stmt *st) {
+        ReportEntry *e = entry_at(rep, st);
+        if (!e)
+                return -EBADMSG;
+        e->n_quiet_checked = sqlite3_column_int64(st, 2);
+        e->n_noisy = (int64_t) sqlite3_column_double(st, 3);
+        return 0;
+}
+
 static int row_tradeoff(Report *rep, sqlite3_stmt *st) {
         ReportEntry *e = entry_at(rep, st);
         if (!e)
@@ -557,6 +566,12 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
                      " JOIN allocators a ON a.id = v.allocator_id WHERE v.run_id = ?1",
                      rep, row_variant)) < 0 ||
             (r = for_each_row(s, run_id, stats_sql, rep, row_stats)) < 0 ||
+            (r = for_each_row(s, run_id,
+                              "SELECT c.position, v.position, count(s.noisy), total(s.noisy) FROM samples s"
+                              " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
+                              " WHERE s.run_id = ?1 AND s.phase = 'sample' AND s.noisy IS NOT NULL"
+                              " GROUP BY s.cell_id, s.variant_id",
+                              rep, row_noisy)) < 0 ||
             (r = for_each_row(
                      s, run_id,
                      "SELECT c.position, v.position, t.median, m.median FROM stats t"

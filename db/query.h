@@ -39,11 +39,12 @@ typedef struct ReportEntry {
         double *values;        /* the measured samples of the primary metric, in round order */
         int64_t *rounds;       /* the round of each value */
         size_t n_values;
-        bool has_median_ci;          /* measured values: the median's interval below */
-        double median_lo, median_hi; /* seeded bootstrap 95% interval of the median */
-        size_t n_outliers;           /* values whose modified z-score exceeds COMPARE_OUTLIER_Z: kept in
-                                      * values and stats, or with Report.exclude_outliers removed from both */
-        bool has_comparison;         /* against the baseline of the cell: both sides measured */
+        bool has_median_ci;               /* measured values: the median's interval below */
+        double median_lo, median_hi;      /* seeded bootstrap 95% interval of the median */
+        int64_t n_quiet_checked, n_noisy; /* measured samples the quiet guard checked / found busy */
+        size_t n_outliers;                /* values whose modified z-score exceeds COMPARE_OUTLIER_Z: kept in
+                                           * values and stats, or with Report.exclude_outliers removed from both */
+        bool has_comparison;              /* against the baseline of the cell: both sides measured */
         Comparison comparison;
         /* The time/memory trade-off: median wall time and median peak RSS (whatever the metric),
          * and whether no other measured variant of the cell is at least as good in both and

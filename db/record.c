@@ -5,6 +5,7 @@
  * prepared once per run. JSON columns are produced with jansson.
  */
 #include <errno.h>
+#include <math.h>
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -191,9 +192,10 @@ static int prepare(Recorder *rec) {
                   "INSERT INTO samples (run_id, cell_id, variant_id, phase, round, step, status, wall_ns,"
                   " user_us, sys_us, maxrss_kib, minflt, majflt, nvcsw, nivcsw, exit_code, signal,"
                   " exec_errno, leftover, output_size, output_hash, verified, mismatch_offset,"
-                  " reference_size, stderr_excerpt, detail, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                  "?, ?,"
-                  " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))" },
+                  " reference_size, stderr_excerpt, detail, noisy, cpu_some_avg10, load1, quiet_wait_ns,"
+                  " recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                  "?,"
+                  " ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))" },
                 { &rec->insert_probe, "INSERT INTO probe_reports (sample_id, effective_path, family, "
                                       "version, allocator_copies, report)"
                                       " VALUES (?, ?, ?, ?, ?, ?)" },
@@ -320,14 +322,16 @@ static int on_sample(void *userdata, const Plan *p, const Sample *s) {
         if (r < 0)
                 return r;
         /* Optional columns are bound as NULL through the format string. */
-        char fmt[32];
+        char fmt[48];
         snprintf(fmt, sizeof(fmt),
                  "iiitiiti"
                  "iiiiiii"
                  "%c%c%c"
-                 "i%cti%c%ctt",
+                 "i%cti%c%ctt"
+                 "%cDD%c",
                  exited ? 'i' : 'n', signaled ? 'i' : 'n', sr->end == SPAWN_EXEC_FAILED ? 'i' : 'n',
-                 has_output ? 'i' : 'n', mismatch ? 'i' : 'n', mismatch ? 'i' : 'n');
+                 has_output ? 'i' : 'n', mismatch ? 'i' : 'n', mismatch ? 'i' : 'n',
+                 s->quiet_checked ? 'i' : 'n', s->quiet_checked ? 'i' : 'n');
         r = sql_step(db, rec->insert_sample, &sample_id, fmt, rec->run_id, rec->cell_ids[s->step->cell],
                      rec->variant_ids[s->step->variant], phase_to_string(s->step->phase),
                      (int64_t) s->step->round, (int64_t) s->step_index, sample_status_to_string(s->status),
@@ -336,7 +340,9 @@ static int on_sample(void *userdata, const Plan *p, const Sample *s) {
                      (int64_t) u->ru_nivcsw, (int64_t) sr->exit_code, (int64_t) sr->signal,
                      (int64_t) sr->exec_errno, (int64_t) sr->leftover, (int64_t) s->output.size,
                      has_output ? s->output.hex : NULL, (int64_t) s->verified, (int64_t) s->mismatch_offset,
-                     (int64_t) s->reference_size, s->stderr_excerpt, s->detail);
+                     (int64_t) s->reference_size, s->stderr_excerpt, s->detail, (int64_t) s->noisy,
+                     s->quiet_checked ? s->cpu_some_avg10 : NAN, s->quiet_checked ? s->load1 : NAN,
+                     (int64_t) s->quiet_wait_ns);
         if (r >= 0 && s->probe)
                 r = insert_probe_report(rec, sample_id, s->probe);
         for (size_t i = 0; i < s->n_metrics && r >= 0; i++)

@@ -4,6 +4,7 @@
  * a format string so that each INSERT or UPDATE stays one readable call.
  */
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,8 +26,8 @@ int sql_commit(sqlite3 *db, int r) {
 }
 
 /* Binds arguments described by a format string: 'i' int64, 't' text (a NULL pointer binds
- * NULL), 'd' double, 'n' an int64 argument that is ignored and binds NULL (for optional
- * numbers). Keeps the many INSERTs below one line each. */
+ * NULL), 'd' double, 'D' double bound as NULL when NaN, 'n' an int64 argument that is ignored
+ * and binds NULL (for optional numbers). Keeps the many INSERTs below one line each. */
 static int bind(sqlite3_stmt *st, const char *fmt, va_list ap) {
         sqlite3_reset(st);
         sqlite3_clear_bindings(st);
@@ -46,6 +47,11 @@ static int bind(sqlite3_stmt *st, const char *fmt, va_list ap) {
                         (void) va_arg(ap, int64_t);
                         rc = sqlite3_bind_null(st, i + 1);
                         break;
+                case 'D': {
+                        double v = va_arg(ap, double);
+                        rc = isnan(v) ? sqlite3_bind_null(st, i + 1) : sqlite3_bind_double(st, i + 1, v);
+                        break;
+                }
                 }
                 if (rc != SQLITE_OK)
                         return -EIO;

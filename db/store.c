@@ -157,6 +157,11 @@ static const char *const migrations[] = {
         "ALTER TABLE runs ADD COLUMN host_facts TEXT;" /* JSON object name -> value */
         "ALTER TABLE runs ADD COLUMN host_fingerprint TEXT;"
         "ALTER TABLE variants ADD COLUMN program_sha256 TEXT;",
+        /* 10 -> 11: the quiet-machine guard's reading before each measured sample (spec quiet) */
+        "ALTER TABLE samples ADD COLUMN noisy INTEGER;" /* NULL: not checked */
+        "ALTER TABLE samples ADD COLUMN cpu_some_avg10 REAL;"
+        "ALTER TABLE samples ADD COLUMN load1 REAL;"
+        "ALTER TABLE samples ADD COLUMN quiet_wait_ns INTEGER;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "runner/preflight.h"
+#include "runner/quiet.h"
 #include "runner/run.h"
 #include "util/cleanup.h"
 
@@ -340,6 +341,13 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                 .runner_cpus = p->cpus.pinned ? &p->cpus.runner : NULL,
         };
         *s = (Sample){ .step_index = index, .step = step };
+        if (p->spec->quiet.enabled && step->phase == PHASE_SAMPLE) {
+                QuietReading seen;
+                s->quiet_checked = true;
+                s->noisy = !quiet_wait(&p->spec->quiet, &seen, &s->quiet_wait_ns);
+                s->cpu_some_avg10 = seen.cpu_some_avg10;
+                s->load1 = seen.load1;
+        }
         int r = spawn_run(&req, &s->spawn);
         if (r < 0)
                 return r;

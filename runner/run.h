@@ -51,6 +51,12 @@ typedef struct Sample {
         char *stderr_excerpt; /* only for failed samples */
         char *detail;         /* why a sample failed, when the status alone does not say */
         ProbeResult *probe;   /* the probe\'s report, for probed runs */
+        /* The quiet-machine guard, for measured samples when the spec has quiet: what it read last
+         * before the spawn, how long it waited, and whether the machine was still too busy. */
+        bool quiet_checked;
+        bool noisy;
+        double cpu_some_avg10, load1;
+        uint64_t quiet_wait_ns;
 } Sample;
 
 /* Names of the built-in metrics, in their order in every per-cell statistics batch. */

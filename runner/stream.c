@@ -51,6 +51,11 @@ void stream_encode_sample(WireWriter *w, const Sample *s) {
         }
         wire_put_str(w, s->stderr_excerpt);
         wire_put_str(w, s->detail);
+        wire_put_u8(w, s->quiet_checked);
+        wire_put_u8(w, s->noisy);
+        wire_put_f64(w, s->cpu_some_avg10);
+        wire_put_f64(w, s->load1);
+        wire_put_u64(w, s->quiet_wait_ns);
         wire_put_u8(w, s->probe != NULL);
         if (s->probe)
                 wire_put_bytes(w, &s->probe->report, sizeof(s->probe->report));
@@ -154,6 +159,11 @@ static int decode_sample(WireReader *r, const Plan *plan, Sample *s) {
         }
         s->stderr_excerpt = wire_get_str(r);
         s->detail = wire_get_str(r);
+        s->quiet_checked = wire_get_u8(r);
+        s->noisy = wire_get_u8(r);
+        s->cpu_some_avg10 = wire_get_f64(r);
+        s->load1 = wire_get_f64(r);
+        s->quiet_wait_ns = wire_get_u64(r);
         if (wire_get_u8(r)) {
                 static ProbeReport raw; /* 22 KiB: not on the stack */
                 wire_get_bytes(r, &raw, sizeof(raw));
