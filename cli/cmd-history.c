@@ -294,7 +294,7 @@ static json_t *history_table(const History *h) {
                 "run_id",        "started_at",    "host",          "n",
                 "median",        "ci_low",        "ci_high",       "change",
                 "ratio",         "ratio_ci_low",  "ratio_ci_high", "p_value",
-                "baseline_runs", "baseline_from",
+                "baseline_runs", "baseline_from", "host_changed",
         };
         json_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t s = 0; s < h->n_series; s++)
@@ -322,6 +322,7 @@ static json_t *history_table(const History *h) {
                                 k ? json_real(p->against.p) : json_null(),
                                 json_integer((json_int_t) p->baseline_runs),
                                 k ? json_integer(p->baseline_from) : json_null(),
+                                json_boolean(p->host_changed),
                         };
                         render_table_add_row(table, values, ELEMENTSOF(values));
                 }
@@ -338,7 +339,10 @@ static json_t *series_display(const History *h, const HistorySeries *s) {
                 snprintf(interval, sizeof(interval), "[%s, %s]",
                          render_value(h->metric, p->lo, lo, sizeof(lo)),
                          render_value(h->metric, p->hi, hi, sizeof(hi)));
-                if (p->change != HISTORY_STEADY)
+                if (p->host_changed)
+                        snprintf(change, sizeof(change),
+                                 "HOST CHANGED (another fingerprint): a new baseline");
+                else if (p->change != HISTORY_STEADY)
                         snprintf(change, sizeof(change), "%s %.2fx [%.2f, %.2f] vs runs %lld-%lld",
                                  p->change == HISTORY_REGRESSION ? "REGRESSION" : "IMPROVEMENT",
                                  p->against.ratio, p->against.lo, p->against.hi,

@@ -13,6 +13,7 @@
 typedef struct RunInfo {
         int64_t id;
         char *started_at, *hostname, *metric;
+        char *fingerprint; /* NULL for runs older than the host fingerprint */
         double min_effect, alpha;
         uint64_t seed;
 } RunInfo;
@@ -62,6 +63,7 @@ static void builder_done(Builder *b) {
                 free(b->runs[i].started_at);
                 free(b->runs[i].hostname);
                 free(b->runs[i].metric);
+                free(b->runs[i].fingerprint);
         }
         free(b->runs);
         for (size_t i = 0; i < b->values_capacity; i++)
@@ -86,7 +88,8 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(
                     store_db(s),
-                    "SELECT r.id, r.started_at, h.hostname, r.metric, r.min_effect, r.alpha, r.seed"
+                    "SELECT r.id, r.started_at, h.hostname, r.metric, r.min_effect, r.alpha, r.seed,"
+                    " r.host_fingerprint"
                     " FROM runs r JOIN experiments x ON x.id = r.experiment_id"
                     " JOIN hosts h ON h.id = r.host_id"
                     " WHERE x.name = ?1 AND r.status IN ('done', 'interrupted')"
@@ -109,7 +112,9 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
                                 .metric = text(st, 3),
                                 .min_effect = sqlite3_column_double(st, 4),
                                 .alpha = sqlite3_column_double(st, 5),
-                                .seed = (uint64_t) sqlite3_column_int64(st, 6) };
+                                .seed = (uint64_t) sqlite3_column_int64(st, 6),
+                                .fingerprint =
+                                        sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL : text(st, 7) };
                 if (!x->started_at || !x->hostname || !x->metric)
                         r = -ENOMEM;
         }
@@ -216,6 +221,14 @@ static int analyse_series(Builder *b, HistorySeries *s) {
                 compare_median_order_interval(sorted, v->n, COMPARE_LEVEL, &p->lo, &p->hi);
                 p->n = v->n;
                 p->median = st.median;
+                /* Another machine, or the same one set up differently: a new baseline starts here. */
+                const RunInfo *previous = i > 0 ? run_info(b, s->points[i - 1].run_id) : NULL;
+                if (previous && previous->fingerprint && run->fingerprint &&
+                    strcmp(previous->fingerprint, run->fingerprint) != 0) {
+                        p->host_changed = true;
+                        since = i;
+                        continue;
+                }
 
                 size_t from = i > since + HISTORY_WINDOW ? i - HISTORY_WINDOW : since, n_pool = 0;
                 for (size_t j = from; j < i; j++)

@@ -36,6 +36,8 @@ typedef struct HistoryPoint {
         Comparison against;    /* this run against the pool, when baseline_runs > 0; the interval
                                 * only for a possible change (compare_screen_to_baseline), else NAN */
         HistoryChange change;
+        bool host_changed; /* the host fingerprint differs from the previous point's: not compared,
+                            * and the runs before it are not pooled for later points */
 } HistoryPoint;
 
 typedef struct HistorySeries {

@@ -46,6 +46,14 @@ run_alloclab 0 history trend --metric wall --cell size=1 --variant glibc --forma
 expect_eq "$(cut -d, -f4 <<<"$OUT" | sort -u | head -1)" "metric" "header"
 expect_eq "$(tail -n +2 <<<"$OUT" | cut -d, -f4 | sort -u)" "wall" "another metric"
 
+# A run on another machine (as its fingerprint says) is a new baseline, never a change point.
+q "UPDATE runs SET host_fingerprint = 'another' WHERE id = 7"
+run_alloclab 0 history trend --cell size=1 --variant glibc
+expect_contains "$OUT" "HOST CHANGED (another fingerprint): a new baseline" "host change marked"
+expect_eq "$(grep -c 'IMPROVEMENT' <<<"$OUT")" 0 "no change point across hosts"
+run_alloclab 0 history trend --cell size=1 --variant glibc --format csv
+expect_eq "$(awk -F, '$5 == 7 {print $12, $19}' <<<"$OUT")" " true" "csv: host_changed, no change"
+
 run_alloclab 2 history trend --cell size
 expect_contains "$ERR" "NAME=VALUE" "bad cell filter"
 run_alloclab 2 history
