@@ -94,12 +94,30 @@ expect_eq "$(field slow test)" "wilcoxon" "paired rounds"
 
 # A calibrated busy loop 10% longer is "slower" with an interval that contains 1.10; the same
 # configuration under another name (an A/A pair) shows no significant difference.
+# Calibration: a child's wall time is its start-up plus the loop, so 10% more iterations make
+# less than 10% more time. Measure both parts here, then give "longer" 10% more of the whole.
+cat >"$WORK/calibrate.yaml" <<YAML
+experiment: calibrate
+command: ["$WORKLOAD", spin, "0"]
+allocators:
+  none: {}
+  loop: {command: ["$WORKLOAD", spin, "100000000"]}
+samples: 7
+YAML
+run_alloclab 0 run "$WORK/calibrate.yaml" --quiet
+run_alloclab 0 show --format json
+longer=$(python3 -c '
+import json, sys
+r = json.load(sys.stdin)["cells"][0]["results"]
+start, loop = r["none"]["median"], r["loop"]["median"]
+per_iteration = (loop - start) / 100000000
+print(round(110000000 + 0.1 * start / per_iteration))' <<<"$OUT")
 cat >"$WORK/spin.yaml" <<YAML
 experiment: spin
 command: ["$WORKLOAD", spin, "100000000"]
 allocators:
   glibc: {}
-  longer: {command: ["$WORKLOAD", spin, "110000000"]}
+  longer: {command: ["$WORKLOAD", spin, "$longer"]}
   same: {}
 samples: 12
 YAML
