@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "configs/spec.h"
@@ -56,6 +57,14 @@ int cli_load_spec(const char *command, const char *path, Spec **ret);
 /* Opens the store at db_path (or the default path); prints the error and returns an exit code
  * on failure. */
 int cli_open_store(const char *command, const char *db_path, StoreMode mode, Store **ret);
+
+/* RUN as given on the command line: a run id, or "latest" (also when absent). Returns EXIT_OK
+ * and *ret, or prints why not and returns EXIT_USAGE or EXIT_ENVIRONMENT. */
+int cli_resolve_run(const char *command, Store *store, const char *argument, int64_t *ret);
+
+/* Prints a query's failure r (-ENOENT: no such run `run_id`; -EIO: the store's message) and
+ * returns EXIT_ENVIRONMENT. */
+int cli_query_failed(const char *command, Store *store, int64_t run_id, int r);
 
 /* Prints usage and returns true when argv holds --help or -h. */
 bool cli_wants_help(int argc, char **argv, const char *usage);

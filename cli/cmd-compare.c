@@ -187,14 +187,8 @@ int cmd_compare(int argc, char **argv) {
         _cleanup_(run_pair_freep) RunPair *pair = NULL;
         int64_t missing = 0;
         int r = query_run_pair(store, (int64_t) a, (int64_t) b, &pair, &missing);
-        if (r == -ENOENT) {
-                cli_error("compare", "no run %lld (see alloclab runs)", (long long) missing);
-                return EXIT_ENVIRONMENT;
-        }
-        if (r < 0) {
-                cli_error("compare", "%s", r == -EIO ? store_error(store) : strerror(-r));
-                return EXIT_ENVIRONMENT;
-        }
+        if (r < 0)
+                return cli_query_failed("compare", store, missing, r);
         if (render_compare(stdout, format, pair) < 0 || fflush(stdout) != 0) {
                 cli_error("compare", "cannot write the comparison");
                 return EXIT_ENVIRONMENT;

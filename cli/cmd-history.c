@@ -125,41 +125,15 @@ int cmd_runs(int argc, char **argv) {
         return EXIT_OK;
 }
 
-/* RUN as given on the command line: a run id, or "latest" (also when absent). */
-static int resolve_run(const char *command, Store *store, const char *argument, int64_t *ret) {
-        unsigned long long v;
-        if (!argument || strcmp(argument, "latest") == 0) {
-                if (query_latest_run(store, ret) < 0) {
-                        cli_error(command, "the database holds no runs yet");
-                        return EXIT_ENVIRONMENT;
-                }
-                return EXIT_OK;
-        }
-        if (cli_parse_uint(argument, INT64_MAX, &v) < 0) {
-                cli_error(command, "RUN must be a run id or 'latest', got '%s'", argument);
-                return EXIT_USAGE;
-        }
-        *ret = (int64_t) v;
-        return EXIT_OK;
-}
-
 /* The store and the run the options name. */
 static int open_run(const char *command, const ReadOptions *o, Store **ret_store, int64_t *ret_run) {
         int e = open_for_reading(command, o->db_path, ret_store);
-        return e != EXIT_OK ? e : resolve_run(command, *ret_store, o->argument, ret_run);
-}
-
-static int read_failed(const char *command, Store *store, int64_t run_id, int r) {
-        if (r == -ENOENT)
-                cli_error(command, "no run %lld (see alloclab runs)", (long long) run_id);
-        else
-                cli_error(command, "%s", r == -EIO ? store_error(store) : strerror(-r));
-        return EXIT_ENVIRONMENT;
+        return e != EXIT_OK ? e : cli_resolve_run(command, *ret_store, o->argument, ret_run);
 }
 
 static int read_report(const char *command, Store *store, int64_t run_id, const char *metric, Report **ret) {
         int r = query_report(store, run_id, metric, ret);
-        return r < 0 ? read_failed(command, store, run_id, r) : EXIT_OK;
+        return r < 0 ? cli_query_failed(command, store, run_id, r) : EXIT_OK;
 }
 
 static int show_allocators(Store *store, int64_t run_id) {
@@ -218,7 +192,7 @@ static int stats_table(Store *store, int64_t run_id, json_t **ret) {
         _cleanup_strv_free_ char **metrics = NULL;
         int r = query_run_metrics(store, run_id, &metrics);
         if (r < 0)
-                return read_failed("export", store, run_id, r);
+                return cli_query_failed("export", store, run_id, r);
         json_auto_t *table = NULL;
         for (char **m = metrics; *m; m++) {
                 _cleanup_(query_report_freep) Report *rep = NULL;
@@ -227,7 +201,7 @@ static int stats_table(Store *store, int64_t run_id, json_t **ret) {
                         return e;
                 json_auto_t *part = render_stats_table(rep);
                 if (!part)
-                        return read_failed("export", store, run_id, -ENOMEM);
+                        return cli_query_failed("export", store, run_id, -ENOMEM);
                 if (!table)
                         table = json_incref(part);
                 else
@@ -241,7 +215,7 @@ static int stats_table(Store *store, int64_t run_id, json_t **ret) {
                 table = render_stats_table(rep);
         }
         *ret = TAKE_PTR(table);
-        return *ret ? EXIT_OK : read_failed("export", store, run_id, -ENOMEM);
+        return *ret ? EXIT_OK : cli_query_failed("export", store, run_id, -ENOMEM);
 }
 
 int cmd_export(int argc, char **argv) {
@@ -268,7 +242,7 @@ int cmd_export(int argc, char **argv) {
         if (strcmp(o.what, "samples") == 0) {
                 int r = export_samples(store, run_id, &table);
                 if (r < 0)
-                        return read_failed("export", store, run_id, r);
+                        return cli_query_failed("export", store, run_id, r);
         } else if ((e = stats_table(store, run_id, &table)) != EXIT_OK)
                 return e;
         if (render_rows(stdout, o.format, table) < 0 || fflush(stdout) != 0) {

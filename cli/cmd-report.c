@@ -489,7 +489,7 @@ int cmd_report(int argc, char **argv) {
                 {},
         };
         const char *db_path = NULL, *output = NULL;
-        unsigned long long other = 0, id = 0;
+        unsigned long long other = 0;
         bool with_history = false;
         optind = 1;
         for (int c; (c = getopt_long(argc, argv, "d:o:c:H", options, NULL)) >= 0;) {
@@ -516,16 +516,8 @@ int cmd_report(int argc, char **argv) {
         if (e != EXIT_OK)
                 return e;
         int64_t run_id;
-        if (optind < argc && strcmp(argv[optind], "latest") != 0) {
-                if (cli_parse_uint(argv[optind], INT64_MAX, &id) < 0) {
-                        cli_error("report", "RUN must be a run id or 'latest', got '%s'", argv[optind]);
-                        return EXIT_USAGE;
-                }
-                run_id = (int64_t) id;
-        } else if (query_latest_run(store, &run_id) < 0) {
-                cli_error("report", "the database holds no runs yet");
-                return EXIT_ENVIRONMENT;
-        }
+        if ((e = cli_resolve_run("report", store, optind < argc ? argv[optind] : NULL, &run_id)) != EXIT_OK)
+                return e;
 
         _cleanup_(query_report_freep) Report *rep = NULL;
         _cleanup_(run_pair_freep) RunPair *pair = NULL;
@@ -549,11 +541,7 @@ int cmd_report(int argc, char **argv) {
         }
         if (r < 0) {
                 query_allocators_free(allocators, n_allocators);
-                if (r == -ENOENT)
-                        cli_error("report", "no run %lld (see alloclab runs)", (long long) missing);
-                else
-                        cli_error("report", "%s", r == -EIO ? store_error(store) : strerror(-r));
-                return EXIT_ENVIRONMENT;
+                return cli_query_failed("report", store, missing, r);
         }
         FILE *f = fopen(output, "we");
         if (!f) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "db/query.h"
 #include "util/cleanup.h"
 
 void cli_error(const char *command, const char *fmt, ...) {
@@ -107,4 +108,29 @@ int cli_stop_signals_fd(void) {
                 return negative_errno();
         int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
         return fd < 0 ? negative_errno() : fd;
+}
+
+int cli_resolve_run(const char *command, Store *store, const char *argument, int64_t *ret) {
+        unsigned long long v;
+        if (!argument || strcmp(argument, "latest") == 0) {
+                if (query_latest_run(store, ret) < 0) {
+                        cli_error(command, "the database holds no runs yet");
+                        return EXIT_ENVIRONMENT;
+                }
+                return EXIT_OK;
+        }
+        if (cli_parse_uint(argument, INT64_MAX, &v) < 0) {
+                cli_error(command, "RUN must be a run id or 'latest', got '%s'", argument);
+                return EXIT_USAGE;
+        }
+        *ret = (int64_t) v;
+        return EXIT_OK;
+}
+
+int cli_query_failed(const char *command, Store *store, int64_t run_id, int r) {
+        if (r == -ENOENT)
+                cli_error(command, "no run %lld (see alloclab runs)", (long long) run_id);
+        else
+                cli_error(command, "%s", r == -EIO ? store_error(store) : strerror(-r));
+        return EXIT_ENVIRONMENT;
 }

@@ -304,10 +304,10 @@ static void print_verdicts(FILE *f, const Report *rep, const char *bullet) {
 
 /* Which variants no other one beats in both median wall time and median peak RSS, per cell. */
 static void print_tradeoff(FILE *f, const Report *rep, const char *bullet) {
-        size_t cells = 0;
-        for (size_t v = 0; v < rep->n_variants; v++)
-                cells += summarize(rep, v).tradeoff_cells;
-        if (cells == 0 || rep->n_variants < 2)
+        bool any = false;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                any |= rep->entries[i].has_tradeoff;
+        if (!any || rep->n_variants < 2)
                 return;
         fprintf(f, "\nTime/memory trade-off (Pareto front of median wall time and median peak RSS):\n");
         for (size_t v = 0; v < rep->n_variants; v++) {
@@ -526,7 +526,7 @@ json_t *render_stats_table(const Report *rep) {
                         const Stats *st = &e->stats;
                         const Comparison *cmp = &e->comparison;
                         bool s = e->has_stats, k = e->has_comparison;
-                        double r = ratio(rep, c, v);
+                        double r = ratio(rep, c, v), floor = noise_floor(rep, c);
                         json_t *values[] = {
                                 json_integer(rep->run.id),
                                 json_string(rep->run.experiment),
@@ -553,9 +553,8 @@ json_t *render_stats_table(const Report *rep) {
                                 json_integer((json_int_t) e->n_outliers),
                                 json_string(outlier_policy(rep)),
                                 e->has_tradeoff ? json_boolean(e->pareto) : json_null(),
-                                isnan(noise_floor(rep, c)) ? json_null() : json_real(noise_floor(rep, c)),
-                                isnan(noise_floor(rep, c)) ? json_null()
-                                                           : json_boolean(below_noise_floor(rep, c, v)),
+                                isnan(floor) ? json_null() : json_real(floor),
+                                isnan(floor) ? json_null() : json_boolean(below_noise_floor(rep, c, v)),
                                 e->has_median_ci ? json_real(e->median_lo) : json_null(),
                                 e->has_median_ci ? json_real(e->median_hi) : json_null(),
                         };

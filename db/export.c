@@ -7,12 +7,6 @@
 #include "db/sql.h"
 #include "util/cleanup.h"
 
-/* Runs sql (?1 = run id) and calls row() for each result row. */
-static int each_row(Store *s, int64_t run_id, const char *sql, void *userdata,
-                    int (*row)(sqlite3_stmt *st, void *userdata)) {
-        return sql_each_row(store_db(s), sql, run_id, row, userdata);
-}
-
 static json_t *column_json(sqlite3_stmt *st, int i) {
         switch (sqlite3_column_type(st, i)) {
         case SQLITE_INTEGER:
@@ -140,17 +134,19 @@ int export_samples(Store *s, int64_t run_id, json_t **ret) {
                 return -EIO;
 
         int r;
-        if ((r = each_row(s, run_id, "SELECT params FROM cells WHERE run_id = ?1 ORDER BY position", &t,
-                          row_param_names)) < 0 ||
-            (r = each_row(s, run_id,
-                          "SELECT DISTINCT m.name FROM sample_metrics m JOIN samples s ON s.id = m.sample_id"
-                          " WHERE s.run_id = ?1 ORDER BY m.name",
-                          &t, row_metric_name)) < 0 ||
-            (r = each_row(s, run_id, SAMPLE_SELECT, &t, row_sample)) < 0 ||
-            (r = each_row(s, run_id,
-                          "SELECT m.sample_id, m.name, m.value FROM sample_metrics m"
-                          " JOIN samples s ON s.id = m.sample_id WHERE s.run_id = ?1",
-                          &t, row_metric_value)) < 0)
+        sqlite3 *db = store_db(s);
+        if ((r = sql_each_row(db, "SELECT params FROM cells WHERE run_id = ?1 ORDER BY position", run_id,
+                              row_param_names, &t)) < 0 ||
+            (r = sql_each_row(
+                     db,
+                     "SELECT DISTINCT m.name FROM sample_metrics m JOIN samples s ON s.id = m.sample_id"
+                     " WHERE s.run_id = ?1 ORDER BY m.name",
+                     run_id, row_metric_name, &t)) < 0 ||
+            (r = sql_each_row(db, SAMPLE_SELECT, run_id, row_sample, &t)) < 0 ||
+            (r = sql_each_row(db,
+                              "SELECT m.sample_id, m.name, m.value FROM sample_metrics m"
+                              " JOIN samples s ON s.id = m.sample_id WHERE s.run_id = ?1",
+                              run_id, row_metric_value, &t)) < 0)
                 return r;
 
         for (size_t i = 0; i < sizeof(sample_columns) / sizeof(sample_columns[0]); i++)
