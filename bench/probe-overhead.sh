@@ -16,8 +16,11 @@
 # The probe runs as it does in timed samples with `probe: always`: counters, no live bytes
 # (those are measured in the untimed smoke run only, see docs/probe.md).
 # The line under each micro result splits its overhead into the start-up cost (the `exit 0`
-# mode: load, resolve, identify, census), of which "any preload" is the part an empty
-# preloaded object (bench/empty-preload.c) costs as well, and the cost per counted call.
+# mode: load, resolve, identify), of which "any preload" is the part an empty preloaded object
+# (bench/empty-preload.c) costs as well, and the cost per counted call.
+# Wall-clock medians on a shared VM move by several percent between identical runs, so the
+# workloads are also counted in instructions (valgrind --tool=callgrind, the
+# whole process from exec to exit): the same figure on every run, whatever the machine does.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -32,7 +35,7 @@ empty=$build/bench/libempty-preload.so
 [[ -f $probe && -x $workload && -f $empty ]] || { echo "build alloclab with tests first ($build)" >&2; exit 1; }
 
 python3 - "$probe" "$workload" "$empty" "$runs" "${allocators[@]}" <<'PY'
-import os, statistics, subprocess, sys, time
+import os, shutil, statistics, subprocess, sys, time
 probe, workload, empty, runs, allocators = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
 libs = {"glibc": None, "jemalloc": "libjemalloc.so.2", "mimalloc": "libmimalloc.so.2",
         "tcmalloc_minimal": "libtcmalloc_minimal.so.4", "tcmalloc": "libtcmalloc.so.4",
@@ -86,4 +89,15 @@ for (w, command), a in ((w, a) for w in workloads.items() for a in allocators):
               f"   per call {per_call * 1e9:4.1f} ns")
 for w, r in worst.items():
     print(f"worst ratio, {w}: {r:.3f} (target <= 1.03)")
+def instructions(command, preload):
+    env = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "LD_PRELOAD": preload}
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True).stderr
+    return int(out.rsplit("refs:", 1)[1].split()[0].replace(",", ""))
+if shutil.which("valgrind"):
+    print("instructions (callgrind), ratio probe+allocator / allocator")
+    for (w, command), a in ((w, a) for w in workloads.items() for a in allocators):
+        lib = find(libs[a]) if libs[a] else ""
+        alone, probed = instructions(command, lib), instructions(command, probe + (":" + lib if lib else ""))
+        print(f"  {w:5s} {a:17s} alone {alone:13,d}   with probe {probed:13,d}   ratio {probed / alone:.3f}")
 PY

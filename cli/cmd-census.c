@@ -114,7 +114,7 @@ int cmd_census(int argc, char **argv) {
                 return EXIT_ENVIRONMENT;
         }
 
-        _cleanup_close_ int report_fd = probe_report_memfd(PROBE_REQUEST_LIVE_BYTES);
+        _cleanup_close_ int report_fd = probe_report_memfd(PROBE_REQUEST_SMOKE);
         _cleanup_close_ int metrics = output_memfd("alloclab-metrics");
         _cleanup_close_ int stop_fd = cli_stop_signals_fd();
         if (report_fd < 0 || metrics < 0 || stop_fd < 0) {

@@ -302,9 +302,12 @@ static int insert_probe_report(Recorder *rec, int64_t sample_id, const ProbeResu
         json_decref(j);
         if (!text)
                 return -ENOMEM;
-        return sql_step(db_of(rec), rec->insert_probe, NULL, "itttit", sample_id,
-                        probe->report.effective_path, probe_family_name(probe->report.effective_family),
-                        probe->report.allocator_version, (int64_t) probe_allocator_copies(probe), text);
+        /* Version and copies are NULL where the probe was not asked for them (timed samples). */
+        return sql_step(db_of(rec), rec->insert_probe, NULL, probe->census_known ? "itttit" : "itttnt",
+                        sample_id, probe->report.effective_path,
+                        probe_family_name(probe->report.effective_family),
+                        probe->options_known ? probe->report.allocator_version : NULL,
+                        (int64_t) probe_allocator_copies(probe), text);
 }
 
 static int on_sample(void *userdata, const Plan *p, const Sample *s) {

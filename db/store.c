@@ -162,6 +162,16 @@ static const char *const migrations[] = {
         "ALTER TABLE samples ADD COLUMN cpu_some_avg10 REAL;"
         "ALTER TABLE samples ADD COLUMN load1 REAL;"
         "ALTER TABLE samples ADD COLUMN quiet_wait_ns INTEGER;",
+        /* 11 -> 12: timed probe reports carry no version or census (PROBE_REQUEST_IDENTITY):
+         * those columns become nullable (SQLite changes a constraint by copying the table) */
+        "CREATE TABLE probe_reports_12 ("
+        "  sample_id INTEGER PRIMARY KEY REFERENCES samples(id) ON DELETE CASCADE,"
+        "  effective_path TEXT NOT NULL, family TEXT NOT NULL, version TEXT,"
+        "  allocator_copies INTEGER,"
+        "  report TEXT NOT NULL);"
+        "INSERT INTO probe_reports_12 SELECT * FROM probe_reports;"
+        "DROP TABLE probe_reports;"
+        "ALTER TABLE probe_reports_12 RENAME TO probe_reports;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

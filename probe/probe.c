@@ -4,11 +4,11 @@
  * LD_PRELOAD. It forwards every call to the next definition (dlsym(RTLD_NEXT)), or in forward
  * mode to a privately loaded library's prefixed family, and reports into the shared memory the
  * runner handed over (probe/report.h):
- *   - which shared object provides the malloc the program reaches, its allocator family,
- *     version and effective options;
- *   - every loaded object that implements an allocator (the census);
- *   - per-thread call counters, bytes requested and, when the runner requests them (smoke runs),
- *     live/peak usable bytes.
+ *   - which shared object provides the malloc the program reaches and its allocator family;
+ *   - when the runner requests them (smoke runs, `alloclab census`): the allocator's version and
+ *     effective options, every loaded object that implements an allocator (the census), and
+ *     live/peak usable bytes;
+ *   - per-thread call counters and bytes requested.
  *
  * Invariants (STYLE item 15):
  *   - never allocates through malloc on its own behalf; calls made while dlsym() resolves are
@@ -85,6 +85,7 @@ typedef struct ThreadState {
         int depth;            /* nesting of malloc-family calls; only depth 0 is counted */
         bool shared;          /* slot is the last one, shared by the threads past PROBE_MAX_SLOTS */
         ProbeSlot *slot;      /* this thread's counters; NULL until its first counted call */
+        ProbeSlot *own_slot;  /* slot when this thread is its only writer, else NULL: one test */
         int64_t pending_live; /* live-byte change not yet added to the report's total */
         int *errno_location;  /* &errno, cached: free preserves errno on every call */
 } ThreadState;
@@ -331,6 +332,7 @@ static void attach_report(void) {
 
 static void child_after_fork(void) {
         this_thread.slot = NULL;
+        this_thread.own_slot = NULL;
         this_thread.shared = false;
         this_thread.pending_live = 0;
 }
@@ -382,6 +384,7 @@ static ProbeSlot *slot(void) {
         uint32_t i = __atomic_fetch_add(&report->n_slots, 1, __ATOMIC_RELAXED);
         this_thread.shared = i >= PROBE_MAX_SLOTS - 1;
         this_thread.slot = &report->slots[this_thread.shared ? PROBE_MAX_SLOTS - 1 : i];
+        this_thread.own_slot = this_thread.shared ? NULL : this_thread.slot;
         return this_thread.slot;
 }
 
@@ -408,7 +411,7 @@ static void flush_live(void) {
 }
 
 /* Records one outermost call: requested bytes and the change in usable bytes it made. */
-static inline void count(ProbeFunction f, size_t requested, int64_t live_delta) {
+static void count_slow(ProbeFunction f, size_t requested, int64_t live_delta) {
         ProbeSlot *s = slot();
         bool shared = this_thread.shared;
         add(&s->calls[f], 1, shared);
@@ -421,6 +424,18 @@ static inline void count(ProbeFunction f, size_t requested, int64_t live_delta) 
                     this_thread.pending_live < -PROBE_FLUSH_BYTES)
                         flush_live();
         }
+}
+
+/* The common case inline: a thread that owns its slot, no live bytes (timed samples). Plain
+ * arithmetic: this thread is the slot's only writer, and the runner reads it after the exit. */
+static inline void count(ProbeFunction f, size_t requested, int64_t live_delta) {
+        ProbeSlot *s = this_thread.own_slot;
+        if (UNLIKELY(!s || live_delta)) {
+                count_slow(f, requested, live_delta);
+                return;
+        }
+        s->calls[f]++;
+        s->bytes_requested += requested;
 }
 
 static inline size_t usable(void *p) {
@@ -473,6 +488,13 @@ EXPORT void *malloc(size_t size) {
         return p;
 }
 
+/* Out of line so that free's common path keeps few registers live. */
+static __attribute__((noinline)) void free_measured(void *p) {
+        int64_t size = measured(PROBE_FREE, p);
+        next.free(p);
+        count(PROBE_FREE, 0, -size);
+}
+
 EXPORT void free(void *p) {
         if (UNLIKELY(!p || in_arena(p) || !ready())) {
                 if (p == NULL && this_thread.depth == 0 && ready())
@@ -483,10 +505,11 @@ EXPORT void free(void *p) {
         int saved = *err;
         if (UNLIKELY(this_thread.depth++ > 0))
                 next.free(p);
+        else if (UNLIKELY(measurable[PROBE_FREE]))
+                free_measured(p);
         else {
-                int64_t size = measured(PROBE_FREE, p);
                 next.free(p);
-                count(PROBE_FREE, 0, -size);
+                count(PROBE_FREE, 0, 0);
         }
         this_thread.depth--;
         *err = saved;
@@ -834,6 +857,9 @@ static void identify(void) {
                 copy_text(report->effective_path, sizeof(report->effective_path), "?");
         report->effective_family =
                 families_of(map, true, report->effective_prefix, sizeof(report->effective_prefix));
+        report->state |= PROBE_STATE_IDENTITY;
+        if (!(report->requests & PROBE_REQUEST_IDENTITY))
+                return;
         report->n_options = 0;
         if (report->effective_family & PROBE_FAMILY_JEMALLOC)
                 identify_jemalloc(map, report->effective_prefix);
@@ -843,7 +869,7 @@ static void identify(void) {
                 identify_tcmalloc(map);
         else if (report->effective_family & PROBE_FAMILY_GLIBC)
                 identify_glibc();
-        report->state |= PROBE_STATE_IDENTITY;
+        report->state |= PROBE_STATE_OPTIONS;
 }
 
 /* Number of objects the census saw, so the exit census runs only when something was loaded
@@ -889,7 +915,8 @@ __attribute__((constructor)) static void probe_init(void) {
                 return;
         this_thread.depth++; /* what identification allocates is the probe's doing, not the program's */
         identify();
-        census();
+        if (report->requests & PROBE_REQUEST_IDENTITY)
+                census();
         this_thread.depth--;
 }
 
@@ -898,7 +925,7 @@ __attribute__((destructor)) static void probe_exit(void) {
                 return;
         this_thread.depth++;
         flush_live();
-        if (census_stale())
+        if ((report->state & PROBE_STATE_CENSUS) && census_stale())
                 census(); /* objects dlopen()ed since start-up */
         this_thread.depth--;
         report->state |= PROBE_STATE_EXITED;

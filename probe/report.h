@@ -54,19 +54,24 @@ typedef enum ProbeFamily {
 /* Report state bits, in the order the probe sets them. */
 enum {
         PROBE_STATE_LOADED = 1 << 0,         /* constructor ran, real functions resolved */
-        PROBE_STATE_IDENTITY = 1 << 1,       /* effective allocator, version and options filled */
+        PROBE_STATE_IDENTITY = 1 << 1,       /* effective allocator (path, family, prefix) filled */
         PROBE_STATE_CENSUS = 1 << 2,         /* census filled (again at exit) */
         PROBE_STATE_EXITED = 1 << 3,         /* destructor ran: a normal exit */
         PROBE_STATE_FORWARD_FAILED = 1 << 4, /* forward mode refused the library; see error */
         PROBE_STATE_LIVE_BYTES = 1 << 5,     /* live and peak bytes were measured */
+        PROBE_STATE_OPTIONS = 1 << 6,        /* allocator version and effective options filled */
 };
 
-/* What the runner asks of the probe, written into the report before the child starts.
+/* What the runner asks of the probe, written into the report before the child starts. Only
+ * the untimed smoke run asks for these: they do not vary from sample to sample, and they cost.
  * Live bytes cost an allocator size query in every malloc and free (a few nanoseconds, more
- * under jemalloc), so only the untimed smoke run asks for them: the live-byte peak of one
- * program and allocator does not vary from sample to sample. */
+ * under jemalloc). The census and the allocator's version and options cost start-up time:
+ * jemalloc's first mallctl builds its statistics tables (~190,000 instructions, ~40 page
+ * faults). Without them a report still names the allocator that served malloc, and counts. */
 enum {
         PROBE_REQUEST_LIVE_BYTES = 1 << 0,
+        PROBE_REQUEST_IDENTITY = 1 << 1, /* version, effective options and census */
+        PROBE_REQUEST_SMOKE = PROBE_REQUEST_LIVE_BYTES | PROBE_REQUEST_IDENTITY,
 };
 
 typedef struct ProbeOption {

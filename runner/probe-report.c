@@ -57,6 +57,8 @@ int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) 
         ret->exited = c->state & PROBE_STATE_EXITED;
         ret->forward_failed = c->state & PROBE_STATE_FORWARD_FAILED;
         ret->live_measured = c->state & PROBE_STATE_LIVE_BYTES;
+        ret->options_known = c->state & PROBE_STATE_OPTIONS;
+        ret->census_known = c->state & PROBE_STATE_CENSUS;
         TERMINATE(c->effective_path);
         TERMINATE(c->effective_prefix);
         TERMINATE(c->allocator_version);

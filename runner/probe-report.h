@@ -17,6 +17,8 @@ typedef struct ProbeResult {
         bool exited;         /* its destructor ran: the child exited normally */
         bool forward_failed; /* forward mode refused its library; see report.error */
         bool live_measured;  /* live_bytes and peak_live_bytes were measured (smoke runs) */
+        bool options_known;  /* allocator version and options were read (smoke runs) */
+        bool census_known;   /* the census was taken (smoke runs) */
         /* The report as the probe wrote it, with every string terminated and every count
          * clamped to its array. Its per-thread slots are summed below. */
         ProbeReport report;

@@ -322,7 +322,7 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
 
         bool probed = plan_step_probed(p, step);
         _cleanup_close_ int report =
-                probed ? probe_report_memfd(step->phase == PHASE_SMOKE ? PROBE_REQUEST_LIVE_BYTES : 0) : -1;
+                probed ? probe_report_memfd(step->phase == PHASE_SMOKE ? PROBE_REQUEST_SMOKE : 0) : -1;
         if (probed && report < 0)
                 return report;
 

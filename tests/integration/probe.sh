@@ -68,6 +68,18 @@ expect_eq "$(q "SELECT s.phase, count(*), count(json_extract(p.report, '$.counte
     "sample|6|0|
 smoke|2|2|1
 warmup|2|0|" "live bytes in smoke runs only"
+# Version, options and census cost start-up time (jemalloc's first mallctl builds its
+# statistics): smoke runs only. Every timed report still names the allocator that served malloc.
+expect_eq "$(q "SELECT s.phase, v.name, p.family, count(p.version), count(p.allocator_copies),
+                       json_type(p.report, '$.census'), json_type(p.report, '$.effective.options')
+                FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN variants v ON v.id = s.variant_id
+                WHERE s.run_id = 2 GROUP BY s.phase, v.name ORDER BY s.phase, v.position")" \
+    "sample|glibc|glibc|0|0|null|null
+sample|mimalloc|mimalloc|0|0|null|null
+smoke|glibc|glibc|1|1|array|object
+smoke|mimalloc|mimalloc|1|1|array|object
+warmup|glibc|glibc|0|0|null|null
+warmup|mimalloc|mimalloc|0|0|null|null" "identity in smoke runs only"
 sed -i 's/probe: always/probe: never/' "$WORK/always.yaml"
 run_alloclab 0 run "$WORK/always.yaml" --quiet
 expect_eq "$(q "SELECT count(*) FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 3")" 0 "probe: never"
