@@ -196,6 +196,11 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         if (rep->child_cpus)
                 fprintf(f, "%scpus: children pinned to %s, alloclab on %s\n", bullet, rep->child_cpus,
                         rep->runner_cpus ? rep->runner_cpus : "?");
+        if (rep->cgroup)
+                fprintf(f, "%sisolation: a cgroup per child under %s\n", bullet, rep->cgroup);
+        else if (rep->cgroup_fallback)
+                fprintf(f, "%sisolation: process groups only, no cgroups: %s\n", bullet,
+                        rep->cgroup_fallback);
         fprintf(f, "%sallocators:", bullet);
         for (size_t v = 0; v < rep->n_variants; v++)
                 fprintf(f, "%s %s=%s %s", v ? "," : "", rep->variant_names[v], rep->allocator_names[v],
@@ -700,6 +705,8 @@ static int render_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "outlier_policy", json_string(outlier_policy(rep)));
         json_object_set_new(root, "cpus", json_str_or_null(rep->child_cpus));
         json_object_set_new(root, "runner_cpus", json_str_or_null(rep->runner_cpus));
+        json_object_set_new(root, "cgroup", json_str_or_null(rep->cgroup));
+        json_object_set_new(root, "cgroup_fallback", json_str_or_null(rep->cgroup_fallback));
         json_object_set_new(root, "aa_variant",
                             rep->aa_variant == SIZE_MAX ? json_null()
                                                         : json_string(rep->variant_names[rep->aa_variant]));

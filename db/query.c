@@ -132,6 +132,8 @@ Report *query_report_free(Report *r) {
         free(r->thp);
         free(r->child_cpus);
         free(r->runner_cpus);
+        free(r->cgroup);
+        free(r->cgroup_fallback);
         for (size_t i = 0; i < r->n_cells; i++)
                 free(r->cell_labels[i]);
         free(r->cell_labels);
@@ -199,6 +201,8 @@ static int row_header(Report *rep, sqlite3_stmt *st) {
         rep->exclude_outliers = strcmp((const char *) sqlite3_column_text(st, 26), "exclude") == 0;
         rep->child_cpus = col_text_or_null(st, 27);
         rep->runner_cpus = col_text_or_null(st, 28);
+        rep->cgroup = col_text_or_null(st, 29);
+        rep->cgroup_fallback = col_text_or_null(st, 30);
         rep->n_cells = (size_t) rep->run.n_cells;
         rep->n_variants = (size_t) rep->run.n_variants;
         return r;
@@ -515,8 +519,8 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
                              "SELECT " SUMMARY_COLUMNS ", runs.spec_path, runs.order_mode, runs.samples,"
                              " runs.warmup, runs.seed, runs.verify, runs.message, hosts.kernel,"
                              " hosts.cpu_model, hosts.glibc, hosts.thp, hosts.cpus, runs.min_effect, "
-                             "runs.alpha, runs.outliers, runs.cpus, runs.runner_cpus" SUMMARY_FROM
-                             " WHERE runs.id = ?1",
+                             "runs.alpha, runs.outliers, runs.cpus, runs.runner_cpus, runs.cgroup,"
+                             " runs.cgroup_fallback" SUMMARY_FROM " WHERE runs.id = ?1",
                              rep, row_header);
         if (r < 0)
                 return r;

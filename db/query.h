@@ -77,6 +77,8 @@ typedef struct Report {
         double min_effect, alpha;       /* the verdicts' rule (docs/analysis.md) */
         bool exclude_outliers;          /* spec outliers: exclude; the entries' figures leave them out */
         char *child_cpus, *runner_cpus; /* spec cpus: where children and alloclab ran, or NULL */
+        char *cgroup,
+                *cgroup_fallback; /* the run's cgroup, or why its children had none (runner/cgroup.h) */
         size_t n_cells, n_variants;
         char **cell_labels;
         char **variant_names;

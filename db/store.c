@@ -172,6 +172,16 @@ static const char *const migrations[] = {
         "INSERT INTO probe_reports_12 SELECT * FROM probe_reports;"
         "DROP TABLE probe_reports;"
         "ALTER TABLE probe_reports_12 RENAME TO probe_reports;",
+        /* 12 -> 13: a cgroup per child (runner/cgroup.h): where, or why not; per sample what is
+         * left of the tree at the reap, and the tree's CPU time and peak memory with their source
+         * ('cgroup', or 'rusage': the child and the descendants it waited for) */
+        "ALTER TABLE runs ADD COLUMN cgroup TEXT;"
+        "ALTER TABLE runs ADD COLUMN cgroup_fallback TEXT;"
+        "ALTER TABLE samples ADD COLUMN leftover_processes INTEGER;" /* NULL: not in a cgroup */
+        "ALTER TABLE samples ADD COLUMN cpu_us INTEGER;"
+        "ALTER TABLE samples ADD COLUMN cpu_source TEXT;"
+        "ALTER TABLE samples ADD COLUMN peak_kib INTEGER;"
+        "ALTER TABLE samples ADD COLUMN memory_source TEXT;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

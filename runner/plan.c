@@ -88,6 +88,7 @@ Plan *plan_free(Plan *p) {
         free(p->jobs);
         free(p->steps);
         free(p->probe_path);
+        cgroup_run_close(&p->cgroup);
         free(p);
         return NULL;
 }
@@ -379,6 +380,8 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const cha
         if (r == -E2BIG)
                 return fail(ret_message, r, "the plan has more than %d child runs", PLAN_MAX_STEPS);
         if (r < 0)
+                return r;
+        if ((r = cgroup_run_open(&p->cgroup)) < 0)
                 return r;
         *ret = TAKE_PTR(p);
         return 0;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "configs/spec.h"
+#include "runner/cgroup.h"
 #include "runner/cpus.h"
 #include "runner/allocator.h"
 
@@ -55,6 +56,7 @@ typedef struct Plan {
         uint64_t seed;     /* shuffles of SPEC_ORDER_RANDOMIZED */
         char *probe_path;  /* liballoclab-probe.so, or NULL when the spec says probe: never */
         CpuPlacement cpus; /* spec cpus */
+        CgroupRun cgroup;  /* where children are created; removed by plan_free() */
 } Plan;
 
 /*

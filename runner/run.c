@@ -326,6 +326,7 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
         if (probed && report < 0)
                 return report;
 
+        char cgroup_name[32];
         SpawnRequest req = {
                 .exe = job->exe,
                 .argv = job->argv,
@@ -339,6 +340,7 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                 .cancel_fd = cancel_fd,
                 .cpus = p->cpus.pinned ? &p->cpus.child : NULL,
                 .runner_cpus = p->cpus.pinned ? &p->cpus.runner : NULL,
+                .cgroup_fd = cgroup_child_new(&p->cgroup, index, cgroup_name),
         };
         *s = (Sample){ .step_index = index, .step = step };
         if (p->spec->quiet.enabled && step->phase == PHASE_SAMPLE) {
@@ -349,6 +351,7 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                 s->load1 = seen.load1;
         }
         int r = spawn_run(&req, &s->spawn);
+        cgroup_child_remove(&p->cgroup, req.cgroup_fd, cgroup_name);
         if (r < 0)
                 return r;
         if (s->spawn.end == SPAWN_CANCELED)

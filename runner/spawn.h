@@ -7,9 +7,10 @@
 #include <sys/resource.h>
 
 /*
- * Spawns one child and measures it: the clock runs from just before the spawn to just after
- * the reap. While the child runs the caller sleeps in one ppoll() on the child's pidfd (and an
- * optional cancel fd); nothing else happens in this process.
+ * Spawns one child and measures it: the child is created (inside its own cgroup when given
+ * one), prepares itself and waits; the clock runs from the moment it is told to exec to just
+ * after the reap. While the child runs the caller sleeps in one ppoll() on the child's pidfd
+ * (and an optional cancel fd); nothing else happens in this process.
  */
 
 typedef struct SpawnRequest {
@@ -24,7 +25,8 @@ typedef struct SpawnRequest {
         int probe_fd;                 /* becomes PROBE_REPORT_FD when >= 0 */
         int cancel_fd;                /* readable means stop now (a signalfd), or -1 */
         const cpu_set_t *cpus;        /* pin the child here, or NULL */
-        const cpu_set_t *runner_cpus; /* and move the runner here meanwhile (with cpus) */
+        const cpu_set_t *runner_cpus; /* and keep the runner here (with cpus) */
+        int cgroup_fd;                /* create the child inside this cgroup (runner/cgroup.h), or -1 */
 } SpawnRequest;
 
 typedef enum SpawnEnd {
@@ -40,9 +42,16 @@ typedef struct SpawnResult {
         int exit_code;
         int signal;
         int exec_errno;
-        bool leftover; /* other processes of the child's group were alive at the reap */
+        bool leftover; /* other processes of the child's cgroup (or group) were alive at the reap */
         uint64_t wall_ns;
-        struct rusage usage; /* of the child alone, from wait4() */
+        struct rusage usage; /* of the child and the descendants it waited for, from wait4() */
+        /* The whole tree: from the child's cgroup when it had one (in_cgroup), else from usage
+         * (user + system time, and the largest single process's RSS). */
+        bool in_cgroup;
+        bool peak_from_cgroup;       /* tree_peak_kib is memory.peak, not ru_maxrss */
+        uint32_t leftover_processes; /* with in_cgroup: how many were alive at the reap */
+        uint64_t tree_cpu_us;
+        uint64_t tree_peak_kib;
 } SpawnResult;
 
 /* Runs the child to completion (or timeout/cancel). Returns 0 with *ret filled, or -errno

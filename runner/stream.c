@@ -31,6 +31,11 @@ void stream_encode_sample(WireWriter *w, const Sample *s) {
         wire_put_i64(w, sr->signal);
         wire_put_i64(w, sr->exec_errno);
         wire_put_u8(w, sr->leftover);
+        wire_put_u8(w, sr->in_cgroup);
+        wire_put_u8(w, sr->peak_from_cgroup);
+        wire_put_u32(w, sr->leftover_processes);
+        wire_put_u64(w, sr->tree_cpu_us);
+        wire_put_u64(w, sr->tree_peak_kib);
         wire_put_u64(w, sr->wall_ns);
         put_timeval(w, &sr->usage.ru_utime);
         put_timeval(w, &sr->usage.ru_stime);
@@ -127,6 +132,11 @@ static int decode_sample(WireReader *r, const Plan *plan, Sample *s) {
         sr->signal = (int) wire_get_i64(r);
         sr->exec_errno = (int) wire_get_i64(r);
         sr->leftover = wire_get_u8(r) != 0;
+        sr->in_cgroup = wire_get_u8(r) != 0;
+        sr->peak_from_cgroup = wire_get_u8(r) != 0;
+        sr->leftover_processes = wire_get_u32(r);
+        sr->tree_cpu_us = wire_get_u64(r);
+        sr->tree_peak_kib = wire_get_u64(r);
         sr->wall_ns = wire_get_u64(r);
         get_timeval(r, &sr->usage.ru_utime);
         get_timeval(r, &sr->usage.ru_stime);

@@ -103,6 +103,10 @@ static void test_sample_round_trip(void **state) {
                            .exit_code = 0,
                            .wall_ns = 123456789,
                            .leftover = true,
+                           .in_cgroup = true,
+                           .leftover_processes = 2,
+                           .tree_cpu_us = 4321,
+                           .tree_peak_kib = 777,
                            .usage = { .ru_utime = { 1, 500 }, .ru_maxrss = 2048, .ru_nivcsw = 3 } },
                 .verified = true,
                 .output = { .size = 99, .hex = "00112233445566778899aabbccddeeff" },
@@ -122,6 +126,11 @@ static void test_sample_round_trip(void **state) {
         assert_int_equal(c.sample.status, SAMPLE_MISMATCH);
         assert_int_equal(c.sample.spawn.wall_ns, 123456789);
         assert_true(c.sample.spawn.leftover);
+        assert_true(c.sample.spawn.in_cgroup);
+        assert_false(c.sample.spawn.peak_from_cgroup);
+        assert_int_equal(c.sample.spawn.leftover_processes, 2);
+        assert_int_equal(c.sample.spawn.tree_cpu_us, 4321);
+        assert_int_equal(c.sample.spawn.tree_peak_kib, 777);
         assert_int_equal(c.sample.spawn.usage.ru_utime.tv_sec, 1);
         assert_int_equal(c.sample.spawn.usage.ru_utime.tv_usec, 500);
         assert_int_equal(c.sample.spawn.usage.ru_maxrss, 2048);

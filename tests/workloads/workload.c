@@ -9,6 +9,11 @@
  *   crash            dereference NULL (SIGSEGV)
  *   exit CODE        exit with CODE
  *   hang PIDFILE     fork a grandchild that writes its pid to PIDFILE, then both sleep forever
+ *   daemon PIDFILE MS
+ *                    double-fork a setsid() daemon that writes its pid to PIDFILE, then burns MS
+ *                    milliseconds of its own CPU time and exits (MS = 0: sleeps forever); this
+ *                    process waits until the daemon is done (or has written its pid, with 0),
+ *                    without ever wait()ing for it, and exits 0
  *   sleep MS         sleep MS milliseconds, print "slept"
  *   touch MB MS      allocate MB MiB and write every page, then sleep MS milliseconds, print "touched"
  *   spin N           N iterations of a dependent integer loop (a calibrated amount of CPU work),
@@ -89,6 +94,41 @@ static void vallocs(int n) {
                 free(valloc(100));
 }
 
+/* See "daemon" above. The daemon tells this process through a pipe when it is done. */
+static int daemonize(const char *pidfile, long cpu_ms) {
+        int done[2];
+        if (pipe(done) < 0)
+                return 2;
+        pid_t middle = fork();
+        if (middle < 0)
+                return 2;
+        if (middle == 0) {
+                setsid();
+                if (fork() != 0)
+                        _exit(0); /* the daemon is nobody's child to wait for */
+                FILE *f = fopen(pidfile, "w");
+                if (f) {
+                        fprintf(f, "%d\n", (int) getpid());
+                        fclose(f);
+                }
+                if (cpu_ms == 0) {
+                        (void) !write(done[1], "d", 1);
+                        for (;;)
+                                pause();
+                }
+                struct timespec t;
+                do
+                        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+                while (t.tv_sec * 1000 + t.tv_nsec / 1000000 < cpu_ms);
+                (void) !write(done[1], "d", 1);
+                _exit(0);
+        }
+        close(done[1]);
+        waitpid(middle, NULL, 0);
+        char c;
+        return read(done[0], &c, 1) == 1 ? 0 : 3;
+}
+
 int main(int argc, char **argv) {
         const char *mode = argc > 1 ? argv[1] : "";
         if (strcmp(mode, "which") == 0)
@@ -119,6 +159,8 @@ int main(int argc, char **argv) {
                 for (;;)
                         pause();
         }
+        if (strcmp(mode, "daemon") == 0 && argc > 3)
+                return daemonize(argv[2], atol(argv[3]));
         if (strcmp(mode, "sleep") == 0 && argc > 2) {
                 long ms = atol(argv[2]);
                 struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cgroup v2 bookkeeping for runner/spawn.c. Everything here runs before a child starts or after
+ * it was reaped, never while it runs. Only two kernel interfaces beyond mkdir/rmdir are needed:
+ * cgroup.kill (5.14) to end a whole tree at once, and cgroup.events to see it empty.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "runner/cgroup.h"
+#include "util/cleanup.h"
+#include "util/io.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+#define RUN_PREFIX    "alloclab-"
+/* How long a killed tree may take to leave its cgroup before the directory is left behind. */
+#define EMPTY_WAIT_MS 5000
+
+static int write_at(int dir, const char *file, const char *text) {
+        _cleanup_close_ int fd = openat(dir, file, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        size_t n = strlen(text);
+        return write(fd, text, n) == (ssize_t) n ? 0 : negative_errno();
+}
+
+/* Reads a small file below dir into buf (NUL-terminated). Returns its length or -errno. */
+static ssize_t read_at(int dir, const char *file, char *buf, size_t size) {
+        _cleanup_close_ int fd = openat(dir, file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        ssize_t n = read_full(fd, buf, size - 1);
+        if (n < 0)
+                return n;
+        buf[n] = 0;
+        return n;
+}
+
+/* The value of `key` in a flat-keyed file ("key value" lines, as in cpu.stat). */
+static int keyed_value(const char *text, const char *key, uint64_t *ret) {
+        size_t len = strlen(key);
+        for (const char *line = text; line && *line;
+             line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+                if (strncmp(line, key, len) == 0 && line[len] == ' ') {
+                        *ret = strtoull(line + len + 1, NULL, 10);
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+/* Records why the run goes without cgroups; returns 0 (that is not an error) or -ENOMEM. */
+static __attribute__((format(printf, 2, 3))) int no_cgroup(CgroupRun *ret, const char *format, ...) {
+        va_list ap;
+        va_start(ap, format);
+        int n = vasprintf(&ret->why_not, format, ap);
+        va_end(ap);
+        return n < 0 ? -ENOMEM : 0;
+}
+
+/* The mount point of the cgroup2 hierarchy and this process's cgroup in it, joined. */
+static int own_cgroup(char **ret) {
+        _cleanup_fclose_ FILE *mounts = fopen("/proc/self/mountinfo", "re");
+        _cleanup_fclose_ FILE *self = fopen("/proc/self/cgroup", "re");
+        if (!mounts || !self)
+                return -ENOENT;
+        char line[4096], mount[2048] = "", path[2048] = "";
+        while (!mount[0] && fgets(line, sizeof(line), mounts)) {
+                const char *sep = strstr(line, " - cgroup2 ");
+                char point[2048];
+                if (sep && sscanf(line, "%*s %*s %*s %*s %2047s", point) == 1)
+                        snprintf(mount, sizeof(mount), "%s", point);
+        }
+        while (!path[0] && fgets(line, sizeof(line), self))
+                if (strncmp(line, "0::", 3) == 0)
+                        snprintf(path, sizeof(path), "%.*s", (int) strcspn(line + 3, "\n"), line + 3);
+        if (!mount[0] || !path[0])
+                return -ENOENT;
+        return asprintf(ret, "%s%s", mount, strcmp(path, "/") == 0 ? "" : path) < 0 ? -ENOMEM : 0;
+}
+
+/* Run cgroups of alloclab processes that are gone (killed with SIGKILL, say): kill what they
+ * left running and remove them. Best effort; a tree still dying is left for the next run. */
+static void remove_stale(int base) {
+        int fd = fcntl(base, F_DUPFD_CLOEXEC, 0);
+        _cleanup_(closedirp) DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d) {
+                safe_close(fd);
+                return;
+        }
+        for (struct dirent *e; (e = readdir(d));) {
+                char *end;
+                if (strncmp(e->d_name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0)
+                        continue;
+                long pid = strtol(e->d_name + strlen(RUN_PREFIX), &end, 10);
+                if (*end || pid <= 0 || kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+                        continue;
+                _cleanup_close_ int run = openat(base, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                int cfd = run >= 0 ? fcntl(run, F_DUPFD_CLOEXEC, 0) : -1;
+                _cleanup_(closedirp) DIR *children = cfd >= 0 ? fdopendir(cfd) : NULL;
+                if (!children) {
+                        safe_close(cfd);
+                        continue;
+                }
+                (void) write_at(run, "cgroup.kill", "1");
+                for (struct dirent *c; (c = readdir(children));)
+                        if (c->d_type == DT_DIR && c->d_name[0] != '.')
+                                (void) unlinkat(run, c->d_name, AT_REMOVEDIR);
+                (void) unlinkat(base, e->d_name, AT_REMOVEDIR);
+        }
+}
+
+int cgroup_run_open(CgroupRun *ret) {
+        *ret = (CgroupRun){ .fd = -1 };
+        const char *root = getenv(CGROUP_ROOT_ENV);
+        if (root && strcmp(root, "off") == 0)
+                return no_cgroup(ret, "turned off (%s=off)", CGROUP_ROOT_ENV);
+        _cleanup_free_ char *base = NULL;
+        if (root && *root) {
+                if (!(base = strdup(root)))
+                        return -ENOMEM;
+        } else if (own_cgroup(&base) < 0)
+                return no_cgroup(ret, "no cgroup v2 hierarchy");
+        _cleanup_close_ int base_fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct statfs fs;
+        if (base_fd < 0 || fstatfs(base_fd, &fs) < 0)
+                return no_cgroup(ret, "cannot open %s: %s", base, strerror(errno));
+        if (fs.f_type != CGROUP2_SUPER_MAGIC)
+                return no_cgroup(ret, "%s is not a cgroup v2 directory", base);
+        remove_stale(base_fd);
+
+        char name[64];
+        snprintf(name, sizeof(name), RUN_PREFIX "%d", (int) getpid());
+        if (mkdirat(base_fd, name, 0755) < 0 && errno != EEXIST)
+                return no_cgroup(ret, "cannot create a cgroup in %s: %s", base, strerror(errno));
+        int fd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || faccessat(fd, "cgroup.kill", W_OK, 0) < 0) {
+                int err = errno;
+                safe_close(fd);
+                (void) unlinkat(base_fd, name, AT_REMOVEDIR);
+                return err == ENOENT ? no_cgroup(ret, "%s has no cgroup.kill (Linux 5.14 or later)", base)
+                                     : no_cgroup(ret, "cannot use a cgroup in %s: %s", base, strerror(err));
+        }
+        ret->fd = fd;
+        if (asprintf(&ret->path, "%s/%s", base, name) < 0)
+                return -ENOMEM;
+        /* Children see memory.peak only when the run's cgroup hands them the controller. */
+        ret->memory = write_at(fd, "cgroup.subtree_control", "+memory") == 0;
+        return 0;
+}
+
+void cgroup_run_close(CgroupRun *c) {
+        if (c->path) { /* fd is valid only with path: a zeroed CgroupRun holds nothing */
+                (void) rmdir(c->path);
+                safe_close(c->fd);
+        }
+        free(c->path);
+        free(c->why_not);
+        *c = (CgroupRun){ .fd = -1 };
+}
+
+int cgroup_child_new(const CgroupRun *run, size_t step, char ret_name[static 32]) {
+        if (!run->path)
+                return -EOPNOTSUPP;
+        snprintf(ret_name, 32, "step-%zu", step);
+        if (mkdirat(run->fd, ret_name, 0755) < 0)
+                return negative_errno();
+        int fd = openat(run->fd, ret_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+                int r = negative_errno();
+                (void) unlinkat(run->fd, ret_name, AT_REMOVEDIR);
+                return r;
+        }
+        return fd;
+}
+
+int cgroup_child_usage(int fd, CgroupUsage *ret) {
+        *ret = (CgroupUsage){};
+        char buf[4096];
+        ssize_t n = read_at(fd, "cpu.stat", buf, sizeof(buf));
+        if (n < 0)
+                return (int) n;
+        int r = keyed_value(buf, "usage_usec", &ret->cpu_us);
+        if (r < 0)
+                return r;
+        if (read_at(fd, "memory.peak", buf, sizeof(buf)) > 0) {
+                ret->have_peak = true;
+                ret->peak_bytes = strtoull(buf, NULL, 10);
+        }
+        return 0;
+}
+
+int cgroup_child_processes(int fd) {
+        char buf[16384]; /* a truncated list still counts past any sensible tree */
+        ssize_t n = read_at(fd, "cgroup.procs", buf, sizeof(buf));
+        if (n < 0)
+                return (int) n;
+        int count = 0;
+        for (const char *p = buf; *p; p++)
+                count += *p == '\n';
+        return count;
+}
+
+int cgroup_child_kill(int fd) {
+        return write_at(fd, "cgroup.kill", "1");
+}
+
+/* Whether cgroup.events says nothing runs in the cgroup any more. */
+static bool unpopulated(int fd) {
+        char buf[256];
+        uint64_t populated = 1;
+        return read_at(fd, "cgroup.events", buf, sizeof(buf)) > 0 &&
+               keyed_value(buf, "populated", &populated) == 0 && populated == 0;
+}
+
+void cgroup_child_remove(const CgroupRun *run, int fd, const char *name) {
+        if (fd < 0)
+                return;
+        if (!unpopulated(fd))
+                (void) cgroup_child_kill(fd);
+        /* Killed processes leave quickly, and cgroup.events signals POLLPRI when they are gone
+         * (until it is read again). The kernel may also refuse the rmdir (EBUSY) for a moment
+         * after the last one left, while exited tasks finish: retried every 10 ms. */
+        _cleanup_close_ int events = openat(fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+        safe_close(fd);
+        for (int tries = 0;
+             unlinkat(run->fd, name, AT_REMOVEDIR) < 0 && errno == EBUSY && tries < EMPTY_WAIT_MS / 10;
+             tries++) {
+                char buf[256];
+                ssize_t n = events >= 0 ? pread(events, buf, sizeof(buf) - 1, 0) : -1;
+                buf[n > 0 ? n : 0] = 0;
+                struct pollfd p = { .fd = events, .events = POLLPRI };
+                (void) poll(&p, n > 0 && !strstr(buf, "populated 0") ? 1 : 0, 10);
+        }
+}
