@@ -132,10 +132,16 @@ static int child_stats(void *u, const Plan *p, uint32_t cell, const StatsRow *ro
         return send_message(c->fd, &w);
 }
 
-/* Takes the submitter's identity (uid, gid, supplementary groups) when running as root. */
-static int drop_privileges(const Job *j) {
+/* Takes the submitter's identity (uid, gid, supplementary groups) when running as root, after
+ * handing it the run's cgroup: the runner moves into a leaf of it, and the submitter may then
+ * create and fill the children's cgroups (runner/cgroup.h). */
+static int drop_privileges(const Job *j, const Plan *plan) {
         if (geteuid() != 0 || j->uid == 0)
                 return 0;
+        if (cgroup_run_delegate(&plan->cgroup, j->uid, j->gid) < 0)
+                daemon_log(LOG_WARNING, 0,
+                           "job %lld: cannot hand the run's cgroup %s to uid %u: its children go without",
+                           (long long) j->id, plan->cgroup.path, (unsigned) j->uid);
         struct passwd *pw = getpwuid(j->uid);
         if (pw ? initgroups(pw->pw_name, j->gid) < 0 : setgroups(0, NULL) < 0)
                 return negative_errno();
@@ -147,7 +153,7 @@ static int drop_privileges(const Job *j) {
 static _Noreturn void runner_main(Worker *w, int fd) {
         /* The runner must not outlive the daemon: a lost daemon means a lost recorder. */
         prctl(PR_SET_PDEATHSIG, SIGTERM);
-        int r = drop_privileges(&w->job);
+        int r = drop_privileges(&w->job, w->plan);
         if (r >= 0 && chdir(w->job.cwd) < 0)
                 r = negative_errno();
         sigset_t stop;

@@ -26,6 +26,9 @@
 #endif
 
 #define RUN_PREFIX    "alloclab-"
+/* The leaf a delegated runner moves into: a cgroup that hands controllers to its children may
+ * not hold processes itself. */
+#define CGROUP_RUNNER "runner"
 /* How long a killed tree may take to leave its cgroup before the directory is left behind. */
 #define EMPTY_WAIT_MS 5000
 
@@ -161,14 +164,54 @@ int cgroup_run_open(CgroupRun *ret) {
         return 0;
 }
 
+/* Removes the cgroup `name` below `parent` once its processes are gone. Killed processes leave
+ * quickly, and cgroup.events signals POLLPRI on each change (until it is read again); the kernel
+ * may also refuse the rmdir (EBUSY) for a moment after the last one left, while exited tasks
+ * finish: retried every 10 ms, for EMPTY_WAIT_MS at most. */
+static void remove_when_empty(int parent, const char *name) {
+        char events_path[64];
+        snprintf(events_path, sizeof(events_path), "%s/cgroup.events", name);
+        _cleanup_close_ int events = openat(parent, events_path, O_RDONLY | O_CLOEXEC);
+        for (int tries = 0;
+             unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno == EBUSY && tries < EMPTY_WAIT_MS / 10;
+             tries++) {
+                char buf[256];
+                ssize_t n = events >= 0 ? pread(events, buf, sizeof(buf) - 1, 0) : -1;
+                buf[n > 0 ? n : 0] = 0;
+                struct pollfd p = { .fd = events, .events = POLLPRI };
+                (void) poll(&p, n > 0 && !strstr(buf, "populated 0") ? 1 : 0, 10);
+        }
+}
+
 void cgroup_run_close(CgroupRun *c) {
         if (c->path) { /* fd is valid only with path: a zeroed CgroupRun holds nothing */
+                remove_when_empty(c->fd, CGROUP_RUNNER);
                 (void) rmdir(c->path);
                 safe_close(c->fd);
         }
         free(c->path);
         free(c->why_not);
         *c = (CgroupRun){ .fd = -1 };
+}
+
+int cgroup_run_delegate(const CgroupRun *run, uid_t uid, gid_t gid) {
+        if (!run->path)
+                return 0;
+        if (mkdirat(run->fd, CGROUP_RUNNER, 0755) < 0 && errno != EEXIST)
+                return negative_errno();
+        char self[32];
+        snprintf(self, sizeof(self), "%d", (int) getpid());
+        int r = write_at(run->fd, CGROUP_RUNNER "/cgroup.procs", self);
+        if (r < 0)
+                return r;
+        /* What cgroup v2 delegation hands over (Documentation/admin-guide/cgroup-v2.rst): the
+         * directory and the files that move processes and enable controllers below it. */
+        static const char *const delegated[] = { ".", "cgroup.procs", "cgroup.threads",
+                                                 "cgroup.subtree_control" };
+        for (size_t i = 0; i < ELEMENTSOF(delegated); i++)
+                if (fchownat(run->fd, delegated[i], uid, gid, 0) < 0)
+                        return negative_errno();
+        return 0;
 }
 
 int cgroup_child_new(const CgroupRun *run, size_t step, char ret_name[static 32]) {
@@ -217,31 +260,10 @@ int cgroup_child_kill(int fd) {
         return write_at(fd, "cgroup.kill", "1");
 }
 
-/* Whether cgroup.events says nothing runs in the cgroup any more. */
-static bool unpopulated(int fd) {
-        char buf[256];
-        uint64_t populated = 1;
-        return read_at(fd, "cgroup.events", buf, sizeof(buf)) > 0 &&
-               keyed_value(buf, "populated", &populated) == 0 && populated == 0;
-}
-
 void cgroup_child_remove(const CgroupRun *run, int fd, const char *name) {
         if (fd < 0)
                 return;
-        if (!unpopulated(fd))
-                (void) cgroup_child_kill(fd);
-        /* Killed processes leave quickly, and cgroup.events signals POLLPRI when they are gone
-         * (until it is read again). The kernel may also refuse the rmdir (EBUSY) for a moment
-         * after the last one left, while exited tasks finish: retried every 10 ms. */
-        _cleanup_close_ int events = openat(fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+        (void) cgroup_child_kill(fd); /* nothing to kill after a clean exit: a no-op then */
         safe_close(fd);
-        for (int tries = 0;
-             unlinkat(run->fd, name, AT_REMOVEDIR) < 0 && errno == EBUSY && tries < EMPTY_WAIT_MS / 10;
-             tries++) {
-                char buf[256];
-                ssize_t n = events >= 0 ? pread(events, buf, sizeof(buf) - 1, 0) : -1;
-                buf[n > 0 ? n : 0] = 0;
-                struct pollfd p = { .fd = events, .events = POLLPRI };
-                (void) poll(&p, n > 0 && !strstr(buf, "populated 0") ? 1 : 0, 10);
-        }
+        remove_when_empty(run->fd, name);
 }

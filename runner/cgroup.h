@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * A cgroup v2 per child. A run owns one directory, `alloclab-<pid>` under the runner's own
@@ -27,6 +28,11 @@ int cgroup_run_open(CgroupRun *ret);
 
 /* Removes the run's cgroup (its children's are gone by then) and frees *c. */
 void cgroup_run_close(CgroupRun *c);
+
+/* Hands the run's cgroup to uid:gid, for a runner that is about to take that identity: moves
+ * this process into a leaf of it and gives the user what cgroup v2 delegation gives (the
+ * directory, cgroup.procs, cgroup.threads, cgroup.subtree_control). Returns 0 or -errno. */
+int cgroup_run_delegate(const CgroupRun *run, uid_t uid, gid_t gid);
 
 /* A fresh, empty sub-cgroup for one child, named after its step: an O_DIRECTORY fd for
  * clone3(CLONE_INTO_CGROUP). Returns the fd, or -errno (the child then goes without). */

@@ -223,6 +223,12 @@ YAML
                     JOIN samples s ON s.id = m.sample_id JOIN jobs j ON j.run_id = s.run_id
                     WHERE j.id = $job AND s.phase = 'sample' ORDER BY m.name")" \
         "egid=$nogroup euid=$nobody gid=$nogroup uid=$nobody" "the workload ran as the submitter"
+    # The runner handed the run's cgroup to the submitter before taking its identity, so its
+    # children still got cgroups of their own.
+    if [[ -n $(q "SELECT r.cgroup FROM runs r JOIN jobs j ON j.run_id = r.id WHERE j.id = $job") ]]; then
+        expect_eq "$(q "SELECT DISTINCT s.cpu_source FROM samples s JOIN jobs j ON j.run_id = s.run_id WHERE j.id = $job")" \
+            cgroup "children of a job run as the submitter are in cgroups"
+    fi
 fi
 
 # resume: true: after kill -9 of the daemon mid-job, the next start continues the run with

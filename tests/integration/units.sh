@@ -11,4 +11,4 @@ cp "$BUILD_DIR/daemon/alloclabd.socket" "$WORK/alloclabd.socket"
 out=$(cd "$WORK" && systemd-analyze verify ./alloclabd.service ./alloclabd.socket 2>&1) || fail "verify: $out"
 expect_eq "$out" "" "systemd-analyze verify output"
 exposure=$(systemd-analyze security --offline=true "$WORK/alloclabd.service" 2>/dev/null | grep -o 'Overall exposure level for alloclabd.service: [0-9.]*')
-expect_eq "$exposure" "Overall exposure level for alloclabd.service: 7.5" "security exposure"
+expect_eq "$exposure" "Overall exposure level for alloclabd.service: 7.6" "security exposure"
