@@ -346,6 +346,15 @@ static int parse_output_limit(Loader *l, const YamlNode *n, void *field) {
                                      SPEC_MAX_OUTPUT_LIMIT, field);
 }
 
+static int parse_memory_max(Loader *l, const YamlNode *n, void *field) {
+        return schema_parse_quantity(l, n, "memory_max", units_size_bytes, 1, "'512MiB', '2G'",
+                                     SPEC_MIN_MEMORY_MAX, SPEC_MAX_MEMORY_MAX, field);
+}
+
+static int parse_pids_max(Loader *l, const YamlNode *n, void *field) {
+        return schema_parse_uint(l, n, "pids_max", 1, SPEC_MAX_PIDS_MAX, field);
+}
+
 static const char *const order_words[] = { "interleaved", "randomized", "blocked", NULL };
 static const char *const verify_words[] = { "stdout", "none", "file:PATH", NULL };
 static const char *const metric_words[] = { "wall", "user", "sys", "maxrss", "reported:NAME", NULL };
@@ -602,6 +611,8 @@ static const Field spec_fields[] = {
         { "aa_check", parse_aa_check, offsetof(Spec, aa_check), false },
         { "cpus", parse_cpus, 0, false },
         { "quiet", parse_quiet, offsetof(Spec, quiet), false },
+        { "memory_max", parse_memory_max, offsetof(Spec, memory_max), false },
+        { "pids_max", parse_pids_max, offsetof(Spec, pids_max), false },
 };
 
 static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, size_t *ret) {

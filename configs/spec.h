@@ -26,6 +26,9 @@
 #define SPEC_DEFAULT_TIMEOUT_NS           (600ULL * 1000000000)
 #define SPEC_DEFAULT_OUTPUT_LIMIT         (64ULL * 1024 * 1024)
 #define SPEC_MAX_OUTPUT_LIMIT             (1024ULL * 1024 * 1024)
+#define SPEC_MIN_MEMORY_MAX               (1024ULL * 1024) /* below, not even ld.so fits */
+#define SPEC_MAX_MEMORY_MAX               (1ULL << 50)
+#define SPEC_MAX_PIDS_MAX                 4194304 /* the kernel's pid_max limit */
 #define SPEC_DEFAULT_REGRESSION_THRESHOLD 0.10
 #define SPEC_DEFAULT_MIN_EFFECT           0.02 /* docs/analysis.md */
 #define SPEC_DEFAULT_ALPHA                0.01
@@ -147,6 +150,8 @@ typedef struct Spec {
         SpecOutliers outliers;
         bool aa_check; /* the baseline runs twice, the second time as variant "<baseline>-aa" */
         SpecQuiet quiet;
+        uint64_t memory_max; /* cgroup memory.max of each child's tree, bytes; 0: none */
+        uint64_t pids_max;   /* cgroup pids.max of each child's tree; 0: none */
         SpecCpus cpus;
         uint16_t *cpu_list; /* SPEC_CPUS_LIST: the CPU numbers, n_cpu_list of them */
         size_t n_cpu_list;

@@ -161,6 +161,7 @@ int cgroup_run_open(CgroupRun *ret) {
                 return -ENOMEM;
         /* Children see memory.peak only when the run's cgroup hands them the controller. */
         ret->memory = write_at(fd, "cgroup.subtree_control", "+memory") == 0;
+        ret->pids = write_at(fd, "cgroup.subtree_control", "+pids") == 0;
         return 0;
 }
 
@@ -214,15 +215,30 @@ int cgroup_run_delegate(const CgroupRun *run, uid_t uid, gid_t gid) {
         return 0;
 }
 
-int cgroup_child_new(const CgroupRun *run, size_t step, char ret_name[static 32]) {
+/* Writes a limit into a fresh child cgroup; 0 means none. */
+static int limit(int fd, const char *file, uint64_t value) {
+        char text[32];
+        snprintf(text, sizeof(text), "%llu", (unsigned long long) value);
+        return value ? write_at(fd, file, text) : 0;
+}
+
+int cgroup_child_new(const CgroupRun *run, size_t step, uint64_t memory_max, uint64_t pids_max,
+                     char ret_name[static 32]) {
         if (!run->path)
                 return -EOPNOTSUPP;
         snprintf(ret_name, 32, "step-%zu", step);
         if (mkdirat(run->fd, ret_name, 0755) < 0)
                 return negative_errno();
         int fd = openat(run->fd, ret_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0) {
-                int r = negative_errno();
+        int r = fd < 0 ? negative_errno() : 0;
+        /* Without swap the limit is the limit: a tree past it is OOM-killed, it does not crawl. */
+        if (r >= 0 && memory_max && (r = limit(fd, "memory.max", memory_max)) >= 0 &&
+            faccessat(fd, "memory.swap.max", W_OK, 0) == 0)
+                r = write_at(fd, "memory.swap.max", "0");
+        if (r >= 0)
+                r = limit(fd, "pids.max", pids_max);
+        if (r < 0) {
+                safe_close(fd);
                 (void) unlinkat(run->fd, ret_name, AT_REMOVEDIR);
                 return r;
         }
@@ -242,6 +258,11 @@ int cgroup_child_usage(int fd, CgroupUsage *ret) {
                 ret->have_peak = true;
                 ret->peak_bytes = strtoull(buf, NULL, 10);
         }
+        uint64_t events = 0;
+        ret->oom_killed = read_at(fd, "memory.events", buf, sizeof(buf)) > 0 &&
+                          keyed_value(buf, "oom_kill", &events) == 0 && events > 0;
+        ret->pids_limited = read_at(fd, "pids.events", buf, sizeof(buf)) > 0 &&
+                            keyed_value(buf, "max", &events) == 0 && events > 0;
         return 0;
 }
 

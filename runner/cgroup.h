@@ -20,7 +20,8 @@ typedef struct CgroupRun {
         int fd;        /* the run's cgroup directory, or -1: process groups */
         char *path;    /* its path inside the cgroup2 hierarchy ("/alloclab-1234"), or NULL */
         char *why_not; /* why there is no cgroup; NULL when there is one */
-        bool memory;   /* the memory controller is enabled for children (memory.peak) */
+        bool memory;   /* the memory controller is enabled for children (memory.peak, memory.max) */
+        bool pids;     /* the pids controller is enabled for children (pids.max) */
 } CgroupRun;
 
 /* Decides where the run's children go. Returns 0 (with or without a cgroup) or -ENOMEM. */
@@ -34,15 +35,19 @@ void cgroup_run_close(CgroupRun *c);
  * directory, cgroup.procs, cgroup.threads, cgroup.subtree_control). Returns 0 or -errno. */
 int cgroup_run_delegate(const CgroupRun *run, uid_t uid, gid_t gid);
 
-/* A fresh, empty sub-cgroup for one child, named after its step: an O_DIRECTORY fd for
+/* A fresh, empty sub-cgroup for one child, named after its step, with the spec's limits (0:
+ * none; plan_new() made sure the controllers are there): an O_DIRECTORY fd for
  * clone3(CLONE_INTO_CGROUP). Returns the fd, or -errno (the child then goes without). */
-int cgroup_child_new(const CgroupRun *run, size_t step, char ret_name[static 32]);
+int cgroup_child_new(const CgroupRun *run, size_t step, uint64_t memory_max, uint64_t pids_max,
+                     char ret_name[static 32]);
 
 /* What the child's cgroup measured, read after the child was reaped. */
 typedef struct CgroupUsage {
         uint64_t cpu_us;     /* cpu.stat usage_usec: the whole tree's CPU time */
         bool have_peak;      /* memory.peak was readable (memory controller) */
         uint64_t peak_bytes; /* memory.peak */
+        bool oom_killed;     /* memory.events oom_kill > 0 */
+        bool pids_limited;   /* pids.events max > 0 */
 } CgroupUsage;
 
 int cgroup_child_usage(int fd, CgroupUsage *ret);

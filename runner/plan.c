@@ -383,6 +383,19 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const cha
                 return r;
         if ((r = cgroup_run_open(&p->cgroup)) < 0)
                 return r;
+        /* A limit is enforced or the run does not start: never an unlimited run that says otherwise. */
+        const char *missing = spec->memory_max && !p->cgroup.memory ? "memory_max"
+                              : spec->pids_max && !p->cgroup.pids   ? "pids_max"
+                                                                    : NULL;
+        if (missing && !p->cgroup.path)
+                return fail(ret_message, -EOPNOTSUPP, "%s needs a cgroup per child, and there is none: %s",
+                            missing, p->cgroup.why_not);
+        if (missing)
+                return fail(ret_message, -EOPNOTSUPP,
+                            "%s needs the cgroup v2 %s controller, which %s does not get from its parent "
+                            "(cgroup.subtree_control; under systemd, Delegate=yes)",
+                            missing, spec->memory_max && !p->cgroup.memory ? "memory" : "pids",
+                            p->cgroup.path);
         *ret = TAKE_PTR(p);
         return 0;
 }

@@ -38,6 +38,8 @@ const char *sample_status_to_string(SampleStatus s) {
                 [SAMPLE_CONFIG_REJECTED] = "config-rejected",
                 [SAMPLE_FORWARD_REFUSED] = "forward-refused",
                 [SAMPLE_PROBE_FAILED] = "probe-failed",
+                [SAMPLE_OOM] = "oom",
+                [SAMPLE_PIDS_LIMIT] = "pids-limit",
         };
         return (unsigned) s < ELEMENTSOF(names) ? names[s] : "?";
 }
@@ -148,6 +150,11 @@ static int emit_cell_stats(const Plan *p, const RunSink *sink, uint32_t cell, Ce
 }
 
 static SampleStatus status_of(const SpawnResult *r) {
+        /* A limit the tree hit explains whatever else happened to it. */
+        if (r->oom_killed)
+                return SAMPLE_OOM;
+        if (r->pids_limited)
+                return SAMPLE_PIDS_LIMIT;
         switch (r->end) {
         case SPAWN_EXITED:
                 return r->exit_code == 0 ? SAMPLE_OK : SAMPLE_EXIT;
@@ -340,7 +347,9 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                 .cancel_fd = cancel_fd,
                 .cpus = p->cpus.pinned ? &p->cpus.child : NULL,
                 .runner_cpus = p->cpus.pinned ? &p->cpus.runner : NULL,
-                .cgroup_fd = cgroup_child_new(&p->cgroup, index, cgroup_name),
+                .cgroup_fd = cgroup_child_new(&p->cgroup, index, p->spec->memory_max, p->spec->pids_max,
+                                              cgroup_name),
+                .cgroup_required = p->spec->memory_max || p->spec->pids_max,
         };
         *s = (Sample){ .step_index = index, .step = step };
         if (p->spec->quiet.enabled && step->phase == PHASE_SAMPLE) {
@@ -350,6 +359,8 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                 s->cpu_some_avg10 = seen.cpu_some_avg10;
                 s->load1 = seen.load1;
         }
+        if (req.cgroup_required && req.cgroup_fd < 0)
+                return req.cgroup_fd; /* the spec's limits need the child's cgroup */
         int r = spawn_run(&req, &s->spawn);
         cgroup_child_remove(&p->cgroup, req.cgroup_fd, cgroup_name);
         if (r < 0)

@@ -32,6 +32,8 @@ typedef enum SampleStatus {
         SAMPLE_CONFIG_REJECTED,     /* the allocator complained about its configuration */
         SAMPLE_FORWARD_REFUSED,     /* forward mode: the library lacks core entry points */
         SAMPLE_PROBE_FAILED,        /* the probe's report is unreadable (another layout) */
+        SAMPLE_OOM,                 /* the tree hit the spec's memory_max: the kernel killed in it */
+        SAMPLE_PIDS_LIMIT,          /* the tree hit the spec's pids_max: a fork or clone failed */
         _SAMPLE_STATUS_MAX,
 } SampleStatus;
 

@@ -107,7 +107,7 @@ static pid_t create_child(const SpawnRequest *req, int sock_child, int *ret_pidf
                 .cgroup = req->cgroup_fd >= 0 ? (uint64_t) req->cgroup_fd : 0,
         };
         long pid = syscall(SYS_clone3, &args, sizeof(args));
-        if (pid < 0 && req->cgroup_fd >= 0 && errno != ENOSYS) {
+        if (pid < 0 && req->cgroup_fd >= 0 && errno != ENOSYS && !req->cgroup_required) {
                 /* The cgroup refused the child (permissions, a controller's limit): go without. */
                 args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;
                 args.cgroup = 0;
@@ -222,6 +222,8 @@ int spawn_run(const SpawnRequest *req, SpawnResult *ret) {
                 ret->tree_peak_kib =
                         tree.have_peak ? tree.peak_bytes / 1024 : (uint64_t) ret->usage.ru_maxrss;
                 ret->leftover_processes = (uint32_t) others;
+                ret->oom_killed = tree.oom_killed;
+                ret->pids_limited = tree.pids_limited;
                 ret->leftover = others > 0;
         } else {
                 const struct rusage *u = &ret->usage;

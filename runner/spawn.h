@@ -27,6 +27,7 @@ typedef struct SpawnRequest {
         const cpu_set_t *cpus;        /* pin the child here, or NULL */
         const cpu_set_t *runner_cpus; /* and keep the runner here (with cpus) */
         int cgroup_fd;                /* create the child inside this cgroup (runner/cgroup.h), or -1 */
+        bool cgroup_required;         /* the cgroup holds limits: fail rather than go without it */
 } SpawnRequest;
 
 typedef enum SpawnEnd {
@@ -49,6 +50,8 @@ typedef struct SpawnResult {
          * (user + system time, and the largest single process's RSS). */
         bool in_cgroup;
         bool peak_from_cgroup;       /* tree_peak_kib is memory.peak, not ru_maxrss */
+        bool oom_killed;             /* memory.events: the kernel killed in the tree (memory_max) */
+        bool pids_limited;           /* pids.events: a fork failed at pids_max */
         uint32_t leftover_processes; /* with in_cgroup: how many were alive at the reap */
         uint64_t tree_cpu_us;
         uint64_t tree_peak_kib;

@@ -33,6 +33,8 @@ void stream_encode_sample(WireWriter *w, const Sample *s) {
         wire_put_u8(w, sr->leftover);
         wire_put_u8(w, sr->in_cgroup);
         wire_put_u8(w, sr->peak_from_cgroup);
+        wire_put_u8(w, sr->oom_killed);
+        wire_put_u8(w, sr->pids_limited);
         wire_put_u32(w, sr->leftover_processes);
         wire_put_u64(w, sr->tree_cpu_us);
         wire_put_u64(w, sr->tree_peak_kib);
@@ -134,6 +136,8 @@ static int decode_sample(WireReader *r, const Plan *plan, Sample *s) {
         sr->leftover = wire_get_u8(r) != 0;
         sr->in_cgroup = wire_get_u8(r) != 0;
         sr->peak_from_cgroup = wire_get_u8(r) != 0;
+        sr->oom_killed = wire_get_u8(r) != 0;
+        sr->pids_limited = wire_get_u8(r) != 0;
         sr->leftover_processes = wire_get_u32(r);
         sr->tree_cpu_us = wire_get_u64(r);
         sr->tree_peak_kib = wire_get_u64(r);

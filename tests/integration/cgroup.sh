@@ -64,6 +64,37 @@ expect_eq "$(q "SELECT s.cpu_us >= 400000, s.user_us + s.sys_us < 200000, s.cpu_
 run_alloclab 0 show 1
 expect_contains "$OUT" "isolation: a cgroup per child under $cgroup" "show names the cgroup"
 
+# Limits: enforced per child's tree where the controllers are delegated to alloclab, else the run
+# does not start (the development VMs have neither controller in their cgroup v2 hierarchy).
+cat >"$WORK/limits.yaml" <<YAML
+experiment: limits
+command: ["$WORKLOAD", touch, "64", "0"]
+allocators:
+  small: {}
+  forks: {command: [sh, -c, "for i in 1 2 3 4 5 6 7 8; do sleep 0.2 & done; wait"]}
+verify: none
+samples: 1
+warmup: 0
+memory_max: 32MiB
+pids_max: 4
+YAML
+runs_before=$(q "SELECT count(*) FROM runs")
+controllers=$(cat "$(dirname "$cgroup")/cgroup.subtree_control")
+if [[ $controllers == *memory* && $controllers == *pids* ]]; then
+    run_alloclab 1 run "$WORK/limits.yaml" --quiet
+    expect_eq "$(q "SELECT v.name, s.status FROM samples s JOIN variants v ON v.id = s.variant_id
+                    WHERE s.run_id = (SELECT max(id) FROM runs) ORDER BY v.position")" \
+        "small|oom
+forks|pids-limit" "limits hit"
+else
+    run_alloclab 4 run "$WORK/limits.yaml" --quiet
+    expect_contains "$ERR" "memory_max needs the cgroup v2 memory controller" "an unenforceable limit"
+    expect_eq "$(q "SELECT count(*) FROM runs")" "$runs_before" "nothing written"
+    sed -i '/^memory_max/d' "$WORK/limits.yaml"
+    run_alloclab 4 run "$WORK/limits.yaml" --quiet
+    expect_contains "$ERR" "pids_max needs the cgroup v2 pids controller" "an unenforceable pids limit"
+fi
+
 # The fallback: process groups. A setsid() daemon escapes them; the run still completes.
 ALLOCLAB_CGROUP_ROOT=off run_alloclab 1 run "$WORK/spec.yaml" --quiet
 expect_eq "$(q "SELECT cgroup IS NULL, cgroup_fallback FROM runs WHERE id = 2")" \
