@@ -82,9 +82,7 @@ static void progress_step(void *userdata, const Plan *p, size_t index) {
         fmt_duration(elapsed, el, sizeof(el));
         if (index > 0)
                 fmt_duration(elapsed * (p->n_steps - index) / index, eta, sizeof(eta));
-        unsigned total = st->phase == PHASE_SAMPLE   ? p->spec->samples
-                         : st->phase == PHASE_WARMUP ? p->spec->warmup
-                                                     : 1;
+        unsigned total = plan_phase_rounds(p, st->phase);
         fprintf(stderr, "\r\033[Kcell %u/%zu [%s] %s %s %u/%u  %s elapsed, ETA %s", st->cell + 1, p->n_cells,
                 label ? label : "?", p->spec->variants[st->variant].name, phase_to_string(st->phase),
                 st->round + 1, total, el, eta);

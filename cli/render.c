@@ -323,6 +323,62 @@ static void print_tradeoff(FILE *f, const Report *rep, const char *bullet) {
         }
 }
 
+/* A cell's median wall time minus its variant's start-up (spec calibrate), or NAN. */
+static double minus_startup(const Report *rep, size_t c, size_t v) {
+        const ReportEntry *e = entry(rep, c, v);
+        if (!rep->startup || rep->startup[v].n == 0 || !e->has_stats || e->stats.n == 0 ||
+            strcmp(rep->run.metric, "wall") != 0)
+                return NAN;
+        return e->stats.median - rep->startup[v].median;
+}
+
+/* Start-up calibration: each variant's null-workload median, then, for wall time, the medians
+ * with it subtracted, labelled as such; the table above stays what was measured. */
+static void print_startup(FILE *f, const Report *rep, const char *bullet) {
+        if (!rep->startup)
+                return;
+        json_t *argv = json_loads(rep->calibrate_command, 0, NULL);
+        char command[256] = "";
+        for (size_t i = 0; argv && i < json_array_size(argv); i++)
+                snprintf(command + strlen(command), sizeof(command) - strlen(command), "%s%s", i ? " " : "",
+                         json_string_value(json_array_get(argv, i)));
+        json_decref(argv);
+        fprintf(f, "\nStart-up (`%s` under each variant; median wall time with its 95%% interval):\n",
+                command);
+        const ReportStartup *base = &rep->startup[rep->baseline];
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                const ReportStartup *u = &rep->startup[v];
+                if (u->n == 0) {
+                        fprintf(f, "%s%s: no successful run\n", bullet, rep->variant_names[v]);
+                        continue;
+                }
+                char median[32], lo[32], hi[32], diff[48] = "";
+                render_value("wall", u->median, median, sizeof(median));
+                render_value("wall", u->lo, lo, sizeof(lo));
+                render_value("wall", u->hi, hi, sizeof(hi));
+                if (v != rep->baseline && base->n > 0)
+                        snprintf(diff, sizeof(diff), ", %+.3f ms against %s",
+                                 1e3 * (u->median - base->median), rep->variant_names[rep->baseline]);
+                fprintf(f, "%s%s: %s [%s, %s] of %zu runs%s\n", bullet, rep->variant_names[v], median, lo,
+                        hi, u->n, diff);
+        }
+        if (strcmp(rep->run.metric, "wall") != 0)
+                return;
+        fprintf(f, "\nMedian wall time MINUS each variant's start-up (derived; the table above is what was "
+                   "measured):\n");
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                fprintf(f, "%s[%s]", bullet, rep->cell_labels[c]);
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        double x = minus_startup(rep, c, v);
+                        char value[32] = "-";
+                        if (!isnan(x))
+                                render_value("wall", x, value, sizeof(value));
+                        fprintf(f, "%s %s %s", v ? "," : "", rep->variant_names[v], value);
+                }
+                fputc('\n', f);
+        }
+}
+
 /* The quiet-machine guard: which measured samples started on a machine busier than the spec
  * allows (they are kept, and counted here). */
 static void print_noisy(FILE *f, const Report *rep, const char *bullet) {
@@ -437,6 +493,7 @@ static int render_table(FILE *f, const Report *rep) {
         }
         print_verdicts(f, rep, "  ");
         print_tradeoff(f, rep, "  ");
+        print_startup(f, rep, "  ");
         print_noisy(f, rep, "  ");
         print_outliers(f, rep, "  ");
         print_failures(f, rep, "  ");
@@ -462,6 +519,7 @@ static int render_markdown(FILE *f, const Report *rep) {
         }
         print_verdicts(f, rep, "- ");
         print_tradeoff(f, rep, "- ");
+        print_startup(f, rep, "- ");
         print_noisy(f, rep, "- ");
         print_outliers(f, rep, "- ");
         print_failures(f, rep, "- ");
@@ -707,6 +765,8 @@ static int render_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "runner_cpus", json_str_or_null(rep->runner_cpus));
         json_object_set_new(root, "cgroup", json_str_or_null(rep->cgroup));
         json_object_set_new(root, "cgroup_fallback", json_str_or_null(rep->cgroup_fallback));
+        json_t *calibrate = rep->calibrate_command ? json_loads(rep->calibrate_command, 0, NULL) : NULL;
+        json_object_set_new(root, "calibrate_command", calibrate ? calibrate : json_null());
         json_object_set_new(root, "aa_variant",
                             rep->aa_variant == SIZE_MAX ? json_null()
                                                         : json_string(rep->variant_names[rep->aa_variant]));
@@ -722,6 +782,12 @@ static int render_json(FILE *f, const Report *rep) {
                 json_object_set_new(o, "geomean", s.compared ? json_real(s.geomean) : json_null());
                 json_object_set_new(o, "geomean_ci_low", s.compared ? json_real(s.lo) : json_null());
                 json_object_set_new(o, "geomean_ci_high", s.compared ? json_real(s.hi) : json_null());
+                const ReportStartup *u = rep->startup ? &rep->startup[v] : NULL;
+                json_object_set_new(o, "startup",
+                                    u && u->n ? json_pack("{s:I, s:f, s:f, s:f}", "n", (json_int_t) u->n,
+                                                          "median", u->median, "ci_low", u->lo, "ci_high",
+                                                          u->hi)
+                                              : json_null());
                 json_array_append_new(variants, o);
         }
         for (size_t c = 0; c < rep->n_cells; c++) {
@@ -753,6 +819,9 @@ static int render_json(FILE *f, const Report *rep) {
                                         o, "verdict",
                                         json_string(verdict_word(e->comparison.verdict, time_metric(rep))));
                         }
+                        double net = minus_startup(rep, c, v);
+                        json_object_set_new(o, "median_minus_startup",
+                                            isnan(net) ? json_null() : json_real(net));
                         json_object_set_new(o, "outliers", json_integer((json_int_t) e->n_outliers));
                         json_object_set_new(o, "pareto",
                                             e->has_tradeoff ? json_boolean(e->pareto) : json_null());

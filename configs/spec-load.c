@@ -546,6 +546,31 @@ static int parse_quiet(Loader *l, const YamlNode *n, void *field) {
 }
 
 /* cpus: auto, or a list of CPU numbers. */
+/* calibrate: true | false | [COMMAND...]: a literal command (no templates: it runs once per
+ * variant, not per cell). */
+static int parse_calibrate(Loader *l, const YamlNode *n, void *field) {
+        Spec *s = field;
+        if (n && n->kind == YAML_NODE_SCALAR)
+                return parse_bool(l, n, &s->calibrate);
+        int r = schema_expect_kind(l, n, YAML_NODE_SEQUENCE, "calibrate");
+        if (r < 0)
+                return r;
+        if (n->n_items == 0 || n->n_items > SPEC_MAX_ARGS)
+                return schema_error(l, n, "calibrate: expected true, false or a command of 1 to %d words",
+                                    SPEC_MAX_ARGS);
+        _cleanup_strv_free_ char **argv = NULL;
+        for (size_t i = 0; i < n->n_items; i++)
+                if ((r = schema_expect_scalar(l, n->items[i], "calibrate command argument")) < 0 ||
+                    (r = strv_append(&argv, n->items[i]->value)) < 0)
+                        return r;
+        if (argv[0][0] == 0)
+                return schema_error(l, n->items[0], "calibrate command name must not be empty");
+        strv_free(s->calibrate_command);
+        s->calibrate_command = TAKE_PTR(argv);
+        s->calibrate = true;
+        return 0;
+}
+
 static int parse_cpus(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
         if (n->kind == YAML_NODE_SCALAR) {
@@ -611,6 +636,7 @@ static const Field spec_fields[] = {
         { "aa_check", parse_aa_check, offsetof(Spec, aa_check), false },
         { "cpus", parse_cpus, 0, false },
         { "quiet", parse_quiet, offsetof(Spec, quiet), false },
+        { "calibrate", parse_calibrate, 0, false },
         { "memory_max", parse_memory_max, offsetof(Spec, memory_max), false },
         { "pids_max", parse_pids_max, offsetof(Spec, pids_max), false },
 };

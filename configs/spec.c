@@ -17,6 +17,7 @@ Spec *spec_free(Spec *s) {
         free(s->experiment);
         free(s->description);
         strv_free(s->command);
+        strv_free(s->calibrate_command);
         free(s->cwd);
         for (size_t i = 0; i < s->n_params; i++) {
                 free(s->params[i].name);

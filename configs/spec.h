@@ -150,8 +150,10 @@ typedef struct Spec {
         SpecOutliers outliers;
         bool aa_check; /* the baseline runs twice, the second time as variant "<baseline>-aa" */
         SpecQuiet quiet;
-        uint64_t memory_max; /* cgroup memory.max of each child's tree, bytes; 0: none */
-        uint64_t pids_max;   /* cgroup pids.max of each child's tree; 0: none */
+        bool calibrate;           /* time a null workload under each variant: start-up cost */
+        char **calibrate_command; /* that workload (strv, literal), or NULL for "true" */
+        uint64_t memory_max;      /* cgroup memory.max of each child's tree, bytes; 0: none */
+        uint64_t pids_max;        /* cgroup pids.max of each child's tree; 0: none */
         SpecCpus cpus;
         uint16_t *cpu_list; /* SPEC_CPUS_LIST: the CPU numbers, n_cpu_list of them */
         size_t n_cpu_list;

@@ -186,9 +186,7 @@ static _Noreturn void runner_main(Worker *w, int fd) {
 static void progress(void *u, const Plan *p, size_t index) {
         Worker *w = u;
         const PlanStep *st = &p->steps[index];
-        unsigned total = st->phase == PHASE_SAMPLE   ? p->spec->samples
-                         : st->phase == PHASE_WARMUP ? p->spec->warmup
-                                                     : 1;
+        unsigned total = plan_phase_rounds(p, st->phase);
         char text[256];
         snprintf(text, sizeof(text), "%s: cell %u/%zu %s %s %u/%u", p->spec->experiment, st->cell + 1,
                  p->n_cells, p->spec->variants[st->variant].name, phase_to_string(st->phase), st->round + 1,

@@ -4,6 +4,7 @@
  * or hand-edited database becomes an empty string or zero, never a crash.
  */
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,10 @@ Report *query_report_free(Report *r) {
         free(r->runner_cpus);
         free(r->cgroup);
         free(r->cgroup_fallback);
+        free(r->calibrate_command);
+        for (size_t i = 0; r->startup && i < r->n_variants; i++)
+                free(r->startup[i].values);
+        free(r->startup);
         for (size_t i = 0; i < r->n_cells; i++)
                 free(r->cell_labels[i]);
         free(r->cell_labels);
@@ -203,6 +208,7 @@ static int row_header(Report *rep, sqlite3_stmt *st) {
         rep->runner_cpus = col_text_or_null(st, 28);
         rep->cgroup = col_text_or_null(st, 29);
         rep->cgroup_fallback = col_text_or_null(st, 30);
+        rep->calibrate_command = col_text_or_null(st, 31);
         rep->n_cells = (size_t) rep->run.n_cells;
         rep->n_variants = (size_t) rep->run.n_variants;
         return r;
@@ -263,6 +269,41 @@ static int row_noisy(Report *rep, sqlite3_stmt *st) {
         e->n_quiet_checked = sqlite3_column_int64(st, 2);
         e->n_noisy = (int64_t) sqlite3_column_double(st, 3);
         return 0;
+}
+
+static int row_startup(Report *rep, sqlite3_stmt *st) {
+        int64_t v = sqlite3_column_int64(st, 0);
+        if (v < 0 || (size_t) v >= rep->n_variants)
+                return -EBADMSG;
+        ReportStartup *u = &rep->startup[v];
+        double *grown = realloc(u->values, (u->n + 1) * sizeof(double));
+        if (!grown)
+                return -ENOMEM;
+        u->values = grown;
+        u->values[u->n++] = (double) sqlite3_column_int64(st, 1) / 1e9;
+        return 0;
+}
+
+/* Start-up medians of a calibrated run (ok runs of the null workload, sorted by the query). */
+static int query_startup(Store *s, int64_t run_id, Report *rep) {
+        if (!rep->calibrate_command)
+                return 0;
+        if (!(rep->startup = calloc(rep->n_variants, sizeof(ReportStartup))))
+                return -ENOMEM;
+        int r = for_each_row(
+                s, run_id,
+                "SELECT v.position, c.wall_ns FROM calibration c JOIN variants v ON v.id = c.variant_id"
+                " WHERE c.run_id = ?1 AND c.status = 'ok' ORDER BY v.position, c.wall_ns",
+                rep, row_startup);
+        for (size_t v = 0; r >= 0 && v < rep->n_variants; v++) {
+                ReportStartup *u = &rep->startup[v];
+                u->median = u->lo = u->hi = NAN;
+                if (u->n == 0)
+                        continue;
+                u->median = stats_median_sorted(u->values, u->n);
+                compare_median_order_interval(u->values, u->n, 0.95, &u->lo, &u->hi);
+        }
+        return r;
 }
 
 static int row_tradeoff(Report *rep, sqlite3_stmt *st) {
@@ -520,7 +561,8 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
                              " runs.warmup, runs.seed, runs.verify, runs.message, hosts.kernel,"
                              " hosts.cpu_model, hosts.glibc, hosts.thp, hosts.cpus, runs.min_effect, "
                              "runs.alpha, runs.outliers, runs.cpus, runs.runner_cpus, runs.cgroup,"
-                             " runs.cgroup_fallback" SUMMARY_FROM " WHERE runs.id = ?1",
+                             " runs.cgroup_fallback, runs.calibrate_command" SUMMARY_FROM
+                             " WHERE runs.id = ?1",
                              rep, row_header);
         if (r < 0)
                 return r;
@@ -610,7 +652,8 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
         _cleanup_free_ char *values_sql = sample_values_sql(rep->run.metric);
         if (!values_sql)
                 return -ENOMEM;
-        if ((r = for_each_row(s, run_id, values_sql, rep, row_value)) < 0 || (r = analyse_entries(rep)) < 0)
+        if ((r = for_each_row(s, run_id, values_sql, rep, row_value)) < 0 ||
+            (r = analyse_entries(rep)) < 0 || (r = query_startup(s, run_id, rep)) < 0)
                 return r;
         mark_pareto_front(rep);
         for (size_t i = 0; i < nc; i++)
@@ -779,8 +822,10 @@ int query_prior(Store *s, int64_t run_id, const Plan *plan, RunPrior *prior) {
         }
 #define BUILTIN_COLUMN(name, expression) ", " expression
         int r;
-        if ((r = each_prior_row(s, "SELECT step FROM samples WHERE run_id = ?1", run_id, plan, prior,
-                                row_done)) < 0 ||
+        if ((r = each_prior_row(s,
+                                "SELECT step FROM samples WHERE run_id = ?1"
+                                " UNION ALL SELECT step FROM calibration WHERE run_id = ?1",
+                                run_id, plan, prior, row_done)) < 0 ||
             (r = each_prior_row(
                      s,
                      "SELECT c.position, v.position FROM exclusions e JOIN cells c ON c.id = e.cell_id"

@@ -29,6 +29,13 @@ typedef struct RunSummary {
         int64_t n_cells, n_variants;
 } RunSummary;
 
+/* A variant's start-up cost (spec calibrate): wall time of the null workload under it. */
+typedef struct ReportStartup {
+        double *values; /* seconds, ascending */
+        size_t n;
+        double median, lo, hi; /* median and its order-statistic 95% interval; NAN when n = 0 */
+} ReportStartup;
+
 /* One (cell, variant) of a run, for the primary metric. */
 typedef struct ReportEntry {
         bool has_stats;
@@ -89,6 +96,8 @@ typedef struct Report {
         ReportEntry *entries; /* n_cells x n_variants, cell-major */
         ReportFailure *failures;
         size_t n_failures_listed;
+        char *calibrate_command; /* spec calibrate: the null workload as a JSON array, or NULL */
+        ReportStartup *startup;  /* per variant with calibrate_command, else NULL */
 } Report;
 
 /* Runs, newest first; experiment may be NULL for all. Returns 0 and an array (caller frees

@@ -30,6 +30,7 @@ struct Recorder {
         sqlite3_stmt *insert_exclusion;
         sqlite3_stmt *insert_stats;
         sqlite3_stmt *insert_probe;
+        sqlite3_stmt *insert_calibration;
 };
 
 Recorder *record_free(Recorder *r) {
@@ -40,6 +41,7 @@ Recorder *record_free(Recorder *r) {
         sqlite3_finalize(r->insert_exclusion);
         sqlite3_finalize(r->insert_stats);
         sqlite3_finalize(r->insert_probe);
+        sqlite3_finalize(r->insert_calibration);
         free(r->cell_ids);
         free(r->variant_ids);
         free(r);
@@ -96,6 +98,17 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
         if (p->cpus.pinned && (!child_cpus || !runner_cpus))
                 return -ENOMEM;
 
+        _cleanup_free_ char *calibrate_json = NULL;
+        if (p->calibrate_argv) {
+                json_t *argv = json_array();
+                for (char *const *a = p->calibrate_argv; argv && *a; a++)
+                        json_array_append_new(argv, json_string(*a));
+                calibrate_json = argv ? json_dumps(argv, JSON_COMPACT) : NULL;
+                json_decref(argv);
+                if (!calibrate_json)
+                        return -ENOMEM;
+        }
+
         json_t *facts = json_object();
         for (int f = 0; facts && f < _HOST_FACT_MAX; f++)
                 json_object_set_new(facts, host_fact_names[f], json_string(h->facts[f]));
@@ -122,18 +135,19 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         "INSERT INTO runs (experiment_id, spec_id, host_id, spec_path, status, trigger,"
                         " submitter, pid, pid_start, started_at, samples, warmup, order_mode, seed,"
                         " timeout_ns, verify, metric, on_failure, probe, min_effect, alpha, outliers, cpus,"
-                        " runner_cpus, host_facts, host_fingerprint, cgroup, cgroup_fallback)"
+                        " runner_cpus, host_facts, host_fingerprint, cgroup, cgroup_fallback,"
+                        " calibrate_command)"
                         " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
                         " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?, ?, ?, ?)",
-                        "iiitttiiiitiittttddttttttt", experiment_id, spec_id, host_id, s->path, ctx->trigger,
-                        ctx->submitter, (int64_t) getpid(), (int64_t) start, (int64_t) s->samples,
-                        (int64_t) s->warmup, spec_order_to_string(s->order), (int64_t) p->seed,
-                        (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
+                        "?, ?, ?, ?, ?)",
+                        "iiitttiiiitiittttddtttttttt", experiment_id, spec_id, host_id, s->path,
+                        ctx->trigger, ctx->submitter, (int64_t) getpid(), (int64_t) start,
+                        (int64_t) s->samples, (int64_t) s->warmup, spec_order_to_string(s->order),
+                        (int64_t) p->seed, (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
                         spec_on_failure_to_string(s->on_failure),
                         p->probe_path ? spec_probe_to_string(s->probe) : "never", s->min_effect, s->alpha,
                         spec_outliers_to_string(s->outliers), child_cpus, runner_cpus, facts_json,
-                        h->fingerprint, p->cgroup.path, p->cgroup.why_not);
+                        h->fingerprint, p->cgroup.path, p->cgroup.why_not, calibrate_json);
 
         for (size_t v = 0; v < p->n_variants && r >= 0; v++) {
                 const SpecVariant *sv = &s->variants[v];
@@ -200,6 +214,10 @@ static int prepare(Recorder *rec) {
                 { &rec->insert_probe, "INSERT INTO probe_reports (sample_id, effective_path, family, "
                                       "version, allocator_copies, report)"
                                       " VALUES (?, ?, ?, ?, ?, ?)" },
+                { &rec->insert_calibration, "INSERT INTO calibration (run_id, variant_id, round, step, "
+                                            "status, wall_ns, user_us, sys_us,"
+                                            " maxrss_kib, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                                            " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))" },
                 { &rec->insert_metric,
                   "INSERT INTO sample_metrics (sample_id, name, value) VALUES (?, ?, ?)" },
                 { &rec->insert_exclusion, "INSERT OR REPLACE INTO exclusions (run_id, cell_id, variant_id, "
@@ -311,11 +329,23 @@ static int insert_probe_report(Recorder *rec, int64_t sample_id, const ProbeResu
                         (int64_t) probe_allocator_copies(probe), text);
 }
 
+/* A run of the null workload (spec calibrate): one row, committed on its own. */
+static int insert_calibration(Recorder *rec, const Sample *s) {
+        const struct rusage *u = &s->spawn.usage;
+        return sql_step(db_of(rec), rec->insert_calibration, NULL, "iiiitiiii", rec->run_id,
+                        rec->variant_ids[s->step->variant], (int64_t) s->step->round,
+                        (int64_t) s->step_index, sample_status_to_string(s->status),
+                        (int64_t) s->spawn.wall_ns, tv_us(&u->ru_utime), tv_us(&u->ru_stime),
+                        (int64_t) u->ru_maxrss);
+}
+
 static int on_sample(void *userdata, const Plan *p, const Sample *s) {
         Recorder *rec = userdata;
         sqlite3 *db = db_of(rec);
         const SpawnResult *sr = &s->spawn;
         const struct rusage *u = &sr->usage;
+        if (s->step->phase == PHASE_CALIBRATE)
+                return insert_calibration(rec, s);
         bool exited = sr->end == SPAWN_EXITED, signaled = sr->end == SPAWN_SIGNALED;
         bool mismatch = s->status == SAMPLE_MISMATCH;
         bool has_output = s->output.hex[0] != 0;

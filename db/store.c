@@ -182,6 +182,19 @@ static const char *const migrations[] = {
         "ALTER TABLE samples ADD COLUMN cpu_source TEXT;"
         "ALTER TABLE samples ADD COLUMN peak_kib INTEGER;"
         "ALTER TABLE samples ADD COLUMN memory_source TEXT;",
+        /* 13 -> 14: start-up calibration (spec calibrate): the null workload under each variant,
+         * apart from samples (whose phase CHECK names the phases of the measured program) */
+        "CREATE TABLE calibration ("
+        "  id INTEGER PRIMARY KEY,"
+        "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        "  variant_id INTEGER NOT NULL REFERENCES variants(id),"
+        "  round INTEGER NOT NULL, step INTEGER NOT NULL,"
+        "  status TEXT NOT NULL,"
+        "  wall_ns INTEGER NOT NULL, user_us INTEGER NOT NULL, sys_us INTEGER NOT NULL,"
+        "  maxrss_kib INTEGER NOT NULL,"
+        "  recorded_at TEXT NOT NULL);"
+        "CREATE INDEX calibration_run ON calibration (run_id, variant_id);"
+        "ALTER TABLE runs ADD COLUMN calibrate_command TEXT;", /* JSON array; NULL: no calibration */
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -23,7 +23,7 @@
 #include "util/template.h"
 
 const char *phase_to_string(Phase p) {
-        static const char *const names[] = { "smoke", "warmup", "sample" };
+        static const char *const names[] = { "smoke", "warmup", "sample", "calibrate" };
         return (unsigned) p < ELEMENTSOF(names) ? names[p] : "?";
 }
 
@@ -88,14 +88,30 @@ Plan *plan_free(Plan *p) {
         free(p->jobs);
         free(p->steps);
         free(p->probe_path);
+        free(p->calibrate_exe);
+        strv_free(p->calibrate_argv);
         cgroup_run_close(&p->cgroup);
         free(p);
         return NULL;
 }
 
+unsigned plan_phase_rounds(const Plan *p, Phase phase) {
+        switch (phase) {
+        case PHASE_SAMPLE:
+        case PHASE_CALIBRATE:
+                return p->spec->samples;
+        case PHASE_WARMUP:
+                return p->spec->warmup;
+        default:
+                return 1;
+        }
+}
+
 bool plan_step_probed(const Plan *p, const PlanStep *step) {
         if (!p->probe_path)
                 return false;
+        if (step->phase == PHASE_CALIBRATE)
+                return false; /* a forward-mode variant's environment carries its bridge anyway */
         return step->phase == PHASE_SMOKE || p->spec->probe == SPEC_PROBE_ALWAYS ||
                p->spec->variants[step->variant].forward_library;
 }
@@ -284,14 +300,20 @@ static int append_rounds(Plan *p, size_t cap, uint32_t cell, Phase phase, unsign
 static int build_steps(Plan *p) {
         const Spec *s = p->spec;
         size_t per_cell = p->n_variants * (1 + (size_t) s->warmup + s->samples);
-        if (per_cell > PLAN_MAX_STEPS || p->n_cells > PLAN_MAX_STEPS / per_cell)
+        size_t calibration = s->calibrate ? p->n_variants * (size_t) s->samples : 0;
+        if (per_cell > PLAN_MAX_STEPS || p->n_cells > (PLAN_MAX_STEPS - calibration) / per_cell)
                 return -E2BIG;
-        size_t cap = per_cell * p->n_cells;
+        size_t cap = per_cell * p->n_cells + calibration;
         p->steps = calloc(cap, sizeof(PlanStep));
         if (!p->steps)
                 return -ENOMEM;
         uint64_t rng = p->seed;
         int r;
+        /* The null workload first, round after round across the variants, in cell 0's group. */
+        for (unsigned k = 0; s->calibrate && k < s->samples; k++)
+                for (uint32_t v = 0; v < p->n_variants; v++)
+                        if ((r = append_step(p, cap, 0, v, k, PHASE_CALIBRATE)) < 0)
+                                return r;
         for (uint32_t c = 0; c < p->n_cells; c++) {
                 if ((r = append_step(p, cap, c, (uint32_t) s->reference, 0, PHASE_SMOKE)) < 0)
                         return r;
@@ -375,6 +397,19 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const cha
         int r = pad_environments(p);
         if (r < 0)
                 return r;
+        if (spec->calibrate) {
+                static char *const null_workload[] = { (char *) "true", NULL };
+                const PlanJob *first = plan_job(p, 0, 0);
+                if (!(p->calibrate_argv =
+                              strv_copy(spec->calibrate_command ? spec->calibrate_command : null_workload)))
+                        return -ENOMEM;
+                r = plan_resolve_exe(p->calibrate_argv[0], first->envp, first->cwd, &p->calibrate_exe);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return fail(ret_message, r, "calibrate: cannot run '%s': %s", p->calibrate_argv[0],
+                                    strerror(-r));
+        }
 
         r = build_steps(p);
         if (r == -E2BIG)

@@ -24,6 +24,7 @@ typedef enum Phase {
         PHASE_SMOKE,  /* once per (cell, variant) before anything is timed; yields the oracle */
         PHASE_WARMUP, /* timed and verified, not part of the statistics */
         PHASE_SAMPLE,
+        PHASE_CALIBRATE, /* spec calibrate: the null workload under a variant, before cell 0 */
         _PHASE_MAX,
 } Phase;
 
@@ -53,10 +54,12 @@ typedef struct Plan {
         PlanJob *jobs;         /* n_cells x n_variants, cell-major */
         PlanStep *steps;       /* grouped by cell, in execution order */
         size_t n_steps;
-        uint64_t seed;     /* shuffles of SPEC_ORDER_RANDOMIZED */
-        char *probe_path;  /* liballoclab-probe.so, or NULL when the spec says probe: never */
-        CpuPlacement cpus; /* spec cpus */
-        CgroupRun cgroup;  /* where children are created; removed by plan_free() */
+        uint64_t seed;       /* shuffles of SPEC_ORDER_RANDOMIZED */
+        char *probe_path;    /* liballoclab-probe.so, or NULL when the spec says probe: never */
+        CpuPlacement cpus;   /* spec cpus */
+        CgroupRun cgroup;    /* where children are created; removed by plan_free() */
+        char *calibrate_exe; /* spec calibrate: the null workload, resolved like a command */
+        char **calibrate_argv;
 } Plan;
 
 /*
@@ -71,6 +74,9 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const cha
 /* Whether a step runs with the probe: smoke runs unless probe: never, every run with probe:
  * always, and every run of a forward-mode variant (the probe is its bridge). */
 bool plan_step_probed(const Plan *p, const PlanStep *step);
+
+/* How many rounds a phase has for each (cell, variant): for progress lines ("sample 3/10"). */
+unsigned plan_phase_rounds(const Plan *p, Phase phase);
 
 Plan *plan_free(Plan *p);
 static inline void plan_freep(Plan **p) {

@@ -334,9 +334,10 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                 return report;
 
         char cgroup_name[32];
+        bool calibrating = step->phase == PHASE_CALIBRATE;
         SpawnRequest req = {
-                .exe = job->exe,
-                .argv = job->argv,
+                .exe = calibrating ? p->calibrate_exe : job->exe,
+                .argv = calibrating ? p->calibrate_argv : job->argv,
                 .envp = probed ? job->probe_envp : job->envp,
                 .cwd = job->cwd,
                 .timeout_ns = p->spec->timeout_ns,
@@ -368,6 +369,8 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
         if (s->spawn.end == SPAWN_CANCELED)
                 return 1;
         s->status = status_of(&s->spawn);
+        if (calibrating)
+                return 0; /* the null workload: its output and metrics mean nothing */
         if (probed) {
                 if (!(s->probe = calloc(1, sizeof(ProbeResult))))
                         return -ENOMEM;
