@@ -362,6 +362,15 @@ static const char *const on_failure_words[] = { "continue", "stop", NULL };
 static const char *const probe_words[] = { "smoke", "always", "never", NULL };
 static const char *const outliers_words[] = { "flag", "exclude", NULL };
 
+static int parse_env_offset(Loader *l, const YamlNode *n, void *field) {
+        static const char *const words[] = { "none", "random", NULL };
+        unsigned v;
+        int r = schema_parse_keyword(l, n, "env_offset", words, &v, NULL);
+        if (r >= 0)
+                *(bool *) field = v == 1;
+        return r;
+}
+
 static int parse_outliers(Loader *l, const YamlNode *n, void *field) {
         unsigned v;
         int r = schema_parse_keyword(l, n, "outliers", outliers_words, &v, NULL);
@@ -633,6 +642,7 @@ static const Field spec_fields[] = {
         { "min_effect", parse_min_effect, offsetof(Spec, min_effect), false },
         { "alpha", parse_alpha, offsetof(Spec, alpha), false },
         { "outliers", parse_outliers, offsetof(Spec, outliers), false },
+        { "env_offset", parse_env_offset, offsetof(Spec, env_offset_random), false },
         { "aa_check", parse_aa_check, offsetof(Spec, aa_check), false },
         { "cpus", parse_cpus, 0, false },
         { "quiet", parse_quiet, offsetof(Spec, quiet), false },

@@ -136,18 +136,19 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         " submitter, pid, pid_start, started_at, samples, warmup, order_mode, seed,"
                         " timeout_ns, verify, metric, on_failure, probe, min_effect, alpha, outliers, cpus,"
                         " runner_cpus, host_facts, host_fingerprint, cgroup, cgroup_fallback,"
-                        " calibrate_command)"
+                        " calibrate_command, env_offset)"
                         " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
                         " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?, ?, ?, ?, ?)",
-                        "iiitttiiiitiittttddtttttttt", experiment_id, spec_id, host_id, s->path,
+                        "?, ?, ?, ?, ?, ?)",
+                        "iiitttiiiitiittttddttttttttt", experiment_id, spec_id, host_id, s->path,
                         ctx->trigger, ctx->submitter, (int64_t) getpid(), (int64_t) start,
                         (int64_t) s->samples, (int64_t) s->warmup, spec_order_to_string(s->order),
                         (int64_t) p->seed, (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
                         spec_on_failure_to_string(s->on_failure),
                         p->probe_path ? spec_probe_to_string(s->probe) : "never", s->min_effect, s->alpha,
                         spec_outliers_to_string(s->outliers), child_cpus, runner_cpus, facts_json,
-                        h->fingerprint, p->cgroup.path, p->cgroup.why_not, calibrate_json);
+                        h->fingerprint, p->cgroup.path, p->cgroup.why_not, calibrate_json,
+                        s->env_offset_random ? "random" : "none");
 
         for (size_t v = 0; v < p->n_variants && r >= 0; v++) {
                 const SpecVariant *sv = &s->variants[v];
@@ -207,10 +208,10 @@ static int prepare(Recorder *rec) {
                   " user_us, sys_us, maxrss_kib, minflt, majflt, nvcsw, nivcsw, exit_code, signal,"
                   " exec_errno, leftover, output_size, output_hash, verified, mismatch_offset,"
                   " reference_size, stderr_excerpt, detail, noisy, cpu_some_avg10, load1, quiet_wait_ns,"
-                  " leftover_processes, cpu_us, cpu_source, peak_kib, memory_source,"
+                  " leftover_processes, cpu_us, cpu_source, peak_kib, memory_source, env_offset,"
                   " recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                   "?,"
-                  " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))" },
+                  " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))" },
                 { &rec->insert_probe, "INSERT INTO probe_reports (sample_id, effective_path, family, "
                                       "version, allocator_copies, report)"
                                       " VALUES (?, ?, ?, ?, ?, ?)" },
@@ -363,10 +364,11 @@ static int on_sample(void *userdata, const Plan *p, const Sample *s) {
                  "%c%c%c"
                  "i%cti%c%ctt"
                  "%cDD%c"
-                 "%citit",
+                 "%citit%c",
                  exited ? 'i' : 'n', signaled ? 'i' : 'n', sr->end == SPAWN_EXEC_FAILED ? 'i' : 'n',
                  has_output ? 'i' : 'n', mismatch ? 'i' : 'n', mismatch ? 'i' : 'n',
-                 s->quiet_checked ? 'i' : 'n', s->quiet_checked ? 'i' : 'n', sr->in_cgroup ? 'i' : 'n');
+                 s->quiet_checked ? 'i' : 'n', s->quiet_checked ? 'i' : 'n', sr->in_cgroup ? 'i' : 'n',
+                 s->env_offset >= 0 ? 'i' : 'n');
         r = sql_step(db, rec->insert_sample, &sample_id, fmt, rec->run_id, rec->cell_ids[s->step->cell],
                      rec->variant_ids[s->step->variant], phase_to_string(s->step->phase),
                      (int64_t) s->step->round, (int64_t) s->step_index, sample_status_to_string(s->status),
@@ -379,7 +381,7 @@ static int on_sample(void *userdata, const Plan *p, const Sample *s) {
                      s->quiet_checked ? s->cpu_some_avg10 : NAN, s->quiet_checked ? s->load1 : NAN,
                      (int64_t) s->quiet_wait_ns, (int64_t) sr->leftover_processes, (int64_t) sr->tree_cpu_us,
                      sr->in_cgroup ? "cgroup" : "rusage", (int64_t) sr->tree_peak_kib,
-                     sr->peak_from_cgroup ? "cgroup" : "rusage");
+                     sr->peak_from_cgroup ? "cgroup" : "rusage", s->env_offset);
         if (r >= 0 && s->probe)
                 r = insert_probe_report(rec, sample_id, s->probe);
         for (size_t i = 0; i < s->n_metrics && r >= 0; i++)

@@ -195,6 +195,9 @@ static const char *const migrations[] = {
         "  recorded_at TEXT NOT NULL);"
         "CREATE INDEX calibration_run ON calibration (run_id, variant_id);"
         "ALTER TABLE runs ADD COLUMN calibrate_command TEXT;", /* JSON array; NULL: no calibration */
+        /* 14 -> 15: spec env_offset: random: the bytes each sample's environment was shifted by */
+        "ALTER TABLE samples ADD COLUMN env_offset INTEGER;" /* NULL: not shifted */
+        "ALTER TABLE runs ADD COLUMN env_offset TEXT NOT NULL DEFAULT 'none';",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

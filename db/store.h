@@ -12,7 +12,7 @@
  * keeps every sample whose write returned.
  */
 
-#define STORE_SCHEMA_VERSION  14
+#define STORE_SCHEMA_VERSION  15
 #define STORE_BUSY_TIMEOUT_MS 10000
 
 typedef struct Store Store;

@@ -72,6 +72,24 @@ size_t env_stack_size(char *const *env) {
         return size;
 }
 
+int env_offset(char *const *env, size_t extra, char ***ret) {
+        _cleanup_strv_free_ char **copy = strv_copy(env);
+        if (!copy)
+                return -ENOMEM;
+        const char *pad = env_get(env, ENV_PAD_KEY);
+        size_t have = pad ? strlen(pad) : 0;
+        _cleanup_free_ char *value = malloc(have + extra + 1);
+        if (!value)
+                return -ENOMEM;
+        memset(value, 'x', have + extra);
+        value[have + extra] = 0;
+        int r = strv_env_set(&copy, ENV_PAD_KEY, value);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(copy);
+        return 0;
+}
+
 int env_pad(char ***envs[], size_t n) {
         /* With an empty value the pad adds its key, "=", the terminator and a pointer. */
         const size_t minimum = strlen(ENV_PAD_KEY) + 2 + sizeof(char *);

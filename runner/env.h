@@ -39,5 +39,12 @@ size_t env_stack_size(char *const *env);
  */
 int env_pad(char ***envs[], size_t n);
 
+/* The largest offset of spec env_offset: random, in bytes (hyperfine draws from the same range). */
+#define ENV_OFFSET_MAX 4096
+
+/* A copy of a padded environment whose ALLOCLAB_PAD is `extra` bytes longer: the same shift of
+ * the initial stack for every variant of a round. Returns 0 and a new strv, or -ENOMEM. */
+int env_offset(char *const *env, size_t extra, char ***ret);
+
 /* Value of key in an environment vector, or NULL. */
 const char *env_get(char *const *env, const char *key);

@@ -95,6 +95,13 @@ Plan *plan_free(Plan *p) {
         return NULL;
 }
 
+int64_t plan_env_offset(const Plan *p, const PlanStep *step) {
+        if (!p->spec->env_offset_random || (step->phase != PHASE_WARMUP && step->phase != PHASE_SAMPLE))
+                return -1;
+        uint64_t state = p->seed ^ ((uint64_t) step->phase << 32 | step->round);
+        return (int64_t) (plan_random_next(&state) % ENV_OFFSET_MAX);
+}
+
 unsigned plan_phase_rounds(const Plan *p, Phase phase) {
         switch (phase) {
         case PHASE_SAMPLE:

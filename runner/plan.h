@@ -75,6 +75,10 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const cha
  * always, and every run of a forward-mode variant (the probe is its bridge). */
 bool plan_step_probed(const Plan *p, const PlanStep *step);
 
+/* spec env_offset: random: the bytes added to every environment in this step's round (the same
+ * for every variant and cell of a round of a timed phase, drawn from the run's seed), or -1. */
+int64_t plan_env_offset(const Plan *p, const PlanStep *step);
+
 /* How many rounds a phase has for each (cell, variant): for progress lines ("sample 3/10"). */
 unsigned plan_phase_rounds(const Plan *p, Phase phase);
 

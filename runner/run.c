@@ -17,10 +17,12 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "runner/env.h"
 #include "runner/preflight.h"
 #include "runner/quiet.h"
 #include "runner/run.h"
 #include "util/cleanup.h"
+#include "util/strv.h"
 
 const char *sample_status_to_string(SampleStatus s) {
         static const char *const names[] = {
@@ -333,12 +335,21 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
         if (probed && report < 0)
                 return report;
 
+        _cleanup_strv_free_ char **shifted = NULL;
+        int64_t offset = plan_env_offset(p, step);
+        if (offset >= 0) {
+                int q = env_offset(probed ? job->probe_envp : job->envp, (size_t) offset, &shifted);
+                if (q < 0)
+                        return q;
+        }
         char cgroup_name[32];
         bool calibrating = step->phase == PHASE_CALIBRATE;
         SpawnRequest req = {
                 .exe = calibrating ? p->calibrate_exe : job->exe,
                 .argv = calibrating ? p->calibrate_argv : job->argv,
-                .envp = probed ? job->probe_envp : job->envp,
+                .envp = shifted  ? shifted
+                        : probed ? job->probe_envp
+                                 : job->envp,
                 .cwd = job->cwd,
                 .timeout_ns = p->spec->timeout_ns,
                 .stdout_fd = out,
@@ -352,7 +363,7 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                                               cgroup_name),
                 .cgroup_required = p->spec->memory_max || p->spec->pids_max,
         };
-        *s = (Sample){ .step_index = index, .step = step };
+        *s = (Sample){ .step_index = index, .step = step, .env_offset = offset };
         if (p->spec->quiet.enabled && step->phase == PHASE_SAMPLE) {
                 QuietReading seen;
                 s->quiet_checked = true;

@@ -55,6 +55,7 @@ typedef struct Sample {
         ProbeResult *probe;   /* the probe\'s report, for probed runs */
         /* The quiet-machine guard, for measured samples when the spec has quiet: what it read last
          * before the spawn, how long it waited, and whether the machine was still too busy. */
+        int64_t env_offset; /* spec env_offset: the bytes added to the environment, or -1 */
         bool quiet_checked;
         bool noisy;
         double cpu_some_avg10, load1;

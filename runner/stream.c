@@ -58,6 +58,7 @@ void stream_encode_sample(WireWriter *w, const Sample *s) {
         }
         wire_put_str(w, s->stderr_excerpt);
         wire_put_str(w, s->detail);
+        wire_put_i64(w, s->env_offset);
         wire_put_u8(w, s->quiet_checked);
         wire_put_u8(w, s->noisy);
         wire_put_f64(w, s->cpu_some_avg10);
@@ -173,6 +174,7 @@ static int decode_sample(WireReader *r, const Plan *plan, Sample *s) {
         }
         s->stderr_excerpt = wire_get_str(r);
         s->detail = wire_get_str(r);
+        s->env_offset = wire_get_i64(r);
         s->quiet_checked = wire_get_u8(r);
         s->noisy = wire_get_u8(r);
         s->cpu_some_avg10 = wire_get_f64(r);

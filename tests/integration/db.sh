@@ -24,7 +24,7 @@ run_output=$OUT
 
 expect_eq "$(q "PRAGMA integrity_check")" ok "integrity"
 expect_eq "$(q "PRAGMA journal_mode")" wal "journal mode"
-expect_eq "$(q "PRAGMA user_version")" 14 "schema version"
+expect_eq "$(q "PRAGMA user_version")" 15 "schema version"
 expect_eq "$(q "SELECT e.name, r.status, r.order_mode, r.seed, r.samples, r.warmup, r.metric, r.n_runs, r.n_failures
                 FROM runs r JOIN experiments e ON e.id = r.experiment_id")" \
     "store|done|randomized|7|3|1|wall|40|0" "run row"

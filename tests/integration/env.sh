@@ -37,4 +37,35 @@ stack_size() {
 }
 grep -q "^ALLOCLAB_PAD=" "$WORK/glibc.env" || fail "no padding"
 expect_eq "$(stack_size "$WORK/glibc.env")" "$(stack_size "$WORK/jemalloc.env")" "equal environment sizes"
+
+# env_offset: random: one random shift per round, the same for every variant of the round, and
+# recorded with each sample; the untimed smoke runs keep the plain size (probe: never, so that
+# they have the timed runs' environment: a probed one is padded to a size of its own).
+cat >"$WORK/offset.yaml" <<YAML
+experiment: offset
+command: ["$WORKLOAD", envsize]
+allocators:
+  glibc: {}
+  jemalloc: {preload: jemalloc, env: {MALLOC_CONF: "narenas:2"}}
+metric: reported:env_bytes
+samples: 6
+warmup: 1
+env_offset: random
+probe: never
+YAML
+run_alloclab 0 run "$WORK/offset.yaml" --quiet
+sizes() { # PHASE: per round, the distinct env_bytes of its variants and the recorded offset
+    q "SELECT s.round, count(DISTINCT m.value), min(m.value), count(DISTINCT s.env_offset), min(s.env_offset)
+       FROM samples s JOIN sample_metrics m ON m.sample_id = s.id AND m.name = 'env_bytes'
+       WHERE s.run_id = (SELECT max(id) FROM runs) AND s.phase = '$1' GROUP BY s.round ORDER BY s.round"
+}
+smoke=$(sizes smoke)
+expect_eq "$(cut -d'|' -f2,4 <<<"$smoke")" "1|0" "smoke runs: equal, not shifted"
+base=$(cut -d'|' -f3 <<<"$smoke" | cut -d. -f1)
+while IFS='|' read -r round distinct bytes offsets offset; do
+    expect_eq "$distinct|$offsets" "1|1" "round $round: one size and one offset for both variants"
+    expect_eq "${bytes%.*}" "$((base + offset))" "round $round: shifted by the recorded offset"
+done <<<"$(sizes sample)"
+(( $(cut -d'|' -f5 <<<"$(sizes sample)" | sort -u | wc -l) > 1 )) || fail "the offset never changed"
+expect_eq "$(q "SELECT env_offset FROM runs WHERE id = (SELECT max(id) FROM runs)")" random "recorded per run"
 exit 0

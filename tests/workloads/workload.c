@@ -20,6 +20,8 @@
  *                    print "spun"
  *   report NAME V    report metric NAME with value V, print "reported"
  *   env FILE         write the environment to FILE, one variable per line, and print "ok"
+ *   envsize          report metric env_bytes: what the environment occupies on the initial stack
+ *                    (strings with terminators, pointers with the NULL), print "ok"
  *   threads N ITER   N threads each make ITER aligned_alloc(64, 100) + free pairs
  *   fork             100 valloc + free in a forked child, then 100 in the parent
  *   crashalloc       10 pvalloc that are never freed, then SIGSEGV
@@ -196,6 +198,18 @@ int main(int argc, char **argv) {
                 fprintf(m, "%s %s\n", argv[2], argv[3]);
                 fclose(m);
                 printf("reported\n");
+                return 0;
+        }
+        if (strcmp(mode, "envsize") == 0) {
+                size_t bytes = sizeof(char *);
+                for (char **e = environ; *e; e++)
+                        bytes += strlen(*e) + 1 + sizeof(char *);
+                FILE *m = metrics();
+                if (!m)
+                        return 4;
+                fprintf(m, "env_bytes %zu\n", bytes);
+                fclose(m);
+                printf("ok\n");
                 return 0;
         }
         if (strcmp(mode, "env") == 0 && argc > 2) {
