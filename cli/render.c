@@ -387,12 +387,12 @@ static void print_noisy(FILE *f, const Report *rep, const char *bullet) {
                 checked += rep->entries[i].n_quiet_checked;
                 noisy += rep->entries[i].n_noisy;
         }
-        if (checked == 0)
+        if (noisy == 0)
                 return;
         fprintf(f,
                 "\nQuiet-machine guard: %lld of %lld measured samples started on a busier machine than the "
                 "spec's"
-                " quiet: allows (noisy, kept)\n",
+                " quiet: allows (noisy; kept, unless on_busy: skip)\n",
                 (long long) noisy, (long long) checked);
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {

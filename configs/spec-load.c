@@ -362,13 +362,19 @@ static const char *const on_failure_words[] = { "continue", "stop", NULL };
 static const char *const probe_words[] = { "smoke", "always", "never", NULL };
 static const char *const outliers_words[] = { "flag", "exclude", NULL };
 
-static int parse_env_offset(Loader *l, const YamlNode *n, void *field) {
-        static const char *const words[] = { "none", "random", NULL };
+/* One of two words into a bool field: true for the second. */
+static int parse_either(Loader *l, const YamlNode *n, const char *what, const char *no, const char *yes,
+                        void *field) {
+        const char *const words[] = { no, yes, NULL };
         unsigned v;
-        int r = schema_parse_keyword(l, n, "env_offset", words, &v, NULL);
+        int r = schema_parse_keyword(l, n, what, words, &v, NULL);
         if (r >= 0)
                 *(bool *) field = v == 1;
         return r;
+}
+
+static int parse_env_offset(Loader *l, const YamlNode *n, void *field) {
+        return parse_either(l, n, "env_offset", "none", "random", field);
 }
 
 static int parse_outliers(Loader *l, const YamlNode *n, void *field) {
@@ -506,12 +512,7 @@ static int parse_alpha(Loader *l, const YamlNode *n, void *field) {
 }
 
 static int parse_bool(Loader *l, const YamlNode *n, void *field) {
-        static const char *const words[] = { "false", "true", NULL };
-        unsigned v;
-        int r = schema_parse_keyword(l, n, "value", words, &v, NULL);
-        if (r >= 0)
-                *(bool *) field = v == 1;
-        return r;
+        return parse_either(l, n, "value", "false", "true", field);
 }
 
 static int parse_limit(Loader *l, const YamlNode *n, const char *what, double max, double *ret) {
@@ -538,15 +539,28 @@ static int parse_quiet_wait(Loader *l, const YamlNode *n, void *field) {
                                      3600ULL * 1000000000, field);
 }
 
+static int parse_quiet_on_busy(Loader *l, const YamlNode *n, void *field) {
+        return parse_either(l, n, "on_busy", "mark", "skip", field);
+}
+
 static const Field quiet_fields[] = {
         { "max_cpu_some_avg10", parse_quiet_psi, offsetof(SpecQuiet, max_cpu_some_avg10), false },
         { "max_load1", parse_quiet_load, offsetof(SpecQuiet, max_load1), false },
         { "max_wait", parse_quiet_wait, offsetof(SpecQuiet, max_wait_ns), false },
+        { "on_busy", parse_quiet_on_busy, offsetof(SpecQuiet, skip_busy), false },
 };
 
-/* quiet: {max_cpu_some_avg10: 5, max_load1: 1.5, max_wait: 10s} */
+/* quiet: {max_cpu_some_avg10: 5, max_load1: 1.5, max_wait: 10s}, or off */
 static int parse_quiet(Loader *l, const YamlNode *n, void *field) {
         SpecQuiet *q = field;
+        if (n && n->kind == YAML_NODE_SCALAR) {
+                static const char *const words[] = { "off", NULL };
+                unsigned v;
+                int r = schema_parse_keyword(l, n, "quiet", words, &v, NULL);
+                if (r >= 0)
+                        *q = (SpecQuiet){};
+                return r;
+        }
         *q = (SpecQuiet){ .enabled = true,
                           .max_cpu_some_avg10 = -1,
                           .max_load1 = -1,
@@ -747,6 +761,9 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         s->regression_threshold = SPEC_DEFAULT_REGRESSION_THRESHOLD;
         s->min_effect = SPEC_DEFAULT_MIN_EFFECT;
         s->alpha = SPEC_DEFAULT_ALPHA;
+        s->quiet = (SpecQuiet){ .enabled = true,
+                                .max_cpu_some_avg10 = SPEC_DEFAULT_QUIET_PSI,
+                                .max_load1 = -1 };
 
         if (memchr(data, 0, size))
                 return diag_add(d, 1, 1, "spec contains a NUL byte");

@@ -90,9 +90,13 @@ typedef struct SpecQuiet {
         double max_cpu_some_avg10; /* percent, from /proc/pressure/cpu */
         double max_load1;          /* from /proc/loadavg */
         uint64_t max_wait_ns;
+        bool skip_busy; /* on_busy: skip: a sample the machine is still too busy for is not run */
 } SpecQuiet;
 
 #define SPEC_DEFAULT_QUIET_WAIT_NS (10ULL * 1000000000)
+/* Without a quiet: key the guard still reads before every sample and marks a sample noisy past
+ * this CPU pressure, but never waits: a default must not stretch runs on a shared machine. */
+#define SPEC_DEFAULT_QUIET_PSI     10.0
 
 typedef struct SpecParam {
         char *name;

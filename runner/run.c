@@ -42,6 +42,7 @@ const char *sample_status_to_string(SampleStatus s) {
                 [SAMPLE_PROBE_FAILED] = "probe-failed",
                 [SAMPLE_OOM] = "oom",
                 [SAMPLE_PIDS_LIMIT] = "pids-limit",
+                [SAMPLE_SKIPPED_BUSY] = "skipped-busy",
         };
         return (unsigned) s < ELEMENTSOF(names) ? names[s] : "?";
 }
@@ -342,6 +343,19 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                 if (q < 0)
                         return q;
         }
+        *s = (Sample){ .step_index = index, .step = step, .env_offset = offset };
+        if (p->spec->quiet.enabled && step->phase == PHASE_SAMPLE) {
+                QuietReading seen;
+                s->quiet_checked = true;
+                s->noisy = !quiet_wait(&p->spec->quiet, &seen, &s->quiet_wait_ns);
+                s->cpu_some_avg10 = seen.cpu_some_avg10;
+                s->load1 = seen.load1;
+                if (s->noisy && p->spec->quiet.skip_busy)
+                        return set_detail(
+                                s, SAMPLE_SKIPPED_BUSY,
+                                "not run: still busy after %.1f s (CPU pressure %.1f%%, load %.2f)",
+                                (double) s->quiet_wait_ns / 1e9, seen.cpu_some_avg10, seen.load1);
+        }
         char cgroup_name[32];
         bool calibrating = step->phase == PHASE_CALIBRATE;
         SpawnRequest req = {
@@ -363,14 +377,6 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                                               cgroup_name),
                 .cgroup_required = p->spec->memory_max || p->spec->pids_max,
         };
-        *s = (Sample){ .step_index = index, .step = step, .env_offset = offset };
-        if (p->spec->quiet.enabled && step->phase == PHASE_SAMPLE) {
-                QuietReading seen;
-                s->quiet_checked = true;
-                s->noisy = !quiet_wait(&p->spec->quiet, &seen, &s->quiet_wait_ns);
-                s->cpu_some_avg10 = seen.cpu_some_avg10;
-                s->load1 = seen.load1;
-        }
         if (req.cgroup_required && req.cgroup_fd < 0)
                 return req.cgroup_fd; /* the spec's limits need the child's cgroup */
         int r = spawn_run(&req, &s->spawn);

@@ -34,6 +34,7 @@ typedef enum SampleStatus {
         SAMPLE_PROBE_FAILED,        /* the probe's report is unreadable (another layout) */
         SAMPLE_OOM,                 /* the tree hit the spec's memory_max: the kernel killed in it */
         SAMPLE_PIDS_LIMIT,          /* the tree hit the spec's pids_max: a fork or clone failed */
+        SAMPLE_SKIPPED_BUSY,        /* quiet: on_busy: skip, and the machine stayed busy: not run */
         _SAMPLE_STATUS_MAX,
 } SampleStatus;
 

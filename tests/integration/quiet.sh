@@ -40,11 +40,31 @@ run_alloclab 0 show --format json
 expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["results"]["glibc"]["noisy_samples"])' <<<"$OUT")" \
     3 "noisy samples in json"
 
+# on_busy: skip: a sample the machine stays too busy for is not run, and says why.
+sed 's/max_wait: 300ms}/max_wait: 200ms, on_busy: skip}/' "$WORK/spec.yaml" >"$WORK/skip.yaml"
+run_alloclab 1 run "$WORK/skip.yaml" --quiet
+expect_eq "$(q "SELECT count(*), min(status), max(status), sum(noisy), max(wall_ns) FROM samples
+                WHERE phase = 'sample' AND run_id = (SELECT max(id) FROM runs)")" \
+    "3|skipped-busy|skipped-busy|3|0" "busy: skipped"
+run_alloclab 0 show
+expect_contains "$OUT" "skipped-busy: not run: still busy after 0.2 s (CPU pressure" "skip reason shown"
+
+# Without a quiet: key the guard reads and marks, and never waits; quiet: off turns it off.
+sed '/^quiet:/d' "$WORK/spec.yaml" >"$WORK/default.yaml"
+run_alloclab 0 run "$WORK/default.yaml" --quiet
+expect_eq "$(q "SELECT count(*), sum(noisy), min(cpu_some_avg10) > 10, max(quiet_wait_ns) < 50000000 FROM samples
+                WHERE phase = 'sample' AND run_id = (SELECT max(id) FROM runs)")" \
+    "3|3|1|1" "default guard: marks, does not wait (its 100 ms poll never runs)"
+printf 'quiet: off\n' >>"$WORK/default.yaml"
+run_alloclab 0 run "$WORK/default.yaml" --quiet
+expect_eq "$(q "SELECT count(*), count(noisy) FROM samples WHERE phase = 'sample' AND run_id = (SELECT max(id) FROM runs)")" \
+    "3|0" "quiet: off"
+
 # Without the hogs the same spec finds the machine quiet enough within a generous wait.
 stop_hogs
 sed -i 's/max_wait: 300ms/max_wait: 60s/' "$WORK/spec.yaml"
 run_alloclab 0 run "$WORK/spec.yaml" --quiet
-expect_eq "$(q "SELECT count(*), sum(noisy), max(cpu_some_avg10) <= 5 FROM samples WHERE phase = 'sample' AND run_id = 2")" \
+expect_eq "$(q "SELECT count(*), sum(noisy), max(cpu_some_avg10) <= 5 FROM samples WHERE phase = 'sample' AND run_id = 5")" \
     "3|0|1" "quiet: not noisy"
 printf 'experiment: x\ncommand: [/bin/true]\nallocators: {glibc: {}}\nquiet: {max_cpu_some_avg10: 200}\n' >"$WORK/bad.yaml"
 run_alloclab 3 check "$WORK/bad.yaml"
