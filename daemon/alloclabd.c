@@ -30,6 +30,7 @@
 #include "daemon/scheduler.h"
 #include "daemon/worker.h"
 #include "db/jobs.h"
+#include "runner/cgroup.h"
 #include "util/cleanup.h"
 #include "util/paths.h"
 
@@ -424,6 +425,14 @@ static int run(int argc, char **argv) {
                 daemon_log(LOG_ERR, 0, "no database path (set --db)");
                 return EXIT_FAILURE;
         }
+
+        /* Under systemd with Delegate=yes the service's cgroup is ours: runs' cgroups go there, with
+         * the memory and pids controllers when the system has them (runner/cgroup.h). */
+        r = cgroup_take_delegation();
+        if (r < 0)
+                daemon_log(LOG_WARNING, 0, "cannot take over this service's cgroup: %s", strerror(-r));
+        else if (r > 0)
+                daemon_log(LOG_INFO, 0, "runs get their cgroups in %s", getenv(CGROUP_ROOT_ENV));
 
         _cleanup_free_ char *message = NULL;
         r = store_open(d.db_path, STORE_READ_WRITE, &d.store, &message);

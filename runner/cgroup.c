@@ -25,12 +25,14 @@
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
 
-#define RUN_PREFIX    "alloclab-"
+#define RUN_PREFIX        "alloclab-"
 /* The leaf a delegated runner moves into: a cgroup that hands controllers to its children may
  * not hold processes itself. */
-#define CGROUP_RUNNER "runner"
+#define CGROUP_RUNNER     "runner"
+/* The leaf a service that took over its cgroup moves into (cgroup_take_delegation). */
+#define CGROUP_SUPERVISOR "supervisor"
 /* How long a killed tree may take to leave its cgroup before the directory is left behind. */
-#define EMPTY_WAIT_MS 5000
+#define EMPTY_WAIT_MS     5000
 
 static int write_at(int dir, const char *file, const char *text) {
         _cleanup_close_ int fd = openat(dir, file, O_WRONLY | O_CLOEXEC);
@@ -73,7 +75,8 @@ static __attribute__((format(printf, 2, 3))) int no_cgroup(CgroupRun *ret, const
         return n < 0 ? -ENOMEM : 0;
 }
 
-/* The mount point of the cgroup2 hierarchy and this process's cgroup in it, joined. */
+/* The mount point of the cgroup2 hierarchy and this process's cgroup in it, joined; returns 1
+ * when that is the hierarchy's root, 0 otherwise, or -errno. */
 static int own_cgroup(char **ret) {
         _cleanup_fclose_ FILE *mounts = fopen("/proc/self/mountinfo", "re");
         _cleanup_fclose_ FILE *self = fopen("/proc/self/cgroup", "re");
@@ -91,7 +94,8 @@ static int own_cgroup(char **ret) {
                         snprintf(path, sizeof(path), "%.*s", (int) strcspn(line + 3, "\n"), line + 3);
         if (!mount[0] || !path[0])
                 return -ENOENT;
-        return asprintf(ret, "%s%s", mount, strcmp(path, "/") == 0 ? "" : path) < 0 ? -ENOMEM : 0;
+        bool root = strcmp(path, "/") == 0;
+        return asprintf(ret, "%s%s", mount, root ? "" : path) < 0 ? -ENOMEM : root;
 }
 
 /* Run cgroups of alloclab processes that are gone (killed with SIGKILL, say): kill what they
@@ -123,6 +127,31 @@ static void remove_stale(int base) {
                                 (void) unlinkat(run, c->d_name, AT_REMOVEDIR);
                 (void) unlinkat(base, e->d_name, AT_REMOVEDIR);
         }
+}
+
+int cgroup_take_delegation(void) {
+        _cleanup_free_ char *own = NULL;
+        if (getenv(CGROUP_ROOT_ENV) || own_cgroup(&own) != 0)
+                return 0;
+        _cleanup_close_ int fd = open(own, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char procs[64], self[32];
+        snprintf(self, sizeof(self), "%d\n", (int) getpid());
+        /* The root cgroup may hold processes and hand out controllers at once; elsewhere only a
+         * process that is alone in its cgroup may take it over. */
+        if (fd < 0 || faccessat(fd, "cgroup.procs", W_OK, 0) < 0 ||
+            read_at(fd, "cgroup.procs", procs, sizeof(procs)) < 0 || strcmp(procs, self) != 0)
+                return 0;
+        if ((mkdirat(fd, CGROUP_SUPERVISOR, 0755) < 0 && errno != EEXIST) ||
+            write_at(fd, CGROUP_SUPERVISOR "/cgroup.procs", self) < 0)
+                return negative_errno();
+        char controllers[256];
+        if (read_at(fd, "cgroup.controllers", controllers, sizeof(controllers)) > 0) {
+                if (strstr(controllers, "memory"))
+                        (void) write_at(fd, "cgroup.subtree_control", "+memory");
+                if (strstr(controllers, "pids"))
+                        (void) write_at(fd, "cgroup.subtree_control", "+pids");
+        }
+        return setenv(CGROUP_ROOT_ENV, own, 0) < 0 ? -ENOMEM : 1;
 }
 
 int cgroup_run_open(CgroupRun *ret) {

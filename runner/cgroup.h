@@ -24,6 +24,15 @@ typedef struct CgroupRun {
         bool pids;     /* the pids controller is enabled for children (pids.max) */
 } CgroupRun;
 
+/*
+ * For a service that owns its cgroup (systemd's Delegate=yes): when this process is alone in a
+ * cgroup other than the root, it moves into a `supervisor` leaf below it and enables there what
+ * controllers the cgroup has (memory, pids), since a cgroup that hands controllers to children
+ * may hold no process itself. Runs then put their cgroups next to that leaf: returns 1 and sets
+ * CGROUP_ROOT_ENV to the owned cgroup; 0 when there is nothing to take (or it is set already).
+ */
+int cgroup_take_delegation(void);
+
 /* Decides where the run's children go. Returns 0 (with or without a cgroup) or -ENOMEM. */
 int cgroup_run_open(CgroupRun *ret);
 

@@ -4,6 +4,7 @@
 # nobody wait()ed for it; the run's cgroups are gone afterwards. Without cgroups
 # (ALLOCLAB_CGROUP_ROOT=off) the run says why, measures from rusage and goes on.
 . "$(dirname "$0")/lib.sh"
+: "${ALLOCLABD:?ALLOCLABD must point to alloclabd}"
 
 cat >"$WORK/spec.yaml" <<YAML
 experiment: isolation
@@ -64,6 +65,38 @@ expect_eq "$(q "SELECT s.cpu_us >= 400000, s.user_us + s.sys_us < 200000, s.cpu_
 run_alloclab 0 show 1
 expect_contains "$OUT" "isolation: a cgroup per child under $cgroup" "show names the cgroup"
 
+# A service that owns its cgroup (systemd's Delegate=yes): alloclabd, alone in a cgroup, moves into
+# a "supervisor" leaf of it, and the runs' cgroups go next to that leaf.
+service="$(dirname "$cgroup")/alloclab-test-service-$$"
+mkdir "$service"
+export ALLOCLAB_SOCKET="$WORK/ctl.sock"
+sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --db "$3"' sh "$service" "$ALLOCLABD" "$DB" 2>"$WORK/daemon.log" &
+daemon=$!
+stop_daemon() {
+    kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+    rmdir "$service/supervisor" "$service" 2>/dev/null || true
+}
+trap 'stop_daemon; rm -rf "$WORK"' EXIT
+for _ in $(seq 100); do [[ -S $ALLOCLAB_SOCKET ]] && break; sleep 0.05; done
+expect_eq "$(sed -n 's/^0:://p' "/proc/$daemon/cgroup")" "$(sed -n 's/^0:://p' /proc/self/cgroup | sed 's|/$||')/alloclab-test-service-$$/supervisor" \
+    "the daemon moved into its supervisor leaf"
+cat >"$WORK/service.yaml" <<YAML
+experiment: delegated
+command: ["$WORKLOAD", daemon, "$WORK/service.pid", "100"]
+allocators: {glibc: {}}
+samples: 1
+warmup: 0
+YAML
+run_alloclab 0 submit "$WORK/service.yaml"
+job=$(grep -o '[0-9]*' <<<"$OUT")
+for _ in $(seq 200); do [[ $(q "SELECT status FROM jobs WHERE id = $job") == done ]] && break; sleep 0.05; done
+expect_eq "$(q "SELECT r.cgroup FROM runs r JOIN jobs j ON j.run_id = r.id WHERE j.id = $job")" \
+    "$service/alloclab-$daemon" "the run's cgroup is in the service's"
+expect_eq "$(q "SELECT DISTINCT s.cpu_source, s.cpu_us >= 100000 FROM samples s JOIN jobs j ON j.run_id = s.run_id WHERE j.id = $job")" \
+    "cgroup|1" "its children measured in cgroups"
+stop_daemon
+unset ALLOCLAB_SOCKET
+
 # Limits: enforced per child's tree where the controllers are delegated to alloclab, else the run
 # does not start (the development VMs have neither controller in their cgroup v2 hierarchy).
 cat >"$WORK/limits.yaml" <<YAML
@@ -97,12 +130,12 @@ fi
 
 # The fallback: process groups. A setsid() daemon escapes them; the run still completes.
 ALLOCLAB_CGROUP_ROOT=off run_alloclab 1 run "$WORK/spec.yaml" --quiet
-expect_eq "$(q "SELECT cgroup IS NULL, cgroup_fallback FROM runs WHERE id = 2")" \
+expect_eq "$(q "SELECT cgroup IS NULL, cgroup_fallback FROM runs WHERE id = (SELECT max(id) FROM runs)")" \
     "1|turned off (ALLOCLAB_CGROUP_ROOT=off)" "fallback recorded"
-expect_eq "$(q "SELECT DISTINCT s.cpu_source, s.leftover_processes IS NULL FROM samples s WHERE s.run_id = 2")" \
+expect_eq "$(q "SELECT DISTINCT s.cpu_source, s.leftover_processes IS NULL FROM samples s WHERE s.run_id = (SELECT max(id) FROM runs)")" \
     "rusage|1" "fallback figures"
 expect_eq "$(q "SELECT s.status FROM samples s JOIN variants v ON v.id = s.variant_id
-                WHERE s.run_id = 2 AND v.name = 'hung'")" timeout "timeout without cgroups"
-run_alloclab 0 show 2
+                WHERE s.run_id = (SELECT max(id) FROM runs) AND v.name = 'hung'")" timeout "timeout without cgroups"
+run_alloclab 0 show "$(q "SELECT max(id) FROM runs")"
 expect_contains "$OUT" "isolation: process groups only, no cgroups: turned off" "show names the fallback"
 for f in "$WORK"/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null || true; done
