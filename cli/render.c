@@ -197,7 +197,8 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
                 fprintf(f, "%scpus: children pinned to %s, alloclab on %s\n", bullet, rep->child_cpus,
                         rep->runner_cpus ? rep->runner_cpus : "?");
         if (rep->cgroup)
-                fprintf(f, "%sisolation: a cgroup per child under %s\n", bullet, rep->cgroup);
+                fprintf(f, "%sisolation: children in a cgroup (emptied between them) under %s\n", bullet,
+                        rep->cgroup);
         else if (rep->cgroup_fallback)
                 fprintf(f, "%sisolation: process groups only, no cgroups: %s\n", bullet,
                         rep->cgroup_fallback);

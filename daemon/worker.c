@@ -138,10 +138,10 @@ static int child_stats(void *u, const Plan *p, uint32_t cell, const StatsRow *ro
 static int drop_privileges(const Job *j, const Plan *plan) {
         if (geteuid() != 0 || j->uid == 0)
                 return 0;
-        if (cgroup_run_delegate(&plan->cgroup, j->uid, j->gid) < 0)
+        if (cgroup_run_delegate(plan->cgroup, j->uid, j->gid) < 0)
                 daemon_log(LOG_WARNING, 0,
                            "job %lld: cannot hand the run's cgroup %s to uid %u: its children go without",
-                           (long long) j->id, plan->cgroup.path, (unsigned) j->uid);
+                           (long long) j->id, plan->cgroup->path, (unsigned) j->uid);
         struct passwd *pw = getpwuid(j->uid);
         if (pw ? initgroups(pw->pw_name, j->gid) < 0 : setgroups(0, NULL) < 0)
                 return negative_errno();

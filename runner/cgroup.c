@@ -31,6 +31,8 @@
 #define CGROUP_RUNNER     "runner"
 /* The leaf a service that took over its cgroup moves into (cgroup_take_delegation). */
 #define CGROUP_SUPERVISOR "supervisor"
+/* The cgroup every child of a run is created in, one after the other (see cgroup.h). */
+#define CGROUP_CHILDREN   "children"
 /* How long a killed tree may take to leave its cgroup before the directory is left behind. */
 #define EMPTY_WAIT_MS     5000
 
@@ -98,8 +100,45 @@ static int own_cgroup(char **ret) {
         return asprintf(ret, "%s%s", mount, root ? "" : path) < 0 ? -ENOMEM : root;
 }
 
+/* Removes the cgroup `name` below `parent` once its processes are gone. Killed processes leave
+ * quickly, and cgroup.events signals POLLPRI on each change (until it is read again); the kernel
+ * may also refuse the rmdir (EBUSY) for a moment after the last one left, while exited tasks
+ * finish: retried every millisecond, for EMPTY_WAIT_MS at most. */
+static void remove_when_empty(int parent, const char *name) {
+        char events_path[64];
+        snprintf(events_path, sizeof(events_path), "%s/cgroup.events", name);
+        _cleanup_close_ int events = openat(parent, events_path, O_RDONLY | O_CLOEXEC);
+        for (int tries = 0;
+             unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno == EBUSY && tries < EMPTY_WAIT_MS; tries++) {
+                char buf[256];
+                ssize_t n = events >= 0 ? pread(events, buf, sizeof(buf) - 1, 0) : -1;
+                buf[n > 0 ? n : 0] = 0;
+                struct pollfd p = { .fd = events, .events = POLLPRI };
+                (void) poll(&p, n > 0 && !strstr(buf, "populated 0") ? 1 : 0, 1);
+        }
+}
+
+/* Kills and removes every cgroup directly below fd: whatever their names (a forked runner may
+ * have replaced the children's cgroup of the plan its parent holds). */
+static void remove_children_of(int fd) {
+        int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        _cleanup_(closedirp) DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
+        if (!d) {
+                safe_close(dup);
+                return;
+        }
+        for (struct dirent *e; (e = readdir(d));) {
+                if (e->d_type != DT_DIR || e->d_name[0] == '.')
+                        continue;
+                char kill_path[sizeof(e->d_name) + 16];
+                snprintf(kill_path, sizeof(kill_path), "%s/cgroup.kill", e->d_name);
+                (void) write_at(fd, kill_path, "1");
+                remove_when_empty(fd, e->d_name);
+        }
+}
+
 /* Run cgroups of alloclab processes that are gone (killed with SIGKILL, say): kill what they
- * left running and remove them. Best effort; a tree still dying is left for the next run. */
+ * left running and remove them. Best effort: what does not go within EMPTY_WAIT_MS stays. */
 static void remove_stale(int base) {
         int fd = fcntl(base, F_DUPFD_CLOEXEC, 0);
         _cleanup_(closedirp) DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -112,19 +151,12 @@ static void remove_stale(int base) {
                 if (strncmp(e->d_name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0)
                         continue;
                 long pid = strtol(e->d_name + strlen(RUN_PREFIX), &end, 10);
-                if (*end || pid <= 0 || kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+                if ((*end && *end != '-') || pid <= 0 || kill((pid_t) pid, 0) == 0 || errno != ESRCH)
                         continue;
                 _cleanup_close_ int run = openat(base, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                int cfd = run >= 0 ? fcntl(run, F_DUPFD_CLOEXEC, 0) : -1;
-                _cleanup_(closedirp) DIR *children = cfd >= 0 ? fdopendir(cfd) : NULL;
-                if (!children) {
-                        safe_close(cfd);
+                if (run < 0)
                         continue;
-                }
-                (void) write_at(run, "cgroup.kill", "1");
-                for (struct dirent *c; (c = readdir(children));)
-                        if (c->d_type == DT_DIR && c->d_name[0] != '.')
-                                (void) unlinkat(run, c->d_name, AT_REMOVEDIR);
+                remove_children_of(run);
                 (void) unlinkat(base, e->d_name, AT_REMOVEDIR);
         }
 }
@@ -155,7 +187,7 @@ int cgroup_take_delegation(void) {
 }
 
 int cgroup_run_open(CgroupRun *ret) {
-        *ret = (CgroupRun){ .fd = -1 };
+        *ret = (CgroupRun){ .fd = -1, .children_fd = -1 };
         const char *root = getenv(CGROUP_ROOT_ENV);
         if (root && strcmp(root, "off") == 0)
                 return no_cgroup(ret, "turned off (%s=off)", CGROUP_ROOT_ENV);
@@ -173,8 +205,11 @@ int cgroup_run_open(CgroupRun *ret) {
                 return no_cgroup(ret, "%s is not a cgroup v2 directory", base);
         remove_stale(base_fd);
 
+        /* One per plan: the daemon builds a plan per job, and a job's cgroup may still be going
+         * while the next one's is made. */
+        static unsigned plans;
         char name[64];
-        snprintf(name, sizeof(name), RUN_PREFIX "%d", (int) getpid());
+        snprintf(name, sizeof(name), RUN_PREFIX "%d-%u", (int) getpid(), plans++);
         if (mkdirat(base_fd, name, 0755) < 0 && errno != EEXIST)
                 return no_cgroup(ret, "cannot create a cgroup in %s: %s", base, strerror(errno));
         int fd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -185,43 +220,33 @@ int cgroup_run_open(CgroupRun *ret) {
                 return err == ENOENT ? no_cgroup(ret, "%s has no cgroup.kill (Linux 5.14 or later)", base)
                                      : no_cgroup(ret, "cannot use a cgroup in %s: %s", base, strerror(err));
         }
-        ret->fd = fd;
-        if (asprintf(&ret->path, "%s/%s", base, name) < 0)
-                return -ENOMEM;
         /* Children see memory.peak only when the run's cgroup hands them the controller. */
-        ret->memory = write_at(fd, "cgroup.subtree_control", "+memory") == 0;
-        ret->pids = write_at(fd, "cgroup.subtree_control", "+pids") == 0;
-        return 0;
-}
-
-/* Removes the cgroup `name` below `parent` once its processes are gone. Killed processes leave
- * quickly, and cgroup.events signals POLLPRI on each change (until it is read again); the kernel
- * may also refuse the rmdir (EBUSY) for a moment after the last one left, while exited tasks
- * finish: retried every 10 ms, for EMPTY_WAIT_MS at most. */
-static void remove_when_empty(int parent, const char *name) {
-        char events_path[64];
-        snprintf(events_path, sizeof(events_path), "%s/cgroup.events", name);
-        _cleanup_close_ int events = openat(parent, events_path, O_RDONLY | O_CLOEXEC);
-        for (int tries = 0;
-             unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno == EBUSY && tries < EMPTY_WAIT_MS / 10;
-             tries++) {
-                char buf[256];
-                ssize_t n = events >= 0 ? pread(events, buf, sizeof(buf) - 1, 0) : -1;
-                buf[n > 0 ? n : 0] = 0;
-                struct pollfd p = { .fd = events, .events = POLLPRI };
-                (void) poll(&p, n > 0 && !strstr(buf, "populated 0") ? 1 : 0, 10);
+        bool memory = write_at(fd, "cgroup.subtree_control", "+memory") == 0;
+        bool pids = write_at(fd, "cgroup.subtree_control", "+pids") == 0;
+        snprintf(ret->children_name, sizeof(ret->children_name), "%s", CGROUP_CHILDREN);
+        if ((mkdirat(fd, CGROUP_CHILDREN, 0755) < 0 && errno != EEXIST) ||
+            (ret->children_fd = openat(fd, CGROUP_CHILDREN, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+                int err = errno;
+                safe_close(fd);
+                (void) unlinkat(base_fd, name, AT_REMOVEDIR);
+                return no_cgroup(ret, "cannot create a cgroup in %s/%s: %s", base, name, strerror(err));
         }
+        ret->fd = fd;
+        ret->memory = memory;
+        ret->pids = pids;
+        return asprintf(&ret->path, "%s/%s", base, name) < 0 ? -ENOMEM : 0;
 }
 
 void cgroup_run_close(CgroupRun *c) {
-        if (c->path) { /* fd is valid only with path: a zeroed CgroupRun holds nothing */
-                remove_when_empty(c->fd, CGROUP_RUNNER);
+        if (c->path) { /* the fds are valid only with path: a zeroed CgroupRun holds nothing */
+                safe_close(c->children_fd);
+                remove_children_of(c->fd);
                 (void) rmdir(c->path);
                 safe_close(c->fd);
         }
         free(c->path);
         free(c->why_not);
-        *c = (CgroupRun){ .fd = -1 };
+        *c = (CgroupRun){ .fd = -1, .children_fd = -1 };
 }
 
 int cgroup_run_delegate(const CgroupRun *run, uid_t uid, gid_t gid) {
@@ -241,57 +266,80 @@ int cgroup_run_delegate(const CgroupRun *run, uid_t uid, gid_t gid) {
         for (size_t i = 0; i < ELEMENTSOF(delegated); i++)
                 if (fchownat(run->fd, delegated[i], uid, gid, 0) < 0)
                         return negative_errno();
+        /* The children's cgroup is made by root before the runner takes the user's identity:
+         * all of it goes to the user (cgroup.kill, memory.peak for its per-child reset, ...). */
+        int fd = fcntl(run->children_fd, F_DUPFD_CLOEXEC, 0);
+        _cleanup_(closedirp) DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d) {
+                safe_close(fd);
+                return -errno;
+        }
+        for (struct dirent *e; (e = readdir(d));)
+                if (strcmp(e->d_name, "..") != 0 && fchownat(run->children_fd, e->d_name, uid, gid, 0) < 0)
+                        return negative_errno();
         return 0;
 }
 
-/* Writes a limit into a fresh child cgroup; 0 means none. */
+/* Writes a limit into the children's cgroup; 0 means none. */
 static int limit(int fd, const char *file, uint64_t value) {
         char text[32];
         snprintf(text, sizeof(text), "%llu", (unsigned long long) value);
         return value ? write_at(fd, file, text) : 0;
 }
 
-int cgroup_child_new(const CgroupRun *run, size_t step, uint64_t memory_max, uint64_t pids_max,
-                     char ret_name[static 32]) {
-        if (!run->path)
-                return -EOPNOTSUPP;
-        snprintf(ret_name, 32, "step-%zu", step);
-        if (mkdirat(run->fd, ret_name, 0755) < 0)
-                return negative_errno();
-        int fd = openat(run->fd, ret_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int r = fd < 0 ? negative_errno() : 0;
+int cgroup_run_limit(CgroupRun *run, uint64_t memory_max, uint64_t pids_max) {
+        int r = 0;
+        run->memory_max = memory_max;
+        run->pids_max = pids_max;
         /* Without swap the limit is the limit: a tree past it is OOM-killed, it does not crawl. */
-        if (r >= 0 && memory_max && (r = limit(fd, "memory.max", memory_max)) >= 0 &&
-            faccessat(fd, "memory.swap.max", W_OK, 0) == 0)
-                r = write_at(fd, "memory.swap.max", "0");
+        if (memory_max && (r = limit(run->children_fd, "memory.max", memory_max)) >= 0 &&
+            faccessat(run->children_fd, "memory.swap.max", W_OK, 0) == 0)
+                r = write_at(run->children_fd, "memory.swap.max", "0");
         if (r >= 0)
-                r = limit(fd, "pids.max", pids_max);
-        if (r < 0) {
-                safe_close(fd);
-                (void) unlinkat(run->fd, ret_name, AT_REMOVEDIR);
-                return r;
-        }
-        return fd;
+                r = limit(run->children_fd, "pids.max", pids_max);
+        return r;
 }
 
-int cgroup_child_usage(int fd, CgroupUsage *ret) {
-        *ret = (CgroupUsage){};
+/* The counters a window subtracts: cpu.stat usage_usec, memory.events oom_kill, pids.events max. */
+static void counters(int fd, uint64_t *cpu_us, uint64_t *oom_kills, uint64_t *pids_max) {
         char buf[4096];
-        ssize_t n = read_at(fd, "cpu.stat", buf, sizeof(buf));
-        if (n < 0)
-                return (int) n;
-        int r = keyed_value(buf, "usage_usec", &ret->cpu_us);
-        if (r < 0)
-                return r;
-        if (read_at(fd, "memory.peak", buf, sizeof(buf)) > 0) {
+        *cpu_us = *oom_kills = *pids_max = 0;
+        if (read_at(fd, "cpu.stat", buf, sizeof(buf)) > 0)
+                (void) keyed_value(buf, "usage_usec", cpu_us);
+        if (read_at(fd, "memory.events", buf, sizeof(buf)) > 0)
+                (void) keyed_value(buf, "oom_kill", oom_kills);
+        if (read_at(fd, "pids.events", buf, sizeof(buf)) > 0)
+                (void) keyed_value(buf, "max", pids_max);
+}
+
+int cgroup_window_open(int fd, CgroupWindow *ret) {
+        *ret = (CgroupWindow){ .peak_fd = -1 };
+        counters(fd, &ret->cpu_us, &ret->oom_kills, &ret->pids_max_events);
+        /* memory.peak resets for the descriptor that writes it (Linux 6.12); where it cannot be
+         * reset, a peak over several children would be no child's, so there is none. */
+        int peak = openat(fd, "memory.peak", O_RDWR | O_CLOEXEC);
+        if (peak >= 0 && write(peak, "reset", 5) == 5)
+                ret->peak_fd = peak;
+        else
+                safe_close(peak);
+        return 0;
+}
+
+int cgroup_window_close(int fd, CgroupWindow *w, CgroupUsage *ret) {
+        *ret = (CgroupUsage){};
+        uint64_t cpu_us, oom_kills, pids_max;
+        counters(fd, &cpu_us, &oom_kills, &pids_max);
+        ret->cpu_us = cpu_us - w->cpu_us;
+        ret->oom_killed = oom_kills > w->oom_kills;
+        ret->pids_limited = pids_max > w->pids_max_events;
+        char buf[64];
+        ssize_t n = w->peak_fd >= 0 ? pread(w->peak_fd, buf, sizeof(buf) - 1, 0) : -1;
+        if (n > 0) {
+                buf[n] = 0;
                 ret->have_peak = true;
                 ret->peak_bytes = strtoull(buf, NULL, 10);
         }
-        uint64_t events = 0;
-        ret->oom_killed = read_at(fd, "memory.events", buf, sizeof(buf)) > 0 &&
-                          keyed_value(buf, "oom_kill", &events) == 0 && events > 0;
-        ret->pids_limited = read_at(fd, "pids.events", buf, sizeof(buf)) > 0 &&
-                            keyed_value(buf, "max", &events) == 0 && events > 0;
+        w->peak_fd = safe_close(w->peak_fd);
         return 0;
 }
 
@@ -306,14 +354,35 @@ int cgroup_child_processes(int fd) {
         return count;
 }
 
-int cgroup_child_kill(int fd) {
-        return write_at(fd, "cgroup.kill", "1");
+int cgroup_children_kill(CgroupRun *run) {
+        run->killed = true;
+        return write_at(run->children_fd, "cgroup.kill", "1");
 }
 
-void cgroup_child_remove(const CgroupRun *run, int fd, const char *name) {
-        if (fd < 0)
+/* Replaces a killed children's cgroup with a fresh one (see cgroup.h); without one the next
+ * children go without a cgroup, or the run stops when its limits need one. */
+static void replace_children(CgroupRun *run) {
+        char old[sizeof(run->children_name)];
+        memcpy(old, run->children_name, sizeof(old));
+        run->children_fd = safe_close(run->children_fd);
+        remove_when_empty(run->fd, old);
+        snprintf(run->children_name, sizeof(run->children_name), "%s-%u", CGROUP_CHILDREN,
+                 ++run->generation);
+        if (mkdirat(run->fd, run->children_name, 0755) < 0 ||
+            (run->children_fd = openat(run->fd, run->children_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) <
+                    0 ||
+            cgroup_run_limit(run, run->memory_max, run->pids_max) < 0)
+                run->children_fd = safe_close(run->children_fd);
+        run->killed = false;
+}
+
+void cgroup_children_empty(CgroupRun *run) {
+        if (run->children_fd < 0)
                 return;
-        (void) cgroup_child_kill(fd); /* nothing to kill after a clean exit: a no-op then */
-        safe_close(fd);
-        remove_when_empty(run->fd, name);
+        char buf[256];
+        if (read_at(run->children_fd, "cgroup.events", buf, sizeof(buf)) > 0 && !strstr(buf, "populated 0"))
+                (void) cgroup_children_kill(run);
+        /* A killed cgroup is replaced (see cgroup.h); removing it waits until it is empty. */
+        if (run->killed)
+                replace_children(run);
 }

@@ -90,7 +90,9 @@ Plan *plan_free(Plan *p) {
         free(p->probe_path);
         free(p->calibrate_exe);
         strv_free(p->calibrate_argv);
-        cgroup_run_close(&p->cgroup);
+        if (p->cgroup)
+                cgroup_run_close(p->cgroup);
+        free(p->cgroup);
         free(p);
         return NULL;
 }
@@ -423,21 +425,26 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const cha
                 return fail(ret_message, r, "the plan has more than %d child runs", PLAN_MAX_STEPS);
         if (r < 0)
                 return r;
-        if ((r = cgroup_run_open(&p->cgroup)) < 0)
+        if (!(p->cgroup = calloc(1, sizeof(CgroupRun))))
+                return -ENOMEM;
+        if ((r = cgroup_run_open(p->cgroup)) < 0)
                 return r;
         /* A limit is enforced or the run does not start: never an unlimited run that says otherwise. */
-        const char *missing = spec->memory_max && !p->cgroup.memory ? "memory_max"
-                              : spec->pids_max && !p->cgroup.pids   ? "pids_max"
-                                                                    : NULL;
-        if (missing && !p->cgroup.path)
+        const char *missing = spec->memory_max && !p->cgroup->memory ? "memory_max"
+                              : spec->pids_max && !p->cgroup->pids   ? "pids_max"
+                                                                     : NULL;
+        if (missing && !p->cgroup->path)
                 return fail(ret_message, -EOPNOTSUPP, "%s needs a cgroup per child, and there is none: %s",
-                            missing, p->cgroup.why_not);
+                            missing, p->cgroup->why_not);
         if (missing)
                 return fail(ret_message, -EOPNOTSUPP,
                             "%s needs the cgroup v2 %s controller, which %s does not get from its parent "
                             "(cgroup.subtree_control; under systemd, Delegate=yes)",
-                            missing, spec->memory_max && !p->cgroup.memory ? "memory" : "pids",
-                            p->cgroup.path);
+                            missing, spec->memory_max && !p->cgroup->memory ? "memory" : "pids",
+                            p->cgroup->path);
+        if ((r = cgroup_run_limit(p->cgroup, spec->memory_max, spec->pids_max)) < 0)
+                return fail(ret_message, r, "cannot set the children's limits in %s: %s", p->cgroup->path,
+                            strerror(-r));
         *ret = TAKE_PTR(p);
         return 0;
 }

@@ -57,7 +57,7 @@ typedef struct Plan {
         uint64_t seed;       /* shuffles of SPEC_ORDER_RANDOMIZED */
         char *probe_path;    /* liballoclab-probe.so, or NULL when the spec says probe: never */
         CpuPlacement cpus;   /* spec cpus */
-        CgroupRun cgroup;    /* where children are created; removed by plan_free() */
+        CgroupRun *cgroup;   /* where children are created (changes as it runs); removed by plan_free() */
         char *calibrate_exe; /* spec calibrate: the null workload, resolved like a command */
         char **calibrate_argv;
 } Plan;

@@ -356,7 +356,6 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                                 "not run: still busy after %.1f s (CPU pressure %.1f%%, load %.2f)",
                                 (double) s->quiet_wait_ns / 1e9, seen.cpu_some_avg10, seen.load1);
         }
-        char cgroup_name[32];
         bool calibrating = step->phase == PHASE_CALIBRATE;
         SpawnRequest req = {
                 .exe = calibrating ? p->calibrate_exe : job->exe,
@@ -373,14 +372,13 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                 .cancel_fd = cancel_fd,
                 .cpus = p->cpus.pinned ? &p->cpus.child : NULL,
                 .runner_cpus = p->cpus.pinned ? &p->cpus.runner : NULL,
-                .cgroup_fd = cgroup_child_new(&p->cgroup, index, p->spec->memory_max, p->spec->pids_max,
-                                              cgroup_name),
+                .cgroup = p->cgroup,
                 .cgroup_required = p->spec->memory_max || p->spec->pids_max,
         };
-        if (req.cgroup_required && req.cgroup_fd < 0)
-                return req.cgroup_fd; /* the spec's limits need the child's cgroup */
+        if (req.cgroup_required && p->cgroup->children_fd < 0)
+                return -EOPNOTSUPP; /* the spec's limits need the children's cgroup */
         int r = spawn_run(&req, &s->spawn);
-        cgroup_child_remove(&p->cgroup, req.cgroup_fd, cgroup_name);
+        cgroup_children_empty(p->cgroup); /* for the next child: nothing may run into it */
         if (r < 0)
                 return r;
         if (s->spawn.end == SPAWN_CANCELED)

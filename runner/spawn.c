@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Child creation in two steps, so that nothing of it is timed:
- *   1. clone3() creates the child, directly inside its cgroup (CLONE_INTO_CGROUP) when it has
- *      one, with a pidfd (CLONE_PIDFD). Without clone3 (Linux < 5.3, seccomp), fork() and the
- *      child moves itself into the cgroup before exec. The child sets itself up with
- *      async-signal-safe calls only: its own process group; default signal dispositions and an
- *      empty mask; fd 0 /dev/null, fds 1 and 2 the caller's capture memfds, ENV_METRICS_FD the
- *      metrics memfd, PROBE_REPORT_FD the probe's report when probed, every other fd closed at
- *      exec; its CPUs; its cwd. Then it waits on a socket.
- *   2. The clock starts, the runner sends "go", the child execs. The socket is close-on-exec: the
- *      runner reads end-of-file when the exec succeeded, or the errno when it failed.
- * The runner waits on the pidfd; wait4() then gives the child's rusage, and the cgroup the
- * tree's CPU time, peak memory and whatever the child left running. RLIMIT_CORE is set to 0 in
- * the runner once (runner/run.c); children inherit it.
+ * Child creation the way posix_spawn() does it (clone with CLONE_VM | CLONE_VFORK: the cost does
+ * not grow with alloclab's size, and the runner sleeps until the exec), but with clone3(), so
+ * that the child starts directly inside its cgroup (CLONE_INTO_CGROUP) with a pidfd
+ * (CLONE_PIDFD). glibc 2.36 has neither posix_spawnattr_setcgroup_np nor a clone3 wrapper that
+ * runs a function on a stack of its own, so a few lines of assembly do that (x86-64).
+ *
+ * The child sets itself up with async-signal-safe calls only, on its own stack, sharing the
+ * runner's memory: its own process group; default dispositions for every signal the runner
+ * handles or ignores, then an empty mask; fd 0 /dev/null, fds 1 and 2 the caller's capture
+ * memfds, ENV_METRICS_FD the metrics memfd, PROBE_REPORT_FD the probe's report when probed,
+ * every other fd closed at exec; its CPUs; its cwd. A failing step leaves its errno in the
+ * runner's memory. The clock runs from just before the clone to just after the reap.
+ *
+ * Elsewhere (another architecture, Linux < 5.3 without clone3) the child is fork()ed, moves
+ * itself into its cgroup, sets itself up and waits on a socket; the clock starts when the
+ * runner sends "go", and the close-on-exec socket reports the exec. That path keeps the setup
+ * out of the clock, but the exec then tears down a copy of alloclab's address space inside it.
+ *
+ * wait4() gives the child's rusage, the cgroup the tree's CPU time, peak memory and whatever
+ * the child left running. RLIMIT_CORE is set to 0 in the runner once (runner/run.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,88 +50,152 @@ static uint64_t now_ns(void) {
  * SPAWN_FD_FLOOR first. */
 #define SPAWN_FD_FLOOR 16
 
+/* What the child needs, in the runner's memory. */
+typedef struct ChildPlan {
+        const SpawnRequest *req;
+        sigset_t handled;      /* signals the runner catches or ignores: default in the child */
+        int sock;              /* fork path: wait for "go" here and report a failure here; else -1 */
+        int cgroup_fd;         /* the cgroup to create the child in, or -1 */
+        bool move_into_cgroup; /* fork path: join cgroup_fd before the exec */
+        int failed_errno;      /* clone3 path: the errno of a failed step, 0 after a good exec */
+} ChildPlan;
+
 /* In the child: moves fd above SPAWN_FD_FLOOR when it is low enough to be clobbered. */
 static int high_fd(int fd) {
         return fd < 0 || fd >= SPAWN_FD_FLOOR ? fd : fcntl(fd, F_DUPFD, SPAWN_FD_FLOOR);
 }
 
-/* In the child, between clone and exec: async-signal-safe calls only (the runner may have
- * threads, and its locks are in whatever state clone found them). Sends errno on the socket
- * and exits when a step fails. */
-static _Noreturn void child_main(const SpawnRequest *req, int sock, bool move_into_cgroup) {
+/* In the child, between clone and exec: async-signal-safe calls only. Returns only on failure,
+ * with errno set. */
+static void child_setup_and_exec(ChildPlan *plan) {
+        const SpawnRequest *req = plan->req;
         int out = high_fd(req->stdout_fd), err = high_fd(req->stderr_fd);
         int metrics = high_fd(req->metrics_fd), probe = high_fd(req->probe_fd);
         int null = open("/dev/null", O_RDONLY);
         if (out < 0 || err < 0 || metrics < 0 || (req->probe_fd >= 0 && probe < 0) || null < 0 ||
             dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 || dup2(metrics, ENV_METRICS_FD) < 0 ||
             (probe >= 0 && dup2(probe, PROBE_REPORT_FD) < 0))
-                goto fail;
-        /* Close-on-exec rather than closed: the socket must last until the exec. */
+                return;
+        /* Close-on-exec rather than closed: the fork path's socket must last until the exec. */
         if (close_range(probe >= 0 ? PROBE_REPORT_FD + 1 : ENV_METRICS_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-                goto fail;
-        if (move_into_cgroup) {
-                int procs = openat(req->cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+                return;
+        if (plan->move_into_cgroup) {
+                int procs = openat(plan->cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
                 if (procs < 0 || write(procs, "0", 1) != 1)
-                        goto fail;
+                        return;
         }
         /* Its own process group: the fallback's way to find what it leaves behind. */
         if (setpgid(0, 0) < 0)
-                goto fail;
-        /* exec() resets caught signals by itself; ignored ones and the mask survive it. */
+                return;
+        /* Signals are blocked since before the clone: no handler of the runner's can run here. */
         struct sigaction dfl = { .sa_handler = SIG_DFL };
-        for (int sig = 1; sig < NSIG; sig++) {
-                struct sigaction sa;
-                if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &sa) == 0 &&
-                    sa.sa_handler == SIG_IGN)
+        for (int sig = 1; sig < NSIG; sig++)
+                if (sigismember(&plan->handled, sig) == 1)
                         (void) sigaction(sig, &dfl, NULL);
-        }
         sigset_t none;
         sigemptyset(&none);
         if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
-                goto fail;
+                return;
         if (req->cpus && sched_setaffinity(0, sizeof(cpu_set_t), req->cpus) < 0)
-                goto fail;
+                return;
         if (req->cwd && chdir(req->cwd) < 0)
-                goto fail;
+                return;
         char go;
-        if (read(sock, &go, 1) != 1)
+        if (plan->sock >= 0 && read(plan->sock, &go, 1) != 1)
                 _exit(127); /* the runner is gone */
         execve(req->exe, req->argv, req->envp);
-fail:;
+}
+
+static int child_main(void *p) {
+        ChildPlan *plan = p;
+        child_setup_and_exec(plan);
         int e = errno;
-        (void) !write(sock, &e, sizeof(e));
+        if (plan->sock >= 0)
+                (void) !write(plan->sock, &e, sizeof(e));
+        else
+                plan->failed_errno = e ? e : EIO; /* the runner reads it once this process is gone */
         _exit(127);
 }
 
-/* Creates the child, inside req->cgroup_fd when possible. Returns its pid (0 in the child,
- * which never returns) with *ret_pidfd, or -errno. */
-static pid_t create_child(const SpawnRequest *req, int sock_child, int *ret_pidfd, bool *ret_in_cgroup) {
+#if defined(__x86_64__)
+/* The child runs here, one at a time (the runner waits for each exec). */
+static char child_stack[64 * 1024] __attribute__((aligned(16)));
+
+/* clone3() with the child on child_stack running fn(arg), then exit(its result). A raw syscall
+ * cannot return into C code on a new stack, hence the assembly: in the child (rax 0) it calls
+ * fn with the stack pointer the kernel set (the stack's 16-byte-aligned top). Returns the pid
+ * or -errno. */
+static long clone3_on_stack(struct clone_args *args, int (*fn)(void *), void *arg) {
+        long ret;
+        register long r8 __asm__("r8") = (long) fn;
+        register long r9 __asm__("r9") = (long) arg;
+        __asm__ volatile("syscall\n\t"
+                         "test %%rax, %%rax\n\t"
+                         "jnz 1f\n\t"
+                         "xor %%ebp, %%ebp\n\t"
+                         "mov %%r9, %%rdi\n\t"
+                         "call *%%r8\n\t"
+                         "mov %%eax, %%edi\n\t"
+                         "mov %[exit], %%eax\n\t"
+                         "syscall\n\t"
+                         "hlt\n"
+                         "1:"
+                         : "=a"(ret)
+                         : "a"((long) SYS_clone3), "D"(args), "S"(sizeof(*args)), "r"(r8),
+                           "r"(r9), [exit] "i"(SYS_exit)
+                         : "rcx", "r11", "memory", "cc");
+        return ret;
+}
+#endif
+
+/* Creates the child, inside plan->cgroup_fd when possible (falling back to no cgroup unless
+ * req->cgroup_required). With clone3 on a stack the child has exec'd (or failed: see
+ * plan->failed_errno) when this returns; on the fork path it waits for "go" on plan->sock.
+ * Returns the pid with *ret_pidfd, or -errno. */
+static pid_t create_child(ChildPlan *plan, int *ret_pidfd, bool *ret_in_cgroup, bool *ret_forked) {
+        const SpawnRequest *req = plan->req;
         int pidfd = -1;
-        struct clone_args args = {
-                .flags = CLONE_PIDFD | (req->cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
-                .pidfd = (uint64_t) (uintptr_t) &pidfd,
-                .exit_signal = SIGCHLD,
-                .cgroup = req->cgroup_fd >= 0 ? (uint64_t) req->cgroup_fd : 0,
-        };
-        long pid = syscall(SYS_clone3, &args, sizeof(args));
-        if (pid < 0 && req->cgroup_fd >= 0 && errno != ENOSYS && !req->cgroup_required) {
-                /* The cgroup refused the child (permissions, a controller's limit): go without. */
-                args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;
-                args.cgroup = 0;
-                pid = syscall(SYS_clone3, &args, sizeof(args));
-                *ret_in_cgroup = false;
-        } else
-                *ret_in_cgroup = req->cgroup_fd >= 0;
-        bool moves_itself = false;
-        if (pid < 0 && errno == ENOSYS) {
-                pid = fork();
-                moves_itself = *ret_in_cgroup;
+        long pid = -ENOSYS;
+        *ret_in_cgroup = plan->cgroup_fd >= 0;
+        *ret_forked = false;
+#if defined(__x86_64__)
+        if (plan->sock < 0) {
+                struct clone_args args = {
+                        .flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD |
+                                 (plan->cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
+                        .pidfd = (uint64_t) (uintptr_t) &pidfd,
+                        .exit_signal = SIGCHLD,
+                        .stack = (uint64_t) (uintptr_t) child_stack,
+                        .stack_size = sizeof(child_stack),
+                        .cgroup = plan->cgroup_fd >= 0 ? (uint64_t) plan->cgroup_fd : 0,
+                };
+                pid = clone3_on_stack(&args, child_main, plan);
+                if (pid < 0 && pid != -ENOSYS && plan->cgroup_fd >= 0 && !req->cgroup_required) {
+                        /* The cgroup refused the child (permissions, a controller's limit). */
+                        args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;
+                        args.cgroup = 0;
+                        *ret_in_cgroup = false;
+                        pid = clone3_on_stack(&args, child_main, plan);
+                }
+                if (pid != -ENOSYS) {
+                        if (pid < 0)
+                                return (pid_t) pid;
+                        *ret_pidfd = pidfd;
+                        return (pid_t) pid;
+                }
         }
+#endif
+        /* The fork path: the caller made plan->sock a socket. */
+        if (plan->sock < 0)
+                return -ENOSYS;
+        *ret_forked = true;
+        plan->move_into_cgroup = plan->cgroup_fd >= 0;
+        pid = fork();
         if (pid < 0)
                 return negative_errno();
         if (pid == 0)
-                child_main(req, sock_child, moves_itself);
-        if (pidfd < 0 && (pidfd = (int) syscall(SYS_pidfd_open, (pid_t) pid, 0)) < 0) {
+                child_main(plan);
+        if ((pidfd = (int) syscall(SYS_pidfd_open, (pid_t) pid, 0)) < 0) {
                 int r = negative_errno();
                 kill((pid_t) pid, SIGKILL);
                 waitpid((pid_t) pid, NULL, 0);
@@ -134,9 +205,13 @@ static pid_t create_child(const SpawnRequest *req, int sock_child, int *ret_pidf
         return (pid_t) pid;
 }
 
+static void window_done(CgroupWindow *w) {
+        safe_close(w->peak_fd);
+}
+
 /* Kills the child and everything it started: the cgroup when it has one, else its group. */
-static void kill_tree(pid_t pid, int cgroup_fd) {
-        if (cgroup_fd < 0 || cgroup_child_kill(cgroup_fd) < 0)
+static void kill_tree(pid_t pid, CgroupRun *cgroup) {
+        if (!cgroup || cgroup_children_kill(cgroup) < 0)
                 kill(-pid, SIGKILL);
 }
 
@@ -168,33 +243,69 @@ static SpawnEnd wait_child(int pidfd, int cancel_fd, uint64_t deadline) {
 
 int spawn_run(const SpawnRequest *req, SpawnResult *ret) {
         *ret = (SpawnResult){};
-        int sock[2];
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
-                return negative_errno();
-        _cleanup_close_ int runner_end = sock[0];
-        _cleanup_close_ int child_end = sock[1];
+        int r;
+        ChildPlan plan = { .req = req,
+                           .sock = -1,
+                           .cgroup_fd = req->cgroup ? req->cgroup->children_fd : -1 };
+        sigemptyset(&plan.handled);
+        for (int sig = 1; sig < NSIG; sig++) {
+                struct sigaction sa;
+                if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &sa) == 0 &&
+                    sa.sa_handler != SIG_DFL)
+                        sigaddset(&plan.handled, sig);
+        }
         if (req->cpus && req->runner_cpus && sched_setaffinity(0, sizeof(cpu_set_t), req->runner_cpus) < 0)
                 return negative_errno();
 
+        /* The cgroup's counters before the child, for its share of them after. */
+        _cleanup_(window_done) CgroupWindow window = { .peak_fd = -1 };
+        if (plan.cgroup_fd >= 0 && (r = cgroup_window_open(plan.cgroup_fd, &window)) < 0)
+                return r;
+
+        /* No signal may reach the child before it reset the runner's handlers. */
+        sigset_t all, old;
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, &old);
         int pidfd_raw = -1;
-        pid_t pid = create_child(req, child_end, &pidfd_raw, &ret->in_cgroup);
+        bool forked;
+        uint64_t start = now_ns();
+        pid_t pid = create_child(&plan, &pidfd_raw, &ret->in_cgroup, &forked);
+        _cleanup_close_ int sock_runner = -1;
+        if (pid == -ENOSYS) { /* no clone3 here: the fork path, with its socket */
+                int sock[2];
+                if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0) {
+                        sigprocmask(SIG_SETMASK, &old, NULL);
+                        return negative_errno();
+                }
+                sock_runner = sock[0];
+                plan.sock = sock[1];
+                pid = create_child(&plan, &pidfd_raw, &ret->in_cgroup, &forked);
+                safe_close(plan.sock);
+        }
+        sigprocmask(SIG_SETMASK, &old, NULL);
         if (pid < 0)
                 return pid;
         _cleanup_close_ int pidfd = pidfd_raw;
-        child_end = safe_close(child_end);
-        int cgroup_fd = ret->in_cgroup ? req->cgroup_fd : -1;
+        int cgroup_fd = ret->in_cgroup ? plan.cgroup_fd : -1;
+        CgroupRun *cgroup = ret->in_cgroup ? req->cgroup : NULL;
 
-        uint64_t start = now_ns();
-        int exec_errno = 0;
-        ssize_t n = send(runner_end, "g", 1, MSG_NOSIGNAL);
-        if (n == 1)
-                while ((n = recv(runner_end, &exec_errno, sizeof(exec_errno), 0)) < 0 && errno == EINTR)
-                        ;
-        if (n != 0) { /* no end-of-file: the child reported a failure, or died before its exec */
-                kill_tree(pid, cgroup_fd);
+        int exec_errno = plan.failed_errno;
+        if (forked) {
+                start = now_ns();
+                ssize_t n = send(sock_runner, "g", 1, MSG_NOSIGNAL);
+                if (n == 1)
+                        while ((n = recv(sock_runner, &exec_errno, sizeof(exec_errno), 0)) < 0 &&
+                               errno == EINTR)
+                                ;
+                /* No end-of-file: the child reported a failure, or died before its exec. */
+                if (n != 0 && n != (ssize_t) sizeof(exec_errno))
+                        exec_errno = EIO;
+        }
+        if (exec_errno) {
+                kill_tree(pid, cgroup);
                 waitpid(pid, NULL, 0);
                 ret->end = SPAWN_EXEC_FAILED;
-                ret->exec_errno = n == (ssize_t) sizeof(exec_errno) ? exec_errno : EIO;
+                ret->exec_errno = exec_errno;
                 return 0;
         }
 
@@ -203,7 +314,7 @@ int spawn_run(const SpawnRequest *req, SpawnResult *ret) {
         int others = -1;
         if (end != SPAWN_EXITED) {
                 others = cgroup_fd >= 0 ? cgroup_child_processes(cgroup_fd) - 1 : -1;
-                kill_tree(pid, cgroup_fd);
+                kill_tree(pid, cgroup);
         }
 
         int status = 0;
@@ -216,7 +327,7 @@ int spawn_run(const SpawnRequest *req, SpawnResult *ret) {
         CgroupUsage tree;
         if (end == SPAWN_EXITED && cgroup_fd >= 0)
                 others = cgroup_child_processes(cgroup_fd);
-        if (cgroup_fd >= 0 && others >= 0 && cgroup_child_usage(cgroup_fd, &tree) == 0) {
+        if (cgroup_fd >= 0 && others >= 0 && cgroup_window_close(cgroup_fd, &window, &tree) == 0) {
                 ret->tree_cpu_us = tree.cpu_us;
                 ret->peak_from_cgroup = tree.have_peak;
                 ret->tree_peak_kib =
@@ -232,9 +343,8 @@ int spawn_run(const SpawnRequest *req, SpawnResult *ret) {
                                    (uint64_t) (u->ru_utime.tv_usec + u->ru_stime.tv_usec);
                 ret->tree_peak_kib = (uint64_t) u->ru_maxrss;
         }
-        /* Whatever the child left behind must not run into the next sample. */
-        if (cgroup_fd >= 0)
-                (void) cgroup_child_kill(cgroup_fd);
+        /* Whatever the child left behind must not run into the next sample: the process group
+         * now, the cgroup's (setsid() daemons too) in cgroup_children_empty(), next. */
         bool group_left = kill(-pid, SIGKILL) == 0;
         if (!ret->in_cgroup)
                 ret->leftover = group_left;

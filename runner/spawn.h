@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
+#include "runner/cgroup.h"
+
 /*
  * Spawns one child and measures it: the child is created (inside its own cgroup when given
  * one), prepares itself and waits; the clock runs from the moment it is told to exec to just
@@ -26,8 +28,8 @@ typedef struct SpawnRequest {
         int cancel_fd;                /* readable means stop now (a signalfd), or -1 */
         const cpu_set_t *cpus;        /* pin the child here, or NULL */
         const cpu_set_t *runner_cpus; /* and keep the runner here (with cpus) */
-        int cgroup_fd;                /* create the child inside this cgroup (runner/cgroup.h), or -1 */
-        bool cgroup_required;         /* the cgroup holds limits: fail rather than go without it */
+        CgroupRun *cgroup;    /* create the child in its children's cgroup (runner/cgroup.h), or NULL */
+        bool cgroup_required; /* the cgroup holds limits: fail rather than go without it */
 } SpawnRequest;
 
 typedef enum SpawnEnd {

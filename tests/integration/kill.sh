@@ -1,7 +1,8 @@
 #!/bin/bash
 # kill -9 of `alloclab run` in the middle of a run: the database passes integrity_check, keeps
 # every sample committed before the kill, and the run shows as interrupted afterwards.
-# SIGTERM instead stops cleanly: exit status 5, run interrupted, samples kept.
+# SIGTERM instead stops cleanly: exit status 5, run interrupted, samples kept. Cgroups left by
+# the killed alloclab are removed by the next run.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$WORK/spec.yaml" <<YAML
@@ -29,6 +30,8 @@ committed=$(q "SELECT count(*) FROM samples")
 (( committed >= 5 )) || fail "only $committed samples survived"
 expect_eq "$(q "PRAGMA integrity_check")" ok "integrity after kill -9"
 expect_eq "$(q "SELECT status FROM runs WHERE id = 1")" running "status before the next open"
+# Its cgroup outlived it (and the child in it, until the next run clears both).
+killed_cgroup=$(q "SELECT cgroup FROM runs WHERE id = 1")
 
 run_alloclab 0 runs
 expect_contains "$OUT" "interrupted" "runs shows the interrupted run"
@@ -51,4 +54,9 @@ expect_eq "$(q "PRAGMA integrity_check")" ok "integrity after SIGTERM"
 # The child being timed when SIGTERM arrived was killed, not left behind.
 sleep 0.3
 pgrep -f "$WORKLOAD sleep" >/dev/null && fail "a child outlived alloclab"
+# The next run removed the cgroup of the alloclab that was killed with -9; SIGTERM left none.
+if [[ -n $killed_cgroup ]]; then
+    [[ ! -e $killed_cgroup ]] || fail "the cgroup of a killed alloclab is still there: $killed_cgroup"
+    [[ ! -e $(q "SELECT cgroup FROM runs WHERE id = 2") ]] || fail "the cgroup of run 2 is still there"
+fi
 exit 0
