@@ -75,6 +75,7 @@ static char forward_prefix[16]; /* forward mode's symbol prefix, also a jemalloc
  * comes from another object than usable_size (an allocator that lacks pvalloc leaves it to
  * glibc, and asking jemalloc for the size of a glibc block would crash the program). */
 static bool measurable[_PROBE_FUNCTION_MAX];
+static bool measuring;              /* live bytes were requested and can be measured: smoke runs */
 static int init_state;              /* 0: not yet, 1: resolving, 2: ready */
 static ProbeReport fallback_report; /* no runner: nobody reads it, so nothing is requested */
 static ProbeReport *report = &fallback_report;
@@ -101,8 +102,9 @@ typedef struct ArenaHeader {
         size_t pad;
 } ArenaHeader;
 
-static bool in_arena(const void *p) {
-        return (const char *) p >= arena && (const char *) p < arena + sizeof(arena);
+/* Whether p came from the arena: one unsigned comparison, on the fast path of free(). */
+static inline bool in_arena(const void *p) {
+        return (uintptr_t) p - (uintptr_t) arena < sizeof(arena);
 }
 
 static void *arena_alloc(size_t size, size_t align) {
@@ -265,8 +267,10 @@ static void resolve_family(Family *f, void *handle, const char *prefix) {
         measurable[PROBE_FREE] = measurable[PROBE_MALLOC];
         if (!(report->requests & PROBE_REQUEST_LIVE_BYTES))
                 memset(measurable, 0, sizeof(measurable));
-        else if (measurable[PROBE_MALLOC])
+        else if (measurable[PROBE_MALLOC]) {
+                measuring = true;
                 report->state |= PROBE_STATE_LIVE_BYTES;
+        }
 }
 
 /* Forward mode: the whole family comes from one library loaded privately. The core entry
@@ -410,32 +414,37 @@ static void flush_live(void) {
                 ;
 }
 
-/* Records one outermost call: requested bytes and the change in usable bytes it made. */
-static void count_slow(ProbeFunction f, size_t requested, int64_t live_delta) {
+/* Records one outermost call and the bytes it requested: a thread's first call, or one past
+ * PROBE_MAX_SLOTS sharing the last slot. */
+static void count_slow(ProbeFunction f, size_t requested) {
         ProbeSlot *s = slot();
         bool shared = this_thread.shared;
         add(&s->calls[f], 1, shared);
         if (requested)
                 add(&s->bytes_requested, requested, shared);
-        if (live_delta) {
-                add((uint64_t *) &s->live_bytes, (uint64_t) live_delta, shared);
-                this_thread.pending_live += live_delta;
-                if (this_thread.pending_live > PROBE_FLUSH_BYTES ||
-                    this_thread.pending_live < -PROBE_FLUSH_BYTES)
-                        flush_live();
-        }
 }
 
-/* The common case inline: a thread that owns its slot, no live bytes (timed samples). Plain
- * arithmetic: this thread is the slot's only writer, and the runner reads it after the exit. */
-static inline void count(ProbeFunction f, size_t requested, int64_t live_delta) {
+/* The common case inline: a thread that owns its slot. Plain arithmetic: this thread is the
+ * slot's only writer, and the runner reads it after the exit. */
+static inline void count(ProbeFunction f, size_t requested) {
         ProbeSlot *s = this_thread.own_slot;
-        if (UNLIKELY(!s || live_delta)) {
-                count_slow(f, requested, live_delta);
+        if (UNLIKELY(!s)) {
+                count_slow(f, requested);
                 return;
         }
         s->calls[f]++;
         s->bytes_requested += requested;
+}
+
+/* Records the change in usable bytes an outermost call made (smoke runs only: `measuring`). */
+static void count_live(int64_t live_delta) {
+        if (!live_delta)
+                return;
+        ProbeSlot *s = slot();
+        add((uint64_t *) &s->live_bytes, (uint64_t) live_delta, this_thread.shared);
+        this_thread.pending_live += live_delta;
+        if (this_thread.pending_live > PROBE_FLUSH_BYTES || this_thread.pending_live < -PROBE_FLUSH_BYTES)
+                flush_live();
 }
 
 static inline size_t usable(void *p) {
@@ -468,15 +477,15 @@ static bool valid_alignment(size_t a) {
 
 /* ---- the interposed family ------------------------------------------------------------ */
 
-/* Runs `call` with the depth guard; counts it when it is the outermost one. */
+/* Runs `call` with the depth guard, counting it first when it is the outermost one: nothing
+ * of the count then has to live across the call. Live bytes come after it, in smoke runs. */
 #define GUARDED(result, call, function, requested, live_delta_expr)                                         \
         do {                                                                                                \
-                if (UNLIKELY(this_thread.depth++ > 0)) {                                                    \
-                        result = call;                                                                      \
-                } else {                                                                                    \
-                        result = call;                                                                      \
-                        count(function, requested, live_delta_expr);                                        \
-                }                                                                                           \
+                if (LIKELY(this_thread.depth++ == 0))                                                       \
+                        count(function, requested);                                                         \
+                result = call;                                                                              \
+                if (UNLIKELY(measuring) && this_thread.depth == 1)                                          \
+                        count_live(live_delta_expr);                                                        \
                 this_thread.depth--;                                                                        \
         } while (0)
 
@@ -492,24 +501,25 @@ EXPORT void *malloc(size_t size) {
 static __attribute__((noinline)) void free_measured(void *p) {
         int64_t size = measured(PROBE_FREE, p);
         next.free(p);
-        count(PROBE_FREE, 0, -size);
+        count(PROBE_FREE, 0);
+        count_live(-size);
 }
 
 EXPORT void free(void *p) {
         if (UNLIKELY(!p || in_arena(p) || !ready())) {
                 if (p == NULL && this_thread.depth == 0 && ready())
-                        count(PROBE_FREE, 0, 0);
+                        count(PROBE_FREE, 0);
                 return;
         }
         int *err = errno_location();
         int saved = *err;
         if (UNLIKELY(this_thread.depth++ > 0))
                 next.free(p);
-        else if (UNLIKELY(measurable[PROBE_FREE]))
+        else if (UNLIKELY(measuring))
                 free_measured(p);
         else {
                 next.free(p);
-                count(PROBE_FREE, 0, 0);
+                count(PROBE_FREE, 0); /* after the call: p need not live across the count */
         }
         this_thread.depth--;
         *err = saved;
