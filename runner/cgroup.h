@@ -20,16 +20,16 @@
 #define CGROUP_ROOT_ENV "ALLOCLAB_CGROUP_ROOT" /* a cgroup v2 directory, or "off" */
 
 typedef struct CgroupRun {
+        char *path;      /* the run's cgroup directory ("/sys/fs/cgroup/alloclab-1234-0"), or NULL */
+        char *why_not;   /* why there is no cgroup; NULL when there is one */
         int fd;          /* the run's cgroup directory, or -1: process groups */
-        int children_fd; /* its children's cgroup, where every child is created, or -1 */
+        int children_fd; /* the children's cgroup, where every child is created, or -1 */
         char children_name[32];
-        unsigned generation;           /* children's cgroups made so far */
-        bool killed;                   /* cgroup.kill was written to the children's cgroup */
+        unsigned generation; /* children's cgroups made so far (see cgroup_children_empty) */
+        bool killed;         /* cgroup.kill was written to the children's cgroup */
+        bool memory;         /* the memory controller is enabled for children (memory.peak, memory.max) */
+        bool pids;           /* the pids controller is enabled for children (pids.max) */
         uint64_t memory_max, pids_max; /* the spec's limits, for each children's cgroup */
-        char *path;    /* its path inside the cgroup2 hierarchy ("/alloclab-1234"), or NULL */
-        char *why_not; /* why there is no cgroup; NULL when there is one */
-        bool memory;   /* the memory controller is enabled for children (memory.peak, memory.max) */
-        bool pids;     /* the pids controller is enabled for children (pids.max) */
 } CgroupRun;
 
 /*

@@ -9,9 +9,9 @@
 #include "runner/cgroup.h"
 
 /*
- * Spawns one child and measures it: the child is created (inside its own cgroup when given
- * one), prepares itself and waits; the clock runs from the moment it is told to exec to just
- * after the reap. While the child runs the caller sleeps in one ppoll() on the child's pidfd
+ * Spawns one child and measures it: the child is created inside the run's children's cgroup
+ * when given one, and the clock runs from just before its creation to just after its reap
+ * (runner/spawn.c). While the child runs the caller sleeps in one ppoll() on the child's pidfd
  * (and an optional cancel fd); nothing else happens in this process.
  */
 
