@@ -22,14 +22,44 @@ static json_t *column_json(sqlite3_stmt *st, int i) {
 
 /* The samples' own columns, in this order; the SELECT below lists them the same way. */
 static const char *const sample_columns[] = {
-        "run_id", "experiment", "cell",   "variant", "allocator", "phase",       "round",
-        "status", "exit_code",  "signal", "wall_ns", "user_us",   "sys_us",      "maxrss_kib",
-        "minflt", "majflt",     "nvcsw",  "nivcsw",  "verified",  "output_hash", "detail",
+        "run_id",
+        "experiment",
+        "cell",
+        "variant",
+        "allocator",
+        "phase",
+        "round",
+        "status",
+        "exit_code",
+        "signal",
+        "wall_ns",
+        "user_us",
+        "sys_us",
+        "maxrss_kib",
+        "minflt",
+        "majflt",
+        "nvcsw",
+        "nivcsw",
+        "verified",
+        "output_hash",
+        "detail",
+        /* Added with isolation (schemas 11, 13, 15): appended, the order above never changes. */
+        "noisy",
+        "cpu_some_avg10",
+        "load1",
+        "leftover_processes",
+        "cpu_us",
+        "cpu_source",
+        "peak_kib",
+        "memory_source",
+        "env_offset",
 };
 #define SAMPLE_SELECT                                                                                       \
         "SELECT s.run_id, x.name, c.label, v.name, a.name, s.phase, s.round + 1, s.status,"                 \
         " s.exit_code, s.signal, s.wall_ns, s.user_us, s.sys_us, s.maxrss_kib, s.minflt, s.majflt,"         \
-        " s.nvcsw, s.nivcsw, s.verified, s.output_hash, s.detail, c.params, s.id"                           \
+        " s.nvcsw, s.nivcsw, s.verified, s.output_hash, s.detail, s.noisy, s.cpu_some_avg10, s.load1,"      \
+        " s.leftover_processes, s.cpu_us, s.cpu_source, s.peak_kib, s.memory_source, s.env_offset,"         \
+        " c.params, s.id"                                                                                   \
         " FROM samples s JOIN runs r ON r.id = s.run_id JOIN experiments x ON x.id = r.experiment_id"       \
         " JOIN cells c ON c.id = s.cell_id"                                                                 \
         " JOIN variants v ON v.id = s.variant_id JOIN allocators a ON a.id = v.allocator_id"                \
@@ -83,7 +113,9 @@ static int row_sample(sqlite3_stmt *st, void *userdata) {
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 json_object_set_new(row, sample_columns[i], column_json(st, (int) i));
-        json_object_set(row, "verified", json_boolean(sqlite3_column_int(st, 18)));
+        json_object_set_new(row, "verified", json_boolean(sqlite3_column_int(st, 18)));
+        if (sqlite3_column_type(st, 21) != SQLITE_NULL)
+                json_object_set_new(row, "noisy", json_boolean(sqlite3_column_int(st, 21)));
 
         json_t *params = json_loads((const char *) sqlite3_column_text(st, (int) n), 0, NULL);
         size_t i;

@@ -28,7 +28,8 @@ rows = list(csv.DictReader(open(sys.argv[2], newline="")))
 db = sqlite3.connect(sys.argv[1])
 stored = db.execute("""SELECT s.id, c.label, v.name, s.phase, s.round + 1, s.status, s.exit_code,
     s.wall_ns, s.user_us, s.sys_us, s.maxrss_kib, s.verified, json_extract(c.params, '$.cost'),
-    (SELECT value FROM sample_metrics m WHERE m.sample_id = s.id AND m.name = 'cost')
+    (SELECT value FROM sample_metrics m WHERE m.sample_id = s.id AND m.name = 'cost'),
+    s.cpu_us, s.cpu_source, s.peak_kib, s.memory_source, s.leftover_processes, s.noisy
     FROM samples s JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id ORDER BY s.id""").fetchall()
 assert len(rows) == len(stored) and len(rows) > 0, (len(rows), len(stored))
 def text(v):
@@ -37,8 +38,11 @@ for row, s in zip(rows, stored):
     got = (row["cell"], row["variant"], row["phase"], int(row["round"]), row["status"], row["exit_code"],
            int(row["wall_ns"]), int(row["user_us"]), int(row["sys_us"]), int(row["maxrss_kib"]),
            row["verified"] == "true", row["param:cost"],
-           float(row["metric:cost"]) if row["metric:cost"] else None)
-    want = (s[1], s[2], s[3], s[4], s[5], text(s[6]), s[7], s[8], s[9], s[10], bool(s[11]), s[12], s[13])
+           float(row["metric:cost"]) if row["metric:cost"] else None,
+           int(row["cpu_us"]), row["cpu_source"], int(row["peak_kib"]), row["memory_source"],
+           row["leftover_processes"], row["noisy"])
+    want = (s[1], s[2], s[3], s[4], s[5], text(s[6]), s[7], s[8], s[9], s[10], bool(s[11]), s[12], s[13],
+            s[14], s[15], s[16], s[17], text(s[18]), "" if s[19] is None else ("true" if s[19] else "false"))
     assert got == want, (got, want)
 assert rows[0]["param:tag"] == 'a,"b"', rows[0]["param:tag"]
 assert list(rows[0])[:3] == ["run_id", "experiment", "cell"], list(rows[0])
