@@ -379,8 +379,32 @@ static void metadata_section(FILE *f, const Report *rep, const VariantAllocator 
                 put_text(f, rows[i][1]);
                 fputs("</td></tr>\n", f);
         }
-        fprintf(f, "<tr><th>samples</th><td>%lld (+%lld warm-up), seed %llu</td></tr>\n</table>\n",
+        fprintf(f, "<tr><th>samples</th><td>%lld (+%lld warm-up), seed %llu</td></tr>\n",
                 (long long) rep->samples, (long long) rep->warmup, (unsigned long long) rep->seed);
+        fputs("<tr><th>isolation</th><td>", f);
+        put_text(f, rep->cgroup ? "children in a cgroup under " : "process groups only: ");
+        put_text(f, rep->cgroup            ? rep->cgroup
+                    : rep->cgroup_fallback ? rep->cgroup_fallback
+                                           : "not recorded");
+        if (rep->child_cpus) {
+                put_text(f, "; children pinned to CPUs ");
+                put_text(f, rep->child_cpus);
+        }
+        fputs("</td></tr>\n", f);
+        if (rep->startup) {
+                fputs("<tr><th>start-up (null workload)</th><td>", f);
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        char median[32] = "no successful run";
+                        if (rep->startup[v].n)
+                                render_value("wall", rep->startup[v].median, median, sizeof(median));
+                        fputs(v ? ", " : "", f);
+                        put_text(f, rep->variant_names[v]);
+                        fputs(" ", f);
+                        put_text(f, median);
+                }
+                fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
 
         fputs("<h3>Allocators</h3>\n<table>\n<tr><th>variant</th><th>allocator</th><th>version</th>"
               "<th>file and sha256</th><th>effective allocator and options (probe)</th></tr>\n",

@@ -17,6 +17,7 @@ allocators:
 samples: 6
 YAML
 run_alloclab 1 run "$WORK/spec.yaml" --quiet
+printf 'calibrate: true\n' >>"$WORK/spec.yaml"
 run_alloclab 1 run "$WORK/spec.yaml" --quiet
 run_alloclab 0 report 2 --compare 1 --history -o "$WORK/report.html"
 
@@ -38,6 +39,10 @@ items = [ET.tostring(li, encoding="unicode", method="text").strip() for li in ro
 assert "[n=1] broken: exit: exit code 3" in items, items                 # smoke-phase findings
 assert "dirty_decay_ms = 500" in text, "the probe's effective options"    # allocator metadata
 assert "slower" in text, "verdicts"
+rows = {ET.tostring(tr[0], encoding="unicode", method="text"): ET.tostring(tr[1], encoding="unicode", method="text")
+        for tr in root.findall(".//h:tr", ns) if len(tr) == 2}
+assert rows["isolation"].startswith(("children in a cgroup under ", "process groups only: ")), rows
+assert rows["start-up (null workload)"].startswith("glibc "), rows               # calibrate: true
 PY
 
 # A real browser: the screenshot has content and the console stays quiet.
