@@ -186,8 +186,64 @@ int cgroup_take_delegation(void) {
         return setenv(CGROUP_ROOT_ENV, own, 0) < 0 ? -ENOMEM : 1;
 }
 
+/* The v1 hierarchy that carries `controller` and this process's cgroup in it, joined. */
+static int own_v1_cgroup(const char *controller, char **ret) {
+        _cleanup_fclose_ FILE *mounts = fopen("/proc/self/mountinfo", "re");
+        _cleanup_fclose_ FILE *self = fopen("/proc/self/cgroup", "re");
+        if (!mounts || !self)
+                return -ENOENT;
+        char line[4096], mount[2048] = "", path[2048] = "", word[64];
+        snprintf(word, sizeof(word), ",%s,", controller);
+        while (!mount[0] && fgets(line, sizeof(line), mounts)) {
+                char point[2048], options[1024], padded[1100];
+                const char *sep = strstr(line, " - cgroup ");
+                if (sep && sscanf(line, "%*s %*s %*s %*s %2047s", point) == 1 &&
+                    sscanf(sep, " - cgroup %*s %1023s", options) == 1) {
+                        snprintf(padded, sizeof(padded), ",%s,", options);
+                        if (strstr(padded, word))
+                                snprintf(mount, sizeof(mount), "%s", point);
+                }
+        }
+        while (!path[0] && fgets(line, sizeof(line), self)) {
+                char *controllers = strchr(line, ':'),
+                     *rest = controllers ? strchr(controllers + 1, ':') : NULL;
+                if (!rest)
+                        continue;
+                char padded[1100];
+                snprintf(padded, sizeof(padded), ",%.*s,", (int) (rest - controllers - 1), controllers + 1);
+                if (strstr(padded, word))
+                        snprintf(path, sizeof(path), "%.*s", (int) strcspn(rest + 1, "\n"), rest + 1);
+        }
+        if (!mount[0] || !path[0])
+                return -ENOENT;
+        return asprintf(ret, "%s%s", mount, strcmp(path, "/") == 0 ? "" : path) < 0 ? -ENOMEM : 0;
+}
+
+bool cgroup_run_pids_v1(CgroupRun *run) {
+        _cleanup_free_ char *home = NULL;
+        if (!run->path || run->pids || own_v1_cgroup("pids", &home) < 0)
+                return run->pids;
+        int home_fd = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (home_fd < 0)
+                return false;
+        remove_stale(home_fd);
+        const char *name = strrchr(run->path, '/') + 1; /* the same name as in v2 */
+        int fd = -1;
+        if ((mkdirat(home_fd, name, 0755) < 0 && errno != EEXIST) ||
+            (fd = openat(home_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+            faccessat(fd, "pids.max", W_OK, 0) < 0 || faccessat(home_fd, "cgroup.procs", W_OK, 0) < 0) {
+                safe_close(fd);
+                (void) unlinkat(home_fd, name, AT_REMOVEDIR);
+                safe_close(home_fd);
+                return false;
+        }
+        run->pids_v1_fd = fd;
+        run->pids_home_fd = home_fd;
+        return run->pids = true;
+}
+
 int cgroup_run_open(CgroupRun *ret) {
-        *ret = (CgroupRun){ .fd = -1, .children_fd = -1 };
+        *ret = (CgroupRun){ .fd = -1, .children_fd = -1, .pids_v1_fd = -1, .pids_home_fd = -1 };
         const char *root = getenv(CGROUP_ROOT_ENV);
         if (root && strcmp(root, "off") == 0)
                 return no_cgroup(ret, "turned off (%s=off)", CGROUP_ROOT_ENV);
@@ -243,10 +299,15 @@ void cgroup_run_close(CgroupRun *c) {
                 remove_children_of(c->fd);
                 (void) rmdir(c->path);
                 safe_close(c->fd);
+                if (c->pids_v1_fd >= 0) {
+                        (void) unlinkat(c->pids_home_fd, strrchr(c->path, '/') + 1, AT_REMOVEDIR);
+                        safe_close(c->pids_v1_fd);
+                        safe_close(c->pids_home_fd);
+                }
         }
         free(c->path);
         free(c->why_not);
-        *c = (CgroupRun){ .fd = -1, .children_fd = -1 };
+        *c = (CgroupRun){ .fd = -1, .children_fd = -1, .pids_v1_fd = -1, .pids_home_fd = -1 };
 }
 
 int cgroup_run_delegate(const CgroupRun *run, uid_t uid, gid_t gid) {
@@ -295,8 +356,10 @@ int cgroup_run_limit(CgroupRun *run, uint64_t memory_max, uint64_t pids_max) {
         if (memory_max && (r = limit(run->children_fd, "memory.max", memory_max)) >= 0 &&
             faccessat(run->children_fd, "memory.swap.max", W_OK, 0) == 0)
                 r = write_at(run->children_fd, "memory.swap.max", "0");
+        /* In v1 the runner joins the cgroup too, while its child runs: one more. */
         if (r >= 0)
-                r = limit(run->children_fd, "pids.max", pids_max);
+                r = run->pids_v1_fd >= 0 ? limit(run->pids_v1_fd, "pids.max", pids_max ? pids_max + 1 : 0)
+                                         : limit(run->children_fd, "pids.max", pids_max);
         return r;
 }
 
@@ -312,34 +375,66 @@ static void counters(int fd, uint64_t *cpu_us, uint64_t *oom_kills, uint64_t *pi
                 (void) keyed_value(buf, "max", pids_max);
 }
 
-int cgroup_window_open(int fd, CgroupWindow *ret) {
-        *ret = (CgroupWindow){ .peak_fd = -1 };
-        counters(fd, &ret->cpu_us, &ret->oom_kills, &ret->pids_max_events);
-        /* memory.peak resets for the descriptor that writes it (Linux 6.12); where it cannot be
-         * reset, a peak over several children would be no child's, so there is none. */
-        int peak = openat(fd, "memory.peak", O_RDWR | O_CLOEXEC);
-        if (peak >= 0 && write(peak, "reset", 5) == 5)
-                ret->peak_fd = peak;
-        else
-                safe_close(peak);
+/* Moves this process into the cgroup behind fd (cgroup.procs). */
+static int join(int fd) {
+        char self[32];
+        snprintf(self, sizeof(self), "%d", (int) getpid());
+        return write_at(fd, "cgroup.procs", self);
+}
+
+int cgroup_window_open(const CgroupRun *run, CgroupWindow *ret) {
+        *ret = (CgroupWindow){ .run = run, .peak_fd = -1 };
+        if (run->children_fd >= 0) {
+                counters(run->children_fd, &ret->cpu_us, &ret->oom_kills, &ret->pids_max_events);
+                /* memory.peak resets for the descriptor that writes it (Linux 6.12); where it
+                 * cannot be reset, a peak over several children would be no child's: none. */
+                int peak = openat(run->children_fd, "memory.peak", O_RDWR | O_CLOEXEC);
+                if (peak >= 0 && write(peak, "reset", 5) == 5)
+                        ret->peak_fd = peak;
+                else
+                        safe_close(peak);
+        }
+        if (run->pids_v1_fd >= 0 && run->pids_max) {
+                uint64_t ignored;
+                counters(run->pids_v1_fd, &ignored, &ignored, &ret->pids_v1_max_events);
+                int r = join(run->pids_v1_fd);
+                if (r < 0)
+                        return r; /* the limit would not hold */
+                ret->joined_v1 = true;
+        }
         return 0;
 }
 
-int cgroup_window_close(int fd, CgroupWindow *w, CgroupUsage *ret) {
-        *ret = (CgroupUsage){};
-        uint64_t cpu_us, oom_kills, pids_max;
-        counters(fd, &cpu_us, &oom_kills, &pids_max);
-        ret->cpu_us = cpu_us - w->cpu_us;
-        ret->oom_killed = oom_kills > w->oom_kills;
-        ret->pids_limited = pids_max > w->pids_max_events;
-        char buf[64];
-        ssize_t n = w->peak_fd >= 0 ? pread(w->peak_fd, buf, sizeof(buf) - 1, 0) : -1;
-        if (n > 0) {
-                buf[n] = 0;
-                ret->have_peak = true;
-                ret->peak_bytes = strtoull(buf, NULL, 10);
-        }
+void cgroup_window_done(CgroupWindow *w) {
         w->peak_fd = safe_close(w->peak_fd);
+        if (w->joined_v1)
+                (void) join(w->run->pids_home_fd);
+        w->joined_v1 = false;
+}
+
+int cgroup_window_close(CgroupWindow *w, bool in_children, CgroupUsage *ret) {
+        *ret = (CgroupUsage){};
+        const CgroupRun *run = w->run;
+        uint64_t cpu_us, oom_kills, pids_max;
+        if (in_children && run->children_fd >= 0) {
+                counters(run->children_fd, &cpu_us, &oom_kills, &pids_max);
+                ret->have_cpu = true;
+                ret->cpu_us = cpu_us - w->cpu_us;
+                ret->oom_killed = oom_kills > w->oom_kills;
+                ret->pids_limited = pids_max > w->pids_max_events;
+                char buf[64];
+                ssize_t n = w->peak_fd >= 0 ? pread(w->peak_fd, buf, sizeof(buf) - 1, 0) : -1;
+                if (n > 0) {
+                        buf[n] = 0;
+                        ret->have_peak = true;
+                        ret->peak_bytes = strtoull(buf, NULL, 10);
+                }
+        }
+        if (w->joined_v1) {
+                counters(run->pids_v1_fd, &cpu_us, &oom_kills, &pids_max);
+                ret->pids_limited |= pids_max > w->pids_v1_max_events;
+        }
+        cgroup_window_done(w);
         return 0;
 }
 

@@ -30,6 +30,11 @@ typedef struct CgroupRun {
         bool memory;         /* the memory controller is enabled for children (memory.peak, memory.max) */
         bool pids;           /* the pids controller is enabled for children (pids.max) */
         uint64_t memory_max, pids_max; /* the spec's limits, for each children's cgroup */
+        /* Hosts that mount cgroup v1 hierarchies beside the v2 one may have the pids controller
+         * only in v1: with pids_max the run then also owns a cgroup there, which the runner joins
+         * around each child (outside the clock: the child inherits it at clone). */
+        int pids_v1_fd;   /* the run's cgroup in the v1 pids hierarchy, or -1 */
+        int pids_home_fd; /* the runner's own cgroup there, to return to */
 } CgroupRun;
 
 /*
@@ -43,6 +48,10 @@ int cgroup_take_delegation(void);
 
 /* Decides where the run's children go. Returns 0 (with or without a cgroup) or -ENOMEM. */
 int cgroup_run_open(CgroupRun *ret);
+
+/* For pids_max where the v2 cgroup lacks the pids controller: a cgroup of the run's in the v1
+ * pids hierarchy (see CgroupRun). Returns whether the pids controller is now there. */
+bool cgroup_run_pids_v1(CgroupRun *run);
 
 /* Writes the spec's limits into the children's cgroup (0: none; the caller made sure the
  * controllers are there). Returns 0 or -errno. */
@@ -58,6 +67,7 @@ int cgroup_run_delegate(const CgroupRun *run, uid_t uid, gid_t gid);
 
 /* What the child's cgroup measured, read after the child was reaped. */
 typedef struct CgroupUsage {
+        bool have_cpu;       /* the child was in the children's cgroup: cpu_us is its tree's */
         uint64_t cpu_us;     /* cpu.stat usage_usec: the whole tree's CPU time */
         bool have_peak;      /* memory.peak was reset for the child and read (memory controller) */
         uint64_t peak_bytes; /* memory.peak */
@@ -65,16 +75,20 @@ typedef struct CgroupUsage {
         bool pids_limited;   /* pids.events max went up */
 } CgroupUsage;
 
-/* One child's share of the children's cgroup: its counters when the child is created, and
- * memory.peak reset for it where the kernel can (Linux 6.12). Opened before the child starts,
- * closed after it was reaped, both outside the clock. */
+/* One child's share of the run's cgroups: their counters when the child is created, memory.peak
+ * reset for it where the kernel can (Linux 6.12), and the runner in the v1 pids cgroup when that
+ * stands in. Opened before the child starts, closed after it was reaped (in_children: it was
+ * created in the children's cgroup), both outside the clock; done() undoes an open one. */
 typedef struct CgroupWindow {
-        uint64_t cpu_us, oom_kills, pids_max_events;
-        int peak_fd; /* memory.peak, reset for this window, or -1 */
+        const CgroupRun *run;
+        uint64_t cpu_us, oom_kills, pids_max_events, pids_v1_max_events;
+        int peak_fd;    /* memory.peak, reset for this window, or -1 */
+        bool joined_v1; /* the runner is in the v1 pids cgroup */
 } CgroupWindow;
 
-int cgroup_window_open(int fd, CgroupWindow *ret);
-int cgroup_window_close(int fd, CgroupWindow *w, CgroupUsage *ret);
+int cgroup_window_open(const CgroupRun *run, CgroupWindow *ret);
+int cgroup_window_close(CgroupWindow *w, bool in_children, CgroupUsage *ret);
+void cgroup_window_done(CgroupWindow *w);
 
 /* How many processes are in the child's cgroup (cgroup.procs), or -errno. */
 int cgroup_child_processes(int fd);

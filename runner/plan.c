@@ -430,6 +430,8 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const cha
         if ((r = cgroup_run_open(p->cgroup)) < 0)
                 return r;
         /* A limit is enforced or the run does not start: never an unlimited run that says otherwise. */
+        if (spec->pids_max)
+                (void) cgroup_run_pids_v1(p->cgroup);
         const char *missing = spec->memory_max && !p->cgroup->memory ? "memory_max"
                               : spec->pids_max && !p->cgroup->pids   ? "pids_max"
                                                                      : NULL;
@@ -437,11 +439,13 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const cha
                 return fail(ret_message, -EOPNOTSUPP, "%s needs a cgroup per child, and there is none: %s",
                             missing, p->cgroup->why_not);
         if (missing)
-                return fail(ret_message, -EOPNOTSUPP,
-                            "%s needs the cgroup v2 %s controller, which %s does not get from its parent "
-                            "(cgroup.subtree_control; under systemd, Delegate=yes)",
-                            missing, spec->memory_max && !p->cgroup->memory ? "memory" : "pids",
-                            p->cgroup->path);
+                return fail(
+                        ret_message, -EOPNOTSUPP,
+                        "%s needs the cgroup v2 %s controller, which %s does not get from its parent "
+                        "(cgroup.subtree_control; under systemd, Delegate=yes)%s",
+                        missing, spec->memory_max && !p->cgroup->memory ? "memory" : "pids", p->cgroup->path,
+                        spec->memory_max && !p->cgroup->memory ? ""
+                                                               : ", nor from a cgroup v1 pids hierarchy");
         if ((r = cgroup_run_limit(p->cgroup, spec->memory_max, spec->pids_max)) < 0)
                 return fail(ret_message, r, "cannot set the children's limits in %s: %s", p->cgroup->path,
                             strerror(-r));

@@ -205,10 +205,6 @@ static pid_t create_child(ChildPlan *plan, int *ret_pidfd, bool *ret_in_cgroup, 
         return (pid_t) pid;
 }
 
-static void window_done(CgroupWindow *w) {
-        safe_close(w->peak_fd);
-}
-
 /* Kills the child and everything it started: the cgroup when it has one, else its group. */
 static void kill_tree(pid_t pid, CgroupRun *cgroup) {
         if (!cgroup || cgroup_children_kill(cgroup) < 0)
@@ -258,8 +254,8 @@ int spawn_run(const SpawnRequest *req, SpawnResult *ret) {
                 return negative_errno();
 
         /* The cgroup's counters before the child, for its share of them after. */
-        _cleanup_(window_done) CgroupWindow window = { .peak_fd = -1 };
-        if (plan.cgroup_fd >= 0 && (r = cgroup_window_open(plan.cgroup_fd, &window)) < 0)
+        _cleanup_(cgroup_window_done) CgroupWindow window = { .peak_fd = -1 };
+        if (req->cgroup && (r = cgroup_window_open(req->cgroup, &window)) < 0)
                 return r;
 
         /* No signal may reach the child before it reset the runner's handlers. */
@@ -324,24 +320,23 @@ int spawn_run(const SpawnRequest *req, SpawnResult *ret) {
         }
         ret->wall_ns = now_ns() - start;
 
-        CgroupUsage tree;
         if (end == SPAWN_EXITED && cgroup_fd >= 0)
                 others = cgroup_child_processes(cgroup_fd);
-        if (cgroup_fd >= 0 && others >= 0 && cgroup_window_close(cgroup_fd, &window, &tree) == 0) {
-                ret->tree_cpu_us = tree.cpu_us;
-                ret->peak_from_cgroup = tree.have_peak;
-                ret->tree_peak_kib =
-                        tree.have_peak ? tree.peak_bytes / 1024 : (uint64_t) ret->usage.ru_maxrss;
+        CgroupUsage tree = {};
+        if (req->cgroup)
+                (void) cgroup_window_close(&window, cgroup_fd >= 0 && others >= 0, &tree);
+        const struct rusage *u = &ret->usage;
+        ret->in_cgroup = tree.have_cpu;
+        ret->tree_cpu_us = tree.have_cpu ? tree.cpu_us
+                                         : (uint64_t) (u->ru_utime.tv_sec + u->ru_stime.tv_sec) * 1000000 +
+                                                   (uint64_t) (u->ru_utime.tv_usec + u->ru_stime.tv_usec);
+        ret->peak_from_cgroup = tree.have_peak;
+        ret->tree_peak_kib = tree.have_peak ? tree.peak_bytes / 1024 : (uint64_t) u->ru_maxrss;
+        ret->oom_killed = tree.oom_killed;
+        ret->pids_limited = tree.pids_limited;
+        if (tree.have_cpu) {
                 ret->leftover_processes = (uint32_t) others;
-                ret->oom_killed = tree.oom_killed;
-                ret->pids_limited = tree.pids_limited;
                 ret->leftover = others > 0;
-        } else {
-                const struct rusage *u = &ret->usage;
-                ret->in_cgroup = false;
-                ret->tree_cpu_us = (uint64_t) (u->ru_utime.tv_sec + u->ru_stime.tv_sec) * 1000000 +
-                                   (uint64_t) (u->ru_utime.tv_usec + u->ru_stime.tv_usec);
-                ret->tree_peak_kib = (uint64_t) u->ru_maxrss;
         }
         /* Whatever the child left behind must not run into the next sample: the process group
          * now, the cgroup's (setsid() daemons too) in cgroup_children_empty(), next. */
