@@ -436,8 +436,9 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const cha
                               : spec->pids_max && !p->cgroup->pids   ? "pids_max"
                                                                      : NULL;
         if (missing && !p->cgroup->path)
-                return fail(ret_message, -EOPNOTSUPP, "%s needs a cgroup per child, and there is none: %s",
-                            missing, p->cgroup->why_not);
+                return fail(ret_message, -EOPNOTSUPP,
+                            "%s needs a cgroup for the children, and there is none: %s", missing,
+                            p->cgroup->why_not);
         if (missing)
                 return fail(
                         ret_message, -EOPNOTSUPP,
