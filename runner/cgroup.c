@@ -77,23 +77,38 @@ static __attribute__((format(printf, 2, 3))) int no_cgroup(CgroupRun *ret, const
         return n < 0 ? -ENOMEM : 0;
 }
 
-/* The mount point of the cgroup2 hierarchy and this process's cgroup in it, joined; returns 1
- * when that is the hierarchy's root, 0 otherwise, or -errno. */
-static int own_cgroup(char **ret) {
+/* This process's cgroup in the cgroup v1 hierarchy that carries `controller`, or in the cgroup v2
+ * hierarchy for NULL: the mount point and the path in it, joined. Returns 1 when that is the
+ * hierarchy's root, 0 otherwise, or -errno. */
+static int own_cgroup(const char *controller, char **ret) {
         _cleanup_fclose_ FILE *mounts = fopen("/proc/self/mountinfo", "re");
         _cleanup_fclose_ FILE *self = fopen("/proc/self/cgroup", "re");
         if (!mounts || !self)
                 return -ENOENT;
-        char line[4096], mount[2048] = "", path[2048] = "";
+        char line[4096], mount[2048] = "", path[2048] = "", word[64], padded[1100];
+        snprintf(word, sizeof(word), ",%s,", controller ? controller : "");
         while (!mount[0] && fgets(line, sizeof(line), mounts)) {
-                const char *sep = strstr(line, " - cgroup2 ");
-                char point[2048];
-                if (sep && sscanf(line, "%*s %*s %*s %*s %2047s", point) == 1)
+                /* "ID PARENT MAJ:MIN ROOT POINT OPTIONS ... - TYPE SOURCE SUPER-OPTIONS" */
+                char point[2048], type[16], options[1024] = "";
+                const char *sep = strstr(line, " - ");
+                if (!sep || sscanf(line, "%*s %*s %*s %*s %2047s", point) != 1 ||
+                    sscanf(sep, " - %15s %*s %1023s", type, options) < 1)
+                        continue;
+                snprintf(padded, sizeof(padded), ",%s,", options);
+                if (controller ? strcmp(type, "cgroup") == 0 && strstr(padded, word)
+                               : strcmp(type, "cgroup2") == 0)
                         snprintf(mount, sizeof(mount), "%s", point);
         }
-        while (!path[0] && fgets(line, sizeof(line), self))
-                if (strncmp(line, "0::", 3) == 0)
-                        snprintf(path, sizeof(path), "%.*s", (int) strcspn(line + 3, "\n"), line + 3);
+        /* "ID:CONTROLLERS:PATH", the controllers empty for cgroup v2 */
+        while (!path[0] && fgets(line, sizeof(line), self)) {
+                char *controllers = strchr(line, ':'),
+                     *rest = controllers ? strchr(controllers + 1, ':') : NULL;
+                if (!rest)
+                        continue;
+                snprintf(padded, sizeof(padded), ",%.*s,", (int) (rest - controllers - 1), controllers + 1);
+                if (controller ? strstr(padded, word) != NULL : rest == controllers + 1)
+                        snprintf(path, sizeof(path), "%.*s", (int) strcspn(rest + 1, "\n"), rest + 1);
+        }
         if (!mount[0] || !path[0])
                 return -ENOENT;
         bool root = strcmp(path, "/") == 0;
@@ -163,7 +178,7 @@ static void remove_stale(int base) {
 
 int cgroup_take_delegation(void) {
         _cleanup_free_ char *own = NULL;
-        if (getenv(CGROUP_ROOT_ENV) || own_cgroup(&own) != 0)
+        if (getenv(CGROUP_ROOT_ENV) || own_cgroup(NULL, &own) != 0)
                 return 0;
         _cleanup_close_ int fd = open(own, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         char procs[64], self[32];
@@ -186,42 +201,9 @@ int cgroup_take_delegation(void) {
         return setenv(CGROUP_ROOT_ENV, own, 0) < 0 ? -ENOMEM : 1;
 }
 
-/* The v1 hierarchy that carries `controller` and this process's cgroup in it, joined. */
-static int own_v1_cgroup(const char *controller, char **ret) {
-        _cleanup_fclose_ FILE *mounts = fopen("/proc/self/mountinfo", "re");
-        _cleanup_fclose_ FILE *self = fopen("/proc/self/cgroup", "re");
-        if (!mounts || !self)
-                return -ENOENT;
-        char line[4096], mount[2048] = "", path[2048] = "", word[64];
-        snprintf(word, sizeof(word), ",%s,", controller);
-        while (!mount[0] && fgets(line, sizeof(line), mounts)) {
-                char point[2048], options[1024], padded[1100];
-                const char *sep = strstr(line, " - cgroup ");
-                if (sep && sscanf(line, "%*s %*s %*s %*s %2047s", point) == 1 &&
-                    sscanf(sep, " - cgroup %*s %1023s", options) == 1) {
-                        snprintf(padded, sizeof(padded), ",%s,", options);
-                        if (strstr(padded, word))
-                                snprintf(mount, sizeof(mount), "%s", point);
-                }
-        }
-        while (!path[0] && fgets(line, sizeof(line), self)) {
-                char *controllers = strchr(line, ':'),
-                     *rest = controllers ? strchr(controllers + 1, ':') : NULL;
-                if (!rest)
-                        continue;
-                char padded[1100];
-                snprintf(padded, sizeof(padded), ",%.*s,", (int) (rest - controllers - 1), controllers + 1);
-                if (strstr(padded, word))
-                        snprintf(path, sizeof(path), "%.*s", (int) strcspn(rest + 1, "\n"), rest + 1);
-        }
-        if (!mount[0] || !path[0])
-                return -ENOENT;
-        return asprintf(ret, "%s%s", mount, strcmp(path, "/") == 0 ? "" : path) < 0 ? -ENOMEM : 0;
-}
-
 bool cgroup_run_pids_v1(CgroupRun *run) {
         _cleanup_free_ char *home = NULL;
-        if (!run->path || run->pids || own_v1_cgroup("pids", &home) < 0)
+        if (!run->path || run->pids || own_cgroup("pids", &home) < 0)
                 return run->pids;
         int home_fd = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (home_fd < 0)
@@ -251,7 +233,7 @@ int cgroup_run_open(CgroupRun *ret) {
         if (root && *root) {
                 if (!(base = strdup(root)))
                         return -ENOMEM;
-        } else if (own_cgroup(&base) < 0)
+        } else if (own_cgroup(NULL, &base) < 0)
                 return no_cgroup(ret, "no cgroup v2 hierarchy");
         _cleanup_close_ int base_fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct statfs fs;
@@ -364,15 +346,20 @@ int cgroup_run_limit(CgroupRun *run, uint64_t memory_max, uint64_t pids_max) {
 }
 
 /* The counters a window subtracts: cpu.stat usage_usec, memory.events oom_kill, pids.events max. */
-static void counters(int fd, uint64_t *cpu_us, uint64_t *oom_kills, uint64_t *pids_max) {
+/* The value of key in a flat-keyed file below fd; 0 when the file (its controller) or the key
+ * is missing. */
+static uint64_t keyed_file(int fd, const char *file, const char *key) {
         char buf[4096];
-        *cpu_us = *oom_kills = *pids_max = 0;
-        if (read_at(fd, "cpu.stat", buf, sizeof(buf)) > 0)
-                (void) keyed_value(buf, "usage_usec", cpu_us);
-        if (read_at(fd, "memory.events", buf, sizeof(buf)) > 0)
-                (void) keyed_value(buf, "oom_kill", oom_kills);
-        if (read_at(fd, "pids.events", buf, sizeof(buf)) > 0)
-                (void) keyed_value(buf, "max", pids_max);
+        uint64_t v = 0;
+        if (read_at(fd, file, buf, sizeof(buf)) > 0)
+                (void) keyed_value(buf, key, &v);
+        return v;
+}
+
+static void counters(int fd, uint64_t *cpu_us, uint64_t *oom_kills, uint64_t *pids_max) {
+        *cpu_us = keyed_file(fd, "cpu.stat", "usage_usec");
+        *oom_kills = keyed_file(fd, "memory.events", "oom_kill");
+        *pids_max = keyed_file(fd, "pids.events", "max");
 }
 
 /* Moves this process into the cgroup behind fd (cgroup.procs). */
@@ -395,8 +382,7 @@ int cgroup_window_open(const CgroupRun *run, CgroupWindow *ret) {
                         safe_close(peak);
         }
         if (run->pids_v1_fd >= 0 && run->pids_max) {
-                uint64_t ignored;
-                counters(run->pids_v1_fd, &ignored, &ignored, &ret->pids_v1_max_events);
+                ret->pids_v1_max_events = keyed_file(run->pids_v1_fd, "pids.events", "max");
                 int r = join(run->pids_v1_fd);
                 if (r < 0)
                         return r; /* the limit would not hold */
@@ -430,10 +416,9 @@ int cgroup_window_close(CgroupWindow *w, bool in_children, CgroupUsage *ret) {
                         ret->peak_bytes = strtoull(buf, NULL, 10);
                 }
         }
-        if (w->joined_v1) {
-                counters(run->pids_v1_fd, &cpu_us, &oom_kills, &pids_max);
-                ret->pids_limited |= pids_max > w->pids_v1_max_events;
-        }
+        if (w->joined_v1)
+                ret->pids_limited |=
+                        keyed_file(run->pids_v1_fd, "pids.events", "max") > w->pids_v1_max_events;
         cgroup_window_done(w);
         return 0;
 }
