@@ -465,4 +465,16 @@ void cgroup_children_empty(CgroupRun *run) {
         /* A killed cgroup is replaced (see cgroup.h); removing it waits until it is empty. */
         if (run->killed)
                 replace_children(run);
+        /* The pids controller releases a process when it is reaped, not when it exits: an orphan
+         * the child left (reparented to init, which may take a while) still counts against the
+         * next child's pids_max. Wait for those charges to go, bounded, outside the clock. */
+        if (run->pids_max)
+                for (int waited = 0; waited < EMPTY_WAIT_MS; waited++) {
+                        int fd = run->pids_v1_fd >= 0 ? run->pids_v1_fd : run->children_fd;
+                        char current[32];
+                        if (fd < 0 || read_at(fd, "pids.current", current, sizeof(current)) <= 0 ||
+                            strtoull(current, NULL, 10) == 0)
+                                break;
+                        (void) poll(NULL, 0, 1);
+                }
 }
