@@ -13,7 +13,8 @@
  * Invariants (STYLE item 15):
  *   - never allocates through malloc on its own behalf; calls made while dlsym() resolves are
  *     served from a static bump arena whose blocks free/realloc/malloc_usable_size recognise;
- *   - a thread-local depth guard (initial-exec TLS) counts only the outermost call;
+ *   - a thread-local guard (initial-exec TLS) counts only the outermost call: taking the
+ *     thread's idle slot on the fast path, a depth counter on the slow one (ThreadState);
  *   - no locks: each thread owns a counter slot and is its only writer; threads past
  *     PROBE_MAX_SLOTS share the last slot through atomic read-modify-writes;
  *   - free() preserves errno; posix_memalign() leaves *p alone on error; calloc() and
@@ -51,6 +52,7 @@
 #define TLS         __thread __attribute__((tls_model("initial-exec")))
 #define LIKELY(x)   __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define NOINLINE    __attribute__((noinline))
 
 #define PROBE_ARENA_SIZE  (256 * 1024)
 #define PROBE_FLUSH_BYTES (64 * 1024)
@@ -81,14 +83,23 @@ static ProbeReport fallback_report; /* no runner: nobody reads it, so nothing is
 static ProbeReport *report = &fallback_report;
 
 /* Everything the fast path needs of its thread, in one initial-exec TLS block: one offset
- * load from the GOT reaches all of it. */
+ * load from the GOT reaches all of it.
+ *
+ * The fast path is for a thread that owns its counter slot in a run without live bytes (timed
+ * samples): it takes idle_slot, counts, forwards, puts idle_slot back. Taking it is the depth
+ * guard: a call made meanwhile (by the allocator, or by something it calls) finds NULL, goes
+ * the slow way, and sees from fast_slot that it is nested. Every other call (the thread's
+ * first, threads sharing the last slot, smoke runs measuring live bytes, calls before the
+ * probe is ready) takes the slow path, guarded by depth. */
 typedef struct ThreadState {
-        int depth;            /* nesting of malloc-family calls; only depth 0 is counted */
+        ProbeSlot *idle_slot; /* fast_slot while the thread is outside every call, else NULL */
+        ProbeSlot *fast_slot; /* this thread's slot when it may take the fast path, else NULL */
+        int *errno_location;  /* &errno, set with fast_slot: free() preserves errno */
+        int saved_errno;      /* errno during a fast-path free() */
+        int depth;            /* slow path: nesting of malloc-family calls; depth 0 is counted */
         bool shared;          /* slot is the last one, shared by the threads past PROBE_MAX_SLOTS */
         ProbeSlot *slot;      /* this thread's counters; NULL until its first counted call */
-        ProbeSlot *own_slot;  /* slot when this thread is its only writer, else NULL: one test */
         int64_t pending_live; /* live-byte change not yet added to the report's total */
-        int *errno_location;  /* &errno, cached: free preserves errno on every call */
 } ThreadState;
 static TLS ThreadState this_thread;
 
@@ -335,10 +346,7 @@ static void attach_report(void) {
 }
 
 static void child_after_fork(void) {
-        this_thread.slot = NULL;
-        this_thread.own_slot = NULL;
-        this_thread.shared = false;
-        this_thread.pending_live = 0;
+        this_thread = (ThreadState){ 0 };
 }
 
 static void resolve(void) {
@@ -388,14 +396,11 @@ static ProbeSlot *slot(void) {
         uint32_t i = __atomic_fetch_add(&report->n_slots, 1, __ATOMIC_RELAXED);
         this_thread.shared = i >= PROBE_MAX_SLOTS - 1;
         this_thread.slot = &report->slots[this_thread.shared ? PROBE_MAX_SLOTS - 1 : i];
-        this_thread.own_slot = this_thread.shared ? NULL : this_thread.slot;
-        return this_thread.slot;
-}
-
-static inline int *errno_location(void) {
-        if (UNLIKELY(this_thread.errno_location == NULL))
+        if (!this_thread.shared && !measuring) {
                 this_thread.errno_location = &errno;
-        return this_thread.errno_location;
+                this_thread.fast_slot = this_thread.slot; /* from the end of this outermost call */
+        }
+        return this_thread.slot;
 }
 
 static inline void add(uint64_t *counter, uint64_t v, bool shared) {
@@ -414,9 +419,8 @@ static void flush_live(void) {
                 ;
 }
 
-/* Records one outermost call and the bytes it requested: a thread's first call, or one past
- * PROBE_MAX_SLOTS sharing the last slot. */
-static void count_slow(ProbeFunction f, size_t requested) {
+/* Records one outermost call of the slow path and the bytes it requested. */
+static void count(ProbeFunction f, size_t requested) {
         ProbeSlot *s = slot();
         bool shared = this_thread.shared;
         add(&s->calls[f], 1, shared);
@@ -424,16 +428,22 @@ static void count_slow(ProbeFunction f, size_t requested) {
                 add(&s->bytes_requested, requested, shared);
 }
 
-/* The common case inline: a thread that owns its slot. Plain arithmetic: this thread is the
- * slot's only writer, and the runner reads it after the exit. */
-static inline void count(ProbeFunction f, size_t requested) {
-        ProbeSlot *s = this_thread.own_slot;
-        if (UNLIKELY(!s)) {
-                count_slow(f, requested);
-                return;
-        }
-        s->calls[f]++;
-        s->bytes_requested += requested;
+/* A section of the slow path: calls inside it are nested and not counted. Back at depth 0 the
+ * thread may take the fast path again. */
+static inline bool enter(void) {
+        this_thread.idle_slot = NULL;
+        return this_thread.depth++ == 0;
+}
+
+static inline void leave(void) {
+        if (--this_thread.depth == 0)
+                this_thread.idle_slot = this_thread.fast_slot;
+}
+
+/* For a call that found idle_slot NULL: whether it is made inside another call of a thread
+ * that may take the fast path (so not counted, and depth is not involved). */
+static inline bool nested(void) {
+        return this_thread.fast_slot != NULL;
 }
 
 /* Records the change in usable bytes an outermost call made (smoke runs only: `measuring`). */
@@ -477,143 +487,211 @@ static bool valid_alignment(size_t a) {
 
 /* ---- the interposed family ------------------------------------------------------------ */
 
-/* Runs `call` with the depth guard, counting it first when it is the outermost one: nothing
- * of the count then has to live across the call. Live bytes come after it, in smoke runs. */
-#define GUARDED(result, call, function, requested, live_delta_expr)                                         \
+/* The fast path (see ThreadState), first in every interposed function: when the thread may
+ * take it, counts, forwards and returns `call`'s result. Nothing lives across the call but the
+ * TLS offset: the count comes before it, and idle_slot is restored from fast_slot (which it
+ * equals whenever it is not NULL). */
+#define FAST_PATH(call, function, requested)                                                                \
         do {                                                                                                \
-                if (LIKELY(this_thread.depth++ == 0))                                                       \
-                        count(function, requested);                                                         \
-                result = call;                                                                              \
-                if (UNLIKELY(measuring) && this_thread.depth == 1)                                          \
-                        count_live(live_delta_expr);                                                        \
-                this_thread.depth--;                                                                        \
+                ProbeSlot *idle_ = this_thread.idle_slot;                                                   \
+                if (LIKELY(idle_ != NULL)) {                                                                \
+                        this_thread.idle_slot = NULL;                                                       \
+                        idle_->calls[function]++;                                                           \
+                        idle_->bytes_requested += (requested);                                              \
+                        __typeof__(call) result_ = call;                                                    \
+                        this_thread.idle_slot = this_thread.fast_slot;                                      \
+                        return result_;                                                                     \
+                }                                                                                           \
         } while (0)
 
-EXPORT void *malloc(size_t size) {
-        if (UNLIKELY(!ready()))
-                return arena_alloc(size, 16);
+/* The slow path: runs `call`, counting it when it is the outermost one, with the depth guard,
+ * live bytes in smoke runs, and `unready` before the probe has resolved the next allocator. */
+#define GUARDED(result, call, function, requested, live_delta_expr, unready)                                \
+        do {                                                                                                \
+                if (nested())                                                                               \
+                        result = call;                                                                      \
+                else if (UNLIKELY(!ready()))                                                                \
+                        result = unready;                                                                   \
+                else {                                                                                      \
+                        if (enter())                                                                        \
+                                count(function, requested);                                                 \
+                        result = call;                                                                      \
+                        if (UNLIKELY(measuring) && this_thread.depth == 1)                                  \
+                                count_live(live_delta_expr);                                                \
+                        leave();                                                                            \
+                }                                                                                           \
+        } while (0)
+
+/* The slow paths of the hottest functions are out of line: the fast path then needs two saved
+ * registers instead of all of them. */
+static NOINLINE void *malloc_slow(size_t size) {
         void *p;
-        GUARDED(p, next.malloc(size), PROBE_MALLOC, size, measured(PROBE_MALLOC, p));
+        GUARDED(p, next.malloc(size), PROBE_MALLOC, size, measured(PROBE_MALLOC, p), arena_alloc(size, 16));
         return p;
 }
 
-/* Out of line so that free's common path keeps few registers live. */
-static __attribute__((noinline)) void free_measured(void *p) {
-        int64_t size = measured(PROBE_FREE, p);
-        next.free(p);
-        count(PROBE_FREE, 0);
-        count_live(-size);
+EXPORT void *malloc(size_t size) {
+        FAST_PATH(next.malloc(size), PROBE_MALLOC, size);
+        return malloc_slow(size);
+}
+
+/* free() is not GUARDED: it keeps errno, and in smoke runs measures the block before the call. */
+static NOINLINE void free_slow(void *p) {
+        if (in_arena(p))
+                return;
+        int saved = errno;
+        if (nested())
+                next.free(p);
+        else if (ready()) {
+                bool outermost = enter();
+                int64_t size = outermost && measuring ? measured(PROBE_FREE, p) : 0;
+                if (p)
+                        next.free(p);
+                if (outermost) {
+                        count(PROBE_FREE, 0);
+                        count_live(-size);
+                }
+                leave();
+        }
+        errno = saved;
 }
 
 EXPORT void free(void *p) {
-        if (UNLIKELY(!p || in_arena(p) || !ready())) {
-                if (p == NULL && this_thread.depth == 0 && ready())
-                        count(PROBE_FREE, 0);
+        ProbeSlot *idle = this_thread.idle_slot;
+        if (UNLIKELY(idle == NULL || in_arena(p))) {
+                free_slow(p);
                 return;
         }
-        int *err = errno_location();
-        int saved = *err;
-        if (UNLIKELY(this_thread.depth++ > 0))
-                next.free(p);
-        else if (UNLIKELY(measuring))
-                free_measured(p);
-        else {
-                next.free(p);
-                count(PROBE_FREE, 0); /* after the call: p need not live across the count */
-        }
-        this_thread.depth--;
-        *err = saved;
+        this_thread.idle_slot = NULL;
+        this_thread.saved_errno = *this_thread.errno_location; /* TLS: no register to save */
+        idle->calls[PROBE_FREE]++;
+        next.free(p);
+        *this_thread.errno_location = this_thread.saved_errno;
+        this_thread.idle_slot = this_thread.fast_slot;
+}
+
+static NOINLINE void *calloc_slow(size_t n, size_t size, size_t total) {
+        void *p;
+        GUARDED(p, next.calloc(n, size), PROBE_CALLOC, total, measured(PROBE_CALLOC, p),
+                arena_alloc(total, 16));
+        return p;
 }
 
 EXPORT void *calloc(size_t n, size_t size) {
-        if (size && n > SIZE_MAX / size) {
+        size_t total;
+        if (__builtin_mul_overflow(n, size, &total)) {
                 errno = ENOMEM;
                 return NULL;
         }
-        if (UNLIKELY(!ready()))
-                return arena_alloc(n * size, 16);
+        FAST_PATH(next.calloc(n, size), PROBE_CALLOC, total);
+        return calloc_slow(n, size, total);
+}
+
+/* realloc() of a bootstrap block, or before the probe is ready (when every block is one). */
+static NOINLINE void *realloc_from_arena(void *old, size_t size) {
+        void *p = malloc(size);
+        if (p && old)
+                memcpy(p, old, arena_size(old) < size ? arena_size(old) : size);
+        return p;
+}
+
+/* The usable size of the block a realloc is given, for the live-byte change of smoke runs. */
+static inline int64_t before_realloc(ProbeFunction f, void *old) {
+        return UNLIKELY(measuring) && this_thread.depth == 0 ? measured(f, old) : 0;
+}
+
+static NOINLINE void *realloc_slow(void *old, size_t size) {
+        int64_t before = before_realloc(PROBE_REALLOC, old);
         void *p;
-        GUARDED(p, next.calloc(n, size), PROBE_CALLOC, n * size, measured(PROBE_CALLOC, p));
+        GUARDED(p, next.realloc(old, size), PROBE_REALLOC, size,
+                p ? measured(PROBE_REALLOC, p) - before : (size == 0 ? -before : 0),
+                realloc_from_arena(old, size));
         return p;
 }
 
 EXPORT void *realloc(void *old, size_t size) {
-        if (UNLIKELY(in_arena(old) || !ready())) {
-                void *p = malloc(size);
-                if (p && old)
-                        memcpy(p, old, arena_size(old) < size ? arena_size(old) : size);
-                return p;
-        }
-        void *p;
-        int64_t before = this_thread.depth == 0 ? measured(PROBE_REALLOC, old) : 0;
-        GUARDED(p, next.realloc(old, size), PROBE_REALLOC, size,
-                p ? measured(PROBE_REALLOC, p) - before : (size == 0 ? -before : 0));
-        return p;
+        if (UNLIKELY(in_arena(old)))
+                return realloc_from_arena(old, size);
+        FAST_PATH(next.realloc(old, size), PROBE_REALLOC, size);
+        return realloc_slow(old, size);
+}
+
+static inline void *forward_reallocarray(void *old, size_t n, size_t size, size_t total) {
+        return next.reallocarray ? next.reallocarray(old, n, size) : next.realloc(old, total);
 }
 
 EXPORT void *reallocarray(void *old, size_t n, size_t size) {
-        if (size && n > SIZE_MAX / size) {
+        size_t total;
+        if (__builtin_mul_overflow(n, size, &total)) {
                 errno = ENOMEM;
                 return NULL;
         }
-        if (UNLIKELY(in_arena(old) || !ready()))
-                return realloc(old, n * size);
+        if (UNLIKELY(in_arena(old)))
+                return realloc_from_arena(old, total);
+        FAST_PATH(forward_reallocarray(old, n, size, total), PROBE_REALLOCARRAY, total);
+        int64_t before = before_realloc(PROBE_REALLOCARRAY, old);
         void *p;
-        int64_t before = this_thread.depth == 0 ? measured(PROBE_REALLOCARRAY, old) : 0;
-        GUARDED(p, next.reallocarray ? next.reallocarray(old, n, size) : next.realloc(old, n * size),
-                PROBE_REALLOCARRAY, n * size, p ? measured(PROBE_REALLOCARRAY, p) - before : 0);
+        GUARDED(p, forward_reallocarray(old, n, size, total), PROBE_REALLOCARRAY, total,
+                p ? measured(PROBE_REALLOCARRAY, p) - before : 0, realloc_from_arena(old, total));
         return p;
+}
+
+/* Returns 0 with the block in *ret, or the error with *ret untouched, whatever the next
+ * allocator does with it on error. */
+static inline int forward_posix_memalign(void **ret, size_t alignment, size_t size) {
+        void *p = NULL;
+        int r = next.posix_memalign ? next.posix_memalign(&p, alignment, size)
+                                    : ((p = aligned(alignment, size)) ? 0 : ENOMEM);
+        if (r == 0)
+                *ret = p;
+        return r;
+}
+
+static int arena_posix_memalign(void **ret, size_t alignment, size_t size) {
+        void *p = arena_alloc(size, alignment);
+        if (!p)
+                return ENOMEM;
+        *ret = p;
+        return 0;
 }
 
 EXPORT int posix_memalign(void **ret, size_t alignment, size_t size) {
         if (!valid_alignment(alignment) || alignment % sizeof(void *) != 0)
                 return EINVAL;
-        if (UNLIKELY(!ready())) {
-                void *p = arena_alloc(size, alignment);
-                if (!p)
-                        return ENOMEM;
-                *ret = p;
-                return 0;
-        }
+        FAST_PATH(forward_posix_memalign(ret, alignment, size), PROBE_POSIX_MEMALIGN, size);
         int r;
-        void *p = NULL;
-        if (next.posix_memalign) {
-                GUARDED(r, next.posix_memalign(&p, alignment, size), PROBE_POSIX_MEMALIGN, size,
-                        r == 0 ? measured(PROBE_POSIX_MEMALIGN, p) : 0);
-        } else {
-                GUARDED(p, aligned(alignment, size), PROBE_POSIX_MEMALIGN, size,
-                        measured(PROBE_POSIX_MEMALIGN, p));
-                r = p ? 0 : ENOMEM;
-        }
-        if (r == 0)
-                *ret = p; /* only on success: *ret stays untouched on error */
+        GUARDED(r, forward_posix_memalign(ret, alignment, size), PROBE_POSIX_MEMALIGN, size,
+                r == 0 ? measured(PROBE_POSIX_MEMALIGN, *ret) : 0,
+                arena_posix_memalign(ret, alignment, size));
         return r;
 }
 
+static inline void *forward_aligned_alloc(size_t alignment, size_t size) {
+        return next.aligned_alloc ? next.aligned_alloc(alignment, size) : aligned(alignment, size);
+}
+
 EXPORT void *aligned_alloc(size_t alignment, size_t size) {
-        if (UNLIKELY(!ready()))
-                return arena_alloc(size, alignment);
+        FAST_PATH(forward_aligned_alloc(alignment, size), PROBE_ALIGNED_ALLOC, size);
         void *p;
-        GUARDED(p, next.aligned_alloc ? next.aligned_alloc(alignment, size) : aligned(alignment, size),
-                PROBE_ALIGNED_ALLOC, size, measured(PROBE_ALIGNED_ALLOC, p));
+        GUARDED(p, forward_aligned_alloc(alignment, size), PROBE_ALIGNED_ALLOC, size,
+                measured(PROBE_ALIGNED_ALLOC, p), arena_alloc(size, alignment));
         return p;
 }
 
 EXPORT void *memalign(size_t alignment, size_t size) {
-        if (UNLIKELY(!ready()))
-                return arena_alloc(size, alignment);
+        FAST_PATH(aligned(alignment, size), PROBE_MEMALIGN, size);
         void *p;
-        GUARDED(p, aligned(alignment, size), PROBE_MEMALIGN, size, measured(PROBE_MEMALIGN, p));
+        GUARDED(p, aligned(alignment, size), PROBE_MEMALIGN, size, measured(PROBE_MEMALIGN, p),
+                arena_alloc(size, alignment));
         return p;
 }
 
 EXPORT void *valloc(size_t size) {
         size_t page = (size_t) sysconf(_SC_PAGESIZE);
-        if (UNLIKELY(!ready()))
-                return arena_alloc(size, page);
+        FAST_PATH(next.valloc ? next.valloc(size) : aligned(page, size), PROBE_VALLOC, size);
         void *p;
         GUARDED(p, next.valloc ? next.valloc(size) : aligned(page, size), PROBE_VALLOC, size,
-                measured(PROBE_VALLOC, p));
+                measured(PROBE_VALLOC, p), arena_alloc(size, page));
         return p;
 }
 
@@ -624,11 +702,10 @@ EXPORT void *pvalloc(size_t size) {
                 errno = ENOMEM;
                 return NULL;
         }
-        if (UNLIKELY(!ready()))
-                return arena_alloc(rounded, page);
+        FAST_PATH(next.pvalloc ? next.pvalloc(size) : aligned(page, rounded), PROBE_PVALLOC, size);
         void *p;
         GUARDED(p, next.pvalloc ? next.pvalloc(size) : aligned(page, rounded), PROBE_PVALLOC, size,
-                measured(PROBE_PVALLOC, p));
+                measured(PROBE_PVALLOC, p), arena_alloc(rounded, page));
         return p;
 }
 
@@ -637,10 +714,9 @@ EXPORT size_t malloc_usable_size(void *p) {
                 return 0;
         if (in_arena(p))
                 return arena_size(p);
-        if (UNLIKELY(!ready()))
-                return 0;
+        FAST_PATH(usable(p), PROBE_MALLOC_USABLE_SIZE, 0);
         size_t n;
-        GUARDED(n, usable(p), PROBE_MALLOC_USABLE_SIZE, 0, 0);
+        GUARDED(n, usable(p), PROBE_MALLOC_USABLE_SIZE, 0, 0, 0);
         return n;
 }
 
@@ -923,20 +999,20 @@ static bool census_stale(void) {
 __attribute__((constructor)) static void probe_init(void) {
         if (!ready())
                 return;
-        this_thread.depth++; /* what identification allocates is the probe's doing, not the program's */
+        enter(); /* what identification allocates is the probe's doing, not the program's */
         identify();
         if (report->requests & PROBE_REQUEST_IDENTITY)
                 census();
-        this_thread.depth--;
+        leave();
 }
 
 __attribute__((destructor)) static void probe_exit(void) {
         if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
                 return;
-        this_thread.depth++;
+        enter();
         flush_live();
         if ((report->state & PROBE_STATE_CENSUS) && census_stale())
                 census(); /* objects dlopen()ed since start-up */
-        this_thread.depth--;
+        leave();
         report->state |= PROBE_STATE_EXITED;
 }

@@ -48,18 +48,21 @@ expect_contains "$OUT" "dirty_decay_ms         500" "jemalloc option shown"
 expect_contains "$OUT" "allow_decommit          0" "mimalloc option shown"
 expect_contains "$OUT" "effective allocator: /lib/x86_64-linux-gnu/libc.so.6 (glibc" "glibc shown"
 
-# probe: always stores counters for every sample; probe: never stores none.
+# probe: always stores counters for every sample; probe: never stores none. Timed samples take
+# the probe's fast path, smoke runs (measuring live bytes) the slow one: exact counts under 8
+# threads and across fork on both.
 cat >"$WORK/always.yaml" <<YAML
 experiment: always
-command: ["$WORKLOAD", threads, "4", "1000"]
+command: ["$WORKLOAD", threads, "8", "20000"]
 allocators: {glibc: {}, mimalloc: {preload: mimalloc}}
 samples: 3
 probe: always
 YAML
 run_alloclab 0 run "$WORK/always.yaml" --quiet
-expect_eq "$(q "SELECT count(*), min(json_extract(p.report, '$.counters.calls.aligned_alloc')), max(json_extract(p.report, '$.counters.calls.aligned_alloc'))
+expect_eq "$(q "SELECT count(*), min(json_extract(p.report, '$.counters.calls.aligned_alloc')), max(json_extract(p.report, '$.counters.calls.aligned_alloc')),
+                       min(json_extract(p.report, '$.counters.threads'))
                 FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 2")" \
-    "10|4000|4000" "counters of every sample"
+    "10|160000|160000|9" "counters of every sample, 8 threads x 20000 aligned_alloc"
 # Live bytes cost a size query per call: only the untimed smoke run measures them.
 expect_eq "$(q "SELECT s.phase, count(*), count(json_extract(p.report, '$.counters.peak_live_bytes')),
                        min(json_extract(p.report, '$.counters.peak_live_bytes')) > 0
@@ -80,9 +83,57 @@ smoke|glibc|glibc|1|1|array|object
 smoke|mimalloc|mimalloc|1|1|array|object
 warmup|glibc|glibc|0|0|null|null
 warmup|mimalloc|mimalloc|0|0|null|null" "identity in smoke runs only"
+# Only outermost calls count: the prefixed stand-in's valloc allocates through the global malloc,
+# which is the probe again (tests/workloads/prefixed-allocator.c). 1000 vallocs and their frees
+# add 1000 valloc and 1000 free calls and not one malloc; a forked child's calls count too.
+cat >"$WORK/nested.yaml" <<YAML
+experiment: nested
+command: ["$WORKLOAD", "{mode}", "{n}"]
+params: {mode: [vallocs, fork], n: [0, 1000]}
+allocators: {pfx: {forward: {library: "$PREFIXED", prefix: pfx_}}}
+samples: 2
+probe: always
+YAML
+run_alloclab 0 run "$WORK/nested.yaml" --quiet
+# delta FUNCTION: per phase, the fewest and most calls of FUNCTION with 1000 vallocs beyond those
+# without any.
+delta() {
+    local x="json_extract(p.report, '$.counters.calls.$1')" n="CAST(json_extract(c.params, '$.n') AS INTEGER)"
+    q "SELECT s.phase, min(CASE WHEN $n = 1000 THEN $x END) - max(CASE WHEN $n = 0 THEN $x END),
+              max(CASE WHEN $n = 1000 THEN $x END) - min(CASE WHEN $n = 0 THEN $x END)
+       FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN cells c ON c.id = s.cell_id
+       WHERE s.run_id = 3 AND json_extract(c.params, '$.mode') = 'vallocs' GROUP BY s.phase ORDER BY s.phase" | tr '\n' ' '
+}
+expect_eq "$(delta valloc)" "sample|1000|1000 smoke|1000|1000 warmup|1000|1000 " "each valloc counted once"
+expect_eq "$(delta free)" "sample|1000|1000 smoke|1000|1000 warmup|1000|1000 " "each free counted once"
+expect_eq "$(delta malloc)" "sample|0|0 smoke|0|0 warmup|0|0 " "the nested mallocs not counted"
+expect_eq "$(q "SELECT s.phase, group_concat(DISTINCT json_extract(p.report, '$.counters.calls.valloc'))
+                FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN cells c ON c.id = s.cell_id
+                WHERE s.run_id = 3 AND json_extract(c.params, '$.mode') = 'fork' GROUP BY s.phase ORDER BY s.phase" | tr '\n' ' ')" \
+    "sample|200 smoke|200 warmup|200 " "a forked child's calls counted too"
+# The family's documented behaviour through the probe, on its fast path (timed samples) and its
+# slow one (the smoke run): tests/workloads/workload.c "semantics". The prefixed stand-in's free
+# changes errno, and mimalloc's and tcmalloc's own calloc leave errno alone on overflow: the
+# probe keeps errno and checks for overflow itself.
+cat >"$WORK/semantics.yaml" <<YAML
+experiment: semantics
+command: ["$WORKLOAD", semantics]
+allocators:
+  glibc: {}
+  jemalloc: {preload: jemalloc}
+  mimalloc: {preload: mimalloc}
+  tcmalloc: {preload: tcmalloc}
+  pfx: {forward: {library: "$PREFIXED", prefix: pfx_}}
+samples: 2
+probe: always
+YAML
+run_alloclab 0 run "$WORK/semantics.yaml" --quiet
+expect_eq "$(q "SELECT count(*), group_concat(DISTINCT s.status) FROM samples s WHERE s.run_id = 4")" "20|ok" \
+    "documented semantics under every allocator, with the probe"
+
 sed -i 's/probe: always/probe: never/' "$WORK/always.yaml"
 run_alloclab 0 run "$WORK/always.yaml" --quiet
-expect_eq "$(q "SELECT count(*) FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 3")" 0 "probe: never"
+expect_eq "$(q "SELECT count(*) FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 5")" 0 "probe: never"
 
 # A glibc variant of a program with its own malloc: glibc does not serve it either, and the
 # smoke run says who does.

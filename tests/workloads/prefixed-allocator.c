@@ -2,11 +2,13 @@
 /*
  * liballoclab-prefixed.so: a stand-in for a jemalloc built with a symbol prefix (as Rust's
  * jemallocator builds it): the malloc family and mallctl under the prefix pfx_, served by a
- * bump allocator of its own (it must not call malloc: in forward mode that is the probe, which
- * forwards back here). Lets the tests check forward mode and prefixed-jemalloc identification
- * without a prefixed jemalloc package. Memory is never reused; test programs are short.
+ * bump allocator of its own. Lets the tests check forward mode and prefixed-jemalloc
+ * identification without a prefixed jemalloc package. Memory is never reused; test programs are
+ * short. One function, pfx_valloc, allocates through the global malloc: in forward mode that is
+ * the probe again, which forwards back here, a nested call the probe must not count.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -30,8 +32,10 @@ void *pfx_malloc(size_t n) {
         return bump(n, 16);
 }
 
+/* Changes errno, as free() was allowed to before POSIX.1-2024: the probe must keep it. */
 void pfx_free(void *p) {
         (void) p;
+        errno = EIO;
 }
 
 void *pfx_calloc(size_t n, size_t size) {
@@ -57,6 +61,20 @@ int pfx_posix_memalign(void **p, size_t alignment, size_t n) {
                 return ENOMEM;
         *p = q;
         return 0;
+}
+
+/* A page-aligned block carved out of a global malloc() block (never freed, like every block
+ * here), with the header pfx_malloc_usable_size reads. */
+void *pfx_valloc(size_t n) {
+        const size_t page = 4096;
+        if (n > SIZE_MAX - page - HEADER)
+                return NULL;
+        char *block = malloc(n + page + HEADER);
+        if (!block)
+                return NULL;
+        char *q = (char *) (((uintptr_t) block + HEADER + page - 1) & ~(uintptr_t) (page - 1));
+        ((size_t *) q)[-1] = n;
+        return q;
 }
 
 /* Answers "version" and "opt.narenas" the way jemalloc's mallctl does. */

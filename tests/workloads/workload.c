@@ -23,13 +23,19 @@
  *   envsize          report metric env_bytes: what the environment occupies on the initial stack
  *                    (strings with terminators, pointers with the NULL), print "ok"
  *   threads N ITER   N threads each make ITER aligned_alloc(64, 100) + free pairs
+ *   vallocs N        N valloc(100) + free pairs, print "ok"
  *   fork             100 valloc + free in a forked child, then 100 in the parent
+ *   semantics        check the malloc family's documented behaviour (free keeps errno,
+ *                    posix_memalign leaves *p alone on error, overflow-checked calloc and
+ *                    reallocarray, alignment, usable size); print "ok" or the first broken one
+ *                    and exit 1
  *   crashalloc       10 pvalloc that are never freed, then SIGSEGV
  *   dlopen LIB       dlopen LIB and exit normally
  *   ids              report metrics uid, gid, euid and egid, print "ids"
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sys/wait.h>
@@ -129,6 +135,48 @@ static int daemonize(const char *pidfile, long cpu_ms) {
         waitpid(middle, NULL, 0);
         char c;
         return read(done[0], &c, 1) == 1 ? 0 : 3;
+}
+
+#define CHECK(condition)                                                                                    \
+        do {                                                                                                \
+                if (!(condition)) {                                                                         \
+                        printf("broken: %s\n", #condition);                                                 \
+                        return 1;                                                                           \
+                }                                                                                           \
+        } while (0)
+
+/* See "semantics" above. Sizes come through a volatile so that the compiler cannot fold the
+ * overflowing calls away. */
+static int semantics(void) {
+        static volatile size_t huge = SIZE_MAX / 2;
+        /* GCC knows that free() keeps errno and would not read it again after a direct call. */
+        static void (*volatile opaque_free)(void *) = free;
+        for (int i = 0; i < 1000; i++) { /* the first calls and the steady state alike */
+                void *q = malloc((size_t) i * 64 + 1);
+                errno = 4321; /* malloc itself may change errno, even when it succeeds */
+                opaque_free(q);
+                opaque_free(NULL);
+                CHECK(errno == 4321);
+        }
+        void *sentinel = &sentinel, *p = sentinel;
+        CHECK(posix_memalign(&p, 3, 16) == EINVAL && p == sentinel);
+        CHECK(posix_memalign(&p, 64, huge * 2) == ENOMEM && p == sentinel);
+        CHECK(posix_memalign(&p, 64, 100) == 0 && (uintptr_t) p % 64 == 0);
+        free(p);
+        errno = 0;
+        CHECK(calloc(huge, 3) == NULL && errno == ENOMEM);
+        errno = 0;
+        CHECK(reallocarray(NULL, huge, 3) == NULL && errno == ENOMEM);
+        char *c = calloc(100, 10);
+        CHECK(c && c[0] == 0 && c[999] == 0 && malloc_usable_size(c) >= 1000);
+        c = realloc(c, 5000);
+        CHECK(c && c[999] == 0 && malloc_usable_size(c) >= 5000);
+        free(c);
+        void *a = aligned_alloc(256, 512);
+        CHECK(a && (uintptr_t) a % 256 == 0);
+        free(a);
+        printf("ok\n");
+        return 0;
 }
 
 int main(int argc, char **argv) {
@@ -236,6 +284,13 @@ int main(int argc, char **argv) {
                 printf("ok\n");
                 return 0;
         }
+        if (strcmp(mode, "vallocs") == 0 && argc > 2) {
+                vallocs(atoi(argv[2]));
+                printf("ok\n");
+                return 0;
+        }
+        if (strcmp(mode, "semantics") == 0)
+                return semantics();
         if (strcmp(mode, "fork") == 0) {
                 fflush(stdout);
                 pid_t pid = fork();
