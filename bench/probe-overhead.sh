@@ -19,11 +19,12 @@
 # mode: load, resolve, identify), of which "any preload" is the part an empty preloaded object
 # (bench/empty-preload.c) costs as well, and the cost per counted call.
 # Wall-clock medians on a shared VM move by several percent between identical runs (the host's
-# neighbours; CPU time moves with them), so three figures are printed per cell: the ratio of
-# wall-clock medians (the target's), of CPU-time medians, and of the least CPU times, which
-# noise that only ever adds time leaves closest to the true cost. The workloads are also
-# counted in instructions (valgrind --tool=callgrind, the whole process from exec to exit):
-# the same figure on every run, whatever the machine does.
+# neighbours; CPU time moves with them). Each cell therefore also runs a control, an empty
+# preloaded object in front of the allocator, interleaved with the other two: its ratio is
+# what the noise alone makes of a ratio in that cell. Besides the ratio of wall-clock medians
+# (the target's) the CPU-time medians and the least CPU times are compared. The workloads are
+# also counted in instructions (valgrind --tool=callgrind, the whole process from exec to
+# exit): the same figure on every run, whatever the machine does.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -56,18 +57,19 @@ workloads = {
     "micro": [workload, "which"],
 }
 MICRO_CALLS = 100000  # the micro workload's malloc and free calls
-def interleaved(command, alone, probed):
-    """Both ways of running command, alternating which goes first: (alone, probed) medians of
-    wall-clock time, medians of the child's CPU time (user + system), and the least CPU times."""
-    for _ in range(3):
-        timed(command, alone); timed(command, probed)
-    t_alone, t_probed = [], []
+def interleaved(command, preloads):
+    """Runs command under each preload in turn, rotating which goes first, and returns per
+    preload the median wall-clock time, the median CPU time of the child (user + system) and
+    its least CPU time."""
+    for preload in preloads * 2:
+        timed(command, preload)
+    times = [[] for _ in preloads]
     for i in range(runs):
-        pair = [(t_alone, alone), (t_probed, probed)]
-        for bucket, preload in (pair if i % 2 == 0 else pair[::-1]):
-            bucket.append(timed(command, preload))
-    return [(statistics.median(t[m] for t in t_alone), statistics.median(t[m] for t in t_probed)) for m in (0, 1)] + \
-        [(min(t[1] for t in t_alone), min(t[1] for t in t_probed))]
+        for k in range(len(preloads)):
+            j = (i + k) % len(preloads)
+            times[j].append(timed(command, preloads[j]))
+    return [(statistics.median(t[0] for t in ts), statistics.median(t[1] for t in ts), min(t[1] for t in ts))
+            for ts in times]
 def timed(command, preload):
     """Wall-clock and CPU time of one run, from fork to reap."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0"}
@@ -77,31 +79,29 @@ def timed(command, preload):
     child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise SystemExit(f"{command[0]} failed ({child.returncode})")
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{command[0]} failed ({os.waitstatus_to_exitcode(status)})")
     return wall, usage.ru_utime + usage.ru_stime
-print(f"probe overhead, {runs} interleaved runs per cell, ratio of medians (probe+allocator / allocator),")
-print("of wall-clock time and of the child's CPU time (user + system), and of the least CPU times")
+print(f"probe overhead, {runs} interleaved runs per cell: ratios probe+allocator / allocator of the wall-clock")
+print("medians, of the CPU-time medians, of the least CPU times; control: the wall-clock ratio of an empty")
+print("preloaded object + allocator / allocator, what the machine's noise alone makes of a ratio")
 worst = {}
 for (w, command), a in ((w, a) for w in workloads.items() for a in allocators):
     lib = find(libs[a]) if libs[a] else None
-    alone = lib or ""
-    probed = probe + (":" + lib if lib else "")
-    (m_alone, m_probed), (c_alone, c_probed), (f_alone, f_probed) = interleaved(command, alone, probed)
-    ratio, cpu_ratio = m_probed / m_alone, c_probed / c_alone
-    worst[w] = max(worst.get(w, (0, 0))[0], ratio), max(worst.get(w, (0, 0))[1], cpu_ratio)
-    print(f"  {w:5s} {a:17s} alone {m_alone * 1e3:8.2f} ms   with probe {m_probed * 1e3:8.2f} ms   ratio {ratio:.3f}"
-          f"   cpu {cpu_ratio:.3f}   least cpu {f_probed / f_alone:.3f}")
+    preloads = [lib or "", probe + (":" + lib if lib else ""), empty + (":" + lib if lib else "")]
+    alone, probed, control = interleaved(command, preloads)
+    ratio = probed[0] / alone[0]
+    worst[w] = max(worst.get(w, 0), ratio)
+    print(f"  {w:5s} {a:17s} alone {alone[0] * 1e3:7.2f} ms  probe {probed[0] * 1e3:7.2f} ms  ratio {ratio:.3f}"
+          f"  cpu {probed[1] / alone[1]:.3f}  least cpu {probed[2] / alone[2]:.3f}  control {control[0] / alone[0]:.3f}")
     if w == "micro":
-        (s_alone, s_probed), *_ = interleaved([workload, "exit", "0"], alone, probed)
-        (s_plain, s_empty), *_ = interleaved([workload, "exit", "0"], alone, empty + (":" + lib if lib else ""))
-        startup = s_probed - s_alone
-        per_call = (m_probed - m_alone - startup) / MICRO_CALLS
-        print(f"        {'':17s} start-up {startup * 1e6:4.0f} us (any preload {(s_empty - s_plain) * 1e6:4.0f} us)"
+        s_alone, s_probed, s_empty = interleaved([workload, "exit", "0"], preloads)
+        startup = s_probed[0] - s_alone[0]
+        per_call = (probed[0] - alone[0] - startup) / MICRO_CALLS
+        print(f"        {'':17s} start-up {startup * 1e6:4.0f} us (any preload {(s_empty[0] - s_alone[0]) * 1e6:4.0f} us)"
               f"   per call {per_call * 1e9:4.1f} ns")
-for w, (r, c) in worst.items():
-    print(f"worst ratio, {w}: {r:.3f} wall, {c:.3f} cpu (target <= 1.03)")
+for w, r in worst.items():
+    print(f"worst ratio, {w}: {r:.3f} (target <= 1.03)")
 def instructions(command, preload):
     env = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "LD_PRELOAD": preload}
     out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
