@@ -47,8 +47,12 @@ int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) 
                 return -EBADMSG;
         memcpy(c, data, sizeof(*c));
 
-        if (c->magic == 0 && c->state == 0)
+        if (c->magic == 0 && c->state == 0) {
+                /* The probe never wrote it: nothing else in it is the probe's either (a program
+                 * the probe did not enter may have written the descriptor it inherited). */
+                memset(c, 0, sizeof(*c));
                 return 0;
+        }
         if (c->magic != PROBE_REPORT_MAGIC || c->version != PROBE_REPORT_VERSION ||
             c->size != sizeof(ProbeReport))
                 return -EBADMSG;
@@ -77,13 +81,17 @@ int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) 
                 TERMINATE(c->libraries[i].prefix);
         }
 
+        /* Summed as the probe's counters wrap: modulo 2^64 (a thread's live bytes go negative
+         * when it frees what another allocated; a corrupt report must not make this UB). */
         uint32_t slots = c->n_slots < PROBE_MAX_SLOTS ? c->n_slots : PROBE_MAX_SLOTS;
+        uint64_t live = 0;
         for (uint32_t s = 0; s < slots; s++) {
                 for (unsigned f = 0; f < _PROBE_FUNCTION_MAX; f++)
                         ret->calls[f] += c->slots[s].calls[f];
                 ret->bytes_requested += c->slots[s].bytes_requested;
-                ret->live_bytes += c->slots[s].live_bytes;
+                live += (uint64_t) c->slots[s].live_bytes;
         }
+        ret->live_bytes = (int64_t) live;
         ret->threads = c->n_slots;
         ret->peak_live_bytes = c->peak_live_bytes > ret->live_bytes ? c->peak_live_bytes : ret->live_bytes;
         return 0;

@@ -99,6 +99,36 @@ static void test_hostile_contents(void **state) {
         munmap(m, sizeof(ProbeReport));
 }
 
+/* Found by tests/fuzz/fuzz-probe-report: a report without the probe's magic is the program's
+ * doing (a program the probe did not enter keeps the descriptor), and none of it may reach the
+ * readers of the result; per-thread live bytes that overflow when summed wrap, as the probe's
+ * own counters do, instead of being undefined. */
+static void test_written_without_probe(void **state) {
+        (void) state;
+        _cleanup_close_ int fd = probe_report_memfd(0);
+        ProbeReport *m = map_report(fd);
+        m->n_libraries = 0xffffffff;
+        m->n_options = 0xffffffff;
+        memset(m->effective_path, 'x', sizeof(m->effective_path));
+        ProbeResult r;
+        assert_int_equal(probe_report_decode(fd, &r), 0);
+        assert_false(r.loaded);
+        assert_int_equal(r.report.n_libraries, 0);
+        assert_int_equal(r.report.n_options, 0);
+        assert_int_equal(r.report.effective_path[0], 0);
+
+        m->magic = PROBE_REPORT_MAGIC;
+        m->version = PROBE_REPORT_VERSION;
+        m->size = sizeof(ProbeReport);
+        m->state = PROBE_STATE_LOADED;
+        m->n_slots = 2;
+        m->slots[0].live_bytes = INT64_MAX;
+        m->slots[1].live_bytes = 2;
+        assert_int_equal(probe_report_decode(fd, &r), 0);
+        assert_int_equal(r.live_bytes, INT64_MIN + 1);
+        munmap(m, sizeof(ProbeReport));
+}
+
 static void test_names(void **state) {
         (void) state;
         assert_string_equal(probe_family_name(PROBE_FAMILY_GLIBC), "glibc");
@@ -109,9 +139,13 @@ static void test_names(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_untouched),    cmocka_unit_test(test_sealed),
-                cmocka_unit_test(test_other_layout), cmocka_unit_test(test_hostile_contents),
-                cmocka_unit_test(test_requests),     cmocka_unit_test(test_names),
+                cmocka_unit_test(test_untouched),
+                cmocka_unit_test(test_sealed),
+                cmocka_unit_test(test_other_layout),
+                cmocka_unit_test(test_hostile_contents),
+                cmocka_unit_test(test_requests),
+                cmocka_unit_test(test_names),
+                cmocka_unit_test(test_written_without_probe),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
