@@ -38,10 +38,12 @@ alloclab_install_deps() {
     apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }
 
-# alloclab_build BUILD_DIR [CMAKE_ARGS...]
+# alloclab_build BUILD_DIR [CMAKE_ARGS...] [-- TARGET...]: everything, or only the targets.
 alloclab_build() {
-    local dir=$1
+    local dir=$1 args=() targets=()
     shift
-    cmake -S "$ALLOCLAB_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-    cmake --build "$dir" -j "$(nproc)"
+    while [[ $# -gt 0 && $1 != -- ]]; do args+=("$1"); shift; done
+    [[ $# -gt 0 ]] && shift && targets=(--target "$@")
+    cmake -S "$ALLOCLAB_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${args[@]}" >/dev/null
+    cmake --build "$dir" -j "$(nproc)" "${targets[@]}"
 }
