@@ -48,6 +48,13 @@ static bool in_bounds(const Image *m, uint64_t offset, uint64_t size) {
         return offset <= m->size && size <= m->size - offset;
 }
 
+/* Whether a table of 64-bit ELF structures (headers, symbols) can be read at offset: in the
+ * file, and aligned as the ELF specification requires (a misaligned one is malformed, and
+ * reading it through a typed pointer would be undefined). */
+static bool table_in_bounds(const Image *m, uint64_t offset, uint64_t size) {
+        return offset % 8 == 0 && in_bounds(m, offset, size);
+}
+
 static const Elf64_Ehdr *elf_header(const Image *m) {
         if (!in_bounds(m, 0, sizeof(Elf64_Ehdr)))
                 return NULL;
@@ -60,7 +67,7 @@ static const Elf64_Ehdr *elf_header(const Image *m) {
 
 static bool has_interpreter(const Image *m, const Elf64_Ehdr *h) {
         if (h->e_phentsize != sizeof(Elf64_Phdr) ||
-            !in_bounds(m, h->e_phoff, (uint64_t) h->e_phnum * sizeof(Elf64_Phdr)))
+            !table_in_bounds(m, h->e_phoff, (uint64_t) h->e_phnum * sizeof(Elf64_Phdr)))
                 return true; /* unreadable: do not accuse it */
         const Elf64_Phdr *ph = (const Elf64_Phdr *) (m->data + h->e_phoff);
         for (unsigned i = 0; i < h->e_phnum; i++)
@@ -72,14 +79,14 @@ static bool has_interpreter(const Image *m, const Elf64_Ehdr *h) {
 /* Whether the symbol tables (static and dynamic) define `name` as a function. */
 static bool defines_function(const Image *m, const Elf64_Ehdr *h, const char *name) {
         if (h->e_shentsize != sizeof(Elf64_Shdr) ||
-            !in_bounds(m, h->e_shoff, (uint64_t) h->e_shnum * sizeof(Elf64_Shdr)))
+            !table_in_bounds(m, h->e_shoff, (uint64_t) h->e_shnum * sizeof(Elf64_Shdr)))
                 return false;
         const Elf64_Shdr *sh = (const Elf64_Shdr *) (m->data + h->e_shoff);
         for (unsigned i = 0; i < h->e_shnum; i++) {
                 if (sh[i].sh_type != SHT_SYMTAB && sh[i].sh_type != SHT_DYNSYM)
                         continue;
                 if (sh[i].sh_link >= h->e_shnum || sh[i].sh_entsize != sizeof(Elf64_Sym) ||
-                    !in_bounds(m, sh[i].sh_offset, sh[i].sh_size))
+                    !table_in_bounds(m, sh[i].sh_offset, sh[i].sh_size))
                         continue;
                 const Elf64_Shdr *strtab = &sh[sh[i].sh_link];
                 if (!in_bounds(m, strtab->sh_offset, strtab->sh_size))
