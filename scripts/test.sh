@@ -13,6 +13,6 @@ ctest --output-on-failure -j "$(nproc)"
 # The fuzz targets once more under AddressSanitizer and UBSan (tests/fuzz/): memory errors and
 # undefined behaviour in the parsers of what children, runner processes and users write.
 alloclab_build "$ALLOCLAB_ROOT/build-asan" -DALLOCLAB_SANITIZE=ON -DBUILD_TESTING=ON \
-    -- fuzz-probe-report fuzz-stream fuzz-spec
+    -- fuzz-probe-report fuzz-stream fuzz-spec fuzz-preflight
 cd "$ALLOCLAB_ROOT/build-asan"
 ctest --output-on-failure -L fuzz
