@@ -63,6 +63,14 @@ expect_eq "$(q "SELECT count(*), min(json_extract(p.report, '$.counters.calls.al
                        min(json_extract(p.report, '$.counters.threads'))
                 FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 2")" \
     "10|160000|160000|9" "counters of every sample, 8 threads x 20000 aligned_alloc"
+# Past the report's 64 slots the threads share the last one, through atomic additions on the
+# slow path: still exact.
+sed -i 's/threads, "8", "20000"/threads, "100", "2000"/' "$WORK/always.yaml"
+run_alloclab 0 run "$WORK/always.yaml" --quiet
+expect_eq "$(q "SELECT count(*), min(json_extract(p.report, '$.counters.calls.aligned_alloc')), max(json_extract(p.report, '$.counters.calls.aligned_alloc')),
+                       min(json_extract(p.report, '$.counters.threads'))
+                FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 3")" \
+    "10|200000|200000|101" "counters of every sample, 100 threads x 2000 aligned_alloc"
 # Live bytes cost a size query per call: only the untimed smoke run measures them.
 expect_eq "$(q "SELECT s.phase, count(*), count(json_extract(p.report, '$.counters.peak_live_bytes')),
                        min(json_extract(p.report, '$.counters.peak_live_bytes')) > 0
@@ -102,14 +110,14 @@ delta() {
     q "SELECT s.phase, min(CASE WHEN $n = 1000 THEN $x END) - max(CASE WHEN $n = 0 THEN $x END),
               max(CASE WHEN $n = 1000 THEN $x END) - min(CASE WHEN $n = 0 THEN $x END)
        FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN cells c ON c.id = s.cell_id
-       WHERE s.run_id = 3 AND json_extract(c.params, '$.mode') = 'vallocs' GROUP BY s.phase ORDER BY s.phase" | tr '\n' ' '
+       WHERE s.run_id = 4 AND json_extract(c.params, '$.mode') = 'vallocs' GROUP BY s.phase ORDER BY s.phase" | tr '\n' ' '
 }
 expect_eq "$(delta valloc)" "sample|1000|1000 smoke|1000|1000 warmup|1000|1000 " "each valloc counted once"
 expect_eq "$(delta free)" "sample|1000|1000 smoke|1000|1000 warmup|1000|1000 " "each free counted once"
 expect_eq "$(delta malloc)" "sample|0|0 smoke|0|0 warmup|0|0 " "the nested mallocs not counted"
 expect_eq "$(q "SELECT s.phase, group_concat(DISTINCT json_extract(p.report, '$.counters.calls.valloc'))
                 FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN cells c ON c.id = s.cell_id
-                WHERE s.run_id = 3 AND json_extract(c.params, '$.mode') = 'fork' GROUP BY s.phase ORDER BY s.phase" | tr '\n' ' ')" \
+                WHERE s.run_id = 4 AND json_extract(c.params, '$.mode') = 'fork' GROUP BY s.phase ORDER BY s.phase" | tr '\n' ' ')" \
     "sample|200 smoke|200 warmup|200 " "a forked child's calls counted too"
 # The family's documented behaviour through the probe, on its fast path (timed samples) and its
 # slow one (the smoke run): tests/workloads/workload.c "semantics". The prefixed stand-in's free
@@ -128,12 +136,12 @@ samples: 2
 probe: always
 YAML
 run_alloclab 0 run "$WORK/semantics.yaml" --quiet
-expect_eq "$(q "SELECT count(*), group_concat(DISTINCT s.status) FROM samples s WHERE s.run_id = 4")" "20|ok" \
+expect_eq "$(q "SELECT count(*), group_concat(DISTINCT s.status) FROM samples s WHERE s.run_id = 5")" "20|ok" \
     "documented semantics under every allocator, with the probe"
 
 sed -i 's/probe: always/probe: never/' "$WORK/always.yaml"
 run_alloclab 0 run "$WORK/always.yaml" --quiet
-expect_eq "$(q "SELECT count(*) FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 5")" 0 "probe: never"
+expect_eq "$(q "SELECT count(*) FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 6")" 0 "probe: never"
 
 # A glibc variant of a program with its own malloc: glibc does not serve it either, and the
 # smoke run says who does.

@@ -22,7 +22,7 @@
  *   env FILE         write the environment to FILE, one variable per line, and print "ok"
  *   envsize          report metric env_bytes: what the environment occupies on the initial stack
  *                    (strings with terminators, pointers with the NULL), print "ok"
- *   threads N ITER   N threads each make ITER aligned_alloc(64, 100) + free pairs
+ *   threads N ITER   N threads (at most 128) each make ITER aligned_alloc(64, 100) + free pairs
  *   vallocs N        N valloc(100) + free pairs, print "ok"
  *   fork             100 valloc + free in a forked child, then 100 in the parent
  *   semantics        check the malloc family's documented behaviour (free keeps errno,
@@ -273,8 +273,8 @@ int main(int argc, char **argv) {
         if (strcmp(mode, "threads") == 0 && argc > 3) {
                 int n = atoi(argv[2]);
                 long iterations = atol(argv[3]);
-                pthread_t threads[64];
-                if (n < 1 || n > 64)
+                pthread_t threads[128];
+                if (n < 1 || n > 128)
                         return 2;
                 for (int i = 0; i < n; i++)
                         if (pthread_create(&threads[i], NULL, hammer, &iterations) != 0)
