@@ -50,7 +50,7 @@ expect_contains "$OUT" "effective allocator: /lib/x86_64-linux-gnu/libc.so.6 (gl
 
 # probe: always stores counters for every sample; probe: never stores none. Timed samples take
 # the probe's fast path, smoke runs (measuring live bytes) the slow one: exact counts under 8
-# threads and across fork on both.
+# threads on both.
 cat >"$WORK/always.yaml" <<YAML
 experiment: always
 command: ["$WORKLOAD", threads, "8", "20000"]
@@ -59,18 +59,18 @@ samples: 3
 probe: always
 YAML
 run_alloclab 0 run "$WORK/always.yaml" --quiet
-expect_eq "$(q "SELECT count(*), min(json_extract(p.report, '$.counters.calls.aligned_alloc')), max(json_extract(p.report, '$.counters.calls.aligned_alloc')),
-                       min(json_extract(p.report, '$.counters.threads'))
-                FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 2")" \
-    "10|160000|160000|9" "counters of every sample, 8 threads x 20000 aligned_alloc"
+# counts RUN: the run's probe reports, their fewest and most aligned_alloc calls, fewest threads
+counts() {
+    q "SELECT count(*), min(json_extract(p.report, '$.counters.calls.aligned_alloc')),
+              max(json_extract(p.report, '$.counters.calls.aligned_alloc')), min(json_extract(p.report, '$.counters.threads'))
+       FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = $1"
+}
+expect_eq "$(counts 2)" "10|160000|160000|9" "counters of every sample, 8 threads x 20000 aligned_alloc"
 # Past the report's 64 slots the threads share the last one, through atomic additions on the
 # slow path: still exact.
 sed -i 's/threads, "8", "20000"/threads, "100", "2000"/' "$WORK/always.yaml"
 run_alloclab 0 run "$WORK/always.yaml" --quiet
-expect_eq "$(q "SELECT count(*), min(json_extract(p.report, '$.counters.calls.aligned_alloc')), max(json_extract(p.report, '$.counters.calls.aligned_alloc')),
-                       min(json_extract(p.report, '$.counters.threads'))
-                FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 3")" \
-    "10|200000|200000|101" "counters of every sample, 100 threads x 2000 aligned_alloc"
+expect_eq "$(counts 3)" "10|200000|200000|101" "counters of every sample, 100 threads x 2000 aligned_alloc"
 # Live bytes cost a size query per call: only the untimed smoke run measures them.
 expect_eq "$(q "SELECT s.phase, count(*), count(json_extract(p.report, '$.counters.peak_live_bytes')),
                        min(json_extract(p.report, '$.counters.peak_live_bytes')) > 0
