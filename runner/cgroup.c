@@ -133,15 +133,27 @@ static void remove_when_empty(int parent, const char *name) {
         }
 }
 
+/* A directory stream over fd's directory that leaves fd open (fdopendir() takes the descriptor
+ * it is given). NULL with errno set on failure. */
+static DIR *open_dir_of(int fd) {
+        int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (dup < 0)
+                return NULL;
+        DIR *d = fdopendir(dup);
+        if (!d) {
+                int saved = errno;
+                close(dup);
+                errno = saved;
+        }
+        return d;
+}
+
 /* Kills and removes every cgroup directly below fd: whatever their names (a forked runner may
  * have replaced the children's cgroup of the plan its parent holds). */
 static void remove_children_of(int fd) {
-        int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-        _cleanup_(closedirp) DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
-        if (!d) {
-                safe_close(dup);
+        _cleanup_(closedirp) DIR *d = open_dir_of(fd);
+        if (!d)
                 return;
-        }
         for (struct dirent *e; (e = readdir(d));) {
                 if (e->d_type != DT_DIR || e->d_name[0] == '.')
                         continue;
@@ -155,12 +167,9 @@ static void remove_children_of(int fd) {
 /* Run cgroups of alloclab processes that are gone (killed with SIGKILL, say): kill what they
  * left running and remove them. Best effort: what does not go within EMPTY_WAIT_MS stays. */
 static void remove_stale(int base) {
-        int fd = fcntl(base, F_DUPFD_CLOEXEC, 0);
-        _cleanup_(closedirp) DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-        if (!d) {
-                safe_close(fd);
+        _cleanup_(closedirp) DIR *d = open_dir_of(base);
+        if (!d)
                 return;
-        }
         for (struct dirent *e; (e = readdir(d));) {
                 char *end;
                 if (strncmp(e->d_name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0)
@@ -311,12 +320,9 @@ int cgroup_run_delegate(const CgroupRun *run, uid_t uid, gid_t gid) {
                         return negative_errno();
         /* The children's cgroup is made by root before the runner takes the user's identity:
          * all of it goes to the user (cgroup.kill, memory.peak for its per-child reset, ...). */
-        int fd = fcntl(run->children_fd, F_DUPFD_CLOEXEC, 0);
-        _cleanup_(closedirp) DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
+        _cleanup_(closedirp) DIR *d = open_dir_of(run->children_fd);
+        if (!d)
+                return negative_errno();
         for (struct dirent *e; (e = readdir(d));)
                 if (strcmp(e->d_name, "..") != 0 && fchownat(run->children_fd, e->d_name, uid, gid, 0) < 0)
                         return negative_errno();
