@@ -54,7 +54,6 @@ static int on_stats(void *u, const Plan *p, uint32_t cell, const StatsRow *rows,
 static WireWriter messages[5];
 static Plan *plan;
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
         (void) argc;
         (void) argv;

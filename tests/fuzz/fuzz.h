@@ -12,6 +12,9 @@
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Optional: run once before the first input (libFuzzer and replay.c both call it when defined). */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
 /*
  * Binary inputs that must match a layout are fuzzed as edits of a valid one, so that most
  * inputs get past the layout checks: `edits` is a sequence of (offset: 2 bytes little-endian,

@@ -23,7 +23,7 @@
 
 #include "tests/fuzz/fuzz.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak)); /* fuzz.h: optional */
 void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
 typedef struct Input {
