@@ -285,12 +285,12 @@ static int parse_params(Loader *l, const YamlNode *n, void *field) {
                                 return -ENOMEM;
                         p->n_values++;
                 }
-                cells *= v->n_items;
-                if (cells > SPEC_MAX_CELLS) {
-                        return schema_error(l, n, "the parameter matrix has more than %d cells",
-                                            SPEC_MAX_CELLS);
-                }
+                /* Saturates at the first excess, reported once after every parameter is named:
+                 * a loaded-but-failed Spec still has a name for each of its n_params. */
+                cells = cells > SPEC_MAX_CELLS ? cells : cells * v->n_items;
         }
+        if (cells > SPEC_MAX_CELLS)
+                r = schema_error(l, n, "the parameter matrix has more than %d cells", SPEC_MAX_CELLS);
         return r;
 }
 

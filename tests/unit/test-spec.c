@@ -148,6 +148,27 @@ static void test_too_many_cells(void **state) {
         assert_string_equal(got, "t.yaml:5:3: the parameter matrix has more than 4096 cells");
 }
 
+/* A matrix that passes the cell limit before its last parameter, whose values are templated:
+ * every parameter after the excess is still named (this crashed the loader on 63f6da7). */
+static void test_too_many_cells_templated(void **state) {
+        (void) state;
+        for (int excess_at = 1; excess_at < 4; excess_at++) {
+                char yaml[8192];
+                size_t n = (size_t) snprintf(yaml, sizeof(yaml),
+                                             "experiment: t\ncommand: [echo, \"{a}{b}{c}{d}\"]\n"
+                                             "allocators: {glibc: {}}\nparams:\n");
+                for (int p = 0; p < 4; p++) {
+                        int values = p <= excess_at ? 65 : 1;
+                        n += (size_t) snprintf(yaml + n, sizeof(yaml) - n, "  %c: [", 'a' + p);
+                        for (int v = 0; v < values; v++)
+                                n += (size_t) snprintf(yaml + n, sizeof(yaml) - n, "%s%d", v ? "," : "", v);
+                        n += (size_t) snprintf(yaml + n, sizeof(yaml) - n, "]\n");
+                }
+                _cleanup_free_ char *got = load_diagnostics(yaml, n);
+                assert_string_equal(got, "t.yaml:5:3: the parameter matrix has more than 4096 cells");
+        }
+}
+
 static void test_too_many_variants(void **state) {
         (void) state;
         char yaml[4096];
@@ -271,6 +292,7 @@ static void test_defaults_and_shell_command(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_bad_specs),         cmocka_unit_test(test_too_many_cells),
+                cmocka_unit_test(test_too_many_cells_templated),
                 cmocka_unit_test(test_too_many_variants), cmocka_unit_test(test_too_large),
                 cmocka_unit_test(test_alias_bomb),        cmocka_unit_test(test_alias_count),
                 cmocka_unit_test(test_quickstart_loads),  cmocka_unit_test(test_defaults_and_shell_command),
