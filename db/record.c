@@ -350,6 +350,8 @@ static int on_sample(void *userdata, const Plan *p, const Sample *s) {
         bool exited = sr->end == SPAWN_EXITED, signaled = sr->end == SPAWN_SIGNALED;
         bool mismatch = s->status == SAMPLE_MISMATCH;
         bool has_output = s->output.hex[0] != 0;
+        /* An output past the limit is not hashed, but its size is what the user needs to see. */
+        bool has_size = has_output || s->status == SAMPLE_OUTPUT_LIMIT;
         int64_t sample_id;
         (void) p;
 
@@ -366,7 +368,7 @@ static int on_sample(void *userdata, const Plan *p, const Sample *s) {
                  "%cDD%c"
                  "%citit%c",
                  exited ? 'i' : 'n', signaled ? 'i' : 'n', sr->end == SPAWN_EXEC_FAILED ? 'i' : 'n',
-                 has_output ? 'i' : 'n', mismatch ? 'i' : 'n', mismatch ? 'i' : 'n',
+                 has_size ? 'i' : 'n', mismatch ? 'i' : 'n', mismatch ? 'i' : 'n',
                  s->quiet_checked ? 'i' : 'n', s->quiet_checked ? 'i' : 'n', sr->in_cgroup ? 'i' : 'n',
                  s->env_offset >= 0 ? 'i' : 'n');
         r = sql_step(db, rec->insert_sample, &sample_id, fmt, rec->run_id, rec->cell_ids[s->step->cell],

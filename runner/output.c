@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Everything here runs after the child was reaped, outside the timed region. Files are read
- * through mmap so that hashing a large output costs no copy.
+ * in bounded chunks: no output, however large or sparse, costs more than a chunk of memory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <sys/mman.h> /* memfd_create */
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,53 +24,100 @@ int output_memfd(const char *name) {
         return fd < 0 ? negative_errno() : fd;
 }
 
-typedef struct Mapping {
-        void *data;
-        size_t size;
-} Mapping;
+/* Outputs are read in chunks of this size with pread(): memory stays bounded whatever the
+ * file's size, and a sparse memfd's holes read as zeros without being allocated (mapping one
+ * would fault in a page per hole). */
+#define OUTPUT_CHUNK (256 * 1024)
 
-static void mapping_done(Mapping *m) {
-        if (m->data && m->data != MAP_FAILED)
-                munmap(m->data, m->size);
-}
-
-static int map_fd(int fd, Mapping *ret) {
+static int fd_size_of(int fd, uint64_t *ret) {
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return negative_errno();
-        *ret = (Mapping){ .size = (size_t) st.st_size };
-        if (ret->size == 0)
-                return 0;
-        ret->data = mmap(NULL, ret->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (ret->data == MAP_FAILED) {
-                ret->data = NULL;
-                return negative_errno();
-        }
+        *ret = (uint64_t) st.st_size;
         return 0;
 }
 
-int output_digest(int fd, Digest *ret) {
-        _cleanup_(mapping_done) Mapping m = {};
-        int r = map_fd(fd, &m);
+/* Reads the first max bytes of fd (from offset 0) into a new NUL-terminated buffer; returns its
+ * length, or -errno. */
+static ssize_t read_prefix(int fd, size_t max, char **ret) {
+        _cleanup_free_ char *buf = malloc(max + 1);
+        if (!buf)
+                return -ENOMEM;
+        size_t have = 0;
+        while (have < max) {
+                ssize_t n = pread(fd, buf + have, max - have, (off_t) have);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        break;
+                have += (size_t) n;
+        }
+        buf[have] = 0;
+        *ret = TAKE_PTR(buf);
+        return (ssize_t) have;
+}
+
+int output_digest(int fd, uint64_t limit, Digest *ret) {
+        uint64_t size;
+        int r = fd_size_of(fd, &size);
         if (r < 0)
                 return r;
-        XXH128_hash_t h = XXH3_128bits(m.data ? m.data : "", m.size);
-        ret->size = m.size;
+        *ret = (Digest){ .size = size };
+        if (size > limit)
+                return -EFBIG;
+        _cleanup_free_ unsigned char *buf = malloc(OUTPUT_CHUNK);
+        XXH3_state_t *state = XXH3_createState();
+        if (!buf || !state) {
+                XXH3_freeState(state);
+                return -ENOMEM;
+        }
+        XXH3_128bits_reset(state);
+        for (uint64_t at = 0; at < size;) {
+                ssize_t n = pread(fd, buf, OUTPUT_CHUNK, (off_t) at);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) { /* shrunk under us, or an I/O error */
+                        r = n < 0 ? negative_errno() : -EIO;
+                        break;
+                }
+                XXH3_128bits_update(state, buf, (size_t) n);
+                at += (uint64_t) n;
+        }
+        XXH128_hash_t h = XXH3_128bits_digest(state);
+        XXH3_freeState(state);
+        if (r < 0)
+                return r;
         snprintf(ret->hex, sizeof(ret->hex), "%016llx%016llx", (unsigned long long) h.high64,
                  (unsigned long long) h.low64);
         return 0;
 }
 
 int output_first_difference(int a, int b, uint64_t *ret_offset) {
-        _cleanup_(mapping_done) Mapping ma = {}, mb = {};
+        uint64_t size_a, size_b;
         int r;
-        if ((r = map_fd(a, &ma)) < 0 || (r = map_fd(b, &mb)) < 0)
+        if ((r = fd_size_of(a, &size_a)) < 0 || (r = fd_size_of(b, &size_b)) < 0)
                 return r;
-        size_t n = ma.size < mb.size ? ma.size : mb.size, i = 0;
-        const unsigned char *pa = ma.data, *pb = mb.data;
-        while (i < n && pa[i] == pb[i])
-                i++;
-        *ret_offset = i;
+        uint64_t n = size_a < size_b ? size_a : size_b, at = 0;
+        _cleanup_free_ unsigned char *pa = malloc(OUTPUT_CHUNK), *pb = malloc(OUTPUT_CHUNK);
+        if (!pa || !pb)
+                return -ENOMEM;
+        while (at < n) {
+                size_t want = n - at < OUTPUT_CHUNK ? (size_t) (n - at) : OUTPUT_CHUNK;
+                ssize_t ra = pread(a, pa, want, (off_t) at), rb = pread(b, pb, want, (off_t) at);
+                if (ra < 0 || rb < 0)
+                        return negative_errno();
+                size_t got = (size_t) (ra < rb ? ra : rb), i = 0;
+                if (got == 0)
+                        break; /* shrunk under us: the difference is here */
+                while (i < got && pa[i] == pb[i])
+                        i++;
+                at += i;
+                if (i < got)
+                        break;
+        }
+        *ret_offset = at;
         return 0;
 }
 
@@ -81,27 +128,35 @@ static int open_cwd(const char *cwd, int *ret) {
         return *ret == -1 ? negative_errno() : 0;
 }
 
-int output_copy_file(const char *path, const char *cwd) {
+int output_copy_file(const char *path, const char *cwd, uint64_t limit) {
         _cleanup_close_ int dir = -1;
         int r = open_cwd(cwd, &dir);
         if (r < 0)
                 return r;
-        _cleanup_close_ int in = openat(dir, path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int in = openat(dir, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (in < 0)
                 return negative_errno();
+        struct stat st;
+        if (fstat(in, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL; /* a FIFO or device would never end, or never be the same twice */
         _cleanup_close_ int out = output_memfd("alloclab-oracle");
         if (out < 0)
                 return out;
-        for (;;) {
-                ssize_t n = sendfile(out, in, NULL, 1 << 20);
+        /* One byte past the limit tells a file that is too large, whatever fstat said. */
+        for (uint64_t copied = 0; copied <= limit;) {
+                uint64_t left = limit + 1 - copied;
+                ssize_t n = sendfile(out, in, NULL, left < (1 << 20) ? (size_t) left : 1 << 20);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
                         return negative_errno();
                 if (n == 0)
-                        break;
+                        return TAKE_FD(out);
+                copied += (uint64_t) n;
         }
-        return TAKE_FD(out);
+        return -EFBIG;
 }
 
 int output_remove_file(const char *path, const char *cwd) {
@@ -127,17 +182,21 @@ static bool metric_name_ok(const char *s, size_t len) {
 }
 
 int output_parse_metrics(int fd, Metric **ret, size_t *ret_n) {
-        _cleanup_(mapping_done) Mapping m = {};
-        int r = map_fd(fd, &m);
+        uint64_t size;
+        int r = fd_size_of(fd, &size);
         if (r < 0)
                 return r;
         *ret = NULL;
         *ret_n = 0;
-        if (m.size > OUTPUT_MAX_METRICS_BYTES)
+        if (size > OUTPUT_MAX_METRICS_BYTES)
                 return -E2BIG;
+        _cleanup_free_ char *text = NULL;
+        ssize_t have = read_prefix(fd, (size_t) size, &text);
+        if (have < 0)
+                return (int) have;
         _cleanup_free_ Metric *list = NULL;
         size_t n = 0;
-        const char *p = m.data, *end = p + m.size;
+        const char *p = text, *end = p + have;
         while (p < end) {
                 const char *nl = memchr(p, '\n', (size_t) (end - p));
                 const char *line_end = nl ? nl : end;
@@ -185,18 +244,17 @@ int output_parse_metrics(int fd, Metric **ret, size_t *ret_n) {
         return 0;
 }
 
+/* The first max bytes of fd as a string as small as what was read, or NULL when empty. */
+static char *excerpt(int fd, size_t max) {
+        _cleanup_free_ char *buf = NULL;
+        ssize_t n = read_prefix(fd, max, &buf);
+        return n > 0 ? strndup(buf, (size_t) n) : NULL;
+}
+
 char *output_excerpt_all(int fd) {
-        _cleanup_(mapping_done) Mapping m = {};
-        if (map_fd(fd, &m) < 0 || m.size == 0)
-                return NULL;
-        return strndup(m.data, m.size < OUTPUT_SCAN_MAX ? m.size : OUTPUT_SCAN_MAX);
+        return excerpt(fd, OUTPUT_SCAN_MAX);
 }
 
 char *output_excerpt(int fd) {
-        char buf[OUTPUT_STDERR_EXCERPT + 1];
-        ssize_t n = pread(fd, buf, OUTPUT_STDERR_EXCERPT, 0);
-        if (n <= 0)
-                return NULL;
-        buf[n] = 0;
-        return strndup(buf, (size_t) n);
+        return excerpt(fd, OUTPUT_STDERR_EXCERPT);
 }

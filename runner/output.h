@@ -28,16 +28,18 @@ typedef struct Metric {
 /* A fresh, empty capture file. Returns an O_CLOEXEC fd or -errno. */
 int output_memfd(const char *name);
 
-/* Digest of the whole content of fd (read through mmap, from offset 0). Returns 0 or -errno. */
-int output_digest(int fd, Digest *ret);
+/* Digest of the whole content of fd (from offset 0, read in bounded chunks). ret->size is set
+ * in every case; a file larger than limit is not read and gives -EFBIG. Returns 0 or -errno. */
+int output_digest(int fd, uint64_t limit, Digest *ret);
 
 /* Byte offset of the first difference between two files (the shorter length when one is a
  * prefix of the other). Returns 0 or -errno. */
 int output_first_difference(int a, int b, uint64_t *ret_offset);
 
 /* Copies a regular file into a new memfd (to keep an oracle that the next run will overwrite).
- * Returns the memfd or -errno. */
-int output_copy_file(const char *path, const char *cwd);
+ * Returns the memfd, -EFBIG when the file holds more than limit bytes (nothing past the limit
+ * is read), -EINVAL when it is not a regular file, or -errno. */
+int output_copy_file(const char *path, const char *cwd, uint64_t limit);
 
 /* Removes path (relative to cwd, or alloclab's cwd when NULL) if it exists. Returns 0 or -errno. */
 int output_remove_file(const char *path, const char *cwd);

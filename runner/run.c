@@ -285,20 +285,27 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
         _cleanup_close_ int verified = -1;
         if (spec->verify == SPEC_VERIFY_FILE) {
                 if (s->status == SAMPLE_OK) {
-                        verified = output_copy_file(job->verify_path, job->cwd);
+                        verified = output_copy_file(job->verify_path, job->cwd, spec->output_limit);
                         if (verified == -ENOMEM)
                                 return verified;
-                        if (verified < 0)
+                        if (verified == -EFBIG)
+                                s->status = SAMPLE_OUTPUT_LIMIT;
+                        else if (verified < 0)
                                 s->status = SAMPLE_NO_OUTPUT_FILE;
                 }
         } else if ((verified = fcntl(out, F_DUPFD_CLOEXEC, 0)) < 0)
                 return negative_errno();
 
-        if (verified >= 0 && (r = output_digest(verified, &s->output)) < 0)
-                return r;
+        /* Past the limit only the size is kept: hashing it could take the host's memory. */
+        if (verified >= 0 && (r = output_digest(verified, spec->output_limit, &s->output)) < 0) {
+                if (r != -EFBIG)
+                        return r;
+                s->status = SAMPLE_OUTPUT_LIMIT;
+                verified = safe_close(verified);
+        }
         if (s->status == SAMPLE_OK && spec->verify != SPEC_VERIFY_NONE && oracle >= 0) {
                 Digest ref;
-                if ((r = output_digest(oracle, &ref)) < 0)
+                if ((r = output_digest(oracle, UINT64_MAX, &ref)) < 0)
                         return r;
                 s->verified = true;
                 if (strcmp(ref.hex, s->output.hex) != 0 || ref.size != s->output.size) {
@@ -318,6 +325,8 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
 static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Sample *s, int *ret_output) {
         const PlanStep *step = &p->steps[index];
         const PlanJob *job = plan_job(p, step->cell, step->variant);
+        /* Initialised before anything can fail: the caller frees *s on every return. */
+        *s = (Sample){ .step_index = index, .step = step, .env_offset = -1 };
         _cleanup_close_ int out = output_memfd("alloclab-stdout");
         _cleanup_close_ int err = output_memfd("alloclab-stderr");
         _cleanup_close_ int metrics = output_memfd("alloclab-metrics");
@@ -343,7 +352,7 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                 if (q < 0)
                         return q;
         }
-        *s = (Sample){ .step_index = index, .step = step, .env_offset = offset };
+        s->env_offset = offset;
         if (p->spec->quiet.enabled && step->phase == PHASE_SAMPLE) {
                 QuietReading seen;
                 s->quiet_checked = true;
@@ -582,7 +591,7 @@ int run_execute(const Plan *p, const RunPrior *prior, const RunSink *sink, int c
 
                 if (sink->step_begin)
                         sink->step_begin(sink->userdata, p, i);
-                Sample s;
+                Sample s = {};
                 _cleanup_close_ int output = -1;
                 r = run_step(p, i, cell.oracle_fd, cancel_fd, &s, &output);
                 if (r == 1) {

@@ -45,6 +45,43 @@ expect_eq "$(q "SELECT s.status, s.output_size FROM samples s JOIN runs r ON r.i
                 JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'flood'")" \
     "output-limit|5000" "output limit"
 
+# A sparse 4 GiB output (stdout's memfd, or the verified file): output-limit from its size alone,
+# and alloclab's memory stays bounded (it hashed every byte of it on 63f6da7, whatever the limit).
+mkdir "$WORK/sparse"
+cat >"$WORK/sparse.yaml" <<YAML
+experiment: sparse
+command: [python3, -c, "import os; os.ftruncate(1, 1 << 32) if '{where}' == 'stdout' else open('big', 'w').truncate(1 << 32)"]
+cwd: "$WORK/sparse"
+params: {where: [stdout, file]}
+allocators: {glibc: {}}
+samples: 1
+warmup: 0
+YAML
+# peak_rss_kib CMD...: runs CMD and prints its peak RSS (its own, children excluded).
+peak_rss_kib() {
+    python3 - "$@" <<'PY'
+import os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, usage = os.wait4(p.pid, 0)
+print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+PY
+}
+read -r rss rc < <(peak_rss_kib "$ALLOCLAB" run "$WORK/sparse.yaml" --quiet)
+expect_eq "$rc" 1 "exit code of a run with output-limit samples"
+(( rss < 512 * 1024 )) || fail "alloclab's peak RSS was $rss KiB for a sparse 4 GiB output"
+expect_eq "$(q "SELECT s.status, s.output_size FROM samples s JOIN runs r ON r.id = s.run_id
+                JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'sparse' ORDER BY s.id")" \
+    "output-limit|4294967296
+ok|0
+ok|0" "sparse stdout (and the other cell's empty stdout)"
+sed -i 's|^samples: 1|samples: 1\nverify: file:big|' "$WORK/sparse.yaml"
+read -r rss rc < <(peak_rss_kib "$ALLOCLAB" run "$WORK/sparse.yaml" --quiet)
+expect_eq "$rc" 1 "exit code of a run with an over-limit output file"
+(( rss < 512 * 1024 )) || fail "alloclab's peak RSS was $rss KiB for a sparse 4 GiB output file"
+expect_eq "$(q "SELECT s.status FROM samples s JOIN runs r ON r.id = s.run_id
+                JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'sparse' ORDER BY s.id DESC LIMIT 1")" \
+    "output-limit" "sparse verified file"
+
 # on_failure: stop
 cat >"$WORK/stop.yaml" <<YAML
 experiment: stop
