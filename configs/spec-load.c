@@ -802,10 +802,7 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         return 0;
 }
 
-int spec_load_file(const char *path, Diagnostics *d, Spec **ret) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
+int spec_load_fd(int fd, const char *path, Diagnostics *d, Spec **ret) {
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return negative_errno();
@@ -829,4 +826,11 @@ int spec_load_file(const char *path, Diagnostics *d, Spec **ret) {
                 return diag_add(d, 1, 1, "spec changed while being read");
         }
         return spec_load_buffer(path, buf, (size_t) have, d, ret);
+}
+
+int spec_load_file(const char *path, Diagnostics *d, Spec **ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+                return negative_errno();
+        return spec_load_fd(fd, path, d, ret);
 }

@@ -187,5 +187,10 @@ const char *spec_outliers_to_string(SpecOutliers o);
  */
 int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostics *d, Spec **ret);
 
-/* Same for a file. Returns -errno when the file cannot be read (nothing added to d). */
+/* Same for a file. Returns -errno when the file cannot be read (nothing added to d), -EISDIR
+ * when it is not a regular file. */
 int spec_load_file(const char *path, Diagnostics *d, Spec **ret);
+
+/* Same for a file already open (the caller checked who owns that very file); path is for
+ * messages. The descriptor is read from its current offset and left open. */
+int spec_load_fd(int fd, const char *path, Diagnostics *d, Spec **ret);

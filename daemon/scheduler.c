@@ -8,9 +8,16 @@
  * is stored, so after downtime a missed firing is caught up once at start-up (as systemd's
  * Persistent=true does). SIGHUP reloads the directory; a bad spec is logged with its
  * FILE:LINE:COL and skipped, the others stay scheduled.
+ *
+ * A spec runs as its file's owner, so the owner is read from the very descriptor that is parsed
+ * (opened without following symlinks), and files whose owner does not say who wrote them are
+ * refused: symlinks, hard links, files writable by others, and every file of a directory that
+ * others may write to without the sticky bit.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,11 +152,53 @@ static int arm(Scheduler *s) {
         return r < 0 ? r : sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
 }
 
-/* Loads one file; returns 1 when it was added, 0 when skipped (logged). */
-static int load_one(Scheduler *s, const char *path, time_t now) {
+/* Whose spec a file is, from the descriptor that is parsed (never from a second lookup of the
+ * path, which another user could swap in between). Returns 0 with the uid and gid to run as,
+ * or a negative errno with *ret_why saying why the file is refused. */
+static int spec_owner(const struct stat *dir, int fd, uid_t *ret_uid, gid_t *ret_gid, const char **ret_why) {
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        *ret_why = !S_ISREG(st.st_mode)                       ? "not a regular file"
+                   : st.st_mode & (S_IWGRP | S_IWOTH)         ? "writable by others than its owner"
+                   : st.st_nlink != 1                         ? "has more than one name (hard link)"
+                   : geteuid() != 0 && st.st_uid != geteuid() ? "not owned by the daemon's user"
+                   /* In a shared sticky directory a file can only be its owner's; elsewhere only
+                    * the directory's owner (or root) puts files in it. */
+                   : st.st_uid != dir->st_uid && st.st_uid != 0 && !(dir->st_mode & S_ISVTX)
+                           ? "not owned by the directory's owner"
+                           : NULL;
+        if (*ret_why)
+                return -EPERM;
+        *ret_uid = geteuid() == 0 ? st.st_uid : geteuid();
+        *ret_gid = geteuid() == 0 ? st.st_gid : getegid();
+        return 0;
+}
+
+/* Loads one file of the directory; returns 1 when it was added, 0 when skipped (logged). */
+static int load_one(Scheduler *s, int dir_fd, const struct stat *dir, const char *name, time_t now) {
+        _cleanup_free_ char *path = NULL;
+        if (asprintf(&path, "%s/%s", s->dir, name) < 0)
+                return -ENOMEM;
+        /* O_NOFOLLOW: a symlink is refused, not followed to someone else's file. O_NONBLOCK: a
+         * FIFO does not hang the loop (it is refused by its type). */
+        _cleanup_close_ int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0) {
+                daemon_log(LOG_ERR, 0, "skipping %s: %s", path,
+                           errno == ELOOP ? "a symbolic link (put the spec itself there)" : strerror(errno));
+                return 0;
+        }
+        uid_t uid;
+        gid_t gid;
+        const char *why = NULL;
+        int r = spec_owner(dir, fd, &uid, &gid, &why);
+        if (r < 0) {
+                daemon_log(LOG_ERR, 0, "skipping %s: %s", path, why ? why : strerror(-r));
+                return 0;
+        }
         Diagnostics d = {};
         Spec *spec = NULL;
-        int r = spec_load_file(path, &d, &spec);
+        r = spec_load_fd(fd, path, &d, &spec);
         if (r < 0) {
                 for (size_t i = 0; i < d.n_items; i++) {
                         _cleanup_free_ char *line = diag_format(&d, i);
@@ -165,21 +214,10 @@ static int load_one(Scheduler *s, const char *path, time_t now) {
                 spec_free(spec);
                 return 0;
         }
-        struct stat st;
-        if (stat(path, &st) < 0) {
-                spec_free(spec);
-                return 0;
-        }
-        Scheduled it = { .spec = spec,
-                         .uid = geteuid() == 0 ? st.st_uid : geteuid(),
-                         .gid = geteuid() == 0 ? st.st_gid : getegid() };
-        if (!(it.path = strdup(path))) {
-                spec_free(spec);
-                return -ENOMEM;
-        }
+        Scheduled it = { .spec = spec, .uid = uid, .gid = gid, .path = TAKE_PTR(path) };
         /* Catch up once: a firing missed while the daemon was down happens now. */
         time_t last;
-        if (jobs_schedule_last(s->daemon->store, path, &last) == 0 &&
+        if (jobs_schedule_last(s->daemon->store, it.path, &last) == 0 &&
             schedule_next(&spec->schedule, last, &it.next) == 0 && it.next <= now)
                 it.next = now;
         else if (schedule_next(&spec->schedule, now, &it.next) < 0)
@@ -197,9 +235,25 @@ static int load_one(Scheduler *s, const char *path, time_t now) {
 
 int scheduler_reload(Scheduler *s) {
         items_clear(s);
-        _cleanup_(closedirp) DIR *dir = opendir(s->dir);
-        if (!dir) {
+        _cleanup_close_ int dir_fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_(closedirp) DIR *dir = NULL;
+        struct stat st;
+        if (dir_fd < 0 || fstat(dir_fd, &st) < 0) {
                 daemon_log(LOG_INFO, 0, "no specs directory %s: nothing scheduled", s->dir);
+                return arm(s);
+        }
+        /* Anyone who may replace a file in the directory could choose whose spec it is. */
+        if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+                daemon_log(LOG_ERR, 0,
+                           "not loading %s: it is writable by group or others and not sticky (chmod o-w,g-w "
+                           "or +t)",
+                           s->dir);
+                return arm(s);
+        }
+        int listing = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        if (listing < 0 || !(dir = fdopendir(listing))) {
+                safe_close(listing);
+                daemon_log(LOG_ERR, 0, "cannot list %s: %s", s->dir, strerror(errno));
                 return arm(s);
         }
         char *names[SCHEDULER_MAX_SPECS];
@@ -209,18 +263,23 @@ int scheduler_reload(Scheduler *s) {
                 if (e->d_name[0] == '.' || !((len > 5 && strcmp(e->d_name + len - 5, ".yaml") == 0) ||
                                              (len > 4 && strcmp(e->d_name + len - 4, ".yml") == 0)))
                         continue;
-                if (asprintf(&names[n], "%s/%s", s->dir, e->d_name) < 0)
+                if (!(names[n] = strdup(e->d_name)))
                         break;
                 n++;
         }
         qsort(names, n, sizeof(char *), compare_names);
         time_t now = time(NULL);
         size_t loaded = 0;
+        int r = 0;
         for (size_t i = 0; i < n; i++) {
-                int r = load_one(s, names[i], now);
-                loaded += r > 0;
+                if (r >= 0) {
+                        r = load_one(s, dir_fd, &st, names[i], now);
+                        loaded += r > 0;
+                }
                 free(names[i]);
         }
+        if (r < 0)
+                return r;
         daemon_log(LOG_INFO, 0, "%zu scheduled spec(s) from %s", loaded, s->dir);
         return arm(s);
 }
