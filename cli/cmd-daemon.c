@@ -181,13 +181,22 @@ static const char submit_usage[] =
         "Exit status: as alloclab run for --wait (0, 1, 5 canceled or interrupted); 3 invalid spec;\n"
         "4 no daemon or daemon error.\n";
 
-static int print_run(const char *db_path, int64_t run_id) {
+static int print_run(const char *db_path, int64_t run_id, const char *status) {
+        /* The system daemon's database is readable by root and the alloclab group only. */
+        if (access(db_path, R_OK) < 0) {
+                printf("run %lld %s; its table is in %s, which you cannot read (%s): ask for the "
+                       "alloclab group, or run it yourself with alloclab run\n",
+                       (long long) run_id, status, db_path, strerror(errno));
+                return strcmp(status, "done") == 0 ? EXIT_OK : EXIT_FAILURES;
+        }
         _cleanup_(store_freep) Store *store = NULL;
         if (cli_open_store("submit", db_path, STORE_READ_ONLY, &store) != EXIT_OK)
                 return EXIT_ENVIRONMENT;
         _cleanup_(query_report_freep) Report *rep = NULL;
-        if (query_report(store, run_id, NULL, &rep) < 0) {
-                cli_error("submit", "cannot read run %lld from %s", (long long) run_id, db_path);
+        int r = query_report(store, run_id, NULL, &rep);
+        if (r < 0) {
+                cli_error("submit", "cannot read run %lld from %s: %s", (long long) run_id, db_path,
+                          r == -EIO ? store_error(store) : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
         render_for(FORMAT_TABLE)(stdout, rep);
@@ -279,12 +288,14 @@ int cmd_submit(int argc, char **argv) {
         fprintf(stderr, "job %lld %s%s%s\n", (long long) job, status ? status : "?", message ? ": " : "",
                 message ? message : "");
         bool ended_early = !status || strcmp(status, "canceled") == 0 || strcmp(status, "interrupted") == 0;
+        char final[32];
+        snprintf(final, sizeof(final), "%s", status ? status : "?");
         json_decref(reply);
         json_t *st = client_call(&c, "io.alloclab.Status", json_object(), CLIENT_TIMEOUT_MS);
         const char *db =
                 st ? json_string_value(json_object_get(json_object_get(st, "parameters"), "database"))
                    : NULL;
-        e = run > 0 && db ? print_run(db, run) : EXIT_FAILURES;
+        e = run > 0 && db ? print_run(db, run, final) : EXIT_FAILURES;
         json_decref(st);
         return ended_early ? EXIT_INTERRUPTED : e;
 }

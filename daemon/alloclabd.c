@@ -10,6 +10,7 @@
  * measuring happens in the runner process.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <syslog.h>
 #include <systemd/sd-daemon.h>
@@ -347,6 +349,25 @@ static int load_config(const char *explicit, DaemonConfig **ret) {
         return r;
 }
 
+/* The database and its WAL files: 0640, group alloclab where it exists (its members may use the
+ * daemon, and read results with the CLI), root otherwise; also for a database an older daemon
+ * created world readable. Failures are logged: the daemon still serves. Called before the store
+ * is opened: closing any descriptor of the database drops this process's SQLite locks on it. */
+static void restrict_database(const char *db_path) {
+        struct group *g = getgrnam("alloclab");
+        static const char *const suffixes[] = { "", "-wal", "-shm" };
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                _cleanup_free_ char *path = NULL;
+                if (asprintf(&path, "%s%s", db_path, suffixes[i]) < 0)
+                        return;
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd < 0)
+                        continue;
+                if (fchmod(fd, 0640) < 0 || (g && fchown(fd, 0, g->gr_gid) < 0))
+                        daemon_log(LOG_WARNING, 0, "cannot restrict %s to 0640: %m", path);
+        }
+}
+
 /* Jobs the previous daemon left running are interrupted; those whose spec says resume: true
  * are queued again to continue their run. */
 static void recover_jobs(Daemon *d) {
@@ -434,6 +455,12 @@ static int run(int argc, char **argv) {
         else if (r > 0)
                 daemon_log(LOG_INFO, 0, "runs get their cgroups in %s", getenv(CGROUP_ROOT_ENV));
 
+        /* Every user's results are in the system database: nothing of it is world readable, even
+         * when the unit's UMask= is missing (an older unit, or a start by hand). */
+        if (system_instance) {
+                umask(0027);
+                restrict_database(d.db_path);
+        }
         _cleanup_free_ char *message = NULL;
         r = store_open(d.db_path, STORE_READ_WRITE, &d.store, &message);
         if (r < 0) {

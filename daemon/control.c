@@ -89,8 +89,14 @@ static int arm_idle(Connection *c) {
         return r;
 }
 
+static size_t pending_output(const Connection *c) {
+        return c->out_size - c->out_sent;
+}
+
+/* A client that does not read its replies is not read from either: its output stays bounded. */
 static int update_events(Connection *c) {
-        uint32_t events = (c->out_size > c->out_sent ? EPOLLOUT : 0) | (c->closing ? 0 : EPOLLIN);
+        bool readable = !c->closing && pending_output(c) < CONTROL_MAX_PENDING_OUTPUT;
+        uint32_t events = (pending_output(c) ? EPOLLOUT : 0) | (readable ? EPOLLIN : 0);
         return sd_event_source_set_io_events(c->io, events);
 }
 
@@ -102,6 +108,11 @@ static void queue_reply(Connection *c, json_t *reply) {
                 return;
         }
         size_t n = strlen(text) + 1; /* with the NUL terminator */
+        if (c->out_sent > 0) {       /* what was sent makes room: the buffer holds only what is pending */
+                memmove(c->out, c->out + c->out_sent, pending_output(c));
+                c->out_size -= c->out_sent;
+                c->out_sent = 0;
+        }
         char *out = realloc(c->out, c->out_size + n);
         if (!out) {
                 free(text);
@@ -120,7 +131,19 @@ static json_t *error_reply(const char *error, json_t *parameters) {
                          parameters ? parameters : json_object());
 }
 
-static json_t *job_json(const Job *j) {
+/* Whether the peer may see everything of job j: root, and the job's submitter. */
+static bool may_see(const Connection *c, const Job *j) {
+        return c->peer.uid == 0 || c->peer.uid == j->uid;
+}
+
+/* A job as the peer may see it: another user's job shows only that it exists and its state. */
+static json_t *job_json_for(const Connection *c, const Job *j) {
+        if (!may_see(c, j))
+                return json_pack("{s:I, s:s, s:s, s:s, s:I, s:s, s:s?, s:s?}", "id", (json_int_t) j->id,
+                                 "status", job_status_to_string(j->status), "spec_path",
+                                 "(another user's job)", "submitter", "-", "run_id", (json_int_t) 0,
+                                 "submitted_at", j->submitted_at, "started_at", j->started_at, "ended_at",
+                                 j->ended_at);
         return json_pack("{s:I, s:s, s:s, s:I, s:s?, s:s, s:I, s:s, s:s?, s:s?, s:s?}", "id",
                          (json_int_t) j->id, "status", job_status_to_string(j->status), "spec_path",
                          j->spec_path, "uid", (json_int_t) j->uid, "submitter", j->submitter, "trigger",
@@ -139,6 +162,10 @@ static json_t *method_submit(Connection *c, json_t *params) {
             !json_is_array(env))
                 return error_reply("io.alloclab.InvalidParameter",
                                    json_pack("{s:s}", "message", "expected spec_path, spec, cwd and env"));
+        if (strlen(spec_path) > CONTROL_MAX_SPEC_PATH || strlen(cwd) > CONTROL_MAX_SPEC_PATH)
+                return error_reply(
+                        "io.alloclab.InvalidParameter",
+                        json_pack("{s:s}", "message", "spec_path or cwd is longer than PATH_MAX"));
         if (d->stopping)
                 return error_reply("io.alloclab.ShuttingDown", NULL);
 
@@ -166,7 +193,9 @@ static json_t *method_submit(Connection *c, json_t *params) {
         /* What `alloclab check` checks too: allocators and programs exist for this caller. */
         Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
-        int q = plan_new(spec, job.env, 0, d->probe_path, &plan, &message);
+        int q = plan_new(
+                spec, &(PlanOptions){ .caller_env = job.env, .probe_path = d->probe_path, .base_dir = cwd },
+                &plan, &message);
         plan_free(plan);
         spec_free(spec);
         if (q < 0) {
@@ -202,16 +231,20 @@ static json_t *method_status(Connection *c) {
                                    json_pack("{s:s}", "message", store_error(d->store)));
         json_t *running = json_null();
         size_t waiting = 0;
+        bool visible = true; /* the progress line names the running job's experiment and cell */
         for (size_t i = 0; i < n; i++) {
-                if (queued[i].status == JOB_RUNNING)
-                        running = job_json(&queued[i]);
-                else
+                if (queued[i].status == JOB_RUNNING) {
+                        json_decref(running);
+                        running = job_json_for(c, &queued[i]);
+                        visible = may_see(c, &queued[i]);
+                } else
                         waiting++;
         }
         jobs_list_free(queued, n);
         return json_pack("{s:{s:s, s:o, s:I, s:s, s:s, s:s}}", "parameters", "state",
                          d->worker ? "running" : "idle", "running", running, "queued", (json_int_t) waiting,
-                         "database", d->db_path, "version", ALLOCLAB_VERSION, "progress", d->progress);
+                         "database", d->db_path, "version", ALLOCLAB_VERSION, "progress",
+                         visible ? d->progress : "running another user's job");
 }
 
 static json_t *method_queue(Connection *c, json_t *params) {
@@ -223,10 +256,18 @@ static json_t *method_queue(Connection *c, json_t *params) {
         if (limit < 1 || limit > 10000 || jobs_list(d->store, false, (size_t) limit, &jobs, &n) < 0)
                 return error_reply("io.alloclab.InvalidParameter", NULL);
         json_t *list = json_array();
-        for (size_t i = 0; i < n; i++)
-                json_array_append_new(list, job_json(&jobs[i]));
+        size_t bytes = 0, i = 0;
+        /* The newest first, as many as fit in one reply (a job is at most a few KiB). */
+        for (; i < n && bytes < CONTROL_MAX_REPLY - 16 * 1024; i++) {
+                json_t *j = job_json_for(c, &jobs[i]);
+                char *text = json_dumps(j, JSON_COMPACT);
+                bytes += text ? strlen(text) + 1 : 0;
+                free(text);
+                json_array_append_new(list, j);
+        }
+        bool truncated = i < n;
         jobs_list_free(jobs, n);
-        return json_pack("{s:{s:o}}", "parameters", "jobs", list);
+        return json_pack("{s:{s:o, s:b}}", "parameters", "jobs", list, "truncated", truncated);
 }
 
 /* The job named by {"job": ID}: NULL and *ret filled, or the error reply. */
@@ -274,7 +315,7 @@ static json_t *method_wait(Connection *c, json_t *params) {
                 return error;
         int64_t id = job.id;
         bool active = job.status == JOB_QUEUED || job.status == JOB_RUNNING;
-        json_t *reply = active ? NULL : json_pack("{s:o}", "parameters", job_json(&job));
+        json_t *reply = active ? NULL : json_pack("{s:o}", "parameters", job_json_for(c, &job));
         job_done(&job);
         if (!reply)
                 c->waiting_for = id;
@@ -326,7 +367,7 @@ void control_job_finished(Control *ctl, int64_t job_id) {
                 Job job;
                 c->waiting_for = 0;
                 if (jobs_get(d->store, job_id, &job) == 0) {
-                        queue_reply(c, json_pack("{s:o}", "parameters", job_json(&job)));
+                        queue_reply(c, json_pack("{s:o}", "parameters", job_json_for(c, &job)));
                         job_done(&job);
                 } else
                         queue_reply(c, error_reply("io.alloclab.NoSuchJob", NULL));
@@ -339,7 +380,7 @@ static void process_input(Connection *c) {
         size_t start = 0;
         for (;;) {
                 char *nul = memchr(c->in + start, 0, c->in_size - start);
-                if (!nul || c->waiting_for)
+                if (!nul || c->waiting_for || pending_output(c) >= CONTROL_MAX_PENDING_OUTPUT)
                         break;
                 handle_request(c, c->in + start);
                 start = (size_t) (nul - c->in) + 1;
@@ -382,6 +423,9 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
                         c->out_sent += (size_t) n;
                 if (c->out_sent == c->out_size)
                         c->out_sent = c->out_size = 0;
+                /* Room again: the requests that waited for it. */
+                if (pending_output(c) < CONTROL_MAX_PENDING_OUTPUT && !c->closing)
+                        process_input(c);
         }
         if (c->closing && c->out_size == 0) {
                 connection_free(c);

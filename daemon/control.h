@@ -10,9 +10,14 @@
  * Methods io.alloclab.{Ping,Submit,Status,Queue,Cancel,Wait}; see docs/protocol.md.
  */
 
-#define CONTROL_MAX_MESSAGE       (1024 * 1024)     /* a request larger than this closes the connection */
-#define CONTROL_MAX_CONNECTIONS   64                /* past this, the longest-quiet one is closed */
-#define CONTROL_DEFAULT_IDLE_USEC (30ULL * 1000000) /* silence after which a connection is closed */
+#define CONTROL_MAX_MESSAGE        (1024 * 1024)     /* a request larger than this closes the connection */
+#define CONTROL_MAX_CONNECTIONS    64                /* past this, the longest-quiet one is closed */
+#define CONTROL_DEFAULT_IDLE_USEC  (30ULL * 1000000) /* silence after which a connection is closed */
+/* Replies not yet taken by a client: past this, its further requests wait unread until it reads
+ * (and the idle timer closes a client that never does). One reply is at most CONTROL_MAX_REPLY. */
+#define CONTROL_MAX_PENDING_OUTPUT (1024 * 1024)
+#define CONTROL_MAX_REPLY          (1024 * 1024)
+#define CONTROL_MAX_SPEC_PATH      4096 /* PATH_MAX */
 
 /* Serves listen_fd (taking ownership). Returns 0 or -errno. */
 int control_new(Daemon *d, int listen_fd, Control **ret);
