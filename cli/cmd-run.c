@@ -232,8 +232,11 @@ int cmd_run(int argc, char **argv) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
         _cleanup_free_ char *probe = paths_probe();
-        int r = plan_new(spec, environ, spec->has_seed ? spec->seed : plan_random_seed(), probe, &plan,
-                         &message);
+        int r = plan_new(spec,
+                         &(PlanOptions){ .caller_env = environ,
+                                         .seed = spec->has_seed ? spec->seed : plan_random_seed(),
+                                         .probe_path = probe },
+                         &plan, &message);
         if (r < 0) {
                 cli_error("run", "%s", message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
@@ -284,7 +287,11 @@ int cmd_check(int argc, char **argv) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
         _cleanup_free_ char *probe = paths_probe();
-        int r = plan_new(spec, environ, spec->has_seed ? spec->seed : 0, probe, &plan, &message);
+        int r = plan_new(spec,
+                         &(PlanOptions){ .caller_env = environ,
+                                         .seed = spec->has_seed ? spec->seed : 0,
+                                         .probe_path = probe },
+                         &plan, &message);
         if (r < 0) {
                 cli_error("check", "%s", message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
@@ -341,7 +348,8 @@ int cmd_resume(int argc, char **argv) {
         spec->warmup = info.warmup;
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL, *probe = paths_probe();
-        r = plan_new(spec, environ, info.seed, probe, &plan, &message);
+        r = plan_new(spec, &(PlanOptions){ .caller_env = environ, .seed = info.seed, .probe_path = probe },
+                     &plan, &message);
         resume_info_done(&info);
         if (r < 0) {
                 cli_error("resume", "%s", message ? message : strerror(-r));

@@ -375,7 +375,12 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
                 resume_info_done(&info);
         }
         _cleanup_free_ char *message = NULL;
-        r = plan_new(w->spec, w->job.env, seed, d->probe_path, &w->plan, &message);
+        r = plan_new(w->spec,
+                     &(PlanOptions){ .caller_env = w->job.env,
+                                     .seed = seed,
+                                     .probe_path = d->probe_path,
+                                     .base_dir = w->job.cwd },
+                     &w->plan, &message);
         if (r < 0)
                 return fail_job(d, &w->job, "%s", message ? message : strerror(-r));
 

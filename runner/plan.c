@@ -216,8 +216,9 @@ int plan_resolve_exe(const char *name, char *const *envp, const char *cwd, char 
         return -ENOENT;
 }
 
-static int prepare_job(const Plan *p, size_t cell, size_t variant, char *const *caller_env, PlanJob *job,
+static int prepare_job(const Plan *p, size_t cell, size_t variant, const PlanOptions *o, PlanJob *job,
                        char **ret_message) {
+        char *const *caller_env = o->caller_env;
         const Spec *s = p->spec;
         const SpecVariant *v = &s->variants[variant];
         CellVars vars = { .n = s->n_params };
@@ -234,6 +235,14 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, char *const *
         const char *cwd = v->cwd ? v->cwd : s->cwd;
         if (cwd && (r = expand(&vars, cwd, &job->cwd)) < 0)
                 return r;
+        if (o->base_dir && (!job->cwd || job->cwd[0] != '/')) {
+                char *absolute = NULL;
+                if (asprintf(&absolute, "%s%s%s", o->base_dir, job->cwd ? "/" : "",
+                             job->cwd ? job->cwd : "") < 0)
+                        return -ENOMEM;
+                free(job->cwd);
+                job->cwd = absolute;
+        }
         if (s->verify == SPEC_VERIFY_FILE && (r = expand(&vars, s->verify_path, &job->verify_path)) < 0)
                 return r;
         struct stat st;
@@ -347,8 +356,8 @@ static int build_steps(Plan *p) {
         return 0;
 }
 
-int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const char *probe_path, Plan **ret,
-             char **ret_message) {
+int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_message) {
+        const char *probe_path = o->probe_path;
         _cleanup_(plan_freep) Plan *p = calloc(1, sizeof(Plan));
         if (!p)
                 return -ENOMEM;
@@ -364,7 +373,7 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const cha
                         return -ENOMEM;
         }
         p->spec = spec;
-        p->seed = seed;
+        p->seed = o->seed;
         int q = cpus_place(spec, &p->cpus, ret_message);
         if (q < 0)
                 return q;
@@ -398,8 +407,7 @@ int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const cha
                 return -ENOMEM;
         for (size_t c = 0; c < p->n_cells; c++)
                 for (size_t v = 0; v < p->n_variants; v++) {
-                        int r = prepare_job(p, c, v, caller_env, &p->jobs[c * p->n_variants + v],
-                                            ret_message);
+                        int r = prepare_job(p, c, v, o, &p->jobs[c * p->n_variants + v], ret_message);
                         if (r < 0)
                                 return r;
                 }

@@ -62,14 +62,20 @@ typedef struct Plan {
         char **calibrate_argv;
 } Plan;
 
+typedef struct PlanOptions {
+        char *const *caller_env; /* children inherit their whitelisted variables from it */
+        uint64_t seed;
+        const char *probe_path; /* liballoclab-probe.so; needed unless the spec says probe: never */
+        /* The directory a relative command, cwd or verify file is relative to; NULL: this
+         * process's cwd. The daemon plans in the submitter's directory, not its own. */
+        const char *base_dir;
+} PlanOptions;
+
 /*
- * Builds a plan. caller_env is the environment children inherit their whitelisted variables
- * from (normally environ); probe_path is liballoclab-probe.so (needed unless the spec says
- * probe: never). Returns 0; -ENOENT when an allocator, a command or the probe is missing,
+ * Builds a plan. Returns 0; -ENOENT when an allocator, a command or the probe is missing,
  * -E2BIG past a PLAN_MAX_* limit, -ENOMEM; on failure *ret_message (if non-NULL) explains it.
  */
-int plan_new(const Spec *spec, char *const *caller_env, uint64_t seed, const char *probe_path, Plan **ret,
-             char **ret_message);
+int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_message);
 
 /* Whether a step runs with the probe: smoke runs unless probe: never, every run with probe:
  * always, and every run of a forward-mode variant (the probe is its bridge). */

@@ -27,6 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
-        (void) plan_new(spec, caller_env, 1, "liballoclab-probe.so", &plan, &message);
+        (void) plan_new(
+                spec,
+                &(PlanOptions){ .caller_env = caller_env, .seed = 1, .probe_path = "liballoclab-probe.so" },
+                &plan, &message);
         return 0;
 }

@@ -62,7 +62,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         Diagnostics d = {};
         Spec *spec = NULL; /* lives as long as the plan: the whole process */
         if (spec_load_buffer("s.yaml", yaml, strlen(yaml), &d, &spec) < 0 ||
-            plan_new(spec, caller_env, 1, NULL, &plan, NULL) < 0)
+            plan_new(spec, &(PlanOptions){ .caller_env = caller_env, .seed = 1 }, &plan, NULL) < 0)
                 abort();
 
         static ProbeResult probe;

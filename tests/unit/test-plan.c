@@ -32,7 +32,7 @@ static char *caller_env[] = { (char *) "PATH=/usr/bin:/bin", (char *) "HOME=/hom
 static Plan *make_plan(const Spec *s, uint64_t seed) {
         Plan *p = NULL;
         _cleanup_free_ char *msg = NULL;
-        int r = plan_new(s, caller_env, seed, NULL, &p, &msg);
+        int r = plan_new(s, &(PlanOptions){ .caller_env = caller_env, .seed = seed }, &p, &msg);
         if (r < 0)
                 fail_msg("plan_new: %d %s", r, msg ? msg : "");
         return p;
@@ -152,7 +152,8 @@ static void test_missing_command(void **state) {
                 "experiment: t\ncommand: [no-such-program-xyz]\nallocators: {glibc: {}}\nprobe: never\n");
         Plan *p = NULL;
         _cleanup_free_ char *msg = NULL;
-        assert_int_equal(plan_new(s, caller_env, 1, NULL, &p, &msg), -ENOENT);
+        assert_int_equal(plan_new(s, &(PlanOptions){ .caller_env = caller_env, .seed = 1 }, &p, &msg),
+                         -ENOENT);
         assert_null(p);
         assert_string_equal(msg,
                             "variant glibc: cannot run 'no-such-program-xyz': No such file or directory");
@@ -165,7 +166,8 @@ static void test_missing_preload(void **state) {
                 "probe: never\n");
         Plan *p = NULL;
         _cleanup_free_ char *msg = NULL;
-        assert_int_equal(plan_new(s, caller_env, 1, NULL, &p, &msg), -ENOENT);
+        assert_int_equal(plan_new(s, &(PlanOptions){ .caller_env = caller_env, .seed = 1 }, &p, &msg),
+                         -ENOENT);
         assert_string_equal(msg,
                             "variant x: cannot preload /nonexistent/liba.so: No such file or directory");
 }

@@ -25,7 +25,8 @@ static Plan *make_plan(Spec **ret_spec) {
         Diagnostics d = {};
         assert_int_equal(spec_load_buffer("s.yaml", yaml, strlen(yaml), &d, ret_spec), 0);
         Plan *p = NULL;
-        assert_int_equal(plan_new(*ret_spec, caller_env, 1, NULL, &p, NULL), 0);
+        assert_int_equal(
+                plan_new(*ret_spec, &(PlanOptions){ .caller_env = caller_env, .seed = 1 }, &p, NULL), 0);
         diag_clear(&d);
         return p;
 }
