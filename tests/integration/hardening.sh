@@ -1,0 +1,215 @@
+#!/bin/bash
+# alloclabd as root against hostile local users (issue 12), with real users (nobody, daemon), the
+# real daemon over its socket and real children:
+# - a symlink, a file writable by others, or a directory writable by others without the sticky
+#   bit in the specs directory never schedules anything (a symlink to root's spec ran as root);
+# - the database is not world readable; another user's jobs are shown anonymised and cannot be
+#   canceled;
+# - verify: file:/etc/shadow as a user fails the job cleanly (the runner freed garbage) and
+#   leaves /etc/shadow alone;
+# - a relative command runs from the submitter's directory, as with alloclab run;
+# - a client that never reads its replies does not grow the daemon, and others are answered.
+# Needs root and setpriv; skipped with the reason otherwise.
+. "$(dirname "$0")/lib.sh"
+: "${ALLOCLABD:?ALLOCLABD must point to alloclabd}"
+
+if [[ $(id -u) != 0 ]] || ! command -v setpriv >/dev/null; then
+    echo "SKIP: needs root and setpriv (util-linux) to act as other users"
+    exit 77
+fi
+nobody=$(id -u nobody)
+nogroup=$(id -g nobody)
+other=$(id -u daemon)
+as_nobody() { setpriv --reuid="$nobody" --regid="$nogroup" --clear-groups "$@"; }
+as_other() { setpriv --reuid="$other" --regid="$(id -g daemon)" --clear-groups "$@"; }
+
+chmod 0755 "$WORK"
+export ALLOCLAB_SOCKET="$WORK/ctl.sock"
+SPECS="$WORK/specs.d"
+mkdir -m 1777 "$SPECS"
+mkdir -m 0700 "$WORK/db"
+DB="$WORK/db/results.db"
+daemon_pid=
+cleanup() {
+    [[ -n $daemon_pid ]] && kill -9 "$daemon_pid" 2>/dev/null
+    pkill -9 -f "$WORKLOAD sleep" 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+start_daemon() {
+    "$ALLOCLABD" --db "$DB" --specs-dir "$SPECS" --socket "$ALLOCLAB_SOCKET" 2>>"$WORK/daemon.log" &
+    daemon_pid=$!
+    for _ in $(seq 100); do
+        "$ALLOCLAB" status >/dev/null 2>&1 && chmod 0666 "$ALLOCLAB_SOCKET" && return 0
+        sleep 0.05
+    done
+    fail "alloclabd did not start: $(cat "$WORK/daemon.log")"
+}
+wait_job() { # JOB STATUS
+    for _ in $(seq 200); do
+        [[ $(q "SELECT status FROM jobs WHERE id = $1") == "$2" ]] && return 0
+        sleep 0.05
+    done
+    fail "job $1 is $(q "SELECT status || ' ' || coalesce(message, '') FROM jobs WHERE id = $1"), not $2"
+}
+
+# Scheduled specs: root's own, nobody's own (runs as nobody), and three that must be refused.
+cat >"$SPECS/root.yaml" <<YAML
+experiment: root-owned
+command: ["$WORKLOAD", ids]
+allocators: {glibc: {}}
+samples: 1
+probe: never
+schedule: "0 3 * * *"
+YAML
+sed 's/root-owned/user-owned/' "$SPECS/root.yaml" >"$SPECS/user.yaml"
+chown nobody "$SPECS/user.yaml"
+as_nobody ln -s "$SPECS/root.yaml" "$SPECS/pwn.yaml"
+sed 's/root-owned/writable/' "$SPECS/root.yaml" >"$SPECS/writable.yaml"
+chmod 0666 "$SPECS/writable.yaml"
+start_daemon
+run_alloclab 0 schedules
+expect_contains "$OUT" "root-owned" "root's scheduled spec"
+expect_contains "$OUT" "user-owned" "a user's scheduled spec in a sticky directory"
+[[ $OUT != *pwn.yaml* ]] || fail "a symlink was scheduled: $OUT"
+[[ $OUT != *writable* ]] || fail "a world-writable spec was scheduled: $OUT"
+log=$(cat "$WORK/daemon.log")
+expect_contains "$log" "skipping $SPECS/pwn.yaml: a symbolic link" "the symlink is refused"
+expect_contains "$log" "skipping $SPECS/writable.yaml: writable by others than its owner" "writable file refused"
+# Each runs as its file's owner.
+uids=$(python3 - "$ALLOCLAB_SOCKET" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(b'{"method": "io.alloclab.Schedules"}\0')
+reply = b""
+while not reply.endswith(b"\0"):
+    reply += s.recv(65536)
+schedules = json.loads(reply[:-1])["parameters"]["schedules"]
+print(" ".join(f"{x['experiment']}={x['uid']}" for x in sorted(schedules, key=lambda x: x["experiment"])))
+PY
+)
+expect_eq "$uids" "root-owned=0 user-owned=$nobody" "who each scheduled spec runs as"
+# Without the sticky bit anyone may replace anyone's file: the whole directory is refused.
+chmod 0777 "$SPECS"
+kill -HUP "$daemon_pid"
+for _ in $(seq 100); do grep -q "not loading $SPECS" "$WORK/daemon.log" && break; sleep 0.05; done
+expect_contains "$(cat "$WORK/daemon.log")" "not loading $SPECS: it is writable by group or others and not sticky" \
+    "a shared directory without the sticky bit"
+run_alloclab 0 schedules
+[[ $OUT != *root-owned* ]] || fail "specs of an unsafe directory stay scheduled: $OUT"
+chmod 1777 "$SPECS"
+
+# The database and its WAL files are not world readable.
+for f in "$DB" "$DB-wal" "$DB-shm"; do
+    [[ -e $f ]] || continue
+    mode=$(stat -c %a "$f")
+    (( (8#$mode & 8#007) == 0 )) || fail "$f is mode $mode"
+done
+
+# Another user's job: anonymised in queue and status, not cancelable.
+mkdir -m 0755 "$WORK/root-job"
+cat >"$WORK/root-job/secret-experiment.yaml" <<YAML
+experiment: secret-experiment
+command: ["$WORKLOAD", sleep, "20000"]
+allocators: {glibc: {}}
+samples: 1
+warmup: 0
+probe: never
+YAML
+run_alloclab 0 submit "$WORK/root-job/secret-experiment.yaml"
+root_job=$(grep -o '[0-9]*' <<<"$OUT" | head -1)
+wait_job "$root_job" running
+out=$(cd /tmp && as_nobody "$ALLOCLAB" queue 2>&1) || fail "queue as nobody: $out"
+[[ $out != *secret-experiment* ]] || fail "nobody sees root's spec path: $out"
+expect_contains "$out" "another user's job" "root's job anonymised"
+out=$(cd /tmp && as_nobody "$ALLOCLAB" status 2>&1) || fail "status as nobody: $out"
+[[ $out != *secret-experiment* ]] || fail "nobody sees root's running job: $out"
+rc=0
+out=$(cd /tmp && as_nobody "$ALLOCLAB" cancel "$root_job" 2>&1) || rc=$?
+[[ $rc != 0 ]] || fail "nobody canceled root's job: $out"
+run_alloclab 0 cancel "$root_job"
+wait_job "$root_job" canceled
+
+# verify: file:/etc/shadow as nobody: the job fails with a reason, the daemon lives on, and
+# /etc/shadow is neither removed nor read.
+shadow_before=$(sha256sum /etc/shadow)
+mkdir -m 0777 "$WORK/user"
+cat >"$WORK/user/shadow.yaml" <<YAML
+experiment: shadow
+command: [/bin/true]
+allocators: {glibc: {}}
+samples: 1
+probe: never
+verify: file:/etc/shadow
+YAML
+cat >"$WORK/user/hello.sh" <<'SH'
+#!/bin/sh
+echo hello from "$(pwd)"
+SH
+chmod 0755 "$WORK/user/hello.sh"
+cat >"$WORK/user/relative.yaml" <<YAML
+experiment: relative
+command: [./hello.sh]
+allocators: {glibc: {}}
+samples: 1
+probe: never
+YAML
+chmod 0644 "$WORK/user/"*.yaml
+out=$(cd "$WORK/user" && as_nobody "$ALLOCLAB" submit shadow.yaml 2>&1) || fail "submit as nobody: $out"
+job=$(grep -o '[0-9]*' <<<"$out" | head -1)
+wait_job "$job" failed
+expect_contains "$(q "SELECT message FROM jobs WHERE id = $job")" "ermission denied" "the reason"
+expect_eq "$(sha256sum /etc/shadow)" "$shadow_before" "/etc/shadow untouched"
+[[ $(cat "$WORK/daemon.log") != *"invalid pointer"* ]] || fail "the runner freed an invalid pointer"
+run_alloclab 0 status
+
+# A relative command, from the submitter's directory.
+out=$(cd "$WORK/user" && as_nobody "$ALLOCLAB" submit --wait relative.yaml 2>&1) || fail "relative command: $out"
+expect_contains "$out" "job $((job + 1)) done" "the relative command ran"
+expect_contains "$out" "which you cannot read" "the table is root's, and the user is told so"
+expect_eq "$(q "SELECT DISTINCT s.status FROM samples s JOIN jobs j ON j.run_id = s.run_id WHERE j.id = $((job + 1))")" ok \
+    "samples of the relative command"
+
+# A client that sends Queue requests and never reads: the daemon's memory stays bounded (it
+# grew ~45 MB/s on 63f6da7) and another client is answered meanwhile. Long spec paths make each
+# reply large.
+yaml=$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' "$WORK/user/relative.yaml")
+python3 - "$ALLOCLAB_SOCKET" "$WORK/user" "$yaml" <<'PY'
+import json, socket, sys
+path, cwd, spec = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+for i in range(40):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    req = {"method": "io.alloclab.Submit", "parameters": {
+        "spec_path": cwd + "/" + ("x" * 4000) + str(i), "spec": spec, "cwd": cwd, "env": ["PATH=/usr/bin:/bin"]}}
+    s.sendall(json.dumps(req).encode() + b"\0")
+    reply = b""
+    while not reply.endswith(b"\0"):
+        reply += s.recv(65536)
+    assert b'"job"' in reply, reply
+    s.close()
+PY
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$daemon_pid/status"; }
+before=$(rss_kib)
+python3 - "$ALLOCLAB_SOCKET" <<'PY' &
+import json, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.setblocking(False)
+req = json.dumps({"method": "io.alloclab.Queue", "parameters": {"limit": 10000}}).encode() + b"\0"
+end = time.time() + 4
+while time.time() < end:
+    try:
+        s.send(req)
+    except BlockingIOError:
+        time.sleep(0.01)
+PY
+flooder=$!
+sleep 2
+run_alloclab 0 status
+wait "$flooder" || true
+after=$(rss_kib)
+(( after - before < 32 * 1024 )) || fail "the daemon grew from $before KiB to $after KiB for a client that does not read"
+echo "daemon RSS $before KiB -> $after KiB under a non-reading client"
+kill -0 "$daemon_pid" || fail "the daemon died"
