@@ -291,11 +291,15 @@ static void test_defaults_and_shell_command(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_bad_specs),         cmocka_unit_test(test_too_many_cells),
+                cmocka_unit_test(test_bad_specs),
+                cmocka_unit_test(test_too_many_cells),
                 cmocka_unit_test(test_too_many_cells_templated),
-                cmocka_unit_test(test_too_many_variants), cmocka_unit_test(test_too_large),
-                cmocka_unit_test(test_alias_bomb),        cmocka_unit_test(test_alias_count),
-                cmocka_unit_test(test_quickstart_loads),  cmocka_unit_test(test_defaults_and_shell_command),
+                cmocka_unit_test(test_too_many_variants),
+                cmocka_unit_test(test_too_large),
+                cmocka_unit_test(test_alias_bomb),
+                cmocka_unit_test(test_alias_count),
+                cmocka_unit_test(test_quickstart_loads),
+                cmocka_unit_test(test_defaults_and_shell_command),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
