@@ -164,6 +164,12 @@ int daemon_start_next(Daemon *d) {
                 int64_t id = job.id;
                 r = worker_start(d, &job, &d->worker);
                 job_done(&job);
+                if (r == -EIO) {
+                        /* The store cannot even mark it failed: taking it again would spin. The
+                         * queue waits for the next submission, schedule or restart. */
+                        daemon_log(LOG_ERR, 0, "the queue is paused: the database cannot be written");
+                        break;
+                }
                 if (r < 0) {
                         /* That job is marked failed; tell its waiters and try the next. */
                         control_job_finished(d->control, id);
@@ -176,6 +182,7 @@ int daemon_start_next(Daemon *d) {
 
 void daemon_job_finished(Daemon *d, int64_t job_id) {
         d->worker = worker_free(d->worker);
+        (void) store_reserve(d->store); /* again, if a storage failure used it; fails while full */
         control_job_finished(d->control, job_id);
         if (d->stopping) {
                 sd_event_exit(d->event, 0);
@@ -468,6 +475,9 @@ static int run(int argc, char **argv) {
                 errno = -r;
                 return EXIT_FAILURE;
         }
+        if ((r = store_reserve(d.store)) < 0)
+                daemon_log(LOG_WARNING, 0, "cannot keep %d KiB in reserve next to %s: %s",
+                           STORE_RESERVE_BYTES / 1024, d.db_path, strerror(-r));
         recover_jobs(&d);
 
         if ((r = sd_event_default(&d.event)) < 0 ||

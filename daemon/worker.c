@@ -50,6 +50,8 @@ struct Worker {
         RunResult result;
         int error;
         bool protocol_error;
+        bool discarding; /* recording failed: what the runner still sends is read and dropped */
+        char record_error[256];
         bool cancel_requested;
         bool daemon_stopping;
         uint8_t *buffer;
@@ -211,6 +213,10 @@ static void read_messages(Worker *w) {
                 }
                 if (n < 0)
                         return; /* EAGAIN */
+                /* Keep the runner's sends flowing, so that it reaches its stop signal instead of
+                 * blocking forever on a full socket. */
+                if (w->discarding)
+                        continue;
                 int r;
                 if ((size_t) n > STREAM_MAX_MESSAGE)
                         r = -EMSGSIZE;
@@ -226,13 +232,19 @@ static void read_messages(Worker *w) {
                                    "job %lld: malformed message from its runner: %s", (long long) w->job.id,
                                    strerror(-r));
                         w->protocol_error = true;
+                        /* Nothing more is read: stop watching, or the pending data would wake
+                         * the loop again and again until the exit. */
+                        (void) sd_event_source_set_enabled(w->io, SD_EVENT_OFF);
                         kill(w->pid, SIGKILL);
                 } else if (r < 0) {
-                        daemon_log(LOG_ERR, worker_run_id(w), "job %lld: cannot record: %s",
-                                   (long long) w->job.id,
-                                   r == -EIO ? store_error(w->daemon->store) : strerror(-r));
+                        snprintf(w->record_error, sizeof(w->record_error), "cannot record: %s",
+                                 r == -EIO ? store_error(w->daemon->store) : strerror(-r));
+                        daemon_log(LOG_ERR, worker_run_id(w), "job %lld: %s", (long long) w->job.id,
+                                   w->record_error);
                         w->error = r;
-                        w->protocol_error = true;
+                        w->discarding = true;
+                        /* Room for the writes that end the job (a full disk is the likely cause). */
+                        store_release_reserve(w->daemon->store);
                         kill(w->pid, SIGTERM);
                 }
         }
@@ -252,7 +264,7 @@ static JobStatus final_status(const Worker *w) {
                 return JOB_INTERRUPTED;
         if (w->cancel_requested)
                 return JOB_CANCELED;
-        if (!w->ended || w->error < 0 || w->protocol_error || w->result.end == RUN_STOPPED)
+        if (!w->ended || w->error < 0 || w->protocol_error || w->discarding || w->result.end == RUN_STOPPED)
                 return JOB_FAILED;
         return JOB_DONE;
 }
@@ -290,7 +302,9 @@ static int on_runner_exit(sd_event_source *s, const siginfo_t *si, void *userdat
 
         char note[256] = "";
         int error = w->error;
-        if (!w->ended && !w->protocol_error) {
+        if (w->record_error[0]) /* first: the runner was stopped because of it */
+                snprintf(note, sizeof(note), "%s", w->record_error);
+        else if (!w->ended && !w->protocol_error) {
                 snprintf(note, sizeof(note), "the runner process %s %d without finishing",
                          si->si_code == CLD_EXITED ? "exited with status" : "was killed by signal",
                          si->si_status);
@@ -335,7 +349,11 @@ static int fail_job(Daemon *d, Job *job, const char *fmt, ...) {
         vsnprintf(message, sizeof(message), fmt, ap);
         va_end(ap);
         daemon_log(LOG_ERR, 0, "job %lld failed to start: %s", (long long) job->id, message);
-        (void) jobs_finish(d->store, job->id, JOB_FAILED, message);
+        if (jobs_finish(d->store, job->id, JOB_FAILED, message) < 0) {
+                daemon_log(LOG_ERR, 0, "job %lld: cannot mark it failed: %s", (long long) job->id,
+                           store_error(d->store));
+                return -EIO; /* still queued: the caller must not take it again at once */
+        }
         return -EINVAL;
 }
 

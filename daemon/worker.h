@@ -14,7 +14,7 @@
  */
 
 /* Starts job (taking ownership of its fields). Returns 0, or -errno with the job marked failed
- * and logged. */
+ * and logged; -EIO when even that could not be stored (the job is still queued). */
 int worker_start(Daemon *d, Job *job, Worker **ret);
 
 /* Asks the runner to stop: its current child is killed and the run ends 'interrupted'; the job

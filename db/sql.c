@@ -8,21 +8,45 @@
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/sql.h"
 
+/* The message of the last failed statement. A ROLLBACK after a failure succeeds and resets the
+ * connection's message to "not an error"; this keeps the reason for the one who reports it.
+ * (Every process that writes is single-threaded.) */
+static char last_failure[256];
+
+static int failed(sqlite3 *db) {
+        if (sqlite3_errcode(db) != SQLITE_OK)
+                snprintf(last_failure, sizeof(last_failure), "%s", sqlite3_errmsg(db));
+        return -EIO;
+}
+
+const char *sql_last_failure(void) {
+        return last_failure;
+}
+
 int sql_begin(sqlite3 *db) {
-        return sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+        return sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : failed(db);
 }
 
 int sql_commit(sqlite3 *db, int r) {
         if (r < 0) {
+                (void) failed(db);
                 sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
                 return r;
         }
-        return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+        if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+                return 0;
+        r = failed(db);
+        /* A COMMIT that failed (SQLITE_FULL) may leave the transaction open: end it, or every later
+         * BEGIN fails with "cannot start a transaction within a transaction". */
+        if (!sqlite3_get_autocommit(db))
+                sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return r;
 }
 
 /* Binds arguments described by a format string: 'i' int64, 't' text (a NULL pointer binds
@@ -69,7 +93,7 @@ int sql_step(sqlite3 *db, sqlite3_stmt *st, int64_t *ret_id, const char *fmt, ..
                 return r;
         int rc = sqlite3_step(st);
         if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-                return -EIO;
+                return failed(db);
         if (ret_id)
                 *ret_id = sqlite3_last_insert_rowid(db);
         return 0;
@@ -89,6 +113,8 @@ int sql_exec1(sqlite3 *db, int64_t *ret_id, const char *sql, const char *fmt, ..
                 *ret_id = sqlite3_column_int64(st, 0);
         else if (rc == SQLITE_DONE && ret_id)
                 *ret_id = sqlite3_last_insert_rowid(db);
+        if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+                (void) failed(db);
         sqlite3_finalize(st);
         return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -EIO;
 }

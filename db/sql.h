@@ -14,6 +14,9 @@ typedef struct sqlite3_stmt sqlite3_stmt;
 
 int sql_begin(sqlite3 *db);
 
+/* The message of the last statement that failed in this process ("" if none). */
+const char *sql_last_failure(void);
+
 /* Commits when r >= 0, rolls back otherwise; returns r or the commit's failure. */
 int sql_commit(sqlite3 *db, int r);
 

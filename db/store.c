@@ -6,20 +6,24 @@
  * rather than guessed at.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "db/sql.h"
 #include "db/store.h"
 #include "util/cleanup.h"
 #include "util/proc.h"
 
 struct Store {
         sqlite3 *db;
+        char *reserve_path; /* set by store_reserve() */
 };
 
 static const char *const migrations[] = {
@@ -206,7 +210,37 @@ sqlite3 *store_db(Store *s) {
         return s->db;
 }
 
+int store_reserve(Store *s) {
+        const char *db_path = sqlite3_db_filename(s->db, "main");
+        if (!s->reserve_path && (!db_path || asprintf(&s->reserve_path, "%s-reserve", db_path) < 0)) {
+                s->reserve_path = NULL;
+                return -ENOMEM;
+        }
+        _cleanup_close_ int fd = open(s->reserve_path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return negative_errno();
+        /* Written, not fallocate()d: tmpfs and others without fallocate must hold it too. */
+        static const char zeros[64 * 1024];
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        for (off_t at = st.st_size; at < STORE_RESERVE_BYTES; at += (off_t) sizeof(zeros))
+                if (pwrite(fd, zeros, sizeof(zeros), at) != (ssize_t) sizeof(zeros)) {
+                        int r = errno ? -errno : -ENOSPC;
+                        (void) ftruncate(fd, 0);
+                        return r;
+                }
+        return fsync(fd) < 0 ? negative_errno() : 0;
+}
+
+void store_release_reserve(Store *s) {
+        if (s->reserve_path)
+                (void) unlink(s->reserve_path);
+}
+
 const char *store_error(Store *s) {
+        if (sqlite3_errcode(s->db) == SQLITE_OK && sql_last_failure()[0])
+                return sql_last_failure(); /* a ROLLBACK since the failure cleared the connection's */
         return sqlite3_errmsg(s->db);
 }
 
@@ -214,6 +248,7 @@ Store *store_free(Store *s) {
         if (!s)
                 return NULL;
         sqlite3_close_v2(s->db);
+        free(s->reserve_path);
         free(s);
         return NULL;
 }
@@ -334,9 +369,16 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
         if (rc == SQLITE_OK)
                 rc = sqlite3_exec(s->db, "PRAGMA foreign_keys = ON;", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
+                /* SQLite says "unable to open database file" for most causes: name the usual one. */
+                struct statvfs fs;
+                const char *why = mode != STORE_READ_WRITE ? ""
+                                  : statvfs(path, &fs) == 0 && fs.f_flag & ST_RDONLY
+                                          ? " (on a read-only file system)"
+                                  : access(path, W_OK) < 0 && errno != ENOENT ? " (not writable by you)"
+                                                                              : "";
                 if (ret_message)
-                        asprintf(ret_message, "cannot open database %s: %s", path,
-                                 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+                        asprintf(ret_message, "cannot open database %s: %s%s", path,
+                                 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc), why);
                 return -EIO;
         }
 

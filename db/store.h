@@ -42,6 +42,14 @@ sqlite3 *store_db(Store *s);
 /* Last SQLite error message of this store (static until the next call). */
 const char *store_error(Store *s);
 
+/* Space kept in reserve next to the database (PATH-reserve, STORE_RESERVE_BYTES) for the few
+ * writes that end a job when the disk is full. store_reserve() makes the file (again); returns 0
+ * or -errno. store_release_reserve() deletes it, once a write failed for lack of space: the
+ * writes that follow (a job marked failed, a run closed) then fit. */
+#define STORE_RESERVE_BYTES (256 * 1024)
+int store_reserve(Store *s);
+void store_release_reserve(Store *s);
+
 /*
  * Default database path: $ALLOCLAB_DB, else $XDG_DATA_HOME/alloclab/results.db, else
  * $HOME/.local/share/alloclab/results.db. Returns a new string or NULL (no HOME, or -ENOMEM).

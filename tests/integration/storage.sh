@@ -1,0 +1,85 @@
+#!/bin/bash
+# Storage failures (issue 12, item 4), on a real 3 MiB tmpfs in a private mount namespace: a job
+# whose samples no longer fit fails with the reason, keeps what was committed, and leaves
+# alloclabd responsive, idle (no busy loop) and stoppable; alloclab run on a full or read-only
+# database says so and exits 4. Needs root for the mount; skipped with the reason otherwise.
+if [[ -z ${ALLOCLAB_STORAGE_NS:-} ]]; then
+    if [[ $(id -u) != 0 ]] || ! command -v unshare >/dev/null; then
+        echo "SKIP: needs root and unshare (util-linux) to mount a small tmpfs"
+        exit 77
+    fi
+    # The mount lives and dies with this namespace: nothing is left mounted.
+    ALLOCLAB_STORAGE_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
+fi
+. "$(dirname "$0")/lib.sh"
+: "${ALLOCLABD:?ALLOCLABD must point to alloclabd}"
+
+mkdir "$WORK/small"
+mount -t tmpfs -o size=3m tmpfs "$WORK/small"
+DB="$WORK/small/results.db"
+export ALLOCLAB_DB="$DB" ALLOCLAB_SOCKET="$WORK/ctl.sock"
+daemon_pid=
+cleanup() {
+    [[ -n $daemon_pid ]] && kill -9 "$daemon_pid" 2>/dev/null
+    umount "$WORK/small" 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+cat >"$WORK/fill.yaml" <<YAML
+experiment: fill
+command: [/bin/echo, hello]
+allocators: {glibc: {}}
+samples: 5000
+warmup: 0
+probe: never
+quiet: off
+YAML
+"$ALLOCLABD" --db "$DB" --socket "$ALLOCLAB_SOCKET" --specs-dir "$WORK/none" 2>"$WORK/daemon.log" &
+daemon_pid=$!
+for _ in $(seq 100); do "$ALLOCLAB" status >/dev/null 2>&1 && break; sleep 0.05; done
+run_alloclab 0 submit "$WORK/fill.yaml"
+job=$(grep -o '[0-9]*' <<<"$OUT" | head -1)
+status=
+for _ in $(seq 1200); do
+    "$ALLOCLAB" queue >"$WORK/queue" 2>&1 || fail "queue unanswered while the disk is full: $(cat "$WORK/queue")"
+    status=$(awk -v j="$job" '$1 == j {print $2}' "$WORK/queue")
+    [[ $status == running || $status == queued ]] || break
+    sleep 0.1
+done
+expect_eq "$status" failed "the job whose samples no longer fit"
+expect_eq "$(q "SELECT message FROM jobs WHERE id = $job")" "cannot record: database or disk is full" "the reason"
+# The daemon sleeps: less than 0.3 s of CPU over 1.5 s (it spun at 100% on 63f6da7).
+cpu() { awk '{print $14 + $15}' "/proc/$daemon_pid/stat"; }
+before=$(cpu)
+sleep 1.5
+used=$(( $(cpu) - before ))
+(( used < 30 )) || fail "alloclabd used $used ticks of CPU while idle after a storage failure"
+run_alloclab 0 status
+expect_contains "$OUT" "idle" "the daemon is idle again"
+pgrep -f "alloclabd.*$WORK" | grep -qv "^$daemon_pid$" && fail "a runner process is left: $(pgrep -af "alloclabd.*$WORK")"
+kill -TERM "$daemon_pid"
+for _ in $(seq 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$daemon_pid" 2>/dev/null && fail "alloclabd did not stop on SIGTERM"
+wait "$daemon_pid" || true
+daemon_pid=
+committed=$(q "SELECT count(*) FROM samples")
+(( committed > 0 )) || fail "no sample was kept"
+expect_eq "$(q "PRAGMA integrity_check")" ok "integrity after the storage failure"
+expect_contains "$(q "SELECT status FROM runs")" failed "the run is failed"
+
+# alloclab run on the full disk: a clear error, exit 4, what was committed kept.
+run_alloclab 4 run "$WORK/fill.yaml" --quiet
+expect_contains "$ERR" "database or disk is full" "alloclab run on a full disk"
+[[ $ERR != *"not an error"* ]] || fail "alloclab run said 'not an error': $ERR"
+expect_eq "$(q "PRAGMA integrity_check")" ok "integrity after alloclab run on a full disk"
+
+# A read-only database: a clear error, exit 4.
+umount "$WORK/small"
+mount -t tmpfs -o size=8m tmpfs "$WORK/small"
+sed -i 's/^samples: 5000/samples: 2/' "$WORK/fill.yaml"
+run_alloclab 0 run "$WORK/fill.yaml" --quiet
+mount -o remount,ro "$WORK/small"
+run_alloclab 4 run "$WORK/fill.yaml" --quiet
+[[ $ERR != *"not an error"* ]] || fail "a read-only database: 'not an error': $ERR"
+expect_contains "$ERR" "read-only" "a read-only database is named as such"
