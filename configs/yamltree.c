@@ -296,6 +296,18 @@ int yaml_tree_parse(const char *data, size_t size, Diagnostics *d, YamlNode **re
         for (bool done = false; !done && r >= 0;) {
                 yaml_event_t e;
                 if (!yaml_parser_parse(&parser, &e)) {
+                        if (parser.error == YAML_READER_ERROR) {
+                                /* The reader knows only the byte offset: count lines up to it. */
+                                unsigned line = 1, column = 1;
+                                for (size_t i = 0; i < parser.problem_offset && i < size; i++, column++)
+                                        if (data[i] == '\n') {
+                                                line++;
+                                                column = 0;
+                                        }
+                                r = diag_add(d, line, column, "invalid UTF-8 (%s)",
+                                             parser.problem ? parser.problem : "malformed input");
+                                break;
+                        }
                         const yaml_mark_t *m = &parser.problem_mark;
                         r = diag_add(d, (unsigned) m->line + 1, (unsigned) m->column + 1,
                                      "YAML syntax error: %s%s%s",

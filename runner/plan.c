@@ -194,9 +194,12 @@ int plan_resolve_exe(const char *name, char *const *envp, const char *cwd, char 
                                 return -ENOMEM;
                 } else if (!(full = strdup(name)))
                         return -ENOMEM;
-                if (access(full, X_OK) < 0)
+                struct stat st;
+                if (stat(full, &st) < 0 || access(full, X_OK) < 0)
                         return negative_errno();
-                *ret = strdup(name); /* posix_spawn resolves it after chdir */
+                if (S_ISDIR(st.st_mode))
+                        return -EISDIR; /* searchable, but not a program */
+                *ret = strdup(name);    /* posix_spawn resolves it after chdir */
                 return *ret ? 0 : -ENOMEM;
         }
         const char *path = env_get(envp, "PATH");

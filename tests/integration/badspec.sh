@@ -45,3 +45,13 @@ run_alloclab 4 check "$WORK/missing.yaml"
 expect_eq "$(q "SELECT count(*) FROM runs")" 1 "runs after a missing program"
 run_alloclab 3 check "$WORK/does-not-exist.yaml"
 expect_contains "$ERR" "No such file or directory" "missing spec file"
+
+# A directory as the command is searchable (X_OK) but no program: check refuses it.
+mkdir "$WORK/a-directory"
+cat >"$WORK/dir.yaml" <<YAML
+experiment: dir
+command: ["$WORK/a-directory"]
+allocators: {glibc: {}}
+YAML
+run_alloclab 4 check "$WORK/dir.yaml"
+expect_eq "$ERR" "alloclab check: variant glibc: cannot run '$WORK/a-directory': Is a directory" "a directory as command"

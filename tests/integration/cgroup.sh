@@ -157,4 +157,8 @@ expect_eq "$(q "SELECT s.status FROM samples s JOIN variants v ON v.id = s.varia
                 WHERE s.run_id = (SELECT max(id) FROM runs) AND v.name = 'hung'")" timeout "timeout without cgroups"
 run_alloclab 0 show "$(q "SELECT max(id) FROM runs")"
 expect_contains "$OUT" "isolation: process groups only, no cgroups: turned off" "show names the fallback"
-for f in "$WORK"/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null || true; done
+# Every daemon of the fallback run escaped, one per sample, each overwriting the PID file of the
+# one before: end them by their command line, then make sure none is left.
+pkill -9 -f "$WORKLOAD daemon $WORK/" || true
+for _ in $(seq 50); do pgrep -f "$WORKLOAD daemon $WORK/" >/dev/null || break; sleep 0.1; done
+if pgrep -f "$WORKLOAD daemon $WORK/" >/dev/null; then fail "daemons left behind: $(pgrep -af "$WORKLOAD daemon $WORK/")"; fi

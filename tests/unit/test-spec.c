@@ -73,6 +73,7 @@ static const BadSpec bad_specs[] = {
         { "experiment: t\ncommand: [/bin/true\nallocators: {glibc: {}}\n",
           "t.yaml:3:11: YAML syntax error: did not find expected ',' or ']' while parsing a flow sequence" },
         { "- experiment: t\n", "t.yaml:1:1: spec must be a mapping, got a list" },
+        { HEAD "description: \"a\xff\xfe\"\n", "t.yaml:4:16: invalid UTF-8 (invalid leading UTF-8 octet)" },
         { "", "t.yaml:1:1: spec is empty" },
         { HEAD "description: [[[[[[[[[[[[[[[[[[x]]]]]]]]]]]]]]]]]]\n",
           "t.yaml:4:29: nesting deeper than 16 levels" },
