@@ -10,9 +10,9 @@ alloclab_build "$ALLOCLAB_ROOT/build-test" -DALLOCLAB_WERROR=ON -DBUILD_TESTING=
 cd "$ALLOCLAB_ROOT/build-test"
 ctest --output-on-failure -j "$(nproc)"
 
-# The fuzz targets once more under AddressSanitizer and UBSan (tests/fuzz/): memory errors and
-# undefined behaviour in the parsers of what children, runner processes and users write.
-alloclab_build "$ALLOCLAB_ROOT/build-asan" -DALLOCLAB_SANITIZE=ON -DBUILD_TESTING=ON \
-    -- fuzz-probe-report fuzz-stream fuzz-spec fuzz-preflight
+# Everything once more under AddressSanitizer and UBSan, every finding fatal: the unit and
+# integration tests (real children, the real daemon) and the fuzz targets of the parsers of what
+# children, runner processes and users write.
+alloclab_build "$ALLOCLAB_ROOT/build-asan" -DALLOCLAB_SANITIZE=ON -DBUILD_TESTING=ON
 cd "$ALLOCLAB_ROOT/build-asan"
-ctest --output-on-failure -L fuzz
+ctest --output-on-failure -j "$(nproc)"
