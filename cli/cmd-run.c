@@ -232,6 +232,7 @@ int cmd_run(int argc, char **argv) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
         _cleanup_free_ char *probe = paths_probe();
+        cgroup_remove_stale(); /* what runs killed with SIGKILL left behind */
         int r = plan_new(spec,
                          &(PlanOptions){ .caller_env = environ,
                                          .seed = spec->has_seed ? spec->seed : plan_random_seed(),
@@ -348,6 +349,7 @@ int cmd_resume(int argc, char **argv) {
         spec->warmup = info.warmup;
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL, *probe = paths_probe();
+        cgroup_remove_stale();
         r = plan_new(spec, &(PlanOptions){ .caller_env = environ, .seed = info.seed, .probe_path = probe },
                      &plan, &message);
         resume_info_done(&info);

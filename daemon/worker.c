@@ -155,6 +155,8 @@ static int drop_privileges(const Job *j, const Plan *plan) {
 static _Noreturn void runner_main(Worker *w, int fd) {
         /* The runner must not outlive the daemon: a lost daemon means a lost recorder. */
         prctl(PR_SET_PDEATHSIG, SIGTERM);
+        /* Here, not in the daemon's loop: it may wait for what dead runs left to leave. */
+        cgroup_remove_stale();
         int r = drop_privileges(&w->job, w->plan);
         if (r >= 0 && chdir(w->job.cwd) < 0)
                 r = negative_errno();

@@ -115,24 +115,6 @@ static int own_cgroup(const char *controller, char **ret) {
         return asprintf(ret, "%s%s", mount, root ? "" : path) < 0 ? -ENOMEM : root;
 }
 
-/* Removes the cgroup `name` below `parent` once its processes are gone. Killed processes leave
- * quickly, and cgroup.events signals POLLPRI on each change (until it is read again); the kernel
- * may also refuse the rmdir (EBUSY) for a moment after the last one left, while exited tasks
- * finish: retried every millisecond, for EMPTY_WAIT_MS at most. */
-static void remove_when_empty(int parent, const char *name) {
-        char events_path[64];
-        snprintf(events_path, sizeof(events_path), "%s/cgroup.events", name);
-        _cleanup_close_ int events = openat(parent, events_path, O_RDONLY | O_CLOEXEC);
-        for (int tries = 0;
-             unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno == EBUSY && tries < EMPTY_WAIT_MS; tries++) {
-                char buf[256];
-                ssize_t n = events >= 0 ? pread(events, buf, sizeof(buf) - 1, 0) : -1;
-                buf[n > 0 ? n : 0] = 0;
-                struct pollfd p = { .fd = events, .events = POLLPRI };
-                (void) poll(&p, n > 0 && !strstr(buf, "populated 0") ? 1 : 0, 1);
-        }
-}
-
 /* A directory stream over fd's directory that leaves fd open (fdopendir() takes the descriptor
  * it is given). NULL with errno set on failure. */
 static DIR *open_dir_of(int fd) {
@@ -144,29 +126,67 @@ static DIR *open_dir_of(int fd) {
                 int saved = errno;
                 close(dup);
                 errno = saved;
+                return NULL;
         }
+        rewinddir(d); /* the duplicate shares fd's position, at the end after an earlier listing */
         return d;
 }
 
-/* Kills and removes every cgroup directly below fd: whatever their names (a forked runner may
- * have replaced the children's cgroup of the plan its parent holds). */
-static void remove_children_of(int fd) {
-        _cleanup_(closedirp) DIR *d = open_dir_of(fd);
-        if (!d)
-                return;
-        for (struct dirent *e; (e = readdir(d));) {
-                if (e->d_type != DT_DIR || e->d_name[0] == '.')
-                        continue;
-                char kill_path[sizeof(e->d_name) + 16];
-                snprintf(kill_path, sizeof(kill_path), "%s/cgroup.kill", e->d_name);
-                (void) write_at(fd, kill_path, "1");
-                remove_when_empty(fd, e->d_name);
+/* How deep remove_tree() follows cgroups a workload made below its own: deeper ones stay. */
+#define TREE_MAX_DEPTH 16
+
+/* Waits until the cgroup behind fd holds no process (cgroup.events "populated 0"), at most
+ * EMPTY_WAIT_MS: killed processes leave quickly, and cgroup.events signals POLLPRI on each change. */
+static void wait_empty(int fd) {
+        _cleanup_close_ int events = openat(fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+        for (int waited = 0; events >= 0 && waited < EMPTY_WAIT_MS; waited++) {
+                char buf[256];
+                ssize_t n = pread(events, buf, sizeof(buf) - 1, 0);
+                buf[n > 0 ? n : 0] = 0;
+                if (n <= 0 || strstr(buf, "populated 0"))
+                        return;
+                (void) poll(&(struct pollfd){ .fd = events, .events = POLLPRI }, 1, 1);
         }
 }
 
-/* Run cgroups of alloclab processes that are gone (killed with SIGKILL, say): kill what they
- * left running and remove them. Best effort: what does not go within EMPTY_WAIT_MS stays. */
-static void remove_stale(int base) {
+static void remove_tree_at(int parent, const char *name, unsigned depth);
+
+/* Removes every cgroup below fd, deepest first (their processes must be gone already). */
+static void remove_subtrees(int fd, unsigned depth) {
+        _cleanup_(closedirp) DIR *d = open_dir_of(fd);
+        if (!d)
+                return;
+        for (struct dirent *e; (e = readdir(d));)
+                if (e->d_type == DT_DIR && e->d_name[0] != '.')
+                        remove_tree_at(fd, e->d_name, depth + 1);
+}
+
+/* Kills everything in the cgroup `name` below `parent` and in the cgroups below it (cgroup.kill
+ * is recursive), waits for them to leave, then removes the directories bottom-up: a cgroup with
+ * a cgroup below it cannot be removed, and retrying that (EBUSY) used to stall for seconds. The
+ * kernel may refuse the rmdir of an empty leaf for a moment while exited tasks finish: retried
+ * every millisecond, at most EMPTY_WAIT_MS in all. */
+static void remove_tree_at(int parent, const char *name, unsigned depth) {
+        _cleanup_close_ int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 || depth > TREE_MAX_DEPTH)
+                return;
+        (void) write_at(fd, "cgroup.kill", "1");
+        wait_empty(fd);
+        remove_subtrees(fd, depth);
+        for (int tries = 0;
+             unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno == EBUSY && tries < EMPTY_WAIT_MS; tries++)
+                (void) poll(NULL, 0, 1);
+}
+
+/* Kills and removes every cgroup below fd: whatever their names (a forked runner may have
+ * replaced the children's cgroup of the plan its parent holds), and whatever a workload made. */
+static void remove_children_of(int fd) {
+        remove_subtrees(fd, 0);
+}
+
+/* Run cgroups of alloclab processes that are gone (killed with SIGKILL, say) below base: kill
+ * what they left running and remove them, depth first. */
+static void remove_stale_in(int base) {
         _cleanup_(closedirp) DIR *d = open_dir_of(base);
         if (!d)
                 return;
@@ -177,11 +197,7 @@ static void remove_stale(int base) {
                 long pid = strtol(e->d_name + strlen(RUN_PREFIX), &end, 10);
                 if ((*end && *end != '-') || pid <= 0 || kill((pid_t) pid, 0) == 0 || errno != ESRCH)
                         continue;
-                _cleanup_close_ int run = openat(base, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (run < 0)
-                        continue;
-                remove_children_of(run);
-                (void) unlinkat(base, e->d_name, AT_REMOVEDIR);
+                remove_tree_at(base, e->d_name, 0);
         }
 }
 
@@ -217,7 +233,6 @@ bool cgroup_run_pids_v1(CgroupRun *run) {
         int home_fd = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (home_fd < 0)
                 return false;
-        remove_stale(home_fd);
         const char *name = strrchr(run->path, '/') + 1; /* the same name as in v2 */
         int fd = -1;
         if ((mkdirat(home_fd, name, 0755) < 0 && errno != EEXIST) ||
@@ -233,16 +248,40 @@ bool cgroup_run_pids_v1(CgroupRun *run) {
         return run->pids = true;
 }
 
+/* Where run cgroups are made: $ALLOCLAB_CGROUP_ROOT, else this process's cgroup. Returns 0 and
+ * a new string, -ENOENT (none, or turned off), -ENOMEM. */
+static int run_base(char **ret) {
+        const char *root = getenv(CGROUP_ROOT_ENV);
+        if (root && strcmp(root, "off") == 0)
+                return -ENOENT;
+        if (root && *root)
+                return (*ret = strdup(root)) ? 0 : -ENOMEM;
+        int r = own_cgroup(NULL, ret);
+        return r < 0 ? r : 0;
+}
+
+void cgroup_remove_stale(void) {
+        static const char *const hierarchies[] = { NULL, "pids" }; /* v2, and v1's pids */
+        for (size_t i = 0; i < ELEMENTSOF(hierarchies); i++) {
+                _cleanup_free_ char *base = NULL;
+                if ((hierarchies[i] ? own_cgroup(hierarchies[i], &base) : run_base(&base)) < 0)
+                        continue;
+                _cleanup_close_ int fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0)
+                        remove_stale_in(fd);
+        }
+}
+
 int cgroup_run_open(CgroupRun *ret) {
         *ret = (CgroupRun){ .fd = -1, .children_fd = -1, .pids_v1_fd = -1, .pids_home_fd = -1 };
         const char *root = getenv(CGROUP_ROOT_ENV);
         if (root && strcmp(root, "off") == 0)
                 return no_cgroup(ret, "turned off (%s=off)", CGROUP_ROOT_ENV);
         _cleanup_free_ char *base = NULL;
-        if (root && *root) {
-                if (!(base = strdup(root)))
-                        return -ENOMEM;
-        } else if (own_cgroup(NULL, &base) < 0)
+        int q = run_base(&base);
+        if (q == -ENOMEM)
+                return q;
+        if (q < 0)
                 return no_cgroup(ret, "no cgroup v2 hierarchy");
         _cleanup_close_ int base_fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct statfs fs;
@@ -250,7 +289,6 @@ int cgroup_run_open(CgroupRun *ret) {
                 return no_cgroup(ret, "cannot open %s: %s", base, strerror(errno));
         if (fs.f_type != CGROUP2_SUPER_MAGIC)
                 return no_cgroup(ret, "%s is not a cgroup v2 directory", base);
-        remove_stale(base_fd);
 
         /* One per plan: the daemon builds a plan per job, and a job's cgroup may still be going
          * while the next one's is made. */
@@ -451,7 +489,7 @@ static void replace_children(CgroupRun *run) {
         char old[sizeof(run->children_name)];
         memcpy(old, run->children_name, sizeof(old));
         run->children_fd = safe_close(run->children_fd);
-        remove_when_empty(run->fd, old);
+        remove_tree_at(run->fd, old, 0);
         snprintf(run->children_name, sizeof(run->children_name), "%s-%u", CGROUP_CHILDREN,
                  ++run->generation);
         if (mkdirat(run->fd, run->children_name, 0755) < 0 ||
@@ -471,6 +509,8 @@ void cgroup_children_empty(CgroupRun *run) {
         /* A killed cgroup is replaced (see cgroup.h); removing it waits until it is empty. */
         if (run->killed)
                 replace_children(run);
+        else if (run->children_fd >= 0)
+                remove_subtrees(run->children_fd, 0); /* cgroups the child made below its own */
         /* The pids controller releases a process when it is reaped, not when it exits: an orphan
          * the child left (reparented to init, which may take a while) still counts against the
          * next child's pids_max. Wait for those charges to go, bounded, outside the clock. */

@@ -49,6 +49,12 @@ int cgroup_take_delegation(void);
 /* Decides where the run's children go. Returns 0 (with or without a cgroup) or -ENOMEM. */
 int cgroup_run_open(CgroupRun *ret);
 
+/* Removes the run cgroups (v2, and v1 pids) of alloclab processes that are gone, killing what
+ * they left running, deepest cgroups first. It may wait (for processes to leave, bounded): call
+ * it where waiting is harmless, never from an event loop (alloclab run before planning; the
+ * daemon's runner process before it runs). */
+void cgroup_remove_stale(void);
+
 /* For pids_max where the v2 cgroup lacks the pids controller: a cgroup of the run's in the v1
  * pids hierarchy (see CgroupRun). Returns whether the pids controller is now there. */
 bool cgroup_run_pids_v1(CgroupRun *run);

@@ -147,6 +147,57 @@ else
     expect_eq "$(q "SELECT count(*) FROM runs")" "$runs_before" "nothing written"
 fi
 
+# A child that makes cgroups below its own (and leaves a process in one): they are removed after
+# each sample, depth first, without the 5 s stall per child that retrying rmdir on a cgroup with
+# a cgroup below it cost on 63f6da7 (where the next child also found inner/ still there).
+CG2=$(findmnt -n -t cgroup2 -o TARGET | head -1)
+cat >"$WORK/nest.sh" <<'SH'
+#!/bin/sh
+d=$1$(sed -n 's/^0:://p' /proc/self/cgroup)
+mkdir "$d/inner" || exit 1
+mkdir "$d/inner/deeper" || exit 1
+if [ "$2" = busy ]; then sh -c 'echo $$ >"$0/inner/deeper/cgroup.procs" && exec sleep 299.5' "$d" & fi
+sleep "$3"
+echo ok
+SH
+chmod +x "$WORK/nest.sh"
+cat >"$WORK/nest.yaml" <<YAML
+experiment: nest
+command: ["$WORK/nest.sh", "$CG2", "{mode}", "0"]
+params: {mode: [empty, busy]}
+allocators: {glibc: {}}
+samples: 3
+warmup: 0
+probe: never
+YAML
+t0=$(date +%s%N)
+run_alloclab 0 run "$WORK/nest.yaml" --quiet
+elapsed_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+expect_eq "$(q "SELECT group_concat(DISTINCT s.status) FROM samples s JOIN runs r ON r.id = s.run_id
+                JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'nest'")" ok "every child made its cgroups anew"
+(( elapsed_ms < 8000 )) || fail "8 children with nested cgroups took $elapsed_ms ms"
+nest_cgroup=$(q "SELECT r.cgroup FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'nest'")
+[[ ! -e $nest_cgroup ]] || fail "the run's cgroup is left: $(find "$nest_cgroup" -type d)"
+pgrep -f "sleep 299.5" >/dev/null && fail "a process in a nested cgroup survived: $(pgrep -af "sleep 299.5")"
+
+# A run killed with SIGKILL while its child holds a process two levels below its cgroup: the next
+# run kills that process and removes the whole tree.
+sed -i 's/"{mode}", "0"/"busy", "30"/; s/^samples: 3/samples: 1/' "$WORK/nest.yaml"
+"$ALLOCLAB" run "$WORK/nest.yaml" --quiet >/dev/null 2>&1 &
+killed=$!
+for _ in $(seq 100); do pgrep -f "sleep 299.5" >/dev/null && break; sleep 0.05; done
+pgrep -f "sleep 299.5" >/dev/null || fail "the nested process did not start"
+kill -9 "$killed"
+wait "$killed" 2>/dev/null || true
+stale=$(q "SELECT r.cgroup FROM runs r WHERE r.id = (SELECT max(id) FROM runs)")
+[[ -d $stale/children/inner/deeper ]] || fail "no nested cgroup left to clean: $(find "$stale" -type d)"
+pkill -9 -f "$WORK/nest.sh" || true # the killed run's own child; its cgroup tree stays
+printf 'experiment: tiny\ncommand: [/bin/true]\nallocators: {glibc: {}}\nsamples: 1\nprobe: never\n' >"$WORK/tiny.yaml"
+run_alloclab 0 run "$WORK/tiny.yaml" --quiet
+[[ ! -e $stale ]] || fail "the dead run's cgroup tree is left: $(find "$stale" -type d)"
+for _ in $(seq 30); do pgrep -f "sleep 299.5" >/dev/null || break; sleep 0.1; done
+pgrep -f "sleep 299.5" >/dev/null && fail "the dead run's nested process survived: $(pgrep -af "sleep 299.5")"
+
 # The fallback: process groups. A setsid() daemon escapes them; the run still completes.
 ALLOCLAB_CGROUP_ROOT=off run_alloclab 1 run "$WORK/spec.yaml" --quiet
 expect_eq "$(q "SELECT cgroup IS NULL, cgroup_fallback FROM runs WHERE id = (SELECT max(id) FROM runs)")" \
