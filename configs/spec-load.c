@@ -743,6 +743,29 @@ static int check_templates(Loader *l) {
         return r;
 }
 
+/* The plan this spec makes must fit SPEC_MAX_PLAN_WORDS; reported at the parameter matrix (or
+ * at the top when there is none), since the matrix multiplies everything else. */
+static int check_plan_size(Loader *l, const YamlNode *root) {
+        const Spec *s = state(l)->spec;
+        size_t per_cell = 0;
+        for (size_t v = 0; v < s->n_variants; v++) {
+                const SpecVariant *sv = &s->variants[v];
+                per_cell += strv_length(sv->command ? sv->command : s->command) + strv_length(s->env) +
+                            strv_length(sv->env);
+        }
+        size_t cells = spec_n_cells(s);
+        if (per_cell == 0 || cells <= SPEC_MAX_PLAN_WORDS / per_cell)
+                return 0;
+        const YamlNode *at = root;
+        for (size_t i = 0; i < root->n_items; i++)
+                if (strcmp(root->keys[i]->value, "params") == 0)
+                        at = root->keys[i];
+        return diag_add(l->diag, at->line, at->column,
+                        "the plan would hold %zu cells x %zu arguments and variables of its variants, more "
+                        "than %d: fewer cells, variants or variables",
+                        cells, per_cell, SPEC_MAX_PLAN_WORDS);
+}
+
 int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostics *d, Spec **ret) {
         _cleanup_(spec_freep) Spec *s = calloc(1, sizeof(Spec));
         if (!s)
@@ -795,6 +818,8 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
                 int q = check_templates(&l);
                 r = q < 0 ? q : r;
         }
+        if (r >= 0)
+                r = check_plan_size(&l, root);
         free(st.templates);
         if (r < 0)
                 return r;

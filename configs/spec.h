@@ -22,6 +22,9 @@
 #define SPEC_MAX_WARMUP                   1000
 #define SPEC_MAX_ARGS                     4096
 #define SPEC_MAX_ENV                      256
+/* Arguments and environment variables of every (cell, variant) job together: what a plan holds
+ * in memory (the largest matrix with the most variables and arguments was 5.5 GB). */
+#define SPEC_MAX_PLAN_WORDS               (1024 * 1024)
 #define SPEC_MAX_TIMEOUT_NS               (24ULL * 3600 * 1000000000) /* one day */
 #define SPEC_DEFAULT_TIMEOUT_NS           (600ULL * 1000000000)
 #define SPEC_DEFAULT_OUTPUT_LIMIT         (64ULL * 1024 * 1024)

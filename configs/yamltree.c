@@ -6,6 +6,8 @@
  * Merge keys ("<<") are not special: they surface as an unknown key in the schema.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
@@ -18,9 +20,18 @@ typedef struct Anchor {
         YamlNode *node; /* borrowed from the tree */
 } Anchor;
 
+/* The keys of one open mapping, for the duplicate check: open addressing over indexes into the
+ * mapping's keys (+1; 0 is empty), so that a mapping of n keys is checked in O(n), not O(n^2). */
+typedef struct KeySet {
+        uint32_t *slots;
+        size_t n_slots; /* 0 or a power of two, at least twice the keys in it */
+        size_t n_keys;
+} KeySet;
+
 typedef struct Builder {
         Diagnostics *diag;
         YamlNode *stack[YAML_MAX_DEPTH + 1];
+        KeySet keysets[YAML_MAX_DEPTH + 1]; /* of the mapping at the same stack position */
         size_t depth;
         YamlNode *root;
         Anchor anchors[YAML_MAX_ALIASES];
@@ -114,14 +125,74 @@ static int node_copy(Builder *b, const YamlNode *src, const yaml_mark_t *mark, Y
         return 0;
 }
 
+static size_t key_hash(const char *s) { /* FNV-1a */
+        size_t h = 1469598103934665603ULL;
+        for (; *s; s++)
+                h = (h ^ (unsigned char) *s) * 1099511628211ULL;
+        return h;
+}
+
+/* The slot of `value` in set, or of the empty slot where it would go. */
+static uint32_t *keyset_slot(const KeySet *set, const YamlNode *map, const char *value) {
+        for (size_t i = key_hash(value) & (set->n_slots - 1);; i = (i + 1) & (set->n_slots - 1)) {
+                uint32_t *slot = &set->slots[i];
+                if (!*slot || strcmp(map->keys[*slot - 1]->value, value) == 0)
+                        return slot;
+        }
+}
+
+static int keyset_add(KeySet *set, const YamlNode *map, uint32_t index) {
+        if (2 * (set->n_keys + 1) > set->n_slots) {
+                KeySet grown = { .n_slots = set->n_slots ? 2 * set->n_slots : 16, .n_keys = set->n_keys };
+                if (!(grown.slots = calloc(grown.n_slots, sizeof(uint32_t))))
+                        return -ENOMEM;
+                for (size_t i = 0; i < set->n_slots; i++)
+                        if (set->slots[i])
+                                *keyset_slot(&grown, map, map->keys[set->slots[i] - 1]->value) =
+                                        set->slots[i];
+                free(set->slots);
+                *set = grown;
+        }
+        *keyset_slot(set, map, map->keys[index]->value) = index + 1;
+        set->n_keys++;
+        return 0;
+}
+
+static void keyset_clear(KeySet *set) {
+        free(set->slots);
+        *set = (KeySet){};
+}
+
 static int check_duplicate_key(Builder *b, const YamlNode *map, const YamlNode *key) {
         if (key->kind != YAML_NODE_SCALAR)
                 return diag_add(b->diag, key->line, key->column, "mapping keys must be scalars");
-        for (size_t i = 0; i < map->n_items; i++)
-                if (strcmp(map->keys[i]->value, key->value) == 0)
-                        return diag_add(b->diag, key->line, key->column,
-                                        "duplicate key '%s' (first defined at line %u)", key->value,
-                                        map->keys[i]->line);
+        const KeySet *set = &b->keysets[b->depth - 1];
+        const uint32_t *slot = set->n_slots ? keyset_slot(set, map, key->value) : NULL;
+        if (slot && *slot)
+                return diag_add(b->diag, key->line, key->column,
+                                "duplicate key '%s' (first defined at line %u)", key->value,
+                                map->keys[*slot - 1]->line);
+        return 0;
+}
+
+/* Room for one more item in a collection being built: arrays grow by doubling (capacity is
+ * implied by n_items: the next power of two), keys one further for the parked key. */
+static int grow_collection(YamlNode *n) {
+        size_t have = n->n_items;
+        if (have != 0 && (have & (have - 1)) != 0)
+                return 0; /* not full: capacity is the next power of two */
+        size_t cap = have ? 2 * have : 1;
+        YamlNode **items = realloc(n->items, cap * sizeof(YamlNode *));
+        if (!items)
+                return -ENOMEM;
+        n->items = items;
+        if (n->keys) {
+                YamlNode **keys = realloc(n->keys, (cap + 1) * sizeof(YamlNode *));
+                if (!keys)
+                        return -ENOMEM;
+                memset(keys + have + 1, 0, (cap - have) * sizeof(YamlNode *));
+                n->keys = keys;
+        }
         return 0;
 }
 
@@ -133,39 +204,23 @@ static int attach(Builder *b, YamlNode *n) {
                 return 0;
         }
         YamlNode *parent = b->stack[b->depth - 1];
-        if (parent->kind == YAML_NODE_MAPPING) {
-                size_t cap = parent->n_items + 1;
-                if (!parent->keys[parent->n_items]) {
-                        int r = check_duplicate_key(b, parent, n);
-                        if (r < 0) {
-                                yaml_node_free(n);
-                                return r;
-                        }
-                        parent->keys[parent->n_items] = n;
-                        return 0;
-                }
-                YamlNode **items = realloc(parent->items, cap * sizeof(YamlNode *));
-                if (!items) {
+        bool mapping = parent->kind == YAML_NODE_MAPPING;
+        int r = 0;
+        if (mapping && !parent->keys[parent->n_items]) {
+                r = check_duplicate_key(b, parent, n);
+                if (r < 0) {
                         yaml_node_free(n);
-                        return -ENOMEM;
+                        return r;
                 }
-                parent->items = items;
-                parent->items[parent->n_items++] = n;
-                YamlNode **keys = realloc(parent->keys, (cap + 1) * sizeof(YamlNode *));
-                if (!keys)
-                        return -ENOMEM;
-                keys[cap] = NULL;
-                parent->keys = keys;
+                parent->keys[parent->n_items] = n;
                 return 0;
         }
-        YamlNode **items = realloc(parent->items, (parent->n_items + 1) * sizeof(YamlNode *));
-        if (!items) {
+        if ((r = grow_collection(parent)) < 0) {
                 yaml_node_free(n);
-                return -ENOMEM;
+                return r;
         }
-        parent->items = items;
         parent->items[parent->n_items++] = n;
-        return 0;
+        return mapping ? keyset_add(&b->keysets[b->depth - 1], parent, (uint32_t) (parent->n_items - 1)) : 0;
 }
 
 static int remember_anchor(Builder *b, const yaml_char_t *anchor, YamlNode *n, const yaml_mark_t *m) {
@@ -230,6 +285,7 @@ static int on_collection_start(Builder *b, const yaml_event_t *e, YamlKind kind)
 
 static int on_collection_end(Builder *b) {
         YamlNode *n = b->stack[--b->depth];
+        keyset_clear(&b->keysets[b->depth]);
         return attach(b, n);
 }
 
@@ -275,6 +331,7 @@ static void builder_done(Builder *b) {
         /* Open collections were never attached: free them bottom-up. */
         while (b->depth > 0) {
                 YamlNode *n = b->stack[--b->depth];
+                keyset_clear(&b->keysets[b->depth]);
                 yaml_node_free(n);
         }
         for (size_t i = 0; i < b->n_anchors; i++)

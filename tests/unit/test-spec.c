@@ -170,6 +170,47 @@ static void test_too_many_cells_templated(void **state) {
         }
 }
 
+/* 4096 cells x 16 variants x 258 words each: within every single limit, but a plan of 17M
+ * strings (5.5 GB on 63f6da7); refused at the matrix, at once. */
+static void test_plan_too_large(void **state) {
+        (void) state;
+        size_t size = 64 * 1024, n = 0;
+        _cleanup_free_ char *yaml = malloc(size);
+        assert_non_null(yaml);
+        n += (size_t) snprintf(yaml + n, size - n,
+                               "experiment: t\ncommand: [echo, \"{a}\"]\nparams:\n  a: [");
+        for (int i = 0; i < 256; i++)
+                n += (size_t) snprintf(yaml + n, size - n, "%s%d", i ? "," : "", i);
+        n += (size_t) snprintf(yaml + n, size - n,
+                               "]\n  b: [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]\nenv:\n");
+        for (int i = 0; i < 256; i++)
+                n += (size_t) snprintf(yaml + n, size - n, "  K%d: v\n", i);
+        n += (size_t) snprintf(yaml + n, size - n, "allocators:\n");
+        for (int i = 0; i < 16; i++)
+                n += (size_t) snprintf(yaml + n, size - n, "  v%d: {}\n", i);
+        _cleanup_free_ char *got = load_diagnostics(yaml, n);
+        assert_string_equal(got,
+                            "t.yaml:3:1: the plan would hold 4096 cells x 4128 arguments and variables of "
+                            "its variants, more than 1048576: fewer cells, variants or variables");
+}
+
+/* Duplicate keys among many, found through the loader's hash of each mapping's keys (the
+ * pairwise check took 7.8 s for 50,000 keys): the first definition's line is right. */
+static void test_duplicate_among_many_keys(void **state) {
+        (void) state;
+        size_t size = 256 * 1024, n = 0;
+        _cleanup_free_ char *yaml = malloc(size);
+        assert_non_null(yaml);
+        n += (size_t) snprintf(yaml + n, size - n,
+                               "experiment: t\ncommand: [/bin/true]\nallocators: {glibc: {}}\n"
+                               "description:\n");
+        for (int i = 0; i < 20000; i++)
+                n += (size_t) snprintf(yaml + n, size - n, "  k%d: v\n", i);
+        n += (size_t) snprintf(yaml + n, size - n, "  k12345: again\n");
+        _cleanup_free_ char *got = load_diagnostics(yaml, n);
+        assert_string_equal(got, "t.yaml:20005:3: duplicate key 'k12345' (first defined at line 12350)");
+}
+
 static void test_too_many_variants(void **state) {
         (void) state;
         char yaml[4096];
@@ -295,6 +336,8 @@ int main(void) {
                 cmocka_unit_test(test_bad_specs),
                 cmocka_unit_test(test_too_many_cells),
                 cmocka_unit_test(test_too_many_cells_templated),
+                cmocka_unit_test(test_plan_too_large),
+                cmocka_unit_test(test_duplicate_among_many_keys),
                 cmocka_unit_test(test_too_many_variants),
                 cmocka_unit_test(test_too_large),
                 cmocka_unit_test(test_alias_bomb),
