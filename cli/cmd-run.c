@@ -264,7 +264,9 @@ int cmd_run(int argc, char **argv) {
         struct passwd *pw = getpwuid(getuid());
         RecordContext ctx = { .trigger = "cli", .submitter = pw ? pw->pw_name : NULL };
         _cleanup_(record_freep) Recorder *rec = NULL;
-        r = record_begin(store, plan, &host, &ctx, &rec);
+        r = plan_hash_programs(plan);
+        if (r >= 0)
+                r = record_begin(store, plan, &host, &ctx, &rec);
         host_done(&host);
         if (r < 0) {
                 cli_error("run", "cannot record the run: %s", r == -EIO ? store_error(store) : strerror(-r));

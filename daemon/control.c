@@ -20,6 +20,7 @@
 
 #include "configs/spec.h"
 #include "daemon/control.h"
+#include "daemon/identity.h"
 #include "daemon/scheduler.h"
 #include "daemon/worker.h"
 #include "db/jobs.h"
@@ -190,12 +191,24 @@ static json_t *method_submit(Connection *c, json_t *params) {
                 return error_reply("io.alloclab.SpecInvalid", json_pack("{s:o}", "diagnostics", list));
         }
         diag_clear(&diag);
-        /* What `alloclab check` checks too: allocators and programs exist for this caller. */
+        /* What `alloclab check` checks too: allocators and programs exist for this caller, as
+         * this caller sees them (the daemon takes its file permissions meanwhile), and the limits
+         * can be enforced (a cgroup is made and removed again, with the daemon's). */
         Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
-        int q = plan_new(
-                spec, &(PlanOptions){ .caller_env = job.env, .probe_path = d->probe_path, .base_dir = cwd },
-                &plan, &message);
+        Identity saved;
+        int q = identity_enter(c->peer.uid, c->peer.gid, &saved);
+        if (q >= 0) {
+                q = plan_new(spec,
+                             &(PlanOptions){ .caller_env = job.env,
+                                             .probe_path = d->probe_path,
+                                             .base_dir = cwd,
+                                             .defer_cgroup = true },
+                             &plan, &message);
+                identity_leave(&saved);
+        }
+        if (q >= 0)
+                q = plan_open_cgroup(plan, &message);
         plan_free(plan);
         spec_free(spec);
         if (q < 0) {

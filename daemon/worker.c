@@ -27,6 +27,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "daemon/identity.h"
 #include "daemon/worker.h"
 #include "db/history.h"
 #include "db/query.h"
@@ -394,13 +395,26 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
                 w->spec->warmup = info.warmup;
                 resume_info_done(&info);
         }
+        /* Everything the job names is found and hashed with the submitter's file permissions;
+         * only the cgroup is made with the daemon's. */
         _cleanup_free_ char *message = NULL;
+        Identity saved;
+        r = identity_enter(w->job.uid, w->job.gid, &saved);
+        if (r < 0)
+                return fail_job(d, &w->job, "cannot take uid %u's file permissions: %s",
+                                (unsigned) w->job.uid, strerror(-r));
         r = plan_new(w->spec,
                      &(PlanOptions){ .caller_env = w->job.env,
                                      .seed = seed,
                                      .probe_path = d->probe_path,
-                                     .base_dir = w->job.cwd },
+                                     .base_dir = w->job.cwd,
+                                     .defer_cgroup = true },
                      &w->plan, &message);
+        if (r >= 0)
+                r = plan_hash_programs(w->plan);
+        identity_leave(&saved);
+        if (r >= 0)
+                r = plan_open_cgroup(w->plan, &message);
         if (r < 0)
                 return fail_job(d, &w->job, "%s", message ? message : strerror(-r));
 

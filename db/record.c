@@ -166,10 +166,7 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                 json_decref(env);
                 if (r >= 0 && (!env_json || !cmd_json))
                         r = -ENOMEM;
-                /* The program the variant runs (its first cell's; a matrix does not change it). */
-                char program[SHA256_HEX_SIZE];
-                if (sha256_file_hex(plan_job(p, 0, v)->exe, program) < 0)
-                        strcpy(program, "unknown");
+                const char *program = p->program_sha256 ? p->program_sha256[v] : "unknown";
                 if (r >= 0)
                         r = sql_exec1(
                                 db, &rec->variant_ids[v],

@@ -7,6 +7,7 @@
  * reports the allocator's own idea of its version at run time.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <gnu/libc-version.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -35,7 +36,7 @@ int allocator_find_library(const char *soname, char **ret_path) {
                 _cleanup_free_ char *p = NULL;
                 if (asprintf(&p, "%s/%s", library_dirs[i], soname) < 0)
                         return -ENOMEM;
-                if (access(p, R_OK) == 0) {
+                if (faccessat(AT_FDCWD, p, R_OK, AT_EACCESS) == 0) {
                         *ret_path = TAKE_PTR(p);
                         return 0;
                 }
@@ -76,7 +77,7 @@ int allocator_resolve(const char *preload, Allocator *ret) {
         if (!(a.name = strdup(preload)))
                 return -ENOMEM;
         if (preload[0] == '/') {
-                if (access(preload, R_OK) < 0) {
+                if (faccessat(AT_FDCWD, preload, R_OK, AT_EACCESS) < 0) {
                         r = negative_errno();
                         allocator_done(&a);
                         return r;

@@ -6,7 +6,9 @@
  * each variant's warmups next to its samples; interleaved and randomized put all warmup rounds
  * first so every variant is warm before the first timed round.
  */
+#include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include "probe/report.h"
 #include "runner/env.h"
 #include "runner/plan.h"
+#include "util/sha256.h"
 #include "util/strv.h"
 #include "util/template.h"
 
@@ -90,6 +93,7 @@ Plan *plan_free(Plan *p) {
         free(p->probe_path);
         free(p->calibrate_exe);
         strv_free(p->calibrate_argv);
+        free(p->program_sha256);
         if (p->cgroup)
                 cgroup_run_close(p->cgroup);
         free(p->cgroup);
@@ -195,7 +199,7 @@ int plan_resolve_exe(const char *name, char *const *envp, const char *cwd, char 
                 } else if (!(full = strdup(name)))
                         return -ENOMEM;
                 struct stat st;
-                if (stat(full, &st) < 0 || access(full, X_OK) < 0)
+                if (stat(full, &st) < 0 || faccessat(AT_FDCWD, full, X_OK, AT_EACCESS) < 0)
                         return negative_errno();
                 if (S_ISDIR(st.st_mode))
                         return -EISDIR; /* searchable, but not a program */
@@ -210,7 +214,7 @@ int plan_resolve_exe(const char *name, char *const *envp, const char *cwd, char 
                         return -ENOMEM;
                 struct stat st;
                 if (full && full[0] == '/' && stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
-                    access(full, X_OK) == 0) {
+                    faccessat(AT_FDCWD, full, X_OK, AT_EACCESS) == 0) {
                         *ret = TAKE_PTR(full);
                         return 0;
                 }
@@ -380,7 +384,7 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
         for (size_t v = 0; v < spec->n_variants; v++)
                 needs_probe |= spec->variants[v].forward_library != NULL;
         if (needs_probe) {
-                if (!probe_path || access(probe_path, R_OK) < 0)
+                if (!probe_path || faccessat(AT_FDCWD, probe_path, R_OK, AT_EACCESS) < 0)
                         return fail(
                                 ret_message, -ENOENT,
                                 "cannot find liballoclab-probe.so (set ALLOCLAB_PROBE, or probe: never)");
@@ -448,31 +452,57 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
                 return fail(ret_message, r, "the plan has more than %d child runs", PLAN_MAX_STEPS);
         if (r < 0)
                 return r;
+        if (!o->defer_cgroup && (r = plan_open_cgroup(p, ret_message)) < 0)
+                return r;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+int plan_open_cgroup(Plan *p, char **ret_message) {
+        int r;
+        assert(!p->cgroup);
         if (!(p->cgroup = calloc(1, sizeof(CgroupRun))))
                 return -ENOMEM;
         if ((r = cgroup_run_open(p->cgroup)) < 0)
                 return r;
         /* A limit is enforced or the run does not start: never an unlimited run that says otherwise. */
-        if (spec->pids_max)
+        if (p->spec->pids_max)
                 (void) cgroup_run_pids_v1(p->cgroup);
-        const char *missing = spec->memory_max && !p->cgroup->memory ? "memory_max"
-                              : spec->pids_max && !p->cgroup->pids   ? "pids_max"
-                                                                     : NULL;
+        const char *missing = p->spec->memory_max && !p->cgroup->memory ? "memory_max"
+                              : p->spec->pids_max && !p->cgroup->pids   ? "pids_max"
+                                                                        : NULL;
         if (missing && !p->cgroup->path)
                 return fail(ret_message, -EOPNOTSUPP,
                             "%s needs a cgroup for the children, and there is none: %s", missing,
                             p->cgroup->why_not);
         if (missing)
-                return fail(
-                        ret_message, -EOPNOTSUPP,
-                        "%s needs the cgroup v2 %s controller, which %s does not get from its parent "
-                        "(cgroup.subtree_control; under systemd, Delegate=yes)%s",
-                        missing, spec->memory_max && !p->cgroup->memory ? "memory" : "pids", p->cgroup->path,
-                        spec->memory_max && !p->cgroup->memory ? ""
-                                                               : ", nor from a cgroup v1 pids hierarchy");
-        if ((r = cgroup_run_limit(p->cgroup, spec->memory_max, spec->pids_max)) < 0)
+                return fail(ret_message, -EOPNOTSUPP,
+                            "%s needs the cgroup v2 %s controller, which %s does not get from its parent "
+                            "(cgroup.subtree_control; under systemd, Delegate=yes)%s",
+                            missing, p->spec->memory_max && !p->cgroup->memory ? "memory" : "pids",
+                            p->cgroup->path,
+                            p->spec->memory_max && !p->cgroup->memory
+                                    ? ""
+                                    : ", nor from a cgroup v1 pids hierarchy");
+        if ((r = cgroup_run_limit(p->cgroup, p->spec->memory_max, p->spec->pids_max)) < 0)
                 return fail(ret_message, r, "cannot set the children's limits in %s: %s", p->cgroup->path,
                             strerror(-r));
-        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+int plan_hash_programs(Plan *p) {
+        free(p->program_sha256);
+        if (!(p->program_sha256 = calloc(p->n_variants, sizeof(*p->program_sha256))))
+                return -ENOMEM;
+        for (size_t v = 0; v < p->n_variants; v++) {
+                /* The program the variant runs (its first cell's; a matrix does not change it), as
+                 * the child will find it: relative to its cwd. */
+                const PlanJob *job = plan_job(p, 0, v);
+                _cleanup_free_ char *full = NULL;
+                if (job->exe[0] != '/' && job->cwd && asprintf(&full, "%s/%s", job->cwd, job->exe) < 0)
+                        return -ENOMEM;
+                if (sha256_file_hex(full ? full : job->exe, p->program_sha256[v]) < 0)
+                        strcpy(p->program_sha256[v], "unknown");
+        }
         return 0;
 }

@@ -60,6 +60,7 @@ typedef struct Plan {
         CgroupRun *cgroup;   /* where children are created (changes as it runs); removed by plan_free() */
         char *calibrate_exe; /* spec calibrate: the null workload, resolved like a command */
         char **calibrate_argv;
+        char (*program_sha256)[SHA256_HEX_SIZE]; /* per variant, by plan_hash_programs(); or NULL */
 } Plan;
 
 typedef struct PlanOptions {
@@ -69,6 +70,9 @@ typedef struct PlanOptions {
         /* The directory a relative command, cwd or verify file is relative to; NULL: this
          * process's cwd. The daemon plans in the submitter's directory, not its own. */
         const char *base_dir;
+        /* Leave the children's cgroup to plan_open_cgroup(): the daemon plans with the submitter's
+         * file permissions, and makes the cgroup with its own. */
+        bool defer_cgroup;
 } PlanOptions;
 
 /*
@@ -76,6 +80,15 @@ typedef struct PlanOptions {
  * -E2BIG past a PLAN_MAX_* limit, -ENOMEM; on failure *ret_message (if non-NULL) explains it.
  */
 int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_message);
+
+/* Makes the run's cgroup for the children and sets the spec's limits there (plan_new() does it
+ * unless told to defer). Returns 0, -EOPNOTSUPP when a limit cannot be enforced (with
+ * *ret_message), -errno. */
+int plan_open_cgroup(Plan *p, char **ret_message);
+
+/* The sha256 of each variant's program, into p->program_sha256 ("unknown" where it cannot be
+ * read). Reads the files with this process's file permissions. Returns 0 or -ENOMEM. */
+int plan_hash_programs(Plan *p);
 
 /* Whether a step runs with the probe: smoke runs unless probe: never, every run with probe:
  * always, and every run of a forward-mode variant (the probe is its bridge). */

@@ -166,6 +166,33 @@ expect_eq "$(sha256sum /etc/shadow)" "$shadow_before" "/etc/shadow untouched"
 [[ $(cat "$WORK/daemon.log") != *"invalid pointer"* ]] || fail "the runner freed an invalid pointer"
 run_alloclab 0 status
 
+# What a job names is looked up with the submitter's permissions, not root's: a preload of
+# /etc/shadow is refused at submission (root hashed and stored it on 63f6da7), and a cwd or a
+# command in a directory the user cannot search fails the same whether it exists or not.
+mkdir -m 0700 "$WORK/private"
+mkdir "$WORK/private/exists"
+cp /bin/true "$WORK/private/prog"
+LIBC=$(ldd /bin/true | awk '/libc\.so/ {print $3}') # a library anyone may preload
+submit_as_nobody() { # YAML-BODY: prints the daemon's answer
+    printf 'experiment: probing\nallocators: {x: {preload: %s}}\nsamples: 1\nprobe: never\n%s\n' "$1" "$2" \
+        >"$WORK/user/probing.yaml"
+    chmod 0644 "$WORK/user/probing.yaml"
+    (cd "$WORK/user" && as_nobody "$ALLOCLAB" submit probing.yaml 2>&1) || true
+}
+out=$(submit_as_nobody /etc/shadow "command: [/bin/true]")
+expect_contains "$out" "cannot preload /etc/shadow: Permission denied" "a preload the user cannot read"
+expect_eq "$(q "SELECT count(*) FROM allocators WHERE path = '/etc/shadow'")" 0 "nothing of /etc/shadow stored"
+exists=$(submit_as_nobody "$LIBC" "command: [/bin/true]
+cwd: $WORK/private/exists")
+missing=$(submit_as_nobody "$LIBC" "command: [/bin/true]
+cwd: $WORK/private/missing")
+expect_eq "${exists//exists/X}" "${missing//missing/X}" "a private cwd's existence is not revealed"
+[[ $exists != *queued* ]] || fail "a cwd the user cannot enter was accepted: $exists"
+exists=$(submit_as_nobody "$LIBC" "command: [$WORK/private/prog]")
+missing=$(submit_as_nobody "$LIBC" "command: [$WORK/private/nope]")
+expect_eq "${exists//prog/X}" "${missing//nope/X}" "a private program's existence is not revealed"
+expect_contains "$exists" "Permission denied" "a program the user cannot reach"
+
 # A relative command, from the submitter's directory.
 out=$(cd "$WORK/user" && as_nobody "$ALLOCLAB" submit --wait relative.yaml 2>&1) || fail "relative command: $out"
 expect_contains "$out" "job $((job + 1)) done" "the relative command ran"
