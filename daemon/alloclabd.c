@@ -34,6 +34,7 @@
 #include "db/jobs.h"
 #include "runner/cgroup.h"
 #include "util/cleanup.h"
+#include "util/lockfile.h"
 #include "util/paths.h"
 
 #define STOP_TIMEOUT_USEC (8ULL * 1000000) /* SIGKILL the runner if it has not stopped by then */
@@ -475,6 +476,19 @@ static int run(int argc, char **argv) {
                 errno = -r;
                 return EXIT_FAILURE;
         }
+        /* One measurer per database: a second daemon (or an alloclab run) must not measure into it
+         * at the same time. Held until exit. */
+        char holder[LOCKFILE_HOLDER_MAX], self[LOCKFILE_HOLDER_MAX];
+        snprintf(self, sizeof(self), "alloclabd, pid %d", (int) getpid());
+        _cleanup_close_ int lock_fd = lockfile_take(d.db_path, self, false, holder);
+        if (lock_fd == -EWOULDBLOCK) {
+                daemon_log(LOG_ERR, 0, "%s is in use by %s: not starting a second measurer on it", d.db_path,
+                           holder[0] ? holder : "another process");
+                errno = EBUSY;
+                return EXIT_FAILURE;
+        }
+        if (lock_fd < 0)
+                daemon_log(LOG_WARNING, 0, "cannot lock %s.lock: %s", d.db_path, strerror(-lock_fd));
         if ((r = store_reserve(d.store)) < 0)
                 daemon_log(LOG_WARNING, 0, "cannot keep %d KiB in reserve next to %s: %s",
                            STORE_RESERVE_BYTES / 1024, d.db_path, strerror(-r));

@@ -533,7 +533,11 @@ int control_listen(const char *path, mode_t mode) {
         _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return negative_errno();
-        (void) unlink(path); /* a socket left by a daemon that died */
+        /* A socket left by a daemon that died is replaced; one a live daemon answers on is not. */
+        _cleanup_close_ int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (probe >= 0 && connect(probe, (struct sockaddr *) &sa, sizeof(sa)) == 0)
+                return -EADDRINUSE;
+        (void) unlink(path);
         if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(path, mode) < 0 ||
             listen(fd, 128) < 0)
                 return negative_errno();

@@ -211,7 +211,7 @@ sqlite3 *store_db(Store *s) {
 }
 
 int store_reserve(Store *s) {
-        const char *db_path = sqlite3_db_filename(s->db, "main");
+        const char *db_path = store_path(s);
         if (!s->reserve_path && (!db_path || asprintf(&s->reserve_path, "%s-reserve", db_path) < 0)) {
                 s->reserve_path = NULL;
                 return -ENOMEM;
@@ -236,6 +236,10 @@ int store_reserve(Store *s) {
 void store_release_reserve(Store *s) {
         if (s->reserve_path)
                 (void) unlink(s->reserve_path);
+}
+
+const char *store_path(Store *s) {
+        return sqlite3_db_filename(s->db, "main");
 }
 
 const char *store_error(Store *s) {

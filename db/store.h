@@ -42,6 +42,9 @@ sqlite3 *store_db(Store *s);
 /* Last SQLite error message of this store (static until the next call). */
 const char *store_error(Store *s);
 
+/* The database file's absolute path. */
+const char *store_path(Store *s);
+
 /* Space kept in reserve next to the database (PATH-reserve, STORE_RESERVE_BYTES) for the few
  * writes that end a job when the disk is full. store_reserve() makes the file (again); returns 0
  * or -errno. store_release_reserve() deletes it, once a write failed for lack of space: the

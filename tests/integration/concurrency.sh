@@ -1,0 +1,50 @@
+#!/bin/bash
+# One measurer per database and one daemon per socket: a second alloclabd on the same database
+# or socket refuses to start (it used to take over the socket), alloclab run refuses a database
+# that alloclabd measures into, and two alloclab run on one database take turns, the second
+# saying whom it waits for; their runs never overlap.
+. "$(dirname "$0")/lib.sh"
+: "${ALLOCLABD:?ALLOCLABD must point to alloclabd}"
+
+pids=()
+trap 'kill -9 "${pids[@]}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+export ALLOCLAB_SOCKET="$WORK/a.sock"
+"$ALLOCLABD" --db "$DB" --socket "$WORK/a.sock" --specs-dir "$WORK/none" 2>"$WORK/a.log" &
+pids+=($!)
+for _ in $(seq 100); do "$ALLOCLAB" status >/dev/null 2>&1 && break; sleep 0.05; done
+run_alloclab 0 status
+
+rc=0
+timeout 10 "$ALLOCLABD" --db "$DB" --socket "$WORK/b.sock" --specs-dir "$WORK/none" 2>"$WORK/b.log" || rc=$?
+(( rc != 0 )) || fail "a second daemon started on the same database"
+expect_contains "$(cat "$WORK/b.log")" "is in use by alloclabd, pid ${pids[0]}" "the second daemon names the first"
+rc=0
+timeout 10 "$ALLOCLABD" --db "$WORK/other.db" --socket "$WORK/a.sock" --specs-dir "$WORK/none" 2>"$WORK/c.log" || rc=$?
+(( rc != 0 )) || fail "a second daemon started on the same socket"
+expect_contains "$(cat "$WORK/c.log")" "Address already in use" "the socket is not taken over"
+run_alloclab 0 status
+expect_contains "$OUT" "idle" "the first daemon still answers on its socket"
+
+cat >"$WORK/slow.yaml" <<YAML
+experiment: slow
+command: ["$WORKLOAD", sleep, "150"]
+allocators: {glibc: {}}
+samples: 3
+warmup: 0
+probe: never
+YAML
+run_alloclab 4 run "$WORK/slow.yaml" --quiet
+expect_contains "$ERR" "is measured into by alloclabd, pid ${pids[0]}" "alloclab run on the daemon's database"
+kill -TERM "${pids[0]}"
+wait "${pids[0]}" || true
+
+"$ALLOCLAB" run "$WORK/slow.yaml" --quiet >"$WORK/first.out" 2>&1 &
+first=$!
+pids+=("$first")
+for _ in $(seq 100); do [[ -s "$DB.lock" ]] && grep -q "pid $first" "$DB.lock" && break; sleep 0.02; done
+"$ALLOCLAB" run "$WORK/slow.yaml" --quiet >"$WORK/second.out" 2>"$WORK/second.err" || fail "second run: $(cat "$WORK/second.err")"
+wait "$first" || fail "first run: $(cat "$WORK/first.out")"
+expect_contains "$(cat "$WORK/second.err")" "waiting for alloclab run, pid $first" "the second run says whom it waits for"
+expect_eq "$(q "SELECT count(*) FROM runs WHERE status = 'done'")" 2 "both runs done"
+expect_eq "$(q "SELECT count(*) FROM runs a JOIN runs b ON a.id < b.id WHERE b.started_at < a.ended_at")" 0 \
+    "the runs did not overlap"
