@@ -238,6 +238,12 @@ void store_release_reserve(Store *s) {
                 (void) unlink(s->reserve_path);
 }
 
+void store_checkpoint(Store *s) {
+        (void) sqlite3_busy_timeout(s->db, 0);
+        (void) sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+        (void) sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
+}
+
 const char *store_path(Store *s) {
         return sqlite3_db_filename(s->db, "main");
 }
@@ -348,6 +354,40 @@ static int make_parent_dir(const char *path) {
         return 0;
 }
 
+/* A WAL database that no writer has open (no -wal file) in a directory this user cannot write
+ * to (the daemon's, readable through its group, with the daemon stopped): SQLite cannot create
+ * the -shm file a reader needs, so it is opened as immutable, which needs none. Safe only because
+ * nobody writes to it: a writer would have made the -wal file. Returns 0 when reopened. */
+static int reopen_immutable(Store *s, const char *path) {
+        int code = sqlite3_extended_errcode(s->db) & 0xff;
+        if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN)
+                return -EINVAL;
+        _cleanup_free_ char *wal = NULL, *uri = NULL;
+        if (asprintf(&wal, "%s-wal", path) < 0)
+                return -ENOMEM;
+        if (access(wal, F_OK) == 0)
+                return -EBUSY;
+        /* A URI: '%', '?' and '#' in the path are escaped. */
+        size_t n = 0;
+        _cleanup_free_ char *escaped = malloc(3 * strlen(path) + 1);
+        if (!escaped)
+                return -ENOMEM;
+        for (const char *c = path; *c; c++)
+                n += (size_t) (strchr("%?#", *c) ? sprintf(escaped + n, "%%%02X", (unsigned char) *c)
+                                                 : sprintf(escaped + n, "%c", *c));
+        if (asprintf(&uri, "file:%s?immutable=1", escaped) < 0)
+                return -ENOMEM;
+        sqlite3 *db = NULL;
+        if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) !=
+            SQLITE_OK) {
+                sqlite3_close_v2(db);
+                return -EIO;
+        }
+        sqlite3_close_v2(s->db);
+        s->db = db;
+        return 0;
+}
+
 int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message) {
         _cleanup_(store_freep) Store *s = calloc(1, sizeof(Store));
         if (!s)
@@ -370,6 +410,11 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
         if (rc == SQLITE_OK && mode == STORE_READ_WRITE)
                 rc = sqlite3_exec(s->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;", NULL, NULL,
                                   NULL);
+        if (rc == SQLITE_OK && mode == STORE_READ_WRITE) {
+                char limit[64];
+                snprintf(limit, sizeof(limit), "PRAGMA journal_size_limit = %d;", STORE_WAL_LIMIT_BYTES);
+                rc = sqlite3_exec(s->db, limit, NULL, NULL, NULL);
+        }
         if (rc == SQLITE_OK)
                 rc = sqlite3_exec(s->db, "PRAGMA foreign_keys = ON;", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
@@ -394,6 +439,8 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
         } else {
                 int version;
                 r = pragma_int(s, "PRAGMA user_version", &version);
+                if (r < 0 && reopen_immutable(s, path) == 0)
+                        r = pragma_int(s, "PRAGMA user_version", &version);
                 if (r >= 0 && version != STORE_SCHEMA_VERSION) {
                         if (ret_message)
                                 asprintf(ret_message, "database %s has schema version %d, expected %d%s",

@@ -242,3 +242,17 @@ after=$(rss_kib)
 (( after - before < 32 * 1024 )) || fail "the daemon grew from $before KiB to $after KiB for a client that does not read"
 echo "daemon RSS $before KiB -> $after KiB under a non-reading client"
 kill -0 "$daemon_pid" || fail "the daemon died"
+
+# A reader of the daemon's database (a member of its group, here: a readable copy of its mode)
+# with the daemon stopped: SQLite cannot make the -shm file in a directory the reader may not
+# write to, so the database is read as immutable (it failed with "attempt to write a readonly
+# database" on 63f6da7).
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" || true
+daemon_pid=
+[[ ! -e $DB-wal ]] || fail "the daemon left its WAL behind"
+chmod 0755 "$WORK/db"
+chmod 0644 "$DB"
+run=$(q "SELECT max(id) FROM runs WHERE status = 'done'")
+out=$(cd /tmp && as_nobody env ALLOCLAB_DB="$DB" "$ALLOCLAB" show "$run" 2>&1) || fail "show as a reader: $out"
+expect_contains "$out" "run $run: done" "a reader of a stopped daemon's database"
