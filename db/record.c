@@ -445,5 +445,8 @@ int record_finish(Recorder *rec, const RunResult *result, int error, const char 
                       "UPDATE runs SET status = ?, ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),"
                       " message = ? WHERE id = ?",
                       "tti", status, message, rec->run_id);
-        return sql_commit(db, r);
+        r = sql_commit(db, r);
+        if (r >= 0)
+                store_checkpoint(rec->store);
+        return r;
 }

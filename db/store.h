@@ -42,6 +42,13 @@ sqlite3 *store_db(Store *s);
 /* Last SQLite error message of this store (static until the next call). */
 const char *store_error(Store *s);
 
+/* Moves the WAL into the database and truncates it, when no reader holds an older snapshot; never
+ * waits for one (a reader that stays keeps the WAL until a later checkpoint). Called at the end
+ * of each run; during a run SQLite's automatic checkpoints keep the WAL near 4 MiB, and
+ * journal_size_limit truncates it back after a checkpoint that a reader had held up. */
+#define STORE_WAL_LIMIT_BYTES (64 * 1024 * 1024)
+void store_checkpoint(Store *s);
+
 /* The database file's absolute path. */
 const char *store_path(Store *s);
 

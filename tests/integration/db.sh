@@ -64,3 +64,45 @@ run_alloclab 0 runs
 expect_contains "$OUT" "store" "runs lists the experiment"
 run_alloclab 2 show nope
 run_alloclab 4 show 99
+
+# A reader that holds a snapshot while alloclabd writes keeps SQLite from resetting the WAL; once
+# the reader is gone, the end of the next run truncates the WAL instead of leaving it at its
+# high-water size for as long as the daemon runs (it stayed there on 63f6da7).
+: "${ALLOCLABD:?ALLOCLABD must point to alloclabd}"
+export ALLOCLAB_SOCKET="$WORK/ctl.sock"
+"$ALLOCLABD" --db "$DB" --specs-dir "$WORK/none" 2>"$WORK/daemon.log" &
+daemon=$!
+trap 'kill -9 $daemon 2>/dev/null || true; rm -rf "$WORK"' EXIT
+for _ in $(seq 100); do "$ALLOCLAB" status >/dev/null 2>&1 && break; sleep 0.05; done
+cat >"$WORK/many.yaml" <<YAML
+experiment: many
+command: [/bin/true]
+allocators: {glibc: {}}
+samples: 600
+warmup: 0
+probe: never
+quiet: off
+YAML
+python3 - "$DB" "$WORK/reader.ready" "$WORK/reader.stop" <<'PY' &
+import os, sqlite3, sys, time
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("BEGIN")
+con.execute("SELECT count(*) FROM samples").fetchall()
+open(sys.argv[2], "w").close()
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.05)
+con.execute("COMMIT")
+PY
+reader=$!
+for _ in $(seq 100); do [[ -e $WORK/reader.ready ]] && break; sleep 0.05; done
+run_alloclab 0 submit --wait "$WORK/many.yaml"
+grown=$(stat -c %s "$DB-wal")
+(( grown > 4 * 1024 * 1024 )) || fail "the WAL did not grow past the auto-checkpoint under a reader ($grown bytes): the test proves nothing"
+touch "$WORK/reader.stop"
+wait "$reader"
+sed -i 's/^samples: 600/samples: 1/' "$WORK/many.yaml"
+run_alloclab 0 submit --wait "$WORK/many.yaml"
+after=$(stat -c %s "$DB-wal")
+(( after < 256 * 1024 )) || fail "the daemon's WAL is $after bytes after the reader left and a run ended (it was $grown)"
+kill -TERM "$daemon"
+wait "$daemon" || true
