@@ -50,6 +50,10 @@ int cmd_schedules(int argc, char **argv);
 /* Prints "alloclab CMD: message" to stderr. */
 void cli_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A planning failure: a message that starts with the spec's FILE:LINE:COL is printed as the
+ * spec's diagnostics are (bare, so editors jump to it); others as cli_error(). */
+void cli_plan_error(const char *command, const Spec *spec, const char *message);
+
 /* Loads a spec; on failure prints every diagnostic (or the read error) and returns the exit
  * code to use (EXIT_SPEC or EXIT_ENVIRONMENT). Returns EXIT_OK and *ret on success. */
 int cli_load_spec(const char *command, const char *path, Spec **ret);

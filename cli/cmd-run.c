@@ -263,7 +263,7 @@ int cmd_run(int argc, char **argv) {
                                          .probe_path = probe },
                          &plan, &message);
         if (r < 0) {
-                cli_error("run", "%s", message ? message : strerror(-r));
+                cli_plan_error("run", spec, message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
 
@@ -325,7 +325,7 @@ int cmd_check(int argc, char **argv) {
                                          .probe_path = probe },
                          &plan, &message);
         if (r < 0) {
-                cli_error("check", "%s", message ? message : strerror(-r));
+                cli_plan_error("check", spec, message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
         printf("%s: ok: experiment %s, %zu cells x %zu variants, %zu child runs\n", argv[1],
@@ -388,7 +388,7 @@ int cmd_resume(int argc, char **argv) {
                      &plan, &message);
         resume_info_done(&info);
         if (r < 0) {
-                cli_error("resume", "%s", message ? message : strerror(-r));
+                cli_plan_error("resume", spec, message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
         _cleanup_(run_prior_done) RunPrior prior = {};

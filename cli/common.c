@@ -25,6 +25,14 @@ void cli_error(const char *command, const char *fmt, ...) {
         va_end(ap);
 }
 
+void cli_plan_error(const char *command, const Spec *spec, const char *message) {
+        size_t n = strlen(spec->path);
+        if (strncmp(message, spec->path, n) == 0 && message[n] == ':')
+                fprintf(stderr, "%s\n", message);
+        else
+                cli_error(command, "%s", message);
+}
+
 int cli_load_spec(const char *command, const char *path, Spec **ret) {
         Diagnostics d = {};
         int r = spec_load_file(path, &d, ret);

@@ -188,6 +188,39 @@ static const Field variant_fields[] = {
         { "cwd", parse_template_string, offsetof(SpecVariant, cwd), false },
 };
 
+/* The position of map[key]'s value (of the key itself for a null value), or `otherwise`. */
+static SpecPosition position_of(const YamlNode *map, const char *key, SpecPosition otherwise) {
+        for (size_t i = 0; map && map->kind == YAML_NODE_MAPPING && i < map->n_items; i++)
+                if (strcmp(map->keys[i]->value, key) == 0) {
+                        const YamlNode *at = map->items[i] ? map->items[i] : map->keys[i];
+                        return (SpecPosition){ at->line, at->column };
+                }
+        return otherwise;
+}
+
+/* Positions of what each variant names, for the plan's messages (runner/plan.c): the plan finds
+ * a missing file, and says where the spec names it. */
+static void remember_positions(Spec *s, const YamlNode *root) {
+        const YamlNode *variants = NULL;
+        for (size_t i = 0; i < root->n_items; i++)
+                if (strcmp(root->keys[i]->value, "allocators") == 0)
+                        variants = root->items[i];
+        SpecPosition command = position_of(root, "command", (SpecPosition){ root->line, root->column });
+        SpecPosition cwd = position_of(root, "cwd", (SpecPosition){});
+        for (size_t v = 0; v < s->n_variants && variants && v < variants->n_items; v++) {
+                SpecVariant *sv = &s->variants[v];
+                const YamlNode *key = variants->keys[v], *map = variants->items[v];
+                sv->preload_at = position_of(map, "preload", (SpecPosition){ key->line, key->column });
+                const YamlNode *forward = NULL;
+                for (size_t i = 0; map && map->kind == YAML_NODE_MAPPING && i < map->n_items; i++)
+                        if (strcmp(map->keys[i]->value, "forward") == 0)
+                                forward = map->items[i];
+                sv->forward_at = position_of(forward, "library", sv->preload_at);
+                sv->command_at = position_of(map, "command", command);
+                sv->cwd_at = position_of(map, "cwd", cwd);
+        }
+}
+
 static int parse_variants(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
         int r = schema_expect_kind(l, n, YAML_NODE_MAPPING, "allocators");
@@ -712,6 +745,10 @@ static int add_aa_variant(Loader *l) {
                 .forward_library = base->forward_library ? strdup(base->forward_library) : NULL,
                 .forward_prefix = base->forward_prefix ? strdup(base->forward_prefix) : NULL,
                 .is_aa = true,
+                .preload_at = base->preload_at,
+                .forward_at = base->forward_at,
+                .command_at = base->command_at,
+                .cwd_at = base->cwd_at,
         };
         v[s->n_variants++] = copy; /* owned by the spec from here, freed with it even if incomplete */
         if ((base->preload && !copy.preload) || (base->env && !copy.env) ||
@@ -801,6 +838,8 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         SpecState st = { .spec = s };
         Loader l = { .diag = d, .userdata = &st };
         r = schema_parse_fields(&l, root, "spec", spec_fields, ELEMENTSOF(spec_fields), s);
+        if (r >= 0 && s->variants)
+                remember_positions(s, root); /* before the A/A copy, which takes its baseline's */
         if (r != -ENOMEM && s->variants) {
                 if (st.baseline) {
                         int q = resolve_variant_ref(&l, st.baseline, "baseline", &s->baseline);

@@ -107,6 +107,11 @@ typedef struct SpecParam {
         size_t n_values;
 } SpecParam;
 
+/* Where a value was written (1-based; line 0: nowhere), for messages about what it names. */
+typedef struct SpecPosition {
+        unsigned line, column;
+} SpecPosition;
+
 typedef struct SpecVariant {
         char *name;
         char *preload;         /* catalog name or absolute path; NULL: no preload */
@@ -116,6 +121,9 @@ typedef struct SpecVariant {
         char *forward_library; /* forward mode: the probe loads this library privately ... */
         char *forward_prefix;  /* ... and forwards the malloc family to <prefix>malloc etc. */
         bool is_aa;            /* the baseline's A/A copy that aa_check adds */
+        /* What names a file: the preload (else the variant's name), the forward library, the
+         * command and the cwd (the variant's own, else the experiment's). */
+        SpecPosition preload_at, forward_at, command_at, cwd_at;
 } SpecVariant;
 
 typedef struct Spec {

@@ -167,6 +167,26 @@ static int fail(char **ret_message, int r, const char *fmt, ...) {
         return r;
 }
 
+/* fail() for what the spec names at `at`: "FILE:LINE:COL: message", as the spec's diagnostics. */
+static int fail_at(char **ret_message, int r, const Spec *spec, SpecPosition at, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+static int fail_at(char **ret_message, int r, const Spec *spec, SpecPosition at, const char *fmt, ...) {
+        if (!ret_message)
+                return r;
+        va_list ap;
+        va_start(ap, fmt);
+        _cleanup_free_ char *text = NULL;
+        if (vasprintf(&text, fmt, ap) < 0)
+                text = NULL;
+        va_end(ap);
+        if (!text)
+                *ret_message = NULL;
+        else if (at.line == 0 ||
+                 asprintf(ret_message, "%s:%u:%u: %s", spec->path, at.line, at.column, text) < 0)
+                *ret_message = TAKE_PTR(text);
+        return r;
+}
+
 typedef struct CellVars {
         const char *names[SPEC_MAX_PARAMS];
         const char *values[SPEC_MAX_PARAMS];
@@ -258,8 +278,8 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, const PlanOpt
                 return r;
         struct stat st;
         if (job->cwd && (stat(job->cwd, &st) < 0 || !S_ISDIR(st.st_mode)))
-                return fail(ret_message, -ENOENT, "variant %s: cwd '%s' is not a directory", v->name,
-                            job->cwd);
+                return fail_at(ret_message, -ENOENT, s, v->cwd_at, "variant %s: cwd '%s' is not a directory",
+                               v->name, job->cwd);
         r = env_build(caller_env, spec_env, variant_env,
                       v->forward_library ? NULL : p->allocators[variant].path, &job->envp);
         if (r >= 0 && p->probe_path)
@@ -285,8 +305,8 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, const PlanOpt
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return fail(ret_message, r, "variant %s: cannot run '%s': %s", v->name, job->argv[0],
-                            strerror(-r));
+                return fail_at(ret_message, r, s, v->command_at, "variant %s: cannot run '%s': %s", v->name,
+                               job->argv[0], strerror(-r));
         return 0;
 }
 
@@ -412,13 +432,15 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0 && p->allocators[v].entry)
-                        return fail(ret_message, r,
-                                    "variant %s: allocator %s is not installed: apt-get install %s",
-                                    sv->name, sv->preload, p->allocators[v].entry->package);
+                        return fail_at(ret_message, r, spec, sv->preload_at,
+                                       "variant %s: allocator %s is not installed: apt-get install %s",
+                                       sv->name, sv->preload, p->allocators[v].entry->package);
                 if (r < 0)
-                        return fail(ret_message, r, "variant %s: cannot %s %s: %s", sv->name,
-                                    sv->forward_library ? "forward to" : "preload",
-                                    sv->forward_library ? sv->forward_library : sv->preload, strerror(-r));
+                        return fail_at(
+                                ret_message, r, spec, sv->forward_library ? sv->forward_at : sv->preload_at,
+                                "variant %s: cannot %s %s: %s", sv->name,
+                                sv->forward_library ? "forward to" : "preload",
+                                sv->forward_library ? sv->forward_library : sv->preload, strerror(-r));
         }
 
         p->jobs = calloc(p->n_cells * p->n_variants, sizeof(PlanJob));

@@ -40,7 +40,7 @@ command: [no-such-program-for-alloclab]
 allocators: {glibc: {}}
 YAML
 run_alloclab 4 run "$WORK/missing.yaml"
-expect_eq "$ERR" "alloclab run: variant glibc: cannot run 'no-such-program-for-alloclab': No such file or directory" "missing program"
+expect_eq "$ERR" "$WORK/missing.yaml:2:10: variant glibc: cannot run 'no-such-program-for-alloclab': No such file or directory" "missing program, at the key that names it"
 run_alloclab 4 check "$WORK/missing.yaml"
 expect_eq "$(q "SELECT count(*) FROM runs")" 1 "runs after a missing program"
 run_alloclab 3 check "$WORK/does-not-exist.yaml"
@@ -54,4 +54,4 @@ command: ["$WORK/a-directory"]
 allocators: {glibc: {}}
 YAML
 run_alloclab 4 check "$WORK/dir.yaml"
-expect_eq "$ERR" "alloclab check: variant glibc: cannot run '$WORK/a-directory': Is a directory" "a directory as command"
+expect_eq "$ERR" "$WORK/dir.yaml:2:10: variant glibc: cannot run '$WORK/a-directory': Is a directory" "a directory as command"

@@ -104,7 +104,7 @@ expect_eq "$(q "SELECT count(*) FROM jobs")" 4 "no job for a bad spec"
 # A missing program is found at submission too, as `alloclab check` finds it.
 printf 'experiment: missing\ncommand: [no-such-program-for-alloclab]\nallocators: {glibc: {}}\n' >"$WORK/missing.yaml"
 run_alloclab 4 submit "$WORK/missing.yaml"
-expect_eq "$ERR" "alloclab submit: io.alloclab.PlanFailed: variant glibc: cannot run 'no-such-program-for-alloclab': No such file or directory" \
+expect_eq "$ERR" "alloclab submit: io.alloclab.PlanFailed: $WORK/missing.yaml:2:10: variant glibc: cannot run 'no-such-program-for-alloclab': No such file or directory" \
     "submit of a spec whose program is missing"
 expect_eq "$(q "SELECT count(*) FROM jobs")" 4 "no job for a missing program"
 

@@ -155,8 +155,9 @@ static void test_missing_command(void **state) {
         assert_int_equal(plan_new(s, &(PlanOptions){ .caller_env = caller_env, .seed = 1 }, &p, &msg),
                          -ENOENT);
         assert_null(p);
-        assert_string_equal(msg,
-                            "variant glibc: cannot run 'no-such-program-xyz': No such file or directory");
+        assert_string_equal(
+                msg,
+                "p.yaml:2:10: variant glibc: cannot run 'no-such-program-xyz': No such file or directory");
 }
 
 static void test_missing_preload(void **state) {
@@ -168,8 +169,9 @@ static void test_missing_preload(void **state) {
         _cleanup_free_ char *msg = NULL;
         assert_int_equal(plan_new(s, &(PlanOptions){ .caller_env = caller_env, .seed = 1 }, &p, &msg),
                          -ENOENT);
-        assert_string_equal(msg,
-                            "variant x: cannot preload /nonexistent/liba.so: No such file or directory");
+        assert_string_equal(
+                msg,
+                "p.yaml:3:27: variant x: cannot preload /nonexistent/liba.so: No such file or directory");
 }
 
 static void test_random_is_deterministic(void **state) {
