@@ -113,7 +113,9 @@ static inline const PlanJob *plan_job(const Plan *p, size_t cell, size_t variant
 /* Value of parameter `param` in cell `cell` (cells enumerate the matrix, last parameter fastest). */
 const char *plan_cell_value(const Plan *p, size_t cell, size_t param);
 
-/* "n=100000 width=8" (or "-" without parameters); returns a new string or NULL. */
+/* "n=100000 width=8" (or "-" without parameters), with control characters, bidirectional
+ * controls and backslashes in values escaped (\x1b, \u{202e}, \\): a label is shown on
+ * terminals and in pages. Returns a new string or NULL. */
 char *plan_cell_label(const Plan *p, size_t cell);
 
 /* The executable a child will run: a name with '/' is taken as is (relative to cwd, checked

@@ -50,6 +50,22 @@ static const char matrix_spec[] = "experiment: m\n"
                                   "reference: two\n"
                                   "samples: 3\nwarmup: 1\nprobe: never\n";
 
+/* A value that would drive a terminal (an escape sequence) or reorder what is shown (a
+ * right-to-left override) is escaped in the cell's label; the child still gets it as written. */
+static void test_label_escapes_controls(void **state) {
+        (void) state;
+        _cleanup_(spec_freep) Spec *s = load("experiment: t\ncommand: [echo, \"{v}\"]\n"
+                                             "params: {v: [\"\\e[2Jred\", \"a\\u202Eb\", \"c\\\\d\\tt\"]}\n"
+                                             "allocators: {glibc: {}}\nprobe: never\n");
+        _cleanup_(plan_freep) Plan *p = make_plan(s, 1);
+        static const char *const labels[] = { "v=\\x1b[2Jred", "v=a\\u{202e}b", "v=c\\\\d\\x09t" };
+        for (size_t c = 0; c < 3; c++) {
+                _cleanup_free_ char *l = plan_cell_label(p, c);
+                assert_string_equal(l, labels[c]);
+        }
+        assert_string_equal(plan_job(p, 0, 0)->argv[1], "\x1b[2Jred");
+}
+
 static void test_cells_and_jobs(void **state) {
         (void) state;
         _cleanup_(spec_freep) Spec *s = load(matrix_spec);
@@ -185,13 +201,10 @@ static void test_random_is_deterministic(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_cells_and_jobs),
-                cmocka_unit_test(test_interleaved),
-                cmocka_unit_test(test_blocked),
-                cmocka_unit_test(test_randomized),
-                cmocka_unit_test(test_missing_command),
-                cmocka_unit_test(test_missing_preload),
-                cmocka_unit_test(test_random_is_deterministic),
+                cmocka_unit_test(test_cells_and_jobs),  cmocka_unit_test(test_label_escapes_controls),
+                cmocka_unit_test(test_interleaved),     cmocka_unit_test(test_blocked),
+                cmocka_unit_test(test_randomized),      cmocka_unit_test(test_missing_command),
+                cmocka_unit_test(test_missing_preload), cmocka_unit_test(test_random_is_deterministic),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
