@@ -36,6 +36,7 @@
 #include <malloc.h>
 #include <mimalloc.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -994,6 +995,131 @@ static bool census_stale(void) {
         for (struct link_map *map = first_object(); map; map = map->l_next)
                 objects++;
         return objects != census_objects;
+}
+
+/* ---- exec (cold) ---------------------------------------------------------------------- */
+
+/* The process the runner started replacing its image. The new image loads what its own
+ * LD_PRELOAD says, and if that is not what the runner gave, what runs from then on is not
+ * measured under the allocator under test (a program that re-executes itself with its own
+ * preload): recorded for the runner to judge, the exec itself goes ahead unchanged. A forked
+ * child's exec starts another program of the tree and is not recorded. An exec that fails
+ * takes its record back. */
+static void note_exec(const char *path, char *const envp[]) {
+        if (report == &fallback_report || getpid() != report->pid)
+                return;
+        const char *preload = NULL;
+        for (char *const *e = envp; e && *e && !preload; e++)
+                if (memcmp(*e, "LD_PRELOAD=", 11) == 0)
+                        preload = *e + 11;
+        copy_text(report->exec_path, sizeof(report->exec_path), path);
+        copy_text(report->exec_preload, sizeof(report->exec_preload), preload);
+        report->exec_preload_set = preload != NULL;
+        __atomic_fetch_or(&report->state, PROBE_STATE_EXEC, __ATOMIC_RELEASE);
+}
+
+static int exec_failed(void) {
+        int saved = errno;
+        if (report != &fallback_report && getpid() == report->pid)
+                __atomic_fetch_and(&report->state, ~(uint32_t) PROBE_STATE_EXEC, __ATOMIC_RELEASE);
+        errno = saved;
+        return -1;
+}
+
+/* The next definition of an exec function; resolved on use (execs are rare). */
+static void *next_exec(const char *name) {
+        enter(); /* dlsym may allocate: not the program's calls */
+        void *f = next_definition(name);
+        leave();
+        return f;
+}
+
+typedef int (*ExecFn)(const char *, char *const[], char *const[]);
+typedef int (*ExecNoEnvFn)(const char *, char *const[]);
+typedef int (*FexecveFn)(int, char *const[], char *const[]);
+
+/* Each returns only when the exec failed. */
+EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
+        ExecFn real = (ExecFn) next_exec("execve");
+        note_exec(path, envp);
+        if (real)
+                real(path, argv, envp);
+        return exec_failed();
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
+        ExecFn real = (ExecFn) next_exec("execvpe");
+        note_exec(file, envp);
+        if (real)
+                real(file, argv, envp);
+        return exec_failed();
+}
+
+EXPORT int execv(const char *path, char *const argv[]) {
+        ExecNoEnvFn real = (ExecNoEnvFn) next_exec("execv");
+        note_exec(path, environ);
+        if (real)
+                real(path, argv);
+        return exec_failed();
+}
+
+EXPORT int execvp(const char *file, char *const argv[]) {
+        ExecNoEnvFn real = (ExecNoEnvFn) next_exec("execvp");
+        note_exec(file, environ);
+        if (real)
+                real(file, argv);
+        return exec_failed();
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
+        FexecveFn real = (FexecveFn) next_exec("fexecve");
+        note_exec("(a descriptor)", envp);
+        if (real)
+                real(fd, argv, envp);
+        return exec_failed();
+}
+
+/* execl, execlp, execle gather their arguments on the stack and go through the vector forms. */
+#define EXEC_MAX_ARGS 4096
+
+/* Fills argv from first and the NULL-terminated rest of ap; false (E2BIG) past EXEC_MAX_ARGS. */
+static bool gather_args(char **argv, const char *first, va_list *ap) {
+        size_t n = 0;
+        for (char *arg = (char *) first; n < EXEC_MAX_ARGS; arg = va_arg(*ap, char *)) {
+                argv[n++] = arg;
+                if (!arg)
+                        return true;
+        }
+        errno = E2BIG;
+        return false;
+}
+
+EXPORT int execl(const char *path, const char *arg, ...) {
+        char *argv[EXEC_MAX_ARGS];
+        va_list ap;
+        va_start(ap, arg);
+        bool ok = gather_args(argv, arg, &ap);
+        va_end(ap);
+        return ok ? execv(path, argv) : -1;
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...) {
+        char *argv[EXEC_MAX_ARGS];
+        va_list ap;
+        va_start(ap, arg);
+        bool ok = gather_args(argv, arg, &ap);
+        va_end(ap);
+        return ok ? execvp(file, argv) : -1;
+}
+
+EXPORT int execle(const char *path, const char *arg, ...) {
+        char *argv[EXEC_MAX_ARGS];
+        va_list ap;
+        va_start(ap, arg);
+        bool ok = gather_args(argv, arg, &ap);
+        char *const *envp = ok ? va_arg(ap, char *const *) : NULL;
+        va_end(ap);
+        return ok ? execve(path, argv, envp) : -1;
 }
 
 __attribute__((constructor)) static void probe_init(void) {

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PROBE_REPORT_MAGIC   UINT64_C(0x31424f52504c4c41) /* "ALLPROB1" */
-#define PROBE_REPORT_VERSION 2
+#define PROBE_REPORT_VERSION 3
 
 #define PROBE_ENV_FD              "ALLOCLAB_PROBE_FD"
 #define PROBE_ENV_FORWARD_LIBRARY "ALLOCLAB_PROBE_FORWARD_LIBRARY"
@@ -60,6 +60,7 @@ enum {
         PROBE_STATE_FORWARD_FAILED = 1 << 4, /* forward mode refused the library; see error */
         PROBE_STATE_LIVE_BYTES = 1 << 5,     /* live and peak bytes were measured */
         PROBE_STATE_OPTIONS = 1 << 6,        /* allocator version and effective options filled */
+        PROBE_STATE_EXEC = 1 << 7,           /* the process replaced its image: exec_* filled */
 };
 
 /* What the runner asks of the probe, written into the report before the child starts. Only
@@ -116,6 +117,13 @@ typedef struct ProbeReport {
 
         char forward_library[PROBE_PATH_MAX];
         char error[PROBE_PATH_MAX];
+
+        /* The last exec of the process the runner started (not of its children), as it was
+         * called: the program, and the LD_PRELOAD its new image gets (exec_preload_set 0: none). */
+        char exec_path[PROBE_PATH_MAX];
+        char exec_preload[PROBE_PATH_MAX * 2];
+        uint32_t exec_preload_set;
+        uint32_t exec_pad;
 
         uint32_t n_slots; /* threads that called the malloc family */
         uint32_t pad;

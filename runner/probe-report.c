@@ -63,6 +63,9 @@ int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) 
         ret->live_measured = c->state & PROBE_STATE_LIVE_BYTES;
         ret->options_known = c->state & PROBE_STATE_OPTIONS;
         ret->census_known = c->state & PROBE_STATE_CENSUS;
+        ret->exec_seen = c->state & PROBE_STATE_EXEC;
+        TERMINATE(c->exec_path);
+        TERMINATE(c->exec_preload);
         TERMINATE(c->effective_path);
         TERMINATE(c->effective_prefix);
         TERMINATE(c->allocator_version);

@@ -19,6 +19,7 @@ typedef struct ProbeResult {
         bool live_measured;  /* live_bytes and peak_live_bytes were measured (smoke runs) */
         bool options_known;  /* allocator version and options were read (smoke runs) */
         bool census_known;   /* the census was taken (smoke runs) */
+        bool exec_seen;      /* the started process replaced its image (report.exec_*) */
         /* The report as the probe wrote it, with every string terminated and every count
          * clamped to its array. Its per-thread slots are summed below. */
         ProbeReport report;

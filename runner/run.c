@@ -242,6 +242,15 @@ static int check_probe(const Plan *p, Sample *s, int err) {
                                   "(static binary or secure-execution mode)",
                                   a->path);
         }
+        /* A program that re-executed itself with another LD_PRELOAD than it was given runs, from
+         * then on, under whatever that names: the identity above is its first image's. */
+        const char *given = env_get(plan_job(p, s->step->cell, s->step->variant)->probe_envp, "LD_PRELOAD");
+        if (s->probe->exec_seen && (!pr->exec_preload_set || !given || strcmp(pr->exec_preload, given) != 0))
+                return set_detail(s, SAMPLE_PRELOAD_INEFFECTIVE,
+                                  "the program re-executed %s with LD_PRELOAD=%s (it was given %s): what "
+                                  "runs after that is not measured under %s",
+                                  pr->exec_path, pr->exec_preload_set ? pr->exec_preload : "(unset)",
+                                  given ? given : "(unset)", a->path ? a->path : "glibc");
         bool served = a->path ? same_file(pr->effective_path, a->path)
                               : (pr->effective_family & PROBE_FAMILY_GLIBC) != 0;
         if (!served)

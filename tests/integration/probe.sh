@@ -185,3 +185,30 @@ for v in mi tc; do
                     WHERE v.name = '$v' AND s.status = 'ok' AND p.effective_path = '$lib'")" \
         "4|2000|1" "forward mode through $v"
 done
+
+# A program that re-executes itself with an LD_PRELOAD of its own choosing runs, from then on,
+# under that: the probe sees the exec, and the variant is preload-ineffective with what it was
+# given and what it took (63f6da7 credited the allocator the first image had). Keeping the
+# given LD_PRELOAD is fine, and so is an exec of another program by a child of the tree.
+JEMALLOC=$(q "SELECT DISTINCT a.path FROM allocators a WHERE a.name = 'jemalloc'")
+cat >"$WORK/reexec.yaml" <<YAML
+experiment: reexec
+command: ["$WORKLOAD", reexec, "="]
+allocators:
+  glibc: {}
+  dropped: {preload: jemalloc, command: ["$WORKLOAD", reexec, "-"]}
+  own: {command: ["$WORKLOAD", reexec, "$JEMALLOC"]}
+  kept: {preload: jemalloc}
+  child: {preload: jemalloc, command: [sh, -c, "LD_PRELOAD= $WORKLOAD which; $WORKLOAD which"]}
+samples: 1
+warmup: 0
+verify: none
+YAML
+run_alloclab 1 run "$WORK/reexec.yaml" --quiet
+expect_eq "$(q "SELECT v.name, substr(e.reason, 1, 60) FROM exclusions e JOIN variants v ON v.id = e.variant_id
+                JOIN runs r ON r.id = e.run_id JOIN experiments x ON x.id = r.experiment_id
+                WHERE x.name = 'reexec' ORDER BY v.position")" \
+    "dropped|preload-ineffective: the program re-executed /proc/self/exe 
+own|preload-ineffective: the program re-executed /proc/self/exe " "re-executions that change LD_PRELOAD"
+expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id WHERE v.name = 'own'")" \
+    "with LD_PRELOAD=$JEMALLOC (it was given " "what the re-execution took"

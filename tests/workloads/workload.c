@@ -195,6 +195,20 @@ int main(int argc, char **argv) {
         }
         if (strcmp(mode, "exit") == 0 && argc > 2)
                 return atoi(argv[2]);
+        if (strcmp(mode, "reexec") == 0 && argc > 2) {
+                /* Re-executes itself once with LD_PRELOAD=argv[2] ("-": unset, "=": as it is), as
+                 * wrappers that pick their own allocator do; then does what "which" does. */
+                if (!getenv("WORKLOAD_REEXECED")) {
+                        setenv("WORKLOAD_REEXECED", "1", 1);
+                        if (strcmp(argv[2], "-") == 0)
+                                unsetenv("LD_PRELOAD");
+                        else if (strcmp(argv[2], "=") != 0)
+                                setenv("LD_PRELOAD", argv[2], 1);
+                        execv("/proc/self/exe", argv);
+                        return 127;
+                }
+                return which();
+        }
         if (strcmp(mode, "hang") == 0 && argc > 2) {
                 pid_t pid = fork();
                 if (pid == 0) {
