@@ -322,7 +322,8 @@ int cmd_check(int argc, char **argv) {
         int r = plan_new(spec,
                          &(PlanOptions){ .caller_env = environ,
                                          .seed = spec->has_seed ? spec->seed : 0,
-                                         .probe_path = probe },
+                                         .probe_path = probe,
+                                         .check_only = true },
                          &plan, &message);
         if (r < 0) {
                 cli_plan_error("check", spec, message ? message : strerror(-r));

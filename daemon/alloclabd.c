@@ -129,12 +129,8 @@ void daemon_log_change_point(const char *experiment, const char *metric, const H
 }
 
 void daemon_update_status(Daemon *d, const char *progress) {
-        Job *jobs = NULL;
-        size_t n = 0, queued = 0;
-        if (jobs_list(d->store, true, 10000, &jobs, &n) >= 0)
-                for (size_t i = 0; i < n; i++)
-                        queued += jobs[i].status == JOB_QUEUED;
-        jobs_list_free(jobs, n);
+        size_t queued = 0; /* a count, not a list: this runs after every submission */
+        (void) jobs_count(d->store, JOB_QUEUED, &queued);
         const char *experiment = NULL;
         time_t next = scheduler_next(d->scheduler, &experiment);
         char when[64] = "";

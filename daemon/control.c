@@ -12,6 +12,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -50,6 +51,7 @@ struct Control {
         Daemon *daemon;
         int fd;
         sd_event_source *accept;
+        sd_event_source *accept_retry; /* re-enables accept when a full table may have room */
         Connection *connections;
         unsigned n_connections;
 };
@@ -62,6 +64,7 @@ static void connection_free(Connection *c) {
                         break;
                 }
         ctl->n_connections--;
+        (void) sd_event_source_set_enabled(ctl->accept, SD_EVENT_ON); /* paused while full */
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->idle);
         safe_close(c->fd);
@@ -76,6 +79,7 @@ Control *control_free(Control *c) {
         while (c->connections)
                 connection_free(c->connections);
         sd_event_source_disable_unref(c->accept);
+        sd_event_source_disable_unref(c->accept_retry);
         safe_close(c->fd);
         free(c);
         return NULL;
@@ -203,11 +207,13 @@ static json_t *method_submit(Connection *c, json_t *params) {
                              &(PlanOptions){ .caller_env = job.env,
                                              .probe_path = d->probe_path,
                                              .base_dir = cwd,
-                                             .defer_cgroup = true },
+                                             .defer_cgroup = true,
+                                             .check_only = true },
                              &plan, &message);
                 identity_leave(&saved);
         }
-        if (q >= 0)
+        /* Only a limit needs the cgroup to be tried now; the job makes its own when it starts. */
+        if (q >= 0 && (spec->memory_max || spec->pids_max))
                 q = plan_open_cgroup(plan, &message);
         plan_free(plan);
         spec_free(spec);
@@ -456,24 +462,54 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+/* Whether a connection may be closed to make room: it has been quiet for
+ * CONTROL_EVICT_AFTER_USEC, waits for no job, has no reply on its way and no request bytes that
+ * the kernel holds for it (sent, but not read yet). */
+static bool is_idle(const Connection *c, uint64_t now) {
+        int unread = 0;
+        return now >= c->last_active + CONTROL_EVICT_AFTER_USEC && !c->waiting_for &&
+               pending_output(c) == 0 && ioctl(c->fd, FIONREAD, &unread) == 0 && unread == 0;
+}
+
+static int on_accept_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         Control *ctl = userdata;
         (void) s;
+        (void) usec;
+        return sd_event_source_set_enabled(ctl->accept, SD_EVENT_ON);
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Control *ctl = userdata;
         (void) revents;
+        if (ctl->n_connections >= CONTROL_MAX_CONNECTIONS) {
+                /* Make room by closing the idle connection that has been quiet longest: idle
+                 * clients must not lock out a working one. When every connection is at work
+                 * (a burst of submitters), the next ones wait in the listen backlog until one
+                 * closes, instead of a working one being dropped. */
+                uint64_t now = 0;
+                (void) sd_event_now(ctl->daemon->event, CLOCK_MONOTONIC, &now);
+                Connection *victim = NULL;
+                for (Connection *c = ctl->connections; c; c = c->next)
+                        if (is_idle(c, now) && (!victim || c->last_active < victim->last_active))
+                                victim = c;
+                if (!victim) {
+                        /* Until a connection closes, or one may have become idle. */
+                        if (!ctl->accept_retry)
+                                (void) sd_event_add_time_relative(ctl->daemon->event, &ctl->accept_retry,
+                                                                  CLOCK_MONOTONIC, CONTROL_EVICT_AFTER_USEC,
+                                                                  0, on_accept_retry, ctl);
+                        else {
+                                (void) sd_event_source_set_time_relative(ctl->accept_retry,
+                                                                         CONTROL_EVICT_AFTER_USEC);
+                                (void) sd_event_source_set_enabled(ctl->accept_retry, SD_EVENT_ONESHOT);
+                        }
+                        return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+                }
+                connection_free(victim);
+        }
         _cleanup_close_ int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0)
                 return 0;
-        if (ctl->n_connections >= CONTROL_MAX_CONNECTIONS) {
-                /* Make room by closing the connection that has been quiet longest (not one
-                 * waiting for its job): idle clients must not lock out a working one. */
-                Connection *victim = NULL;
-                for (Connection *c = ctl->connections; c; c = c->next)
-                        if (!c->waiting_for && (!victim || c->last_active < victim->last_active))
-                                victim = c;
-                if (!victim)
-                        return 0; /* closed: the client sees EOF at once */
-                connection_free(victim);
-        }
         Connection *c = calloc(1, sizeof(Connection));
         if (!c)
                 return 0;
@@ -539,7 +575,7 @@ int control_listen(const char *path, mode_t mode) {
                 return -EADDRINUSE;
         (void) unlink(path);
         if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(path, mode) < 0 ||
-            listen(fd, 128) < 0)
+            listen(fd, SOMAXCONN) < 0)
                 return negative_errno();
         return TAKE_FD(fd);
 }

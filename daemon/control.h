@@ -13,6 +13,9 @@
 #define CONTROL_MAX_MESSAGE        (1024 * 1024)     /* a request larger than this closes the connection */
 #define CONTROL_MAX_CONNECTIONS    64                /* past this, the longest-quiet one is closed */
 #define CONTROL_DEFAULT_IDLE_USEC  (30ULL * 1000000) /* silence after which a connection is closed */
+/* When every connection slot is taken, one that has sent nothing for this long may be closed to
+ * make room; a younger one may still be about to send its request. */
+#define CONTROL_EVICT_AFTER_USEC   (500ULL * 1000)
 /* Replies not yet taken by a client: past this, its further requests wait unread until it reads
  * (and the idle timer closes a client that never does). One reply is at most CONTROL_MAX_REPLY. */
 #define CONTROL_MAX_PENDING_OUTPUT (1024 * 1024)

@@ -162,6 +162,14 @@ void jobs_list_free(Job *jobs, size_t n) {
         free(jobs);
 }
 
+int jobs_count(Store *s, JobStatus status, size_t *ret) {
+        int64_t n = 0;
+        int r = sql_exec1(store_db(s), &n, "SELECT count(*) FROM jobs WHERE status = ?", "t",
+                          job_status_to_string(status));
+        *ret = r < 0 ? 0 : (size_t) n;
+        return r;
+}
+
 int jobs_start(Store *s, int64_t id, int64_t run_id) {
         return sql_exec1(
                 store_db(s), NULL,

@@ -59,6 +59,9 @@ int jobs_get(Store *s, int64_t id, Job *ret);
 int jobs_list(Store *s, bool active_only, size_t limit, Job **ret, size_t *ret_n);
 void jobs_list_free(Job *jobs, size_t n);
 
+/* How many jobs have this status. Returns 0 or -EIO. */
+int jobs_count(Store *s, JobStatus status, size_t *ret);
+
 /* Marks a job running (with its run id once known). */
 int jobs_start(Store *s, int64_t id, int64_t run_id);
 

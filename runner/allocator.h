@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
+
 #include "configs/catalog.h"
 #include "util/sha256.h"
 
@@ -24,6 +26,10 @@ typedef struct Allocator {
  * set then, so callers can name the package), -ENOMEM.
  */
 int allocator_resolve(const char *preload, Allocator *ret);
+
+/* The same; without identify, only the file is found (sha256 and version "unknown"): what a
+ * check needs, at a fraction of the cost (hashing and dpkg's status file are most of it). */
+int allocator_resolve_as(const char *preload, bool identify, Allocator *ret);
 
 void allocator_done(Allocator *a);
 

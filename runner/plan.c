@@ -447,8 +447,8 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
                 return -ENOMEM;
         for (size_t v = 0; v < p->n_variants; v++) {
                 const SpecVariant *sv = &spec->variants[v];
-                int r = allocator_resolve(sv->forward_library ? sv->forward_library : sv->preload,
-                                          &p->allocators[v]);
+                int r = allocator_resolve_as(sv->forward_library ? sv->forward_library : sv->preload,
+                                             !o->check_only, &p->allocators[v]);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0 && p->allocators[v].entry)

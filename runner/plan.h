@@ -73,6 +73,8 @@ typedef struct PlanOptions {
         /* Leave the children's cgroup to plan_open_cgroup(): the daemon plans with the submitter's
          * file permissions, and makes the cgroup with its own. */
         bool defer_cgroup;
+        /* A check only: allocators are found but not identified (no sha256, no version). */
+        bool check_only;
 } PlanOptions;
 
 /*
