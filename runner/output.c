@@ -18,6 +18,7 @@
 
 #include "runner/output.h"
 #include "util/cleanup.h"
+#include "util/io.h"
 
 int output_memfd(const char *name) {
         int fd = memfd_create(name, MFD_CLOEXEC);
@@ -43,20 +44,12 @@ static ssize_t read_prefix(int fd, size_t max, char **ret) {
         _cleanup_free_ char *buf = malloc(max + 1);
         if (!buf)
                 return -ENOMEM;
-        size_t have = 0;
-        while (have < max) {
-                ssize_t n = pread(fd, buf + have, max - have, (off_t) have);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        break;
-                have += (size_t) n;
-        }
+        ssize_t have = read_full_at(fd, buf, max, 0);
+        if (have < 0)
+                return have;
         buf[have] = 0;
         *ret = TAKE_PTR(buf);
-        return (ssize_t) have;
+        return have;
 }
 
 int output_digest(int fd, uint64_t limit, Digest *ret) {

@@ -8,3 +8,7 @@
  * (less than size only at end of file) or -errno.
  */
 ssize_t read_full(int fd, void *buf, size_t size);
+
+/* The same from a file offset with pread() (the descriptor's position is left alone); offset -1
+ * reads from the current position, as read_full(). */
+ssize_t read_full_at(int fd, void *buf, size_t size, off_t offset);
