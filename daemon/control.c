@@ -6,6 +6,7 @@
  * "method" string gets an error reply, a too large one closes the connection. Nothing a client
  * sends can block the loop: reads and writes are non-blocking and bounded.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -43,6 +44,7 @@ struct Connection {
         char *out;
         size_t out_size, out_sent;
         int64_t waiting_for;  /* job id of a pending io.alloclab.Wait, or 0 */
+        bool submitting;      /* its Submit waits for the next commit of submissions */
         uint64_t last_active; /* CLOCK_MONOTONIC usec of the last byte read or accepted */
         bool closing;         /* close once the output is flushed */
 };
@@ -52,12 +54,23 @@ struct Control {
         int fd;
         sd_event_source *accept;
         sd_event_source *accept_retry; /* re-enables accept when a full table may have room */
+        /* Validated submissions not yet stored: committed together, when the loop has nothing
+         * else to do (one sync for a burst), and only then answered. */
+        struct PendingSubmission {
+                Connection *connection; /* NULL once it closed: stored, not answered */
+                Job job;
+        } pending[CONTROL_MAX_CONNECTIONS];
+        size_t n_pending;
+        sd_event_source *commit;
         Connection *connections;
         unsigned n_connections;
 };
 
 static void connection_free(Connection *c) {
         Control *ctl = c->control;
+        for (size_t i = 0; i < ctl->n_pending; i++)
+                if (ctl->pending[i].connection == c)
+                        ctl->pending[i].connection = NULL;
         for (Connection **p = &ctl->connections; *p; p = &(*p)->next)
                 if (*p == c) {
                         *p = c->next;
@@ -80,6 +93,9 @@ Control *control_free(Control *c) {
                 connection_free(c->connections);
         sd_event_source_disable_unref(c->accept);
         sd_event_source_disable_unref(c->accept_retry);
+        sd_event_source_disable_unref(c->commit);
+        for (size_t i = 0; i < c->n_pending; i++)
+                job_done(&c->pending[i].job);
         safe_close(c->fd);
         free(c);
         return NULL;
@@ -88,8 +104,9 @@ Control *control_free(Control *c) {
 static int arm_idle(Connection *c) {
         uint64_t timeout = c->control->daemon->idle_timeout_usec;
         /* A client waiting for its job is not idle. */
-        int r = sd_event_source_set_enabled(c->idle, c->waiting_for ? SD_EVENT_OFF : SD_EVENT_ONESHOT);
-        if (r >= 0 && !c->waiting_for)
+        bool busy = c->waiting_for || c->submitting;
+        int r = sd_event_source_set_enabled(c->idle, busy ? SD_EVENT_OFF : SD_EVENT_ONESHOT);
+        if (r >= 0 && !busy)
                 r = sd_event_source_set_time_relative(c->idle, timeout);
         return r;
 }
@@ -224,21 +241,57 @@ static json_t *method_submit(Connection *c, json_t *params) {
         }
 
         struct passwd *pw = getpwuid(c->peer.uid);
-        job.spec_path = (char *) spec_path;
-        job.spec_yaml = (char *) yaml;
-        job.cwd = (char *) cwd;
-        job.submitter = pw ? pw->pw_name : NULL;
-        job.trigger = (char *) "submit";
-        int64_t id;
-        r = jobs_add(d->store, &job, &id);
-        strv_free(job.env);
-        if (r < 0)
+        if (!(job.spec_path = strdup(spec_path)) || !(job.spec_yaml = strdup(yaml)) ||
+            !(job.cwd = strdup(cwd)) || (pw && !(job.submitter = strdup(pw->pw_name))) ||
+            !(job.trigger = strdup("submit"))) {
+                job_done(&job);
                 return error_reply("io.alloclab.StoreFailed",
-                                   json_pack("{s:s}", "message", store_error(d->store)));
-        daemon_log(LOG_INFO, 0, "job %lld queued by uid %u: %s", (long long) id, (unsigned) c->peer.uid,
-                   spec_path);
-        (void) daemon_start_next(d);
-        return json_pack("{s:{s:I}}", "parameters", "job", (json_int_t) id);
+                                   json_pack("{s:s}", "message", strerror(ENOMEM)));
+        }
+        /* Stored with the others that arrive meanwhile, and answered once stored (an answered
+         * Submit survives a crash); this connection's next requests wait until then. A
+         * connection has one submission pending at most, so the table never overflows. */
+        assert(c->control->n_pending < ELEMENTSOF(c->control->pending));
+        c->control->pending[c->control->n_pending++] =
+                (struct PendingSubmission){ .connection = c, .job = job };
+        c->submitting = true;
+        (void) sd_event_source_set_enabled(c->control->commit, SD_EVENT_ONESHOT);
+        return NULL;
+}
+
+static void process_input(Connection *c);
+
+/* Stores the pending submissions in one transaction and answers each. */
+static int on_commit(sd_event_source *s, void *userdata) {
+        Control *ctl = userdata;
+        Daemon *d = ctl->daemon;
+        (void) s;
+        Job jobs[ELEMENTSOF(ctl->pending)];
+        int64_t ids[ELEMENTSOF(ctl->pending)] = {};
+        size_t n = ctl->n_pending;
+        for (size_t i = 0; i < n; i++)
+                jobs[i] = ctl->pending[i].job;
+        int r = n ? jobs_add_all(d->store, jobs, n, ids) : 0;
+        const char *error = r < 0 ? store_error(d->store) : NULL;
+        ctl->n_pending = 0;
+        for (size_t i = 0; i < n; i++) {
+                Connection *c = ctl->pending[i].connection;
+                if (r >= 0)
+                        daemon_log(LOG_INFO, 0, "job %lld queued by uid %u: %s", (long long) ids[i],
+                                   (unsigned) jobs[i].uid, jobs[i].spec_path);
+                job_done(&jobs[i]);
+                if (!c)
+                        continue;
+                c->submitting = false;
+                queue_reply(c, r < 0 ? error_reply("io.alloclab.StoreFailed",
+                                                   json_pack("{s:s}", "message", error))
+                                     : json_pack("{s:{s:I}}", "parameters", "job", (json_int_t) ids[i]));
+                process_input(c);
+                (void) arm_idle(c);
+        }
+        if (r >= 0 && n)
+                (void) daemon_start_next(d);
+        return 0;
 }
 
 static json_t *method_status(Connection *c) {
@@ -399,7 +452,8 @@ static void process_input(Connection *c) {
         size_t start = 0;
         for (;;) {
                 char *nul = memchr(c->in + start, 0, c->in_size - start);
-                if (!nul || c->waiting_for || pending_output(c) >= CONTROL_MAX_PENDING_OUTPUT)
+                if (!nul || c->waiting_for || c->submitting ||
+                    pending_output(c) >= CONTROL_MAX_PENDING_OUTPUT)
                         break;
                 handle_request(c, c->in + start);
                 start = (size_t) (nul - c->in) + 1;
@@ -467,7 +521,7 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
  * the kernel holds for it (sent, but not read yet). */
 static bool is_idle(const Connection *c, uint64_t now) {
         int unread = 0;
-        return now >= c->last_active + CONTROL_EVICT_AFTER_USEC && !c->waiting_for &&
+        return now >= c->last_active + CONTROL_EVICT_AFTER_USEC && !c->waiting_for && !c->submitting &&
                pending_output(c) == 0 && ioctl(c->fd, FIONREAD, &unread) == 0 && unread == 0;
 }
 
@@ -544,6 +598,10 @@ int control_new(Daemon *d, int listen_fd, Control **ret) {
                 return negative_errno();
         }
         int r = sd_event_add_io(d->event, &c->accept, listen_fd, EPOLLIN, on_accept, c);
+        /* Submissions are stored when nothing else is pending: a burst shares one commit. */
+        if (r >= 0 && (r = sd_event_add_defer(d->event, &c->commit, on_commit, c)) >= 0 &&
+            (r = sd_event_source_set_priority(c->commit, SD_EVENT_PRIORITY_IDLE)) >= 0)
+                r = sd_event_source_set_enabled(c->commit, SD_EVENT_OFF);
         if (r < 0) {
                 control_free(c);
                 return r;

@@ -103,6 +103,13 @@ int jobs_add(Store *s, const Job *j, int64_t *ret_id) {
                          j->cwd, (int64_t) j->uid, (int64_t) j->gid, j->submitter, j->trigger, j->run_id);
 }
 
+int jobs_add_all(Store *s, const Job *jobs, size_t n, int64_t *ret_ids) {
+        int r = sql_begin(store_db(s));
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = jobs_add(s, &jobs[i], &ret_ids[i]);
+        return sql_commit(store_db(s), r);
+}
+
 static int read_job_row(sqlite3_stmt *st, void *element) {
         return read_job(st, element);
 }

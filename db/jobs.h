@@ -48,6 +48,10 @@ void job_done(Job *j);
 /* Queues a job (status queued); assigns *ret_id. Returns 0 or -EIO/-ENOMEM. */
 int jobs_add(Store *s, const Job *j, int64_t *ret_id);
 
+/* Queues n jobs in one transaction (one commit, one sync, for a burst of submissions): all or
+ * none. ret_ids[i] gets the id of jobs[i]. Returns 0 or -EIO/-ENOMEM. */
+int jobs_add_all(Store *s, const Job *jobs, size_t n, int64_t *ret_ids);
+
 /* The oldest queued job, or -ENOENT. */
 int jobs_next_queued(Store *s, Job *ret);
 
