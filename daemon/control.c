@@ -266,16 +266,21 @@ static int on_commit(sd_event_source *s, void *userdata) {
         Control *ctl = userdata;
         Daemon *d = ctl->daemon;
         (void) s;
+        /* Taken out of the table first: answering a connection reads its next requests, which
+         * may park new submissions there. */
         Job jobs[ELEMENTSOF(ctl->pending)];
+        Connection *connections[ELEMENTSOF(ctl->pending)];
         int64_t ids[ELEMENTSOF(ctl->pending)] = {};
         size_t n = ctl->n_pending;
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
                 jobs[i] = ctl->pending[i].job;
+                connections[i] = ctl->pending[i].connection;
+        }
         int r = n ? jobs_add_all(d->store, jobs, n, ids) : 0;
         const char *error = r < 0 ? store_error(d->store) : NULL;
         ctl->n_pending = 0;
         for (size_t i = 0; i < n; i++) {
-                Connection *c = ctl->pending[i].connection;
+                Connection *c = connections[i];
                 if (r >= 0)
                         daemon_log(LOG_INFO, 0, "job %lld queued by uid %u: %s", (long long) ids[i],
                                    (unsigned) jobs[i].uid, jobs[i].spec_path);
