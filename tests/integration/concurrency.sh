@@ -41,13 +41,24 @@ async def submit():
     reply = json.loads((await reader.readuntil(b"\0"))[:-1])
     writer.close()
     return reply
+async def pipelined(k):
+    # k Submits in one write: each is answered, in order, with a job of its own.
+    reader, writer = await asyncio.open_unix_connection(path)
+    writer.write(req * k)
+    await writer.drain()
+    replies = [json.loads((await reader.readuntil(b"\0"))[:-1]) for _ in range(k)]
+    writer.close()
+    return replies
 async def main():
     replies = await asyncio.gather(*(submit() for _ in range(n)), return_exceptions=True)
     bad = [r for r in replies if not isinstance(r, dict) or "job" not in r.get("parameters", {})]
     assert not bad, f"{len(bad)} of {n} submitters not acknowledged, e.g. {bad[0]!r}"
+    batches = await asyncio.gather(*(pipelined(3) for _ in range(20)))
+    ids = [r["parameters"]["job"] for b in batches for r in b]
+    assert len(set(ids)) == 60, f"pipelined submissions: {len(set(ids))} distinct jobs of 60"
 asyncio.run(main())
 PY
-expect_eq "$(q "SELECT count(*) FROM jobs j WHERE j.spec_path = '$WORK/burst.yaml'")" 150 "150 jobs stored"
+expect_eq "$(q "SELECT count(*) FROM jobs j WHERE j.spec_path = '$WORK/burst.yaml'")" 210 "150 + 60 jobs stored"
 for id in $(q "SELECT id FROM jobs WHERE status IN ('queued', 'running')"); do "$ALLOCLAB" cancel "$id" >/dev/null 2>&1 || true; done
 for _ in $(seq 100); do [[ $(q "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')") == 0 ]] && break; sleep 0.05; done
 
