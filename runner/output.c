@@ -30,7 +30,7 @@ int output_memfd(const char *name) {
  * would fault in a page per hole). */
 #define OUTPUT_CHUNK (256 * 1024)
 
-static int fd_size_of(int fd, uint64_t *ret) {
+int output_size(int fd, uint64_t *ret) {
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return negative_errno();
@@ -54,7 +54,7 @@ static ssize_t read_prefix(int fd, size_t max, char **ret) {
 
 int output_digest(int fd, uint64_t limit, Digest *ret) {
         uint64_t size;
-        int r = fd_size_of(fd, &size);
+        int r = output_size(fd, &size);
         if (r < 0)
                 return r;
         *ret = (Digest){ .size = size };
@@ -68,11 +68,9 @@ int output_digest(int fd, uint64_t limit, Digest *ret) {
         }
         XXH3_128bits_reset(state);
         for (uint64_t at = 0; at < size;) {
-                ssize_t n = pread(fd, buf, OUTPUT_CHUNK, (off_t) at);
-                if (n < 0 && errno == EINTR)
-                        continue;
+                ssize_t n = read_full_at(fd, buf, OUTPUT_CHUNK, (off_t) at);
                 if (n <= 0) { /* shrunk under us, or an I/O error */
-                        r = n < 0 ? negative_errno() : -EIO;
+                        r = n < 0 ? (int) n : -EIO;
                         break;
                 }
                 XXH3_128bits_update(state, buf, (size_t) n);
@@ -90,7 +88,7 @@ int output_digest(int fd, uint64_t limit, Digest *ret) {
 int output_first_difference(int a, int b, uint64_t *ret_offset) {
         uint64_t size_a, size_b;
         int r;
-        if ((r = fd_size_of(a, &size_a)) < 0 || (r = fd_size_of(b, &size_b)) < 0)
+        if ((r = output_size(a, &size_a)) < 0 || (r = output_size(b, &size_b)) < 0)
                 return r;
         uint64_t n = size_a < size_b ? size_a : size_b, at = 0;
         _cleanup_free_ unsigned char *pa = malloc(OUTPUT_CHUNK), *pb = malloc(OUTPUT_CHUNK);
@@ -98,9 +96,10 @@ int output_first_difference(int a, int b, uint64_t *ret_offset) {
                 return -ENOMEM;
         while (at < n) {
                 size_t want = n - at < OUTPUT_CHUNK ? (size_t) (n - at) : OUTPUT_CHUNK;
-                ssize_t ra = pread(a, pa, want, (off_t) at), rb = pread(b, pb, want, (off_t) at);
+                ssize_t ra = read_full_at(a, pa, want, (off_t) at),
+                        rb = read_full_at(b, pb, want, (off_t) at);
                 if (ra < 0 || rb < 0)
-                        return negative_errno();
+                        return (int) (ra < 0 ? ra : rb);
                 size_t got = (size_t) (ra < rb ? ra : rb), i = 0;
                 if (got == 0)
                         break; /* shrunk under us: the difference is here */
@@ -176,7 +175,7 @@ static bool metric_name_ok(const char *s, size_t len) {
 
 int output_parse_metrics(int fd, Metric **ret, size_t *ret_n) {
         uint64_t size;
-        int r = fd_size_of(fd, &size);
+        int r = output_size(fd, &size);
         if (r < 0)
                 return r;
         *ret = NULL;

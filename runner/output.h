@@ -25,6 +25,9 @@ typedef struct Metric {
         double value;
 } Metric;
 
+/* The size of the file behind fd. Returns 0 or -errno. */
+int output_size(int fd, uint64_t *ret);
+
 /* A fresh, empty capture file. Returns an O_CLOEXEC fd or -errno. */
 int output_memfd(const char *name);
 

@@ -173,11 +173,6 @@ static SampleStatus status_of(const SpawnResult *r) {
         return SAMPLE_OK; /* not reached for canceled runs: the caller drops them */
 }
 
-static uint64_t fd_size(int fd) {
-        struct stat st;
-        return fstat(fd, &st) == 0 ? (uint64_t) st.st_size : 0;
-}
-
 /* Allocator complaints about their configuration, as they print them on stderr. */
 static const char *const config_complaints[] = {
         "<jemalloc>: Invalid conf",
@@ -272,8 +267,10 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
         const Spec *spec = p->spec;
         int r;
 
-        if (s->status == SAMPLE_OK &&
-            (fd_size(out) > spec->output_limit || fd_size(err) > spec->output_limit))
+        uint64_t out_size = 0, err_size = 0; /* 0 where fstat fails: the digest reports that */
+        (void) output_size(out, &out_size);
+        (void) output_size(err, &err_size);
+        if (s->status == SAMPLE_OK && (out_size > spec->output_limit || err_size > spec->output_limit))
                 s->status = SAMPLE_OUTPUT_LIMIT;
         if (s->probe && s->step->phase == PHASE_SMOKE && (r = check_probe(p, s, err)) < 0)
                 return r;
