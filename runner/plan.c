@@ -175,35 +175,41 @@ static int probe_env(const Plan *p, size_t variant, char *const *caller_env, cha
         return 0;
 }
 
-static int fail(char **ret_message, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char **ret_message, int r, const char *fmt, ...) {
-        if (ret_message) {
-                va_list ap;
-                va_start(ap, fmt);
-                if (vasprintf(ret_message, fmt, ap) < 0)
-                        *ret_message = NULL;
-                va_end(ap);
-        }
-        return r;
-}
-
-/* fail() for what the spec names at `at`: "FILE:LINE:COL: message", as the spec's diagnostics. */
-static int fail_at(char **ret_message, int r, const Spec *spec, SpecPosition at, const char *fmt, ...)
-        __attribute__((format(printf, 5, 6)));
-static int fail_at(char **ret_message, int r, const Spec *spec, SpecPosition at, const char *fmt, ...) {
+/* Sets *ret_message (if wanted) to the message, prefixed with the spec's "FILE:LINE:COL: "
+ * when `at` names where the spec says what failed, as the spec's own diagnostics are. Returns r. */
+static int vfail_at(char **ret_message, int r, const Spec *spec, SpecPosition at, const char *fmt,
+                    va_list ap) __attribute__((format(printf, 5, 0)));
+static int vfail_at(char **ret_message, int r, const Spec *spec, SpecPosition at, const char *fmt,
+                    va_list ap) {
         if (!ret_message)
                 return r;
-        va_list ap;
-        va_start(ap, fmt);
         _cleanup_free_ char *text = NULL;
         if (vasprintf(&text, fmt, ap) < 0)
                 text = NULL;
-        va_end(ap);
         if (!text)
                 *ret_message = NULL;
         else if (at.line == 0 ||
                  asprintf(ret_message, "%s:%u:%u: %s", spec->path, at.line, at.column, text) < 0)
                 *ret_message = TAKE_PTR(text);
+        return r;
+}
+
+static int fail_at(char **ret_message, int r, const Spec *spec, SpecPosition at, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+static int fail_at(char **ret_message, int r, const Spec *spec, SpecPosition at, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        r = vfail_at(ret_message, r, spec, at, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+static int fail(char **ret_message, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char **ret_message, int r, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        r = vfail_at(ret_message, r, NULL, (SpecPosition){}, fmt, ap);
+        va_end(ap);
         return r;
 }
 
@@ -230,13 +236,18 @@ static int expand_strv(const CellVars *v, char *const *l, char ***ret) {
         return 0;
 }
 
+/* name as seen from dir: name itself when absolute or without dir, else dir/name. Returns 0
+ * and a new string or -ENOMEM. */
+static int path_in(const char *dir, const char *name, char **ret) {
+        if (name[0] == '/' || !dir)
+                return (*ret = strdup(name)) ? 0 : -ENOMEM;
+        return asprintf(ret, "%s/%s", dir, name) < 0 ? -ENOMEM : 0;
+}
+
 int plan_resolve_exe(const char *name, char *const *envp, const char *cwd, char **ret) {
         if (strchr(name, '/')) {
                 _cleanup_free_ char *full = NULL;
-                if (name[0] != '/' && cwd) {
-                        if (asprintf(&full, "%s/%s", cwd, name) < 0)
-                                return -ENOMEM;
-                } else if (!(full = strdup(name)))
+                if (path_in(cwd, name, &full) < 0)
                         return -ENOMEM;
                 struct stat st;
                 if (stat(full, &st) < 0 || faccessat(AT_FDCWD, full, X_OK, AT_EACCESS) < 0)
@@ -541,9 +552,9 @@ int plan_hash_programs(Plan *p) {
                  * the child will find it: relative to its cwd. */
                 const PlanJob *job = plan_job(p, 0, v);
                 _cleanup_free_ char *full = NULL;
-                if (job->exe[0] != '/' && job->cwd && asprintf(&full, "%s/%s", job->cwd, job->exe) < 0)
+                if (path_in(job->cwd, job->exe, &full) < 0)
                         return -ENOMEM;
-                if (sha256_file_hex(full ? full : job->exe, p->program_sha256[v]) < 0)
+                if (sha256_file_hex(full, p->program_sha256[v]) < 0)
                         strcpy(p->program_sha256[v], "unknown");
         }
         return 0;
