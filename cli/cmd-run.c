@@ -222,7 +222,7 @@ static int execute_recorded(const char *command, Store *store, const Plan *plan,
  * read-only directory, whose store will say more), or the exit status. */
 static int take_measure_lock(const char *command, Store *store, int *ret_fd) {
         char holder[LOCKFILE_HOLDER_MAX], self[LOCKFILE_HOLDER_MAX];
-        snprintf(self, sizeof(self), "alloclab %s, pid %d", command, (int) getpid());
+        snprintf(self, sizeof(self), "alloclab %s", command);
         int fd = lockfile_take(store_path(store), self, false, holder);
         if (fd == -EWOULDBLOCK && strncmp(holder, "alloclabd", 9) == 0) {
                 cli_error(command,

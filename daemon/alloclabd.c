@@ -474,9 +474,8 @@ static int run(int argc, char **argv) {
         }
         /* One measurer per database: a second daemon (or an alloclab run) must not measure into it
          * at the same time. Held until exit. */
-        char holder[LOCKFILE_HOLDER_MAX], self[LOCKFILE_HOLDER_MAX];
-        snprintf(self, sizeof(self), "alloclabd, pid %d", (int) getpid());
-        _cleanup_close_ int lock_fd = lockfile_take(d.db_path, self, false, holder);
+        char holder[LOCKFILE_HOLDER_MAX];
+        _cleanup_close_ int lock_fd = lockfile_take(d.db_path, "alloclabd", false, holder);
         if (lock_fd == -EWOULDBLOCK) {
                 daemon_log(LOG_ERR, 0, "%s is in use by %s: not starting a second measurer on it", d.db_path,
                            holder[0] ? holder : "another process");

@@ -29,7 +29,7 @@ int lockfile_take(const char *db_path, const char *holder, bool wait, char ret_h
                 return -EWOULDBLOCK;
         }
         char text[LOCKFILE_HOLDER_MAX];
-        int n = snprintf(text, sizeof(text), "%s\n", holder);
+        int n = snprintf(text, sizeof(text), "%s, pid %d\n", holder, (int) getpid());
         if (ftruncate(fd, 0) < 0 || pwrite(fd, text, (size_t) n, 0) != n)
                 return negative_errno();
         return TAKE_FD(fd);

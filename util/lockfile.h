@@ -13,8 +13,8 @@
 
 #define LOCKFILE_HOLDER_MAX 128
 
-/* Takes the lock of db_path for holder. Returns the descriptor to keep open while measuring (the
- * lock goes with it); -EWOULDBLOCK when another holds it and wait is false (its text in
- * ret_holder), or -errno when the lock file cannot be opened (a read-only or foreign directory:
+/* Takes the lock of db_path for holder (a name; the file says "holder, pid N"). Returns the descriptor to
+ * keep open while measuring (the lock goes with it); -EWOULDBLOCK when another holds it and wait is false
+ * (its text in ret_holder), or -errno when the lock file cannot be opened (a read-only or foreign directory:
  * the caller decides whether to go on). With wait, blocks until the other holder is done. */
 int lockfile_take(const char *db_path, const char *holder, bool wait, char ret_holder[LOCKFILE_HOLDER_MAX]);
