@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -39,8 +38,8 @@ struct Connection {
         struct ucred peer;
         sd_event_source *io;
         sd_event_source *idle;
-        char *in;
-        size_t in_size;
+        char *in; /* grows by doubling up to CONTROL_MAX_MESSAGE: most requests are small */
+        size_t in_size, in_allocated;
         char *out;
         size_t out_size, out_sent;
         int64_t waiting_for;  /* job id of a pending io.alloclab.Wait, or 0 */
@@ -240,9 +239,8 @@ static json_t *method_submit(Connection *c, json_t *params) {
                                    json_pack("{s:s}", "message", message ? message : strerror(-q)));
         }
 
-        struct passwd *pw = getpwuid(c->peer.uid);
         if (!(job.spec_path = strdup(spec_path)) || !(job.spec_yaml = strdup(yaml)) ||
-            !(job.cwd = strdup(cwd)) || (pw && !(job.submitter = strdup(pw->pw_name))) ||
+            !(job.cwd = strdup(cwd)) || identity_user_name(c->peer.uid, c->peer.gid, &job.submitter) < 0 ||
             !(job.trigger = strdup("submit"))) {
                 job_done(&job);
                 return error_reply("io.alloclab.StoreFailed",
@@ -467,6 +465,21 @@ static void process_input(Connection *c) {
         c->in_size -= start;
 }
 
+/* Makes room for the next read: a full buffer doubles, up to CONTROL_MAX_MESSAGE. */
+static int grow_input(Connection *c) {
+        if (c->in_size < c->in_allocated)
+                return 0;
+        size_t size = c->in_allocated ? 2 * c->in_allocated : CONTROL_INITIAL_INPUT;
+        if (size > CONTROL_MAX_MESSAGE)
+                size = CONTROL_MAX_MESSAGE;
+        char *in = realloc(c->in, size);
+        if (!in)
+                return -ENOMEM;
+        c->in = in;
+        c->in_allocated = size;
+        return 0;
+}
+
 static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Connection *c = userdata;
         (void) s;
@@ -475,8 +488,11 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
                         queue_reply(c, error_reply("io.alloclab.MessageTooLarge",
                                                    json_pack("{s:i}", "limit", CONTROL_MAX_MESSAGE)));
                         c->closing = true;
+                } else if (grow_input(c) < 0) {
+                        connection_free(c);
+                        return 0;
                 } else {
-                        ssize_t n = read(fd, c->in + c->in_size, CONTROL_MAX_MESSAGE - c->in_size);
+                        ssize_t n = read(fd, c->in + c->in_size, c->in_allocated - c->in_size);
                         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
                                 connection_free(c);
                                 return 0;
@@ -537,41 +553,44 @@ static int on_accept_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         return sd_event_source_set_enabled(ctl->accept, SD_EVENT_ON);
 }
 
-static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Control *ctl = userdata;
-        (void) revents;
-        if (ctl->n_connections >= CONTROL_MAX_CONNECTIONS) {
-                /* Make room by closing the idle connection that has been quiet longest: idle
-                 * clients must not lock out a working one. When every connection is at work
-                 * (a burst of submitters), the next ones wait in the listen backlog until one
-                 * closes, instead of a working one being dropped. */
-                uint64_t now = 0;
-                (void) sd_event_now(ctl->daemon->event, CLOCK_MONOTONIC, &now);
-                Connection *victim = NULL;
-                for (Connection *c = ctl->connections; c; c = c->next)
-                        if (is_idle(c, now) && (!victim || c->last_active < victim->last_active))
-                                victim = c;
-                if (!victim) {
-                        /* Until a connection closes, or one may have become idle. */
-                        if (!ctl->accept_retry)
-                                (void) sd_event_add_time_relative(ctl->daemon->event, &ctl->accept_retry,
-                                                                  CLOCK_MONOTONIC, CONTROL_EVICT_AFTER_USEC,
-                                                                  0, on_accept_retry, ctl);
-                        else {
-                                (void) sd_event_source_set_time_relative(ctl->accept_retry,
-                                                                         CONTROL_EVICT_AFTER_USEC);
-                                (void) sd_event_source_set_enabled(ctl->accept_retry, SD_EVENT_ONESHOT);
-                        }
-                        return sd_event_source_set_enabled(s, SD_EVENT_OFF);
-                }
+/* Whether there is room for one more connection, made if need be by closing the idle one that
+ * has been quiet longest: idle clients must not lock out a working one. When every connection
+ * is at work (a burst of submitters), accepting pauses and the next ones wait in the listen
+ * backlog until one closes, instead of a working one being dropped. */
+static bool make_room(Control *ctl) {
+        if (ctl->n_connections < CONTROL_MAX_CONNECTIONS)
+                return true;
+        uint64_t now = 0;
+        (void) sd_event_now(ctl->daemon->event, CLOCK_MONOTONIC, &now);
+        Connection *victim = NULL;
+        for (Connection *c = ctl->connections; c; c = c->next)
+                if (is_idle(c, now) && (!victim || c->last_active < victim->last_active))
+                        victim = c;
+        if (victim) {
                 connection_free(victim);
+                return true;
         }
+        /* Until a connection closes, or one may have become idle. */
+        if (!ctl->accept_retry)
+                (void) sd_event_add_time_relative(ctl->daemon->event, &ctl->accept_retry, CLOCK_MONOTONIC,
+                                                  CONTROL_EVICT_AFTER_USEC, 0, on_accept_retry, ctl);
+        else {
+                (void) sd_event_source_set_time_relative(ctl->accept_retry, CONTROL_EVICT_AFTER_USEC);
+                (void) sd_event_source_set_enabled(ctl->accept_retry, SD_EVENT_ONESHOT);
+        }
+        (void) sd_event_source_set_enabled(ctl->accept, SD_EVENT_OFF);
+        return false;
+}
+
+/* Accepts one connection and serves what it has sent already. Returns false when there was
+ * none to accept. */
+static bool accept_one(Control *ctl, int fd) {
         _cleanup_close_ int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0)
-                return 0;
+                return false;
         Connection *c = calloc(1, sizeof(Connection));
         if (!c)
-                return 0;
+                return true;
         socklen_t len = sizeof(c->peer);
         c->control = ctl;
         c->fd = TAKE_FD(cfd);
@@ -580,13 +599,26 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         ctl->n_connections++;
         (void) sd_event_now(ctl->daemon->event, CLOCK_MONOTONIC, &c->last_active);
         if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0 ||
-            !(c->in = malloc(CONTROL_MAX_MESSAGE)) ||
             sd_event_add_io(ctl->daemon->event, &c->io, c->fd, EPOLLIN, on_connection, c) < 0 ||
             sd_event_add_time_relative(ctl->daemon->event, &c->idle, CLOCK_MONOTONIC,
                                        ctl->daemon->idle_timeout_usec, 0, on_idle, c) < 0) {
                 connection_free(c);
-                return 0;
+                return true;
         }
+        /* A client sends its request right after connecting: read it now rather than after
+         * another turn of the loop (a no-op when nothing is there yet). */
+        (void) on_connection(c->io, c->fd, EPOLLIN, c);
+        return true;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Control *ctl = userdata;
+        (void) s;
+        (void) revents;
+        /* A few per turn of the loop: a burst is accepted in fewer turns, and the connections
+         * already open still get theirs. */
+        for (unsigned k = 0; k < CONTROL_ACCEPT_BATCH && make_room(ctl) && accept_one(ctl, fd); k++)
+                ;
         return 0;
 }
 

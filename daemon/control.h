@@ -11,7 +11,9 @@
  */
 
 #define CONTROL_MAX_MESSAGE        (1024 * 1024)     /* a request larger than this closes the connection */
+#define CONTROL_INITIAL_INPUT      (16 * 1024)       /* a connection's input buffer to begin with */
 #define CONTROL_MAX_CONNECTIONS    64                /* past this, the longest-quiet one is closed */
+#define CONTROL_ACCEPT_BATCH       16                /* connections accepted per turn of the loop */
 #define CONTROL_DEFAULT_IDLE_USEC  (30ULL * 1000000) /* silence after which a connection is closed */
 /* When every connection slot is taken, one that has sent nothing for this long may be closed to
  * make room; a younger one may still be about to send its request. */
