@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One pass over the template, writing into a memstream. The same function validates (the spec
+ * Two passes over the template: one measures, one writes. The same function validates (the spec
  * loader calls it with ret == NULL) and expands (the planner), so both agree on the syntax.
  */
 #include <errno.h>
 #include <stdbool.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "util/cleanup.h"
 #include "util/template.h"
@@ -29,58 +30,59 @@ static int fail(TemplateError *e, TemplateProblem p, size_t offset, size_t lengt
         return -EINVAL;
 }
 
-int template_expand(const char *tmpl, const char *const *names, const char *const *values, size_t n,
-                    char **ret, TemplateError *ret_error) {
-        _cleanup_free_ char *out = NULL;
-        size_t out_len = 0;
-        _cleanup_fclose_ FILE *f = NULL;
-
-        if (ret) {
-                f = open_memstream(&out, &out_len);
-                if (!f)
-                        return -ENOMEM;
-        }
-
+/* One pass: validates, and counts (out == NULL) or writes the expansion. Returns its length or
+ * -EINVAL. */
+static ssize_t walk(const char *tmpl, const char *const *names, const char *const *values, size_t n,
+                    char *out, TemplateError *ret_error) {
+        size_t length = 0;
         for (size_t i = 0; tmpl[i];) {
                 const char *c = tmpl + i;
-                if ((c[0] == '{' && c[1] == '{') || (c[0] == '}' && c[1] == '}')) {
-                        if (f)
-                                fputc(c[0], f);
+                const char *piece = c;
+                size_t piece_len = 1;
+                if ((c[0] == '{' && c[1] == '{') || (c[0] == '}' && c[1] == '}'))
                         i += 2;
-                        continue;
-                }
-                if (c[0] == '}')
+                else if (c[0] == '}')
                         return fail(ret_error, TEMPLATE_STRAY_CLOSE, i, 1);
-                if (c[0] != '{') {
-                        if (f)
-                                fputc(c[0], f);
+                else if (c[0] != '{')
                         i++;
-                        continue;
+                else {
+                        const char *close = strchr(c + 1, '}');
+                        if (!close)
+                                return fail(ret_error, TEMPLATE_UNCLOSED, i, 1);
+                        size_t len = (size_t) (close - c - 1);
+                        if (!is_ident(c + 1, len))
+                                return fail(ret_error, TEMPLATE_BAD_NAME, i, len + 2);
+                        size_t k = 0;
+                        while (k < n && !(strlen(names[k]) == len && memcmp(names[k], c + 1, len) == 0))
+                                k++;
+                        if (k == n)
+                                return fail(ret_error, TEMPLATE_UNDEFINED, i + 1, len);
+                        piece = values[k];
+                        piece_len = strlen(values[k]);
+                        i += len + 2;
                 }
-                const char *close = strchr(c + 1, '}');
-                if (!close)
-                        return fail(ret_error, TEMPLATE_UNCLOSED, i, 1);
-                size_t len = (size_t) (close - c - 1);
-                if (!is_ident(c + 1, len))
-                        return fail(ret_error, TEMPLATE_BAD_NAME, i, len + 2);
-                size_t k = 0;
-                while (k < n && !(strlen(names[k]) == len && memcmp(names[k], c + 1, len) == 0))
-                        k++;
-                if (k == n)
-                        return fail(ret_error, TEMPLATE_UNDEFINED, i + 1, len);
-                if (f)
-                        fputs(values[k], f);
-                i += len + 2;
+                if (out)
+                        memcpy(out + length, piece, piece_len);
+                length += piece_len;
         }
+        return (ssize_t) length;
+}
 
-        if (ret) {
-                if (fflush(f) != 0 || ferror(f))
-                        return -ENOMEM;
-                fclose(TAKE_PTR(f));
-                *ret = TAKE_PTR(out);
-        }
+int template_expand(const char *tmpl, const char *const *names, const char *const *values, size_t n,
+                    char **ret, TemplateError *ret_error) {
+        ssize_t length = walk(tmpl, names, values, n, NULL, ret_error);
+        if (length < 0)
+                return (int) length;
         if (ret_error)
                 ret_error->problem = TEMPLATE_OK;
+        if (!ret)
+                return 0;
+        char *out = malloc((size_t) length + 1);
+        if (!out)
+                return -ENOMEM;
+        (void) walk(tmpl, names, values, n, out, NULL);
+        out[length] = 0;
+        *ret = out;
         return 0;
 }
 
