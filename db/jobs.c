@@ -86,27 +86,45 @@ static int read_job(sqlite3_stmt *st, Job *j) {
         return 0;
 }
 
+/* Inserts jobs[0..n) with one prepared statement (a burst of submissions is stored at once). */
+static int insert_jobs(sqlite3 *db, const Job *jobs, size_t n, int64_t *ret_ids) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(
+                    db,
+                    "INSERT INTO jobs (spec_path, spec_yaml, env, cwd, uid, gid, submitter, trigger,"
+                    " run_id, status, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued',"
+                    " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                    -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        int r = 0;
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                const Job *j = &jobs[i];
+                json_t *env = json_array();
+                for (size_t k = 0; j->env && j->env[k]; k++)
+                        json_array_append_new(env, json_string(j->env[k]));
+                _cleanup_free_ char *env_json = json_dumps(env, JSON_COMPACT);
+                json_decref(env);
+                if (!env_json) {
+                        r = -ENOMEM;
+                        break;
+                }
+                sqlite3_reset(st);
+                r = sql_step(db, st, &ret_ids[i], j->run_id > 0 ? "ttttiitti" : "ttttiittn", j->spec_path,
+                             j->spec_yaml, env_json, j->cwd, (int64_t) j->uid, (int64_t) j->gid,
+                             j->submitter, j->trigger, j->run_id);
+        }
+        sqlite3_finalize(st);
+        return r;
+}
+
 int jobs_add(Store *s, const Job *j, int64_t *ret_id) {
-        json_t *env = json_array();
-        for (size_t i = 0; j->env && j->env[i]; i++)
-                json_array_append_new(env, json_string(j->env[i]));
-        _cleanup_free_ char *env_json = json_dumps(env, JSON_COMPACT);
-        json_decref(env);
-        if (!env_json)
-                return -ENOMEM;
-        return sql_exec1(store_db(s), ret_id,
-                         "INSERT INTO jobs (spec_path, spec_yaml, env, cwd, uid, gid, submitter, trigger, "
-                         "run_id, status,"
-                         " submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued',"
-                         " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                         j->run_id > 0 ? "ttttiitti" : "ttttiittn", j->spec_path, j->spec_yaml, env_json,
-                         j->cwd, (int64_t) j->uid, (int64_t) j->gid, j->submitter, j->trigger, j->run_id);
+        return insert_jobs(store_db(s), j, 1, ret_id);
 }
 
 int jobs_add_all(Store *s, const Job *jobs, size_t n, int64_t *ret_ids) {
         int r = sql_begin(store_db(s));
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = jobs_add(s, &jobs[i], &ret_ids[i]);
+        if (r >= 0)
+                r = insert_jobs(store_db(s), jobs, n, ret_ids);
         return sql_commit(store_db(s), r);
 }
 
