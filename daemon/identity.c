@@ -6,29 +6,78 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/fsuid.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/identity.h"
+
+/* Accounts looked up recently: a burst of submissions by one user reads the user database
+ * (getpwuid, getgrouplist: whole files, or a directory service) once, not once each. */
+typedef struct Account {
+        uid_t uid;
+        gid_t gid;
+        char *name; /* NULL: the uid has no name */
+        int n_groups;
+        gid_t groups[IDENTITY_MAX_GROUPS];
+        uint64_t expires; /* CLOCK_MONOTONIC usec; 0: a free slot */
+} Account;
+
+static Account accounts[IDENTITY_ACCOUNT_CACHE];
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* uid's name and groups (gid and the user's supplementary groups), at most
+ * IDENTITY_ACCOUNT_TTL_USEC old; NULL when out of memory. */
+static const Account *account_of(uid_t uid, gid_t gid) {
+        uint64_t now = now_usec();
+        Account *slot = &accounts[0];
+        for (Account *a = accounts; a < accounts + IDENTITY_ACCOUNT_CACHE; a++) {
+                if (a->expires > now && a->uid == uid && a->gid == gid)
+                        return a;
+                if (a->expires < slot->expires)
+                        slot = a; /* the oldest (or a free) slot takes the new account */
+        }
+        struct passwd *pw = getpwuid(uid);
+        char *name = pw ? strdup(pw->pw_name) : NULL;
+        if (pw && !name)
+                return NULL;
+        free(slot->name);
+        *slot = (Account){ .uid = uid, .gid = gid, .name = name, .n_groups = IDENTITY_MAX_GROUPS };
+        if (!name || getgrouplist(name, gid, slot->groups, &slot->n_groups) < 0) {
+                slot->groups[0] = gid; /* a uid without a name, or too many groups: its own group only */
+                slot->n_groups = 1;
+        }
+        slot->expires = now + IDENTITY_ACCOUNT_TTL_USEC;
+        return slot;
+}
+
+int identity_user_name(uid_t uid, gid_t gid, char **ret) {
+        const Account *a = account_of(uid, gid);
+        *ret = NULL;
+        return a && (!a->name || (*ret = strdup(a->name))) ? 0 : -ENOMEM;
+}
 
 int identity_enter(uid_t uid, gid_t gid, Identity *saved) {
         *saved = (Identity){};
         if (geteuid() != 0 || uid == 0)
                 return 0;
-        gid_t groups[IDENTITY_MAX_GROUPS];
-        int n = IDENTITY_MAX_GROUPS;
-        struct passwd *pw = getpwuid(uid);
-        if (!pw || getgrouplist(pw->pw_name, gid, groups, &n) < 0) {
-                groups[0] = gid; /* a uid without a name, or too many groups: its own group only */
-                n = 1;
-        }
+        const Account *account = account_of(uid, gid);
+        if (!account)
+                return -ENOMEM;
         saved->n_groups = getgroups(IDENTITY_MAX_GROUPS, saved->groups);
         if (saved->n_groups < 0)
                 return -errno;
         saved->fsgid = (gid_t) setfsgid((gid_t) -1);
         saved->fsuid = (uid_t) setfsuid((uid_t) -1);
-        if (setgroups((size_t) n, groups) < 0)
+        if (setgroups((size_t) account->n_groups, account->groups) < 0)
                 return -errno;
         saved->entered = true; /* from here on, identity_leave() restores */
         (void) setfsgid(gid);

@@ -14,7 +14,9 @@
  * effective identity (faccessat with AT_EACCESS), not access(), which asks for the real uid.
  */
 
-#define IDENTITY_MAX_GROUPS 256
+#define IDENTITY_MAX_GROUPS       256
+#define IDENTITY_ACCOUNT_CACHE    16
+#define IDENTITY_ACCOUNT_TTL_USEC (10ULL * 1000000) /* a change of name or groups counts after this */
 
 typedef struct Identity {
         bool entered; /* false: nothing to restore (not root, or the submitter is root) */
@@ -24,10 +26,15 @@ typedef struct Identity {
         gid_t groups[IDENTITY_MAX_GROUPS];
 } Identity;
 
-/* Takes uid:gid's file identity (with the user's groups) when this process is root and uid is
- * not. Returns 0 with *saved to pass to identity_leave(), or -errno (nothing changed). */
+/* Takes uid:gid's file identity (with the user's groups, as the user database said at most
+ * IDENTITY_ACCOUNT_TTL_USEC ago) when this process is root and uid is not. Returns 0 with *saved to pass to
+ * identity_leave(), or -errno (nothing changed). */
 int identity_enter(uid_t uid, gid_t gid, Identity *saved);
 
 /* Back to the daemon's own file identity. Aborts if that fails: the daemon must never go on
  * with a user's identity, nor with root's where it means the user's. */
 void identity_leave(Identity *saved);
+
+/* The name of uid (NULL in *ret when it has none), as the user database said at most
+ * IDENTITY_ACCOUNT_TTL_USEC ago. Returns 0 or -ENOMEM. */
+int identity_user_name(uid_t uid, gid_t gid, char **ret);
