@@ -307,32 +307,38 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, const PlanOpt
         }
         if (s->verify == SPEC_VERIFY_FILE && (r = expand(&vars, s->verify_path, &job->verify_path)) < 0)
                 return r;
+        /* Jobs are prepared in order, and a matrix rarely changes the cwd or the program:
+         * what the job before (or this variant's in the cell before) had checked is not
+         * checked again. A PATH search and a stat per job were most of the time a large
+         * matrix, or a burst of submissions, took to plan. */
+        const PlanJob *before[] = { job > p->jobs ? job - 1 : NULL,
+                                    cell > 0 ? plan_job(p, cell - 1, variant) : NULL };
         struct stat st;
-        if (job->cwd && (stat(job->cwd, &st) < 0 || !S_ISDIR(st.st_mode)))
+        if (job->cwd && !(before[0] && same_string(before[0]->cwd, job->cwd)) &&
+            (stat(job->cwd, &st) < 0 || !S_ISDIR(st.st_mode)))
                 return fail_at(ret_message, -ENOENT, s, v->cwd_at, "variant %s: cwd '%s' is not a directory",
                                v->name, job->cwd);
         r = env_build(caller_env, spec_env, variant_env,
                       v->forward_library ? NULL : p->allocators[variant].path, &job->envp);
-        if (r >= 0 && p->probe_path)
+        /* A check runs nothing: the probe's environments are not needed. */
+        if (r >= 0 && p->probe_path && !o->check_only)
                 r = probe_env(p, variant, caller_env, spec_env, variant_env, &job->probe_envp);
         if (r < 0)
                 return r;
         /* A forward-mode variant always runs through the probe. */
-        if (v->forward_library) {
+        if (v->forward_library && job->probe_envp) {
                 strv_free(job->envp);
                 job->envp = strv_copy(job->probe_envp);
                 if (!job->envp)
                         return -ENOMEM;
         }
-        /* The same variant in the cell before usually runs the same program: a PATH search per
-         * job was most of the time a large matrix took to plan. */
-        const PlanJob *before = cell > 0 ? plan_job(p, cell - 1, variant) : NULL;
-        if (before && before->exe && same_string(before->argv[0], job->argv[0]) &&
-            same_string(env_get(before->envp, "PATH"), env_get(job->envp, "PATH")) &&
-            same_string(before->cwd, job->cwd))
-                r = (job->exe = strdup(before->exe)) ? 0 : -ENOMEM;
-        else
-                r = plan_resolve_exe(job->argv[0], job->envp, job->cwd, &job->exe);
+        const char *path = env_get(job->envp, "PATH");
+        for (size_t i = 0; i < ELEMENTSOF(before) && !job->exe; i++)
+                if (before[i] && before[i]->exe && same_string(before[i]->argv[0], job->argv[0]) &&
+                    same_string(env_get(before[i]->envp, "PATH"), path) &&
+                    same_string(before[i]->cwd, job->cwd) && !(job->exe = strdup(before[i]->exe)))
+                        return -ENOMEM;
+        r = job->exe ? 0 : plan_resolve_exe(job->argv[0], job->envp, job->cwd, &job->exe);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -483,7 +489,7 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
                         if (r < 0)
                                 return r;
                 }
-        int r = pad_environments(p);
+        int r = o->check_only ? 0 : pad_environments(p);
         if (r < 0)
                 return r;
         if (spec->calibrate) {
