@@ -291,7 +291,9 @@ int cmd_run(int argc, char **argv) {
                 return EXIT_ENVIRONMENT;
         }
         struct passwd *pw = getpwuid(getuid());
-        RecordContext ctx = { .trigger = "cli", .submitter = pw ? pw->pw_name : NULL };
+        RecordContext ctx = { .trigger = "cli",
+                              .submitter = pw ? pw->pw_name : NULL,
+                              .origin_env = environ };
         _cleanup_(record_freep) Recorder *rec = NULL;
         r = plan_hash_programs(plan);
         if (r >= 0)
@@ -370,6 +372,14 @@ int cmd_resume(int argc, char **argv) {
                           info.status);
                 resume_info_done(&info);
                 return EXIT_USAGE;
+        }
+        _cleanup_free_ char *elsewhere = NULL;
+        r = resume_info_check_here(&info, &elsewhere);
+        if (r < 0) {
+                cli_error("resume", "run %llu cannot be resumed here: %s", run,
+                          elsewhere ? elsewhere : strerror(-r));
+                resume_info_done(&info);
+                return EXIT_ENVIRONMENT;
         }
         Diagnostics d = {};
         _cleanup_(spec_freep) Spec *spec = NULL;

@@ -190,6 +190,7 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
                 rep->run.ended_at ? rep->run.ended_at : "");
         fprintf(f, "%shost %s: %s, %lld cpus, kernel %s, glibc %s, THP %s\n", bullet, rep->run.hostname,
                 rep->cpu_model, (long long) rep->cpus, rep->kernel, rep->glibc, rep->thp);
+        fprintf(f, "%suuid %s\n", bullet, rep->run.uuid);
         fprintf(f, "%smetric %s: median of %lld samples (%lld warmup), order %s, seed %llu, verify %s\n",
                 bullet, rep->run.metric, (long long) rep->samples, (long long) rep->warmup, rep->order,
                 (unsigned long long) rep->seed, rep->verify);
@@ -744,6 +745,7 @@ static int render_json(FILE *f, const Report *rep) {
         json_t *root = json_object(), *variants = json_array(), *cells = json_array(),
                *failures = json_array();
         json_object_set_new(root, "run_id", json_integer(rep->run.id));
+        json_object_set_new(root, "uuid", json_string(rep->run.uuid));
         json_object_set_new(root, "experiment", json_string(rep->run.experiment));
         json_object_set_new(root, "status", json_string(rep->run.status));
         json_object_set_new(root, "started_at", json_string(rep->run.started_at));

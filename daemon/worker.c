@@ -390,6 +390,13 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
                         resume_info_done(&info);
                         return fail_job(d, &w->job, "run %lld cannot be resumed", (long long) w->job.run_id);
                 }
+                _cleanup_free_ char *elsewhere = NULL;
+                r = resume_info_check_here(&info, &elsewhere);
+                if (r < 0) {
+                        resume_info_done(&info);
+                        return fail_job(d, &w->job, "run %lld cannot be resumed here: %s",
+                                        (long long) w->job.run_id, elsewhere ? elsewhere : strerror(-r));
+                }
                 seed = info.seed;
                 w->spec->samples = info.samples;
                 w->spec->warmup = info.warmup;
@@ -427,7 +434,9 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
                 Host host = {};
                 if ((r = host_read(&host)) < 0)
                         return r;
-                RecordContext ctx = { .trigger = w->job.trigger, .submitter = w->job.submitter };
+                RecordContext ctx = { .trigger = w->job.trigger,
+                                      .submitter = w->job.submitter,
+                                      .origin_env = w->job.env };
                 r = record_begin(d->store, w->plan, &host, &ctx, &w->recorder);
                 host_done(&host);
                 if (r < 0)

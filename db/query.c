@@ -12,6 +12,7 @@
 
 #include "db/query.h"
 #include "db/sql.h"
+#include "runner/host.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 
@@ -47,6 +48,7 @@ static void run_summary_done(RunSummary *r) {
         free(r->ended_at);
         free(r->hostname);
         free(r->metric);
+        free(r->uuid);
 }
 
 void query_runs_free(RunSummary *runs, size_t n) {
@@ -59,7 +61,8 @@ void query_runs_free(RunSummary *runs, size_t n) {
         "runs.id, experiments.name, runs.status, runs.started_at, runs.ended_at, hosts.hostname,"           \
         " runs.metric, runs.n_runs, runs.n_failures, runs.n_excluded,"                                      \
         " (SELECT count(*) FROM cells WHERE cells.run_id = runs.id),"                                       \
-        " (SELECT count(*) FROM variants WHERE variants.run_id = runs.id)"
+        " (SELECT count(*) FROM variants WHERE variants.run_id = runs.id), runs.uuid"
+#define SUMMARY_N_COLUMNS 13 /* the columns after them start at this index */
 #define SUMMARY_FROM                                                                                        \
         " FROM runs JOIN experiments ON experiments.id = runs.experiment_id"                                \
         " JOIN hosts ON hosts.id = runs.host_id"
@@ -78,8 +81,10 @@ static int read_summary(sqlite3_stmt *st, RunSummary *r) {
                 .n_excluded = sqlite3_column_int64(st, 9),
                 .n_cells = sqlite3_column_int64(st, 10),
                 .n_variants = sqlite3_column_int64(st, 11),
+                .uuid = col_text(st, 12),
         };
-        return r->experiment && r->status && r->started_at && r->hostname && r->metric ? 0 : -ENOMEM;
+        return r->experiment && r->status && r->started_at && r->hostname && r->metric && r->uuid ? 0
+                                                                                                  : -ENOMEM;
 }
 
 static int read_summary_row(sqlite3_stmt *st, void *element) {
@@ -189,26 +194,27 @@ static int for_each_row(Store *s, int64_t run_id, const char *sql, Report *rep,
 
 static int row_header(Report *rep, sqlite3_stmt *st) {
         int r = read_summary(st, &rep->run);
-        rep->spec_path = col_text(st, 12);
-        rep->order = col_text(st, 13);
-        rep->samples = sqlite3_column_int64(st, 14);
-        rep->warmup = sqlite3_column_int64(st, 15);
-        rep->seed = (uint64_t) sqlite3_column_int64(st, 16);
-        rep->verify = col_text(st, 17);
-        rep->message = col_text_or_null(st, 18);
-        rep->kernel = col_text(st, 19);
-        rep->cpu_model = col_text(st, 20);
-        rep->glibc = col_text(st, 21);
-        rep->thp = col_text(st, 22);
-        rep->cpus = sqlite3_column_int64(st, 23);
-        rep->min_effect = sqlite3_column_double(st, 24);
-        rep->alpha = sqlite3_column_double(st, 25);
-        rep->exclude_outliers = strcmp((const char *) sqlite3_column_text(st, 26), "exclude") == 0;
-        rep->child_cpus = col_text_or_null(st, 27);
-        rep->runner_cpus = col_text_or_null(st, 28);
-        rep->cgroup = col_text_or_null(st, 29);
-        rep->cgroup_fallback = col_text_or_null(st, 30);
-        rep->calibrate_command = col_text_or_null(st, 31);
+        rep->spec_path = col_text(st, SUMMARY_N_COLUMNS + 0);
+        rep->order = col_text(st, SUMMARY_N_COLUMNS + 1);
+        rep->samples = sqlite3_column_int64(st, SUMMARY_N_COLUMNS + 2);
+        rep->warmup = sqlite3_column_int64(st, SUMMARY_N_COLUMNS + 3);
+        rep->seed = (uint64_t) sqlite3_column_int64(st, SUMMARY_N_COLUMNS + 4);
+        rep->verify = col_text(st, SUMMARY_N_COLUMNS + 5);
+        rep->message = col_text_or_null(st, SUMMARY_N_COLUMNS + 6);
+        rep->kernel = col_text(st, SUMMARY_N_COLUMNS + 7);
+        rep->cpu_model = col_text(st, SUMMARY_N_COLUMNS + 8);
+        rep->glibc = col_text(st, SUMMARY_N_COLUMNS + 9);
+        rep->thp = col_text(st, SUMMARY_N_COLUMNS + 10);
+        rep->cpus = sqlite3_column_int64(st, SUMMARY_N_COLUMNS + 11);
+        rep->min_effect = sqlite3_column_double(st, SUMMARY_N_COLUMNS + 12);
+        rep->alpha = sqlite3_column_double(st, SUMMARY_N_COLUMNS + 13);
+        rep->exclude_outliers =
+                strcmp((const char *) sqlite3_column_text(st, SUMMARY_N_COLUMNS + 14), "exclude") == 0;
+        rep->child_cpus = col_text_or_null(st, SUMMARY_N_COLUMNS + 15);
+        rep->runner_cpus = col_text_or_null(st, SUMMARY_N_COLUMNS + 16);
+        rep->cgroup = col_text_or_null(st, SUMMARY_N_COLUMNS + 17);
+        rep->cgroup_fallback = col_text_or_null(st, SUMMARY_N_COLUMNS + 18);
+        rep->calibrate_command = col_text_or_null(st, SUMMARY_N_COLUMNS + 19);
         rep->n_cells = (size_t) rep->run.n_cells;
         rep->n_variants = (size_t) rep->run.n_variants;
         return r;
@@ -718,15 +724,36 @@ void resume_info_done(ResumeInfo *r) {
         free(r->spec_path);
         free(r->spec_yaml);
         free(r->status);
+        free(r->hostname);
+        free(r->host_fingerprint);
         *r = (ResumeInfo){};
+}
+
+int resume_info_check_here(const ResumeInfo *info, char **ret_message) {
+        _cleanup_(host_done) Host host = {};
+        int r = host_read(&host);
+        if (r < 0)
+                return r;
+        /* Runs of schema 9 and before have no fingerprint: their host name must do. */
+        if (info->host_fingerprint ? strcmp(info->host_fingerprint, host.fingerprint) == 0
+                                   : strcmp(info->hostname, host.hostname) == 0)
+                return 0;
+        if (asprintf(ret_message,
+                     "it was measured on %s (fingerprint %.12s), and this is %s (%.12s): a run continues "
+                     "only on the machine it started on",
+                     info->hostname, info->host_fingerprint ? info->host_fingerprint : "unknown",
+                     host.hostname, host.fingerprint) < 0)
+                *ret_message = NULL;
+        return -EXDEV;
 }
 
 int query_resume_info(Store *s, int64_t run_id, ResumeInfo *ret) {
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(
                     store_db(s),
-                    "SELECT r.spec_path, sp.yaml, r.status, r.seed, r.samples, r.warmup FROM runs r"
-                    " JOIN specs sp ON sp.id = r.spec_id WHERE r.id = ?",
+                    "SELECT r.spec_path, sp.yaml, r.status, r.seed, r.samples, r.warmup, h.hostname,"
+                    " r.host_fingerprint FROM runs r JOIN specs sp ON sp.id = r.spec_id"
+                    " JOIN hosts h ON h.id = r.host_id WHERE r.id = ?",
                     -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
         sqlite3_bind_int64(st, 1, run_id);
@@ -737,8 +764,10 @@ int query_resume_info(Store *s, int64_t run_id, ResumeInfo *ret) {
                                      .status = col_text(st, 2),
                                      .seed = (uint64_t) sqlite3_column_int64(st, 3),
                                      .samples = (unsigned) sqlite3_column_int64(st, 4),
-                                     .warmup = (unsigned) sqlite3_column_int64(st, 5) };
-                r = ret->spec_path && ret->spec_yaml && ret->status ? 0 : -ENOMEM;
+                                     .warmup = (unsigned) sqlite3_column_int64(st, 5),
+                                     .hostname = col_text(st, 6),
+                                     .host_fingerprint = col_text_or_null(st, 7) };
+                r = ret->spec_path && ret->spec_yaml && ret->status && ret->hostname ? 0 : -ENOMEM;
         }
         sqlite3_finalize(st);
         return r;

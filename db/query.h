@@ -27,6 +27,7 @@ typedef struct RunSummary {
         char *metric;
         int64_t n_runs, n_failures, n_excluded;
         int64_t n_cells, n_variants;
+        char *uuid; /* the run's name in every database (its id is this one's) */
 } RunSummary;
 
 /* A variant's start-up cost (spec calibrate): wall time of the null workload under it. */
@@ -143,10 +144,17 @@ typedef struct ResumeInfo {
         char *status;
         uint64_t seed;
         unsigned samples, warmup;
+        char *hostname;
+        char *host_fingerprint; /* NULL for runs recorded before fingerprints (schema 10) */
 } ResumeInfo;
 
 int query_resume_info(Store *s, int64_t run_id, ResumeInfo *ret);
 void resume_info_done(ResumeInfo *r);
+
+/* Whether the run of info may continue on this machine: only on the one it started on (the same
+ * host fingerprint). Returns 0, -ENOMEM, or -EXDEV with *ret_message (NULL when out of memory)
+ * saying why. */
+int resume_info_check_here(const ResumeInfo *info, char **ret_message);
 
 /* Fills prior from what run_id recorded against plan. Returns 0, -EBADMSG for rows that do not
  * fit the plan, -EIO, -ENOMEM. */

@@ -15,6 +15,7 @@
 #include "db/probejson.h"
 #include "db/record.h"
 #include "db/sql.h"
+#include "runner/env.h"
 #include "util/cleanup.h"
 #include "util/proc.h"
 #include "util/sha256.h"
@@ -136,11 +137,12 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         " submitter, pid, pid_start, started_at, samples, warmup, order_mode, seed,"
                         " timeout_ns, verify, metric, on_failure, probe, min_effect, alpha, outliers, cpus,"
                         " runner_cpus, host_facts, host_fingerprint, cgroup, cgroup_fallback,"
-                        " calibrate_command, env_offset)"
+                        " calibrate_command, env_offset, slurm_job_id, slurm_array_task_id, slurm_node, "
+                        "uuid)"
                         " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
                         " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?, ?, ?, ?, ?, ?)",
-                        "iiitttiiiitiittttddttttttttt", experiment_id, spec_id, host_id, s->path,
+                        "?, ?, ?, ?, ?, ?, ?, ?, ?, " STORE_SQL_UUID ")",
+                        "iiitttiiiitiittttddtttttttttttt", experiment_id, spec_id, host_id, s->path,
                         ctx->trigger, ctx->submitter, (int64_t) getpid(), (int64_t) start,
                         (int64_t) s->samples, (int64_t) s->warmup, spec_order_to_string(s->order),
                         (int64_t) p->seed, (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
@@ -148,7 +150,9 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         p->probe_path ? spec_probe_to_string(s->probe) : "never", s->min_effect, s->alpha,
                         spec_outliers_to_string(s->outliers), child_cpus, runner_cpus, facts_json,
                         h->fingerprint, p->cgroup->path, p->cgroup->why_not, calibrate_json,
-                        s->env_offset_random ? "random" : "none");
+                        s->env_offset_random ? "random" : "none", env_get(ctx->origin_env, "SLURM_JOB_ID"),
+                        env_get(ctx->origin_env, "SLURM_ARRAY_TASK_ID"),
+                        env_get(ctx->origin_env, "SLURMD_NODENAME"));
 
         for (size_t v = 0; v < p->n_variants && r >= 0; v++) {
                 const SpecVariant *sv = &s->variants[v];

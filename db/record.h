@@ -18,6 +18,9 @@ typedef struct Recorder Recorder;
 typedef struct RecordContext {
         const char *trigger;   /* "cli", later "daemon", "schedule" */
         const char *submitter; /* user name, or NULL */
+        /* The environment alloclab was started in (the submitter's, for a job): a run under
+         * Slurm records its SLURM_JOB_ID, SLURM_ARRAY_TASK_ID and SLURMD_NODENAME. */
+        char *const *origin_env;
 } RecordContext;
 
 /* Creates the run (status 'running'). Returns 0 or -EIO/-ENOMEM. */

@@ -202,6 +202,15 @@ static const char *const migrations[] = {
         /* 14 -> 15: spec env_offset: random: the bytes each sample's environment was shifted by */
         "ALTER TABLE samples ADD COLUMN env_offset INTEGER;" /* NULL: not shifted */
         "ALTER TABLE runs ADD COLUMN env_offset TEXT NOT NULL DEFAULT 'none';",
+        /* 15 -> 16: runs from many databases merged into one (alloclab import): a run is known by
+         * a random UUID everywhere (its number is local), and says which Slurm job and node
+         * measured it. Existing runs get their UUIDs here. */
+        "ALTER TABLE runs ADD COLUMN uuid TEXT;"
+        "UPDATE runs SET uuid = " STORE_SQL_UUID ";"
+        "CREATE UNIQUE INDEX runs_uuid ON runs (uuid);"
+        "ALTER TABLE runs ADD COLUMN slurm_job_id TEXT;"
+        "ALTER TABLE runs ADD COLUMN slurm_array_task_id TEXT;"
+        "ALTER TABLE runs ADD COLUMN slurm_node TEXT;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -12,7 +12,14 @@
  * keeps every sample whose write returned.
  */
 
-#define STORE_SCHEMA_VERSION  15
+#define STORE_SCHEMA_VERSION 16
+
+/* An SQL expression for a random (version 4) UUID in its 36-character text form; evaluated once
+ * per row. */
+#define STORE_SQL_UUID                                                                                      \
+        "lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2)"    \
+        " || '-' || substr('89ab', 1 + abs(random() % 4), 1) || substr(hex(randomblob(2)), 2) || '-'"       \
+        " || hex(randomblob(6)))"
 #define STORE_BUSY_TIMEOUT_MS 10000
 
 typedef struct Store Store;

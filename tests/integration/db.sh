@@ -19,12 +19,15 @@ order: randomized
 seed: 7
 YAML
 
-run_alloclab 0 run "$WORK/spec.yaml" --quiet
+SLURM_JOB_ID=4242 SLURM_ARRAY_TASK_ID=3 SLURMD_NODENAME=node7 run_alloclab 0 run "$WORK/spec.yaml" --quiet
 run_output=$OUT
 
 expect_eq "$(q "PRAGMA integrity_check")" ok "integrity"
 expect_eq "$(q "PRAGMA journal_mode")" wal "journal mode"
-expect_eq "$(q "PRAGMA user_version")" 15 "schema version"
+expect_eq "$(q "PRAGMA user_version")" 16 "schema version"
+[[ $(q "SELECT uuid FROM runs") =~ ^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$ ]] ||
+    fail "the run's UUID: $(q "SELECT uuid FROM runs")"
+expect_eq "$(q "SELECT slurm_job_id, slurm_array_task_id, slurm_node FROM runs")" "4242|3|node7" "Slurm job and node"
 expect_eq "$(q "SELECT e.name, r.status, r.order_mode, r.seed, r.samples, r.warmup, r.metric, r.n_runs, r.n_failures
                 FROM runs r JOIN experiments e ON e.id = r.experiment_id")" \
     "store|done|randomized|7|3|1|wall|40|0" "run row"
@@ -106,3 +109,12 @@ after=$(stat -c %s "$DB-wal")
 (( after < 256 * 1024 )) || fail "the daemon's WAL is $after bytes after the reader left and a run ended (it was $grown)"
 kill -TERM "$daemon"
 wait "$daemon" || true
+
+# A database of schema 15 gains a UUID for each of its runs, all different, on its first open.
+q "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; ALTER TABLE runs DROP COLUMN slurm_job_id;
+   ALTER TABLE runs DROP COLUMN slurm_array_task_id; ALTER TABLE runs DROP COLUMN slurm_node;
+   PRAGMA user_version = 15"
+runs=$(q "SELECT count(*) FROM runs")
+run_alloclab 0 runs
+expect_eq "$(q "PRAGMA user_version")" 16 "migrated to schema 16"
+expect_eq "$(q "SELECT count(DISTINCT uuid) FROM runs WHERE length(uuid) = 36")" "$runs" "a UUID for every old run"

@@ -31,6 +31,14 @@ before=$(q "SELECT count(*) FROM samples")
 (( before >= 12 && before < total )) || fail "the kill landed at $before of $total samples"
 
 run_alloclab 2 resume 1 --samples 3
+# A run continues only on the machine it started on (as if the database came from another host).
+fingerprint=$(q "SELECT host_fingerprint FROM runs WHERE id = 1")
+q "UPDATE runs SET host_fingerprint = 'feedfacefeedface' WHERE id = 1"
+run_alloclab 4 resume 1 --quiet
+expect_contains "$ERR" "run 1 cannot be resumed here: it was measured on $(hostname) (fingerprint feedfacefeed)" \
+    "resume on another host"
+expect_eq "$(q "SELECT count(*) FROM samples")" "$before" "nothing recorded by the refused resume"
+q "UPDATE runs SET host_fingerprint = '$fingerprint' WHERE id = 1"
 run_alloclab 0 resume 1 --quiet
 expect_eq "$(q "SELECT status, message FROM runs WHERE id = 1")" "done|" "run status after resume"
 expect_eq "$(q "SELECT count(*), count(DISTINCT step) FROM samples WHERE run_id = 1")" "$total|$total" \
