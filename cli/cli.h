@@ -36,6 +36,8 @@ int cmd_resume(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_export_bundle(int argc, char **argv); /* export --bundle */
+int cmd_import(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_report(int argc, char **argv);
@@ -61,6 +63,11 @@ int cli_load_spec(const char *command, const char *path, Spec **ret);
 /* Opens the store at db_path (or the default path); prints the error and returns an exit code
  * on failure. */
 int cli_open_store(const char *command, const char *db_path, StoreMode mode, Store **ret);
+
+/* The database's measurement lock (util/lockfile.h): alloclab run, resume and import wait for
+ * each other and refuse a database alloclabd measures into. Returns EXIT_OK with *ret_fd (-1
+ * where no lock file can be made), or prints why not and returns the exit status. */
+int cli_take_measure_lock(const char *command, Store *store, int *ret_fd);
 
 /* RUN as given on the command line: a run id, or "latest" (also when absent). Returns EXIT_OK
  * and *ret, or prints why not and returns EXIT_USAGE or EXIT_ENVIRONMENT. */

@@ -25,12 +25,17 @@ static const char runs_usage[] = "Usage: alloclab runs [EXPERIMENT] [--db PATH] 
 
 static const char export_usage[] =
         "Usage: alloclab export [RUN|latest] --what samples|stats [--format csv|json|markdown] [--db PATH]\n"
+        "       alloclab export RUN... --bundle FILE [--db PATH]\n"
         "\n"
         "Writes a stored run as a table with stable, documented columns (docs/export.md):\n"
         "  samples  every sample as stored, one row each, in the database's own units;\n"
         "  stats    per metric, cell and variant: n, median, MAD, mean, stddev, min, max, the ratio\n"
         "           to the baseline with its interval, p-value, test, verdict and outliers.\n"
-        "CSV (the default) loads straight into pandas or a spreadsheet; JSON is an array of rows.\n";
+        "CSV (the default) loads straight into pandas or a spreadsheet; JSON is an array of rows.\n"
+        "\n"
+        "With --bundle, writes the runs (numbers, latest, or all: every run not still running) with\n"
+        "everything they refer to into FILE, an SQLite file that alloclab import merges into another\n"
+        "database (docs/fleet.md).\n";
 
 static const char show_usage[] =
         "Usage: alloclab show [RUN|latest] [--db PATH] [--format table|markdown|csv|json] [--allocators]\n"
@@ -221,6 +226,9 @@ static int stats_table(Store *store, int64_t run_id, json_t **ret) {
 int cmd_export(int argc, char **argv) {
         if (cli_wants_help(argc, argv, export_usage))
                 return EXIT_OK;
+        for (int i = 1; i < argc; i++)
+                if (strcmp(argv[i], "--bundle") == 0)
+                        return cmd_export_bundle(argc, argv);
         ReadOptions o = { .format = FORMAT_CSV };
         int e = parse_read_options("export", argc, argv, &o);
         if (e != EXIT_OK)

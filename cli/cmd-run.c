@@ -22,7 +22,6 @@
 #include "runner/host.h"
 #include "runner/run.h"
 #include "util/cleanup.h"
-#include "util/lockfile.h"
 #include "util/paths.h"
 
 extern char **environ;
@@ -216,29 +215,6 @@ static int execute_recorded(const char *command, Store *store, const Plan *plan,
         return print_report(command, store, record_run_id(rec), o->format);
 }
 
-/* The database's measurement lock (util/lockfile.h), so that two runs into one database never
- * measure at once: alloclab run waits for another alloclab run, and refuses a database that
- * alloclabd measures into. Returns EXIT_OK with *ret_fd (-1 where no lock file can be made: a
- * read-only directory, whose store will say more), or the exit status. */
-static int take_measure_lock(const char *command, Store *store, int *ret_fd) {
-        char holder[LOCKFILE_HOLDER_MAX], self[LOCKFILE_HOLDER_MAX];
-        snprintf(self, sizeof(self), "alloclab %s", command);
-        int fd = lockfile_take(store_path(store), self, false, holder);
-        if (fd == -EWOULDBLOCK && strncmp(holder, "alloclabd", 9) == 0) {
-                cli_error(command,
-                          "%s is measured into by %s: submit to it (alloclab submit) or use another --db",
-                          store_path(store), holder);
-                return EXIT_ENVIRONMENT;
-        }
-        if (fd == -EWOULDBLOCK) {
-                fprintf(stderr, "alloclab %s: waiting for %s, which measures into %s\n", command,
-                        holder[0] ? holder : "another alloclab", store_path(store));
-                fd = lockfile_take(store_path(store), self, true, holder);
-        }
-        *ret_fd = fd >= 0 ? fd : -1;
-        return EXIT_OK;
-}
-
 int cmd_run(int argc, char **argv) {
         if (cli_wants_help(argc, argv, run_usage))
                 return EXIT_OK;
@@ -280,7 +256,7 @@ int cmd_run(int argc, char **argv) {
         }
 
         _cleanup_close_ int lock_fd = -1;
-        if ((e = take_measure_lock("run", store, &lock_fd)) != EXIT_OK) {
+        if ((e = cli_take_measure_lock("run", store, &lock_fd)) != EXIT_OK) {
                 host_done(&host);
                 return e;
         }
@@ -359,7 +335,7 @@ int cmd_resume(int argc, char **argv) {
         if ((e = cli_open_store("resume", o.db_path, STORE_READ_WRITE, &store)) != EXIT_OK)
                 return e;
         _cleanup_close_ int lock_fd = -1;
-        if ((e = take_measure_lock("resume", store, &lock_fd)) != EXIT_OK)
+        if ((e = cli_take_measure_lock("resume", store, &lock_fd)) != EXIT_OK)
                 return e;
         ResumeInfo info = {};
         int r = query_resume_info(store, (int64_t) run, &info);

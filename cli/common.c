@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <limits.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include "cli/cli.h"
 #include "db/query.h"
 #include "util/cleanup.h"
+#include "util/lockfile.h"
 
 void cli_error(const char *command, const char *fmt, ...) {
         va_list ap;
@@ -141,4 +143,27 @@ int cli_query_failed(const char *command, Store *store, int64_t run_id, int r) {
         else
                 cli_error(command, "%s", r == -EIO ? store_error(store) : strerror(-r));
         return EXIT_ENVIRONMENT;
+}
+
+/* The database's measurement lock (util/lockfile.h), so that two runs into one database never
+ * measure at once: alloclab run waits for another alloclab run, and refuses a database that
+ * alloclabd measures into. Returns EXIT_OK with *ret_fd (-1 where no lock file can be made: a
+ * read-only directory, whose store will say more), or the exit status. */
+int cli_take_measure_lock(const char *command, Store *store, int *ret_fd) {
+        char holder[LOCKFILE_HOLDER_MAX], self[LOCKFILE_HOLDER_MAX];
+        snprintf(self, sizeof(self), "alloclab %s", command);
+        int fd = lockfile_take(store_path(store), self, false, holder);
+        if (fd == -EWOULDBLOCK && strncmp(holder, "alloclabd", 9) == 0) {
+                cli_error(command,
+                          "%s is measured into by %s: submit to it (alloclab submit) or use another --db",
+                          store_path(store), holder);
+                return EXIT_ENVIRONMENT;
+        }
+        if (fd == -EWOULDBLOCK) {
+                fprintf(stderr, "alloclab %s: waiting for %s, which measures into %s\n", command,
+                        holder[0] ? holder : "another alloclab", store_path(store));
+                fd = lockfile_take(store_path(store), self, true, holder);
+        }
+        *ret_fd = fd >= 0 ? fd : -1;
+        return EXIT_OK;
 }

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alloclab export RUN... --bundle FILE and alloclab import FILE...: runs carried between
+ * databases as files (db/bundle.h, docs/fleet.md).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "db/bundle.h"
+#include "db/query.h"
+#include "util/cleanup.h"
+
+static const char import_usage[] =
+        "Usage: alloclab import FILE... [--db PATH] [--accept-host-change]\n"
+        "\n"
+        "Merges bundles (alloclab export RUN... --bundle FILE) into the database, each run in its\n"
+        "own transaction under a new local number; runs are known by their UUID, so a run that is\n"
+        "here already adds nothing. Every file is checked before anything is written; the import\n"
+        "is refused (exit 4) for a damaged file or one that is not a bundle, a schema this alloclab\n"
+        "does not read, a UUID that is here with other content, and a host name whose fingerprint\n"
+        "differs from the one known here, unless --accept-host-change says that machine changed.\n";
+
+int cmd_export_bundle(int argc, char **argv) {
+        const char *db_path = NULL, *bundle = NULL;
+        _cleanup_free_ char **runs = calloc((size_t) argc, sizeof(char *));
+        size_t n_runs = 0;
+        if (!runs)
+                return EXIT_ENVIRONMENT;
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--bundle") == 0 && i + 1 < argc)
+                        bundle = argv[++i];
+                else if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
+                        db_path = argv[++i];
+                else if (argv[i][0] == '-') {
+                        cli_error("export", "unknown or incomplete option %s (see alloclab export --help)",
+                                  argv[i]);
+                        return EXIT_USAGE;
+                } else
+                        runs[n_runs++] = argv[i];
+        }
+        if (!bundle || n_runs == 0) {
+                cli_error("export", "expected RUN... (numbers, latest or all) and --bundle FILE");
+                return EXIT_USAGE;
+        }
+        _cleanup_(store_freep) Store *store = NULL;
+        int e = cli_open_store("export", db_path, STORE_READ_ONLY, &store);
+        if (e != EXIT_OK)
+                return e;
+        /* Every run named, in order; "all": every finished or interrupted run, oldest first. */
+        _cleanup_free_ int64_t *ids = NULL;
+        size_t n = 0;
+        for (size_t i = 0; i < n_runs; i++) {
+                RunSummary *all = NULL;
+                size_t n_all = 1;
+                if (strcmp(runs[i], "all") == 0 && query_runs(store, NULL, SIZE_MAX >> 1, &all, &n_all) < 0)
+                        return cli_query_failed("export", store, 0, -EIO);
+                int64_t *grown = realloc(ids, (n + n_all) * sizeof(int64_t));
+                if (!grown) {
+                        query_runs_free(all, n_all);
+                        return EXIT_ENVIRONMENT;
+                }
+                ids = grown;
+                if (!all && (e = cli_resolve_run("export", store, runs[i], &ids[n++])) != EXIT_OK)
+                        return e;
+                for (size_t k = all ? n_all : 0; k > 0; k--)
+                        if (strcmp(all[k - 1].status, "running") != 0)
+                                ids[n++] = all[k - 1].id;
+                query_runs_free(all, all ? n_all : 0);
+        }
+        _cleanup_free_ char *message = NULL;
+        int r = bundle_export(store, ids, n, bundle, &message);
+        if (r < 0) {
+                cli_error("export", "%s", message ? message : strerror(-r));
+                return r == -ENOENT || r == -EBUSY ? EXIT_USAGE : EXIT_ENVIRONMENT;
+        }
+        printf("%s: %zu run%s\n", bundle, n, n == 1 ? "" : "s");
+        return EXIT_OK;
+}
+
+int cmd_import(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, import_usage))
+                return EXIT_OK;
+        const char *db_path = NULL;
+        BundleOptions o = {};
+        _cleanup_free_ char **files = calloc((size_t) argc, sizeof(char *));
+        size_t n = 0;
+        if (!files)
+                return EXIT_ENVIRONMENT;
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
+                        db_path = argv[++i];
+                else if (strcmp(argv[i], "--accept-host-change") == 0)
+                        o.accept_host_change = true;
+                else if (argv[i][0] == '-') {
+                        cli_error("import", "unknown or incomplete option %s (see alloclab import --help)",
+                                  argv[i]);
+                        return EXIT_USAGE;
+                } else
+                        files[n++] = argv[i];
+        }
+        if (n == 0) {
+                cli_error("import", "expected one or more bundle FILEs (see alloclab import --help)");
+                return EXIT_USAGE;
+        }
+        _cleanup_(store_freep) Store *store = NULL;
+        int e = cli_open_store("import", db_path, STORE_READ_WRITE, &store);
+        if (e != EXIT_OK)
+                return e;
+        _cleanup_close_ int lock_fd = -1;
+        if ((e = cli_take_measure_lock("import", store, &lock_fd)) != EXIT_OK)
+                return e;
+        BundleTally tally;
+        _cleanup_free_ char *message = NULL;
+        int r = bundle_import(store, files, n, &o, &tally, &message);
+        if (r < 0) {
+                cli_error("import", "%s", message ? message : strerror(-r));
+                if (tally.runs > 0)
+                        fprintf(stderr, "alloclab import: %zu runs were imported before that\n", tally.runs);
+                return EXIT_ENVIRONMENT;
+        }
+        printf("imported %zu run%s (%lld samples) from %zu file%s; %zu already here\n", tally.runs,
+               tally.runs == 1 ? "" : "s", (long long) tally.samples, n, n == 1 ? "" : "s", tally.present);
+        return EXIT_OK;
+}

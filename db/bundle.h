@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/store.h"
+
+/*
+ * Bundles: runs carried from one database to another as a file (docs/fleet.md). A bundle is an
+ * SQLite database of this schema holding only the chosen runs and what they refer to (hosts,
+ * experiments, specs, allocators with their sha256, cells, variants, samples, statistics,
+ * probe reports, calibration), with the same row ids as their source, plus a table `bundle`
+ * that says what the file is. Runs are known across databases by their UUID.
+ */
+
+#define BUNDLE_FORMAT  "alloclab-bundle"
+#define BUNDLE_VERSION 1
+
+/* Writes runs run_ids[0..n) of s (none of them running) into a new bundle at path, replacing
+ * what is there only once complete. Returns 0, -ENOENT (no such run), -EBUSY (a run is still
+ * running), -EIO, -ENOMEM; *ret_message (if non-NULL) says why. */
+int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, char **ret_message);
+
+typedef struct BundleOptions {
+        /* Take runs of a host name whose fingerprint is new here (the same machine after a
+         * kernel, firmware or setting change); by default such a bundle is refused. */
+        bool accept_host_change;
+} BundleOptions;
+
+typedef struct BundleTally {
+        size_t runs;     /* runs added */
+        size_t present;  /* runs whose UUID was here already: nothing added */
+        int64_t samples; /* samples added */
+} BundleTally;
+
+/*
+ * Merges the bundles paths[0..n) into s. Every file is checked first: a file that is not a
+ * bundle or is damaged, a schema other than this alloclab's, a run whose UUID is here with other
+ * content, or a host name seen here with another fingerprint refuses the whole import with
+ * nothing written. Then each new run is added in its own transaction (new local ids; its UUID
+ * kept); a run present already adds nothing. Returns 0, -EBADMSG (damaged or not a bundle),
+ * -EPROTO (schema), -EEXIST (UUID with other content), -EXDEV (host), -EIO, -ENOMEM, with
+ * *ret_message (if non-NULL) naming the file and the reason.
+ */
+int bundle_import(Store *s, char *const *paths, size_t n, const BundleOptions *o, BundleTally *ret,
+                  char **ret_message);

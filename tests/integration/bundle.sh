@@ -1,0 +1,144 @@
+#!/bin/bash
+# Bundles: alloclab export RUN... --bundle FILE, then alloclab import FILE... into another
+# database conserves every row exactly (compared row by row, local ids replaced by what they
+# name); importing again adds nothing; the four refusals (unknown schema, a UUID with other
+# content, a host name with a new fingerprint, a damaged file) exit 4 and write nothing.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/spec.yaml" <<YAML
+experiment: bundled
+command: ["$WORKLOAD", report, t, "{n}"]
+params: {n: ["1", "2"]}
+allocators: {glibc: {}, jemalloc: {preload: jemalloc}}
+samples: 4
+metric: reported:t
+YAML
+run_alloclab 0 run "$WORK/spec.yaml" --quiet
+run_alloclab 0 run "$WORK/spec.yaml" --quiet
+# An interrupted run: its committed samples travel too.
+sed 's|command: \["'"$WORKLOAD"'", report, t, "{n}"\]|command: [/bin/sh, -c, "sleep 0.05; exec '"$WORKLOAD"' report t {n}"]|' \
+    "$WORK/spec.yaml" >"$WORK/slow.yaml"
+"$ALLOCLAB" run "$WORK/slow.yaml" --quiet >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 200); do
+    (( $(q "SELECT count(*) FROM samples WHERE run_id = 3" 2>/dev/null || echo 0) >= 6 )) && break
+    sleep 0.05
+done
+kill -9 $pid
+wait $pid 2>/dev/null || true
+run_alloclab 0 runs # marks the run of the dead process interrupted
+expect_eq "$(q "SELECT status FROM runs WHERE id = 3")" interrupted "the killed run"
+
+# Every row of every table a run owns, with ids replaced by what they name (a run by its UUID,
+# a cell or variant by its position, a sample by its step), so two databases compare equal
+# exactly when they hold the same runs.
+canonical() { # DB
+    python3 - "$1" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+one = lambda sql, *a: db.execute(sql, a).fetchall()
+uuid = dict(one("SELECT id, uuid FROM runs"))
+cell = {i: (uuid[r], p) for i, r, p in one("SELECT id, run_id, position FROM cells")}
+variant = {i: (uuid[r], p) for i, r, p in one("SELECT id, run_id, position FROM variants")}
+sample = {i: (uuid[r], s) for i, r, s in one("SELECT id, run_id, step FROM samples")}
+calibration = {i: (uuid[r], s) for i, r, s in one("SELECT id, run_id, step FROM calibration")}
+named = {
+    "host_id": {i: n for i, *n in one("SELECT * FROM hosts")},
+    "experiment_id": dict(one("SELECT id, name FROM experiments")),
+    "spec_id": dict(one("SELECT id, sha256 FROM specs")),
+    "allocator_id": {i: tuple(n) for i, *n in one("SELECT * FROM allocators")},
+    "run_id": uuid, "cell_id": cell, "variant_id": variant, "sample_id": sample,
+}
+own = {"runs": uuid, "cells": cell, "variants": variant, "samples": sample, "calibration": calibration}
+for table in ["runs", "variants", "cells", "samples", "sample_metrics", "probe_reports", "exclusions",
+              "stats", "calibration"]:
+    cur = db.execute(f"SELECT * FROM {table}")
+    columns = [d[0] for d in cur.description]
+    rows = []
+    for row in cur:
+        out = []
+        for c, v in zip(columns, row):
+            if c == "id":
+                v = own[table][v]
+            elif c in named:
+                v = named[c][v]
+            out.append(repr(v))
+        rows.append(f"{table}: " + " ".join(out))
+    print("\n".join(sorted(rows)))
+PY
+}
+counts() { # DB: rows of every table
+    for t in runs hosts experiments specs allocators variants cells samples sample_metrics probe_reports \
+        exclusions stats calibration; do
+        printf '%s=%s ' "$t" "$(sqlite3 "$1" "SELECT count(*) FROM $t")"
+    done
+}
+
+run_alloclab 0 export all --bundle "$WORK/a.bundle"
+expect_contains "$OUT" "3 runs" "export all"
+expect_eq "$(sqlite3 "$WORK/a.bundle" "SELECT value FROM bundle WHERE key = 'format'")" alloclab-bundle "bundle format"
+expect_eq "$(sqlite3 "$WORK/a.bundle" "PRAGMA journal_mode")" delete "a bundle is one file"
+[[ ! -e $WORK/a.bundle.partial ]] || fail "the partial file was left behind"
+
+# Into a database that has a run of its own: every row conserved, new local numbers.
+B="$WORK/b.db"
+run_alloclab 0 run "$WORK/spec.yaml" --quiet --db "$B"
+run_alloclab 0 import "$WORK/a.bundle" --db "$B"
+expect_contains "$OUT" "imported 3 runs ($(q "SELECT count(*) FROM samples") samples) from 1 file; 0 already here" "import"
+expect_eq "$(canonical "$B" | grep -v "$(sqlite3 "$B" "SELECT uuid FROM runs WHERE id = 1")")" "$(canonical "$DB")" \
+    "every row of the three runs, exactly"
+expect_eq "$(sqlite3 "$B" "SELECT group_concat(id || ':' || status) FROM runs")" \
+    "1:done,2:done,3:done,4:interrupted" "local numbers after the database's own run"
+expect_eq "$(sqlite3 "$B" "PRAGMA foreign_key_check")" "" "references"
+run_alloclab 0 show 3 --db "$B" --format csv
+imported=$(cut -d, -f2- <<<"$OUT") # all but the run's local number
+run_alloclab 0 show 2 --format csv
+expect_eq "$imported" "$(cut -d, -f2- <<<"$OUT")" "show prints the imported run as the original"
+
+# Again: nothing added.
+before=$(counts "$B")
+run_alloclab 0 import "$WORK/a.bundle" --db "$B"
+expect_contains "$OUT" "imported 0 runs (0 samples) from 1 file; 3 already here" "re-import"
+expect_eq "$(counts "$B")" "$before" "re-import adds no row"
+
+# Refusals: exit 4, the reason, and not one row written (also with a good file before).
+refused() { # FILE WHAT NEEDLE
+    run_alloclab 4 import "$WORK/fresh.bundle" "$1" --db "$B"
+    expect_contains "$ERR" "$3" "$2"
+    expect_eq "$(counts "$B")" "$before" "$2: nothing written"
+}
+run_alloclab 0 run "$WORK/spec.yaml" --quiet
+run_alloclab 0 export latest --bundle "$WORK/fresh.bundle"
+
+cp "$WORK/a.bundle" "$WORK/schema.bundle"
+sqlite3 "$WORK/schema.bundle" "PRAGMA user_version = 99"
+refused "$WORK/schema.bundle" "unknown schema" "with schema 99; this alloclab reads version 1 with schema 16"
+
+cp "$WORK/a.bundle" "$WORK/changed.bundle"
+sqlite3 "$WORK/changed.bundle" "UPDATE samples SET wall_ns = wall_ns + 1 WHERE id = (SELECT min(id) FROM samples)"
+refused "$WORK/changed.bundle" "a UUID with other content" "is here already with other content"
+
+cp "$WORK/a.bundle" "$WORK/host.bundle"
+sqlite3 "$WORK/host.bundle" "UPDATE runs SET uuid = lower(hex(randomblob(16))),
+    host_fingerprint = 'beefbeefbeefbeef', host_facts = json_set(host_facts, '$.machine_id', 'another')"
+refused "$WORK/host.bundle" "a host name with a new fingerprint" \
+    "host $(hostname) has fingerprint"
+expect_contains "$ERR" "its machine-id differs: another machine under the same name?" "the reason"
+
+cp "$WORK/a.bundle" "$WORK/damaged.bundle" # a copy cut short
+truncate -s $(($(stat -c %s "$WORK/a.bundle") / 2)) "$WORK/damaged.bundle"
+refused "$WORK/damaged.bundle" "a damaged file" "is damaged"
+echo "not a database" >"$WORK/text.bundle"
+refused "$WORK/text.bundle" "not a database" "is damaged"
+sqlite3 "$WORK/other.db" "CREATE TABLE t (x)"
+refused "$WORK/other.db" "not a bundle" "is not an alloclab bundle"
+
+# The same machine, changed: accepted when said so.
+run_alloclab 0 import "$WORK/host.bundle" --db "$B" --accept-host-change
+expect_contains "$OUT" "imported 3 runs" "--accept-host-change"
+expect_eq "$(sqlite3 "$B" "PRAGMA integrity_check")" ok "integrity"
+
+# Export refuses what it cannot do.
+run_alloclab 2 export 99 --bundle "$WORK/none.bundle"
+run_alloclab 2 export --bundle "$WORK/none.bundle"
+[[ ! -e $WORK/none.bundle ]] || fail "a bundle was written for no run"
