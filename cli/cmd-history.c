@@ -264,10 +264,11 @@ static const char history_usage[] =
         "Usage: alloclab history EXPERIMENT [--cell NAME=VALUE ...] [--variant V] [--metric M]\n"
         "                        [--last N] [--db PATH] [--format table|markdown|csv|json]\n"
         "\n"
-        "The timeline of an experiment's medians, per cell and variant, over its last N finished\n"
+        "The timeline of an experiment's medians, per cell, variant and host, over its last N finished\n"
         "runs (default 20): each run's median with its 95% interval, and change points - runs whose\n"
-        "samples differ from the pooled samples of the runs before them (back to the previous change\n"
-        "point, at most 5 runs) by the run's verdict rule - flagged as regression or improvement.\n";
+        "samples differ from the pooled samples of the same host's runs before them (back to the\n"
+        "previous change point, at most 5 runs) by the run's verdict rule - flagged as regression or\n"
+        "improvement.\n";
 
 /* One row per point, the same field names as show and compare. */
 static json_t *history_table(const History *h) {
@@ -353,8 +354,9 @@ static int render_history(FILE *f, OutputFormat format, const History *h) {
         if (h->n_series == 0)
                 fprintf(f, "\nno measured samples match\n");
         for (size_t s = 0; s < h->n_series; s++) {
-                fprintf(f, "\n%s[%s] %s\n%s", markdown ? "#### " : "", h->series[s].cell,
-                        h->series[s].variant, markdown ? "\n" : "");
+                fprintf(f, "\n%s[%s] %s%s%s\n%s", markdown ? "#### " : "", h->series[s].cell,
+                        h->series[s].variant, h->many_hosts ? " on " : "",
+                        h->many_hosts ? h->series[s].host : "", markdown ? "\n" : "");
                 json_auto_t *display = series_display(h, &h->series[s]);
                 int r = display ? render_rows(f, markdown ? FORMAT_MARKDOWN : FORMAT_TABLE, display)
                                 : -ENOMEM;

@@ -265,7 +265,8 @@ static void history_plots(FILE *f, const History *h) {
                 Axis x = axis((double) first, (double) last, 60, width - 20),
                      y = axis(lo, hi, height - 40, 15);
                 char caption[512];
-                snprintf(caption, sizeof(caption), "[%s] %s", series->cell, series->variant);
+                snprintf(caption, sizeof(caption), "[%s] %s%s%s", series->cell, series->variant,
+                         h->many_hosts ? " on " : "", h->many_hosts ? series->host : "");
                 figure_start(f, caption, width, height);
                 fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" points=\"", COLOUR(s));
                 for (size_t i = 0; i < series->n_points; i++)

@@ -44,6 +44,7 @@ static void series_done(HistorySeries *s) {
         free(s->points);
         free(s->cell);
         free(s->variant);
+        free(s->host);
 }
 
 History *history_free(History *h) {
@@ -129,8 +130,9 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
         return r;
 }
 
-/* SELECT run, cell label, variant name, value of every measured sample of the runs read, one
- * series after another, each in run order. NULL on ENOMEM; caller frees with sqlite3_free. */
+/* SELECT run, cell label, variant name, value, host name of every measured sample of the runs
+ * read, one series (cell, variant, host) after another, each in run order. NULL on ENOMEM; caller frees with
+ * sqlite3_free. */
 static char *values_sql(const HistoryQuery *q, const Builder *b, const char *metric) {
         char *ids = sqlite3_mprintf("%lld", (long long) b->runs[0].id);
         for (size_t i = 1; i < b->n_runs && ids; i++)
@@ -142,9 +144,10 @@ static char *values_sql(const HistoryQuery *q, const Builder *b, const char *met
                                              strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric);
         char *sql = ids && join
                             ? sqlite3_mprintf(
-                                      "SELECT s.run_id, c.label, v.name, %s FROM samples s"
+                                      "SELECT s.run_id, c.label, v.name, %s, h.hostname FROM samples s"
                                       " JOIN cells c ON c.id = s.cell_id"
-                                      " JOIN variants v ON v.id = s.variant_id%s"
+                                      " JOIN variants v ON v.id = s.variant_id"
+                                      " JOIN runs r ON r.id = s.run_id JOIN hosts h ON h.id = r.host_id%s"
                                       " WHERE s.run_id IN (%s) AND s.phase = 'sample' AND s.status = 'ok'",
                                       expression ? expression : "m.value", join, ids)
                             : NULL;
@@ -160,7 +163,7 @@ static char *values_sql(const HistoryQuery *q, const Builder *b, const char *met
                            : NULL;
                 sqlite3_free(path);
         }
-        return sql ? sqlite3_mprintf("%z ORDER BY c.label, v.name, s.run_id", sql) : NULL;
+        return sql ? sqlite3_mprintf("%z ORDER BY c.label, v.name, h.hostname, s.run_id", sql) : NULL;
 }
 
 /* NAME=VALUE with a parameter name as specs allow it (letters, digits, '_', '-'). */
@@ -278,14 +281,16 @@ static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id) {
         return p->started_at && p->hostname ? p : NULL;
 }
 
-static HistorySeries *new_series(History *h, const char *cell, const char *variant) {
+static HistorySeries *new_series(History *h, const char *cell, const char *variant, const char *host) {
         HistorySeries *series = realloc(h->series, (h->n_series + 1) * sizeof(HistorySeries));
         if (!series)
                 return NULL;
         h->series = series;
         HistorySeries *s = &series[h->n_series++];
-        *s = (HistorySeries){ .cell = strdup(cell), .variant = strdup(variant) };
-        return s->cell && s->variant ? s : NULL;
+        *s = (HistorySeries){ .cell = strdup(cell), .variant = strdup(variant), .host = strdup(host) };
+        if (h->n_series > 1 && strcmp(series[0].host, host) != 0)
+                h->many_hosts = true;
+        return s->cell && s->variant && s->host ? s : NULL;
 }
 
 static int read_values(Store *st, const char *sql, Builder *b) {
@@ -299,10 +304,12 @@ static int read_values(Store *st, const char *sql, Builder *b) {
                 int64_t run_id = sqlite3_column_int64(stmt, 0);
                 const char *cell = (const char *) sqlite3_column_text(stmt, 1);
                 const char *variant = (const char *) sqlite3_column_text(stmt, 2);
-                if (!s || strcmp(s->cell, cell) != 0 || strcmp(s->variant, variant) != 0) {
+                const char *host = (const char *) sqlite3_column_text(stmt, 4);
+                if (!s || strcmp(s->cell, cell) != 0 || strcmp(s->variant, variant) != 0 ||
+                    strcmp(s->host, host) != 0) {
                         if (s && (r = analyse_series(b, s)) < 0)
                                 break;
-                        if (!(s = new_series(h, cell, variant))) {
+                        if (!(s = new_series(h, cell, variant, host))) {
                                 r = -ENOMEM;
                                 break;
                         }

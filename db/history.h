@@ -40,9 +40,12 @@ typedef struct HistoryPoint {
                             * and the runs before it are not pooled for later points */
 } HistoryPoint;
 
+/* One cell and variant on one host (its host name): the runs of other hosts interleave in time
+ * but never in a series, and never in its change-point baseline. */
 typedef struct HistorySeries {
         char *cell;
         char *variant;
+        char *host;
         HistoryPoint *points; /* oldest first; runs without measured samples are absent */
         size_t n_points;
 } HistorySeries;
@@ -53,6 +56,7 @@ typedef struct History {
         size_t n_runs; /* runs read */
         HistorySeries *series;
         size_t n_series;
+        bool many_hosts; /* the series are of more than one host */
 } History;
 
 typedef struct HistoryQuery {

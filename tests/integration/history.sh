@@ -61,3 +61,30 @@ run_alloclab 4 history nosuch
 expect_contains "$ERR" "no finished run of experiment 'nosuch'" "unknown experiment"
 run_alloclab 0 history trend --cell size=9
 expect_contains "$OUT" "no measured samples match" "an empty selection says so"
+
+# Two hosts whose runs interleave: one series per host, and a host's change-point baseline is
+# its own runs, not reset by the other's (on 4b0a99e every point was a host change, and the
+# regression on B was never flagged).
+q "UPDATE runs SET host_fingerprint = (SELECT host_fingerprint FROM runs WHERE id = 1) WHERE id = 7"
+cat >"$WORK/two.yaml" <<YAML
+experiment: two-hosts
+command: [sh, -c, 'echo "cost \$(cat $WORK/cost)" >&\$ALLOCLAB_METRICS_FD']
+allocators: {glibc: {}}
+metric: reported:cost
+verify: none
+samples: 6
+YAML
+for cost in 10 20 10 20 10 20 10 30; do # hosts A B A B A B A B
+    echo $cost >"$WORK/cost"
+    run_alloclab 0 run "$WORK/two.yaml" --quiet
+done
+q "INSERT INTO hosts (hostname, kernel, cpu_model, cpus, glibc, thp)
+   SELECT 'host-b', kernel, cpu_model, cpus, glibc, thp FROM hosts LIMIT 1"
+q "UPDATE runs SET host_id = (SELECT id FROM hosts WHERE hostname = 'host-b'), host_fingerprint = 'b'
+   WHERE experiment_id = (SELECT id FROM experiments WHERE name = 'two-hosts') AND id % 2 = 1"
+run_alloclab 0 history two-hosts
+expect_contains "$OUT" "[-] glibc on $(hostname)" "host A's series"
+expect_contains "$OUT" "[-] glibc on host-b" "host B's series"
+expect_eq "$(grep -c 'HOST CHANGED' <<<"$OUT")" 0 "interleaved hosts are no host changes"
+expect_contains "$OUT" "REGRESSION 1.50x [1.50, 1.50] vs runs 9-13" "host B's regression against its own runs"
+expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 1 "nothing else flagged"
