@@ -22,6 +22,8 @@ static const Command commands[] = {
           "an experiment's medians over time, with regressions and improvements flagged" },
         { "compare", cmd_compare, "RUN_A RUN_B [--db PATH] [--format F]",
           "compare two runs of an experiment, cell by cell, and say what differs between them" },
+        { "fleet", cmd_fleet, "EXPERIMENT [--db PATH] [--format F]",
+          "an experiment across hosts: each host's ratios, and on how many hosts each verdict holds" },
         { "export", cmd_export, "[RUN|latest] --what samples|stats [--format F] | RUN... --bundle FILE",
           "write a stored run's samples or statistics as CSV, JSON or Markdown" },
         { "import", cmd_import, "FILE... [--db PATH] [--accept-host-change]",

@@ -22,6 +22,7 @@ typedef enum Verdict {
         VERDICT_SAME,   /* no significant difference (or smaller than the minimum effect) */
         VERDICT_LOWER,  /* the variant's values are lower: faster, or less memory */
         VERDICT_HIGHER, /* the variant's values are higher */
+        _VERDICT_MAX,
 } Verdict;
 
 /* A variant against the baseline on one metric. */
