@@ -96,7 +96,7 @@ static int fail(char **ret_message, int r, const char *fmt, ...) {
  * row `src`, in place of the source's own value. */
 typedef struct Mapping {
         const char *column;
-        char *expr;
+        const char *expr;
 } Mapping;
 
 /*
@@ -415,8 +415,14 @@ static int import_run(sqlite3 *db, int64_t old, BundleTally *tally) {
                                           " (name, path, sha256, version) WHERE a.id = src.allocator_id)");
         bool ok = run && variant && cell && sample && in_run && of_run && the_run && own[0] && own[1] &&
                   own[2] && own[3] && host && experiment && spec && allocator;
+        /* A run that a bundle says is running was running where it came from; here it is what
+         * recovery would make of it. */
         const Mapping runs[] = {
-                { "id", run }, { "host_id", host }, { "experiment_id", experiment }, { "spec_id", spec }
+                { "id", run },
+                { "status", "CASE src.status WHEN 'running' THEN 'interrupted' ELSE src.status END" },
+                { "host_id", host },
+                { "experiment_id", experiment },
+                { "spec_id", spec },
         };
         const Mapping variants[] = { { "id", own[0] }, { "run_id", run }, { "allocator_id", allocator } };
         const Mapping cells[] = { { "id", own[1] }, { "run_id", run } };

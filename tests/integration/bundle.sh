@@ -138,6 +138,13 @@ run_alloclab 0 import "$WORK/host.bundle" --db "$B" --accept-host-change
 expect_contains "$OUT" "imported 3 runs" "--accept-host-change"
 expect_eq "$(sqlite3 "$B" "PRAGMA integrity_check")" ok "integrity"
 
+# A run that a bundle says is running (its process was alive where it came from) arrives as
+# what recovery would make of it here.
+cp "$WORK/a.bundle" "$WORK/running.bundle"
+sqlite3 "$WORK/running.bundle" "DELETE FROM runs WHERE id <> 1; UPDATE runs SET status = 'running', uuid = 'r-' || uuid"
+run_alloclab 0 import "$WORK/running.bundle" --db "$B"
+expect_eq "$(sqlite3 "$B" "SELECT status FROM runs WHERE uuid LIKE 'r-%'")" interrupted "a running run arrives interrupted"
+
 # Export refuses what it cannot do.
 run_alloclab 2 export 99 --bundle "$WORK/none.bundle"
 run_alloclab 2 export --bundle "$WORK/none.bundle"
