@@ -57,6 +57,10 @@ void cli_error(const char *command, const char *fmt, ...) __attribute__((format(
  * spec's diagnostics are (bare, so editors jump to it); others as cli_error(). */
 void cli_plan_error(const char *command, const Spec *spec, const char *message);
 
+/* Warns on stderr when the spec's samples and alpha leave no verdict possible
+ * (compare_smallest_p), saying how many samples would. */
+void cli_warn_powerless(const char *command, const Spec *spec);
+
 /* Loads a spec; on failure prints every diagnostic (or the read error) and returns the exit
  * code to use (EXIT_SPEC or EXIT_ENVIRONMENT). Returns EXIT_OK and *ret on success. */
 int cli_load_spec(const char *command, const char *path, Spec **ret);

@@ -242,6 +242,7 @@ int cmd_run(int argc, char **argv) {
                 cli_plan_error("run", spec, message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
+        cli_warn_powerless("run", spec);
 
         Host host = {};
         if (host_read(&host) < 0) {
@@ -309,6 +310,7 @@ int cmd_check(int argc, char **argv) {
         }
         printf("%s: ok: experiment %s, %zu cells x %zu variants, %zu child runs\n", argv[1],
                spec->experiment, plan->n_cells, plan->n_variants, plan->n_steps);
+        cli_warn_powerless("check", spec);
         return EXIT_OK;
 }
 

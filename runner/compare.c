@@ -175,6 +175,47 @@ static double two_sided_p(double statistic, double mean, double sd) {
         return erfc(z / sqrt(2));
 }
 
+/*
+ * The exact two-sided p of a rank statistic: the probability, over every equally likely way the
+ * ranks could have fallen, that a sum of ranks is at least as far from its mean as the observed
+ * one. ranks[0..n) are the (average, so tie-aware) ranks; with `pick` > 0 the statistic sums
+ * `pick` of them chosen without replacement (rank-sum: which values are sample a's), with
+ * pick == 0 each rank is in or out on its own (signed-rank: which differences are positive).
+ * Ranks are whole or halves, so doubled they count exactly; the counts are doubles, exact
+ * below 2^53, which COMPARE_EXACT_MAX keeps them under. Returns 0 or -ENOMEM.
+ */
+static int exact_p(const double *ranks, size_t n, size_t pick, double observed, double *ret_p) {
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++)
+                total += (size_t) llround(2 * ranks[i]);
+        size_t rows = pick ? pick + 1 : 1, width = total + 1;
+        _cleanup_free_ double *ways = calloc(rows * width, sizeof(double)); /* ways[k][sum] */
+        if (!ways)
+                return -ENOMEM;
+        ways[0] = 1;
+        for (size_t i = 0; i < n; i++) {
+                size_t r = (size_t) llround(2 * ranks[i]);
+                /* Rows and sums descending, so that each rank counts once in a way. */
+                for (size_t k = rows; k-- > (pick ? 1 : 0);) {
+                        double *to = &ways[k * width];
+                        const double *from = pick ? to - width : to;
+                        for (size_t sum = total + 1; sum-- > r;)
+                                to[sum] += from[sum - r];
+                }
+        }
+        const double *last = &ways[(rows - 1) * width];
+        /* The mean of the doubled sum: pick/n of the total, or half of it. */
+        double mean = pick ? (double) total * (double) pick / (double) n : (double) total / 2;
+        double distance = fabs(2 * observed - mean) - 1e-9, all = 0, tail = 0;
+        for (size_t sum = 0; sum <= total; sum++) {
+                all += last[sum];
+                if (fabs((double) sum - mean) >= distance)
+                        tail += last[sum];
+        }
+        *ret_p = all > 0 ? fmin(1, tail / all) : 1;
+        return 0;
+}
+
 int compare_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *ret_u,
                          double *ret_p) {
         if (na == 0 || nb == 0)
@@ -193,10 +234,12 @@ int compare_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
         for (size_t i = 0; i < na; i++)
                 ra += ranks[i];
         double u = ra - (double) na * (double) (na + 1) / 2;
+        *ret_u = u;
+        if (n <= COMPARE_EXACT_MAX)
+                return exact_p(ranks, n, na, ra, ret_p);
         double mean = (double) na * (double) nb / 2;
         double variance =
                 (double) na * (double) nb / 12 * ((double) (n + 1) - ties / ((double) n * (double) (n - 1)));
-        *ret_u = u;
         *ret_p = two_sided_p(u, mean, sqrt(variance));
         return 0;
 }
@@ -220,12 +263,34 @@ int compare_wilcoxon(const double *a, const double *b, size_t n, double *ret_w, 
         double plus = 0, minus = 0;
         for (size_t i = 0; i < m; i++)
                 *(d[i] > 0 ? &plus : &minus) += ranks[i];
+        *ret_w = plus < minus ? plus : minus;
+        if (m <= COMPARE_EXACT_MAX)
+                return exact_p(ranks, m, 0, plus, ret_p);
         double mm = (double) m;
         double mean = mm * (mm + 1) / 4;
         double variance = mm * (mm + 1) * (2 * mm + 1) / 24 - ties / 48;
-        *ret_w = plus < minus ? plus : minus;
         *ret_p = two_sided_p(*ret_w, mean, sqrt(variance));
         return 0;
+}
+
+double compare_smallest_p(size_t n, bool rounds) {
+        if (n == 0)
+                return 1;
+        double p = 2;
+        if (rounds && n >= COMPARE_MIN_PAIRS) /* signed-rank: every pair one way, 2 / 2^n */
+                for (size_t i = 0; i < n; i++)
+                        p /= 2;
+        else /* rank-sum: the two samples fully apart, 2 / C(2n, n) */
+                for (size_t i = 1; i <= n; i++)
+                        p *= (double) i / (double) (n + i);
+        return fmin(1, p);
+}
+
+unsigned compare_samples_needed(double alpha, bool rounds) {
+        unsigned n = 1;
+        while (n < 1000 && compare_smallest_p(n, rounds) >= alpha)
+                n++;
+        return n;
 }
 
 int compare_outliers(const double *x, size_t n, bool *ret_flags) {

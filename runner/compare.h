@@ -8,15 +8,17 @@
 /*
  * Comparing two series of measurements: bootstrap confidence intervals of a median and of a
  * ratio of medians (seeded: the same data gives the same interval), the Mann-Whitney U test for
- * independent samples and the Wilcoxon signed-rank test for paired ones (normal approximation
- * with tie and continuity corrections), and outliers by the modified z-score. Pure functions;
+ * independent samples and the Wilcoxon signed-rank test for paired ones (exact, ties included,
+ * up to COMPARE_EXACT_MAX values; beyond, the normal approximation with tie and continuity
+ * corrections), and outliers by the modified z-score. Pure functions;
  * they give the verdicts of `alloclab show` (docs/analysis.md).
  */
 
 #define COMPARE_OUTLIER_Z 3.5  /* Iglewicz and Hoaglin's threshold for the modified z-score */
 #define COMPARE_RESAMPLES 2000 /* bootstrap resamples of an interval */
 #define COMPARE_LEVEL     0.95 /* confidence level of an interval */
-#define COMPARE_MIN_PAIRS 10   /* fewer pairs: the normal approximation of the signed-rank test is poor */
+#define COMPARE_MIN_PAIRS 10   /* fewer pairs: the rank-sum test, which can decide from fewer samples */
+#define COMPARE_EXACT_MAX 50   /* values (both samples, or pairs) up to which the tests' p is exact */
 
 typedef enum Verdict {
         VERDICT_SAME,   /* no significant difference (or smaller than the minimum effect) */
@@ -89,6 +91,15 @@ int compare_geomean(const Comparison *const *c, size_t n, double level, double *
                     double *ret_hi);
 
 const char *comparison_test(const Comparison *c);
+
+/* The smallest two-sided p the test can give with n samples per variant, whatever the values:
+ * when rounds (interleaved or randomized order) and n >= COMPARE_MIN_PAIRS the signed-rank
+ * test's 2 / 2^n, else the rank-sum test's 2 / C(2n, n). With p never below alpha, no verdict
+ * can be anything but VERDICT_SAME. */
+double compare_smallest_p(size_t n, bool rounds);
+
+/* The smallest n per variant with compare_smallest_p(n, rounds) < alpha. */
+unsigned compare_samples_needed(double alpha, bool rounds);
 
 /* "faster" / "slower" for time metrics, "lower" / "higher" for others, "~" for VERDICT_SAME. */
 const char *verdict_word(Verdict v, bool time_metric);

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 
 # Reported metric: exact values, so the verdicts are certain (8 against 8 fully separated
-# samples give a Mann-Whitney p of about 0.001).
+# samples give an exact Mann-Whitney p of 2/C(16, 8) = 0.00016).
 cat >"$WORK/reported.yaml" <<YAML
 experiment: verdicts
 command: ["$WORKLOAD", report, cost, "{cost}"]
@@ -52,7 +52,7 @@ expect_eq "$(field spiky outliers) $(field glibc outliers)" "1 0" "json outlier 
 
 run_alloclab 0 show --format csv
 expect_contains "$OUT" ",ratio_ci_low,ratio_ci_high,p_value,test,verdict" "csv header"
-expect_contains "$OUT" ",20,0,20,0,20,20,2,0,,,2,2,0.000137" "csv interval"
+expect_contains "$OUT" ",20,0,20,0,20,20,2,0,,,2,2,0.0001554001554001554," "csv interval and the exact p, 2/C(16, 8)"
 
 run_alloclab 0 show --format json
 expect_eq "$(field twice test)" "mann-whitney" "8 rounds are too few to pair"
@@ -206,3 +206,17 @@ expect_eq "$(q "SELECT s.n, s.max FROM stats s JOIN variants v ON v.id = s.varia
 sed 's/^samples: 8$/samples: 8\noutliers: drop/' "$WORK/reported.yaml" >"$WORK/bad.yaml"
 run_alloclab 3 check "$WORK/bad.yaml"
 expect_contains "$ERR" "bad.yaml:" "bad outliers value located"
+
+# Small samples: the exact test decides from 5 against 5 (p = 2/252 = 0.0079; the normal
+# approximation's 0.012 never could), and run and check say up front when the samples cannot.
+run_alloclab 0 run "$WORK/reported.yaml" --samples 5 --quiet --format csv
+expect_contains "$(grep ',twice,' <<<"$OUT")" ",0.00793650793650793" "the exact p of 5 against 5"
+expect_contains "$(grep ',twice,' <<<"$OUT")" ",mann-whitney,higher," "a verdict from 5 samples"
+expect_eq "$ERR" "" "no warning with 5 samples"
+run_alloclab 0 run "$WORK/reported.yaml" --samples 4 --quiet
+expect_contains "$ERR" "alloclab run: warning: with 4 samples per variant no difference can reach alpha 0.01 (the smallest p the rank-sum test can give is 0.0286): every verdict will be ~; 5 samples can" \
+    "run warns before measuring"
+sed 's/^samples: 8$/samples: 3/' "$WORK/reported.yaml" >"$WORK/few.yaml"
+run_alloclab 0 check "$WORK/few.yaml"
+expect_contains "$ERR" "with 3 samples per variant no difference can reach alpha 0.01 (the smallest p the rank-sum test can give is 0.1)" \
+    "check says so too"
