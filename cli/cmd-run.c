@@ -20,6 +20,7 @@
 #include "db/query.h"
 #include "db/record.h"
 #include "runner/host.h"
+#include "runner/options.h"
 #include "runner/run.h"
 #include "util/cleanup.h"
 #include "util/paths.h"
@@ -307,6 +308,19 @@ int cmd_check(int argc, char **argv) {
         if (r < 0) {
                 cli_plan_error("check", spec, message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
+        }
+        /* What run would reject at the smoke run, as far as the files tell. */
+        for (size_t v = 0; v < plan->n_variants; v++) {
+                _cleanup_free_ char *unknown = NULL;
+                r = options_unknown(&plan->allocators[v], plan_job(plan, 0, v)->envp, &unknown);
+                if (r < 0) {
+                        cli_error("check", "%s", strerror(-r));
+                        return EXIT_ENVIRONMENT;
+                }
+                if (r > 0) {
+                        cli_error("check", "%s: variant %s: %s", argv[1], spec->variants[v].name, unknown);
+                        return EXIT_ENVIRONMENT;
+                }
         }
         printf("%s: ok: experiment %s, %zu cells x %zu variants, %zu child runs\n", argv[1],
                spec->experiment, plan->n_cells, plan->n_variants, plan->n_steps);

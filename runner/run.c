@@ -20,6 +20,7 @@
 #include "runner/env.h"
 #include "runner/preflight.h"
 #include "runner/quiet.h"
+#include "runner/options.h"
 #include "runner/run.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
@@ -259,6 +260,14 @@ static int check_probe(const Plan *p, Sample *s, int err) {
         return 0;
 }
 
+/* Smoke-run check of the variant's allocator options: one its allocator (or the loader, for
+ * GLIBC_TUNABLES) would ignore makes the variant config-rejected (runner/options.h). */
+static int check_options(const Plan *p, const PlanJob *job, Sample *s) {
+        _cleanup_free_ char *message = NULL;
+        int r = options_unknown(&p->allocators[s->step->variant], job->envp, &message);
+        return r <= 0 ? r : set_detail(s, SAMPLE_CONFIG_REJECTED, "%s", message);
+}
+
 /* Judges a finished child: output size, metrics, then the digest and the comparison with the
  * oracle. Returns 0, or -errno for failures of this process. *ret_output is the fd holding what
  * was verified, for the caller to keep as the oracle. */
@@ -273,6 +282,8 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
         if (s->status == SAMPLE_OK && (out_size > spec->output_limit || err_size > spec->output_limit))
                 s->status = SAMPLE_OUTPUT_LIMIT;
         if (s->probe && s->step->phase == PHASE_SMOKE && (r = check_probe(p, s, err)) < 0)
+                return r;
+        if (s->status == SAMPLE_OK && s->step->phase == PHASE_SMOKE && (r = check_options(p, job, s)) < 0)
                 return r;
 
         if (s->status == SAMPLE_OK) {
