@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "configs/specdiff.h"
 #include "db/pair.h"
 #include "db/sql.h"
 #include "util/cleanup.h"
@@ -22,7 +23,8 @@
 static const char *const identity_fields[] = {
         "experiment", "metric", "host name", "kernel", "CPU model", "CPUs", "glibc", "THP", "spec (sha256)",
 };
-#define N_IDENTITY (sizeof(identity_fields) / sizeof(identity_fields[0]))
+#define N_IDENTITY    (sizeof(identity_fields) / sizeof(identity_fields[0]))
+#define IDENTITY_SPEC (N_IDENTITY - 1)
 #define IDENTITY_SELECT                                                                                     \
         "SELECT x.name, r.metric, h.hostname, h.kernel, h.cpu_model, h.cpus, h.glibc, h.thp, sp.sha256"     \
         " FROM runs r JOIN experiments x ON x.id = r.experiment_id JOIN hosts h ON h.id = r.host_id"        \
@@ -108,6 +110,32 @@ static int differ_in_facts(Store *s, RunPair *p) {
         return 0;
 }
 
+static int row_text(sqlite3_stmt *st, void *userdata) {
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        return (*(char **) userdata = strdup(t ? (const char *) t : "")) ? 0 : -ENOMEM;
+}
+
+/* The two specs' texts differ: key by key what changed (configs/specdiff.h), with the digests. */
+static int differ_in_spec(Store *s, RunPair *p) {
+        static const char sql[] =
+                "SELECT sp.yaml FROM runs r JOIN specs sp ON sp.id = r.spec_id WHERE r.id = ?1";
+        _cleanup_free_ char *ya = NULL, *yb = NULL;
+        _cleanup_strv_free_ char **lines = NULL;
+        int r;
+        if ((r = sql_each_row(store_db(s), sql, p->a->run.id, row_text, &ya)) < 0 ||
+            (r = sql_each_row(store_db(s), sql, p->b->run.id, row_text, &yb)) < 0)
+                return r;
+        char name_a[32], name_b[32];
+        snprintf(name_a, sizeof(name_a), "run %lld", (long long) p->a->run.id);
+        snprintf(name_b, sizeof(name_b), "run %lld", (long long) p->b->run.id);
+        if (!ya || !yb || spec_diff(ya, yb, name_a, name_b, &lines) < 0 || !lines[0])
+                return differ(p, "spec: the texts differ%s", lines ? " only in comments or layout" : "");
+        for (char **l = lines; *l; l++)
+                if ((r = differ(p, "spec %s", *l)) < 0)
+                        return r;
+        return 0;
+}
+
 static ssize_t find(char **names, size_t n, const char *name) {
         for (size_t i = 0; i < n; i++)
                 if (strcmp(names[i], name) == 0)
@@ -135,10 +163,15 @@ static int find_differences(Store *s, RunPair *p) {
         if ((r = sql_each_row(store_db(s), IDENTITY_SELECT, a->run.id, row_identity, &ia)) < 0 ||
             (r = sql_each_row(store_db(s), IDENTITY_SELECT, b->run.id, row_identity, &ib)) < 0)
                 return r;
-        for (size_t i = 0; i < N_IDENTITY; i++)
-                if (ia.field[i] && ib.field[i] && strcmp(ia.field[i], ib.field[i]) != 0 &&
-                    (r = differ(p, "%s: %s -> %s", identity_fields[i], ia.field[i], ib.field[i])) < 0)
+        for (size_t i = 0; i < N_IDENTITY; i++) {
+                if (!ia.field[i] || !ib.field[i] || strcmp(ia.field[i], ib.field[i]) == 0)
+                        continue;
+                r = i == IDENTITY_SPEC
+                            ? differ_in_spec(s, p)
+                            : differ(p, "%s: %s -> %s", identity_fields[i], ia.field[i], ib.field[i]);
+                if (r < 0)
                         return r;
+        }
 
         for (size_t v = 0; v < a->n_variants; v++) {
                 if (find(b->variant_names, b->n_variants, a->variant_names[v]) < 0)

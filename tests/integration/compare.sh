@@ -76,11 +76,17 @@ expect_contains "$OUT" "host thp_defrag: $(q "SELECT json_extract(host_facts, '$
     "host fact named"
 expect_eq "$(q "SELECT count(DISTINCT program_sha256) FROM variants WHERE run_id = 1")" 1 "program hashed per variant"
 
-# Another spec: a different matrix is named cell by cell.
-sed 's/size: \["1", "2"\]/size: ["1", "3"]/' "$WORK/spec.yaml" >"$WORK/other.yaml"
+# Another spec: what changed in it is named key by key (not two digests), and a different
+# matrix cell by cell.
+sed -e 's/size: \["1", "2"\]/size: ["1", "3"]/' -e 's/^samples: \(.*\)/samples: 9  # more samples/' \
+    "$WORK/spec.yaml" >"$WORK/other.yaml"
+printf 'warmup: 2\n' >>"$WORK/other.yaml"
 run_alloclab 0 run "$WORK/other.yaml" --quiet
 run_alloclab 1 compare 1 5
-expect_contains "$OUT" "spec (sha256): " "spec named"
+expect_contains "$OUT" "spec params.size[1]: 2 -> 3" "a changed list item named"
+expect_contains "$OUT" "spec samples: $(sed -n 's/^samples: //p' "$WORK/spec.yaml") -> 9" "a changed value named"
+expect_contains "$OUT" "spec warmup: only in run 5 (2)" "a new key named"
+[[ $OUT != *"spec (sha256)"* ]] || fail "two digests instead of the keys: $OUT"
 expect_contains "$OUT" "cell size=2: only in run 1" "missing cell named"
 expect_contains "$OUT" "cell size=3: only in run 5" "new cell named"
 
