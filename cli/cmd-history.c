@@ -277,7 +277,7 @@ static json_t *history_table(const History *h) {
                 "run_id",        "started_at",    "host",          "n",
                 "median",        "ci_low",        "ci_high",       "change",
                 "ratio",         "ratio_ci_low",  "ratio_ci_high", "p_value",
-                "baseline_runs", "baseline_from", "host_changed",
+                "baseline_runs", "baseline_from", "host_changed",  "config_change",
         };
         json_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t s = 0; s < h->n_series; s++)
@@ -306,6 +306,7 @@ static json_t *history_table(const History *h) {
                                 json_integer((json_int_t) p->baseline_runs),
                                 k ? json_integer(p->baseline_from) : json_null(),
                                 json_boolean(p->host_changed),
+                                p->config_change ? json_string(p->config_change) : json_null(),
                         };
                         render_table_add_row(table, values, ELEMENTSOF(values));
                 }
@@ -317,7 +318,7 @@ static json_t *series_display(const History *h, const HistorySeries *s) {
         json_t *rows = json_array();
         for (size_t i = 0; i < s->n_points; i++) {
                 const HistoryPoint *p = &s->points[i];
-                char median[64], lo[64], hi[64], interval[160], change[160] = "";
+                char median[64], lo[64], hi[64], interval[160], change[512] = "";
                 render_value(h->metric, p->median, median, sizeof(median));
                 snprintf(interval, sizeof(interval), "[%s, %s]",
                          render_value(h->metric, p->lo, lo, sizeof(lo)),
@@ -325,6 +326,9 @@ static json_t *series_display(const History *h, const HistorySeries *s) {
                 if (p->host_changed)
                         snprintf(change, sizeof(change),
                                  "HOST CHANGED (another fingerprint): a new baseline");
+                else if (p->config_change)
+                        snprintf(change, sizeof(change), "CONFIG CHANGED (%s): a new baseline",
+                                 p->config_change);
                 else if (p->change != HISTORY_STEADY)
                         snprintf(change, sizeof(change), "%s %.2fx [%.2f, %.2f] vs runs %lld-%lld",
                                  p->change == HISTORY_REGRESSION ? "REGRESSION" : "IMPROVEMENT",

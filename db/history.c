@@ -40,6 +40,9 @@ static void series_done(HistorySeries *s) {
         for (size_t i = 0; i < s->n_points; i++) {
                 free(s->points[i].started_at);
                 free(s->points[i].hostname);
+                free(s->points[i].env);
+                free(s->points[i].preload);
+                free(s->points[i].config_change);
         }
         free(s->points);
         free(s->cell);
@@ -130,8 +133,9 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
         return r;
 }
 
-/* SELECT run, cell label, variant name, value, host name of every measured sample of the runs
- * read, one series (cell, variant, host) after another, each in run order. NULL on ENOMEM; caller frees with
+/* SELECT run, cell label, variant name, value, host name, the variant's env and preload of
+ * every measured sample of the runs read, one series (cell, variant, host) after another, each
+ * in run order. NULL on ENOMEM; caller frees with
  * sqlite3_free. */
 static char *values_sql(const HistoryQuery *q, const Builder *b, const char *metric) {
         char *ids = sqlite3_mprintf("%lld", (long long) b->runs[0].id);
@@ -144,9 +148,11 @@ static char *values_sql(const HistoryQuery *q, const Builder *b, const char *met
                                              strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric);
         char *sql = ids && join
                             ? sqlite3_mprintf(
-                                      "SELECT s.run_id, c.label, v.name, %s, h.hostname FROM samples s"
+                                      "SELECT s.run_id, c.label, v.name, %s, h.hostname, v.env, a.name FROM "
+                                      "samples s"
                                       " JOIN cells c ON c.id = s.cell_id"
                                       " JOIN variants v ON v.id = s.variant_id"
+                                      " JOIN allocators a ON a.id = v.allocator_id"
                                       " JOIN runs r ON r.id = s.run_id JOIN hosts h ON h.id = r.host_id%s"
                                       " WHERE s.run_id IN (%s) AND s.phase = 'sample' AND s.status = 'ok'",
                                       expression ? expression : "m.value", join, ids)
@@ -204,6 +210,18 @@ static int add_value(Values *v, double x) {
         return 0;
 }
 
+/* Sets p->config_change when the variant's env or preload differs from the point before's:
+ * "preload jemalloc -> mimalloc", "env {...} -> {...}". */
+static int describe_change(const HistoryPoint *before, HistoryPoint *p) {
+        if (strcmp(before->preload, p->preload) != 0)
+                return asprintf(&p->config_change, "preload %s -> %s", before->preload, p->preload) < 0
+                               ? -ENOMEM
+                               : 0;
+        if (strcmp(before->env, p->env) != 0)
+                return asprintf(&p->config_change, "env %s -> %s", before->env, p->env) < 0 ? -ENOMEM : 0;
+        return 0;
+}
+
 /* Statistics and change points of a series whose points' values are in b->values. */
 static int analyse_series(Builder *b, HistorySeries *s) {
         size_t since = 0; /* the first point after the last change point */
@@ -229,6 +247,14 @@ static int analyse_series(Builder *b, HistorySeries *s) {
                 if (previous && previous->fingerprint && run->fingerprint &&
                     strcmp(previous->fingerprint, run->fingerprint) != 0) {
                         p->host_changed = true;
+                        since = i;
+                        continue;
+                }
+                /* The variant itself changed (its environment or its allocator): so does what is
+                 * measured, and a new baseline starts here too. */
+                if (i > 0 && (r = describe_change(&s->points[i - 1], p)) < 0)
+                        return r;
+                if (p->config_change) {
                         since = i;
                         continue;
                 }
@@ -264,7 +290,8 @@ static int analyse_series(Builder *b, HistorySeries *s) {
 }
 
 /* Appends a point for run_id to the series, with empty values. NULL on ENOMEM. */
-static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id) {
+static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id, const char *env,
+                               const char *preload) {
         const RunInfo *run = run_info(b, run_id); /* the SQL only selects these runs */
         HistoryPoint *points = realloc(s->points, (s->n_points + 1) * sizeof(HistoryPoint));
         if (!points)
@@ -277,8 +304,10 @@ static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id) {
         HistoryPoint *p = &points[s->n_points++];
         *p = (HistoryPoint){ .run_id = run_id,
                              .started_at = strdup(run->started_at),
-                             .hostname = strdup(run->hostname) };
-        return p->started_at && p->hostname ? p : NULL;
+                             .hostname = strdup(run->hostname),
+                             .env = strdup(env ? env : ""),
+                             .preload = strdup(preload ? preload : "") };
+        return p->started_at && p->hostname && p->env && p->preload ? p : NULL;
 }
 
 static HistorySeries *new_series(History *h, const char *cell, const char *variant, const char *host) {
@@ -315,7 +344,8 @@ static int read_values(Store *st, const char *sql, Builder *b) {
                         }
                 }
                 if (s->n_points == 0 || s->points[s->n_points - 1].run_id != run_id)
-                        if (!new_point(b, s, run_id)) {
+                        if (!new_point(b, s, run_id, (const char *) sqlite3_column_text(stmt, 5),
+                                       (const char *) sqlite3_column_text(stmt, 6))) {
                                 r = -ENOMEM;
                                 break;
                         }

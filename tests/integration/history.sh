@@ -88,3 +88,28 @@ expect_contains "$OUT" "[-] glibc on host-b" "host B's series"
 expect_eq "$(grep -c 'HOST CHANGED' <<<"$OUT")" 0 "interleaved hosts are no host changes"
 expect_contains "$OUT" "REGRESSION 1.50x [1.50, 1.50] vs runs 9-13" "host B's regression against its own runs"
 expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 1 "nothing else flagged"
+
+# A variant whose environment or allocator changes between runs measures something else from
+# then on: a new segment, said so, never a change point against the runs before (on 95de033
+# the env change below was a 2x REGRESSION).
+cat >"$WORK/config.yaml" <<YAML
+experiment: reconfigured
+command: [sh, -c, 'echo "cost \$(cat $WORK/cost)" >&\$ALLOCLAB_METRICS_FD']
+allocators: {tuned: {env: {KNOB: "1"}}}
+metric: reported:cost
+verify: none
+samples: 6
+YAML
+echo 10 >"$WORK/cost"
+for _ in 1 2; do run_alloclab 0 run "$WORK/config.yaml" --quiet; done
+sed -i 's/KNOB: "1"/KNOB: "2"/' "$WORK/config.yaml"
+echo 20 >"$WORK/cost"
+for _ in 1 2; do run_alloclab 0 run "$WORK/config.yaml" --quiet; done
+sed -i 's/{tuned: {env: {KNOB: "2"}}}/{tuned: {preload: jemalloc, env: {KNOB: "2"}}}/' "$WORK/config.yaml"
+run_alloclab 0 run "$WORK/config.yaml" --quiet
+run_alloclab 0 history reconfigured
+expect_contains "$OUT" 'CONFIG CHANGED (env {"KNOB":"1"} -> {"KNOB":"2"}): a new baseline' "env change marked"
+expect_contains "$OUT" "CONFIG CHANGED (preload glibc -> jemalloc): a new baseline" "preload change marked"
+expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 0 "no change point across configurations"
+run_alloclab 0 history reconfigured --format csv
+expect_eq "$(tail -n +2 <<<"$OUT" | awk -F, '{print $NF}' | grep -c .)" 2 "csv: config_change on two runs"
