@@ -129,14 +129,41 @@ static json_t *client_call(Client *c, const char *method, json_t *params, int ti
         return client_send(c, method, params) < 0 ? NULL : client_receive(c, timeout_ms, 0, NULL, NULL);
 }
 
-/* Prints a reply's error and returns true when there is one. */
+/* The daemon's errors in words (docs/protocol.md), with the job they name when they name one;
+ * others are shown by name. */
+static const struct {
+        const char *error, *plain;
+        const char *before_job, *after_job; /* around the job's number, when the reply names it */
+} error_words[] = {
+        { "io.alloclab.NoSuchJob", "no such job", "no job ", "" },
+        { "io.alloclab.JobFinished", "the job has ended already", "job ", " has ended already" },
+        { "io.alloclab.PermissionDenied", "permission denied: only its submitter or root may do that", NULL,
+          NULL },
+        { "io.alloclab.ShuttingDown", "the daemon is shutting down", NULL, NULL },
+        { "io.alloclab.StoreFailed", "the daemon cannot use its database", NULL, NULL },
+};
+
+/* Prints a reply's error and returns true when there is one: "no job 99", not
+ * "io.alloclab.NoSuchJob". */
 static bool reply_failed(const char *command, json_t *reply) {
         const char *error = json_string_value(json_object_get(reply, "error"));
         if (!error)
                 return false;
-        const char *message =
-                json_string_value(json_object_get(json_object_get(reply, "parameters"), "message"));
-        cli_error(command, "%s%s%s", error, message ? ": " : "", message ? message : "");
+        json_t *parameters = json_object_get(reply, "parameters");
+        const char *message = json_string_value(json_object_get(parameters, "message"));
+        json_t *job = json_object_get(parameters, "job");
+        char words[256];
+        snprintf(words, sizeof(words), "%s", error);
+        for (size_t i = 0; i < ELEMENTSOF(error_words); i++) {
+                if (strcmp(error, error_words[i].error) != 0)
+                        continue;
+                if (error_words[i].before_job && json_is_integer(job))
+                        snprintf(words, sizeof(words), "%s%lld%s", error_words[i].before_job,
+                                 (long long) json_integer_value(job), error_words[i].after_job);
+                else
+                        snprintf(words, sizeof(words), "%s", error_words[i].plain);
+        }
+        cli_error(command, "%s%s%s", words, message ? ": " : "", message ? message : "");
         return true;
 }
 

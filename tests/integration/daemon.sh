@@ -125,7 +125,9 @@ expect_eq "$(q "SELECT j.status, r.status FROM jobs j JOIN runs r ON r.id = j.ru
     "canceled|interrupted" "canceled job"
 no_workload_left
 run_alloclab 4 cancel "$job"
-expect_contains "$ERR" "io.alloclab.JobFinished" "cancel of an ended job"
+expect_contains "$ERR" "alloclab cancel: job $job has ended already" "cancel of an ended job"
+run_alloclab 4 cancel 99
+expect_eq "$ERR" "alloclab cancel: no job 99" "cancel of a job that never was"
 
 # Hostile clients, then a well-behaved one.
 python3 - "$ALLOCLAB_SOCKET" <<'PY' || fail "hostile clients"
