@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli/cli.h"
 #include "configs/catalog.h"
 #include "runner/allocator.h"
 
 static const char allocators_usage[] =
-        "Usage: alloclab allocators\n"
+        "Usage: alloclab allocators [--format table|json]\n"
         "\n"
         "Lists the allocator catalog: name, preloaded file, package version and sha256, or the\n"
         "package to install. Exit status 0 (even when some are not installed).\n";
@@ -19,11 +21,15 @@ static const char allocators_usage[] =
 int cmd_allocators(int argc, char **argv) {
         if (cli_wants_help(argc, argv, allocators_usage))
                 return EXIT_OK;
-        if (argc > 1) {
-                cli_error("allocators", "takes no arguments");
+        bool json = argc == 3 && strcmp(argv[1], "--format") == 0 && strcmp(argv[2], "json") == 0;
+        if (argc > 1 && !json &&
+            !(argc == 3 && strcmp(argv[1], "--format") == 0 && strcmp(argv[2], "table") == 0)) {
+                cli_error("allocators", "takes only --format table|json");
                 return EXIT_USAGE;
         }
-        printf("%-17s %-48s %-16s %s\n", "NAME", "PATH", "VERSION", "SHA256");
+        json_auto_t *list = json_array();
+        if (!json)
+                printf("%-17s %-48s %-16s %s\n", "NAME", "PATH", "VERSION", "SHA256");
         for (const CatalogEntry *e = catalog_entries(); e->name; e++) {
                 Allocator a = {};
                 int r = allocator_resolve(e->name, &a);
@@ -31,12 +37,24 @@ int cmd_allocators(int argc, char **argv) {
                         cli_error("allocators", "out of memory");
                         return EXIT_ENVIRONMENT;
                 }
-                if (r < 0)
+                if (json)
+                        json_array_append_new(
+                                list, json_pack("{s:s, s:b, s:s, s:o, s:o, s:o}", "name", e->name,
+                                                "installed", r >= 0, "package", e->package, "path",
+                                                r >= 0 && a.path ? json_string(a.path) : json_null(),
+                                                "version", r >= 0 ? json_string(a.version) : json_null(),
+                                                "sha256", r >= 0 ? json_string(a.sha256) : json_null()));
+                else if (r < 0)
                         printf("%-17s not installed: apt-get install %s\n", e->name, e->package);
                 else
                         printf("%-17s %-48s %-16s %s\n", e->name,
                                a.path ? a.path : "(none: built into libc)", a.version, a.sha256);
                 allocator_done(&a);
         }
-        return EXIT_OK;
+        if (json) {
+                if (json_dumpf(list, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+                        return EXIT_ENVIRONMENT;
+                fputc('\n', stdout);
+        }
+        return fflush(stdout) == 0 ? EXIT_OK : EXIT_ENVIRONMENT;
 }

@@ -167,19 +167,29 @@ static bool reply_failed(const char *command, json_t *reply) {
         return true;
 }
 
+/* --socket, --format (where ret_format is given) and the extra options (-w sets *ret_flag). */
 static int parse_socket_option(const char *command, int argc, char **argv, const char *extra_short,
-                               const struct option *extra, const char **ret_socket, bool *ret_flag) {
-        struct option options[8] = { { "socket", required_argument, NULL, 's' } };
-        size_t n = 1;
+                               const struct option *extra, const char **ret_socket, bool *ret_flag,
+                               OutputFormat *ret_format) {
+        struct option options[8] = { { "socket", required_argument, NULL, 's' },
+                                     { "format", required_argument, NULL, 'f' } };
+        size_t n = 2;
         for (size_t i = 0; extra && extra[i].name && n < 7; i++)
                 options[n++] = extra[i];
         char shorts[16];
-        snprintf(shorts, sizeof(shorts), "s:%s", extra_short);
+        snprintf(shorts, sizeof(shorts), "s:f:%s", extra_short);
         optind = 1;
         for (int c; (c = getopt_long(argc, argv, shorts, options, NULL)) >= 0;) {
                 if (c == 's')
                         *ret_socket = optarg;
-                else if (c == 'w' && ret_flag)
+                else if (c == 'f' && ret_format) {
+                        if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0) {
+                                cli_error(command, "%s prints a table or JSON (--format table|json)",
+                                          command);
+                                return EXIT_USAGE;
+                        }
+                        *ret_format = strcmp(optarg, "json") == 0 ? FORMAT_JSON : FORMAT_TABLE;
+                } else if (c == 'w' && ret_flag)
                         *ret_flag = true;
                 else {
                         cli_error(command, "unknown option (see alloclab %s --help)", command);
@@ -236,7 +246,7 @@ int cmd_submit(int argc, char **argv) {
         const char *socket_path = NULL;
         bool wait = false;
         static const struct option extra[] = { { "wait", no_argument, NULL, 'w' }, {} };
-        int e = parse_socket_option("submit", argc, argv, "w", extra, &socket_path, &wait);
+        int e = parse_socket_option("submit", argc, argv, "w", extra, &socket_path, &wait, NULL);
         if (e != EXIT_OK)
                 return e;
         if (optind + 1 != argc) {
@@ -327,27 +337,44 @@ int cmd_submit(int argc, char **argv) {
         return ended_early ? EXIT_INTERRUPTED : e;
 }
 
-static const char status_usage[] =
-        "Usage: alloclab status [--socket PATH]\n\nThe daemon's state: idle or the running "
-        "job, and how many jobs are queued.\n";
-
-int cmd_status(int argc, char **argv) {
-        if (cli_wants_help(argc, argv, status_usage))
+/* status, queue and schedules: one call to the daemon, printed for people by print(), or with
+ * --format json as the reply's parameters (their fields: docs/protocol.md). */
+static int query_daemon(const char *command, const char *usage, const char *method, int argc, char **argv,
+                        void (*print)(json_t *parameters, const Client *c)) {
+        if (cli_wants_help(argc, argv, usage))
                 return EXIT_OK;
         const char *socket_path = NULL;
-        int e = parse_socket_option("status", argc, argv, "", NULL, &socket_path, NULL);
+        OutputFormat format = FORMAT_TABLE;
+        int e = parse_socket_option(command, argc, argv, "", NULL, &socket_path, NULL, &format);
         if (e != EXIT_OK)
                 return e;
-        _cleanup_(client_done) Client c = { .command = "status" };
+        if (optind != argc) {
+                cli_error(command, "takes no arguments (see alloclab %s --help)", command);
+                return EXIT_USAGE;
+        }
+        _cleanup_(client_done) Client c = { .command = command };
         if ((e = client_connect(&c, socket_path)) != EXIT_OK)
                 return e;
-        json_t *reply = client_call(&c, "io.alloclab.Status", json_object(), CLIENT_TIMEOUT_MS);
-        if (!reply || reply_failed("status", reply)) {
-                json_decref(reply);
+        json_auto_t *reply = client_call(&c, method, json_object(), CLIENT_TIMEOUT_MS);
+        if (!reply || reply_failed(command, reply))
                 return EXIT_ENVIRONMENT;
-        }
-        json_t *p = json_object_get(reply, "parameters"), *running = json_object_get(p, "running");
-        printf("alloclabd %s at %s: %s", json_string_value(json_object_get(p, "version")), c.socket_path,
+        json_t *parameters = json_object_get(reply, "parameters");
+        if (format == FORMAT_JSON) {
+                if (json_dumpf(parameters, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+                        return EXIT_ENVIRONMENT;
+                fputc('\n', stdout);
+        } else
+                print(parameters, &c);
+        return fflush(stdout) == 0 ? EXIT_OK : EXIT_ENVIRONMENT;
+}
+
+static const char status_usage[] = "Usage: alloclab status [--socket PATH] [--format table|json]\n\nThe "
+                                   "daemon's state: idle or the running "
+                                   "job, and how many jobs are queued.\n";
+
+static void print_status(json_t *p, const Client *c) {
+        json_t *running = json_object_get(p, "running");
+        printf("alloclabd %s at %s: %s", json_string_value(json_object_get(p, "version")), c->socket_path,
                json_string_value(json_object_get(p, "state")));
         if (json_is_object(running))
                 printf(" job %lld (%s, run %lld, submitted by %s)",
@@ -360,32 +387,22 @@ int cmd_status(int argc, char **argv) {
         const char *progress = json_string_value(json_object_get(p, "progress"));
         if (progress && *progress)
                 printf("%s\n", progress);
-        json_decref(reply);
-        return EXIT_OK;
 }
 
-static const char queue_usage[] = "Usage: alloclab queue [--socket PATH]\n\nThe daemon's jobs, newest "
-                                  "first: queued, running and ended.\n";
+int cmd_status(int argc, char **argv) {
+        return query_daemon("status", status_usage, "io.alloclab.Status", argc, argv, print_status);
+}
 
-int cmd_queue(int argc, char **argv) {
-        if (cli_wants_help(argc, argv, queue_usage))
-                return EXIT_OK;
-        const char *socket_path = NULL;
-        int e = parse_socket_option("queue", argc, argv, "", NULL, &socket_path, NULL);
-        if (e != EXIT_OK)
-                return e;
-        _cleanup_(client_done) Client c = { .command = "queue" };
-        if ((e = client_connect(&c, socket_path)) != EXIT_OK)
-                return e;
-        json_t *reply = client_call(&c, "io.alloclab.Queue", json_object(), CLIENT_TIMEOUT_MS);
-        if (!reply || reply_failed("queue", reply)) {
-                json_decref(reply);
-                return EXIT_ENVIRONMENT;
-        }
+static const char queue_usage[] =
+        "Usage: alloclab queue [--socket PATH] [--format table|json]\n\nThe daemon's "
+        "jobs, newest first: queued, running and ended.\n";
+
+static void print_queue(json_t *p, const Client *c) {
+        (void) c;
         printf("%-6s %-12s %-6s %-10s %-25s %s\n", "JOB", "STATUS", "RUN", "USER", "SUBMITTED", "SPEC");
         size_t i;
         json_t *j;
-        json_array_foreach(json_object_get(json_object_get(reply, "parameters"), "jobs"), i, j) {
+        json_array_foreach(json_object_get(p, "jobs"), i, j) {
                 const char *user = json_string_value(json_object_get(j, "submitter"));
                 printf("%-6lld %-12s %-6lld %-10s %-25s %s\n",
                        (long long) json_integer_value(json_object_get(j, "id")),
@@ -394,8 +411,10 @@ int cmd_queue(int argc, char **argv) {
                        json_string_value(json_object_get(j, "submitted_at")),
                        json_string_value(json_object_get(j, "spec_path")));
         }
-        json_decref(reply);
-        return EXIT_OK;
+}
+
+int cmd_queue(int argc, char **argv) {
+        return query_daemon("queue", queue_usage, "io.alloclab.Queue", argc, argv, print_queue);
 }
 
 static const char cancel_usage[] =
@@ -406,7 +425,7 @@ int cmd_cancel(int argc, char **argv) {
         if (cli_wants_help(argc, argv, cancel_usage))
                 return EXIT_OK;
         const char *socket_path = NULL;
-        int e = parse_socket_option("cancel", argc, argv, "", NULL, &socket_path, NULL);
+        int e = parse_socket_option("cancel", argc, argv, "", NULL, &socket_path, NULL, NULL);
         if (e != EXIT_OK)
                 return e;
         unsigned long long job;
@@ -429,33 +448,23 @@ int cmd_cancel(int argc, char **argv) {
 }
 
 static const char schedules_usage[] =
-        "Usage: alloclab schedules [--socket PATH]\n\nThe daemon's scheduled specs: "
+        "Usage: alloclab schedules [--socket PATH] [--format table|json]\n\nThe daemon's scheduled specs: "
         "experiment, schedule, next firing, spec file.\n";
 
-int cmd_schedules(int argc, char **argv) {
-        if (cli_wants_help(argc, argv, schedules_usage))
-                return EXIT_OK;
-        const char *socket_path = NULL;
-        int e = parse_socket_option("schedules", argc, argv, "", NULL, &socket_path, NULL);
-        if (e != EXIT_OK)
-                return e;
-        _cleanup_(client_done) Client c = { .command = "schedules" };
-        if ((e = client_connect(&c, socket_path)) != EXIT_OK)
-                return e;
-        json_t *reply = client_call(&c, "io.alloclab.Schedules", json_object(), CLIENT_TIMEOUT_MS);
-        if (!reply || reply_failed("schedules", reply)) {
-                json_decref(reply);
-                return EXIT_ENVIRONMENT;
-        }
+static void print_schedules(json_t *p, const Client *c) {
+        (void) c;
         printf("%-24s %-20s %-26s %s\n", "EXPERIMENT", "SCHEDULE", "NEXT", "SPEC");
         size_t i;
         json_t *s;
-        json_array_foreach(json_object_get(json_object_get(reply, "parameters"), "schedules"), i, s) {
+        json_array_foreach(json_object_get(p, "schedules"), i, s) {
                 const char *next = json_string_value(json_object_get(s, "next"));
                 printf("%-24s %-20s %-26s %s\n", json_string_value(json_object_get(s, "experiment")),
                        json_string_value(json_object_get(s, "schedule")), next ? next : "never",
                        json_string_value(json_object_get(s, "spec_path")));
         }
-        json_decref(reply);
-        return EXIT_OK;
+}
+
+int cmd_schedules(int argc, char **argv) {
+        return query_daemon("schedules", schedules_usage, "io.alloclab.Schedules", argc, argv,
+                            print_schedules);
 }

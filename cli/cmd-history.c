@@ -19,9 +19,10 @@
 #include "util/cleanup.h"
 #include "util/strv.h"
 
-static const char runs_usage[] = "Usage: alloclab runs [EXPERIMENT] [--db PATH] [--last N]\n"
-                                 "\n"
-                                 "Lists stored runs, newest first (default: the last 20).\n";
+static const char runs_usage[] =
+        "Usage: alloclab runs [EXPERIMENT] [--db PATH] [--last N] [--format table|markdown|csv|json]\n"
+        "\n"
+        "Lists stored runs, newest first (default: the last 20).\n";
 
 static const char export_usage[] =
         "Usage: alloclab export [RUN|latest] --what samples|stats [--format csv|json|markdown] [--db PATH]\n"
@@ -111,7 +112,7 @@ static int parse_read_options(const char *command, int argc, char **argv, ReadOp
 int cmd_runs(int argc, char **argv) {
         if (cli_wants_help(argc, argv, runs_usage))
                 return EXIT_OK;
-        ReadOptions o = { .last = 20 };
+        ReadOptions o = { .last = 20, .format = FORMAT_TABLE };
         int e = parse_read_options("runs", argc, argv, &o);
         if (e != EXIT_OK)
                 return e;
@@ -125,8 +126,12 @@ int cmd_runs(int argc, char **argv) {
                 cli_error("runs", "%s", r == -EIO ? store_error(store) : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
-        render_runs(stdout, runs, n);
+        r = render_runs(stdout, o.format, runs, n);
         query_runs_free(runs, n);
+        if (r < 0 || fflush(stdout) != 0) {
+                cli_error("runs", "cannot write the list");
+                return EXIT_ENVIRONMENT;
+        }
         return EXIT_OK;
 }
 
@@ -141,7 +146,7 @@ static int read_report(const char *command, Store *store, int64_t run_id, const 
         return r < 0 ? cli_query_failed(command, store, run_id, r) : EXIT_OK;
 }
 
-static int show_allocators(Store *store, int64_t run_id) {
+static int show_allocators(Store *store, int64_t run_id, OutputFormat format) {
         VariantAllocator *list = NULL;
         size_t n = 0;
         int r = query_allocators(store, run_id, &list, &n);
@@ -152,6 +157,28 @@ static int show_allocators(Store *store, int64_t run_id) {
         if (n == 0) {
                 cli_error("show", "no run %lld (see alloclab runs)", (long long) run_id);
                 return EXIT_ENVIRONMENT;
+        }
+        if (format != FORMAT_TABLE && format != FORMAT_JSON) {
+                query_allocators_free(list, n);
+                cli_error("show", "--allocators prints a table or JSON (--format json)");
+                return EXIT_USAGE;
+        }
+        if (format == FORMAT_JSON) {
+                json_auto_t *variants = json_array();
+                for (size_t i = 0; i < n; i++) {
+                        const VariantAllocator *a = &list[i];
+                        json_t *probe = a->probe_report ? json_loads(a->probe_report, 0, NULL) : NULL;
+                        json_array_append_new(variants,
+                                              json_pack("{s:s, s:s, s:o, s:s, s:s, s:o}", "variant",
+                                                        a->variant, "allocator", a->allocator, "path",
+                                                        a->path[0] ? json_string(a->path) : json_null(),
+                                                        "sha256", a->sha256, "version", a->version, "probe",
+                                                        probe ? probe : json_null()));
+                }
+                query_allocators_free(list, n);
+                r = json_dumpf(variants, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+                fputc('\n', stdout);
+                return r < 0 || fflush(stdout) != 0 ? EXIT_ENVIRONMENT : EXIT_OK;
         }
         for (size_t i = 0; i < n; i++) {
                 const VariantAllocator *a = &list[i];
@@ -180,7 +207,7 @@ int cmd_show(int argc, char **argv) {
         if ((e = open_run("show", &o, &store, &run_id)) != EXIT_OK)
                 return e;
         if (o.allocators)
-                return show_allocators(store, run_id);
+                return show_allocators(store, run_id, o.format);
 
         _cleanup_(query_report_freep) Report *rep = NULL;
         if ((e = read_report("show", store, run_id, NULL, &rep)) != EXIT_OK)

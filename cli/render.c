@@ -870,13 +870,37 @@ RenderFunc render_for(OutputFormat format) {
         return (unsigned) format < _FORMAT_MAX ? table[format] : NULL;
 }
 
-void render_runs(FILE *f, const RunSummary *runs, size_t n) {
-        fprintf(f, "%-6s %-24s %-12s %-25s %6s %8s %8s  %s\n", "RUN", "EXPERIMENT", "STATUS", "STARTED",
-                "CELLS", "VARIANTS", "FAILED", "HOST");
-        for (size_t i = 0; i < n; i++)
-                fprintf(f, "%-6lld %-24s %-12s %-25s %6lld %8lld %8lld  %s\n", (long long) runs[i].id,
-                        runs[i].experiment, runs[i].status, runs[i].started_at, (long long) runs[i].n_cells,
-                        (long long) runs[i].n_variants, (long long) runs[i].n_failures, runs[i].hostname);
+int render_runs(FILE *f, OutputFormat format, const RunSummary *runs, size_t n) {
+        if (format == FORMAT_TABLE) {
+                fprintf(f, "%-6s %-24s %-12s %-25s %6s %8s %8s  %s\n", "RUN", "EXPERIMENT", "STATUS",
+                        "STARTED", "CELLS", "VARIANTS", "FAILED", "HOST");
+                for (size_t i = 0; i < n; i++)
+                        fprintf(f, "%-6lld %-24s %-12s %-25s %6lld %8lld %8lld  %s\n",
+                                (long long) runs[i].id, runs[i].experiment, runs[i].status,
+                                runs[i].started_at, (long long) runs[i].n_cells,
+                                (long long) runs[i].n_variants, (long long) runs[i].n_failures,
+                                runs[i].hostname);
+                return ferror(f) ? -EIO : 0;
+        }
+        static const char *const names[] = {
+                "run_id",   "uuid",       "experiment", "status",   "started_at", "ended_at", "cells",
+                "variants", "child_runs", "failed",     "excluded", "host",       "metric",
+        };
+        json_auto_t *table = render_table_new(names, ELEMENTSOF(names));
+        for (size_t i = 0; i < n; i++) {
+                const RunSummary *r = &runs[i];
+                json_t *values[] = {
+                        json_integer(r->id),         json_string(r->uuid),
+                        json_string(r->experiment),  json_string(r->status),
+                        json_string(r->started_at),  r->ended_at ? json_string(r->ended_at) : json_null(),
+                        json_integer(r->n_cells),    json_integer(r->n_variants),
+                        json_integer(r->n_runs),     json_integer(r->n_failures),
+                        json_integer(r->n_excluded), json_string(r->hostname),
+                        json_string(r->metric),
+                };
+                render_table_add_row(table, values, ELEMENTSOF(values));
+        }
+        return table ? render_rows(f, format, table) : -ENOMEM;
 }
 
 static void print_option_list(FILE *f, json_t *options, const char *indent) {

@@ -40,8 +40,9 @@ void render_table_add_row(json_t *table, json_t *const *values, size_t n);
  * same doubles. */
 int render_rows(FILE *f, OutputFormat format, const json_t *table);
 
-/* The run list of `alloclab runs`, as a table. */
-void render_runs(FILE *f, const RunSummary *runs, size_t n);
+/* The run list of `alloclab runs` in a format (csv, json and markdown: one row per run with
+ * its UUID, times and counts). Returns 0, -EIO, -ENOMEM. */
+int render_runs(FILE *f, OutputFormat format, const RunSummary *runs, size_t n);
 
 /* A probe report (db/probejson.h form) for people: effective allocator, options, census with a
  * warning for several allocator copies, counters. */

@@ -43,3 +43,20 @@ YAML
     run_alloclab 0 runs
     expect_contains "$OUT" "default-db" "runs reads the default database"
 )
+
+# Every command that prints data honours --format json, or refuses a format it cannot print.
+run_alloclab 0 run "$WORK/true.yaml" --quiet
+run_alloclab 0 runs --format json
+python3 -c 'import json, sys; r = json.load(sys.stdin); assert r and len(r[0]["uuid"]) == 36 and r[0]["run_id"] >= 1, r' \
+    <<<"$OUT" || fail "runs --format json: $OUT"
+run_alloclab 0 runs --format csv
+expect_contains "$(head -1 <<<"$OUT")" "run_id,uuid,experiment,status" "runs --format csv"
+run_alloclab 0 show --allocators --format json
+python3 -c 'import json, sys; v = json.load(sys.stdin); assert v[0]["variant"] and "sha256" in v[0] and "probe" in v[0], v' \
+    <<<"$OUT" || fail "show --allocators --format json: $OUT"
+run_alloclab 2 show --allocators --format csv
+expect_contains "$ERR" "--allocators prints a table or JSON" "show --allocators refuses csv"
+run_alloclab 0 allocators --format json
+expect_eq "$(python3 -c 'import json, sys; print(next(a["installed"] for a in json.load(sys.stdin) if a["name"] == "glibc"))' <<<"$OUT")" \
+    True "allocators --format json"
+run_alloclab 2 allocators --format csv

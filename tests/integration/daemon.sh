@@ -200,6 +200,17 @@ expect_eq "$(q "SELECT j.status, r.status FROM jobs j JOIN runs r ON r.id = j.ru
 expect_eq "$(q "PRAGMA integrity_check")" ok "integrity after kill -9"
 run_alloclab 0 queue
 expect_contains "$OUT" "interrupted" "queue lists the interrupted job"
+# --format json: the daemon's own reply, for scripts; other formats refused, never ignored.
+run_alloclab 0 queue --format json
+python3 -c 'import json, sys; j = json.load(sys.stdin)["jobs"]; assert any(x["status"] == "interrupted" for x in j), j' \
+    <<<"$OUT" || fail "queue --format json: $OUT"
+run_alloclab 0 status --format json
+expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["state"])' <<<"$OUT")" idle "status --format json"
+run_alloclab 0 schedules --format json
+python3 -c 'import json, sys; assert isinstance(json.load(sys.stdin)["schedules"], list)' <<<"$OUT" ||
+    fail "schedules --format json: $OUT"
+run_alloclab 2 queue --format csv
+expect_contains "$ERR" "queue prints a table or JSON" "queue refuses csv"
 
 # Run as root, a job submitted by another user runs as that user.
 if [[ $(id -u) == 0 ]] && command -v setpriv >/dev/null; then
