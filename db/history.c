@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <ctype.h>
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -359,6 +360,41 @@ static int read_values(Store *st, const char *sql, Builder *b) {
         return r;
 }
 
+/* Strings with their runs of digits compared as numbers: "n=2" before "n=10". */
+static int natural_compare(const char *a, const char *b) {
+        while (*a && *b) {
+                if (isdigit((unsigned char) *a) && isdigit((unsigned char) *b)) {
+                        while (*a == '0')
+                                a++;
+                        while (*b == '0')
+                                b++;
+                        size_t na = strspn(a, "0123456789"), nb = strspn(b, "0123456789");
+                        if (na != nb)
+                                return na < nb ? -1 : 1;
+                        int c = strncmp(a, b, na);
+                        if (c != 0)
+                                return c;
+                        a += na;
+                        b += nb;
+                } else if (*a != *b) {
+                        return (unsigned char) *a < (unsigned char) *b ? -1 : 1;
+                } else {
+                        a++;
+                        b++;
+                }
+        }
+        return (unsigned char) *a - (unsigned char) *b;
+}
+
+/* Series by cell (numbers in parameter values as numbers), variant, then host. */
+static int compare_series(const void *x, const void *y) {
+        const HistorySeries *a = x, *b = y;
+        int c = natural_compare(a->cell, b->cell);
+        if (c == 0)
+                c = strcmp(a->variant, b->variant);
+        return c != 0 ? c : strcmp(a->host, b->host);
+}
+
 int query_history(Store *s, const HistoryQuery *q, History **ret) {
         for (char *const *c = q->cells; c && *c; c++)
                 if (!valid_cell_filter(*c))
@@ -382,6 +418,7 @@ int query_history(Store *s, const HistoryQuery *q, History **ret) {
         sqlite3_free(sql);
         if (r < 0)
                 return r;
+        qsort(h->series, h->n_series, sizeof(HistorySeries), compare_series);
         *ret = TAKE_PTR(h);
         return 0;
 }

@@ -113,3 +113,17 @@ expect_contains "$OUT" "CONFIG CHANGED (preload glibc -> jemalloc): a new baseli
 expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 0 "no change point across configurations"
 run_alloclab 0 history reconfigured --format csv
 expect_eq "$(tail -n +2 <<<"$OUT" | awk -F, '{print $NF}' | grep -c .)" 2 "csv: config_change on two runs"
+
+# Numeric parameter values in numeric order: n=2 before n=10 (as text, n=10 came first).
+cat >"$WORK/numbers.yaml" <<YAML
+experiment: numbers
+command: [sh, -c, 'echo "cost {n}" >&\$ALLOCLAB_METRICS_FD']
+params: {n: ["10", "2", "100"]}
+allocators: {glibc: {}}
+metric: reported:cost
+verify: none
+samples: 2
+YAML
+run_alloclab 0 run "$WORK/numbers.yaml" --quiet
+run_alloclab 0 history numbers
+expect_eq "$(grep -o '^\[n=[0-9]*\]' <<<"$OUT" | tr '\n' ' ')" "[n=2] [n=10] [n=100] " "series in numeric order"
