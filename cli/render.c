@@ -472,6 +472,22 @@ static void print_failures(FILE *f, const Report *rep, const char *bullet) {
         if ((int64_t) rep->n_failures_listed < rep->run.n_failures)
                 fprintf(f, "%s... and %lld more\n", bullet,
                         (long long) (rep->run.n_failures - (int64_t) rep->n_failures_listed));
+        /* Some samples' output matched the reference and others did not: the program's output
+         * varies from run to run, whatever the allocator. */
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = entry(rep, c, v);
+                        if (e->n_failed == 0 || e->n_values == 0 || !e->first_failure ||
+                            strcmp(e->first_failure, "mismatch") != 0)
+                                continue;
+                        fprintf(f,
+                                "%s[%s] %s: the output is not deterministic: %lld sample%s differed from "
+                                "the "
+                                "reference's and %zu matched; verify a file the program writes the same "
+                                "every time (verify: file:PATH) or turn verification off (verify: none)\n",
+                                bullet, rep->cell_labels[c], rep->variant_names[v], (long long) e->n_failed,
+                                e->n_failed == 1 ? "" : "s", e->n_values);
+                }
 }
 
 static int render_table(FILE *f, const Report *rep) {

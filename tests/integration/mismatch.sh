@@ -26,3 +26,17 @@ expect_eq "$(q "SELECT reason FROM exclusions")" \
 sed -i 's/^samples: 3/samples: 3\nverify: none/' "$WORK/spec.yaml"
 run_alloclab 0 run "$WORK/spec.yaml" --quiet
 expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = 2 AND status = 'ok'")" 10 "samples without verification"
+
+# Output that differs from run to run whatever the allocator (here the 4th child of the run):
+# the failed sample is listed, and the run says the output is not deterministic and what to do.
+rm -f "$WORK/count"
+cat >"$WORK/flaky.yaml" <<YAML
+experiment: flaky
+command: [sh, -c, 'n=\$((\$(cat "$WORK/count" 2>/dev/null || echo 0) + 1)); echo \$n >"$WORK/count"; [ \$n = 4 ] && echo other || echo same']
+allocators: {glibc: {}, twin: {}}
+samples: 3
+warmup: 0
+YAML
+run_alloclab 1 run "$WORK/flaky.yaml" --quiet
+expect_contains "$OUT" "[-] twin: the output is not deterministic: 1 sample differed from the reference's and 2 matched; verify a file the program writes the same every time (verify: file:PATH) or turn verification off (verify: none)" \
+    "non-deterministic output explained"
