@@ -21,12 +21,13 @@
 #include "util/cleanup.h"
 
 static const char report_usage[] =
-        "Usage: alloclab report [RUN|latest] -o FILE [--compare RUN_B] [--history] [--db PATH]\n"
+        "Usage: alloclab report [RUN|latest] -o FILE [--compare OLD_RUN] [--history] [--db PATH]\n"
         "\n"
         "Writes one self-contained HTML page (inline SVG, no scripts, no network): the result table,\n"
         "every sample per cell, the ratios to the baseline with their intervals and verdicts, time\n"
         "against peak RSS with the Pareto front, the run's host, spec, allocators and smoke-phase\n"
-        "findings; with --compare the change from RUN to RUN_B, with --history the experiment's\n"
+        "findings; with --compare the change from OLD_RUN to RUN (ratios RUN / OLD_RUN, new over old\n"
+        "as pyperf and asv show them), with --history the experiment's\n"
         "timeline of medians.\n";
 
 /* Variant colours: distinguishable, and readable on white. */
@@ -65,17 +66,27 @@ static Axis axis(double lo, double hi, double a, double b) {
         return (Axis){ lo - pad, hi + pad, a, b };
 }
 
-/* Five labelled ticks along a horizontal axis at y, values with the metric's unit. */
+/* A round step for about `want` intervals over span: 1, 2 or 5 times a power of ten. */
+static double nice_step(double span, int want) {
+        double raw = span / want, power = pow(10, floor(log10(raw))), f = raw / power;
+        return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * power;
+}
+
+/* Labelled ticks at round values along a horizontal axis at y: the metric's unit ("12.5 ms"),
+ * or for ratios (metric NULL) "1.05x". */
 static void x_ticks(FILE *f, const Axis *x, double y, const char *metric) {
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>\n", x->a, y,
                 x->b, y);
-        for (int i = 0; i <= 4; i++) {
-                double v = x->lo + (x->hi - x->lo) * i / 4, px = at(x, v);
+        if (!(x->hi > x->lo))
+                return;
+        double step = nice_step(x->hi - x->lo, 4);
+        for (double v = ceil(x->lo / step) * step; v <= x->hi + step * 1e-9; v += step) {
+                double px = at(x, v);
                 char label[64];
                 if (metric)
-                        render_value(metric, v, label, sizeof(label));
+                        render_value(metric, fabs(v) < step * 1e-9 ? 0 : v, label, sizeof(label));
                 else
-                        snprintf(label, sizeof(label), "%.3g", v);
+                        snprintf(label, sizeof(label), "%.*fx", step >= 0.1 ? 1 : step >= 0.01 ? 2 : 3, v);
                 fprintf(f,
                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
                         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"tick\">",
@@ -87,8 +98,9 @@ static void x_ticks(FILE *f, const Axis *x, double y, const char *metric) {
 
 static void svg_start(FILE *f, double width, double height) {
         fprintf(f,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" role=\"img\">\n",
-                width, height);
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n",
+                width, height, width, height);
 }
 
 /* A captioned figure holding one SVG; figure_end() closes both. */
@@ -107,26 +119,45 @@ static const ReportEntry *entry_of(const Report *rep, size_t c, size_t v) {
         return &rep->entries[c * rep->n_variants + v];
 }
 
-/* Per cell, every measured sample of every variant on one shared axis, with its median. */
+/* The range of a cell's measured values ([INFINITY, -INFINITY] when it has none). */
+static void cell_range(const Report *rep, size_t c, double *lo, double *hi) {
+        for (size_t v = 0; v < rep->n_variants; v++)
+                for (size_t k = 0; k < entry_of(rep, c, v)->n_values; k++) {
+                        *lo = fmin(*lo, entry_of(rep, c, v)->values[k]);
+                        *hi = fmax(*hi, entry_of(rep, c, v)->values[k]);
+                }
+}
+
+/* Per cell, every measured sample of every variant, with its median: on one axis for all cells,
+ * unless sharing it would squash a cell into a fifth of the width (then each has its own). */
 static void strip_plots(FILE *f, const Report *rep) {
         double lo = INFINITY, hi = -INFINITY;
-        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
-                for (size_t k = 0; k < rep->entries[i].n_values; k++) {
-                        lo = fmin(lo, rep->entries[i].values[k]);
-                        hi = fmax(hi, rep->entries[i].values[k]);
-                }
+        for (size_t c = 0; c < rep->n_cells; c++)
+                cell_range(rep, c, &lo, &hi);
+        bool shared = true;
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                double clo = INFINITY, chi = -INFINITY;
+                cell_range(rep, c, &clo, &chi);
+                if (isfinite(clo) && hi > lo && (chi - clo) < 0.2 * (hi - lo))
+                        shared = false;
+        }
         fprintf(f,
                 "<h2>Samples</h2>\n<p>Every measured sample of %s, one row per variant; the bar is the "
-                "median. "
-                "All cells share one axis.</p>\n",
-                rep->run.metric);
+                "median. %s</p>\n",
+                rep->run.metric,
+                shared ? "All cells share one axis."
+                       : "Each cell has its own axis: their values differ too much to share one.");
         if (!isfinite(lo)) {
                 fputs("<p>No measured samples.</p>\n", f);
                 return;
         }
         double row = 22, left = 150, width = 760;
-        Axis x = axis(lo, hi, left, width - 20);
         for (size_t c = 0; c < rep->n_cells; c++) {
+                double clo = INFINITY, chi = -INFINITY;
+                cell_range(rep, c, &clo, &chi);
+                if (!shared && !isfinite(clo))
+                        continue;
+                Axis x = shared ? axis(lo, hi, left, width - 20) : axis(clo, chi, left, width - 20);
                 double height = row * (double) rep->n_variants + 40;
                 figure_start(f, rep->cell_labels[c], width, height);
                 for (size_t v = 0; v < rep->n_variants; v++) {
@@ -248,8 +279,16 @@ static void tradeoff_plots(FILE *f, const Report *rep) {
         }
 }
 
+/* The colour of a variant by name, as the run's other figures draw it. */
+static const char *variant_colour(const Report *rep, const char *name) {
+        for (size_t v = 0; v < rep->n_variants; v++)
+                if (strcmp(rep->variant_names[v], name) == 0)
+                        return COLOUR(v);
+        return "#444";
+}
+
 /* Per series of the experiment's history, the medians of the last runs as a line. */
-static void history_plots(FILE *f, const History *h) {
+static void history_plots(FILE *f, const Report *rep, const History *h) {
         fprintf(f,
                 "<h2>History</h2>\n<p>Medians of %s over the last %zu finished runs; red rings are "
                 "regressions, "
@@ -268,7 +307,8 @@ static void history_plots(FILE *f, const History *h) {
                 snprintf(caption, sizeof(caption), "[%s] %s%s%s", series->cell, series->variant,
                          h->many_hosts ? " on " : "", h->many_hosts ? series->host : "");
                 figure_start(f, caption, width, height);
-                fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" points=\"", COLOUR(s));
+                const char *colour = variant_colour(rep, series->variant);
+                fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" points=\"", colour);
                 for (size_t i = 0; i < series->n_points; i++)
                         fprintf(f, "%.1f,%.1f ", at(&x, (double) series->points[i].run_id),
                                 at(&y, series->points[i].median));
@@ -280,11 +320,11 @@ static void history_plots(FILE *f, const History *h) {
                                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>"
                                 "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" stroke=\"%s\" "
                                 "stroke-width=\"2\"/>\n",
-                                px, at(&y, p->lo), px, at(&y, p->hi), COLOUR(s), px, at(&y, p->median),
-                                p->change == HISTORY_STEADY ? 3 : 6, COLOUR(s),
+                                px, at(&y, p->lo), px, at(&y, p->hi), colour, px, at(&y, p->median),
+                                p->change == HISTORY_STEADY ? 3 : 6, colour,
                                 p->change == HISTORY_REGRESSION    ? "#d00"
                                 : p->change == HISTORY_IMPROVEMENT ? "#0a0"
-                                                                   : COLOUR(s));
+                                                                   : colour);
                 }
                 fprintf(f,
                         "<text x=\"60\" y=\"%.1f\" class=\"tick\">run %lld</text>"
@@ -303,7 +343,10 @@ static void history_plots(FILE *f, const History *h) {
 /* The result table: median and ratio with verdict per cell and variant. */
 static void results_table(FILE *f, const Report *rep) {
         bool time = render_time_metric(rep->run.metric);
-        fputs("<h2>Results</h2>\n<table>\n<tr><th>cell</th>", f);
+        fputs("<h2>Results</h2>\n<p>Median per cell and variant, the ratio to the baseline with its 95% "
+              "interval and verdict; outliers (modified z-score above 3.5) and samples started on a busy "
+              "machine are counted below a value.</p>\n<table>\n<tr><th>cell</th>",
+              f);
         for (size_t v = 0; v < rep->n_variants; v++) {
                 fputs("<th>", f);
                 put_text(f, rep->variant_names[v]);
@@ -324,6 +367,15 @@ static void results_table(FILE *f, const Report *rep) {
                         if (e->has_comparison)
                                 fprintf(f, " %.3fx [%.3f, %.3f] %s", e->comparison.ratio, e->comparison.lo,
                                         e->comparison.hi, verdict_word(e->comparison.verdict, time));
+                        /* What `show` lists below its table: outliers (kept or left out) and samples
+                         * the quiet-machine guard found busy. */
+                        if (e->n_outliers)
+                                fprintf(f, "<br/><span class=\"note\">%zu outlier%s%s</span>", e->n_outliers,
+                                        e->n_outliers == 1 ? "" : "s",
+                                        rep->exclude_outliers ? " left out" : "");
+                        if (e->n_noisy)
+                                fprintf(f, "<br/><span class=\"note\">%lld of %lld noisy</span>",
+                                        (long long) e->n_noisy, (long long) e->n_quiet_checked);
                         fputs("</td>", f);
                 }
                 fputs("</tr>\n", f);
@@ -479,9 +531,11 @@ static int write_report(FILE *f, const Report *rep, const VariantAllocator *allo
         fprintf(f, " - alloclab run %lld</title>\n", (long long) rep->run.id);
         fputs("<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}"
               "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
-              "text-align:left;vertical-align:top}svg{font-size:12px;display:block}.tick{fill:#555;font-"
+              "text-align:left;vertical-align:top;overflow-wrap:anywhere}svg{font-size:12px;display:block;"
+              "max-width:100%;height:auto}.tick{fill:#555;font-"
               "size:11px}"
               "figure{margin:1em 0}figcaption{font-weight:bold}.warn{color:#b00;font-weight:bold}"
+              ".note{color:#555;font-size:smaller}"
               "pre{background:#f6f6f6;padding:1em;overflow:auto}</style>\n</head>\n<body>\n<h1>",
               f);
         put_text(f, rep->run.experiment);
@@ -497,7 +551,7 @@ static int write_report(FILE *f, const Report *rep, const VariantAllocator *allo
         if (pair)
                 comparison_section(f, pair);
         if (history)
-                history_plots(f, history);
+                history_plots(f, rep, history);
         metadata_section(f, rep, allocators, n_allocators, spec_yaml);
         fputs("<p class=\"tick\">Written by alloclab " ALLOCLAB_VERSION ".</p>\n</body>\n</html>\n", f);
         return ferror(f) ? -EIO : 0;
@@ -557,7 +611,7 @@ int cmd_report(int argc, char **argv) {
         if (r >= 0)
                 r = query_allocators(store, run_id, &allocators, &n_allocators);
         if (r >= 0 && other)
-                r = query_run_pair(store, run_id, (int64_t) other, &pair, &missing);
+                r = query_run_pair(store, (int64_t) other, run_id, &pair, &missing); /* RUN / OLD */
         if (r >= 0 && with_history) {
                 HistoryQuery q = { .experiment = rep->run.experiment, .last = HISTORY_DEFAULT_RUNS };
                 r = query_history(store, &q, &history);

@@ -31,7 +31,7 @@ assert len(svgs) >= 11, len(svgs)
 for svg in svgs:
     ET.fromstring(ET.tostring(svg))               # and each SVG on its own
 headings = [h.text for h in root.findall(".//h:h2", ns)]
-for wanted in ("Results", "Samples", "Ratios to glibc", "Time and memory", "Change from run 2 to run 1", "History", "Run"):
+for wanted in ("Results", "Samples", "Ratios to glibc", "Time and memory", "Change from run 1 to run 2", "History", "Run"):
     assert wanted in headings, (wanted, headings)
 text = ET.tostring(root, encoding="unicode")
 assert "<script" not in text and "http://" not in text.replace("http://www.w3.org/", ""), "external or scripted content"
@@ -43,7 +43,35 @@ rows = {ET.tostring(tr[0], encoding="unicode", method="text"): ET.tostring(tr[1]
         for tr in root.findall(".//h:tr", ns) if len(tr) == 2}
 assert rows["isolation"].startswith(("children in a cgroup under ", "process groups only: ")), rows
 assert rows["start-up (null workload)"].startswith("glibc "), rows               # calibrate: true
+# Ticks at round values, in human units: "12.0 ms", "1.05x", never "2.381e+05".
+ticks = [t.text for t in root.findall(".//s:text[@class='tick']", ns)]
+assert ticks and not any("e+" in t or "e-" in t for t in ticks), ticks
+ratio_ticks = [float(t[:-1]) for t in ticks if t.endswith("x")]
+assert ratio_ticks and all(abs(r * 100 - round(r * 100)) < 1e-6 for r in ratio_ticks), ratio_ticks
+# One colour per variant in every chart: the forest plot's and the history's agree.
+def colours(svg, label_suffix, shape):
+    found, items = set(), list(svg)
+    for i, el in enumerate(items):
+        if el.tag.endswith("text") and (el.text or "").endswith(label_suffix):
+            nxt = next(x for x in items[i + 1:] if x.tag.endswith(shape))
+            found.add(nxt.get("stroke") or nxt.get("fill"))
+    return found
+forest = next(s for s in svgs if any((t.text or "").startswith("[n=1] ") for t in s.iter()))
+figures = root.findall(".//h:figure", ns)
+for variant in ("longer", "jemalloc"):
+    in_forest = colours(forest, "] " + variant, "line")
+    in_history = {f.find("s:svg/s:polyline", ns).get("stroke") for f in figures
+                  if f.find("h:figcaption", ns).text.endswith("] " + variant) and f.find("s:svg/s:polyline", ns) is not None}
+    assert len(in_forest) == 1 and in_history == in_forest, (variant, in_forest, in_history)
 PY
+
+# At 1400 px the page needs no horizontal scrolling: its width as a browser lays it out.
+sed 's|</body>|<script>document.title = String(document.documentElement.scrollWidth)</script></body>|' \
+    "$WORK/report.html" >"$WORK/measured.html"
+chromium --headless --no-sandbox --disable-gpu --window-size=1400,900 --dump-dom "file://$WORK/measured.html" \
+    >"$WORK/dom.html" 2>/dev/null || fail "chromium --dump-dom failed"
+width=$(sed -n 's|.*<title>\([0-9]*\)</title>.*|\1|p' "$WORK/dom.html")
+[[ -n $width ]] && ((width <= 1400)) || fail "the page is $width px wide at a 1400 px window"
 
 # A real browser: the screenshot has content and the console stays quiet.
 cd "$WORK"
@@ -70,3 +98,19 @@ ink = sum(1 for b in raw if b < 0xF0)             # anything darker than near-wh
 assert width >= 1000 and height >= 2000, (width, height)
 assert ink > len(raw) * 0.005, (ink, len(raw))    # text, points and lines, not an empty page
 PY
+
+# Cells a thousand times apart: one shared axis would squash the small one into a dot, so each
+# cell gets its own, and the page says so.
+cat >"$WORK/scales.yaml" <<YAML
+experiment: scales
+command: ["$WORKLOAD", report, cost, "{n}"]
+params: {n: ["1", "1000"]}
+allocators: {glibc: {}, twin: {}}
+metric: reported:cost
+verify: none
+samples: 3
+YAML
+run_alloclab 0 run "$WORK/scales.yaml" --quiet
+run_alloclab 0 report latest -o "$WORK/scales.html"
+grep -q "Each cell has its own axis" "$WORK/scales.html" || fail "per-cell axes not used"
+grep -q "All cells share one axis" "$WORK/report.html" || fail "the first report's cells lost their shared axis"
