@@ -17,6 +17,7 @@
 #include "runner/allocator.h"
 #include "runner/env.h"
 #include "runner/output.h"
+#include "runner/options.h"
 #include "runner/plan.h"
 #include "runner/probe-report.h"
 #include "runner/spawn.h"
@@ -108,6 +109,11 @@ int cmd_census(int argc, char **argv) {
         int r = census_env(probe, allocator.path, &env);
         if (r >= 0)
                 r = plan_resolve_exe(command[0], env, NULL, &exe);
+        /* An option the allocator does not know is ignored without a word: say so before the
+         * census shows the allocator as if configured. */
+        _cleanup_free_ char *unknown = NULL;
+        if (r >= 0 && options_unknown(&allocator, environ, &unknown) > 0)
+                fprintf(stderr, "alloclab census: warning: %s\n", unknown);
         allocator_done(&allocator);
         if (r < 0) {
                 cli_error("census", "cannot run '%s': %s", command[0], strerror(-r));

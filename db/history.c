@@ -418,7 +418,8 @@ int query_history(Store *s, const HistoryQuery *q, History **ret) {
         sqlite3_free(sql);
         if (r < 0)
                 return r;
-        qsort(h->series, h->n_series, sizeof(HistorySeries), compare_series);
+        if (h->n_series > 1) /* qsort wants an array, even of none */
+                qsort(h->series, h->n_series, sizeof(HistorySeries), compare_series);
         *ret = TAKE_PTR(h);
         return 0;
 }

@@ -38,3 +38,9 @@ run_alloclab 4 check "$WORK/spec.yaml"
 expect_contains "$ERR" "variant tunable: GLIBC_TUNABLES entry glibc.malloc.arena_count is not a tunable of" "check: tunables"
 sed -i '/^  tunable:/d' "$WORK/spec.yaml"
 run_alloclab 0 check "$WORK/spec.yaml"
+
+# census says it too, for the options in the environment it runs the command in.
+MIMALLOC_ARENA_EAGER_COMMIT=1 run_alloclab 0 census --preload mimalloc -- "$WORKLOAD" which
+expect_contains "$ERR" "alloclab census: warning: MIMALLOC_ARENA_EAGER_COMMIT is not an option of $mimalloc" "census warns"
+MIMALLOC_EAGER_COMMIT=1 run_alloclab 0 census --preload mimalloc -- "$WORKLOAD" which
+[[ $ERR != *warning* ]] || fail "census warned about a known option: $ERR"
