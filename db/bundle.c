@@ -372,7 +372,7 @@ static int import_run(sqlite3 *db, int64_t old, BundleTally *tally) {
                   " SELECT name, path, sha256, version FROM b.allocators"
                   " WHERE id IN (SELECT allocator_id FROM b.variants WHERE run_id = %lld);",
                   (long long) old, (long long) old, (long long) old, (long long) old);
-        int64_t id, dv, dc, ds, dk, n_samples;
+        int64_t id = 0, dv = 0, dc = 0, ds = 0, dk = 0, n_samples = 0;
         /* Each table's rows of the run move past the largest id here, by one offset per table. */
 #define OFFSET(table, where)                                                                                \
         "SELECT coalesce((SELECT max(id) FROM main." table "), 0) + 1"                                      \
