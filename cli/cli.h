@@ -101,5 +101,11 @@ typedef enum OutputFormat {
 /* Parses a --format value; returns -EINVAL for unknown names. */
 int cli_parse_format(const char *s, OutputFormat *ret);
 
+/* The options of a command that reads the database and prints in a format: --db PATH and
+ * --format F, into *ret_db and *ret_format. Returns EXIT_OK with optind at the first operand,
+ * or prints why not and returns EXIT_USAGE. */
+int cli_parse_db_format(const char *command, int argc, char **argv, const char **ret_db,
+                        OutputFormat *ret_format);
+
 /* Strict unsigned integer parser for option values. */
 int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *ret);

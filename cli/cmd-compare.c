@@ -6,7 +6,6 @@
  * before the changes and after them, and makes the exit status 1.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -153,26 +152,11 @@ static int render_compare(FILE *f, OutputFormat format, const RunPair *p) {
 int cmd_compare(int argc, char **argv) {
         if (cli_wants_help(argc, argv, compare_usage))
                 return EXIT_OK;
-        static const struct option options[] = {
-                { "db", required_argument, NULL, 'd' },
-                { "format", required_argument, NULL, 'f' },
-                {},
-        };
         const char *db_path = NULL;
         OutputFormat format = FORMAT_TABLE;
-        optind = 1;
-        for (int c; (c = getopt_long(argc, argv, "d:f:", options, NULL)) >= 0;) {
-                if (c == 'd')
-                        db_path = optarg;
-                else if (c == 'f' && cli_parse_format(optarg, &format) == 0)
-                        continue;
-                else {
-                        if (c == 'f')
-                                cli_error("compare", "unknown format '%s' (table, markdown, csv, json)",
-                                          optarg);
-                        return EXIT_USAGE;
-                }
-        }
+        int e = cli_parse_db_format("compare", argc, argv, &db_path, &format);
+        if (e != EXIT_OK)
+                return e;
         unsigned long long a, b;
         if (argc - optind != 2 || cli_parse_uint(argv[optind], INT64_MAX, &a) < 0 ||
             cli_parse_uint(argv[optind + 1], INT64_MAX, &b) < 0) {
@@ -180,7 +164,7 @@ int cmd_compare(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         _cleanup_(store_freep) Store *store = NULL;
-        int e = cli_open_store("compare", db_path, STORE_READ_ONLY, &store);
+        e = cli_open_store("compare", db_path, STORE_READ_ONLY, &store);
         if (e != EXIT_OK)
                 return e;
 

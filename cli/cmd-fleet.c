@@ -7,7 +7,6 @@
  * allocator does, and only a ratio within one run on one machine is a measurement.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,32 +247,17 @@ static int render_fleet(FILE *f, OutputFormat format, const Fleet *fleet) {
 int cmd_fleet(int argc, char **argv) {
         if (cli_wants_help(argc, argv, fleet_usage))
                 return EXIT_OK;
-        static const struct option options[] = {
-                { "db", required_argument, NULL, 'd' },
-                { "format", required_argument, NULL, 'f' },
-                {},
-        };
         const char *db_path = NULL;
         OutputFormat format = FORMAT_TABLE;
-        optind = 1;
-        for (int c; (c = getopt_long(argc, argv, "d:f:", options, NULL)) >= 0;) {
-                if (c == 'd')
-                        db_path = optarg;
-                else if (c == 'f' && cli_parse_format(optarg, &format) == 0)
-                        continue;
-                else {
-                        if (c == 'f')
-                                cli_error("fleet", "unknown format '%s' (table, markdown, csv, json)",
-                                          optarg);
-                        return EXIT_USAGE;
-                }
-        }
+        int e = cli_parse_db_format("fleet", argc, argv, &db_path, &format);
+        if (e != EXIT_OK)
+                return e;
         if (argc - optind != 1) {
                 cli_error("fleet", "expected exactly one EXPERIMENT (see alloclab runs)");
                 return EXIT_USAGE;
         }
         _cleanup_(store_freep) Store *store = NULL;
-        int e = cli_open_store("fleet", db_path, STORE_READ_ONLY, &store);
+        e = cli_open_store("fleet", db_path, STORE_READ_ONLY, &store);
         if (e != EXIT_OK)
                 return e;
         _cleanup_(fleet_freep) Fleet *fleet = NULL;

@@ -4,6 +4,7 @@
  * modules return them, the CLI prints each once.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,29 @@ bool cli_wants_help(int argc, char **argv, const char *usage) {
                 }
         }
         return false;
+}
+
+int cli_parse_db_format(const char *command, int argc, char **argv, const char **ret_db,
+                        OutputFormat *ret_format) {
+        static const struct option options[] = {
+                { "db", required_argument, NULL, 'd' },
+                { "format", required_argument, NULL, 'f' },
+                {},
+        };
+        optind = 1;
+        for (int c; (c = getopt_long(argc, argv, "d:f:", options, NULL)) >= 0;) {
+                if (c == 'd')
+                        *ret_db = optarg;
+                else if (c == 'f' && cli_parse_format(optarg, ret_format) == 0)
+                        continue;
+                else {
+                        if (c == 'f')
+                                cli_error(command, "unknown format '%s' (table, markdown, csv, json)",
+                                          optarg);
+                        return EXIT_USAGE;
+                }
+        }
+        return EXIT_OK;
 }
 
 int cli_parse_format(const char *s, OutputFormat *ret) {
