@@ -391,30 +391,28 @@ static int import_run(sqlite3 *db, int64_t old, BundleTally *tally) {
                 r = queryf(db, &n_samples, NULL, "SELECT count(*) FROM b.samples WHERE run_id = %lld",
                            (long long) old);
 #undef OFFSET
-        char *run = sqlite3_mprintf("%lld", (long long) id);
-        char *variant = sqlite3_mprintf("src.variant_id + %lld", (long long) dv);
-        char *cell = sqlite3_mprintf("src.cell_id + %lld", (long long) dc);
-        char *sample = sqlite3_mprintf("src.sample_id + %lld", (long long) ds);
-        char *in_run = sqlite3_mprintf("src.run_id = %lld", (long long) old);
-        char *of_run = sqlite3_mprintf("src.sample_id IN (SELECT id FROM b.samples WHERE run_id = %lld)",
-                                       (long long) old);
-        char *the_run = sqlite3_mprintf("src.id = %lld", (long long) old);
-        char *own[] = {
-                sqlite3_mprintf("src.id + %lld", (long long) dv),
-                sqlite3_mprintf("src.id + %lld", (long long) dc),
-                sqlite3_mprintf("src.id + %lld", (long long) ds),
-                sqlite3_mprintf("src.id + %lld", (long long) dk),
-        };
-        char *host = sqlite3_mprintf("(SELECT m.id FROM main.hosts m JOIN b.hosts h USING (hostname, kernel,"
-                                     " cpu_model, cpus, glibc, thp) WHERE h.id = src.host_id)");
-        char *experiment = sqlite3_mprintf("(SELECT m.id FROM main.experiments m JOIN b.experiments e"
-                                           " USING (name) WHERE e.id = src.experiment_id)");
-        char *spec = sqlite3_mprintf("(SELECT m.id FROM main.specs m JOIN b.specs p USING (sha256)"
-                                     " WHERE p.id = src.spec_id)");
-        char *allocator = sqlite3_mprintf("(SELECT m.id FROM main.allocators m JOIN b.allocators a USING"
-                                          " (name, path, sha256, version) WHERE a.id = src.allocator_id)");
-        bool ok = run && variant && cell && sample && in_run && of_run && the_run && own[0] && own[1] &&
-                  own[2] && own[3] && host && experiment && spec && allocator;
+        /* The columns' new values as SQL over the bundle's row `src`: numbers moved by the
+         * offsets, and the shared rows found here by what makes them unique. */
+        char run[32], variant[64], cell[64], sample[64], own[4][64], in_run[64], the_run[64], of_run[128];
+        snprintf(run, sizeof(run), "%lld", (long long) id);
+        snprintf(variant, sizeof(variant), "src.variant_id + %lld", (long long) dv);
+        snprintf(cell, sizeof(cell), "src.cell_id + %lld", (long long) dc);
+        snprintf(sample, sizeof(sample), "src.sample_id + %lld", (long long) ds);
+        const int64_t own_offsets[] = { dv, dc, ds, dk };
+        for (size_t i = 0; i < ELEMENTSOF(own); i++)
+                snprintf(own[i], sizeof(own[i]), "src.id + %lld", (long long) own_offsets[i]);
+        snprintf(in_run, sizeof(in_run), "src.run_id = %lld", (long long) old);
+        snprintf(the_run, sizeof(the_run), "src.id = %lld", (long long) old);
+        snprintf(of_run, sizeof(of_run), "src.sample_id IN (SELECT id FROM b.samples WHERE run_id = %lld)",
+                 (long long) old);
+        static const char host[] = "(SELECT m.id FROM main.hosts m JOIN b.hosts h USING (hostname, kernel,"
+                                   " cpu_model, cpus, glibc, thp) WHERE h.id = src.host_id)";
+        static const char experiment[] = "(SELECT m.id FROM main.experiments m JOIN b.experiments e"
+                                         " USING (name) WHERE e.id = src.experiment_id)";
+        static const char spec[] = "(SELECT m.id FROM main.specs m JOIN b.specs p USING (sha256)"
+                                   " WHERE p.id = src.spec_id)";
+        static const char allocator[] = "(SELECT m.id FROM main.allocators m JOIN b.allocators a USING"
+                                        " (name, path, sha256, version) WHERE a.id = src.allocator_id)";
         /* A run that a bundle says is running was running where it came from; here it is what
          * recovery would make of it. */
         const Mapping runs[] = {
@@ -448,14 +446,8 @@ static int import_run(sqlite3 *db, int64_t old, BundleTally *tally) {
                 { "stats", per_cell, ELEMENTSOF(per_cell), in_run },
                 { "calibration", calibration, ELEMENTSOF(calibration), in_run },
         };
-        if (r >= 0 && !ok)
-                r = -ENOMEM;
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(steps); i++)
                 r = copy_rows(db, "b", "main", steps[i].table, steps[i].map, steps[i].n_map, steps[i].where);
-        char *strings[] = { run,    variant, cell,   sample, in_run,     of_run, the_run,  own[0],
-                            own[1], own[2],  own[3], host,   experiment, spec,   allocator };
-        for (size_t i = 0; i < ELEMENTSOF(strings); i++)
-                sqlite3_free(strings[i]);
         r = sql_commit(db, r);
         if (r >= 0) {
                 tally->runs++;
