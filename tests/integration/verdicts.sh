@@ -92,8 +92,10 @@ expect_contains "$OUT" "slow: faster in 0 of 1 cells, slower in 1" "wall-time ve
 run_alloclab 0 show --format json
 expect_eq "$(field slow test)" "wilcoxon" "paired rounds"
 
-# A calibrated busy loop 10% longer is "slower" with an interval that contains 1.10; the same
-# configuration under another name (an A/A pair) shows no significant difference.
+# A calibrated busy loop 10% longer is "slower" with an interval that reaches within 1% of 1.10
+# (the calibration's own error: a separate run of 7 samples, and the interval of 12 is narrower
+# than that); the same configuration under another name (an A/A pair) shows no significant
+# difference.
 # Calibration: a child's wall time is its start-up plus the loop, so 10% more iterations make
 # less than 10% more time. Measure both parts here, then give "longer" 10% more of the whole.
 cat >"$WORK/calibrate.yaml" <<YAML
@@ -127,7 +129,8 @@ expect_eq "$(field longer verdict)" "slower" "10% more work is slower"
 python3 -c '
 import json, sys
 o = json.load(sys.stdin)["cells"][0]["results"]["longer"]
-assert o["ratio_ci_low"] <= 1.10 <= o["ratio_ci_high"], o' <<<"$OUT" || fail "the interval misses 1.10: $OUT"
+assert o["ratio_ci_low"] <= 1.11 and o["ratio_ci_high"] >= 1.09, o' <<<"$OUT" ||
+    fail "the interval is not within 1% of 1.10: $OUT"
 expect_eq "$(field same verdict)" "~" "A/A: no significant difference"
 
 # The time/memory trade-off: the small slow variant and the big fast one are both on the Pareto
