@@ -187,6 +187,11 @@ int main(int argc, char **argv) {
         printf("%zu concurrent submissions: ack p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms\n",
                n_clients, quantile(acks, n_clients, .5), quantile(acks, n_clients, .9),
                quantile(acks, n_clients, .99), acks[n_clients - 1] * 1000);
+        struct rusage self;
+        if (getrusage(RUSAGE_SELF, &self) == 0)
+                printf("CPU of the clients: %.0f ms\n",
+                       (double) (self.ru_utime.tv_sec + self.ru_stime.tv_sec) * 1e3 +
+                               (double) (self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e3);
         if (n_pings > 0) {
                 qsort(pings, n_pings, sizeof(double), compare);
                 printf("Ping meanwhile (%zu): p50 %.1f ms, max %.1f ms\n", n_pings,

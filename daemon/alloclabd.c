@@ -148,7 +148,8 @@ void daemon_update_status(Daemon *d, const char *progress) {
         sd_notifyf(false, "STATUS=%s", d->progress);
 }
 
-int daemon_start_next(Daemon *d) {
+/* Starts the oldest queued job when nothing runs. Returns 0 or -errno (logged). */
+static int start_next(Daemon *d) {
         while (!d->worker && !d->stopping) {
                 Job job;
                 int r = jobs_next_queued(d->store, &job);
@@ -185,7 +186,28 @@ void daemon_job_finished(Daemon *d, int64_t job_id) {
                 sd_event_exit(d->event, 0);
                 return;
         }
-        (void) daemon_start_next(d);
+        daemon_start_soon(d);
+}
+
+static int on_start(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+        (void) s;
+        (void) usec;
+        d->start_requested = 0;
+        (void) start_next(d); /* logged; an error must not disable the source */
+        return 0;
+}
+
+void daemon_start_soon(Daemon *d) {
+        uint64_t now = 0;
+        (void) sd_event_now(d->event, CLOCK_MONOTONIC, &now);
+        if (!d->start_requested)
+                d->start_requested = now;
+        uint64_t at = now + START_SETTLE_USEC;
+        if (at > d->start_requested + START_MAX_DELAY_USEC)
+                at = d->start_requested + START_MAX_DELAY_USEC;
+        (void) sd_event_source_set_time(d->start, at);
+        (void) sd_event_source_set_enabled(d->start, SD_EVENT_ONESHOT);
 }
 
 static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -493,7 +515,11 @@ static int run(int argc, char **argv) {
             (r = sd_event_add_signal(d.event, NULL, SIGTERM, on_stop_signal, &d)) < 0 ||
             (r = sd_event_add_signal(d.event, NULL, SIGINT, on_stop_signal, &d)) < 0 ||
             (r = sd_event_add_signal(d.event, NULL, SIGHUP, on_hup, &d)) < 0 ||
-            (r = sd_event_set_watchdog(d.event, true)) < 0) {
+            (r = sd_event_set_watchdog(d.event, true)) < 0 ||
+            (r = sd_event_add_time(d.event, &d.start, CLOCK_MONOTONIC, 0, 0, on_start, &d)) < 0 ||
+            /* below the commit of submissions (SD_EVENT_PRIORITY_IDLE): answers first */
+            (r = sd_event_source_set_priority(d.start, SD_EVENT_PRIORITY_IDLE + 1)) < 0 ||
+            (r = sd_event_source_set_enabled(d.start, SD_EVENT_OFF)) < 0) {
                 daemon_log(LOG_ERR, 0, "cannot set up the event loop: %s", strerror(-r));
                 return EXIT_FAILURE;
         }
@@ -540,12 +566,13 @@ static int run(int argc, char **argv) {
         sd_notify(false, "READY=1");
         daemon_log(LOG_INFO, 0, "ready: database %s, socket %s", d.db_path,
                    socket_path ? socket_path : "(activated)");
-        (void) daemon_start_next(&d);
+        daemon_start_soon(&d);
         r = sd_event_loop(d.event);
 
         d.scheduler = scheduler_free(d.scheduler);
         d.control = control_free(d.control);
         d.worker = worker_free(d.worker);
+        sd_event_source_disable_unref(d.start);
         if (socket_path)
                 (void) unlink(socket_path);
         store_free(d.store);

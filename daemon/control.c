@@ -31,6 +31,16 @@
 
 typedef struct Connection Connection;
 
+typedef struct PendingSubmission {
+        Connection *connection; /* NULL once it closed: stored, not answered */
+        Job job;
+        Spec *spec;
+        /* filled in by plan_submissions() */
+        int result; /* 0, or -errno: refused with message (if set) */
+        Plan *plan;
+        char *message;
+} PendingSubmission;
+
 struct Connection {
         Control *control;
         Connection *next;
@@ -53,12 +63,10 @@ struct Control {
         int fd;
         sd_event_source *accept;
         sd_event_source *accept_retry; /* re-enables accept when a full table may have room */
-        /* Validated submissions not yet stored: committed together, when the loop has nothing
-         * else to do (one sync for a burst), and only then answered. */
-        struct PendingSubmission {
-                Connection *connection; /* NULL once it closed: stored, not answered */
-                Job job;
-        } pending[CONTROL_MAX_CONNECTIONS];
+        /* Parsed submissions not yet checked and stored: done together when the loop has
+         * nothing else to do (one identity switch per submitter, one sync for a burst), and only
+         * then answered. */
+        PendingSubmission pending[CONTROL_MAX_CONNECTIONS];
         size_t n_pending;
         sd_event_source *commit;
         Connection *connections;
@@ -93,8 +101,10 @@ Control *control_free(Control *c) {
         sd_event_source_disable_unref(c->accept);
         sd_event_source_disable_unref(c->accept_retry);
         sd_event_source_disable_unref(c->commit);
-        for (size_t i = 0; i < c->n_pending; i++)
+        for (size_t i = 0; i < c->n_pending; i++) {
                 job_done(&c->pending[i].job);
+                spec_free(c->pending[i].spec);
+        }
         safe_close(c->fd);
         free(c);
         return NULL;
@@ -121,6 +131,20 @@ static int update_events(Connection *c) {
         return sd_event_source_set_io_events(c->io, events);
 }
 
+/* Sends what the socket takes of the pending output. Returns 0 or -errno of a broken
+ * connection. */
+static int send_output(Connection *c) {
+        if (!pending_output(c))
+                return 0;
+        ssize_t n = send(c->fd, c->out + c->out_sent, pending_output(c), MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+        c->out_sent += (size_t) n;
+        if (c->out_sent == c->out_size)
+                c->out_sent = c->out_size = 0;
+        return 0;
+}
+
 static void queue_reply(Connection *c, json_t *reply) {
         char *text = json_dumps(reply, JSON_COMPACT);
         json_decref(reply);
@@ -144,6 +168,11 @@ static void queue_reply(Connection *c, json_t *reply) {
         c->out = out;
         c->out_size += n;
         free(text);
+        /* Most replies fit the socket's buffer at once: no turn of the loop waits for EPOLLOUT. */
+        if (send_output(c) < 0) {
+                c->out_size = c->out_sent = 0;
+                c->closing = true;
+        }
         (void) update_events(c);
 }
 
@@ -172,8 +201,9 @@ static json_t *job_json_for(const Connection *c, const Job *j) {
                          "started_at", j->started_at, "ended_at", j->ended_at, "message", j->message);
 }
 
-/* Submit: the spec is validated in full (as `alloclab check` does) and the job stored before
- * the reply, so an answered Submit survives a crash. */
+/* Submit: the spec is parsed here; what else `alloclab check` checks, and the storing, is done
+ * for every submission of this turn of the loop together (on_submissions). The reply waits
+ * until the job is stored, so an answered Submit survives a crash. */
 static json_t *method_submit(Connection *c, json_t *params) {
         Daemon *d = c->control->daemon;
         const char *spec_path = NULL, *yaml = NULL, *cwd = NULL;
@@ -190,13 +220,6 @@ static json_t *method_submit(Connection *c, json_t *params) {
         if (d->stopping)
                 return error_reply("io.alloclab.ShuttingDown", NULL);
 
-        Job job = { .uid = c->peer.uid, .gid = c->peer.gid };
-        size_t i;
-        json_t *v;
-        json_array_foreach(env, i, v) {
-                if (json_is_string(v) && strchr(json_string_value(v), '=') && i < SPEC_MAX_ENV * 4)
-                        (void) strv_append(&job.env, json_string_value(v));
-        }
         Diagnostics diag = {};
         Spec *spec = NULL;
         int r = spec_load_buffer(spec_path, yaml, strlen(yaml), &diag, &spec);
@@ -207,93 +230,139 @@ static json_t *method_submit(Connection *c, json_t *params) {
                         json_array_append_new(list, json_string(line ? line : "?"));
                 }
                 diag_clear(&diag);
-                strv_free(job.env);
                 return error_reply("io.alloclab.SpecInvalid", json_pack("{s:o}", "diagnostics", list));
         }
         diag_clear(&diag);
-        /* What `alloclab check` checks too: allocators and programs exist for this caller, as
-         * this caller sees them (the daemon takes its file permissions meanwhile), and the limits
-         * can be enforced (a cgroup is made and removed again, with the daemon's). */
-        Plan *plan = NULL;
-        _cleanup_free_ char *message = NULL;
-        Identity saved;
-        int q = identity_enter(c->peer.uid, c->peer.gid, &saved);
-        if (q >= 0) {
-                q = plan_new(spec,
-                             &(PlanOptions){ .caller_env = job.env,
-                                             .probe_path = d->probe_path,
-                                             .base_dir = cwd,
-                                             .defer_cgroup = true,
-                                             .check_only = true },
-                             &plan, &message);
-                identity_leave(&saved);
-        }
-        /* Only a limit needs the cgroup to be tried now; the job makes its own when it starts. */
-        if (q >= 0 && (spec->memory_max || spec->pids_max))
-                q = plan_open_cgroup(plan, &message);
-        plan_free(plan);
-        spec_free(spec);
-        if (q < 0) {
-                strv_free(job.env);
-                return error_reply("io.alloclab.PlanFailed",
-                                   json_pack("{s:s}", "message", message ? message : strerror(-q)));
-        }
 
+        Job job = { .uid = c->peer.uid, .gid = c->peer.gid };
+        size_t i;
+        json_t *v;
+        json_array_foreach(env, i, v) {
+                if (json_is_string(v) && strchr(json_string_value(v), '=') && i < SPEC_MAX_ENV * 4)
+                        (void) strv_append(&job.env, json_string_value(v));
+        }
         if (!(job.spec_path = strdup(spec_path)) || !(job.spec_yaml = strdup(yaml)) ||
             !(job.cwd = strdup(cwd)) || identity_user_name(c->peer.uid, c->peer.gid, &job.submitter) < 0 ||
             !(job.trigger = strdup("submit"))) {
                 job_done(&job);
+                spec_free(spec);
                 return error_reply("io.alloclab.StoreFailed",
                                    json_pack("{s:s}", "message", strerror(ENOMEM)));
         }
-        /* Stored with the others that arrive meanwhile, and answered once stored (an answered
-         * Submit survives a crash); this connection's next requests wait until then. A
-         * connection has one submission pending at most, so the table never overflows. */
+        /* This connection's next requests wait for the answer. A connection has one submission
+         * pending at most, so the table never overflows. */
         assert(c->control->n_pending < ELEMENTSOF(c->control->pending));
         c->control->pending[c->control->n_pending++] =
-                (struct PendingSubmission){ .connection = c, .job = job };
+                (PendingSubmission){ .connection = c, .job = job, .spec = spec };
         c->submitting = true;
         (void) sd_event_source_set_enabled(c->control->commit, SD_EVENT_ONESHOT);
         return NULL;
 }
 
+/* What `alloclab check` checks beyond the spec: the allocators and programs exist for the
+ * submitter as the submitter sees them (the caller has taken the submitter's file identity).
+ * Leaves the plan, for the cgroup check, or the reason it failed. */
+static void plan_submission(Daemon *d, PendingSubmission *p, LibraryMemo *libraries) {
+        p->result = plan_new(p->spec,
+                             &(PlanOptions){ .caller_env = p->job.env,
+                                             .probe_path = d->probe_path,
+                                             .base_dir = p->job.cwd,
+                                             .defer_cgroup = true,
+                                             .check_only = true,
+                                             .libraries = libraries },
+                             &p->plan, &p->message);
+}
+
+/* Plans every submission with its submitter's file identity, taken once per submitter: a burst
+ * of one user's submissions switches identity once, and searches for each allocator once. */
+static void plan_submissions(Daemon *d, PendingSubmission *pending, size_t n) {
+        bool planned[CONTROL_MAX_CONNECTIONS] = {};
+        for (size_t i = 0; i < n; i++) {
+                if (planned[i])
+                        continue;
+                uid_t uid = pending[i].job.uid;
+                gid_t gid = pending[i].job.gid;
+                Identity saved;
+                LibraryMemo libraries = {};
+                int q = identity_enter(uid, gid, &saved);
+                for (size_t j = i; j < n; j++) {
+                        if (planned[j] || pending[j].job.uid != uid || pending[j].job.gid != gid)
+                                continue;
+                        planned[j] = true;
+                        if (q < 0)
+                                pending[j].result = q;
+                        else
+                                plan_submission(d, &pending[j], &libraries);
+                }
+                identity_leave(&saved);
+                library_memo_clear(&libraries);
+        }
+        /* Only a limit needs the cgroup to be tried now (with the daemon's identity); the job
+         * makes its own when it starts. */
+        for (size_t i = 0; i < n; i++) {
+                PendingSubmission *p = &pending[i];
+                if (p->result >= 0 && (p->spec->memory_max || p->spec->pids_max))
+                        p->result = plan_open_cgroup(p->plan, &p->message);
+                p->plan = plan_free(p->plan);
+        }
+}
+
 static void process_input(Connection *c);
 
-/* Stores the pending submissions in one transaction and answers each. */
-static int on_commit(sd_event_source *s, void *userdata) {
+/* Checks the submissions that arrived since the last turn, stores the valid ones in one
+ * transaction (one sync for a burst) and answers each. */
+static int on_submissions(sd_event_source *s, void *userdata) {
         Control *ctl = userdata;
         Daemon *d = ctl->daemon;
         (void) s;
         /* Taken out of the table first: answering a connection reads its next requests, which
          * may park new submissions there. */
-        Job jobs[ELEMENTSOF(ctl->pending)];
-        Connection *connections[ELEMENTSOF(ctl->pending)];
-        int64_t ids[ELEMENTSOF(ctl->pending)] = {};
+        PendingSubmission taken[ELEMENTSOF(ctl->pending)];
         size_t n = ctl->n_pending;
-        for (size_t i = 0; i < n; i++) {
-                jobs[i] = ctl->pending[i].job;
-                connections[i] = ctl->pending[i].connection;
-        }
-        int r = n ? jobs_add_all(d->store, jobs, n, ids) : 0;
-        const char *error = r < 0 ? store_error(d->store) : NULL;
+        memcpy(taken, ctl->pending, n * sizeof(*taken));
         ctl->n_pending = 0;
-        for (size_t i = 0; i < n; i++) {
-                Connection *c = connections[i];
-                if (r >= 0)
-                        daemon_log(LOG_INFO, 0, "job %lld queued by uid %u: %s", (long long) ids[i],
-                                   (unsigned) jobs[i].uid, jobs[i].spec_path);
-                job_done(&jobs[i]);
-                if (!c)
+        plan_submissions(d, taken, n);
+
+        Job jobs[ELEMENTSOF(ctl->pending)];
+        int64_t ids[ELEMENTSOF(ctl->pending)] = {};
+        size_t n_jobs = 0;
+        for (size_t i = 0; i < n; i++)
+                if (taken[i].result >= 0)
+                        jobs[n_jobs++] = taken[i].job;
+        int r = n_jobs ? jobs_add_all(d->store, jobs, n_jobs, ids) : 0;
+        const char *store_failure = r < 0 ? store_error(d->store) : NULL;
+        for (size_t i = 0, k = 0; i < n; i++) {
+                PendingSubmission *p = &taken[i];
+                json_t *reply;
+                if (p->result < 0)
+                        reply = error_reply("io.alloclab.PlanFailed",
+                                            json_pack("{s:s}", "message",
+                                                      p->message ? p->message : strerror(-p->result)));
+                else if (r < 0)
+                        reply = error_reply("io.alloclab.StoreFailed",
+                                            json_pack("{s:s}", "message", store_failure));
+                else {
+                        daemon_log(LOG_INFO, 0, "job %lld queued by uid %u: %s", (long long) ids[k],
+                                   (unsigned) p->job.uid, p->job.spec_path);
+                        reply = json_pack("{s:{s:I}}", "parameters", "job", (json_int_t) ids[k]);
+                }
+                if (p->result >= 0)
+                        k++;
+                job_done(&p->job);
+                spec_free(p->spec);
+                free(p->message);
+                Connection *c = p->connection;
+                if (!c) {
+                        json_decref(reply);
                         continue;
+                }
                 c->submitting = false;
-                queue_reply(c, r < 0 ? error_reply("io.alloclab.StoreFailed",
-                                                   json_pack("{s:s}", "message", error))
-                                     : json_pack("{s:{s:I}}", "parameters", "job", (json_int_t) ids[i]));
+                queue_reply(c, reply);
                 process_input(c);
                 (void) arm_idle(c);
         }
-        if (r >= 0 && n)
-                (void) daemon_start_next(d);
+        if (r >= 0 && n_jobs)
+                daemon_start_soon(d);
         return 0;
 }
 
@@ -506,17 +575,11 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
                         }
                 }
         }
-        if (c->out_size > c->out_sent) {
-                ssize_t n = send(fd, c->out + c->out_sent, c->out_size - c->out_sent,
-                                 MSG_DONTWAIT | MSG_NOSIGNAL);
-                if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        if (revents & (EPOLLOUT | EPOLLHUP | EPOLLERR)) { /* a hung-up peer fails the send */
+                if (send_output(c) < 0) {
                         connection_free(c);
                         return 0;
                 }
-                if (n > 0)
-                        c->out_sent += (size_t) n;
-                if (c->out_sent == c->out_size)
-                        c->out_sent = c->out_size = 0;
                 /* Room again: the requests that waited for it. */
                 if (pending_output(c) < CONTROL_MAX_PENDING_OUTPUT && !c->closing)
                         process_input(c);
@@ -636,7 +699,7 @@ int control_new(Daemon *d, int listen_fd, Control **ret) {
         }
         int r = sd_event_add_io(d->event, &c->accept, listen_fd, EPOLLIN, on_accept, c);
         /* Submissions are stored when nothing else is pending: a burst shares one commit. */
-        if (r >= 0 && (r = sd_event_add_defer(d->event, &c->commit, on_commit, c)) >= 0 &&
+        if (r >= 0 && (r = sd_event_add_defer(d->event, &c->commit, on_submissions, c)) >= 0 &&
             (r = sd_event_source_set_priority(c->commit, SD_EVENT_PRIORITY_IDLE)) >= 0)
                 r = sd_event_source_set_enabled(c->commit, SD_EVENT_OFF);
         if (r < 0) {

@@ -27,7 +27,9 @@ typedef struct Daemon {
         Control *control;
         Worker *worker; /* the running job, or NULL */
         Scheduler *scheduler;
-        bool stopping; /* SIGTERM/SIGINT: no new jobs, finish the current one as interrupted */
+        sd_event_source *start;   /* a timer: starts the next job (daemon_start_soon()) */
+        uint64_t start_requested; /* CLOCK_MONOTONIC usec of the first request not served yet; 0: none */
+        bool stopping;            /* SIGTERM/SIGINT: no new jobs, finish the current one as interrupted */
         uint64_t idle_timeout_usec;
         char progress[256]; /* the STATUS= text last published */
 } Daemon;
@@ -65,8 +67,13 @@ void daemon_log_change_point(const char *experiment, const char *metric, const H
 /* Publishes STATUS= from the current state (idle, running job and progress, queue length). */
 void daemon_update_status(Daemon *d, const char *progress);
 
-/* Starts the oldest queued job when nothing runs. Returns 0 or -errno (logged). */
-int daemon_start_next(Daemon *d);
+/* Starts the oldest queued job when nothing runs, once submissions have settled: preparing a
+ * job (its files found and hashed, its run recorded) takes tens of milliseconds, which must not
+ * stall the answers to a burst of submissions. The job starts when no request to start came for
+ * START_SETTLE_USEC, and at the latest START_MAX_DELAY_USEC after the first. */
+#define START_SETTLE_USEC    (20ULL * 1000)
+#define START_MAX_DELAY_USEC (1000ULL * 1000)
+void daemon_start_soon(Daemon *d);
 
 /* Called by the worker when its job ended, to answer waiters and start the next job. */
 void daemon_job_finished(Daemon *d, int64_t job_id);

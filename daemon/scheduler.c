@@ -132,7 +132,7 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata) {
                 if (schedule_next(&it->spec->schedule, now, &it->next) < 0)
                         it->next = (time_t) -1; /* never again */
         }
-        (void) daemon_start_next(s->daemon);
+        daemon_start_soon(s->daemon);
         return arm(s);
 }
 

@@ -31,7 +31,7 @@ static const char *const library_dirs[] = {
         NULL,
 };
 
-int allocator_find_library(const char *soname, char **ret_path) {
+static int search_library(const char *soname, char **ret_path) {
         for (size_t i = 0; library_dirs[i]; i++) {
                 _cleanup_free_ char *p = NULL;
                 if (asprintf(&p, "%s/%s", library_dirs[i], soname) < 0)
@@ -41,7 +41,37 @@ int allocator_find_library(const char *soname, char **ret_path) {
                         return 0;
                 }
         }
+        *ret_path = NULL;
         return -ENOENT;
+}
+
+void library_memo_clear(LibraryMemo *m) {
+        for (size_t i = 0; i < m->n; i++)
+                free(m->entries[i].path);
+        *m = (LibraryMemo){};
+}
+
+int allocator_find_library(const char *soname, LibraryMemo *memo, char **ret_path) {
+        *ret_path = NULL;
+        for (size_t i = 0; memo && i < memo->n; i++)
+                if (strcmp(memo->entries[i].soname, soname) == 0) {
+                        const char *path = memo->entries[i].path;
+                        if (!path)
+                                return -ENOENT;
+                        return (*ret_path = strdup(path)) ? 0 : -ENOMEM;
+                }
+        _cleanup_free_ char *path = NULL;
+        int r = search_library(soname, &path);
+        if (r == -ENOMEM)
+                return r;
+        if (memo && memo->n < LIBRARY_MEMO_SIZE) {
+                char *copy = NULL;
+                if (path && !(copy = strdup(path)))
+                        return -ENOMEM;
+                memo->entries[memo->n++] = (typeof(memo->entries[0])){ .soname = soname, .path = copy };
+        }
+        *ret_path = TAKE_PTR(path);
+        return r;
 }
 
 /* Version of an installed Debian package, from /var/lib/dpkg/status. */
@@ -69,10 +99,10 @@ static char *package_version(const char *package) {
 }
 
 int allocator_resolve(const char *preload, Allocator *ret) {
-        return allocator_resolve_as(preload, true, ret);
+        return allocator_resolve_as(preload, true, NULL, ret);
 }
 
-int allocator_resolve_as(const char *preload, bool identify, Allocator *ret) {
+int allocator_resolve_as(const char *preload, bool identify, LibraryMemo *memo, Allocator *ret) {
         Allocator a = {};
         int r;
 
@@ -97,7 +127,7 @@ int allocator_resolve_as(const char *preload, bool identify, Allocator *ret) {
                         return -EINVAL; /* the spec loader already rejected this */
                 }
                 if (a.entry->soname) {
-                        r = allocator_find_library(a.entry->soname, &a.path);
+                        r = allocator_find_library(a.entry->soname, memo, &a.path);
                         if (r < 0) {
                                 *ret = (Allocator){ .entry = a.entry };
                                 allocator_done(&a);
@@ -119,7 +149,7 @@ int allocator_resolve_as(const char *preload, bool identify, Allocator *ret) {
         _cleanup_free_ char *libc = NULL;
         const char *hashed = a.path;
         if (!hashed) {
-                if (allocator_find_library("libc.so.6", &libc) < 0)
+                if (allocator_find_library("libc.so.6", memo, &libc) < 0)
                         libc = NULL;
                 hashed = libc;
         }

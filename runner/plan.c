@@ -432,6 +432,23 @@ static int build_steps(Plan *p) {
         return 0;
 }
 
+static bool strv_has_template(char *const *l) {
+        for (size_t i = 0; l && l[i]; i++)
+                if (strchr(l[i], '{'))
+                        return true;
+        return false;
+}
+
+/* Whether a variant's job can differ from cell to cell: its command, environment, cwd or verify
+ * file name a parameter ({name}). */
+static bool variant_varies(const Spec *s, size_t variant) {
+        const SpecVariant *v = &s->variants[variant];
+        const char *cwd = v->cwd ? v->cwd : s->cwd;
+        return strv_has_template(v->command ? v->command : s->command) || strv_has_template(s->env) ||
+               strv_has_template(v->env) || (cwd && strchr(cwd, '{')) ||
+               (s->verify == SPEC_VERIFY_FILE && strchr(s->verify_path, '{'));
+}
+
 int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_message) {
         const char *probe_path = o->probe_path;
         _cleanup_(plan_freep) Plan *p = calloc(1, sizeof(Plan));
@@ -465,7 +482,7 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
         for (size_t v = 0; v < p->n_variants; v++) {
                 const SpecVariant *sv = &spec->variants[v];
                 int r = allocator_resolve_as(sv->forward_library ? sv->forward_library : sv->preload,
-                                             !o->check_only, &p->allocators[v]);
+                                             !o->check_only, o->libraries, &p->allocators[v]);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0 && p->allocators[v].entry)
@@ -485,6 +502,11 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
                 return -ENOMEM;
         for (size_t c = 0; c < p->n_cells; c++)
                 for (size_t v = 0; v < p->n_variants; v++) {
+                        /* A check needs a variant's later cells only where they differ from its
+                         * first (those are left empty). A burst of submissions is checked
+                         * several times faster so. */
+                        if (o->check_only && c > 0 && !variant_varies(spec, v))
+                                continue;
                         int r = prepare_job(p, c, v, o, &p->jobs[c * p->n_variants + v], ret_message);
                         if (r < 0)
                                 return r;

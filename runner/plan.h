@@ -73,8 +73,13 @@ typedef struct PlanOptions {
         /* Leave the children's cgroup to plan_open_cgroup(): the daemon plans with the submitter's
          * file permissions, and makes the cgroup with its own. */
         bool defer_cgroup;
-        /* A check only: allocators are found but not identified (no sha256, no version). */
+        /* A check only: allocators are found but not identified (no sha256, no version), and
+         * a variant's jobs after the first cell are prepared only where the matrix changes
+         * them (the others are left zero). */
         bool check_only;
+        /* Where allocators were found for plans made just before with the same file identity;
+         * NULL: searched for this plan alone. */
+        LibraryMemo *libraries;
 } PlanOptions;
 
 /*

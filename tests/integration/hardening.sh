@@ -243,6 +243,59 @@ after=$(rss_kib)
 echo "daemon RSS $before KiB -> $after KiB under a non-reading client"
 kill -0 "$daemon_pid" || fail "the daemon died"
 
+# A burst from two submitters is checked in one batch, with one identity switch per submitter:
+# each submission still with its own submitter's permissions. Root may run the private
+# program, nobody may not. The daemon is stopped while 24 of each connect and send, so that it
+# finds all 48 requests at once.
+mixed_jobs=$(python3 - "$ALLOCLAB_SOCKET" "$WORK/private/prog" "$nobody" "$nogroup" "$daemon_pid" <<'PY'
+import json, os, signal, socket, sys
+path, prog, uid, gid, daemon = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+spec = "experiment: mixed\ncommand: [%s]\nallocators: {glibc: {}, jemalloc: {preload: jemalloc}}\nprobe: never\n" % prog
+req = json.dumps({"method": "io.alloclab.Submit", "parameters": {
+    "spec_path": "/tmp/mixed.yaml", "spec": spec, "cwd": "/", "env": ["PATH=/usr/bin:/bin"]}}).encode() + b"\0"
+def submit_all():
+    socks = []
+    for _ in range(24):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        s.sendall(req)
+        socks.append(s)
+    return socks
+def answers(socks):
+    out = []
+    for s in socks:
+        data = b""
+        while not data.endswith(b"\0"):
+            chunk = s.recv(65536)
+            assert chunk, "connection closed without an answer"
+            data += chunk
+        out.append(json.loads(data[:-1]))
+    return out
+os.kill(daemon, signal.SIGSTOP)
+try:
+    sent_r, sent_w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+        socks = submit_all()
+        os.write(sent_w, b"x")
+        bad = [a for a in answers(socks) if "Permission denied" not in a.get("parameters", {}).get("message", "")]
+        os._exit(1 if bad else 0)
+    socks = submit_all()
+    os.read(sent_r, 1)
+finally:
+    os.kill(daemon, signal.SIGCONT)
+root = answers(socks)
+_, status = os.waitpid(child, 0)
+assert all("job" in a.get("parameters", {}) for a in root), [a for a in root if "job" not in a.get("parameters", {})][:1]
+assert status == 0, "a submission by nobody was not refused with Permission denied"
+print(" ".join(str(a["parameters"]["job"]) for a in root))
+PY
+) || fail "a burst of two submitters"
+for j in $mixed_jobs; do "$ALLOCLAB" cancel "$j" >/dev/null; done
+
 # A reader of the daemon's database (a member of its group, here: a readable copy of its mode)
 # with the daemon stopped: SQLite cannot make the -shm file in a directory the reader may not
 # write to, so the database is read as immutable (it failed with "attempt to write a readonly

@@ -176,6 +176,36 @@ static void test_missing_command(void **state) {
                 "p.yaml:2:10: variant glibc: cannot run 'no-such-program-xyz': No such file or directory");
 }
 
+/* A check prepares a variant's later cells only where the matrix changes its job: a program
+ * named by a parameter is still looked for in every cell. */
+static void test_check_only_cells(void **state) {
+        (void) state;
+        _cleanup_(spec_freep) Spec *s = load("experiment: t\ncommand: [/bin/true]\n"
+                                             "params: {n: [/bin/true, no-such-program-xyz]}\n"
+                                             "allocators: {glibc: {}, other: {command: [\"{n}\"]}}\n"
+                                             "probe: never\n");
+        Plan *p = NULL;
+        _cleanup_free_ char *msg = NULL;
+        assert_int_equal(
+                plan_new(s, &(PlanOptions){ .caller_env = caller_env, .check_only = true }, &p, &msg),
+                -ENOENT);
+        assert_string_equal(
+                msg,
+                "p.yaml:4:42: variant other: cannot run 'no-such-program-xyz': No such file or directory");
+
+        _cleanup_(spec_freep) Spec *fixed = load("experiment: t\ncommand: [/bin/true, \"{n}\"]\n"
+                                                 "params: {n: [\"1\", \"2\"]}\n"
+                                                 "allocators: {glibc: {}, other: {command: [/bin/false]}}\n"
+                                                 "probe: never\n");
+        _cleanup_(plan_freep) Plan *q = NULL;
+        assert_int_equal(
+                plan_new(fixed, &(PlanOptions){ .caller_env = caller_env, .check_only = true }, &q, NULL),
+                0);
+        assert_string_equal(plan_job(q, 1, 0)->argv[1], "2"); /* glibc's command names {n} */
+        assert_string_equal(plan_job(q, 0, 1)->exe, "/bin/false");
+        assert_null(plan_job(q, 1, 1)->argv); /* other's second cell: the same job as its first */
+}
+
 static void test_missing_preload(void **state) {
         (void) state;
         _cleanup_(spec_freep) Spec *s = load(
@@ -201,10 +231,15 @@ static void test_random_is_deterministic(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_cells_and_jobs),  cmocka_unit_test(test_label_escapes_controls),
-                cmocka_unit_test(test_interleaved),     cmocka_unit_test(test_blocked),
-                cmocka_unit_test(test_randomized),      cmocka_unit_test(test_missing_command),
-                cmocka_unit_test(test_missing_preload), cmocka_unit_test(test_random_is_deterministic),
+                cmocka_unit_test(test_cells_and_jobs),
+                cmocka_unit_test(test_label_escapes_controls),
+                cmocka_unit_test(test_interleaved),
+                cmocka_unit_test(test_blocked),
+                cmocka_unit_test(test_randomized),
+                cmocka_unit_test(test_missing_command),
+                cmocka_unit_test(test_check_only_cells),
+                cmocka_unit_test(test_missing_preload),
+                cmocka_unit_test(test_random_is_deterministic),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,16 +50,34 @@ static char *write_file(const char *name, const void *data, size_t size, mode_t 
 static void test_dynamic_program_passes(void **state) {
         (void) state;
         _cleanup_free_ char *why = NULL, *jemalloc = NULL;
-        assert_int_equal(allocator_find_library("libjemalloc.so.2", &jemalloc), 0);
+        assert_int_equal(allocator_find_library("libjemalloc.so.2", NULL, &jemalloc), 0);
         assert_int_equal(preflight_check("/bin/true", NULL, &why), 0);
         assert_int_equal(preflight_check("/bin/true", jemalloc, &why), 0);
         assert_null(why);
 }
 
+/* A memo answers the second lookup of a soname from the first, found or not. */
+static void test_library_memo(void **state) {
+        (void) state;
+        LibraryMemo memo = {};
+        _cleanup_free_ char *first = NULL, *second = NULL, *missing = NULL;
+        assert_int_equal(allocator_find_library("libjemalloc.so.2", &memo, &first), 0);
+        assert_int_equal(allocator_find_library("libjemalloc.so.2", &memo, &second), 0);
+        assert_string_equal(first, second);
+        assert_int_equal(allocator_find_library("libno-such-allocator.so.9", &memo, &missing), -ENOENT);
+        assert_null(missing);
+        assert_int_equal(allocator_find_library("libno-such-allocator.so.9", &memo, &missing), -ENOENT);
+        assert_int_equal(memo.n, 2);
+        assert_string_equal(memo.entries[0].path, first);
+        assert_null(memo.entries[1].path);
+        library_memo_clear(&memo);
+        assert_int_equal(memo.n, 0);
+}
+
 static void test_library_without_malloc(void **state) {
         (void) state;
         _cleanup_free_ char *why = NULL, *libxxhash = NULL;
-        assert_int_equal(allocator_find_library("libxxhash.so.0", &libxxhash), 0);
+        assert_int_equal(allocator_find_library("libxxhash.so.0", NULL, &libxxhash), 0);
         assert_int_equal(preflight_check("/bin/true", libxxhash, &why), 1);
         _cleanup_free_ char *expected = NULL;
         assert_true(asprintf(&expected, "%s does not define malloc: it cannot replace the malloc family",
@@ -115,6 +133,7 @@ static void test_crafted_files(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_dynamic_program_passes),
+                cmocka_unit_test(test_library_memo),
                 cmocka_unit_test(test_library_without_malloc),
                 cmocka_unit_test(test_setuid_script_interpreter),
                 cmocka_unit_test(test_crafted_files),
