@@ -262,19 +262,20 @@ static json_t *method_submit(Connection *c, json_t *params) {
 /* What `alloclab check` checks beyond the spec: the allocators and programs exist for the
  * submitter as the submitter sees them (the caller has taken the submitter's file identity).
  * Leaves the plan, for the cgroup check, or the reason it failed. */
-static void plan_submission(Daemon *d, PendingSubmission *p, LibraryMemo *libraries) {
+static void plan_submission(Daemon *d, PendingSubmission *p, Memo *memo) {
         p->result = plan_new(p->spec,
                              &(PlanOptions){ .caller_env = p->job.env,
                                              .probe_path = d->probe_path,
                                              .base_dir = p->job.cwd,
                                              .defer_cgroup = true,
                                              .check_only = true,
-                                             .libraries = libraries },
+                                             .memo = memo },
                              &p->plan, &p->message);
 }
 
 /* Plans every submission with its submitter's file identity, taken once per submitter: a burst
- * of one user's submissions switches identity once, and searches for each allocator once. */
+ * of one user's submissions switches identity once, and looks for each allocator, program and
+ * directory once. */
 static void plan_submissions(Daemon *d, PendingSubmission *pending, size_t n) {
         bool planned[CONTROL_MAX_CONNECTIONS] = {};
         for (size_t i = 0; i < n; i++) {
@@ -283,7 +284,7 @@ static void plan_submissions(Daemon *d, PendingSubmission *pending, size_t n) {
                 uid_t uid = pending[i].job.uid;
                 gid_t gid = pending[i].job.gid;
                 Identity saved;
-                LibraryMemo libraries = {};
+                Memo memo = {};
                 int q = identity_enter(uid, gid, &saved);
                 for (size_t j = i; j < n; j++) {
                         if (planned[j] || pending[j].job.uid != uid || pending[j].job.gid != gid)
@@ -292,10 +293,10 @@ static void plan_submissions(Daemon *d, PendingSubmission *pending, size_t n) {
                         if (q < 0)
                                 pending[j].result = q;
                         else
-                                plan_submission(d, &pending[j], &libraries);
+                                plan_submission(d, &pending[j], &memo);
                 }
                 identity_leave(&saved);
-                library_memo_clear(&libraries);
+                memo_clear(&memo);
         }
         /* Only a limit needs the cgroup to be tried now (with the daemon's identity); the job
          * makes its own when it starts. */

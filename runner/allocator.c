@@ -31,7 +31,8 @@ static const char *const library_dirs[] = {
         NULL,
 };
 
-static int search_library(const char *soname, char **ret_path) {
+static int search_library(const void *userdata, char **ret_path) {
+        const char *soname = userdata;
         for (size_t i = 0; library_dirs[i]; i++) {
                 _cleanup_free_ char *p = NULL;
                 if (asprintf(&p, "%s/%s", library_dirs[i], soname) < 0)
@@ -45,33 +46,11 @@ static int search_library(const char *soname, char **ret_path) {
         return -ENOENT;
 }
 
-void library_memo_clear(LibraryMemo *m) {
-        for (size_t i = 0; i < m->n; i++)
-                free(m->entries[i].path);
-        *m = (LibraryMemo){};
-}
-
-int allocator_find_library(const char *soname, LibraryMemo *memo, char **ret_path) {
+int allocator_find_library(const char *soname, Memo *memo, char **ret_path) {
+        char key[256];
+        snprintf(key, sizeof(key), "library %s", soname);
         *ret_path = NULL;
-        for (size_t i = 0; memo && i < memo->n; i++)
-                if (strcmp(memo->entries[i].soname, soname) == 0) {
-                        const char *path = memo->entries[i].path;
-                        if (!path)
-                                return -ENOENT;
-                        return (*ret_path = strdup(path)) ? 0 : -ENOMEM;
-                }
-        _cleanup_free_ char *path = NULL;
-        int r = search_library(soname, &path);
-        if (r == -ENOMEM)
-                return r;
-        if (memo && memo->n < LIBRARY_MEMO_SIZE) {
-                char *copy = NULL;
-                if (path && !(copy = strdup(path)))
-                        return -ENOMEM;
-                memo->entries[memo->n++] = (typeof(memo->entries[0])){ .soname = soname, .path = copy };
-        }
-        *ret_path = TAKE_PTR(path);
-        return r;
+        return memo_lookup(memo, key, search_library, soname, ret_path);
 }
 
 /* Version of an installed Debian package, from /var/lib/dpkg/status. */
@@ -102,7 +81,7 @@ int allocator_resolve(const char *preload, Allocator *ret) {
         return allocator_resolve_as(preload, true, NULL, ret);
 }
 
-int allocator_resolve_as(const char *preload, bool identify, LibraryMemo *memo, Allocator *ret) {
+int allocator_resolve_as(const char *preload, bool identify, Memo *memo, Allocator *ret) {
         Allocator a = {};
         int r;
 

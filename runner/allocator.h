@@ -4,6 +4,7 @@
 #include <stdbool.h>
 
 #include "configs/catalog.h"
+#include "util/memo.h"
 #include "util/sha256.h"
 
 /*
@@ -20,21 +21,6 @@ typedef struct Allocator {
         const CatalogEntry *entry;    /* NULL for a path preload */
 } Allocator;
 
-/* Where shared objects were found, remembered across lookups made with one file identity
- * within moments: the daemon plans a burst of one user's submissions with one memo, and each
- * soname costs one search of the library directories, not one per submission. Sonames are the
- * catalog's (static) strings. */
-#define LIBRARY_MEMO_SIZE 16
-typedef struct LibraryMemo {
-        size_t n;
-        struct {
-                const char *soname;
-                char *path; /* NULL: not found */
-        } entries[LIBRARY_MEMO_SIZE];
-} LibraryMemo;
-
-void library_memo_clear(LibraryMemo *m);
-
 /*
  * Resolves a preload value (catalog name, absolute path, or NULL for glibc). Returns 0, or
  * -ENOENT when the catalog allocator is not installed or the path does not exist (ret->entry is
@@ -44,11 +30,11 @@ int allocator_resolve(const char *preload, Allocator *ret);
 
 /* The same; without identify, only the file is found (sha256 and version "unknown"): what a
  * check needs, at a fraction of the cost (hashing and dpkg's status file are most of it).
- * memo (may be NULL) remembers where catalog sonames were found. */
-int allocator_resolve_as(const char *preload, bool identify, LibraryMemo *memo, Allocator *ret);
+ * memo (may be NULL) remembers where catalog sonames were found (util/memo.h). */
+int allocator_resolve_as(const char *preload, bool identify, Memo *memo, Allocator *ret);
 
 void allocator_done(Allocator *a);
 
 /* Finds a catalog entry's shared object in the system library directories, or in memo (may be
  * NULL) where it was found before. -ENOENT if absent. */
-int allocator_find_library(const char *soname, LibraryMemo *memo, char **ret_path);
+int allocator_find_library(const char *soname, Memo *memo, char **ret_path);

@@ -274,6 +274,39 @@ int plan_resolve_exe(const char *name, char *const *envp, const char *cwd, char 
         return -ENOENT;
 }
 
+typedef struct ExeQuery {
+        const char *name;
+        char *const *envp;
+        const char *cwd;
+} ExeQuery;
+
+static int resolve_exe(const void *userdata, char **ret) {
+        const ExeQuery *q = userdata;
+        return plan_resolve_exe(q->name, q->envp, q->cwd, ret);
+}
+
+static int check_directory(const void *userdata, char **ret) {
+        struct stat st;
+        *ret = NULL;
+        if (stat(userdata, &st) < 0)
+                return negative_errno();
+        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+static int check_readable(const void *userdata, char **ret) {
+        *ret = NULL;
+        return faccessat(AT_FDCWD, userdata, R_OK, AT_EACCESS) < 0 ? negative_errno() : 0;
+}
+
+/* A lookup through o's memo: KIND names it in the key, with the strings it depends on. */
+static int lookup(const PlanOptions *o, const char *kind, const char *a, const char *b, const char *c,
+                  MemoLookup f, const void *userdata, char **ret) {
+        _cleanup_free_ char *key = NULL;
+        if (o->memo && asprintf(&key, "%s %s\n%s\n%s", kind, a, b ? b : "", c ? c : "") < 0)
+                return -ENOMEM;
+        return memo_lookup(o->memo, key, f, userdata, ret);
+}
+
 static bool same_string(const char *a, const char *b) { /* NULL equals only NULL */
         return a == b || (a && b && strcmp(a, b) == 0);
 }
@@ -313,11 +346,14 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, const PlanOpt
          * matrix, or a burst of submissions, took to plan. */
         const PlanJob *before[] = { job > p->jobs ? job - 1 : NULL,
                                     cell > 0 ? plan_job(p, cell - 1, variant) : NULL };
-        struct stat st;
-        if (job->cwd && !(before[0] && same_string(before[0]->cwd, job->cwd)) &&
-            (stat(job->cwd, &st) < 0 || !S_ISDIR(st.st_mode)))
-                return fail_at(ret_message, -ENOENT, s, v->cwd_at, "variant %s: cwd '%s' is not a directory",
-                               v->name, job->cwd);
+        if (job->cwd && !(before[0] && same_string(before[0]->cwd, job->cwd))) {
+                r = lookup(o, "directory", job->cwd, NULL, NULL, check_directory, job->cwd, NULL);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return fail_at(ret_message, -ENOENT, s, v->cwd_at,
+                                       "variant %s: cwd '%s' is not a directory", v->name, job->cwd);
+        }
         r = env_build(caller_env, spec_env, variant_env,
                       v->forward_library ? NULL : p->allocators[variant].path, &job->envp);
         /* A check runs nothing: the probe's environments are not needed. */
@@ -338,7 +374,10 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, const PlanOpt
                     same_string(env_get(before[i]->envp, "PATH"), path) &&
                     same_string(before[i]->cwd, job->cwd) && !(job->exe = strdup(before[i]->exe)))
                         return -ENOMEM;
-        r = job->exe ? 0 : plan_resolve_exe(job->argv[0], job->envp, job->cwd, &job->exe);
+        r = job->exe ? 0
+                     : lookup(o, "program", job->argv[0], path, job->cwd, resolve_exe,
+                              &(ExeQuery){ .name = job->argv[0], .envp = job->envp, .cwd = job->cwd },
+                              &job->exe);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -458,7 +497,12 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
         for (size_t v = 0; v < spec->n_variants; v++)
                 needs_probe |= spec->variants[v].forward_library != NULL;
         if (needs_probe) {
-                if (!probe_path || faccessat(AT_FDCWD, probe_path, R_OK, AT_EACCESS) < 0)
+                int r = probe_path ? lookup(o, "readable", probe_path, NULL, NULL, check_readable,
+                                            probe_path, NULL)
+                                   : -ENOENT;
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
                         return fail(
                                 ret_message, -ENOENT,
                                 "cannot find liballoclab-probe.so (set ALLOCLAB_PROBE, or probe: never)");
@@ -482,7 +526,7 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
         for (size_t v = 0; v < p->n_variants; v++) {
                 const SpecVariant *sv = &spec->variants[v];
                 int r = allocator_resolve_as(sv->forward_library ? sv->forward_library : sv->preload,
-                                             !o->check_only, o->libraries, &p->allocators[v]);
+                                             !o->check_only, o->memo, &p->allocators[v]);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0 && p->allocators[v].entry)

@@ -77,9 +77,9 @@ typedef struct PlanOptions {
          * a variant's jobs after the first cell are prepared only where the matrix changes
          * them (the others are left zero). */
         bool check_only;
-        /* Where allocators were found for plans made just before with the same file identity;
-         * NULL: searched for this plan alone. */
-        LibraryMemo *libraries;
+        /* Lookups (allocators, programs, directories, the probe) made for plans just before
+         * with the same file identity, to answer from and add to; NULL: none. */
+        Memo *memo;
 } PlanOptions;
 
 /*

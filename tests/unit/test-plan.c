@@ -204,6 +204,18 @@ static void test_check_only_cells(void **state) {
         assert_string_equal(plan_job(q, 1, 0)->argv[1], "2"); /* glibc's command names {n} */
         assert_string_equal(plan_job(q, 0, 1)->exe, "/bin/false");
         assert_null(plan_job(q, 1, 1)->argv); /* other's second cell: the same job as its first */
+
+        /* With a memo, a second plan of the same spec answers its lookups from the first's. */
+        Memo memo = {};
+        PlanOptions with_memo = { .caller_env = caller_env, .check_only = true, .memo = &memo };
+        _cleanup_(plan_freep) Plan *first = NULL, *second = NULL;
+        assert_int_equal(plan_new(fixed, &with_memo, &first, NULL), 0);
+        size_t n = memo.n;
+        assert_true(n >= 2); /* /bin/true and /bin/false */
+        assert_int_equal(plan_new(fixed, &with_memo, &second, NULL), 0);
+        assert_int_equal(memo.n, n);
+        assert_string_equal(plan_job(second, 0, 1)->exe, "/bin/false");
+        memo_clear(&memo);
 }
 
 static void test_missing_preload(void **state) {

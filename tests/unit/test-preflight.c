@@ -59,7 +59,7 @@ static void test_dynamic_program_passes(void **state) {
 /* A memo answers the second lookup of a soname from the first, found or not. */
 static void test_library_memo(void **state) {
         (void) state;
-        LibraryMemo memo = {};
+        Memo memo = {};
         _cleanup_free_ char *first = NULL, *second = NULL, *missing = NULL;
         assert_int_equal(allocator_find_library("libjemalloc.so.2", &memo, &first), 0);
         assert_int_equal(allocator_find_library("libjemalloc.so.2", &memo, &second), 0);
@@ -68,9 +68,10 @@ static void test_library_memo(void **state) {
         assert_null(missing);
         assert_int_equal(allocator_find_library("libno-such-allocator.so.9", &memo, &missing), -ENOENT);
         assert_int_equal(memo.n, 2);
-        assert_string_equal(memo.entries[0].path, first);
-        assert_null(memo.entries[1].path);
-        library_memo_clear(&memo);
+        assert_string_equal(memo.entries[0].key, "library libjemalloc.so.2");
+        assert_string_equal(memo.entries[0].value, first);
+        assert_int_equal(memo.entries[1].result, -ENOENT);
+        memo_clear(&memo);
         assert_int_equal(memo.n, 0);
 }
 
