@@ -71,6 +71,7 @@ struct Control {
         sd_event_source *commit;
         Connection *connections;
         unsigned n_connections;
+        char scratch[CONTROL_INITIAL_INPUT]; /* see read_whole_requests() */
 };
 
 static void connection_free(Connection *c) {
@@ -520,17 +521,23 @@ void control_job_finished(Control *ctl, int64_t job_id) {
         }
 }
 
-/* Takes every complete message out of the input buffer. */
-static void process_input(Connection *c) {
+/* Handles the complete messages at the start of buf, as long as the connection may go on.
+ * Returns the number of bytes taken. */
+static size_t serve(Connection *c, char *buf, size_t size) {
         size_t start = 0;
         for (;;) {
-                char *nul = memchr(c->in + start, 0, c->in_size - start);
+                char *nul = memchr(buf + start, 0, size - start);
                 if (!nul || c->waiting_for || c->submitting ||
                     pending_output(c) >= CONTROL_MAX_PENDING_OUTPUT)
-                        break;
-                handle_request(c, c->in + start);
-                start = (size_t) (nul - c->in) + 1;
+                        return start;
+                handle_request(c, buf + start);
+                start = (size_t) (nul - buf) + 1;
         }
+}
+
+/* Takes every complete message out of the input buffer. */
+static void process_input(Connection *c) {
+        size_t start = serve(c, c->in, c->in_size);
         memmove(c->in, c->in + start, c->in_size - start);
         c->in_size -= start;
 }
@@ -550,6 +557,34 @@ static int grow_input(Connection *c) {
         return 0;
 }
 
+/* With nothing buffered: a request usually arrives whole, so it is read into the control's
+ * scratch buffer and served from there; only what is left over (a request cut short, or one
+ * that must wait) is copied into the connection's own buffer. A burst of submitters costs no
+ * input buffer each. Returns 0, or -errno when the connection is to be closed (end of file). */
+static int read_whole_requests(Connection *c) {
+        Control *ctl = c->control;
+        ssize_t n = read(c->fd, ctl->scratch, sizeof(ctl->scratch));
+        if (n == 0)
+                return -ECONNRESET;
+        if (n < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+        (void) sd_event_now(ctl->daemon->event, CLOCK_MONOTONIC, &c->last_active);
+        size_t used = serve(c, ctl->scratch, (size_t) n), left = (size_t) n - used;
+        if (left > 0) {
+                if (c->in_allocated < left) {
+                        char *in = realloc(c->in, CONTROL_INITIAL_INPUT);
+                        if (!in)
+                                return -ENOMEM;
+                        c->in = in;
+                        c->in_allocated = CONTROL_INITIAL_INPUT;
+                }
+                memcpy(c->in, ctl->scratch + used, left);
+                c->in_size = left;
+        }
+        (void) arm_idle(c);
+        return 0;
+}
+
 static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Connection *c = userdata;
         (void) s;
@@ -558,6 +593,11 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
                         queue_reply(c, error_reply("io.alloclab.MessageTooLarge",
                                                    json_pack("{s:i}", "limit", CONTROL_MAX_MESSAGE)));
                         c->closing = true;
+                } else if (c->in_size == 0) {
+                        if (read_whole_requests(c) < 0) {
+                                connection_free(c);
+                                return 0;
+                        }
                 } else if (grow_input(c) < 0) {
                         connection_free(c);
                         return 0;

@@ -58,6 +58,27 @@ async def main():
     assert len(set(ids)) == 60, f"pipelined submissions: {len(set(ids))} distinct jobs of 60"
 asyncio.run(main())
 PY
+
+# A request cut in two, its rest sent with a whole second one: both answered, in order (the
+# daemon serves whole requests from a shared buffer and keeps only what is left over).
+python3 - "$WORK/a.sock" <<'PY' || fail "a request in pieces"
+import json, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+ping = json.dumps({"method": "io.alloclab.Ping"}).encode() + b"\0"
+status = json.dumps({"method": "io.alloclab.Status"}).encode() + b"\0"
+s.sendall(ping[:9])
+time.sleep(0.2)
+s.sendall(ping[9:] + status)
+data = b""
+while data.count(b"\0") < 2:
+    chunk = s.recv(65536)
+    assert chunk, "closed"
+    data += chunk
+first, second = (json.loads(m) for m in data.split(b"\0")[:2])
+assert "version" in first["parameters"], first
+assert "state" in second["parameters"], second
+PY
 expect_eq "$(q "SELECT count(*) FROM jobs j WHERE j.spec_path = '$WORK/burst.yaml'")" 210 "150 + 60 jobs stored"
 for id in $(q "SELECT id FROM jobs WHERE status IN ('queued', 'running')"); do "$ALLOCLAB" cancel "$id" >/dev/null 2>&1 || true; done
 for _ in $(seq 100); do [[ $(q "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')") == 0 ]] && break; sleep 0.05; done
