@@ -123,15 +123,23 @@ allocators:
   same: {}
 samples: 12
 YAML
-run_alloclab 0 run "$WORK/spin.yaml" --quiet
-run_alloclab 0 show --format json
-expect_eq "$(field longer verdict)" "slower" "10% more work is slower"
-python3 -c '
+# A machine busy with something else can blur one run of wall times: a second run decides.
+# Both failing is a failure.
+spin_judged() {
+    run_alloclab 0 run "$WORK/spin.yaml" --quiet
+    run_alloclab 0 show --format json
+    python3 -c '
 import json, sys
-o = json.load(sys.stdin)["cells"][0]["results"]["longer"]
-assert o["ratio_ci_low"] <= 1.11 and o["ratio_ci_high"] >= 1.09, o' <<<"$OUT" ||
-    fail "the interval is not within 1% of 1.10: $OUT"
-expect_eq "$(field same verdict)" "~" "A/A: no significant difference"
+r = json.load(sys.stdin)["cells"][0]["results"]
+o = r["longer"]
+assert o["verdict"] == "slower", "10% more work is not slower: %r" % o
+assert o["ratio_ci_low"] <= 1.11 and o["ratio_ci_high"] >= 1.09, "the interval is not within 1%% of 1.10: %r" % o
+assert r["same"]["verdict"] == "~", "A/A: a significant difference: %r" % r["same"]' <<<"$OUT"
+}
+if ! spin_judged; then
+    echo "the spin run was blurred; once more"
+    spin_judged || fail "10% more work, and an A/A pair, misjudged twice: $OUT"
+fi
 
 # The time/memory trade-off: the small slow variant and the big fast one are both on the Pareto
 # front; the big slow one is beaten by both. The geometric mean carries its interval.
