@@ -942,6 +942,51 @@ static void print_option_list(FILE *f, json_t *options, const char *indent) {
                 fprintf(f, "%s(none reported)\n", indent);
 }
 
+/* The started process's program, when it executed another (the final one is what the report's
+ * allocator, options and census describe), and the tree, when there is more than one process
+ * or a program left it (executed without the probe). */
+static void render_process_tree(FILE *f, json_t *processes) {
+        size_t n = json_array_size(processes);
+        json_t *first = json_array_get(processes, 0);
+        if (!first)
+                return;
+        json_int_t pid = json_integer_value(json_object_get(first, "pid"));
+        const char *program = NULL;
+        bool left = false;
+        size_t i;
+        json_t *p;
+        json_array_foreach(processes, i, p) {
+                if (json_integer_value(json_object_get(p, "pid")) == pid)
+                        program = json_string_value(json_object_get(p, "program"));
+                left |= json_is_object(json_object_get(p, "exec_without_probe"));
+        }
+        if (n < 2 && !left)
+                return; /* a tree of one, the started program alone */
+        const char *began = json_string_value(json_object_get(first, "program"));
+        if (program && began && strcmp(program, began) != 0)
+                fprintf(f, "program: %s (the started process executed it; it began as %s)\n", program,
+                        began);
+        fprintf(f, "process tree (%zu processes; malloc-family calls):\n", n);
+        json_array_foreach(processes, i, p) {
+                json_int_t parent = json_integer_value(json_object_get(p, "parent"));
+                fprintf(f, "  #%zu pid %lld %s", i,
+                        (long long) json_integer_value(json_object_get(p, "pid")),
+                        json_string_value(json_object_get(p, "how")));
+                if (parent >= 0)
+                        fprintf(f, " from #%lld", (long long) parent);
+                fprintf(f, ": %s, %s (%s), %lld calls\n", json_string_value(json_object_get(p, "program")),
+                        json_string_value(json_object_get(p, "allocator")),
+                        json_string_value(json_object_get(p, "family")),
+                        (long long) json_integer_value(json_object_get(p, "calls")));
+                json_t *unprobed = json_object_get(p, "exec_without_probe");
+                if (json_is_object(unprobed))
+                        fprintf(f,
+                                "      then executed %s without the probe (LD_PRELOAD=%s): not followed\n",
+                                json_string_value(json_object_get(unprobed, "program")),
+                                json_string_value(json_object_get(unprobed, "preload")));
+        }
+}
+
 void render_probe(FILE *f, json_t *probe) {
         json_t *effective = json_object_get(probe, "effective");
         json_t *forward = json_object_get(probe, "forward");
@@ -953,6 +998,7 @@ void render_probe(FILE *f, json_t *probe) {
         const char *error = json_string_value(json_object_get(forward, "error"));
         if (error)
                 fprintf(f, "forward mode refused: %s\n", error);
+        render_process_tree(f, json_object_get(probe, "processes"));
         fprintf(f, "effective allocator: %s (%s%s%s)\n",
                 json_string_value(json_object_get(effective, "path")),
                 json_string_value(json_object_get(effective, "family")),

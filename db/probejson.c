@@ -14,6 +14,25 @@ static json_t *families_json(uint32_t families) {
         return a;
 }
 
+/* The process tree: each process with its program, allocator and calls, and a program it
+ * executed without the probe (so not in the tree). */
+static json_t *processes_json(const ProbeResult *result) {
+        json_t *a = json_array();
+        for (uint32_t i = 0; i < result->n_processes; i++) {
+                const ProbeProcess *p = &result->report.processes[i];
+                json_t *unprobed = p->unprobed_exec[0] ? json_pack("{s:s, s:s}", "program", p->unprobed_exec,
+                                                                   "preload", p->unprobed_preload)
+                                                       : json_null();
+                json_array_append_new(
+                        a, json_pack("{s:i, s:i, s:s, s:s, s:s, s:s, s:I, s:o}", "pid", (int) p->pid,
+                                     "parent", (int) p->parent, "how", probe_process_how(p->how), "program",
+                                     p->program, "allocator", p->effective_path, "family",
+                                     probe_family_name(p->family), "calls",
+                                     (json_int_t) result->process_calls[i], "exec_without_probe", unprobed));
+        }
+        return a;
+}
+
 json_t *probejson_from_result(const ProbeResult *result) {
         const ProbeReport *r = &result->report;
         json_t *options = json_object(), *census = json_array(), *calls = json_object();
@@ -37,7 +56,7 @@ json_t *probejson_from_result(const ProbeResult *result) {
                 json_decref(census), census = json_null();
         return json_pack(
                 "{s:b, s:b, s:{s:s, s:s, s:s, s:s?, s:o}, s:o, s:o, s:{s:o, s:I, s:o, s:o, s:I, s:I},"
-                " s:{s:s?, s:s?}}",
+                " s:{s:s?, s:s?}, s:o, s:I}",
                 "loaded", result->loaded, "exited", result->exited, "effective", "path", r->effective_path,
                 "family", probe_family_name(r->effective_family), "prefix", r->effective_prefix, "version",
                 result->options_known ? r->allocator_version : NULL, "options", options, "census", census,
@@ -45,5 +64,6 @@ json_t *probejson_from_result(const ProbeResult *result) {
                 (json_int_t) result->bytes_requested, "live_bytes", live, "peak_live_bytes", peak, "threads",
                 (json_int_t) result->threads, "bootstrap_bytes", (json_int_t) r->bootstrap_bytes, "forward",
                 "library", r->forward_library[0] ? r->forward_library : NULL, "error",
-                r->error[0] ? r->error : NULL);
+                r->error[0] ? r->error : NULL, "processes", processes_json(result), "processes_total",
+                (json_int_t) r->n_processes);
 }

@@ -36,6 +36,7 @@
 #include <malloc.h>
 #include <mimalloc.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -82,6 +83,8 @@ static bool measuring;              /* live bytes were requested and can be meas
 static int init_state;              /* 0: not yet, 1: resolving, 2: ready */
 static ProbeReport fallback_report; /* no runner: nobody reads it, so nothing is requested */
 static ProbeReport *report = &fallback_report;
+static int report_fd = -1;         /* the report's memfd, kept for the programs this one executes */
+static int32_t process_index = -1; /* this process's entry in report->processes; -1: unlisted */
 
 /* Everything the fast path needs of its thread, in one initial-exec TLS block: one offset
  * load from the GOT reaches all of it.
@@ -327,27 +330,65 @@ static bool resolve_forward(const char *library, const char *prefix) {
 /* Maps the runner's report. The descriptor is only trusted when it is what the runner makes: a
  * memfd of exactly the report's size, sealed against resizing. Anything else (the number may
  * name one of the program's own files in a process that inherited the environment) is left
- * alone. The variable is removed so that programs this one executes do not even try. */
-static void attach_report(void) {
-        const char *fd_text = getenv(PROBE_ENV_FD);
+ * alone. The variables are removed: a program this one executes gets them only when it loads
+ * the probe too (hand_over()). Returns the entry of the process that executed this image (the
+ * same process, or its parent for posix_spawn), or -1 for the started process. */
+static int32_t attach_report(void) {
+        const char *fd_text = getenv(PROBE_ENV_FD), *parent_text = getenv(PROBE_ENV_PARENT);
         if (!fd_text)
-                return;
+                return -1;
         int fd = atoi(fd_text);
+        int32_t parent = parent_text ? atoi(parent_text) : -1;
         unsetenv(PROBE_ENV_FD);
+        unsetenv(PROBE_ENV_PARENT);
         struct stat st;
         int seals = fcntl(fd, F_GET_SEALS);
         if (seals < 0 || !(seals & F_SEAL_SHRINK) || !(seals & F_SEAL_GROW) || fstat(fd, &st) < 0 ||
             st.st_size != (off_t) sizeof(ProbeReport))
-                return;
+                return -1;
         void *m = mmap(NULL, sizeof(ProbeReport), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        close(fd); /* the program must not see an extra descriptor */
+        /* The program must not see an extra descriptor where it expects its own: kept out of
+         * its way, close-on-exec, for the programs it executes. */
+        if (m != MAP_FAILED)
+                report_fd = fcntl(fd, F_DUPFD_CLOEXEC, PROBE_KEPT_FD_MIN);
+        close(fd);
         if (m == MAP_FAILED)
-                return;
+                return -1;
         report = m;
+        return parent >= 0 && parent < PROBE_MAX_PROCESSES ? parent : -1;
+}
+
+/* This process's entry, or NULL when unlisted (or without a runner). */
+static ProbeProcess *this_process(void) {
+        return process_index >= 0 ? &report->processes[process_index] : NULL;
+}
+
+/* Takes the next entry of the tree for this process. A forked child is its parent's program,
+ * served by its parent's allocator; any other new image reads its own. */
+static void claim_process(int32_t parent, uint32_t how) {
+        uint32_t i = __atomic_fetch_add(&report->n_processes, 1, __ATOMIC_RELAXED);
+        process_index = i < PROBE_MAX_PROCESSES ? (int32_t) i : -1;
+        ProbeProcess *self = this_process();
+        if (!self)
+                return;
+        self->pid = getpid();
+        self->parent = parent;
+        self->how = how;
+        if (how == PROBE_PROCESS_FORKED && parent >= 0) {
+                const ProbeProcess *p = &report->processes[parent];
+                memcpy(self->program, p->program, sizeof(self->program));
+                memcpy(self->effective_path, p->effective_path, sizeof(self->effective_path));
+                self->family = p->family;
+                return;
+        }
+        ssize_t len = readlink("/proc/self/exe", self->program, sizeof(self->program) - 1);
+        self->program[len > 0 ? len : 0] = 0;
 }
 
 static void child_after_fork(void) {
         this_thread = (ThreadState){ 0 };
+        if (report != &fallback_report)
+                claim_process(process_index, PROBE_PROCESS_FORKED);
 }
 
 static void resolve(void) {
@@ -355,11 +396,16 @@ static void resolve(void) {
         if (!__atomic_compare_exchange_n(&init_state, &expected, 1, false, __ATOMIC_ACQ_REL,
                                          __ATOMIC_ACQUIRE))
                 return;
-        attach_report();
+        int32_t parent = attach_report();
         report->magic = PROBE_REPORT_MAGIC;
         report->version = PROBE_REPORT_VERSION;
         report->size = sizeof(ProbeReport);
-        report->pid = getpid();
+        if (parent < 0)
+                report->pid = getpid(); /* the started process */
+        if (report != &fallback_report)
+                claim_process(parent, parent < 0                                  ? PROBE_PROCESS_STARTED
+                                      : report->processes[parent].pid == getpid() ? PROBE_PROCESS_EXECUTED
+                                                                                  : PROBE_PROCESS_SPAWNED);
 
         const char *library = getenv(PROBE_ENV_FORWARD_LIBRARY);
         if (library && *library) {
@@ -397,6 +443,10 @@ static ProbeSlot *slot(void) {
         uint32_t i = __atomic_fetch_add(&report->n_slots, 1, __ATOMIC_RELAXED);
         this_thread.shared = i >= PROBE_MAX_SLOTS - 1;
         this_thread.slot = &report->slots[this_thread.shared ? PROBE_MAX_SLOTS - 1 : i];
+        if (!this_thread.shared)
+                this_thread.slot->process = process_index;
+        else if (i == PROBE_MAX_SLOTS - 1)
+                this_thread.slot->process = -1; /* shared by the processes of later threads */
         if (!this_thread.shared && !measuring) {
                 this_thread.errno_location = &errno;
                 this_thread.fast_slot = this_thread.slot; /* from the end of this outermost call */
@@ -938,12 +988,26 @@ static void identify(void) {
                 map = object_of((void *) next.malloc);
         if (!map)
                 return;
+        char path[PROBE_PATH_MAX] = "?", prefix[sizeof(report->effective_prefix)] = "";
         if (map->l_name && map->l_name[0])
-                copy_text(report->effective_path, sizeof(report->effective_path), map->l_name);
-        else if (readlink("/proc/self/exe", report->effective_path, sizeof(report->effective_path) - 1) < 0)
-                copy_text(report->effective_path, sizeof(report->effective_path), "?");
-        report->effective_family =
-                families_of(map, true, report->effective_prefix, sizeof(report->effective_prefix));
+                copy_text(path, sizeof(path), map->l_name);
+        else {
+                ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 1);
+                path[len > 0 ? len : 0] = 0;
+        }
+        uint32_t family = families_of(map, true, prefix, sizeof(prefix));
+        ProbeProcess *self = this_process();
+        if (self) {
+                memcpy(self->effective_path, path, sizeof(path));
+                self->family = family;
+        }
+        /* The report's own identity, options and census are the started process's, as its
+         * program is now: a wrapper's are replaced by the program it executes. */
+        if (getpid() != report->pid)
+                return;
+        memcpy(report->effective_path, path, sizeof(path));
+        memcpy(report->effective_prefix, prefix, sizeof(prefix));
+        report->effective_family = family;
         report->state |= PROBE_STATE_IDENTITY;
         if (!(report->requests & PROBE_REQUEST_IDENTITY))
                 return;
@@ -997,31 +1061,94 @@ static bool census_stale(void) {
         return objects != census_objects;
 }
 
-/* ---- exec (cold) ---------------------------------------------------------------------- */
+/* ---- exec and spawn (cold) ------------------------------------------------------------ */
 
-/* The process the runner started replacing its image. The new image loads what its own
- * LD_PRELOAD says, and if that is not what the runner gave, what runs from then on is not
- * measured under the allocator under test (a program that re-executes itself with its own
- * preload): recorded for the runner to judge, the exec itself goes ahead unchanged. A forked
- * child's exec starts another program of the tree and is not recorded. An exec that fails
- * takes its record back. */
-static void note_exec(const char *path, char *const envp[]) {
-        if (report == &fallback_report || getpid() != report->pid)
-                return;
-        const char *preload = NULL;
-        for (char *const *e = envp; e && *e && !preload; e++)
-                if (memcmp(*e, "LD_PRELOAD=", 11) == 0)
-                        preload = *e + 11;
-        copy_text(report->exec_path, sizeof(report->exec_path), path);
-        copy_text(report->exec_preload, sizeof(report->exec_preload), preload);
-        report->exec_preload_set = preload != NULL;
-        __atomic_fetch_or(&report->state, PROBE_STATE_EXEC, __ATOMIC_RELEASE);
+static const char *env_value(char *const envp[], const char *key) {
+        size_t n = strlen(key);
+        for (char *const *e = envp; e && *e; e++)
+                if (strncmp(*e, key, n) == 0 && (*e)[n] == '=')
+                        return *e + n + 1;
+        return NULL;
 }
 
-static int exec_failed(void) {
+/* An environment for a new image that loads the probe too, with the report's descriptor and
+ * this process's entry; the descriptor is made inheritable until take_back(). NULL (nothing
+ * handed over) when the new image does not load the probe, or on failure. The array lives in
+ * its own mapping: the probe never allocates through malloc. */
+typedef struct Handover {
+        char **envp;
+        size_t size;
+} Handover;
+
+static Handover hand_over(char *const envp[]) {
+        const char *preload = env_value(envp, "LD_PRELOAD");
+        if (report_fd < 0 || !preload || !strstr(preload, "liballoclab-probe.so"))
+                return (Handover){ 0 };
+        size_t n = 0;
+        while (envp[n])
+                n++;
+        size_t size = (n + 3) * sizeof(char *) + 2 * 64;
+        char **out = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (out == MAP_FAILED)
+                return (Handover){ 0 };
+        char *fd_var = (char *) (out + n + 3), *parent_var = fd_var + 64;
+        snprintf(fd_var, 64, "%s=%d", PROBE_ENV_FD, report_fd);
+        snprintf(parent_var, 64, "%s=%d", PROBE_ENV_PARENT, (int) process_index);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+                if (strncmp(envp[i], PROBE_ENV_FD "=", sizeof(PROBE_ENV_FD)) != 0 &&
+                    strncmp(envp[i], PROBE_ENV_PARENT "=", sizeof(PROBE_ENV_PARENT)) != 0)
+                        out[k++] = envp[i];
+        out[k++] = fd_var;
+        out[k++] = parent_var;
+        out[k] = NULL;
+        if (fcntl(report_fd, F_SETFD, 0) < 0) {
+                munmap(out, size);
+                return (Handover){ 0 };
+        }
+        return (Handover){ .envp = out, .size = size };
+}
+
+/* After an exec that failed, or a spawn: the descriptor is close-on-exec again. */
+static void take_back(Handover h) {
+        if (!h.envp)
+                return;
+        (void) fcntl(report_fd, F_SETFD, FD_CLOEXEC);
+        munmap(h.envp, h.size);
+}
+
+/* An exec (or, with spawned, a spawn) of path with envp. The new image loads what its own
+ * LD_PRELOAD says. For the started process replacing its image: recorded in the report's exec_*
+ * fields for the runner to judge (a program that re-executes itself with another preload is not
+ * measured under the allocator under test). For any process: a program that will not load the
+ * probe is not in the tree, so it is named in the process's entry. The exec itself goes ahead
+ * unchanged; one that fails takes its record back (exec_failed()). */
+static void note_exec(const char *path, char *const envp[], bool handed, bool spawned) {
+        if (report == &fallback_report)
+                return;
+        const char *preload = env_value(envp, "LD_PRELOAD");
+        if (!spawned && getpid() == report->pid) {
+                copy_text(report->exec_path, sizeof(report->exec_path), path);
+                copy_text(report->exec_preload, sizeof(report->exec_preload), preload);
+                report->exec_preload_set = preload != NULL;
+                __atomic_fetch_or(&report->state, PROBE_STATE_EXEC, __ATOMIC_RELEASE);
+        }
+        ProbeProcess *self = this_process();
+        if (self && !handed) {
+                copy_text(self->unprobed_preload, sizeof(self->unprobed_preload),
+                          preload ? preload : "(unset)");
+                copy_text(self->unprobed_exec, sizeof(self->unprobed_exec), path);
+        }
+}
+
+static int exec_failed(Handover h) {
         int saved = errno;
+        take_back(h);
         if (report != &fallback_report && getpid() == report->pid)
                 __atomic_fetch_and(&report->state, ~(uint32_t) PROBE_STATE_EXEC, __ATOMIC_RELEASE);
+        ProbeProcess *self = this_process();
+        if (self)
+                self->unprobed_exec[0] = 0;
         errno = saved;
         return -1;
 }
@@ -1035,48 +1162,69 @@ static void *next_exec(const char *name) {
 }
 
 typedef int (*ExecFn)(const char *, char *const[], char *const[]);
-typedef int (*ExecNoEnvFn)(const char *, char *const[]);
 typedef int (*FexecveFn)(int, char *const[], char *const[]);
+typedef int (*SpawnFn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+                       char *const[], char *const[]);
 
-/* Each returns only when the exec failed. */
-EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
-        ExecFn real = (ExecFn) next_exec("execve");
-        note_exec(path, envp);
+/* execve and execvpe; each returns only when the exec failed. */
+static int exec_through(const char *name, const char *path, char *const argv[], char *const envp[]) {
+        ExecFn real = (ExecFn) next_exec(name);
+        Handover h = hand_over(envp);
+        note_exec(path, envp, h.envp != NULL, false);
         if (real)
-                real(path, argv, envp);
-        return exec_failed();
+                real(path, argv, h.envp ? h.envp : envp);
+        return exec_failed(h);
+}
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
+        return exec_through("execve", path, argv, envp);
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
-        ExecFn real = (ExecFn) next_exec("execvpe");
-        note_exec(file, envp);
-        if (real)
-                real(file, argv, envp);
-        return exec_failed();
+        return exec_through("execvpe", file, argv, envp);
 }
 
+/* The forms without an environment pass the process's own, as glibc's do. */
 EXPORT int execv(const char *path, char *const argv[]) {
-        ExecNoEnvFn real = (ExecNoEnvFn) next_exec("execv");
-        note_exec(path, environ);
-        if (real)
-                real(path, argv);
-        return exec_failed();
+        return exec_through("execve", path, argv, environ);
 }
 
 EXPORT int execvp(const char *file, char *const argv[]) {
-        ExecNoEnvFn real = (ExecNoEnvFn) next_exec("execvp");
-        note_exec(file, environ);
-        if (real)
-                real(file, argv);
-        return exec_failed();
+        return exec_through("execvpe", file, argv, environ);
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
         FexecveFn real = (FexecveFn) next_exec("fexecve");
-        note_exec("(a descriptor)", envp);
+        Handover h = hand_over(envp);
+        note_exec("(a descriptor)", envp, h.envp != NULL, false);
         if (real)
-                real(fd, argv, envp);
-        return exec_failed();
+                real(fd, argv, h.envp ? h.envp : envp);
+        return exec_failed(h);
+}
+
+/* posix_spawn returns once the child has executed its program (or failed to), so the
+ * descriptor is inheritable only meanwhile. */
+static int spawn_through(const char *name, pid_t *pid, const char *path,
+                         const posix_spawn_file_actions_t *actions, const posix_spawnattr_t *attr,
+                         char *const argv[], char *const envp[]) {
+        SpawnFn real = (SpawnFn) next_exec(name);
+        if (!real)
+                return ENOSYS;
+        Handover h = hand_over(envp);
+        note_exec(path, envp, h.envp != NULL, true);
+        int r = real(pid, path, actions, attr, argv, h.envp ? h.envp : envp);
+        take_back(h);
+        return r;
+}
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+                       const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
+        return spawn_through("posix_spawn", pid, path, actions, attr, argv, envp);
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+                        const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
+        return spawn_through("posix_spawnp", pid, file, actions, attr, argv, envp);
 }
 
 /* execl, execlp, execle gather their arguments on the stack and go through the vector forms. */
@@ -1127,7 +1275,7 @@ __attribute__((constructor)) static void probe_init(void) {
                 return;
         enter(); /* what identification allocates is the probe's doing, not the program's */
         identify();
-        if (report->requests & PROBE_REQUEST_IDENTITY)
+        if ((report->requests & PROBE_REQUEST_IDENTITY) && getpid() == report->pid)
                 census();
         leave();
 }
@@ -1137,8 +1285,10 @@ __attribute__((destructor)) static void probe_exit(void) {
                 return;
         enter();
         flush_live();
-        if ((report->state & PROBE_STATE_CENSUS) && census_stale())
+        bool started = getpid() == report->pid;
+        if (started && (report->state & PROBE_STATE_CENSUS) && census_stale())
                 census(); /* objects dlopen()ed since start-up */
         leave();
-        report->state |= PROBE_STATE_EXITED;
+        if (started)
+                report->state |= PROBE_STATE_EXITED;
 }

@@ -14,9 +14,10 @@
 #include <stdint.h>
 
 #define PROBE_REPORT_MAGIC   UINT64_C(0x31424f52504c4c41) /* "ALLPROB1" */
-#define PROBE_REPORT_VERSION 3
+#define PROBE_REPORT_VERSION 4
 
 #define PROBE_ENV_FD              "ALLOCLAB_PROBE_FD"
+#define PROBE_ENV_PARENT          "ALLOCLAB_PROBE_PARENT" /* the entry of the process that exec'd this image */
 #define PROBE_ENV_FORWARD_LIBRARY "ALLOCLAB_PROBE_FORWARD_LIBRARY"
 #define PROBE_ENV_FORWARD_PREFIX  "ALLOCLAB_PROBE_FORWARD_PREFIX"
 #define PROBE_REPORT_FD           4 /* the fd number the runner gives children */
@@ -26,6 +27,10 @@
 #define PROBE_MAX_OPTIONS   32
 #define PROBE_MAX_LIBRARIES 32
 #define PROBE_MAX_SLOTS     64 /* per-thread counter slots; later threads share the last one */
+#define PROBE_MAX_PROCESSES 32 /* entries of the process tree; later processes are not listed */
+/* The report's descriptor, kept close-on-exec at or above this number for the programs a probed
+ * process executes (handed over only to one that loads the probe too). */
+#define PROBE_KEPT_FD_MIN   500
 
 typedef enum ProbeFunction {
         PROBE_MALLOC,
@@ -80,6 +85,30 @@ typedef struct ProbeOption {
         char value[PROBE_TEXT_MAX];
 } ProbeOption;
 
+/* How a process of the tree came to be. */
+enum {
+        PROBE_PROCESS_STARTED = 1,  /* the process the runner started */
+        PROBE_PROCESS_FORKED = 2,   /* a child of `parent`, the same program */
+        PROBE_PROCESS_EXECUTED = 3, /* `parent` (the same pid) replaced its image with this one */
+        PROBE_PROCESS_SPAWNED = 4,  /* a child `parent` started with posix_spawn */
+};
+
+/* A process of the measured tree that loaded the probe. The started process is entry 0; the
+ * programs executed in a process and its children follow. Calls are counted in the slots that
+ * name the entry. */
+typedef struct ProbeProcess {
+        int32_t pid;
+        int32_t parent; /* index of the entry it came from; -1 for the started process */
+        uint32_t how;   /* PROBE_PROCESS_* */
+        uint32_t family;
+        char program[PROBE_PATH_MAX];        /* /proc/self/exe */
+        char effective_path[PROBE_PATH_MAX]; /* the object that serves its malloc */
+        /* Its last exec of a program that does not load the probe (so that program is not in the
+         * tree): the program and the LD_PRELOAD it gets. */
+        char unprobed_exec[PROBE_PATH_MAX];
+        char unprobed_preload[PROBE_PATH_MAX];
+} ProbeProcess;
+
 typedef struct ProbeLibrary {
         char path[PROBE_PATH_MAX];
         uint32_t families; /* ProbeFamily bits */
@@ -91,7 +120,8 @@ typedef struct ProbeSlot {
         uint64_t calls[_PROBE_FUNCTION_MAX];
         uint64_t bytes_requested;
         int64_t live_bytes; /* usable bytes allocated minus freed by this thread */
-        uint64_t pad[2];
+        int32_t process;    /* the thread's process entry; -1: unlisted, or the shared last slot */
+        uint32_t pad[3];
 } __attribute__((aligned(64))) ProbeSlot;
 
 typedef struct ProbeReport {
@@ -103,7 +133,8 @@ typedef struct ProbeReport {
         uint32_t requests; /* PROBE_REQUEST_*, set by the runner; the probe only reads it */
         uint32_t reserved;
 
-        /* The shared object whose malloc the program reaches, and what it is. */
+        /* The started process's program as it is now (after its execs, the last one's), and
+         * the shared object whose malloc it reaches, and what that is. */
         char effective_path[PROBE_PATH_MAX];
         uint32_t effective_family;
         char effective_prefix[16];
@@ -124,6 +155,10 @@ typedef struct ProbeReport {
         char exec_preload[PROBE_PATH_MAX * 2];
         uint32_t exec_preload_set;
         uint32_t exec_pad;
+
+        uint32_t n_processes; /* entries claimed; more than PROBE_MAX_PROCESSES: some unlisted */
+        uint32_t pad2;
+        ProbeProcess processes[PROBE_MAX_PROCESSES];
 
         uint32_t n_slots; /* threads that called the malloc family */
         uint32_t pad;

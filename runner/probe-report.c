@@ -84,13 +84,28 @@ int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) 
                 TERMINATE(c->libraries[i].prefix);
         }
 
+        ret->n_processes = c->n_processes < PROBE_MAX_PROCESSES ? c->n_processes : PROBE_MAX_PROCESSES;
+        for (uint32_t i = 0; i < ret->n_processes; i++) {
+                ProbeProcess *p = &c->processes[i];
+                TERMINATE(p->program);
+                TERMINATE(p->effective_path);
+                TERMINATE(p->unprobed_exec);
+                TERMINATE(p->unprobed_preload);
+                if (p->parent < -1 || p->parent >= (int32_t) ret->n_processes)
+                        p->parent = -1;
+        }
+
         /* Summed as the probe's counters wrap: modulo 2^64 (a thread's live bytes go negative
          * when it frees what another allocated; a corrupt report must not make this UB). */
         uint32_t slots = c->n_slots < PROBE_MAX_SLOTS ? c->n_slots : PROBE_MAX_SLOTS;
         uint64_t live = 0;
         for (uint32_t s = 0; s < slots; s++) {
-                for (unsigned f = 0; f < _PROBE_FUNCTION_MAX; f++)
+                int32_t process = c->slots[s].process;
+                for (unsigned f = 0; f < _PROBE_FUNCTION_MAX; f++) {
                         ret->calls[f] += c->slots[s].calls[f];
+                        if (process >= 0 && (uint32_t) process < ret->n_processes)
+                                ret->process_calls[process] += c->slots[s].calls[f];
+                }
                 ret->bytes_requested += c->slots[s].bytes_requested;
                 live += (uint64_t) c->slots[s].live_bytes;
         }
@@ -119,6 +134,21 @@ const char *probe_function_name(ProbeFunction f) {
                 "aligned_alloc", "memalign", "valloc", "pvalloc", "malloc_usable_size",
         };
         return (unsigned) f < _PROBE_FUNCTION_MAX ? names[f] : "?";
+}
+
+const char *probe_process_how(uint32_t how) {
+        switch (how) {
+        case PROBE_PROCESS_STARTED:
+                return "started";
+        case PROBE_PROCESS_FORKED:
+                return "forked";
+        case PROBE_PROCESS_EXECUTED:
+                return "executed";
+        case PROBE_PROCESS_SPAWNED:
+                return "spawned";
+        default:
+                return "?";
+        }
 }
 
 unsigned probe_allocator_copies(const ProbeResult *r) {

@@ -28,6 +28,10 @@ typedef struct ProbeResult {
         int64_t live_bytes;
         int64_t peak_live_bytes;
         uint32_t threads;
+        /* The process tree: report.processes[0..n_processes), and each one's malloc-family
+         * calls (those of threads past the slots are in calls only). */
+        uint32_t n_processes;
+        uint64_t process_calls[PROBE_MAX_PROCESSES];
 } ProbeResult;
 
 /* A new memfd the size of a ProbeReport, zeros but for `requests` (PROBE_REQUEST_*), sealed
@@ -59,6 +63,9 @@ const char *probe_family_name(uint32_t families);
 
 /* Name of a counter, e.g. "posix_memalign". */
 const char *probe_function_name(ProbeFunction f);
+
+/* "started", "forked", "executed", "spawned": how a process of the tree came to be. */
+const char *probe_process_how(uint32_t how);
 
 /* Number of census entries that implement an allocator other than glibc's own. */
 unsigned probe_allocator_copies(const ProbeResult *r);

@@ -218,8 +218,14 @@ static bool same_file(const char *a, const char *b) {
         return ra && rb && strcmp(ra, rb) == 0;
 }
 
-/* Smoke-run checks of the probe's report: did the requested allocator serve malloc, and did it
- * accept its configuration? Only a run that otherwise succeeded is judged here. */
+/* Whether the object at path (of the given families) is allocator a. */
+static bool serves(const Allocator *a, const char *path, uint32_t families) {
+        return a->path ? same_file(path, a->path) : (families & PROBE_FAMILY_GLIBC) != 0;
+}
+
+/* Smoke-run checks of the probe's report: did the requested allocator serve malloc (in the
+ * started program, and for most calls of its process tree), and did it accept its
+ * configuration? Only a run that otherwise succeeded is judged here. */
 static int check_probe(const Plan *p, Sample *s, int err) {
         const Allocator *a = &p->allocators[s->step->variant];
         const ProbeReport *pr = &s->probe->report;
@@ -247,12 +253,33 @@ static int check_probe(const Plan *p, Sample *s, int err) {
                                   "runs after that is not measured under %s",
                                   pr->exec_path, pr->exec_preload_set ? pr->exec_preload : "(unset)",
                                   given ? given : "(unset)", a->path ? a->path : "glibc");
-        bool served = a->path ? same_file(pr->effective_path, a->path)
-                              : (pr->effective_family & PROBE_FAMILY_GLIBC) != 0;
-        if (!served)
+        if (!serves(a, pr->effective_path, pr->effective_family))
                 return set_detail(s, SAMPLE_PRELOAD_INEFFECTIVE, "malloc is served by %s (%s), not by %s",
                                   pr->effective_path, probe_family_name(pr->effective_family),
                                   a->path ? a->path : "glibc");
+        /* The started program may only be a wrapper: where did the tree's calls go? */
+        uint64_t total = 0, elsewhere = 0;
+        int32_t most = -1; /* the process that made most of those calls */
+        for (uint32_t i = 0; i < s->probe->n_processes; i++) {
+                const ProbeProcess *proc = &pr->processes[i];
+                uint64_t calls = s->probe->process_calls[i];
+                total += calls;
+                if (serves(a, proc->effective_path, proc->family))
+                        continue;
+                elsewhere += calls;
+                if (most < 0 || calls > s->probe->process_calls[most])
+                        most = (int32_t) i;
+        }
+        if (most >= 0 && elsewhere > total / 2) {
+                const ProbeProcess *proc = &pr->processes[most];
+                return set_detail(
+                        s, SAMPLE_PRELOAD_INEFFECTIVE,
+                        "%.0f%% of the process tree's malloc calls were served by another allocator "
+                        "than %s, most by %s (%s) in %s (pid %d)",
+                        100.0 * (double) elsewhere / (double) total, a->path ? a->path : "glibc",
+                        proc->effective_path, probe_family_name(proc->family), proc->program,
+                        (int) proc->pid);
+        }
         _cleanup_free_ char *complaint = find_complaint(err);
         if (complaint)
                 return set_detail(s, SAMPLE_CONFIG_REJECTED, "the allocator rejected its configuration: %s",

@@ -212,3 +212,54 @@ expect_eq "$(q "SELECT v.name, substr(e.reason, 1, 60) FROM exclusions e JOIN va
 own|preload-ineffective: the program re-executed /proc/self/exe " "re-executions that change LD_PRELOAD"
 expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id WHERE v.name = 'own'")" \
     "with LD_PRELOAD=$JEMALLOC (it was given " "what the re-execution took"
+
+# The process tree: the probe follows execs and children that load it too. A wrapper that
+# executes the program lists both images; one that starts it as a child lists the child; a
+# child that takes another allocator for most of the tree's calls makes the variant
+# preload-ineffective, naming that allocator and program (63f6da7 judged the wrapper alone).
+TCMALLOC=$("$ALLOCLAB" allocators --format json |
+    python3 -c 'import json, sys; print(next(a["path"] for a in json.load(sys.stdin) if a["name"] == "tcmalloc"))')
+cat >"$WORK/tree.yaml" <<YAML
+experiment: tree
+command: [sh, -c, 'exec "$WORKLOAD" vallocs 2000']
+allocators:
+  wrapped: {preload: jemalloc}
+  spawns: {preload: jemalloc, command: [sh, -c, '"$WORKLOAD" vallocs 2000; true']}
+  other: {preload: jemalloc, command: [sh, -c, 'LD_PRELOAD="\${{LD_PRELOAD%%:*}}:$TCMALLOC" "$WORKLOAD" vallocs 20000; true']}
+samples: 1
+warmup: 0
+verify: none
+YAML
+run_alloclab 1 run "$WORK/tree.yaml" --quiet
+child_pid=$(q "SELECT json_extract(p.report, '$.processes[1].pid') FROM probe_reports p
+                JOIN samples s ON s.id = p.sample_id JOIN variants v ON v.id = s.variant_id
+                WHERE v.name = 'other' AND s.phase = 'smoke'")
+expect_eq "$(q "SELECT v.name, e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id
+                JOIN runs r ON r.id = e.run_id JOIN experiments x ON x.id = r.experiment_id
+                WHERE x.name = 'tree' ORDER BY v.position" | sed -E 's/: (99|100)% of/: most of/')" \
+    "other|preload-ineffective: most of the process tree's malloc calls were served by another allocator than $JEMALLOC, most by $TCMALLOC (tcmalloc) in $(readlink -f "$WORKLOAD") (pid $child_pid)" \
+    "a child under another allocator"
+tree() { # VARIANT: its smoke run's processes as "how program family calls>0", one per line
+    q "SELECT json_extract(value, '$.how') || ' ' || json_extract(value, '$.program') || ' ' ||
+              json_extract(value, '$.family') || ' ' || (json_extract(value, '$.calls') > 0)
+       FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN variants v ON v.id = s.variant_id
+            JOIN runs r ON r.id = s.run_id JOIN experiments x ON x.id = r.experiment_id,
+            json_each(p.report, '$.processes')
+       WHERE x.name = 'tree' AND v.name = '$1' AND s.phase = 'smoke' ORDER BY key"
+}
+SH=$(readlink -f /bin/sh) PROG=$(readlink -f "$WORKLOAD")
+expect_eq "$(tree wrapped)" "started $SH jemalloc 1
+executed $PROG jemalloc 1" "a wrapper that executes the program"
+expect_eq "$(tree spawns)" "started $SH jemalloc 1
+spawned $PROG jemalloc 1" "a wrapper that starts the program as a child"
+expect_eq "$(q "SELECT p.effective_path FROM probe_reports p JOIN samples s ON s.id = p.sample_id
+                JOIN variants v ON v.id = s.variant_id WHERE v.name = 'wrapped' AND s.phase = 'smoke'")" \
+    "$JEMALLOC" "the wrapped program's allocator is the report's"
+
+# census names the program the started process executed, not the wrapper, and lists the tree.
+run_alloclab 0 census --preload jemalloc -- sh -c "exec \"$WORKLOAD\" vallocs 10"
+expect_contains "$OUT" "program: $PROG (the started process executed it; it began as $SH)" "census: the final program"
+expect_contains "$OUT" "#1 pid " "census: the tree"
+run_alloclab 0 census --preload jemalloc -- sh -c "LD_PRELOAD= \"$WORKLOAD\" vallocs 10; true"
+expect_contains "$OUT" "then executed $WORKLOAD without the probe (LD_PRELOAD=): not followed" \
+    "census: a program that dropped the probe"
