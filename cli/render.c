@@ -974,10 +974,12 @@ static void render_process_tree(FILE *f, json_t *processes) {
                         json_string_value(json_object_get(p, "how")));
                 if (parent >= 0)
                         fprintf(f, " from #%lld", (long long) parent);
-                fprintf(f, ": %s, %s (%s), %lld calls\n", json_string_value(json_object_get(p, "program")),
+                json_int_t copies = json_integer_value(json_object_get(p, "allocator_copies"));
+                fprintf(f, ": %s, %s (%s), %lld calls%s\n", json_string_value(json_object_get(p, "program")),
                         json_string_value(json_object_get(p, "allocator")),
                         json_string_value(json_object_get(p, "family")),
-                        (long long) json_integer_value(json_object_get(p, "calls")));
+                        (long long) json_integer_value(json_object_get(p, "calls")),
+                        copies > 1 ? ", WARNING: more than one allocator copy loaded" : "");
                 json_t *unprobed = json_object_get(p, "exec_without_probe");
                 if (json_is_object(unprobed))
                         fprintf(f,

@@ -24,10 +24,11 @@ static json_t *processes_json(const ProbeResult *result) {
                                                                    "preload", p->unprobed_preload)
                                                        : json_null();
                 json_array_append_new(
-                        a, json_pack("{s:i, s:i, s:s, s:s, s:s, s:s, s:I, s:o}", "pid", (int) p->pid,
+                        a, json_pack("{s:i, s:i, s:s, s:s, s:s, s:s, s:o, s:I, s:o}", "pid", (int) p->pid,
                                      "parent", (int) p->parent, "how", probe_process_how(p->how), "program",
                                      p->program, "allocator", p->effective_path, "family",
-                                     probe_family_name(p->family), "calls",
+                                     probe_family_name(p->family), "allocator_copies",
+                                     result->census_known ? json_integer(p->copies) : json_null(), "calls",
                                      (json_int_t) result->process_calls[i], "exec_without_probe", unprobed));
         }
         return a;

@@ -379,6 +379,7 @@ static void claim_process(int32_t parent, uint32_t how) {
                 memcpy(self->program, p->program, sizeof(self->program));
                 memcpy(self->effective_path, p->effective_path, sizeof(self->effective_path));
                 self->family = p->family;
+                self->copies = p->copies;
                 return;
         }
         ssize_t len = readlink("/proc/self/exe", self->program, sizeof(self->program) - 1);
@@ -1053,6 +1054,16 @@ static void census(void) {
         report->state |= PROBE_STATE_CENSUS;
 }
 
+/* Loaded objects that implement an allocator other than glibc's: a process's copies. */
+static uint32_t count_copies(void) {
+        uint32_t n = 0;
+        for (struct link_map *map = first_object(); map; map = map->l_next) {
+                char prefix[16];
+                n += (families_of(map, false, prefix, sizeof(prefix)) & ~(uint32_t) PROBE_FAMILY_GLIBC) != 0;
+        }
+        return n;
+}
+
 /* Whether objects were loaded or unloaded since the last census. */
 static bool census_stale(void) {
         unsigned objects = 0;
@@ -1275,6 +1286,9 @@ __attribute__((constructor)) static void probe_init(void) {
                 return;
         enter(); /* what identification allocates is the probe's doing, not the program's */
         identify();
+        ProbeProcess *self = this_process();
+        if ((report->requests & PROBE_REQUEST_IDENTITY) && self)
+                self->copies = count_copies();
         if ((report->requests & PROBE_REQUEST_IDENTITY) && getpid() == report->pid)
                 census();
         leave();

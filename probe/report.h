@@ -101,6 +101,9 @@ typedef struct ProbeProcess {
         int32_t parent; /* index of the entry it came from; -1 for the started process */
         uint32_t how;   /* PROBE_PROCESS_* */
         uint32_t family;
+        uint32_t copies; /* with PROBE_REQUEST_IDENTITY: loaded objects implementing an allocator
+                          * other than glibc's (at start-up); else 0 */
+        uint32_t pad;
         char program[PROBE_PATH_MAX];        /* /proc/self/exe */
         char effective_path[PROBE_PATH_MAX]; /* the object that serves its malloc */
         /* Its last exec of a program that does not load the probe (so that program is not in the

@@ -239,19 +239,20 @@ expect_eq "$(q "SELECT v.name, e.reason FROM exclusions e JOIN variants v ON v.i
                 WHERE x.name = 'tree' ORDER BY v.position" | sed -E 's/: (99|100)% of/: most of/')" \
     "other|preload-ineffective: most of the process tree's malloc calls were served by another allocator than $JEMALLOC, most by $TCMALLOC (tcmalloc) in $(readlink -f "$WORKLOAD") (pid $child_pid)" \
     "a child under another allocator"
-tree() { # VARIANT: its smoke run's processes as "how program family calls>0", one per line
+tree() { # VARIANT: its smoke run's processes as "how program family copies calls>0", one per line
     q "SELECT json_extract(value, '$.how') || ' ' || json_extract(value, '$.program') || ' ' ||
-              json_extract(value, '$.family') || ' ' || (json_extract(value, '$.calls') > 0)
+              json_extract(value, '$.family') || ' ' || json_extract(value, '$.allocator_copies') || ' ' ||
+              (json_extract(value, '$.calls') > 0)
        FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN variants v ON v.id = s.variant_id
             JOIN runs r ON r.id = s.run_id JOIN experiments x ON x.id = r.experiment_id,
             json_each(p.report, '$.processes')
        WHERE x.name = 'tree' AND v.name = '$1' AND s.phase = 'smoke' ORDER BY key"
 }
 SH=$(readlink -f /bin/sh) PROG=$(readlink -f "$WORKLOAD")
-expect_eq "$(tree wrapped)" "started $SH jemalloc 1
-executed $PROG jemalloc 1" "a wrapper that executes the program"
-expect_eq "$(tree spawns)" "started $SH jemalloc 1
-spawned $PROG jemalloc 1" "a wrapper that starts the program as a child"
+expect_eq "$(tree wrapped)" "started $SH jemalloc 1 1
+executed $PROG jemalloc 1 1" "a wrapper that executes the program"
+expect_eq "$(tree spawns)" "started $SH jemalloc 1 1
+spawned $PROG jemalloc 1 1" "a wrapper that starts the program as a child"
 expect_eq "$(q "SELECT p.effective_path FROM probe_reports p JOIN samples s ON s.id = p.sample_id
                 JOIN variants v ON v.id = s.variant_id WHERE v.name = 'wrapped' AND s.phase = 'smoke'")" \
     "$JEMALLOC" "the wrapped program's allocator is the report's"
