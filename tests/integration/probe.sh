@@ -225,6 +225,7 @@ command: [sh, -c, 'exec "$WORKLOAD" vallocs 2000']
 allocators:
   wrapped: {preload: jemalloc}
   spawns: {preload: jemalloc, command: [sh, -c, '"$WORKLOAD" vallocs 2000; true']}
+  server: {preload: jemalloc, command: [sh, -c, '"$WORKLOAD" vallocs 2000 & wait']}
   other: {preload: jemalloc, command: [sh, -c, 'LD_PRELOAD="\${{LD_PRELOAD%%:*}}:$TCMALLOC" "$WORKLOAD" vallocs 20000; true']}
 samples: 1
 warmup: 0
@@ -253,6 +254,9 @@ expect_eq "$(tree wrapped)" "started $SH jemalloc 1 1
 executed $PROG jemalloc 1 1" "a wrapper that executes the program"
 expect_eq "$(tree spawns)" "started $SH jemalloc 1 1
 spawned $PROG jemalloc 1 1" "a wrapper that starts the program as a child"
+expect_eq "$(tree server)" "started $SH jemalloc 1 1
+forked $SH jemalloc 1 1
+executed $PROG jemalloc 1 1" "a script that starts a server in the background"
 expect_eq "$(q "SELECT p.effective_path FROM probe_reports p JOIN samples s ON s.id = p.sample_id
                 JOIN variants v ON v.id = s.variant_id WHERE v.name = 'wrapped' AND s.phase = 'smoke'")" \
     "$JEMALLOC" "the wrapped program's allocator is the report's"
