@@ -128,19 +128,39 @@ static void cell_range(const Report *rep, size_t c, double *lo, double *hi) {
                 }
 }
 
+/* The range of a cell's variant medians ([INFINITY, -INFINITY] when it has none): where the
+ * cell sits, which one slow sample does not move. */
+static void cell_median_range(const Report *rep, size_t c, double *lo, double *hi) {
+        for (size_t v = 0; v < rep->n_variants; v++)
+                if (entry_of(rep, c, v)->has_stats) {
+                        *lo = fmin(*lo, entry_of(rep, c, v)->stats.median);
+                        *hi = fmax(*hi, entry_of(rep, c, v)->stats.median);
+                }
+}
+
+/* Whether one axis serves every cell: not when it would squash a cell's medians into a fifth of
+ * the span of all cells' medians (cells of very different scale). Medians, not extremes, so
+ * that one outlier on a busy machine does not split the axes. */
+static bool one_axis(const Report *rep) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t c = 0; c < rep->n_cells; c++)
+                cell_median_range(rep, c, &lo, &hi);
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                double clo = INFINITY, chi = -INFINITY;
+                cell_median_range(rep, c, &clo, &chi);
+                if (isfinite(clo) && hi > lo && (chi - clo) < 0.2 * (hi - lo))
+                        return false;
+        }
+        return true;
+}
+
 /* Per cell, every measured sample of every variant, with its median: on one axis for all cells,
- * unless sharing it would squash a cell into a fifth of the width (then each has its own). */
+ * unless that would squash a cell (one_axis()). */
 static void strip_plots(FILE *f, const Report *rep) {
         double lo = INFINITY, hi = -INFINITY;
         for (size_t c = 0; c < rep->n_cells; c++)
                 cell_range(rep, c, &lo, &hi);
-        bool shared = true;
-        for (size_t c = 0; c < rep->n_cells; c++) {
-                double clo = INFINITY, chi = -INFINITY;
-                cell_range(rep, c, &clo, &chi);
-                if (isfinite(clo) && hi > lo && (chi - clo) < 0.2 * (hi - lo))
-                        shared = false;
-        }
+        bool shared = one_axis(rep);
         fprintf(f,
                 "<h2>Samples</h2>\n<p>Every measured sample of %s, one row per variant; the bar is the "
                 "median. %s</p>\n",
