@@ -102,10 +102,18 @@ typedef enum OutputFormat {
 int cli_parse_format(const char *s, OutputFormat *ret);
 
 /* The options of a command that reads the database and prints in a format: --db PATH and
- * --format F, into *ret_db and *ret_format. Returns EXIT_OK with optind at the first operand,
- * or prints why not and returns EXIT_USAGE. */
+ * --format F, into *ret_db and *ret_format, and where ret_fail_on_regression is not NULL
+ * --fail-on regression. Returns EXIT_OK with optind at the first operand, or prints why not
+ * and returns EXIT_USAGE. */
 int cli_parse_db_format(const char *command, int argc, char **argv, const char **ret_db,
-                        OutputFormat *ret_format);
+                        OutputFormat *ret_format, bool *ret_fail_on_regression);
+
+/* A comparison of two runs (db/pair.h) in a format (cli/cmd-compare.c), as `compare` and
+ * `run --compare-to` print it; and how many of its changes are regressions (run B
+ * significantly higher: slower, or more of the metric, by at least the minimum effect). */
+typedef struct RunPair RunPair;
+int compare_render(FILE *f, OutputFormat format, const RunPair *p);
+size_t compare_regressions(const RunPair *p);
 
 /* Strict unsigned integer parser for option values. */
 int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *ret);

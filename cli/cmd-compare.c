@@ -17,12 +17,18 @@
 
 static const char compare_usage[] =
         "Usage: alloclab compare RUN_A RUN_B [--db PATH] [--format table|markdown|csv|json]\n"
+        "                        [--fail-on regression]\n"
         "\n"
         "Compares two stored runs of one experiment, cell by cell and variant by variant: the\n"
         "median of run A's metric in both, the ratio B/A with its 95% interval, the Mann-Whitney\n"
         "p-value and a verdict (run A's min_effect and alpha). Runs on different hosts, with other\n"
         "allocator files or another spec are compared all the same, under a warning that says what\n"
-        "differs, and the exit status is 1.\n";
+        "differs, and the exit status is 1.\n"
+        "\n"
+        "--fail-on regression (a CI gate): the exit status is 1 only when run B is significantly\n"
+        "worse than run A somewhere (slower, or a higher value of the metric) by at least run A's\n"
+        "min_effect; else 0, a warning about what differs included. --format markdown suits a pull\n"
+        "request comment.\n";
 
 /* The raw figures, one row per shared cell and variant (csv, json, markdown). */
 static json_t *changes_table(const RunPair *p) {
@@ -105,7 +111,35 @@ static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
                 fprintf(f, "%s  %s\n", bullet, *d);
 }
 
-static int render_compare(FILE *f, OutputFormat format, const RunPair *p) {
+size_t compare_regressions(const RunPair *p) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_changes; i++)
+                n += p->changes[i].has_comparison && p->changes[i].comparison.verdict == VERDICT_HIGHER;
+        return n;
+}
+
+/* The gate's line: how many cells and variants got worse, and which. */
+static void print_regressions(FILE *f, const RunPair *p, const char *bullet) {
+        size_t n = compare_regressions(p);
+        if (n == 0) {
+                fprintf(f, "%sno regression: nothing is significantly worse in run %lld\n", bullet,
+                        (long long) p->b->run.id);
+                return;
+        }
+        fprintf(f, "%sREGRESSION in %zu of %zu: ", bullet, n, p->n_changes);
+        const char *sep = "";
+        for (size_t i = 0; i < p->n_changes; i++) {
+                const PairChange *x = &p->changes[i];
+                if (!x->has_comparison || x->comparison.verdict != VERDICT_HIGHER)
+                        continue;
+                fprintf(f, "%s[%s] %s %.2fx", sep, p->a->cell_labels[x->cell_a],
+                        p->a->variant_names[x->variant_a], x->comparison.ratio);
+                sep = ", ";
+        }
+        fputc('\n', f);
+}
+
+int compare_render(FILE *f, OutputFormat format, const RunPair *p) {
         json_auto_t *changes = changes_table(p);
         if (!changes)
                 return -ENOMEM;
@@ -115,12 +149,13 @@ static int render_compare(FILE *f, OutputFormat format, const RunPair *p) {
                 json_auto_t *differences = json_array();
                 for (char **d = p->differences; *d; d++)
                         json_array_append_new(differences, json_string(*d));
-                json_auto_t *root = json_pack("{s:I, s:I, s:s, s:s, s:b, s:O, s:f, s:f, s:O}", "run_a",
-                                              (json_int_t) p->a->run.id, "run_b", (json_int_t) p->b->run.id,
-                                              "experiment", p->a->run.experiment, "metric", p->a->run.metric,
-                                              "comparable", p->differences[0] == NULL, "differences",
-                                              differences, "min_effect", p->a->min_effect, "alpha",
-                                              p->a->alpha, "changes", json_object_get(changes, "rows"));
+                json_auto_t *root = json_pack(
+                        "{s:I, s:I, s:s, s:s, s:b, s:O, s:f, s:f, s:I, s:O}", "run_a",
+                        (json_int_t) p->a->run.id, "run_b", (json_int_t) p->b->run.id, "experiment",
+                        p->a->run.experiment, "metric", p->a->run.metric, "comparable",
+                        p->differences[0] == NULL, "differences", differences, "min_effect",
+                        p->a->min_effect, "alpha", p->a->alpha, "regressions",
+                        (json_int_t) compare_regressions(p), "changes", json_object_get(changes, "rows"));
                 int r = root ? json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
                 fputc('\n', f);
                 return r < 0 || ferror(f) ? -EIO : 0;
@@ -142,6 +177,8 @@ static int render_compare(FILE *f, OutputFormat format, const RunPair *p) {
                 "difference needs p < %g and at least %g%% (run %lld's rule; docs/analysis.md).\n",
                 (long long) p->b->run.id, (long long) p->a->run.id, p->a->alpha, p->a->min_effect * 100,
                 (long long) p->a->run.id);
+        fputc('\n', f);
+        print_regressions(f, p, markdown ? "- " : "");
         if (p->differences[0]) {
                 fputc('\n', f);
                 print_differences(f, p, bullet);
@@ -154,7 +191,8 @@ int cmd_compare(int argc, char **argv) {
                 return EXIT_OK;
         const char *db_path = NULL;
         OutputFormat format = FORMAT_TABLE;
-        int e = cli_parse_db_format("compare", argc, argv, &db_path, &format);
+        bool gate = false;
+        int e = cli_parse_db_format("compare", argc, argv, &db_path, &format, &gate);
         if (e != EXIT_OK)
                 return e;
         unsigned long long a, b;
@@ -173,9 +211,11 @@ int cmd_compare(int argc, char **argv) {
         int r = query_run_pair(store, (int64_t) a, (int64_t) b, &pair, &missing);
         if (r < 0)
                 return cli_query_failed("compare", store, missing, r);
-        if (render_compare(stdout, format, pair) < 0 || fflush(stdout) != 0) {
+        if (compare_render(stdout, format, pair) < 0 || fflush(stdout) != 0) {
                 cli_error("compare", "cannot write the comparison");
                 return EXIT_ENVIRONMENT;
         }
+        if (gate)
+                return compare_regressions(pair) ? EXIT_FAILURES : EXIT_OK;
         return pair->differences[0] ? EXIT_FAILURES : EXIT_OK;
 }

@@ -249,7 +249,7 @@ int cmd_fleet(int argc, char **argv) {
                 return EXIT_OK;
         const char *db_path = NULL;
         OutputFormat format = FORMAT_TABLE;
-        int e = cli_parse_db_format("fleet", argc, argv, &db_path, &format);
+        int e = cli_parse_db_format("fleet", argc, argv, &db_path, &format, NULL);
         if (e != EXIT_OK)
                 return e;
         if (argc - optind != 1) {

@@ -305,6 +305,7 @@ static json_t *history_table(const History *h) {
                 "median",        "ci_low",        "ci_high",       "change",
                 "ratio",         "ratio_ci_low",  "ratio_ci_high", "p_value",
                 "baseline_runs", "baseline_from", "host_changed",  "config_change",
+                "label",         "commit",
         };
         json_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t s = 0; s < h->n_series; s++)
@@ -334,6 +335,8 @@ static json_t *history_table(const History *h) {
                                 k ? json_integer(p->baseline_from) : json_null(),
                                 json_boolean(p->host_changed),
                                 p->config_change ? json_string(p->config_change) : json_null(),
+                                p->label ? json_string(p->label) : json_null(),
+                                p->commit ? json_string(p->commit) : json_null(),
                         };
                         render_table_add_row(table, values, ELEMENTSOF(values));
                 }
@@ -361,10 +364,13 @@ static json_t *series_display(const History *h, const HistorySeries *s) {
                                  p->change == HISTORY_REGRESSION ? "REGRESSION" : "IMPROVEMENT",
                                  p->against.ratio, p->against.lo, p->against.hi,
                                  (long long) p->baseline_from, (long long) s->points[i - 1].run_id);
-                json_array_append_new(rows, json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:s}", "run",
-                                                      (json_int_t) p->run_id, "started", p->started_at,
-                                                      "host", p->hostname, "median", median, "95% interval",
-                                                      interval, "n", (json_int_t) p->n, "change", change));
+                char run[256];
+                snprintf(run, sizeof(run), "%lld%s%s%s", (long long) p->run_id, p->label ? " (" : "",
+                         p->label ? p->label : "", p->label ? ")" : "");
+                json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s}", "run", run,
+                                                      "started", p->started_at, "host", p->hostname,
+                                                      "median", median, "95% interval", interval, "n",
+                                                      (json_int_t) p->n, "change", change));
         }
         return json_pack("{s:[s, s, s, s, s, s, s], s:o}", "columns", "run", "started", "host", "median",
                          "95% interval", "n", "change", "rows", rows);

@@ -441,11 +441,16 @@ static void metadata_section(FILE *f, const Report *rep, const VariantAllocator 
                              const char *spec_yaml) {
         fputs("<h2>Run</h2>\n<table>\n", f);
         const char *rows[][2] = {
-                { "host", rep->run.hostname }, { "CPU", rep->cpu_model }, { "kernel", rep->kernel },
-                { "glibc", rep->glibc },       { "THP", rep->thp },       { "started", rep->run.started_at },
-                { "status", rep->run.status }, { "order", rep->order },   { "verify", rep->verify },
+                { "host", rep->run.hostname }, { "CPU", rep->cpu_model },
+                { "kernel", rep->kernel },     { "glibc", rep->glibc },
+                { "THP", rep->thp },           { "started", rep->run.started_at },
+                { "status", rep->run.status }, { "order", rep->order },
+                { "verify", rep->verify },     { "label", rep->run.label },
+                { "commit", rep->run.commit },
         };
         for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                if (!rows[i][1])
+                        continue; /* a label or commit the run was not given */
                 fputs("<tr><th>", f);
                 put_text(f, rows[i][0]);
                 fputs("</th><td>", f);

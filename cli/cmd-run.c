@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "cli/render.h"
+#include "db/pair.h"
 #include "db/query.h"
 #include "db/record.h"
 #include "runner/host.h"
@@ -29,6 +30,7 @@ extern char **environ;
 
 static const char run_usage[] =
         "Usage: alloclab run SPEC [--db PATH] [--samples N] [--format table|markdown|csv|json] [--quiet]\n"
+        "                         [--compare-to latest|RUN] [--label TEXT] [--commit REV]\n"
         "\n"
         "Runs the experiment in SPEC in this process and stores every sample in the database.\n"
         "\n"
@@ -36,9 +38,24 @@ static const char run_usage[] =
         "  --samples N     override the spec's samples per cell and variant\n"
         "  --format F      result format on stdout: table (default), markdown, csv, json\n"
         "  --quiet         no progress line on stderr\n"
+        "  --compare-to R  afterwards, compare the new run with run R (latest: the newest finished\n"
+        "                  run of this experiment before it) as `compare --fail-on regression` does\n"
+        "  --label TEXT    what this run measured, in your words (shown by runs, show, report)\n"
+        "  --commit REV    the version of what it measured (a git commit)\n"
         "\n"
-        "Exit status: 0 all samples ok; 1 some samples failed or variants were excluded;\n"
-        "2 usage; 3 invalid spec; 4 environment or database error; 5 interrupted.\n";
+        "Exit status: 0 all samples ok; 1 some samples failed or variants were excluded, or (with\n"
+        "--compare-to) a regression; 2 usage; 3 invalid spec; 4 environment or database error;\n"
+        "5 interrupted.\n";
+
+#define RUN_MAX_LABEL 200
+
+/* Text without control characters (a label is printed in tables and terminals). */
+static bool printable(const char *s) {
+        for (; *s; s++)
+                if ((unsigned char) *s < 0x20 || *s == 0x7f)
+                        return false;
+        return true;
+}
 
 static const char check_usage[] =
         "Usage: alloclab check SPEC\n"
@@ -112,15 +129,16 @@ typedef struct RunOptions {
         OutputFormat format;
         bool quiet;
         const char *spec_path;
+        const char *compare_to; /* "latest" or a run id; NULL: no comparison */
+        const char *label, *commit;
 } RunOptions;
 
 static int parse_run_options(int argc, char **argv, RunOptions *o) {
         static const struct option options[] = {
-                { "db", required_argument, NULL, 'd' },
-                { "samples", required_argument, NULL, 's' },
-                { "format", required_argument, NULL, 'f' },
-                { "quiet", no_argument, NULL, 'q' },
-                {},
+                { "db", required_argument, NULL, 'd' },         { "samples", required_argument, NULL, 's' },
+                { "format", required_argument, NULL, 'f' },     { "quiet", no_argument, NULL, 'q' },
+                { "compare-to", required_argument, NULL, 'c' }, { "label", required_argument, NULL, 'l' },
+                { "commit", required_argument, NULL, 'C' },     {},
         };
         optind = 1;
         for (int c; (c = getopt_long(argc, argv, "d:s:f:q", options, NULL)) >= 0;) {
@@ -145,6 +163,23 @@ static int parse_run_options(int argc, char **argv, RunOptions *o) {
                         break;
                 case 'q':
                         o->quiet = true;
+                        break;
+                case 'c':
+                        if (strcmp(optarg, "latest") != 0 && cli_parse_uint(optarg, INT64_MAX, &v) < 0) {
+                                cli_error("run", "--compare-to takes 'latest' or a run id, not '%s'",
+                                          optarg);
+                                return EXIT_USAGE;
+                        }
+                        o->compare_to = optarg;
+                        break;
+                case 'l':
+                case 'C':
+                        if (strlen(optarg) > RUN_MAX_LABEL || !printable(optarg)) {
+                                cli_error("run", "--%s must be printable text of at most %d bytes",
+                                          c == 'l' ? "label" : "commit", RUN_MAX_LABEL);
+                                return EXIT_USAGE;
+                        }
+                        *(c == 'l' ? &o->label : &o->commit) = optarg;
                         break;
                 default:
                         return EXIT_USAGE;
@@ -172,6 +207,53 @@ static int print_report(const char *command, Store *store, int64_t run_id, Outpu
                 return EXIT_ENVIRONMENT;
         }
         return rep->run.n_failures > 0 || rep->run.n_excluded > 0 ? EXIT_FAILURES : EXIT_OK;
+}
+
+/* --compare-to: the run to compare with, found before the new one exists (0: none earlier, which
+ * is said). */
+static int resolve_base(Store *store, const char *experiment, const char *compare_to, int64_t *ret) {
+        bool latest = strcmp(compare_to, "latest") == 0;
+        unsigned long long id = 0;
+        int r;
+        if (latest)
+                r = query_latest_done_run(store, experiment, ret);
+        else {
+                (void) cli_parse_uint(compare_to, INT64_MAX, &id); /* checked with the options */
+                *ret = (int64_t) id;
+                r = query_run_exists(store, *ret);
+        }
+        if (r == -ENOENT && latest) {
+                fprintf(stderr, "alloclab run: no finished run of %s yet: nothing to compare with\n",
+                        experiment);
+                *ret = 0;
+                return EXIT_OK;
+        }
+        if (r == -ENOENT) {
+                cli_error("run", "no run %s to compare with (see alloclab runs)", compare_to);
+                return EXIT_USAGE;
+        }
+        if (r < 0) {
+                cli_error("run", "cannot read the runs: %s", store_error(store));
+                return EXIT_ENVIRONMENT;
+        }
+        return EXIT_OK;
+}
+
+/* Prints base -> run as `compare` does; EXIT_FAILURES on a regression, as `--fail-on
+ * regression` has it. */
+static int compare_with(Store *store, int64_t base, int64_t run, OutputFormat format) {
+        _cleanup_(run_pair_freep) RunPair *pair = NULL;
+        int64_t missing = 0;
+        int r = query_run_pair(store, base, run, &pair, &missing);
+        if (r < 0)
+                return cli_query_failed("run", store, missing, r);
+        if (format != FORMAT_JSON && format != FORMAT_CSV)
+                fputc('\n', stdout);
+        if (compare_render(stdout, format, pair) < 0 || fflush(stdout) != 0) {
+                cli_error("run", "cannot write the comparison");
+                return EXIT_ENVIRONMENT;
+        }
+        return compare_regressions(pair) ? EXIT_FAILURES : EXIT_OK;
 }
 
 /* Runs plan into rec (a new run, or an interrupted one with prior), closes the run and prints it
@@ -262,6 +344,11 @@ int cmd_run(int argc, char **argv) {
                 host_done(&host);
                 return e;
         }
+        int64_t base = 0; /* --compare-to, found before anything is written */
+        if (o.compare_to && (e = resolve_base(store, spec->experiment, o.compare_to, &base)) != EXIT_OK) {
+                host_done(&host);
+                return e;
+        }
         /* From here on a stop signal must end in a clean 'interrupted', not a dead process. */
         _cleanup_close_ int stop_fd = cli_stop_signals_fd();
         if (stop_fd < 0) {
@@ -271,7 +358,9 @@ int cmd_run(int argc, char **argv) {
         struct passwd *pw = getpwuid(getuid());
         RecordContext ctx = { .trigger = "cli",
                               .submitter = pw ? pw->pw_name : NULL,
-                              .origin_env = environ };
+                              .origin_env = environ,
+                              .label = o.label,
+                              .commit = o.commit };
         _cleanup_(record_freep) Recorder *rec = NULL;
         r = plan_hash_programs(plan);
         if (r >= 0)
@@ -282,7 +371,11 @@ int cmd_run(int argc, char **argv) {
                 return EXIT_ENVIRONMENT;
         }
 
-        return execute_recorded("run", store, plan, rec, NULL, stop_fd, &o);
+        e = execute_recorded("run", store, plan, rec, NULL, stop_fd, &o);
+        if (base == 0 || (e != EXIT_OK && e != EXIT_FAILURES))
+                return e;
+        int gate = compare_with(store, base, record_run_id(rec), o.format);
+        return gate > e ? gate : e;
 }
 
 int cmd_check(int argc, char **argv) {

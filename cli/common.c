@@ -104,10 +104,11 @@ bool cli_wants_help(int argc, char **argv, const char *usage) {
 }
 
 int cli_parse_db_format(const char *command, int argc, char **argv, const char **ret_db,
-                        OutputFormat *ret_format) {
+                        OutputFormat *ret_format, bool *ret_fail_on_regression) {
         static const struct option options[] = {
                 { "db", required_argument, NULL, 'd' },
                 { "format", required_argument, NULL, 'f' },
+                { "fail-on", required_argument, NULL, 'F' },
                 {},
         };
         optind = 1;
@@ -116,10 +117,16 @@ int cli_parse_db_format(const char *command, int argc, char **argv, const char *
                         *ret_db = optarg;
                 else if (c == 'f' && cli_parse_format(optarg, ret_format) == 0)
                         continue;
+                else if (c == 'F' && ret_fail_on_regression && strcmp(optarg, "regression") == 0)
+                        *ret_fail_on_regression = true;
                 else {
                         if (c == 'f')
                                 cli_error(command, "unknown format '%s' (table, markdown, csv, json)",
                                           optarg);
+                        else if (c == 'F' && ret_fail_on_regression)
+                                cli_error(command, "--fail-on takes 'regression', not '%s'", optarg);
+                        else if (c == 'F')
+                                cli_error(command, "unrecognized option '--fail-on'");
                         return EXIT_USAGE;
                 }
         }

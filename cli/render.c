@@ -198,6 +198,10 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         fprintf(f, "%shost %s: %s, %lld cpus, kernel %s, glibc %s, THP %s\n", bullet, rep->run.hostname,
                 rep->cpu_model, (long long) rep->cpus, rep->kernel, rep->glibc, rep->thp);
         fprintf(f, "%suuid %s\n", bullet, rep->run.uuid);
+        if (rep->run.label || rep->run.commit)
+                fprintf(f, "%s%s%s%s%s%s\n", bullet, rep->run.label ? "label " : "",
+                        rep->run.label ? rep->run.label : "", rep->run.label && rep->run.commit ? ", " : "",
+                        rep->run.commit ? "commit " : "", rep->run.commit ? rep->run.commit : "");
         fprintf(f, "%smetric %s: median of %lld samples (%lld warmup), order %s, seed %llu, verify %s\n",
                 bullet, rep->run.metric, (long long) rep->samples, (long long) rep->warmup, rep->order,
                 (unsigned long long) rep->seed, rep->verify);
@@ -769,6 +773,8 @@ static int render_json(FILE *f, const Report *rep) {
                *failures = json_array();
         json_object_set_new(root, "run_id", json_integer(rep->run.id));
         json_object_set_new(root, "uuid", json_string(rep->run.uuid));
+        json_object_set_new(root, "label", json_str_or_null(rep->run.label));
+        json_object_set_new(root, "commit", json_str_or_null(rep->run.commit));
         json_object_set_new(root, "experiment", json_string(rep->run.experiment));
         json_object_set_new(root, "status", json_string(rep->run.status));
         json_object_set_new(root, "started_at", json_string(rep->run.started_at));
@@ -895,19 +901,24 @@ RenderFunc render_for(OutputFormat format) {
 
 int render_runs(FILE *f, OutputFormat format, const RunSummary *runs, size_t n) {
         if (format == FORMAT_TABLE) {
-                fprintf(f, "%-6s %-24s %-12s %-25s %6s %8s %8s  %s\n", "RUN", "EXPERIMENT", "STATUS",
-                        "STARTED", "CELLS", "VARIANTS", "FAILED", "HOST");
+                fprintf(f, "%-6s %-24s %-12s %-25s %6s %8s %8s  %-16s %s\n", "RUN", "EXPERIMENT", "STATUS",
+                        "STARTED", "CELLS", "VARIANTS", "FAILED", "HOST", "LABEL");
                 for (size_t i = 0; i < n; i++)
-                        fprintf(f, "%-6lld %-24s %-12s %-25s %6lld %8lld %8lld  %s\n",
+                        fprintf(f, "%-6lld %-24s %-12s %-25s %6lld %8lld %8lld  %-16s %s%s%.12s\n",
                                 (long long) runs[i].id, runs[i].experiment, runs[i].status,
                                 runs[i].started_at, (long long) runs[i].n_cells,
                                 (long long) runs[i].n_variants, (long long) runs[i].n_failures,
-                                runs[i].hostname);
+                                runs[i].hostname, runs[i].label ? runs[i].label : "",
+                                runs[i].label && runs[i].commit ? " @"
+                                : runs[i].commit                ? "@"
+                                                                : "",
+                                runs[i].commit ? runs[i].commit : "");
                 return ferror(f) ? -EIO : 0;
         }
         static const char *const names[] = {
-                "run_id",   "uuid",       "experiment", "status",   "started_at", "ended_at", "cells",
-                "variants", "child_runs", "failed",     "excluded", "host",       "metric",
+                "run_id",   "uuid",  "experiment", "status",     "started_at",
+                "ended_at", "cells", "variants",   "child_runs", "failed",
+                "excluded", "host",  "metric",     "label",      "commit",
         };
         json_auto_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t i = 0; i < n; i++) {
@@ -919,7 +930,8 @@ int render_runs(FILE *f, OutputFormat format, const RunSummary *runs, size_t n) 
                         json_integer(r->n_cells),    json_integer(r->n_variants),
                         json_integer(r->n_runs),     json_integer(r->n_failures),
                         json_integer(r->n_excluded), json_string(r->hostname),
-                        json_string(r->metric),
+                        json_string(r->metric),      json_str_or_null(r->label),
+                        json_str_or_null(r->commit),
                 };
                 render_table_add_row(table, values, ELEMENTSOF(values));
         }

@@ -14,7 +14,8 @@
 typedef struct RunInfo {
         int64_t id;
         char *started_at, *hostname, *metric;
-        char *fingerprint; /* NULL for runs older than the host fingerprint */
+        char *fingerprint;    /* NULL for runs older than the host fingerprint */
+        char *label, *commit; /* run --label, --commit; or NULL */
         double min_effect, alpha;
         uint64_t seed;
 } RunInfo;
@@ -40,6 +41,8 @@ const char *history_change_word(HistoryChange c) {
 static void series_done(HistorySeries *s) {
         for (size_t i = 0; i < s->n_points; i++) {
                 free(s->points[i].started_at);
+                free(s->points[i].label);
+                free(s->points[i].commit);
                 free(s->points[i].hostname);
                 free(s->points[i].env);
                 free(s->points[i].preload);
@@ -66,6 +69,8 @@ History *history_free(History *h) {
 static void builder_done(Builder *b) {
         for (size_t i = 0; i < b->n_runs; i++) {
                 free(b->runs[i].started_at);
+                free(b->runs[i].label);
+                free(b->runs[i].commit);
                 free(b->runs[i].hostname);
                 free(b->runs[i].metric);
                 free(b->runs[i].fingerprint);
@@ -88,13 +93,17 @@ static char *text(sqlite3_stmt *st, int i) {
         return strdup(t ? (const char *) t : "");
 }
 
+static char *text_or_null(sqlite3_stmt *st, int i) {
+        return sqlite3_column_type(st, i) == SQLITE_NULL ? NULL : text(st, i);
+}
+
 /* The last q->last finished runs of the experiment, oldest first. */
 static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(
                     store_db(s),
                     "SELECT r.id, r.started_at, h.hostname, r.metric, r.min_effect, r.alpha, r.seed,"
-                    " r.host_fingerprint"
+                    " r.host_fingerprint, r.label, r.commit_id"
                     " FROM runs r JOIN experiments x ON x.id = r.experiment_id"
                     " JOIN hosts h ON h.id = r.host_id"
                     " WHERE x.name = ?1 AND r.status IN ('done', 'interrupted')"
@@ -118,8 +127,9 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
                                 .min_effect = sqlite3_column_double(st, 4),
                                 .alpha = sqlite3_column_double(st, 5),
                                 .seed = (uint64_t) sqlite3_column_int64(st, 6),
-                                .fingerprint =
-                                        sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL : text(st, 7) };
+                                .fingerprint = text_or_null(st, 7),
+                                .label = text_or_null(st, 8),
+                                .commit = text_or_null(st, 9) };
                 if (!x->started_at || !x->hostname || !x->metric)
                         r = -ENOMEM;
         }
@@ -307,8 +317,13 @@ static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id, con
                              .started_at = strdup(run->started_at),
                              .hostname = strdup(run->hostname),
                              .env = strdup(env ? env : ""),
-                             .preload = strdup(preload ? preload : "") };
-        return p->started_at && p->hostname && p->env && p->preload ? p : NULL;
+                             .preload = strdup(preload ? preload : ""),
+                             .label = run->label ? strdup(run->label) : NULL,
+                             .commit = run->commit ? strdup(run->commit) : NULL };
+        return p->started_at && p->hostname && p->env && p->preload && (p->label || !run->label) &&
+                               (p->commit || !run->commit)
+                       ? p
+                       : NULL;
 }
 
 static HistorySeries *new_series(History *h, const char *cell, const char *variant, const char *host) {

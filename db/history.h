@@ -36,11 +36,12 @@ typedef struct HistoryPoint {
         Comparison against;    /* this run against the pool, when baseline_runs > 0; the interval
                                 * only for a possible change (compare_screen_to_baseline), else NAN */
         HistoryChange change;
-        bool host_changed;   /* the host fingerprint differs from the previous point's: not compared,
-                              * and the runs before it are not pooled for later points */
-        char *env, *preload; /* the variant's configuration in this run: env (JSON), allocator name */
-        char *config_change; /* when it differs from the previous point's, what changed (then, as for
-                              * host_changed, a new baseline); else NULL */
+        bool host_changed;    /* the host fingerprint differs from the previous point's: not compared,
+                               * and the runs before it are not pooled for later points */
+        char *env, *preload;  /* the variant's configuration in this run: env (JSON), allocator name */
+        char *config_change;  /* when it differs from the previous point's, what changed (then, as for
+                               * host_changed, a new baseline); else NULL */
+        char *label, *commit; /* the run's --label and --commit, or NULL */
 } HistoryPoint;
 
 /* One cell and variant on one host (its host name): the runs of other hosts interleave in time

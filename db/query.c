@@ -49,6 +49,8 @@ static void run_summary_done(RunSummary *r) {
         free(r->hostname);
         free(r->metric);
         free(r->uuid);
+        free(r->label);
+        free(r->commit);
 }
 
 void query_runs_free(RunSummary *runs, size_t n) {
@@ -61,8 +63,9 @@ void query_runs_free(RunSummary *runs, size_t n) {
         "runs.id, experiments.name, runs.status, runs.started_at, runs.ended_at, hosts.hostname,"           \
         " runs.metric, runs.n_runs, runs.n_failures, runs.n_excluded,"                                      \
         " (SELECT count(*) FROM cells WHERE cells.run_id = runs.id),"                                       \
-        " (SELECT count(*) FROM variants WHERE variants.run_id = runs.id), runs.uuid"
-#define SUMMARY_N_COLUMNS 13 /* the columns after them start at this index */
+        " (SELECT count(*) FROM variants WHERE variants.run_id = runs.id), runs.uuid, runs.label,"          \
+        " runs.commit_id"
+#define SUMMARY_N_COLUMNS 15 /* the columns after them start at this index */
 #define SUMMARY_FROM                                                                                        \
         " FROM runs JOIN experiments ON experiments.id = runs.experiment_id"                                \
         " JOIN hosts ON hosts.id = runs.host_id"
@@ -82,6 +85,8 @@ static int read_summary(sqlite3_stmt *st, RunSummary *r) {
                 .n_cells = sqlite3_column_int64(st, 10),
                 .n_variants = sqlite3_column_int64(st, 11),
                 .uuid = col_text(st, 12),
+                .label = col_text_or_null(st, 13),
+                .commit = col_text_or_null(st, 14),
         };
         return r->experiment && r->status && r->started_at && r->hostname && r->metric && r->uuid ? 0
                                                                                                   : -ENOMEM;
@@ -111,10 +116,15 @@ int query_runs(Store *s, const char *experiment, size_t limit, RunSummary **ret,
         return r;
 }
 
-int query_latest_run(Store *s, int64_t *ret) {
+/* The run id a one-value SELECT finds, with ?1 bound to text (if not NULL) and ?2 to id (where
+ * the statement has them); -ENOENT when it finds none. */
+static int query_run_id(Store *s, const char *sql, const char *text, int64_t id, int64_t *ret) {
         sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(store_db(s), "SELECT max(id) FROM runs", -1, &st, NULL) != SQLITE_OK)
+        if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
+        if (text)
+                sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, id);
         int r = -ENOENT;
         if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
                 *ret = sqlite3_column_int64(st, 0);
@@ -122,6 +132,22 @@ int query_latest_run(Store *s, int64_t *ret) {
         }
         sqlite3_finalize(st);
         return r;
+}
+
+int query_latest_run(Store *s, int64_t *ret) {
+        return query_run_id(s, "SELECT max(id) FROM runs", NULL, 0, ret);
+}
+
+int query_latest_done_run(Store *s, const char *experiment, int64_t *ret) {
+        return query_run_id(s,
+                            "SELECT max(r.id) FROM runs r JOIN experiments x ON x.id = r.experiment_id"
+                            " WHERE x.name = ?1 AND r.status = 'done'",
+                            experiment, 0, ret);
+}
+
+int query_run_exists(Store *s, int64_t run_id) {
+        int64_t found;
+        return query_run_id(s, "SELECT id FROM runs WHERE id = ?2", NULL, run_id, &found);
 }
 
 Report *query_report_free(Report *r) {

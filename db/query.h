@@ -27,7 +27,8 @@ typedef struct RunSummary {
         char *metric;
         int64_t n_runs, n_failures, n_excluded;
         int64_t n_cells, n_variants;
-        char *uuid; /* the run's name in every database (its id is this one's) */
+        char *uuid;           /* the run's name in every database (its id is this one's) */
+        char *label, *commit; /* run --label and --commit, or NULL */
 } RunSummary;
 
 /* A variant's start-up cost (spec calibrate): wall time of the null workload under it. */
@@ -162,3 +163,9 @@ int query_prior(Store *s, int64_t run_id, const Plan *plan, RunPrior *prior);
 
 /* Id of the newest run, or -ENOENT when the database has none. */
 int query_latest_run(Store *s, int64_t *ret);
+
+/* Id of the newest run of experiment that finished (status done), or -ENOENT. */
+int query_latest_done_run(Store *s, const char *experiment, int64_t *ret);
+
+/* 0 when run_id exists, -ENOENT when not, -EIO. */
+int query_run_exists(Store *s, int64_t run_id);

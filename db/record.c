@@ -138,11 +138,11 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         " timeout_ns, verify, metric, on_failure, probe, min_effect, alpha, outliers, cpus,"
                         " runner_cpus, host_facts, host_fingerprint, cgroup, cgroup_fallback,"
                         " calibrate_command, env_offset, slurm_job_id, slurm_array_task_id, slurm_node, "
-                        "uuid)"
+                        "label, commit_id, uuid)"
                         " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
                         " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?, ?, ?, ?, ?, ?, ?, ?, ?, " STORE_SQL_UUID ")",
-                        "iiitttiiiitiittttddtttttttttttt", experiment_id, spec_id, host_id, s->path,
+                        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " STORE_SQL_UUID ")",
+                        "iiitttiiiitiittttddtttttttttttttt", experiment_id, spec_id, host_id, s->path,
                         ctx->trigger, ctx->submitter, (int64_t) getpid(), (int64_t) start,
                         (int64_t) s->samples, (int64_t) s->warmup, spec_order_to_string(s->order),
                         (int64_t) p->seed, (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
@@ -152,7 +152,7 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         h->fingerprint, p->cgroup->path, p->cgroup->why_not, calibrate_json,
                         s->env_offset_random ? "random" : "none", env_get(ctx->origin_env, "SLURM_JOB_ID"),
                         env_get(ctx->origin_env, "SLURM_ARRAY_TASK_ID"),
-                        env_get(ctx->origin_env, "SLURMD_NODENAME"));
+                        env_get(ctx->origin_env, "SLURMD_NODENAME"), ctx->label, ctx->commit);
 
         for (size_t v = 0; v < p->n_variants && r >= 0; v++) {
                 const SpecVariant *sv = &s->variants[v];

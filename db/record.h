@@ -21,6 +21,8 @@ typedef struct RecordContext {
         /* The environment alloclab was started in (the submitter's, for a job): a run under
          * Slurm records its SLURM_JOB_ID, SLURM_ARRAY_TASK_ID and SLURMD_NODENAME. */
         char *const *origin_env;
+        const char *label;  /* run --label, or NULL */
+        const char *commit; /* run --commit, or NULL */
 } RecordContext;
 
 /* Creates the run (status 'running'). Returns 0 or -EIO/-ENOMEM. */

@@ -19,7 +19,7 @@
  * (Every process that writes is single-threaded.) */
 static char last_failure[256];
 
-static int failed(sqlite3 *db) {
+int sql_failed(sqlite3 *db) {
         if (sqlite3_errcode(db) != SQLITE_OK)
                 snprintf(last_failure, sizeof(last_failure), "%s", sqlite3_errmsg(db));
         return -EIO;
@@ -30,18 +30,18 @@ const char *sql_last_failure(void) {
 }
 
 int sql_begin(sqlite3 *db) {
-        return sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : failed(db);
+        return sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : sql_failed(db);
 }
 
 int sql_commit(sqlite3 *db, int r) {
         if (r < 0) {
-                (void) failed(db);
+                (void) sql_failed(db);
                 sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
                 return r;
         }
         if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
                 return 0;
-        r = failed(db);
+        r = sql_failed(db);
         /* A COMMIT that failed (SQLITE_FULL) may leave the transaction open: end it, or every later
          * BEGIN fails with "cannot start a transaction within a transaction". */
         if (!sqlite3_get_autocommit(db))
@@ -93,7 +93,7 @@ int sql_step(sqlite3 *db, sqlite3_stmt *st, int64_t *ret_id, const char *fmt, ..
                 return r;
         int rc = sqlite3_step(st);
         if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-                return failed(db);
+                return sql_failed(db);
         if (ret_id)
                 *ret_id = sqlite3_last_insert_rowid(db);
         return 0;
@@ -114,7 +114,7 @@ int sql_exec1(sqlite3 *db, int64_t *ret_id, const char *sql, const char *fmt, ..
         else if (rc == SQLITE_DONE && ret_id)
                 *ret_id = sqlite3_last_insert_rowid(db);
         if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-                (void) failed(db);
+                (void) sql_failed(db);
         sqlite3_finalize(st);
         return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -EIO;
 }

@@ -17,6 +17,9 @@ int sql_begin(sqlite3 *db);
 /* The message of the last statement that failed in this process ("" if none). */
 const char *sql_last_failure(void);
 
+/* Keeps db's message as the last failure (before a ROLLBACK clears it). Returns -EIO. */
+int sql_failed(sqlite3 *db);
+
 /* Commits when r >= 0, rolls back otherwise; returns r or the commit's failure. */
 int sql_commit(sqlite3 *db, int r);
 

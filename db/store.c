@@ -211,6 +211,10 @@ static const char *const migrations[] = {
         "ALTER TABLE runs ADD COLUMN slurm_job_id TEXT;"
         "ALTER TABLE runs ADD COLUMN slurm_array_task_id TEXT;"
         "ALTER TABLE runs ADD COLUMN slurm_node TEXT;",
+        /* 16 -> 17: what a run measured, in the user's words (run --label) and version control
+         * (run --commit): a CI gate names its runs. */
+        "ALTER TABLE runs ADD COLUMN label TEXT;"
+        "ALTER TABLE runs ADD COLUMN commit_id TEXT;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
@@ -276,6 +280,7 @@ int store_exec(Store *s, const char *sql) {
         if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
                 return -EIO;
         if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+                (void) sql_failed(s->db); /* its reason, which the ROLLBACK clears */
                 sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
                 return -EIO;
         }
@@ -307,6 +312,9 @@ static int migrate(Store *s, char **ret_message) {
                         return -ENOMEM;
                 int r = store_exec(s, sql);
                 free(sql);
+                if (r < 0 && ret_message)
+                        asprintf(ret_message, "cannot migrate %s from schema %d to %d: %s", store_path(s),
+                                 version, version + 1, store_error(s));
                 if (r < 0)
                         return r;
         }
@@ -461,7 +469,7 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
                 }
         }
         if (r == -EIO && ret_message && !*ret_message)
-                asprintf(ret_message, "database %s: %s", path, sqlite3_errmsg(s->db));
+                asprintf(ret_message, "database %s: %s", path, store_error(s));
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(s);

@@ -94,3 +94,47 @@ run_alloclab 2 compare 1
 run_alloclab 2 compare 1 x
 run_alloclab 4 compare 1 99
 expect_contains "$ERR" "no run 99" "missing run"
+
+# A CI gate: --fail-on regression exits 1 only when run B is worse (higher) than run A somewhere
+# beyond the minimum effect, whatever else differs; 0 for an improvement or no change.
+run_alloclab 1 compare 1 2 --fail-on regression
+expect_contains "$OUT" "REGRESSION in 4 of 4: [size=1] glibc 2.00x, [size=1] jem 2.00x, [size=2] glibc 2.00x, [size=2] jem 2.00x" \
+    "the gate names each regression"
+run_alloclab 0 compare 2 1 --fail-on regression
+expect_contains "$OUT" "no regression: nothing is significantly worse in run 1" "an improvement passes"
+run_alloclab 0 compare 1 3 --fail-on regression --format markdown
+expect_contains "$OUT" "- no regression" "the gate's line in markdown"
+run_alloclab 1 compare 1 2 --fail-on regression --format json
+expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["regressions"])' <<<"$OUT")" 4 "regressions in json"
+run_alloclab 2 compare 1 2 --fail-on speed
+expect_contains "$ERR" "--fail-on takes 'regression', not 'speed'" "an unknown gate"
+run_alloclab 2 fleet compare --fail-on regression
+
+# run --compare-to: the new run is compared with a given run, or the newest finished one of the
+# experiment, as the gate does; a run that does not exist is refused before anything is written.
+runs_before=$(q "SELECT count(*) FROM runs")
+run_alloclab 2 run "$WORK/spec.yaml" --quiet --compare-to 999
+expect_contains "$ERR" "no run 999 to compare with" "a missing run to compare with"
+expect_eq "$(q "SELECT count(*) FROM runs")" "$runs_before" "nothing written for it"
+echo 10 >"$WORK/cost"
+run_alloclab 0 run "$WORK/spec.yaml" --quiet --compare-to 1
+expect_contains "$OUT" "no regression: nothing is significantly worse in run $((runs_before + 1))" "the same cost passes"
+echo 12 >"$WORK/cost"
+run_alloclab 1 run "$WORK/spec.yaml" --quiet --compare-to latest --label pr-7 --commit 0123456789abcdef
+expect_contains "$OUT" "compare: run $((runs_before + 1)) (" "latest: the newest finished run"
+expect_contains "$OUT" "REGRESSION in 4 of 4: [size=1] glibc 1.20x" "a 20% higher cost fails the gate"
+
+# A run's label and commit: stored, in runs and show (the report's test has the HTML).
+run_alloclab 0 runs
+expect_contains "$OUT" "pr-7 @0123456789ab" "label and commit in runs"
+run_alloclab 0 show latest
+expect_contains "$OUT" "label pr-7, commit 0123456789abcdef" "label and commit in show"
+run_alloclab 0 show latest --format json
+expect_eq "$(python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["label"], d["commit"])' <<<"$OUT")" \
+    "pr-7 0123456789abcdef" "label and commit in json"
+run_alloclab 2 run "$WORK/spec.yaml" --quiet --label "$(printf 'a\033[2Jb')"
+expect_contains "$ERR" "--label must be printable text" "a label with control characters"
+run_alloclab 0 history compare --cell size=1 --variant glibc
+expect_contains "$OUT" "$(q "SELECT max(id) FROM runs WHERE label = 'pr-7'") (pr-7)" "the label in history"
+run_alloclab 0 history compare --format json
+expect_contains "$OUT" '"label": "pr-7"' "the label in history's json"

@@ -112,7 +112,7 @@ expect_contains "$OUT" 'CONFIG CHANGED (env {"KNOB":"1"} -> {"KNOB":"2"}): a new
 expect_contains "$OUT" "CONFIG CHANGED (preload glibc -> jemalloc): a new baseline" "preload change marked"
 expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 0 "no change point across configurations"
 run_alloclab 0 history reconfigured --format csv
-expect_eq "$(tail -n +2 <<<"$OUT" | awk -F, '{print $NF}' | grep -c .)" 2 "csv: config_change on two runs"
+expect_eq "$(tail -n +2 <<<"$OUT" | awk -F, '{print $(NF-2)}' | grep -c .)" 2 "csv: config_change on two runs"
 
 # Numeric parameter values in numeric order: n=2 before n=10 (as text, n=10 came first).
 cat >"$WORK/numbers.yaml" <<YAML

@@ -18,7 +18,7 @@ samples: 6
 YAML
 run_alloclab 1 run "$WORK/spec.yaml" --quiet
 printf 'calibrate: true\n' >>"$WORK/spec.yaml"
-run_alloclab 1 run "$WORK/spec.yaml" --quiet
+run_alloclab 1 run "$WORK/spec.yaml" --quiet --label nightly --commit 4b0a99e
 run_alloclab 0 report 2 --compare 1 --history -o "$WORK/report.html"
 
 python3 - "$WORK/report.html" <<'PY' || fail "report structure"
@@ -43,6 +43,7 @@ rows = {ET.tostring(tr[0], encoding="unicode", method="text"): ET.tostring(tr[1]
         for tr in root.findall(".//h:tr", ns) if len(tr) == 2}
 assert rows["isolation"].startswith(("children in a cgroup under ", "process groups only: ")), rows
 assert rows["start-up (null workload)"].startswith("glibc "), rows               # calibrate: true
+assert rows["label"] == "nightly" and rows["commit"] == "4b0a99e", rows         # run --label, --commit
 # Ticks at round values, in human units: "12.0 ms", "1.05x", never "2.381e+05".
 ticks = [t.text for t in root.findall(".//s:text[@class='tick']", ns)]
 assert ticks and not any("e+" in t or "e-" in t for t in ticks), ticks
