@@ -526,7 +526,7 @@ void control_job_finished(Control *ctl, int64_t job_id) {
 static size_t serve(Connection *c, char *buf, size_t size) {
         size_t start = 0;
         for (;;) {
-                char *nul = memchr(buf + start, 0, size - start);
+                char *nul = start < size ? memchr(buf + start, 0, size - start) : NULL;
                 if (!nul || c->waiting_for || c->submitting ||
                     pending_output(c) >= CONTROL_MAX_PENDING_OUTPUT)
                         return start;
@@ -537,6 +537,8 @@ static size_t serve(Connection *c, char *buf, size_t size) {
 
 /* Takes every complete message out of the input buffer. */
 static void process_input(Connection *c) {
+        if (c->in_size == 0)
+                return; /* nothing buffered, maybe no buffer at all */
         size_t start = serve(c, c->in, c->in_size);
         memmove(c->in, c->in + start, c->in_size - start);
         c->in_size -= start;

@@ -75,7 +75,8 @@ run_alloclab 4 show 99
 export ALLOCLAB_SOCKET="$WORK/ctl.sock"
 "$ALLOCLABD" --db "$DB" --specs-dir "$WORK/none" 2>"$WORK/daemon.log" &
 daemon=$!
-trap 'kill -9 $daemon 2>/dev/null || true; rm -rf "$WORK"' EXIT
+reader=
+trap 'kill -9 $daemon $reader 2>/dev/null || true; rm -rf "$WORK"' EXIT # also on a failure midway
 for _ in $(seq 100); do "$ALLOCLAB" status >/dev/null 2>&1 && break; sleep 0.05; done
 cat >"$WORK/many.yaml" <<YAML
 experiment: many
