@@ -1095,6 +1095,11 @@ static Handover hand_over(char *const envp[]) {
         const char *preload = env_value(envp, "LD_PRELOAD");
         if (report_fd < 0 || !preload || !strstr(preload, "liballoclab-probe.so"))
                 return (Handover){ 0 };
+        /* Still the report, sealed as the runner made it: a program that closed the descriptor
+         * and reused its number must not have its own file made inheritable. */
+        int seals = fcntl(report_fd, F_GET_SEALS);
+        if (seals < 0 || !(seals & F_SEAL_SHRINK) || !(seals & F_SEAL_GROW))
+                return (Handover){ 0 };
         size_t n = 0;
         while (envp[n])
                 n++;
