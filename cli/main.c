@@ -9,8 +9,10 @@
 #include "util/cleanup.h"
 
 static const Command commands[] = {
-        { "run", cmd_run, "SPEC [--db PATH] [--samples N] [--format F] [--quiet]",
-          "run an experiment and store it" },
+        { "run", cmd_run,
+          "SPEC [--db PATH] [--samples N] [--format F] [--quiet] [--compare-to latest|RUN] [--label T] "
+          "[--commit REV]",
+          "run an experiment and store it (and gate it against an earlier run)" },
         { "check", cmd_check, "SPEC", "validate a spec without running it" },
         { "resume", cmd_resume, "RUN [--db PATH] [--format F] [--quiet]", "finish an interrupted run" },
         { "runs", cmd_runs, "[EXPERIMENT] [--db PATH] [--last N]", "list stored runs" },
@@ -20,7 +22,7 @@ static const Command commands[] = {
         { "history", cmd_history,
           "EXPERIMENT [--cell NAME=VALUE ...] [--variant V] [--metric M] [--last N] [--format F]",
           "an experiment's medians over time, with regressions and improvements flagged" },
-        { "compare", cmd_compare, "RUN_A RUN_B [--db PATH] [--format F]",
+        { "compare", cmd_compare, "RUN_A RUN_B [--db PATH] [--format F] [--fail-on regression]",
           "compare two runs of an experiment, cell by cell, and say what differs between them" },
         { "fleet", cmd_fleet, "EXPERIMENT [--db PATH] [--format F]",
           "an experiment across hosts: each host's ratios, and on how many hosts each verdict holds" },
