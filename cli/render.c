@@ -336,6 +336,36 @@ static void print_tradeoff(FILE *f, const Report *rep, const char *bullet) {
         }
 }
 
+/* Each variant's memory overhead: peak RSS over peak live bytes of its smoke runs, the
+ * geometric mean over the cells and the range. */
+static void print_overhead(FILE *f, const Report *rep, const char *bullet) {
+        bool any = false;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                any |= rep->entries[i].has_overhead;
+        if (!any)
+                return;
+        fprintf(f, "\nMemory overhead (peak RSS / peak live bytes of the smoke run under the probe):\n");
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                double log_sum = 0, lo = INFINITY, hi = -INFINITY;
+                size_t n = 0;
+                for (size_t c = 0; c < rep->n_cells; c++) {
+                        const ReportEntry *e = entry(rep, c, v);
+                        if (!e->has_overhead)
+                                continue;
+                        double x = (double) e->smoke_peak_rss_bytes / (double) e->smoke_peak_live_bytes;
+                        log_sum += log(x);
+                        lo = fmin(lo, x);
+                        hi = fmax(hi, x);
+                        n++;
+                }
+                if (n == 1)
+                        fprintf(f, "%s%s: %.2fx\n", bullet, rep->variant_names[v], lo);
+                else if (n > 1)
+                        fprintf(f, "%s%s: %.2fx (geometric mean of %zu cells, %.2f-%.2f)\n", bullet,
+                                rep->variant_names[v], exp(log_sum / (double) n), n, lo, hi);
+        }
+}
+
 /* A cell's median wall time minus its variant's start-up (spec calibrate), or NAN. */
 static double minus_startup(const Report *rep, size_t c, size_t v) {
         const ReportEntry *e = entry(rep, c, v);
@@ -522,6 +552,7 @@ static int render_table(FILE *f, const Report *rep) {
         }
         print_verdicts(f, rep, "  ");
         print_tradeoff(f, rep, "  ");
+        print_overhead(f, rep, "  ");
         print_startup(f, rep, "  ");
         print_noisy(f, rep, "  ");
         print_outliers(f, rep, "  ");
@@ -548,6 +579,7 @@ static int render_markdown(FILE *f, const Report *rep) {
         }
         print_verdicts(f, rep, "- ");
         print_tradeoff(f, rep, "- ");
+        print_overhead(f, rep, "- ");
         print_startup(f, rep, "- ");
         print_noisy(f, rep, "- ");
         print_outliers(f, rep, "- ");
@@ -857,6 +889,13 @@ static int render_json(FILE *f, const Report *rep) {
                         json_object_set_new(o, "outliers", json_integer((json_int_t) e->n_outliers));
                         json_object_set_new(o, "pareto",
                                             e->has_tradeoff ? json_boolean(e->pareto) : json_null());
+                        json_object_set_new(o, "smoke_peak_live_bytes",
+                                            e->has_overhead ? json_integer(e->smoke_peak_live_bytes)
+                                                            : json_null());
+                        json_object_set_new(o, "memory_overhead",
+                                            e->has_overhead ? json_real((double) e->smoke_peak_rss_bytes /
+                                                                        (double) e->smoke_peak_live_bytes)
+                                                            : json_null());
                         double floor = noise_floor(rep, c);
                         json_object_set_new(o, "noise_floor", isnan(floor) ? json_null() : json_real(floor));
                         json_object_set_new(o, "below_noise_floor",

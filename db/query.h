@@ -61,6 +61,10 @@ typedef struct ReportEntry {
         bool has_tradeoff;
         double wall_median, maxrss_median;
         bool pareto;
+        /* The allocator's memory overhead, from the smoke run under the probe: its peak RSS and
+         * the peak of the bytes the program had allocated and not freed (usable sizes). */
+        bool has_overhead;
+        int64_t smoke_peak_rss_bytes, smoke_peak_live_bytes;
 } ReportEntry;
 
 typedef struct ReportFailure {

@@ -268,3 +268,25 @@ expect_contains "$OUT" "#1 pid " "census: the tree"
 run_alloclab 0 census --preload jemalloc -- sh -c "LD_PRELOAD= \"$WORKLOAD\" vallocs 10; true"
 expect_contains "$OUT" "then executed $WORKLOAD without the probe (LD_PRELOAD=): not followed" \
     "census: a program that dropped the probe"
+
+# The allocator's memory overhead: the smoke run's peak RSS over the probe's peak live bytes.
+# 32 MiB allocated and touched: about 32 MiB live, and an RSS a little above it.
+cat >"$WORK/overhead.yaml" <<YAML
+experiment: overhead
+command: ["$WORKLOAD", touch, "32", "0"]
+allocators: {glibc: {}, jemalloc: {preload: jemalloc}}
+samples: 2
+warmup: 0
+YAML
+run_alloclab 0 run "$WORK/overhead.yaml" --quiet
+expect_contains "$OUT" "Memory overhead (peak RSS / peak live bytes of the smoke run under the probe):" "overhead section"
+run_alloclab 0 show --format json
+python3 -c '
+import json, sys
+for name, r in json.load(sys.stdin)["cells"][0]["results"].items():
+    live, overhead = r["smoke_peak_live_bytes"], r["memory_overhead"]
+    assert 32 << 20 <= live < 33 << 20, (name, live)
+    assert 1.0 < overhead < 2.0, (name, overhead)' <<<"$OUT" || fail "peak live bytes and overhead: $OUT"
+printf 'probe: never\n' >>"$WORK/overhead.yaml"
+run_alloclab 0 run "$WORK/overhead.yaml" --quiet
+[[ $OUT != *"Memory overhead"* ]] || fail "an overhead without the probe: $OUT"
