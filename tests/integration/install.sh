@@ -1,5 +1,6 @@
 #!/bin/bash
-# `cmake --install` puts alloclab into bin/ and the example specs into share/alloclab/examples,
+# `cmake --install` puts alloclab into bin/, the example specs into share/alloclab/examples and
+# the bash and zsh completions where those shells look,
 # and the installed binary runs an installed example.
 . "$(dirname "$0")/lib.sh"
 : "${BUILD_DIR:?BUILD_DIR must point to the build tree}"
@@ -12,3 +13,21 @@ ls "$WORK"/prefix/lib*/alloclab/liballoclab-probe.so >/dev/null 2>&1 || fail "pr
 # The installed binary finds the installed probe.
 ALLOCLAB="$WORK/prefix/bin/alloclab" run_alloclab 0 census --json -- "$WORKLOAD" which
 expect_contains "$OUT" '"loaded": true' "installed census"
+
+# Shell completions: installed where bash-completion and zsh look, and bash's answers.
+bash_completion="$WORK/prefix/share/bash-completion/completions/alloclab"
+[[ -f $bash_completion ]] || fail "bash completion not installed"
+[[ -f $WORK/prefix/share/zsh/vendor-completions/_alloclab ]] || fail "zsh completion not installed"
+complete_words() { # WORDS...: what bash completes for the last word
+    bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _alloclab; echo "${COMPREPLY[*]}"' \
+        _ "$bash_completion" "$@"
+}
+expect_eq "$(complete_words alloclab ru)" "run runs" "bash: commands"
+expect_eq "$(complete_words alloclab compare 1 2 --f)" "--format --fail-on" "bash: a command's options"
+expect_eq "$(complete_words alloclab show --format "")" "table markdown csv json" "bash: an option's values"
+expect_eq "$(complete_words alloclab status --format "")" "table json" "bash: the daemon's formats"
+if command -v zsh >/dev/null; then
+    zsh -n "$WORK/prefix/share/zsh/vendor-completions/_alloclab" || fail "zsh completion does not parse"
+else
+    echo "zsh not installed: the zsh completion is not parsed (apt-get install zsh)"
+fi

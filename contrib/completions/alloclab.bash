@@ -1,0 +1,73 @@
+# bash completion for alloclab(1): commands, their options, option values, and files where a
+# command takes a spec, a database or a bundle. Installed as
+# share/bash-completion/completions/alloclab.
+
+_alloclab() {
+    local cur prev command i
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD - 1]}
+    local commands="run check resume runs show report history compare fleet export import
+        allocators census submit status queue cancel schedules"
+
+    command=
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${COMP_WORDS[i]} in
+        -*) ;;
+        *) command=${COMP_WORDS[i]}; break ;;
+        esac
+    done
+    if [[ -z $command ]]; then
+        COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+        return
+    fi
+
+    # Option values.
+    case $prev in
+    --format)
+        case $command in
+        allocators | status | queue | schedules) COMPREPLY=($(compgen -W "table json" -- "$cur")) ;;
+        export) COMPREPLY=($(compgen -W "csv json markdown" -- "$cur")) ;;
+        *) COMPREPLY=($(compgen -W "table markdown csv json" -- "$cur")) ;;
+        esac
+        return ;;
+    --what) COMPREPLY=($(compgen -W "samples stats" -- "$cur")); return ;;
+    --fail-on) COMPREPLY=($(compgen -W "regression" -- "$cur")); return ;;
+    --compare-to) COMPREPLY=($(compgen -W "latest" -- "$cur")); return ;;
+    --preload) COMPREPLY=($(compgen -W "glibc jemalloc mimalloc tcmalloc tcmalloc_minimal tbbmalloc" -- "$cur"))
+        return ;;
+    --db | --bundle | -o | --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --samples | --last | --label | --commit | --cell | --variant | --metric) return ;;
+    esac
+
+    local options
+    case $command in
+    run) options="--db --samples --format --quiet --compare-to --label --commit" ;;
+    check) options= ;;
+    resume) options="--db --format --quiet" ;;
+    runs) options="--db --last --format" ;;
+    show) options="--db --format --allocators" ;;
+    report) options="-o --compare --history --db" ;;
+    history) options="--cell --variant --metric --last --format --db" ;;
+    compare) options="--db --format --fail-on" ;;
+    fleet) options="--db --format" ;;
+    export) options="--what --format --db --bundle" ;;
+    import) options="--db --accept-host-change" ;;
+    allocators) options="--format" ;;
+    census) options="--preload --json" ;;
+    submit) options="--wait --socket" ;;
+    status | queue | schedules) options="--format --socket" ;;
+    cancel) options="--socket" ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$options --help" -- "$cur"))
+        return
+    fi
+    case $command in
+    run | check | submit) COMPREPLY=($(compgen -f -X '!*.@(yaml|yml)' -- "$cur") $(compgen -d -- "$cur")) ;;
+    import) COMPREPLY=($(compgen -f -- "$cur")) ;;
+    show | report | export | resume) COMPREPLY=($(compgen -W "latest" -- "$cur")) ;;
+    census) COMPREPLY=($(compgen -c -- "$cur")) ;;
+    esac
+}
+
+complete -F _alloclab alloclab
