@@ -223,19 +223,35 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
 
 /* A variant across the cells: its wins against the baseline, the geometric mean of its ratios
  * with an interval, and how often it is on the time/memory Pareto front. */
+/* The allocator's memory overhead in a cell: its smoke run's peak RSS over the peak live bytes
+ * the probe counted; NAN when not measured. */
+static double memory_overhead(const ReportEntry *e) {
+        return e->has_overhead ? (double) e->smoke_peak_rss_bytes / (double) e->smoke_peak_live_bytes : NAN;
+}
+
 typedef struct VariantSummary {
         size_t compared, lower, higher;
         double geomean, lo, hi; /* when compared > 0 */
         size_t tradeoff_cells, pareto_cells;
+        size_t overhead_cells;
+        double overhead_geomean, overhead_lo, overhead_hi; /* when overhead_cells > 0 */
 } VariantSummary;
 
 static VariantSummary summarize(const Report *rep, size_t v) {
-        VariantSummary s = {};
+        VariantSummary s = { .overhead_lo = INFINITY, .overhead_hi = -INFINITY };
+        double overhead_logs = 0;
         _cleanup_free_ const Comparison **cs = calloc(rep->n_cells + 1, sizeof(*cs));
         for (size_t c = 0; c < rep->n_cells && cs; c++) {
                 const ReportEntry *e = entry(rep, c, v);
                 s.tradeoff_cells += e->has_tradeoff && !e->excluded_reason;
                 s.pareto_cells += e->pareto;
+                double overhead = memory_overhead(e);
+                if (!isnan(overhead)) {
+                        overhead_logs += log(overhead);
+                        s.overhead_lo = fmin(s.overhead_lo, overhead);
+                        s.overhead_hi = fmax(s.overhead_hi, overhead);
+                        s.overhead_cells++;
+                }
                 if (!e->has_comparison)
                         continue;
                 cs[s.compared++] = &e->comparison;
@@ -244,6 +260,8 @@ static VariantSummary summarize(const Report *rep, size_t v) {
         }
         if (s.compared)
                 compare_geomean(cs, s.compared, COMPARE_LEVEL, &s.geomean, &s.lo, &s.hi);
+        if (s.overhead_cells)
+                s.overhead_geomean = exp(overhead_logs / (double) s.overhead_cells);
         return s;
 }
 
@@ -336,8 +354,8 @@ static void print_tradeoff(FILE *f, const Report *rep, const char *bullet) {
         }
 }
 
-/* Each variant's memory overhead: peak RSS over peak live bytes of its smoke runs, the
- * geometric mean over the cells and the range. */
+/* Each variant's memory overhead (memory_overhead()): the geometric mean over the cells and
+ * the range. */
 static void print_overhead(FILE *f, const Report *rep, const char *bullet) {
         bool any = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
@@ -346,23 +364,13 @@ static void print_overhead(FILE *f, const Report *rep, const char *bullet) {
                 return;
         fprintf(f, "\nMemory overhead (peak RSS / peak live bytes of the smoke run under the probe):\n");
         for (size_t v = 0; v < rep->n_variants; v++) {
-                double log_sum = 0, lo = INFINITY, hi = -INFINITY;
-                size_t n = 0;
-                for (size_t c = 0; c < rep->n_cells; c++) {
-                        const ReportEntry *e = entry(rep, c, v);
-                        if (!e->has_overhead)
-                                continue;
-                        double x = (double) e->smoke_peak_rss_bytes / (double) e->smoke_peak_live_bytes;
-                        log_sum += log(x);
-                        lo = fmin(lo, x);
-                        hi = fmax(hi, x);
-                        n++;
-                }
-                if (n == 1)
-                        fprintf(f, "%s%s: %.2fx\n", bullet, rep->variant_names[v], lo);
-                else if (n > 1)
+                VariantSummary s = summarize(rep, v);
+                if (s.overhead_cells == 1)
+                        fprintf(f, "%s%s: %.2fx\n", bullet, rep->variant_names[v], s.overhead_geomean);
+                else if (s.overhead_cells > 1)
                         fprintf(f, "%s%s: %.2fx (geometric mean of %zu cells, %.2f-%.2f)\n", bullet,
-                                rep->variant_names[v], exp(log_sum / (double) n), n, lo, hi);
+                                rep->variant_names[v], s.overhead_geomean, s.overhead_cells, s.overhead_lo,
+                                s.overhead_hi);
         }
 }
 
@@ -892,10 +900,9 @@ static int render_json(FILE *f, const Report *rep) {
                         json_object_set_new(o, "smoke_peak_live_bytes",
                                             e->has_overhead ? json_integer(e->smoke_peak_live_bytes)
                                                             : json_null());
+                        double overhead = memory_overhead(e);
                         json_object_set_new(o, "memory_overhead",
-                                            e->has_overhead ? json_real((double) e->smoke_peak_rss_bytes /
-                                                                        (double) e->smoke_peak_live_bytes)
-                                                            : json_null());
+                                            isnan(overhead) ? json_null() : json_real(overhead));
                         double floor = noise_floor(rep, c);
                         json_object_set_new(o, "noise_floor", isnan(floor) ? json_null() : json_real(floor));
                         json_object_set_new(o, "below_noise_floor",
