@@ -111,10 +111,15 @@ static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
                 fprintf(f, "%s  %s\n", bullet, *d);
 }
 
+/* Run B significantly higher than run A (slower, or more of the metric) beyond min_effect. */
+static bool is_regression(const PairChange *x) {
+        return x->has_comparison && x->comparison.verdict == VERDICT_HIGHER;
+}
+
 size_t compare_regressions(const RunPair *p) {
         size_t n = 0;
         for (size_t i = 0; i < p->n_changes; i++)
-                n += p->changes[i].has_comparison && p->changes[i].comparison.verdict == VERDICT_HIGHER;
+                n += is_regression(&p->changes[i]);
         return n;
 }
 
@@ -130,7 +135,7 @@ static void print_regressions(FILE *f, const RunPair *p, const char *bullet) {
         const char *sep = "";
         for (size_t i = 0; i < p->n_changes; i++) {
                 const PairChange *x = &p->changes[i];
-                if (!x->has_comparison || x->comparison.verdict != VERDICT_HIGHER)
+                if (!is_regression(x))
                         continue;
                 fprintf(f, "%s[%s] %s %.2fx", sep, p->a->cell_labels[x->cell_a],
                         p->a->variant_names[x->variant_a], x->comparison.ratio);
