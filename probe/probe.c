@@ -358,6 +358,13 @@ static int32_t attach_report(void) {
         return parent >= 0 && parent < PROBE_MAX_PROCESSES ? parent : -1;
 }
 
+/* The path of this process's program into buf (empty when unreadable); false when unreadable. */
+static bool own_program(char *buf, size_t size) {
+        ssize_t len = readlink("/proc/self/exe", buf, size - 1);
+        buf[len > 0 ? len : 0] = 0;
+        return len > 0;
+}
+
 /* This process's entry, or NULL when unlisted (or without a runner). */
 static ProbeProcess *this_process(void) {
         return process_index >= 0 ? &report->processes[process_index] : NULL;
@@ -382,8 +389,7 @@ static void claim_process(int32_t parent, uint32_t how) {
                 self->copies = p->copies;
                 return;
         }
-        ssize_t len = readlink("/proc/self/exe", self->program, sizeof(self->program) - 1);
-        self->program[len > 0 ? len : 0] = 0;
+        (void) own_program(self->program, sizeof(self->program));
 }
 
 static void child_after_fork(void) {
@@ -989,13 +995,11 @@ static void identify(void) {
                 map = object_of((void *) next.malloc);
         if (!map)
                 return;
-        char path[PROBE_PATH_MAX] = "?", prefix[sizeof(report->effective_prefix)] = "";
+        char path[PROBE_PATH_MAX], prefix[sizeof(report->effective_prefix)] = "";
         if (map->l_name && map->l_name[0])
                 copy_text(path, sizeof(path), map->l_name);
-        else {
-                ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 1);
-                path[len > 0 ? len : 0] = 0;
-        }
+        else if (!own_program(path, sizeof(path)))
+                copy_text(path, sizeof(path), "?");
         uint32_t family = families_of(map, true, prefix, sizeof(prefix));
         ProbeProcess *self = this_process();
         if (self) {
@@ -1042,8 +1046,7 @@ static void census(void) {
                         continue;
                 ProbeLibrary *lib = &report->libraries[n++];
                 if (map == main_map) {
-                        ssize_t len = readlink("/proc/self/exe", lib->path, sizeof(lib->path) - 1);
-                        lib->path[len > 0 ? len : 0] = 0;
+                        (void) own_program(lib->path, sizeof(lib->path));
                 } else
                         copy_text(lib->path, sizeof(lib->path), map->l_name);
                 lib->families = families;
