@@ -8,6 +8,7 @@
 
 #include "db/history.h"
 #include "db/query.h"
+#include "db/sql.h"
 #include "runner/stats.h"
 #include "util/cleanup.h"
 
@@ -88,15 +89,6 @@ static const RunInfo *run_info(const Builder *b, int64_t id) {
         return NULL;
 }
 
-static char *text(sqlite3_stmt *st, int i) {
-        const unsigned char *t = sqlite3_column_text(st, i);
-        return strdup(t ? (const char *) t : "");
-}
-
-static char *text_or_null(sqlite3_stmt *st, int i) {
-        return sqlite3_column_type(st, i) == SQLITE_NULL ? NULL : text(st, i);
-}
-
 /* The last q->last finished runs of the experiment, oldest first. */
 static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
         sqlite3_stmt *st;
@@ -121,15 +113,15 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
         while (r == 0 && b->n_runs < q->last && (rc = sqlite3_step(st)) == SQLITE_ROW) {
                 RunInfo *x = &b->runs[b->n_runs++];
                 *x = (RunInfo){ .id = sqlite3_column_int64(st, 0),
-                                .started_at = text(st, 1),
-                                .hostname = text(st, 2),
-                                .metric = text(st, 3),
+                                .started_at = sql_text(st, 1),
+                                .hostname = sql_text(st, 2),
+                                .metric = sql_text(st, 3),
                                 .min_effect = sqlite3_column_double(st, 4),
                                 .alpha = sqlite3_column_double(st, 5),
                                 .seed = (uint64_t) sqlite3_column_int64(st, 6),
-                                .fingerprint = text_or_null(st, 7),
-                                .label = text_or_null(st, 8),
-                                .commit = text_or_null(st, 9) };
+                                .fingerprint = sql_text_or_null(st, 7),
+                                .label = sql_text_or_null(st, 8),
+                                .commit = sql_text_or_null(st, 9) };
                 if (!x->started_at || !x->hostname || !x->metric)
                         r = -ENOMEM;
         }

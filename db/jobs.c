@@ -44,11 +44,6 @@ void job_done(Job *j) {
         *j = (Job){};
 }
 
-static char *text_or_null(sqlite3_stmt *st, int i) {
-        const unsigned char *t = sqlite3_column_text(st, i);
-        return t ? strdup((const char *) t) : NULL;
-}
-
 #define JOB_COLUMNS                                                                                         \
         "id, spec_path, spec_yaml, env, cwd, uid, gid, submitter, trigger, status, run_id,"                 \
         " submitted_at, started_at, ended_at, message"
@@ -56,19 +51,19 @@ static char *text_or_null(sqlite3_stmt *st, int i) {
 static int read_job(sqlite3_stmt *st, Job *j) {
         *j = (Job){
                 .id = sqlite3_column_int64(st, 0),
-                .spec_path = text_or_null(st, 1),
-                .spec_yaml = text_or_null(st, 2),
-                .cwd = text_or_null(st, 4),
+                .spec_path = sql_text_or_null(st, 1),
+                .spec_yaml = sql_text_or_null(st, 2),
+                .cwd = sql_text_or_null(st, 4),
                 .uid = (uid_t) sqlite3_column_int64(st, 5),
                 .gid = (gid_t) sqlite3_column_int64(st, 6),
-                .submitter = text_or_null(st, 7),
-                .trigger = text_or_null(st, 8),
+                .submitter = sql_text_or_null(st, 7),
+                .trigger = sql_text_or_null(st, 8),
                 .status = job_status_from_string((const char *) sqlite3_column_text(st, 9)),
                 .run_id = sqlite3_column_int64(st, 10),
-                .submitted_at = text_or_null(st, 11),
-                .started_at = text_or_null(st, 12),
-                .ended_at = text_or_null(st, 13),
-                .message = text_or_null(st, 14),
+                .submitted_at = sql_text_or_null(st, 11),
+                .started_at = sql_text_or_null(st, 12),
+                .ended_at = sql_text_or_null(st, 13),
+                .message = sql_text_or_null(st, 14),
         };
         json_t *env = json_loads((const char *) sqlite3_column_text(st, 3), 0, NULL);
         size_t i;

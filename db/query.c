@@ -32,15 +32,6 @@
 #define MEASURED_SAMPLES " FROM samples s" MEASURED_JOINS
 #define MEASURED_METRICS " FROM sample_metrics m JOIN samples s ON s.id = m.sample_id" MEASURED_JOINS
 
-static char *col_text(sqlite3_stmt *st, int i) {
-        const unsigned char *t = sqlite3_column_text(st, i);
-        return strdup(t ? (const char *) t : "");
-}
-
-static char *col_text_or_null(sqlite3_stmt *st, int i) {
-        return sqlite3_column_type(st, i) == SQLITE_NULL ? NULL : col_text(st, i);
-}
-
 static void run_summary_done(RunSummary *r) {
         free(r->experiment);
         free(r->status);
@@ -73,20 +64,20 @@ void query_runs_free(RunSummary *runs, size_t n) {
 static int read_summary(sqlite3_stmt *st, RunSummary *r) {
         *r = (RunSummary){
                 .id = sqlite3_column_int64(st, 0),
-                .experiment = col_text(st, 1),
-                .status = col_text(st, 2),
-                .started_at = col_text(st, 3),
-                .ended_at = col_text_or_null(st, 4),
-                .hostname = col_text(st, 5),
-                .metric = col_text(st, 6),
+                .experiment = sql_text(st, 1),
+                .status = sql_text(st, 2),
+                .started_at = sql_text(st, 3),
+                .ended_at = sql_text_or_null(st, 4),
+                .hostname = sql_text(st, 5),
+                .metric = sql_text(st, 6),
                 .n_runs = sqlite3_column_int64(st, 7),
                 .n_failures = sqlite3_column_int64(st, 8),
                 .n_excluded = sqlite3_column_int64(st, 9),
                 .n_cells = sqlite3_column_int64(st, 10),
                 .n_variants = sqlite3_column_int64(st, 11),
-                .uuid = col_text(st, 12),
-                .label = col_text_or_null(st, 13),
-                .commit = col_text_or_null(st, 14),
+                .uuid = sql_text(st, 12),
+                .label = sql_text_or_null(st, 13),
+                .commit = sql_text_or_null(st, 14),
         };
         return r->experiment && r->status && r->started_at && r->hostname && r->metric && r->uuid ? 0
                                                                                                   : -ENOMEM;
@@ -220,27 +211,27 @@ static int for_each_row(Store *s, int64_t run_id, const char *sql, Report *rep,
 
 static int row_header(Report *rep, sqlite3_stmt *st) {
         int r = read_summary(st, &rep->run);
-        rep->spec_path = col_text(st, SUMMARY_N_COLUMNS + 0);
-        rep->order = col_text(st, SUMMARY_N_COLUMNS + 1);
+        rep->spec_path = sql_text(st, SUMMARY_N_COLUMNS + 0);
+        rep->order = sql_text(st, SUMMARY_N_COLUMNS + 1);
         rep->samples = sqlite3_column_int64(st, SUMMARY_N_COLUMNS + 2);
         rep->warmup = sqlite3_column_int64(st, SUMMARY_N_COLUMNS + 3);
         rep->seed = (uint64_t) sqlite3_column_int64(st, SUMMARY_N_COLUMNS + 4);
-        rep->verify = col_text(st, SUMMARY_N_COLUMNS + 5);
-        rep->message = col_text_or_null(st, SUMMARY_N_COLUMNS + 6);
-        rep->kernel = col_text(st, SUMMARY_N_COLUMNS + 7);
-        rep->cpu_model = col_text(st, SUMMARY_N_COLUMNS + 8);
-        rep->glibc = col_text(st, SUMMARY_N_COLUMNS + 9);
-        rep->thp = col_text(st, SUMMARY_N_COLUMNS + 10);
+        rep->verify = sql_text(st, SUMMARY_N_COLUMNS + 5);
+        rep->message = sql_text_or_null(st, SUMMARY_N_COLUMNS + 6);
+        rep->kernel = sql_text(st, SUMMARY_N_COLUMNS + 7);
+        rep->cpu_model = sql_text(st, SUMMARY_N_COLUMNS + 8);
+        rep->glibc = sql_text(st, SUMMARY_N_COLUMNS + 9);
+        rep->thp = sql_text(st, SUMMARY_N_COLUMNS + 10);
         rep->cpus = sqlite3_column_int64(st, SUMMARY_N_COLUMNS + 11);
         rep->min_effect = sqlite3_column_double(st, SUMMARY_N_COLUMNS + 12);
         rep->alpha = sqlite3_column_double(st, SUMMARY_N_COLUMNS + 13);
         rep->exclude_outliers =
                 strcmp((const char *) sqlite3_column_text(st, SUMMARY_N_COLUMNS + 14), "exclude") == 0;
-        rep->child_cpus = col_text_or_null(st, SUMMARY_N_COLUMNS + 15);
-        rep->runner_cpus = col_text_or_null(st, SUMMARY_N_COLUMNS + 16);
-        rep->cgroup = col_text_or_null(st, SUMMARY_N_COLUMNS + 17);
-        rep->cgroup_fallback = col_text_or_null(st, SUMMARY_N_COLUMNS + 18);
-        rep->calibrate_command = col_text_or_null(st, SUMMARY_N_COLUMNS + 19);
+        rep->child_cpus = sql_text_or_null(st, SUMMARY_N_COLUMNS + 15);
+        rep->runner_cpus = sql_text_or_null(st, SUMMARY_N_COLUMNS + 16);
+        rep->cgroup = sql_text_or_null(st, SUMMARY_N_COLUMNS + 17);
+        rep->cgroup_fallback = sql_text_or_null(st, SUMMARY_N_COLUMNS + 18);
+        rep->calibrate_command = sql_text_or_null(st, SUMMARY_N_COLUMNS + 19);
         rep->n_cells = (size_t) rep->run.n_cells;
         rep->n_variants = (size_t) rep->run.n_variants;
         return r;
@@ -251,16 +242,16 @@ static int row_cell(Report *rep, sqlite3_stmt *st) {
         if (pos < 0 || (size_t) pos >= rep->n_cells)
                 return -EBADMSG;
         free(rep->cell_labels[pos]);
-        return (rep->cell_labels[pos] = col_text(st, 1)) ? 0 : -ENOMEM;
+        return (rep->cell_labels[pos] = sql_text(st, 1)) ? 0 : -ENOMEM;
 }
 
 static int row_variant(Report *rep, sqlite3_stmt *st) {
         int64_t pos = sqlite3_column_int64(st, 0);
         if (pos < 0 || (size_t) pos >= rep->n_variants)
                 return -EBADMSG;
-        rep->variant_names[pos] = col_text(st, 1);
-        rep->allocator_names[pos] = col_text(st, 2);
-        rep->allocator_versions[pos] = col_text(st, 3);
+        rep->variant_names[pos] = sql_text(st, 1);
+        rep->allocator_names[pos] = sql_text(st, 2);
+        rep->allocator_versions[pos] = sql_text(st, 3);
         if (sqlite3_column_int(st, 4))
                 rep->baseline = (size_t) pos;
         if (sqlite3_column_int(st, 5))
@@ -482,7 +473,7 @@ static int row_failure_count(Report *rep, sqlite3_stmt *st) {
         if (!e)
                 return -EBADMSG;
         e->n_failed = sqlite3_column_int64(st, 2);
-        e->first_failure = col_text(st, 3);
+        e->first_failure = sql_text(st, 3);
         return e->first_failure ? 0 : -ENOMEM;
 }
 
@@ -504,7 +495,7 @@ static int row_exclusion(Report *rep, sqlite3_stmt *st) {
         if (!e)
                 return -EBADMSG;
         free(e->excluded_reason);
-        e->excluded_reason = col_text(st, 2);
+        e->excluded_reason = sql_text(st, 2);
         return e->excluded_reason ? 0 : -ENOMEM;
 }
 
@@ -515,7 +506,7 @@ static char *failure_detail(sqlite3_stmt *st) {
         if (!status)
                 return strdup("");
         if (sqlite3_column_type(st, 13) != SQLITE_NULL)
-                return col_text(st, 13);
+                return sql_text(st, 13);
         if (strcmp(status, "signal") == 0) {
                 int sig = sqlite3_column_int(st, 6);
                 r = asprintf(&d, "killed by signal %d (%s)", sig, strsignal(sig));
@@ -541,13 +532,13 @@ static int row_failure(Report *rep, sqlite3_stmt *st) {
                 return 0;
         ReportFailure *f = &rep->failures[rep->n_failures_listed++];
         *f = (ReportFailure){
-                .cell = col_text(st, 0),
-                .variant = col_text(st, 1),
-                .phase = col_text(st, 2),
+                .cell = sql_text(st, 0),
+                .variant = sql_text(st, 1),
+                .phase = sql_text(st, 2),
                 .round = sqlite3_column_int64(st, 3),
-                .status = col_text(st, 4),
+                .status = sql_text(st, 4),
                 .detail = failure_detail(st),
-                .stderr_excerpt = col_text_or_null(st, 12),
+                .stderr_excerpt = sql_text_or_null(st, 12),
         };
         return f->cell && f->variant && f->phase && f->status && f->detail ? 0 : -ENOMEM;
 }
@@ -731,12 +722,12 @@ static void clear_allocator(void *element) {
 static int read_allocator(sqlite3_stmt *st, void *element) {
         VariantAllocator *a = element;
         *a = (VariantAllocator){
-                .variant = col_text(st, 0),
-                .allocator = col_text(st, 1),
-                .path = col_text(st, 2),
-                .sha256 = col_text(st, 3),
-                .version = col_text(st, 4),
-                .probe_report = col_text_or_null(st, 5),
+                .variant = sql_text(st, 0),
+                .allocator = sql_text(st, 1),
+                .path = sql_text(st, 2),
+                .sha256 = sql_text(st, 3),
+                .version = sql_text(st, 4),
+                .probe_report = sql_text_or_null(st, 5),
         };
         return a->variant && a->allocator && a->path && a->sha256 && a->version ? 0 : -ENOMEM;
 }
@@ -805,14 +796,14 @@ int query_resume_info(Store *s, int64_t run_id, ResumeInfo *ret) {
         sqlite3_bind_int64(st, 1, run_id);
         int r = -ENOENT;
         if (sqlite3_step(st) == SQLITE_ROW) {
-                *ret = (ResumeInfo){ .spec_path = col_text(st, 0),
-                                     .spec_yaml = col_text(st, 1),
-                                     .status = col_text(st, 2),
+                *ret = (ResumeInfo){ .spec_path = sql_text(st, 0),
+                                     .spec_yaml = sql_text(st, 1),
+                                     .status = sql_text(st, 2),
                                      .seed = (uint64_t) sqlite3_column_int64(st, 3),
                                      .samples = (unsigned) sqlite3_column_int64(st, 4),
                                      .warmup = (unsigned) sqlite3_column_int64(st, 5),
-                                     .hostname = col_text(st, 6),
-                                     .host_fingerprint = col_text_or_null(st, 7) };
+                                     .hostname = sql_text(st, 6),
+                                     .host_fingerprint = sql_text_or_null(st, 7) };
                 r = ret->spec_path && ret->spec_yaml && ret->status && ret->hostname ? 0 : -ENOMEM;
         }
         sqlite3_finalize(st);

@@ -29,6 +29,15 @@ const char *sql_last_failure(void) {
         return last_failure;
 }
 
+char *sql_text(sqlite3_stmt *st, int i) {
+        const unsigned char *t = sqlite3_column_text(st, i);
+        return strdup(t ? (const char *) t : "");
+}
+
+char *sql_text_or_null(sqlite3_stmt *st, int i) {
+        return sqlite3_column_type(st, i) == SQLITE_NULL ? NULL : sql_text(st, i);
+}
+
 int sql_begin(sqlite3 *db) {
         return sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : sql_failed(db);
 }

@@ -20,6 +20,12 @@ const char *sql_last_failure(void);
 /* Keeps db's message as the last failure (before a ROLLBACK clears it). Returns -EIO. */
 int sql_failed(sqlite3 *db);
 
+/* Column i of the current row as a new string: "" for SQL NULL (NULL when out of memory). */
+char *sql_text(sqlite3_stmt *st, int i);
+
+/* The same, but NULL for SQL NULL (and when out of memory). */
+char *sql_text_or_null(sqlite3_stmt *st, int i);
+
 /* Commits when r >= 0, rolls back otherwise; returns r or the commit's failure. */
 int sql_commit(sqlite3 *db, int r);
 
