@@ -64,8 +64,9 @@ static int parse_experiment_name(Loader *l, const YamlNode *n, void *field) {
         return schema_parse_string(l, n, field);
 }
 
-/* A command is a list of arguments, or a single string run with /bin/sh -c. */
-static int parse_command(Loader *l, const YamlNode *n, void *field) {
+/* A command is a list of arguments, or a single string run with /bin/sh -c; `what` names the key
+ * in messages. */
+static int parse_argv(Loader *l, const YamlNode *n, const char *what, char ***field) {
         _cleanup_strv_free_ char **argv = NULL;
         int r;
 
@@ -74,15 +75,15 @@ static int parse_command(Loader *l, const YamlNode *n, void *field) {
                     (r = strv_append(&argv, n->value)) < 0 || (r = remember_template(l, n)) < 0)
                         return r;
         } else {
-                r = schema_expect_kind(l, n, YAML_NODE_SEQUENCE, "command");
+                r = schema_expect_kind(l, n, YAML_NODE_SEQUENCE, what);
                 if (r < 0)
                         return r;
                 if (n->n_items == 0)
-                        return schema_error(l, n, "command must not be empty");
+                        return schema_error(l, n, "%s must not be empty", what);
                 if (n->n_items > SPEC_MAX_ARGS)
-                        return schema_error(l, n, "command has more than %d arguments", SPEC_MAX_ARGS);
+                        return schema_error(l, n, "%s has more than %d arguments", what, SPEC_MAX_ARGS);
                 for (size_t i = 0; i < n->n_items; i++) {
-                        r = schema_expect_scalar(l, n->items[i], "command argument");
+                        r = schema_expect_scalar(l, n->items[i], "argument");
                         if (r < 0)
                                 return r;
                         if ((r = strv_append(&argv, n->items[i]->value)) < 0 ||
@@ -90,11 +91,27 @@ static int parse_command(Loader *l, const YamlNode *n, void *field) {
                                 return r;
                 }
                 if (argv[0][0] == 0)
-                        return schema_error(l, n->items[0], "command name must not be empty");
+                        return schema_error(l, n->items[0], "%s: the program name must not be empty", what);
         }
-        strv_free(*(char ***) field);
-        *(char ***) field = TAKE_PTR(argv);
+        strv_free(*field);
+        *field = TAKE_PTR(argv);
         return 0;
+}
+
+static int parse_command(Loader *l, const YamlNode *n, void *field) {
+        return parse_argv(l, n, "command", field);
+}
+
+static int parse_setup(Loader *l, const YamlNode *n, void *field) {
+        return parse_argv(l, n, "setup", &((Spec *) field)->hooks[SPEC_HOOK_SETUP]);
+}
+
+static int parse_prepare(Loader *l, const YamlNode *n, void *field) {
+        return parse_argv(l, n, "prepare", &((Spec *) field)->hooks[SPEC_HOOK_PREPARE]);
+}
+
+static int parse_cleanup(Loader *l, const YamlNode *n, void *field) {
+        return parse_argv(l, n, "cleanup", &((Spec *) field)->hooks[SPEC_HOOK_CLEANUP]);
 }
 
 static int parse_env(Loader *l, const YamlNode *n, void *field) {
@@ -207,6 +224,9 @@ static void remember_positions(Spec *s, const YamlNode *root) {
                         variants = root->items[i];
         SpecPosition command = position_of(root, "command", (SpecPosition){ root->line, root->column });
         SpecPosition cwd = position_of(root, "cwd", (SpecPosition){});
+        for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++)
+                s->hook_at[h] = position_of(root, spec_hook_to_string(h), (SpecPosition){});
+        s->stdin_at = position_of(root, "stdin", (SpecPosition){});
         for (size_t v = 0; v < s->n_variants && variants && v < variants->n_items; v++) {
                 SpecVariant *sv = &s->variants[v];
                 const YamlNode *key = variants->keys[v], *map = variants->items[v];
@@ -668,6 +688,10 @@ static const Field spec_fields[] = {
         { "description", schema_parse_string, offsetof(Spec, description), false },
         { "command", parse_command, offsetof(Spec, command), true },
         { "cwd", parse_template_string, offsetof(Spec, cwd), false },
+        { "setup", parse_setup, 0, false },
+        { "prepare", parse_prepare, 0, false },
+        { "cleanup", parse_cleanup, 0, false },
+        { "stdin", parse_template_string, offsetof(Spec, stdin_path), false },
         { "params", parse_params, 0, false },
         { "env", parse_env, offsetof(Spec, env), false },
         { "allocators", parse_variants, 0, true },

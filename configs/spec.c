@@ -19,6 +19,9 @@ Spec *spec_free(Spec *s) {
         strv_free(s->command);
         strv_free(s->calibrate_command);
         free(s->cwd);
+        for (size_t i = 0; i < _SPEC_HOOK_MAX; i++)
+                strv_free(s->hooks[i]);
+        free(s->stdin_path);
         for (size_t i = 0; i < s->n_params; i++) {
                 free(s->params[i].name);
                 strv_free(s->params[i].values);
@@ -56,6 +59,7 @@ size_t spec_n_cells(const Spec *s) {
                 return (unsigned) v < ELEMENTSOF(names) ? names[v] : "?";                                   \
         }
 
+NAME_TABLE(spec_hook_to_string, SpecHook, "setup", "prepare", "cleanup")
 NAME_TABLE(spec_order_to_string, SpecOrder, "interleaved", "randomized", "blocked")
 NAME_TABLE(spec_verify_to_string, SpecVerify, "stdout", "none", "file")
 NAME_TABLE(spec_metric_to_string, SpecMetric, "wall", "user", "sys", "maxrss", "reported")

@@ -101,6 +101,14 @@ typedef struct SpecQuiet {
  * this CPU pressure, but never waits: a default must not stretch runs on a shared machine. */
 #define SPEC_DEFAULT_QUIET_PSI     10.0
 
+/* Commands run around the measured ones, never timed (spec keys setup, prepare, cleanup). */
+typedef enum SpecHook {
+        SPEC_HOOK_SETUP,   /* before a variant's first run in a cell */
+        SPEC_HOOK_PREPARE, /* before each of its runs */
+        SPEC_HOOK_CLEANUP, /* after the cell's last run, for each variant set up */
+        _SPEC_HOOK_MAX,
+} SpecHook;
+
 typedef struct SpecParam {
         char *name;
         char **values; /* strv */
@@ -135,6 +143,10 @@ typedef struct Spec {
         char *description;
         char **command; /* strv, templates unexpanded */
         char *cwd;
+        char **hooks[_SPEC_HOOK_MAX]; /* strv each (templates unexpanded), or NULL */
+        SpecPosition hook_at[_SPEC_HOOK_MAX];
+        char *stdin_path; /* the children's standard input (relative to cwd, templated), or NULL */
+        SpecPosition stdin_at;
         SpecParam *params;
         size_t n_params;
         char **env;
@@ -184,6 +196,7 @@ static inline void spec_freep(Spec **s) {
 /* Number of cells: the product of the parameter value counts (1 with no parameters). */
 size_t spec_n_cells(const Spec *s);
 
+const char *spec_hook_to_string(SpecHook h);
 const char *spec_order_to_string(SpecOrder o);
 const char *spec_verify_to_string(SpecVerify v);
 const char *spec_metric_to_string(SpecMetric m);

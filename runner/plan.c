@@ -107,6 +107,11 @@ Plan *plan_free(Plan *p) {
                 strv_free(j->probe_envp);
                 free(j->cwd);
                 free(j->verify_path);
+                free(j->stdin_path);
+                for (size_t h = 0; h < _SPEC_HOOK_MAX; h++) {
+                        free(j->hooks[h].exe);
+                        strv_free(j->hooks[h].argv);
+                }
         }
         free(p->jobs);
         free(p->steps);
@@ -311,6 +316,45 @@ static bool same_string(const char *a, const char *b) { /* NULL equals only NULL
         return a == b || (a && b && strcmp(a, b) == 0);
 }
 
+/* The job's hooks and stdin, once its environment and cwd are known. */
+static int prepare_hooks(const Spec *s, const CellVars *vars, const PlanOptions *o, PlanJob *job,
+                         char **ret_message) {
+        const char *path = env_get(job->envp, "PATH");
+        int r;
+        for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++) {
+                PlanHook *hook = &job->hooks[h];
+                if (!s->hooks[h])
+                        continue;
+                if ((r = expand_strv(vars, s->hooks[h], &hook->argv)) < 0)
+                        return r;
+                r = lookup(o, "program", hook->argv[0], path, job->cwd, resolve_exe,
+                           &(ExeQuery){ .name = hook->argv[0], .envp = job->envp, .cwd = job->cwd },
+                           &hook->exe);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return fail_at(ret_message, r, s, s->hook_at[h], "%s: cannot run '%s': %s",
+                                       spec_hook_to_string(h), hook->argv[0], strerror(-r));
+        }
+        if (!s->stdin_path)
+                return 0;
+        if ((r = expand(vars, s->stdin_path, &job->stdin_path)) < 0)
+                return r;
+        /* A setup or prepare hook may make the file: then it is for the run to find. */
+        if (s->hooks[SPEC_HOOK_SETUP] || s->hooks[SPEC_HOOK_PREPARE])
+                return 0;
+        _cleanup_free_ char *full = NULL;
+        if (path_in(job->cwd, job->stdin_path, &full) < 0)
+                return -ENOMEM;
+        r = lookup(o, "readable", full, NULL, NULL, check_readable, full, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return fail_at(ret_message, r, s, s->stdin_at, "stdin: cannot read '%s': %s", full,
+                               strerror(-r));
+        return 0;
+}
+
 static int prepare_job(const Plan *p, size_t cell, size_t variant, const PlanOptions *o, PlanJob *job,
                        char **ret_message) {
         char *const *caller_env = o->caller_env;
@@ -383,7 +427,7 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, const PlanOpt
         if (r < 0)
                 return fail_at(ret_message, r, s, v->command_at, "variant %s: cannot run '%s': %s", v->name,
                                job->argv[0], strerror(-r));
-        return 0;
+        return prepare_hooks(s, &vars, o, job, ret_message);
 }
 
 /* Every job's environment to one size, and every probed one to another (docs/spec.md). */
@@ -478,14 +522,18 @@ static bool strv_has_template(char *const *l) {
         return false;
 }
 
-/* Whether a variant's job can differ from cell to cell: its command, environment, cwd or verify
- * file name a parameter ({name}). */
+/* Whether a variant's job can differ from cell to cell: its command, environment, cwd, verify
+ * file, stdin or hooks name a parameter ({name}). */
 static bool variant_varies(const Spec *s, size_t variant) {
         const SpecVariant *v = &s->variants[variant];
         const char *cwd = v->cwd ? v->cwd : s->cwd;
         return strv_has_template(v->command ? v->command : s->command) || strv_has_template(s->env) ||
                strv_has_template(v->env) || (cwd && strchr(cwd, '{')) ||
-               (s->verify == SPEC_VERIFY_FILE && strchr(s->verify_path, '{'));
+               (s->verify == SPEC_VERIFY_FILE && strchr(s->verify_path, '{')) ||
+               (s->stdin_path && strchr(s->stdin_path, '{')) ||
+               strv_has_template(s->hooks[SPEC_HOOK_SETUP]) ||
+               strv_has_template(s->hooks[SPEC_HOOK_PREPARE]) ||
+               strv_has_template(s->hooks[SPEC_HOOK_CLEANUP]);
 }
 
 int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_message) {

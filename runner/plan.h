@@ -30,6 +30,12 @@ typedef enum Phase {
 
 const char *phase_to_string(Phase p);
 
+/* A spec hook made concrete for one job: argv expanded, argv[0] resolved like the command's. */
+typedef struct PlanHook {
+        char *exe; /* NULL: the spec has no such hook */
+        char **argv;
+} PlanHook;
+
 typedef struct PlanJob {
         char *exe; /* argv[0] resolved against the child's PATH */
         char **argv;
@@ -37,6 +43,8 @@ typedef struct PlanJob {
         char **probe_envp; /* the same with the probe preloaded first; NULL without a probe */
         char *cwd;         /* NULL: alloclab's cwd */
         char *verify_path; /* SPEC_VERIFY_FILE: output file, relative to cwd */
+        char *stdin_path;  /* spec stdin: the children's fd 0, relative to cwd; NULL: /dev/null */
+        PlanHook hooks[_SPEC_HOOK_MAX];
 } PlanJob;
 
 typedef struct PlanStep {

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "runner/env.h"
+#include "runner/hook.h"
 #include "runner/preflight.h"
 #include "runner/quiet.h"
 #include "runner/options.h"
@@ -44,6 +45,8 @@ const char *sample_status_to_string(SampleStatus s) {
                 [SAMPLE_OOM] = "oom",
                 [SAMPLE_PIDS_LIMIT] = "pids-limit",
                 [SAMPLE_SKIPPED_BUSY] = "skipped-busy",
+                [SAMPLE_SETUP_FAILED] = "setup-failed",
+                [SAMPLE_PREPARE_FAILED] = "prepare-failed",
         };
         return (unsigned) s < ELEMENTSOF(names) ? names[s] : "?";
 }
@@ -79,6 +82,7 @@ typedef struct Series {
 typedef struct CellState {
         int oracle_fd;
         bool excluded[SPEC_MAX_VARIANTS];
+        bool set_up[SPEC_MAX_VARIANTS]; /* ran (after its setup hook, if any): cleanup is due */
         Series *series[SPEC_MAX_VARIANTS];
         size_t n_series[SPEC_MAX_VARIANTS];
 } CellState;
@@ -365,8 +369,49 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
         return 0;
 }
 
-/* Runs one step. Returns 1 when the run was canceled (nothing recorded), 0 otherwise. */
-static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Sample *s, int *ret_output) {
+/* The hooks before a child: setup when the variant has not run in the cell yet (*set_up), then
+ * prepare. Returns 0 to go on; 1 when one failed (s says which), -ECANCELED, -errno. */
+static int before_child(const Plan *p, const PlanJob *job, bool *set_up, int cancel_fd, Sample *s) {
+        static const SampleStatus failed[] = {
+                [SPEC_HOOK_SETUP] = SAMPLE_SETUP_FAILED, [SPEC_HOOK_PREPARE] = SAMPLE_PREPARE_FAILED
+        };
+        for (SpecHook h = SPEC_HOOK_SETUP; h <= SPEC_HOOK_PREPARE; h++) {
+                if (h == SPEC_HOOK_SETUP && *set_up)
+                        continue;
+                _cleanup_free_ char *why = NULL;
+                int r = job->hooks[h].exe ? hook_run(p, job, h, cancel_fd, &why, &s->stderr_excerpt) : 0;
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return set_detail(s, failed[h], "%s", why) < 0 ? -ENOMEM : 1;
+                if (h == SPEC_HOOK_SETUP)
+                        *set_up = true;
+        }
+        return 0;
+}
+
+/* The child's stdin (spec stdin), opened afresh for each child, into *ret_fd (-1: none). Returns
+ * 0; 1 when it cannot be opened (s says why: a setup or prepare hook was to make it); -ENOMEM. */
+static int open_stdin(const PlanJob *job, Sample *s, int *ret_fd) {
+        *ret_fd = -1;
+        if (!job->stdin_path)
+                return 0;
+        _cleanup_free_ char *full = NULL;
+        if (job->stdin_path[0] != '/' && job->cwd ? asprintf(&full, "%s/%s", job->cwd, job->stdin_path) < 0
+                                                  : !(full = strdup(job->stdin_path)))
+                return -ENOMEM;
+        if ((*ret_fd = open(full, O_RDONLY | O_CLOEXEC | O_NOCTTY)) >= 0)
+                return 0;
+        int e = errno;
+        return set_detail(s, SAMPLE_EXEC_FAILED, "stdin: cannot open %s: %s", full, strerror(e)) < 0
+                       ? -ENOMEM
+                       : 1;
+}
+
+/* Runs one step. *set_up says whether the variant has run in this cell (its setup hook ran).
+ * Returns 1 when the run was canceled (nothing recorded), 0 otherwise. */
+static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int cancel_fd, Sample *s,
+                    int *ret_output) {
         const PlanStep *step = &p->steps[index];
         const PlanJob *job = plan_job(p, step->cell, step->variant);
         /* Initialised before anything can fail: the caller frees *s on every return. */
@@ -381,6 +426,18 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                 int r = output_remove_file(job->verify_path, job->cwd);
                 if (r < 0)
                         return r;
+        }
+
+        bool calibrating = step->phase == PHASE_CALIBRATE;
+        _cleanup_close_ int in = -1;
+        if (!calibrating) {
+                int r = before_child(p, job, set_up, cancel_fd, s);
+                if (r == -ECANCELED)
+                        return 1;
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if ((r = open_stdin(job, s, &in)) != 0)
+                        return r < 0 ? r : 0;
         }
 
         bool probed = plan_step_probed(p, step);
@@ -409,7 +466,6 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                                 "not run: still busy after %.1f s (CPU pressure %.1f%%, load %.2f)",
                                 (double) s->quiet_wait_ns / 1e9, seen.cpu_some_avg10, seen.load1);
         }
-        bool calibrating = step->phase == PHASE_CALIBRATE;
         SpawnRequest req = {
                 .exe = calibrating ? p->calibrate_exe : job->exe,
                 .argv = calibrating ? p->calibrate_argv : job->argv,
@@ -418,6 +474,7 @@ static int run_step(const Plan *p, size_t index, int oracle, int cancel_fd, Samp
                                  : job->envp,
                 .cwd = job->cwd,
                 .timeout_ns = p->spec->timeout_ns,
+                .stdin_fd = in,
                 .stdout_fd = out,
                 .stderr_fd = err,
                 .metrics_fd = metrics,
@@ -550,6 +607,30 @@ static int before_smoke(const Plan *p, const RunSink *sink, CellState *c, const 
         return r < 0 ? r : 1;
 }
 
+/* The cleanup hook of every variant that ran in the cell. One that fails excludes its variant
+ * from the cell (its samples stay recorded): what ran after an unclean teardown is suspect. */
+static int clean_up_cell(const Plan *p, const RunSink *sink, CellState *c, uint32_t cell, RunResult *res) {
+        for (uint32_t v = 0; v < p->n_variants; v++) {
+                const PlanJob *job = plan_job(p, cell, v);
+                if (!c->set_up[v] || !job->hooks[SPEC_HOOK_CLEANUP].exe)
+                        continue;
+                c->set_up[v] = false;
+                _cleanup_free_ char *why = NULL, *output = NULL, *reason = NULL;
+                int r = hook_run(p, job, SPEC_HOOK_CLEANUP, -1, &why, &output);
+                if (r <= 0 || c->excluded[v]) {
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (asprintf(&reason, "cleanup-failed: %s%s%.*s", why, output ? ": " : "",
+                             output ? (int) strcspn(output, "\n") : 0, output ? output : "") < 0)
+                        return -ENOMEM;
+                if ((r = exclude(p, sink, c, cell, v, reason, res)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 void run_prior_done(RunPrior *prior) {
         free(prior->done);
         free(prior->excluded);
@@ -592,15 +673,19 @@ int run_execute(const Plan *p, const RunPrior *prior, const RunSink *sink, int c
         _cleanup_(cell_state_reset) CellState cell = { .oracle_fd = -1 };
         int r = 0;
 
-        bool cell_work = true; /* resumed: whether this cell has steps left */
+        bool cell_work = true;     /* resumed: whether this cell has steps left */
+        uint32_t current_cell = 0; /* the cell the loop is in */
         for (size_t i = 0; i < p->n_steps && r >= 0; i++) {
                 const PlanStep *step = &p->steps[i];
                 if (i > 0 && p->steps[i - 1].cell != step->cell) {
-                        if ((r = emit_cell_stats(p, sink, p->steps[i - 1].cell, &cell)) < 0)
+                        uint32_t left = p->steps[i - 1].cell;
+                        if ((r = clean_up_cell(p, sink, &cell, left, &res)) < 0 ||
+                            (r = emit_cell_stats(p, sink, left, &cell)) < 0)
                                 break;
                         cell_state_reset(&cell);
                 }
                 if (i == 0 || p->steps[i - 1].cell != step->cell) {
+                        current_cell = step->cell;
                         if ((r = enter_cell(p, prior, step->cell, &cell)) < 0)
                                 break;
                         cell_work = !prior || cell_has_work(p, prior, step->cell);
@@ -637,7 +722,7 @@ int run_execute(const Plan *p, const RunPrior *prior, const RunSink *sink, int c
                         sink->step_begin(sink->userdata, p, i);
                 Sample s = {};
                 _cleanup_close_ int output = -1;
-                r = run_step(p, i, cell.oracle_fd, cancel_fd, &s, &output);
+                r = run_step(p, i, cell.oracle_fd, &cell.set_up[step->variant], cancel_fd, &s, &output);
                 if (r == 1) {
                         res.end = RUN_CANCELED;
                         sample_done(&s);
@@ -664,7 +749,8 @@ int run_execute(const Plan *p, const RunPrior *prior, const RunSink *sink, int c
                 if (s.status != SAMPLE_OK)
                         res.n_failures++;
                 r = sink->sample ? sink->sample(sink->userdata, p, &s) : 0;
-                if (r >= 0 && step->phase == PHASE_SMOKE)
+                /* A setup that fails leaves the cell to the others, as a failed smoke run does. */
+                if (r >= 0 && (step->phase == PHASE_SMOKE || s.status == SAMPLE_SETUP_FAILED))
                         r = after_smoke(p, sink, &cell, &s, &output, &res);
                 if (r >= 0 && step->phase == PHASE_SAMPLE && s.status == SAMPLE_OK)
                         r = collect(&cell, &s);
@@ -675,6 +761,10 @@ int run_execute(const Plan *p, const RunPrior *prior, const RunSink *sink, int c
                         break;
                 }
         }
+        /* Whatever ended the run, the cell it was in is cleaned up (a failure of this process
+         * keeps its own error). */
+        int q = clean_up_cell(p, sink, &cell, current_cell, &res);
+        r = r < 0 ? r : q;
         if (r >= 0 && res.end == RUN_COMPLETED && p->n_steps > 0)
                 r = emit_cell_stats(p, sink, p->steps[p->n_steps - 1].cell, &cell);
         *ret = res;

@@ -35,6 +35,8 @@ typedef enum SampleStatus {
         SAMPLE_OOM,                 /* the tree hit the spec's memory_max: the kernel killed in it */
         SAMPLE_PIDS_LIMIT,          /* the tree hit the spec's pids_max: a fork or clone failed */
         SAMPLE_SKIPPED_BUSY,        /* quiet: on_busy: skip, and the machine stayed busy: not run */
+        SAMPLE_SETUP_FAILED,        /* the spec's setup hook failed: the variant leaves the cell */
+        SAMPLE_PREPARE_FAILED,      /* the spec's prepare hook failed: the child was not run */
         _SAMPLE_STATUS_MAX,
 } SampleStatus;
 

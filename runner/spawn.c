@@ -71,9 +71,9 @@ static void child_setup_and_exec(ChildPlan *plan) {
         const SpawnRequest *req = plan->req;
         int out = high_fd(req->stdout_fd), err = high_fd(req->stderr_fd);
         int metrics = high_fd(req->metrics_fd), probe = high_fd(req->probe_fd);
-        int null = open("/dev/null", O_RDONLY);
-        if (out < 0 || err < 0 || metrics < 0 || (req->probe_fd >= 0 && probe < 0) || null < 0 ||
-            dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 || dup2(metrics, ENV_METRICS_FD) < 0 ||
+        int in = req->stdin_fd > 0 ? high_fd(req->stdin_fd) : open("/dev/null", O_RDONLY);
+        if (out < 0 || err < 0 || metrics < 0 || (req->probe_fd >= 0 && probe < 0) || in < 0 ||
+            dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 || dup2(metrics, ENV_METRICS_FD) < 0 ||
             (probe >= 0 && dup2(probe, PROBE_REPORT_FD) < 0))
                 return;
         /* Close-on-exec rather than closed: the fork path's socket must last until the exec. */

@@ -21,6 +21,7 @@ typedef struct SpawnRequest {
         char *const *envp;
         const char *cwd; /* or NULL */
         uint64_t timeout_ns;
+        int stdin_fd;  /* > 0: becomes the child's fd 0; otherwise fd 0 is /dev/null */
         int stdout_fd; /* become the child's fds 1, 2 and ENV_METRICS_FD */
         int stderr_fd;
         int metrics_fd;
