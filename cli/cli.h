@@ -31,6 +31,7 @@ typedef struct Command {
 } Command;
 
 int cmd_run(int argc, char **argv);
+int cmd_quick(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
@@ -64,6 +65,9 @@ void cli_warn_powerless(const char *command, const Spec *spec);
 /* Loads a spec; on failure prints every diagnostic (or the read error) and returns the exit
  * code to use (EXIT_SPEC or EXIT_ENVIRONMENT). Returns EXIT_OK and *ret on success. */
 int cli_load_spec(const char *command, const char *path, Spec **ret);
+
+/* The same for a spec made in memory (by quick and suite); name stands for its file. */
+int cli_load_spec_text(const char *command, const char *name, const char *text, Spec **ret);
 
 /* Opens the store at db_path (or the default path); prints the error and returns an exit code
  * on failure. */
@@ -114,6 +118,22 @@ int cli_parse_db_format(const char *command, int argc, char **argv, const char *
 typedef struct RunPair RunPair;
 int compare_render(FILE *f, OutputFormat format, const RunPair *p);
 size_t compare_regressions(const RunPair *p);
+
+/* What a command that measures (run, quick, suite) asks of it. */
+typedef struct MeasureOptions {
+        const char *db_path; /* NULL: the default database */
+        unsigned samples;    /* 0: the spec's */
+        OutputFormat format;
+        bool quiet;             /* no progress line */
+        bool silent;            /* no result printed (suite prints its own summary) */
+        const char *compare_to; /* "latest" or a run id; NULL: no comparison */
+        const char *label, *commit;
+} MeasureOptions;
+
+/* Plans spec, runs it into the database, prints the stored result (and the comparison with
+ * o->compare_to). Returns the command's exit status, with the new run's id in *ret_run (0 when
+ * none was recorded; ret_run may be NULL). */
+int cli_measure(const char *command, Spec *spec, const MeasureOptions *o, int64_t *ret_run);
 
 /* Strict unsigned integer parser for option values. */
 int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *ret);

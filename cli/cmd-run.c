@@ -122,18 +122,8 @@ static int progress_stats(void *u, const Plan *p, uint32_t c, const StatsRow *ro
         return pr->inner.cell_stats(pr->inner.userdata, p, c, rows, n);
 }
 
-typedef struct RunOptions {
-        const char *db_path;
-        bool samples_set;
-        unsigned samples;
-        OutputFormat format;
-        bool quiet;
-        const char *spec_path;
-        const char *compare_to; /* "latest" or a run id; NULL: no comparison */
-        const char *label, *commit;
-} RunOptions;
-
-static int parse_run_options(int argc, char **argv, RunOptions *o) {
+/* The options of run and resume into *o, and their one operand into *ret_operand. */
+static int parse_run_options(int argc, char **argv, MeasureOptions *o, const char **ret_operand) {
         static const struct option options[] = {
                 { "db", required_argument, NULL, 'd' },         { "samples", required_argument, NULL, 's' },
                 { "format", required_argument, NULL, 'f' },     { "quiet", no_argument, NULL, 'q' },
@@ -152,7 +142,6 @@ static int parse_run_options(int argc, char **argv, RunOptions *o) {
                                 cli_error("run", "--samples must be between 1 and %d", SPEC_MAX_SAMPLES);
                                 return EXIT_USAGE;
                         }
-                        o->samples_set = true;
                         o->samples = (unsigned) v;
                         break;
                 case 'f':
@@ -174,11 +163,6 @@ static int parse_run_options(int argc, char **argv, RunOptions *o) {
                         break;
                 case 'l':
                 case 'C':
-                        if (strlen(optarg) > RUN_MAX_LABEL || !printable(optarg)) {
-                                cli_error("run", "--%s must be printable text of at most %d bytes",
-                                          c == 'l' ? "label" : "commit", RUN_MAX_LABEL);
-                                return EXIT_USAGE;
-                        }
                         *(c == 'l' ? &o->label : &o->commit) = optarg;
                         break;
                 default:
@@ -189,7 +173,7 @@ static int parse_run_options(int argc, char **argv, RunOptions *o) {
                 cli_error("run", "expected exactly one SPEC argument (see alloclab run --help)");
                 return EXIT_USAGE;
         }
-        o->spec_path = argv[optind];
+        *ret_operand = argv[optind];
         return EXIT_OK;
 }
 
@@ -259,7 +243,7 @@ static int compare_with(Store *store, int64_t base, int64_t run, OutputFormat fo
 /* Runs plan into rec (a new run, or an interrupted one with prior), closes the run and prints it
  * as stored. Returns the command's exit status. */
 static int execute_recorded(const char *command, Store *store, const Plan *plan, Recorder *rec,
-                            const RunPrior *prior, int stop_fd, const RunOptions *o) {
+                            const RunPrior *prior, int stop_fd, const MeasureOptions *o) {
         Progress progress = {
                 .inner = record_sink(rec),
                 .enabled = !o->quiet && isatty(STDERR_FILENO),
@@ -295,22 +279,37 @@ static int execute_recorded(const char *command, Store *store, const Plan *plan,
                           (long long) record_run_id(rec));
                 return EXIT_INTERRUPTED;
         }
-        return print_report(command, store, record_run_id(rec), o->format);
+        return o->silent ? (result.n_failures > 0 || result.n_excluded > 0 ? EXIT_FAILURES : EXIT_OK)
+                         : print_report(command, store, record_run_id(rec), o->format);
 }
 
 int cmd_run(int argc, char **argv) {
         if (cli_wants_help(argc, argv, run_usage))
                 return EXIT_OK;
-        RunOptions o = { .format = FORMAT_TABLE };
-        int e = parse_run_options(argc, argv, &o);
+        MeasureOptions o = { .format = FORMAT_TABLE };
+        const char *spec_path;
+        int e = parse_run_options(argc, argv, &o, &spec_path);
         if (e != EXIT_OK)
                 return e;
-
         _cleanup_(spec_freep) Spec *spec = NULL;
-        if ((e = cli_load_spec("run", o.spec_path, &spec)) != EXIT_OK)
+        if ((e = cli_load_spec("run", spec_path, &spec)) != EXIT_OK)
                 return e;
-        if (o.samples_set)
-                spec->samples = o.samples;
+        return cli_measure("run", spec, &o, NULL);
+}
+
+int cli_measure(const char *command, Spec *spec, const MeasureOptions *o, int64_t *ret_run) {
+        int e;
+        if (ret_run)
+                *ret_run = 0;
+        const char *const tags[][2] = { { "label", o->label }, { "commit", o->commit } };
+        for (size_t i = 0; i < ELEMENTSOF(tags); i++)
+                if (tags[i][1] && (strlen(tags[i][1]) > RUN_MAX_LABEL || !printable(tags[i][1]))) {
+                        cli_error(command, "--%s must be printable text of at most %d bytes", tags[i][0],
+                                  RUN_MAX_LABEL);
+                        return EXIT_USAGE;
+                }
+        if (o->samples)
+                spec->samples = o->samples;
 
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
@@ -322,59 +321,62 @@ int cmd_run(int argc, char **argv) {
                                          .probe_path = probe },
                          &plan, &message);
         if (r < 0) {
-                cli_plan_error("run", spec, message ? message : strerror(-r));
+                cli_plan_error(command, spec, message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
-        cli_warn_powerless("run", spec);
+        cli_warn_powerless(command, spec);
 
         Host host = {};
         if (host_read(&host) < 0) {
-                cli_error("run", "out of memory");
+                cli_error(command, "out of memory");
                 return EXIT_ENVIRONMENT;
         }
         _cleanup_(store_freep) Store *store = NULL;
-        e = cli_open_store("run", o.db_path, STORE_READ_WRITE, &store);
+        e = cli_open_store(command, o->db_path, STORE_READ_WRITE, &store);
         if (e != EXIT_OK) {
                 host_done(&host);
                 return e;
         }
 
         _cleanup_close_ int lock_fd = -1;
-        if ((e = cli_take_measure_lock("run", store, &lock_fd)) != EXIT_OK) {
+        if ((e = cli_take_measure_lock(command, store, &lock_fd)) != EXIT_OK) {
                 host_done(&host);
                 return e;
         }
         int64_t base = 0; /* --compare-to, found before anything is written */
-        if (o.compare_to && (e = resolve_base(store, spec->experiment, o.compare_to, &base)) != EXIT_OK) {
+        if (o->compare_to && (e = resolve_base(store, spec->experiment, o->compare_to, &base)) != EXIT_OK) {
                 host_done(&host);
                 return e;
         }
         /* From here on a stop signal must end in a clean 'interrupted', not a dead process. */
         _cleanup_close_ int stop_fd = cli_stop_signals_fd();
         if (stop_fd < 0) {
-                cli_error("run", "cannot set up signal handling: %s", strerror(-stop_fd));
+                cli_error(command, "cannot set up signal handling: %s", strerror(-stop_fd));
                 return EXIT_ENVIRONMENT;
         }
         struct passwd *pw = getpwuid(getuid());
         RecordContext ctx = { .trigger = "cli",
                               .submitter = pw ? pw->pw_name : NULL,
                               .origin_env = environ,
-                              .label = o.label,
-                              .commit = o.commit };
+                              .label = o->label,
+                              .commit = o->commit };
         _cleanup_(record_freep) Recorder *rec = NULL;
         r = plan_hash_programs(plan);
         if (r >= 0)
                 r = record_begin(store, plan, &host, &ctx, &rec);
         host_done(&host);
         if (r < 0) {
-                cli_error("run", "cannot record the run: %s", r == -EIO ? store_error(store) : strerror(-r));
+                cli_error(command, "cannot record the run: %s",
+                          r == -EIO ? store_error(store) : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
 
-        e = execute_recorded("run", store, plan, rec, NULL, stop_fd, &o);
+        e = execute_recorded(command, store, plan, rec, NULL, stop_fd, o);
+        if (ret_run)
+                *ret_run = record_run_id(rec);
         if (base == 0 || (e != EXIT_OK && e != EXIT_FAILURES))
                 return e;
-        int gate = compare_with(store, base, record_run_id(rec), o.format);
+        int gate = compare_with(store, base, record_run_id(rec), o->format);
         return gate > e ? gate : e;
 }
 
@@ -431,12 +433,13 @@ static const char resume_usage[] =
 int cmd_resume(int argc, char **argv) {
         if (cli_wants_help(argc, argv, resume_usage))
                 return EXIT_OK;
-        RunOptions o = { .format = FORMAT_TABLE };
-        int e = parse_run_options(argc, argv, &o);
+        MeasureOptions o = { .format = FORMAT_TABLE };
+        const char *operand;
+        int e = parse_run_options(argc, argv, &o, &operand);
         if (e != EXIT_OK)
                 return e;
         unsigned long long run;
-        if (o.samples_set || cli_parse_uint(o.spec_path, INT64_MAX, &run) < 0) {
+        if (o.samples || cli_parse_uint(operand, INT64_MAX, &run) < 0) {
                 cli_error("resume", "expected a RUN number (and no --samples: a run resumes as it started)");
                 return EXIT_USAGE;
         }

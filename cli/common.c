@@ -50,26 +50,35 @@ void cli_plan_error(const char *command, const Spec *spec, const char *message) 
                 cli_error(command, "%s", message);
 }
 
-int cli_load_spec(const char *command, const char *path, Spec **ret) {
-        Diagnostics d = {};
-        int r = spec_load_file(path, &d, ret);
+/* After a spec_load_*(): prints its problems, or the read error, and says the exit status. */
+static int spec_loaded(const char *command, const char *path, int r, Diagnostics *d) {
         if (r >= 0) {
-                diag_clear(&d);
+                diag_clear(d);
                 return EXIT_OK;
         }
-        if (d.n_items == 0) {
+        if (d->n_items == 0) {
                 cli_error(command, "cannot read %s: %s", path, strerror(-r));
-                diag_clear(&d);
+                diag_clear(d);
                 return r == -ENOMEM ? EXIT_ENVIRONMENT : EXIT_SPEC;
         }
-        for (size_t i = 0; i < d.n_items; i++) {
-                _cleanup_free_ char *line = diag_format(&d, i);
+        for (size_t i = 0; i < d->n_items; i++) {
+                _cleanup_free_ char *line = diag_format(d, i);
                 fprintf(stderr, "%s\n", line ? line : "out of memory");
         }
-        if (d.n_dropped > 0)
-                fprintf(stderr, "%s: %zu more problems not shown\n", path, d.n_dropped);
-        diag_clear(&d);
+        if (d->n_dropped > 0)
+                fprintf(stderr, "%s: %zu more problems not shown\n", path, d->n_dropped);
+        diag_clear(d);
         return EXIT_SPEC;
+}
+
+int cli_load_spec(const char *command, const char *path, Spec **ret) {
+        Diagnostics d = {};
+        return spec_loaded(command, path, spec_load_file(path, &d, ret), &d);
+}
+
+int cli_load_spec_text(const char *command, const char *name, const char *text, Spec **ret) {
+        Diagnostics d = {};
+        return spec_loaded(command, name, spec_load_buffer(name, text, strlen(text), &d, ret), &d);
 }
 
 int cli_open_store(const char *command, const char *db_path, StoreMode mode, Store **ret) {

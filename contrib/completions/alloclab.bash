@@ -6,7 +6,7 @@ _alloclab() {
     local cur prev command i
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="run check resume runs show report history compare fleet export import
+    local commands="run quick check resume runs show report history compare fleet export import
         allocators census submit status queue cancel schedules"
 
     command=
@@ -33,6 +33,12 @@ _alloclab() {
     --what) COMPREPLY=($(compgen -W "samples stats" -- "$cur")); return ;;
     --fail-on) COMPREPLY=($(compgen -W "regression" -- "$cur")); return ;;
     --compare-to) COMPREPLY=($(compgen -W "latest" -- "$cur")); return ;;
+    -a | --allocators)
+        COMPREPLY=($(compgen -W "glibc jemalloc mimalloc tcmalloc tcmalloc_minimal tbbmalloc" -- "$cur"))
+        return ;;
+    --verify) COMPREPLY=($(compgen -W "stdout none" -- "$cur")); return ;;
+    --input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    -r | -w | -e | -p | -s | -c | --param | --warmup | --env | --prepare | --setup | --cleanup | --timeout | --name) return ;;
     --preload) COMPREPLY=($(compgen -W "glibc jemalloc mimalloc tcmalloc tcmalloc_minimal tbbmalloc" -- "$cur"))
         return ;;
     --db | --bundle | -o | --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -42,6 +48,8 @@ _alloclab() {
     local options
     case $command in
     run) options="--db --samples --format --quiet --compare-to --label --commit" ;;
+    quick) options="--allocators --env --param --samples --warmup --prepare --setup --cleanup --input --verify
+        --timeout --name --print-spec --db --format --quiet --label --commit" ;;
     check) options= ;;
     resume) options="--db --format --quiet" ;;
     runs) options="--db --last --format" ;;
@@ -66,7 +74,7 @@ _alloclab() {
     run | check | submit) COMPREPLY=($(compgen -f -X '!*.@(yaml|yml)' -- "$cur") $(compgen -d -- "$cur")) ;;
     import) COMPREPLY=($(compgen -f -- "$cur")) ;;
     show | report | export | resume) COMPREPLY=($(compgen -W "latest" -- "$cur")) ;;
-    census) COMPREPLY=($(compgen -c -- "$cur")) ;;
+    census | quick) COMPREPLY=($(compgen -c -- "$cur")) ;;
     esac
 }
 

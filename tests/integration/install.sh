@@ -26,6 +26,7 @@ expect_eq "$(complete_words alloclab ru)" "run runs" "bash: commands"
 expect_eq "$(complete_words alloclab compare 1 2 --f)" "--format --fail-on" "bash: a command's options"
 expect_eq "$(complete_words alloclab show --format "")" "table markdown csv json" "bash: an option's values"
 expect_eq "$(complete_words alloclab status --format "")" "table json" "bash: the daemon's formats"
+expect_eq "$(complete_words alloclab quick -a je)" "jemalloc" "bash: quick's allocators"
 if command -v zsh >/dev/null; then
     zsh -n "$WORK/prefix/share/zsh/vendor-completions/_alloclab" || fail "zsh completion does not parse"
 else

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `alloclab quick`: an experiment from the command line, without a file (hyperfine's habit).
+ * The options become a spec's YAML text, which loads, is checked, runs and is stored exactly as
+ * a spec file would be; --print-spec shows it, to keep as a file.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "configs/schema.h"
+#include "configs/spec-text.h"
+#include "util/cleanup.h"
+#include "util/strv.h"
+
+static const char quick_usage[] =
+        "Usage: alloclab quick -a ALLOCATORS [OPTIONS] [--] COMMAND [ARGS...]\n"
+        "       alloclab quick -a ALLOCATORS [OPTIONS] 'SHELL COMMAND'\n"
+        "\n"
+        "Measures COMMAND under each allocator, verifies the outputs and stores the run, as `run`\n"
+        "does with a spec file. One operand with spaces or shell syntax runs with /bin/sh -c.\n"
+        "\n"
+        "  -a, --allocators LIST  comma-separated variants (repeatable): catalog names (glibc,\n"
+        "                         jemalloc, mimalloc, tcmalloc, tcmalloc_minimal, tbbmalloc), paths of\n"
+        "                         shared objects, or NAME=ALLOCATOR; the first is the baseline\n"
+        "  -e, --env [VARIANT:]KEY=VALUE  a variable for every child, or for VARIANT's (repeatable)\n"
+        "  --param NAME=V1,V2,... a parameter axis: {NAME} in COMMAND is its value (repeatable)\n"
+        "  -r, --samples N        timed samples per cell and variant (default 10)\n"
+        "  -w, --warmup N         warm-up runs per cell and variant (default 1)\n"
+        "  -p, --prepare CMD      shell command before every run, outside the clock\n"
+        "  -s, --setup CMD        shell command before a variant's first run in each cell\n"
+        "  -c, --cleanup CMD      shell command after each cell, for every variant set up\n"
+        "  --input FILE           COMMAND's standard input (default /dev/null)\n"
+        "  --verify stdout|none   compare every output with the baseline's (default stdout)\n"
+        "  --timeout DURATION     per child (default 600s)\n"
+        "  --name NAME            experiment name (default quick-PROGRAM)\n"
+        "  --print-spec           print the spec this makes and exit\n"
+        "  --db PATH, --format F, --quiet, --label TEXT, --commit REV   as for `alloclab run`\n"
+        "\n"
+        "Exit status as for `alloclab run`.\n";
+
+#define QUICK_MAX_VARIANTS SPEC_MAX_VARIANTS
+#define QUICK_MAX_PARAMS   SPEC_MAX_PARAMS
+
+typedef struct Quick {
+        char **variants; /* "NAME=ALLOCATOR" or "ALLOCATOR" */
+        char **env;      /* "[VARIANT:]KEY=VALUE" */
+        char **params;   /* "NAME=V1,V2" */
+        unsigned samples, warmup;
+        const char *hooks[_SPEC_HOOK_MAX];
+        const char *input, *verify, *timeout, *name;
+        bool print_spec;
+        char **command;
+} Quick;
+
+static void quick_done(Quick *q) {
+        strv_free(q->variants);
+        strv_free(q->env);
+        strv_free(q->params);
+}
+
+/* Appends each comma-separated item of list to *l. */
+static int append_items(char ***l, const char *list) {
+        for (const char *p = list;; p++) {
+                size_t n = strcspn(p, ",");
+                if (n > 0) {
+                        char *item = strndup(p, n);
+                        if (!item || strv_consume(l, item) < 0)
+                                return -ENOMEM;
+                }
+                p += n;
+                if (!*p)
+                        return 0;
+        }
+}
+
+static int parse_quick(int argc, char **argv, Quick *q, MeasureOptions *m) {
+        enum {
+                OPT_PARAM = 256,
+                OPT_INPUT,
+                OPT_VERIFY,
+                OPT_TIMEOUT,
+                OPT_NAME,
+                OPT_PRINT,
+                OPT_DB,
+                OPT_FORMAT,
+                OPT_QUIET,
+                OPT_LABEL,
+                OPT_COMMIT
+        };
+        static const struct option options[] = {
+                { "allocators", required_argument, NULL, 'a' },
+                { "env", required_argument, NULL, 'e' },
+                { "param", required_argument, NULL, OPT_PARAM },
+                { "samples", required_argument, NULL, 'r' },
+                { "runs", required_argument, NULL, 'r' },
+                { "warmup", required_argument, NULL, 'w' },
+                { "prepare", required_argument, NULL, 'p' },
+                { "setup", required_argument, NULL, 's' },
+                { "cleanup", required_argument, NULL, 'c' },
+                { "input", required_argument, NULL, OPT_INPUT },
+                { "verify", required_argument, NULL, OPT_VERIFY },
+                { "timeout", required_argument, NULL, OPT_TIMEOUT },
+                { "name", required_argument, NULL, OPT_NAME },
+                { "print-spec", no_argument, NULL, OPT_PRINT },
+                { "db", required_argument, NULL, OPT_DB },
+                { "format", required_argument, NULL, OPT_FORMAT },
+                { "quiet", no_argument, NULL, OPT_QUIET },
+                { "label", required_argument, NULL, OPT_LABEL },
+                { "commit", required_argument, NULL, OPT_COMMIT },
+                {},
+        };
+        optind = 1;
+        /* '+': the first operand is COMMAND, and its own options are its own. */
+        for (int c; (c = getopt_long(argc, argv, "+a:e:r:w:p:s:c:", options, NULL)) >= 0;) {
+                unsigned long long v;
+                int r = 0;
+                switch (c) {
+                case 'a':
+                        r = append_items(&q->variants, optarg);
+                        break;
+                case 'e':
+                        if (!strchr(optarg, '=')) {
+                                cli_error("quick", "--env takes [VARIANT:]KEY=VALUE, not '%s'", optarg);
+                                return EXIT_USAGE;
+                        }
+                        r = strv_append(&q->env, optarg);
+                        break;
+                case OPT_PARAM:
+                        if (!strchr(optarg, '=') || strv_length(q->params) >= QUICK_MAX_PARAMS) {
+                                cli_error("quick", "--param takes NAME=V1,V2,... (at most %d of them)",
+                                          QUICK_MAX_PARAMS);
+                                return EXIT_USAGE;
+                        }
+                        r = strv_append(&q->params, optarg);
+                        break;
+                case 'r':
+                case 'w':
+                        if (cli_parse_uint(optarg, c == 'r' ? SPEC_MAX_SAMPLES : SPEC_MAX_WARMUP, &v) < 0 ||
+                            (c == 'r' && v == 0)) {
+                                cli_error("quick", "--%s must be between %d and %d",
+                                          c == 'r' ? "samples" : "warmup", c == 'r',
+                                          c == 'r' ? SPEC_MAX_SAMPLES : SPEC_MAX_WARMUP);
+                                return EXIT_USAGE;
+                        }
+                        *(c == 'r' ? &q->samples : &q->warmup) = (unsigned) v;
+                        break;
+                case 'p':
+                        q->hooks[SPEC_HOOK_PREPARE] = optarg;
+                        break;
+                case 's':
+                        q->hooks[SPEC_HOOK_SETUP] = optarg;
+                        break;
+                case 'c':
+                        q->hooks[SPEC_HOOK_CLEANUP] = optarg;
+                        break;
+                case OPT_INPUT:
+                        q->input = optarg;
+                        break;
+                case OPT_VERIFY:
+                        q->verify = optarg;
+                        break;
+                case OPT_TIMEOUT:
+                        q->timeout = optarg;
+                        break;
+                case OPT_NAME:
+                        q->name = optarg;
+                        break;
+                case OPT_PRINT:
+                        q->print_spec = true;
+                        break;
+                case OPT_DB:
+                        m->db_path = optarg;
+                        break;
+                case OPT_FORMAT:
+                        if (cli_parse_format(optarg, &m->format) < 0) {
+                                cli_error("quick", "unknown format '%s' (table, markdown, csv, json)",
+                                          optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case OPT_QUIET:
+                        m->quiet = true;
+                        break;
+                case OPT_LABEL:
+                        m->label = optarg;
+                        break;
+                case OPT_COMMIT:
+                        m->commit = optarg;
+                        break;
+                default:
+                        return EXIT_USAGE;
+                }
+                if (r < 0) {
+                        cli_error("quick", "out of memory");
+                        return EXIT_ENVIRONMENT;
+                }
+        }
+        if (!q->variants) {
+                cli_error("quick", "-a ALLOCATORS is required, e.g. -a glibc,jemalloc,mimalloc");
+                return EXIT_USAGE;
+        }
+        if (optind >= argc) {
+                cli_error("quick", "expected the COMMAND to measure after the options");
+                return EXIT_USAGE;
+        }
+        q->command = argv + optind;
+        return EXIT_OK;
+}
+
+/* Whether a lone operand is a shell command rather than a program's name. */
+static bool is_shell_command(char *const *command) {
+        return command[0] && !command[1] && command[0][strcspn(command[0], " \t\n|&;<>()$`\\\"'*?[#~=%")];
+}
+
+/* Whether the name between braces at s (after '{') is one of the --param names. */
+static size_t param_reference(const char *s, char *const *params) {
+        size_t n = strcspn(s, "}");
+        if (!s[n])
+                return 0;
+        for (size_t i = 0; params && params[i]; i++)
+                if (strcspn(params[i], "=") == n && strncmp(params[i], s, n) == 0)
+                        return n;
+        return 0;
+}
+
+/* s as a spec template: {NAME} of a --param stays, every other brace is doubled (literal). */
+static char *as_template(const char *s, char *const *params) {
+        char *out = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&out, &size);
+        if (!f)
+                return NULL;
+        for (const char *p = s; *p; p++) {
+                size_t n;
+                if (*p == '{' && (n = param_reference(p + 1, params)) > 0) {
+                        fprintf(f, "{%.*s}", (int) n, p + 1);
+                        p += n + 1;
+                } else if (*p == '{' || *p == '}')
+                        fprintf(f, "%c%c", *p, *p);
+                else
+                        fputc(*p, f);
+        }
+        if (fclose(f) != 0) {
+                free(out);
+                return NULL;
+        }
+        return out;
+}
+
+static void write_template(FILE *f, const char *s, char *const *params) {
+        _cleanup_free_ char *t = as_template(s, params);
+        spec_text_scalar(f, t ? t : "");
+}
+
+/* quick-PROGRAM: the program's base name, cut to what an experiment name may hold. */
+static void default_name(char *const *command, bool shell, char *buf, size_t size) {
+        const char *program = command[0];
+        size_t len = shell ? strcspn(program, " \t\n") : strlen(program);
+        const char *slash = memrchr(program, '/', len);
+        if (slash) {
+                len -= (size_t) (slash + 1 - program);
+                program = slash + 1;
+        }
+        size_t k = (size_t) snprintf(buf, size, "quick-");
+        for (size_t i = 0; i < len && k + 1 < size && k < 64; i++)
+                buf[k++] = strchr("_-.", program[i]) || (program[i] >= 'a' && program[i] <= 'z') ||
+                                           (program[i] >= 'A' && program[i] <= 'Z') ||
+                                           (program[i] >= '0' && program[i] <= '9')
+                                   ? program[i]
+                                   : '_';
+        buf[k] = 0;
+}
+
+/* The variables of --env that apply to `variant` (NULL: those for every child), as a flow map
+ * after prefix; nothing when there are none. */
+static void write_env(FILE *f, const char *prefix, char *const *env, const char *variant) {
+        bool first = true;
+        for (size_t i = 0; env && env[i]; i++) {
+                const char *kv = env[i], *colon = strchr(kv, ':'), *eq = strchr(kv, '=');
+                bool scoped = colon && colon < eq;
+                if (variant ? !scoped || strncmp(kv, variant, (size_t) (colon - kv)) != 0 ||
+                                      variant[colon - kv] != 0
+                            : scoped)
+                        continue;
+                if (scoped)
+                        kv = colon + 1;
+                _cleanup_free_ char *key = strndup(kv, strcspn(kv, "="));
+                fputs(first ? prefix : ", ", f);
+                fputs(first ? "{" : "", f);
+                spec_text_scalar(f, key ? key : "");
+                fputs(": ", f);
+                spec_text_scalar(f, strchr(kv, '=') + 1);
+                first = false;
+        }
+        if (!first)
+                fputs("}", f);
+}
+
+/* The spec the options describe, as YAML text. */
+static char *quick_spec(const Quick *q) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        if (!f)
+                return NULL;
+        bool shell = is_shell_command(q->command);
+        char name[80];
+        default_name(q->command, shell, name, sizeof(name));
+        fputs("# Made by alloclab quick; run it again with: alloclab run FILE\nexperiment: ", f);
+        spec_text_scalar(f, q->name ? q->name : name);
+        fputs("\ncommand: ", f);
+        if (shell)
+                write_template(f, q->command[0], q->params);
+        else {
+                fputc('[', f);
+                for (size_t i = 0; q->command[i]; i++) {
+                        fputs(i ? ", " : "", f);
+                        write_template(f, q->command[i], q->params);
+                }
+                fputc(']', f);
+        }
+        if (q->params)
+                fputs("\nparams:", f);
+        for (size_t i = 0; q->params && q->params[i]; i++) {
+                const char *eq = strchr(q->params[i], '=');
+                _cleanup_free_ char *key = strndup(q->params[i], (size_t) (eq - q->params[i]));
+                _cleanup_strv_free_ char **values = NULL;
+                (void) append_items(&values, eq + 1);
+                fputs("\n  ", f);
+                spec_text_scalar(f, key ? key : "");
+                fputs(": ", f);
+                spec_text_list(f, values);
+        }
+        write_env(f, "\nenv: ", q->env, NULL);
+        for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++)
+                if (q->hooks[h]) {
+                        fprintf(f, "\n%s: ", spec_hook_to_string(h));
+                        write_template(f, q->hooks[h], q->params);
+                }
+        if (q->input) {
+                fputs("\nstdin: ", f);
+                write_template(f, q->input, q->params);
+        }
+        fputs("\nallocators:", f);
+        for (size_t i = 0; q->variants[i]; i++) {
+                const char *item = q->variants[i], *eq = strchr(item, '=');
+                const char *allocator = eq ? eq + 1 : item;
+                /* A path's variant is named after its file: /x/libfoo.so.2 is libfoo. */
+                const char *base = strrchr(allocator, '/') ? strrchr(allocator, '/') + 1 : allocator;
+                _cleanup_free_ char *variant =
+                        eq ? strndup(item, (size_t) (eq - item)) : strndup(base, strcspn(base, "."));
+                fputs("\n  ", f);
+                spec_text_scalar(f, variant ? variant : "");
+                fputs(": {preload: ", f);
+                spec_text_scalar(f, allocator);
+                if (variant)
+                        write_env(f, ", env: ", q->env, variant);
+                fputs("}", f);
+        }
+        fprintf(f, "\nsamples: %u\nwarmup: %u\n", q->samples, q->warmup);
+        if (q->verify) {
+                fputs("verify: ", f);
+                spec_text_scalar(f, q->verify);
+                fputc('\n', f);
+        }
+        if (q->timeout) {
+                fputs("timeout: ", f);
+                spec_text_scalar(f, q->timeout);
+                fputc('\n', f);
+        }
+        if (fclose(f) != 0) {
+                free(text);
+                return NULL;
+        }
+        return text;
+}
+
+int cmd_quick(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, quick_usage))
+                return EXIT_OK;
+        _cleanup_(quick_done) Quick q = { .samples = 10, .warmup = 1 };
+        MeasureOptions m = { .format = FORMAT_TABLE };
+        int e = parse_quick(argc, argv, &q, &m);
+        if (e != EXIT_OK)
+                return e;
+        _cleanup_free_ char *text = quick_spec(&q);
+        if (!text) {
+                cli_error("quick", "out of memory");
+                return EXIT_ENVIRONMENT;
+        }
+        if (q.print_spec) {
+                fputs(text, stdout);
+                return fflush(stdout) == 0 ? EXIT_OK : EXIT_ENVIRONMENT;
+        }
+        _cleanup_(spec_freep) Spec *spec = NULL;
+        if ((e = cli_load_spec_text("quick", "quick", text, &spec)) != EXIT_OK) {
+                fprintf(stderr,
+                        "(positions are in the spec alloclab quick made: see it with --print-spec)\n");
+                return e;
+        }
+        return cli_measure("quick", spec, &m, NULL);
+}

@@ -1,0 +1,96 @@
+#!/bin/bash
+# alloclab quick (an experiment from the command line) and the spec's hooks and stdin: setup,
+# prepare and cleanup run where docs/spec.md says, outside the clock, without the preload; a
+# failing hook is recorded as such; stdin feeds every child afresh.
+. "$(dirname "$0")/lib.sh"
+cd "$WORK"
+
+# --- quick: measures, stores, and its spec round-trips through a file -------------------------
+run_alloclab 0 quick -a glibc,jemalloc -r 3 -w 0 --quiet -- "$WORKLOAD" which
+expect_contains "$OUT" "quick-alloclab-workload run 1: done" "quick's header"
+expect_contains "$OUT" "jemalloc" "quick's table"
+expect_eq "$(q "SELECT count(*) FROM samples WHERE phase = 'sample' AND status = 'ok'")" 6 "3 samples x 2 variants"
+expect_contains "$(q 'SELECT yaml FROM specs')" "# Made by alloclab quick" "the stored spec"
+
+run_alloclab 0 quick -a glibc,je=jemalloc -e je:MALLOC_CONF=narenas:2 --param n=10,20 -r 1 -w 0 --name vals \
+    --print-spec -- "$WORKLOAD" vallocs '{n}' '{literal}'
+printf '%s\n' "$OUT" >vals.yaml
+expect_contains "$OUT" '"{n}", "{{literal}}"' "a --param stays a template, other braces are literal"
+expect_contains "$OUT" '"je": {preload: "jemalloc", env: {"MALLOC_CONF": "narenas:2"}}' "a named variant with its env"
+expect_eq "$(q 'SELECT count(*) FROM runs')" 1 "--print-spec runs nothing"
+run_alloclab 0 check vals.yaml
+expect_contains "$OUT" "2 cells x 2 variants" "the printed spec as a file"
+
+# A lone operand with shell syntax runs with sh -c.
+run_alloclab 0 quick -a glibc -r 1 -w 0 --quiet --name shell 'echo {x} | tr x y'
+expect_contains "$(q "SELECT yaml FROM specs JOIN runs ON runs.spec_id = specs.id WHERE runs.id = 2")" \
+    'command: "echo {{x}} | tr x y"' "the shell command"
+
+# Bad input: a clear error, nothing written.
+run_alloclab 2 quick -- true
+expect_contains "$ERR" "-a ALLOCATORS is required" "quick without allocators"
+run_alloclab 3 quick -a glibc,jemaloc -- true
+expect_contains "$ERR" "did you mean 'jemalloc'" "a misspelt allocator"
+expect_contains "$ERR" "--print-spec" "where the position points"
+run_alloclab 2 quick -a glibc --label $'a\tb' -- true
+expect_eq "$(q 'SELECT count(*) FROM runs')" 2 "runs after the refusals"
+
+# --- hooks: where they run, and with what -----------------------------------------------------
+cat >hooks.yaml <<YAML
+experiment: hooks
+command: "cat > got-\$V-{n}.txt"
+params: {n: [1, 2]}
+setup: "echo setup {n} \$V \${{LD_PRELOAD:-nopreload}} >> log; printf 'input {n}' > in-{n}.txt"
+prepare: ["sh", "-c", "echo prepare {n} \$V >> log"]
+cleanup: "echo cleanup {n} \$V >> log"
+stdin: in-{n}.txt
+allocators:
+  glibc: {env: {V: glibc}}
+  jemalloc: {preload: jemalloc, env: {V: jemalloc}}
+samples: 2
+warmup: 1
+YAML
+run_alloclab 0 run hooks.yaml --quiet
+# Per cell: each variant's setup before its first run, prepare before each of its 4 runs
+# (smoke, warm-up, 2 samples), cleanup after the cell's last run.
+expect_eq "$(grep -c '^setup' log) $(grep -c '^prepare' log) $(grep -c '^cleanup' log)" "4 16 4" "hook counts"
+expect_eq "$(grep -v nopreload log | grep -c '^setup')" 0 "hooks run without the preload"
+expect_eq "$(sed -n 1,2p log | tr '\n' ' ')" "setup 1 glibc nopreload prepare 1 glibc " "setup, then prepare"
+expect_eq "$(grep -n '' log | grep -E 'cleanup 1 jemalloc|setup 2 glibc' | cut -d: -f1 | tr '\n' ' ')" \
+    "$(grep -n '' log | grep -E 'cleanup 1 jemalloc' | cut -d: -f1) $(( $(grep -n '' log | grep -E 'cleanup 1 jemalloc' | cut -d: -f1) + 1 )) " \
+    "cell 1's cleanups before cell 2's setups"
+for v in glibc jemalloc; do
+    for n in 1 2; do
+        expect_eq "$(cat "got-$v-$n.txt")" "input $n" "stdin of $v in cell n=$n"
+    done
+done
+
+# A failing hook is recorded as what it is, and the run goes on.
+sed -e 's/^experiment: hooks/experiment: hooks-fail/' \
+    -e 's/^prepare: .*/prepare: "test {n} = 1 -o \\"$V\\" = glibc || (echo no prepare for {n} >\&2; exit 7)"/' \
+    -e 's/^cleanup: .*/cleanup: "test {n} = 2 || exit 3"/' hooks.yaml >fail.yaml
+run_alloclab 1 run fail.yaml --quiet
+expect_eq "$(q "SELECT count(*) FROM samples WHERE status = 'prepare-failed'")" 1 \
+    "jemalloc's smoke run in cell n=2 could not be prepared (and the variant left the cell)"
+expect_contains "$OUT" "prepare-failed: prepare 'test 2 = 1" "the failed prepare in show"
+expect_contains "$OUT" "no prepare for 2" "its output kept"
+expect_contains "$OUT" "[n=1] glibc: cleanup-failed: cleanup 'test 1 = 2 || exit 3' failed: exit code 3" "cleanup failure"
+sed -e 's/^experiment: hooks/experiment: hooks-setup/' -e 's/^setup: .*/setup: "test \\"$V\\" = glibc"/' \
+    -e 's/^stdin: .*//' hooks.yaml >setup.yaml
+run_alloclab 1 run setup.yaml --quiet
+expect_contains "$OUT" "[n=1] jemalloc: setup-failed: setup 'test \"\$V\" = glibc' failed: exit code 1" "setup failure excludes"
+expect_eq "$(q "SELECT count(*) FROM samples WHERE status = 'setup-failed'")" 2 "one failed setup per cell"
+
+# A process a hook leaves behind does not outlive it.
+sed -e 's/^experiment: hooks/experiment: hooks-daemon/' -e "s|^setup: .*|setup: \"sleep 317 \&\"|" \
+    -e 's/^stdin: .*//' hooks.yaml >daemon.yaml
+run_alloclab 0 run daemon.yaml --quiet
+pgrep -f 'sleep 317' && fail "a setup's background process outlived it"
+
+# A stdin nothing makes is an error before the run, at its position in the spec.
+printf 'experiment: nostdin\ncommand: [cat]\nstdin: missing.txt\nallocators: {glibc: {}}\n' >nostdin.yaml
+run_alloclab 4 run nostdin.yaml
+expect_contains "$ERR" "nostdin.yaml:3:8: stdin: cannot read 'missing.txt': No such file" "missing stdin"
+printf 'experiment: emptyhook\ncommand: [cat]\nprepare: []\nallocators: {glibc: {}}\n' >empty.yaml
+run_alloclab 3 check empty.yaml
+expect_contains "$ERR" "empty.yaml:3:10: prepare must not be empty" "an empty hook"
