@@ -15,6 +15,8 @@ static const Command commands[] = {
           "run an experiment and store it (and gate it against an earlier run)" },
         { "quick", cmd_quick, "-a ALLOCATORS [--samples N] [--param N=V,..] [--prepare CMD] -- CMD [ARGS]",
           "measure a command under allocators without a spec file" },
+        { "suite", cmd_suite, "[NAME...] [--threads LIST] [--scale PERCENT] [--samples N] [--format F]",
+          "run the bundled workloads under every installed allocator and summarize" },
         { "check", cmd_check, "SPEC", "validate a spec without running it" },
         { "resume", cmd_resume, "RUN [--db PATH] [--format F] [--quiet]", "finish an interrupted run" },
         { "runs", cmd_runs, "[EXPERIMENT] [--db PATH] [--last N]", "list stored runs" },

@@ -85,10 +85,7 @@ static double ratio(const Report *rep, size_t c, size_t v) {
         return e->stats.median / b->stats.median;
 }
 
-/* "CRASH SIGSEGV", "MISMATCH", "TIMEOUT", "EXIT 3": the loud form of a failure. A variant
- * excluded without a failed sample of its own (pre-flight, or a cell whose reference failed)
- * shows the status its exclusion reason starts with. */
-static void failure_mark(const ReportEntry *e, char *buf, size_t size) {
+void render_failure_mark(const ReportEntry *e, char *buf, size_t size) {
         const char *f = e->first_failure;
         if (!f && e->excluded_reason)
                 f = e->excluded_reason;
@@ -125,7 +122,7 @@ static char *grid_cell(const Report *rep, size_t c, size_t v) {
         }
         if (e->excluded_reason || e->n_failed > 0) {
                 char what[48];
-                failure_mark(e, what, sizeof(what));
+                render_failure_mark(e, what, sizeof(what));
                 if (e->excluded_reason)
                         snprintf(mark, sizeof(mark), "%s", what);
                 else

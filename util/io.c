@@ -3,6 +3,8 @@
  * Small I/O loops that every caller would otherwise write again.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
@@ -26,4 +28,21 @@ ssize_t read_full_at(int fd, void *buf, size_t size, off_t offset) {
                 have += (size_t) n;
         }
         return (ssize_t) have;
+}
+
+int read_text_file(const char *path, size_t max, char **ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        _cleanup_free_ char *buf = malloc(max + 2);
+        if (!buf)
+                return -ENOMEM;
+        ssize_t n = read_full(fd, buf, max + 1);
+        if (n < 0)
+                return (int) n;
+        if ((size_t) n > max)
+                return -EFBIG;
+        buf[n] = 0;
+        *ret = TAKE_PTR(buf);
+        return 0;
 }

@@ -12,3 +12,7 @@ ssize_t read_full(int fd, void *buf, size_t size);
 /* The same from a file offset with pread() (the descriptor's position is left alone); offset -1
  * reads from the current position, as read_full(). */
 ssize_t read_full_at(int fd, void *buf, size_t size, off_t offset);
+
+/* A whole text file of at most max bytes into *ret (NUL-terminated, caller frees). Returns 0,
+ * -EFBIG past max, -errno. */
+int read_text_file(const char *path, size_t max, char **ret);

@@ -27,22 +27,19 @@ char *paths_control_socket_for(bool system) {
         return p;
 }
 
-char *paths_probe(void) {
-        const char *explicit = getenv("ALLOCLAB_PROBE");
-        if (explicit && *explicit)
-                return access(explicit, R_OK) == 0 ? strdup(explicit) : NULL;
+/* The first of the candidates (relative to the running binary's directory) that exists, as a
+ * real path; NULL when none does. */
+static char *beside_binary(const char *const *candidates, size_t n) {
         char exe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (n <= 0)
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (len <= 0)
                 return NULL;
-        exe[n] = 0;
+        exe[len] = 0;
         char *slash = strrchr(exe, '/');
         if (!slash)
                 return NULL;
         *slash = 0;
-        static const char *const candidates[] = { "/../probe/liballoclab-probe.so",
-                                                  "/../" ALLOCLAB_LIBDIR "/alloclab/liballoclab-probe.so" };
-        for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+        for (size_t i = 0; i < n; i++) {
                 char *p = NULL;
                 if (asprintf(&p, "%s%s", exe, candidates[i]) < 0)
                         return NULL;
@@ -53,4 +50,24 @@ char *paths_probe(void) {
                 free(real);
         }
         return NULL;
+}
+
+/* $VARIABLE when set (and readable), else what beside_binary() finds. */
+static char *find(const char *variable, const char *const *candidates, size_t n) {
+        const char *explicit = getenv(variable);
+        if (explicit && *explicit)
+                return access(explicit, R_OK) == 0 ? strdup(explicit) : NULL;
+        return beside_binary(candidates, n);
+}
+
+char *paths_probe(void) {
+        static const char *const candidates[] = { "/../probe/liballoclab-probe.so",
+                                                  "/../" ALLOCLAB_LIBDIR "/alloclab/liballoclab-probe.so" };
+        return find("ALLOCLAB_PROBE", candidates, sizeof(candidates) / sizeof(candidates[0]));
+}
+
+char *paths_workloads(void) {
+        static const char *const candidates[] = { "/../workloads",
+                                                  "/../" ALLOCLAB_LIBDIR "/alloclab/workloads" };
+        return find("ALLOCLAB_WORKLOADS", candidates, sizeof(candidates) / sizeof(candidates[0]));
 }

@@ -19,3 +19,7 @@ char *paths_control_socket_for(bool system);
  * (BIN/../probe/) or the install tree (BIN/../LIBDIR/alloclab/). NULL when not found.
  */
 char *paths_probe(void);
+
+/* The bundled workloads of `alloclab suite` (specs and programs): $ALLOCLAB_WORKLOADS, else
+ * BIN/../workloads (build tree) or BIN/../LIBDIR/alloclab/workloads. NULL when not found. */
+char *paths_workloads(void);

@@ -80,3 +80,10 @@ int strv_env_set(char ***l, const char *key, const char *value) {
                 free(kv);
         return r;
 }
+
+bool strv_contains(char *const *l, const char *s) {
+        for (size_t i = 0; l && l[i]; i++)
+                if (strcmp(l[i], s) == 0)
+                        return true;
+        return false;
+}

@@ -32,3 +32,6 @@ ssize_t strv_env_find(char *const *l, const char *key, size_t key_len);
 
 /* Sets KEY=VALUE, replacing an existing KEY. Returns 0 or -ENOMEM. */
 int strv_env_set(char ***l, const char *key, const char *value);
+
+/* Whether l holds s. */
+bool strv_contains(char *const *l, const char *s);

@@ -6,7 +6,7 @@ _alloclab() {
     local cur prev command i
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="run quick check resume runs show report history compare fleet export import
+    local commands="run quick suite check resume runs show report history compare fleet export import
         allocators census submit status queue cancel schedules"
 
     command=
@@ -26,6 +26,7 @@ _alloclab() {
     --format)
         case $command in
         allocators | status | queue | schedules) COMPREPLY=($(compgen -W "table json" -- "$cur")) ;;
+        suite) COMPREPLY=($(compgen -W "table markdown json" -- "$cur")) ;;
         export) COMPREPLY=($(compgen -W "csv json markdown" -- "$cur")) ;;
         *) COMPREPLY=($(compgen -W "table markdown csv json" -- "$cur")) ;;
         esac
@@ -38,6 +39,7 @@ _alloclab() {
         return ;;
     --verify) COMPREPLY=($(compgen -W "stdout none" -- "$cur")); return ;;
     --input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --threads | --scale) return ;;
     -r | -w | -e | -p | -s | -c | --param | --warmup | --env | --prepare | --setup | --cleanup | --timeout | --name) return ;;
     --preload) COMPREPLY=($(compgen -W "glibc jemalloc mimalloc tcmalloc tcmalloc_minimal tbbmalloc" -- "$cur"))
         return ;;
@@ -50,6 +52,7 @@ _alloclab() {
     run) options="--db --samples --format --quiet --compare-to --label --commit" ;;
     quick) options="--allocators --env --param --samples --warmup --prepare --setup --cleanup --input --verify
         --timeout --name --print-spec --db --format --quiet --label --commit" ;;
+    suite) options="--threads --scale --samples --allocators --db --format --quiet --print-spec --list" ;;
     check) options= ;;
     resume) options="--db --format --quiet" ;;
     runs) options="--db --last --format" ;;
@@ -75,6 +78,7 @@ _alloclab() {
     import) COMPREPLY=($(compgen -f -- "$cur")) ;;
     show | report | export | resume) COMPREPLY=($(compgen -W "latest" -- "$cur")) ;;
     census | quick) COMPREPLY=($(compgen -c -- "$cur")) ;;
+    suite) COMPREPLY=($(compgen -W "cache-scratch cache-thrash frag larson mstress python3 realloc redis sqlite3 xmalloc" -- "$cur")) ;;
     esac
 }
 

@@ -1,6 +1,7 @@
 #!/bin/bash
-# `cmake --install` puts alloclab into bin/, the example specs into share/alloclab/examples and
-# the bash and zsh completions where those shells look,
+# `cmake --install` puts alloclab into bin/, the example specs into share/alloclab/examples, the
+# suite's workloads into LIBDIR/alloclab/workloads and the bash and zsh completions where those
+# shells look,
 # and the installed binary runs an installed example.
 . "$(dirname "$0")/lib.sh"
 : "${BUILD_DIR:?BUILD_DIR must point to the build tree}"
@@ -13,6 +14,11 @@ ls "$WORK"/prefix/lib*/alloclab/liballoclab-probe.so >/dev/null 2>&1 || fail "pr
 # The installed binary finds the installed probe.
 ALLOCLAB="$WORK/prefix/bin/alloclab" run_alloclab 0 census --json -- "$WORKLOAD" which
 expect_contains "$OUT" '"loaded": true' "installed census"
+# The installed binary finds the installed workloads and runs one.
+ALLOCLAB="$WORK/prefix/bin/alloclab" run_alloclab 0 suite larson --threads 1 --scale 2 --samples 1 \
+    --allocators glibc,jemalloc --quiet
+expect_contains "$OUT" "larson" "installed suite"
+expect_contains "$(q 'SELECT yaml FROM specs')" "$WORK/prefix/lib" "the installed workloads' directory"
 
 # Shell completions: installed where bash-completion and zsh look, and bash's answers.
 bash_completion="$WORK/prefix/share/bash-completion/completions/alloclab"

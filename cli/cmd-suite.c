@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `alloclab suite`: the bundled workloads (workloads/, installed under LIBDIR/alloclab/workloads)
+ * run one after another under every installed catalog allocator, each an ordinary run stored in
+ * the database, then one summary across them (mimalloc-bench's, with verdicts and intervals).
+ *
+ * A workload file is a spec without params, cwd and allocators: the suite adds the threads and
+ * scale axes, the workloads' directory as cwd and one variant per allocator, glibc first as the
+ * baseline and reference. A line "# requires: PROGRAM... (HINT)" names programs without which
+ * the workload is skipped, saying so.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/render.h"
+#include "configs/catalog.h"
+#include "configs/spec-text.h"
+#include "db/query.h"
+#include "runner/allocator.h"
+#include "runner/compare.h"
+#include "runner/plan.h"
+#include "util/cleanup.h"
+#include "util/io.h"
+#include "util/paths.h"
+#include "util/strv.h"
+
+extern char **environ;
+
+static const char suite_usage[] =
+        "Usage: alloclab suite [NAME...] [--threads LIST] [--scale PERCENT] [--samples N]\n"
+        "                      [--allocators LIST] [--db PATH] [--format table|markdown|json]\n"
+        "                      [--quiet] [--print-spec] [--list]\n"
+        "\n"
+        "Runs the bundled workloads (all, or those named) under every installed catalog allocator,\n"
+        "one stored run each, and prints one summary: per workload each allocator's ratio to glibc\n"
+        "and verdict, then per allocator its wins, verdict counts, geometric mean with its 95%\n"
+        "interval and peak RSS.\n"
+        "\n"
+        "  --threads LIST    the threads axis (default: 1 and the CPUs alloclab may use)\n"
+        "  --scale PERCENT   the amount of work of each workload (default 100)\n"
+        "  --samples N       samples per cell and variant (default: each workload's, 5)\n"
+        "  --allocators LIST the variants, glibc first (default: every installed catalog allocator)\n"
+        "  --print-spec      print each workload's whole spec instead of running it\n"
+        "  --list            list the workloads and what each does\n";
+
+#define SUITE_REQUIRES "# requires:"
+
+typedef struct SuiteOptions {
+        MeasureOptions measure;
+        char **names;      /* workloads asked for; NULL: all */
+        char **threads;    /* the threads axis */
+        unsigned scale;    /* percent */
+        char **allocators; /* catalog names or paths, the baseline first */
+        bool print_spec, list;
+} SuiteOptions;
+
+static void suite_options_done(SuiteOptions *o) {
+        strv_free(o->names);
+        strv_free(o->threads);
+        strv_free(o->allocators);
+}
+
+static int split_list(const char *list, char ***ret) {
+        strv_free(*ret);
+        *ret = NULL;
+        for (const char *p = list;; p++) {
+                size_t n = strcspn(p, ",");
+                char *item = n ? strndup(p, n) : NULL;
+                if (n && (!item || strv_consume(ret, item) < 0))
+                        return -ENOMEM;
+                p += n;
+                if (!*p)
+                        return 0;
+        }
+}
+
+static int parse_suite(int argc, char **argv, SuiteOptions *o) {
+        enum {
+                OPT_THREADS = 256,
+                OPT_SCALE,
+                OPT_SAMPLES,
+                OPT_ALLOCATORS,
+                OPT_DB,
+                OPT_FORMAT,
+                OPT_QUIET,
+                OPT_PRINT,
+                OPT_LIST
+        };
+        static const struct option options[] = {
+                { "threads", required_argument, NULL, OPT_THREADS },
+                { "scale", required_argument, NULL, OPT_SCALE },
+                { "samples", required_argument, NULL, OPT_SAMPLES },
+                { "allocators", required_argument, NULL, OPT_ALLOCATORS },
+                { "db", required_argument, NULL, OPT_DB },
+                { "format", required_argument, NULL, OPT_FORMAT },
+                { "quiet", no_argument, NULL, OPT_QUIET },
+                { "print-spec", no_argument, NULL, OPT_PRINT },
+                { "list", no_argument, NULL, OPT_LIST },
+                {},
+        };
+        optind = 1;
+        for (int c; (c = getopt_long(argc, argv, "", options, NULL)) >= 0;) {
+                unsigned long long v;
+                int r = 0;
+                switch (c) {
+                case OPT_THREADS:
+                        r = split_list(optarg, &o->threads);
+                        for (size_t i = 0; r >= 0 && o->threads && o->threads[i]; i++)
+                                if (cli_parse_uint(o->threads[i], 256, &v) < 0 || v == 0) {
+                                        cli_error("suite", "--threads takes numbers from 1 to 256, not '%s'",
+                                                  o->threads[i]);
+                                        return EXIT_USAGE;
+                                }
+                        break;
+                case OPT_SCALE:
+                case OPT_SAMPLES:
+                        if (cli_parse_uint(optarg, c == OPT_SCALE ? 10000 : SPEC_MAX_SAMPLES, &v) < 0 ||
+                            v == 0) {
+                                cli_error("suite", "--%s must be between 1 and %d",
+                                          c == OPT_SCALE ? "scale" : "samples",
+                                          c == OPT_SCALE ? 10000 : SPEC_MAX_SAMPLES);
+                                return EXIT_USAGE;
+                        }
+                        *(c == OPT_SCALE ? &o->scale : &o->measure.samples) = (unsigned) v;
+                        break;
+                case OPT_ALLOCATORS:
+                        r = split_list(optarg, &o->allocators);
+                        break;
+                case OPT_DB:
+                        o->measure.db_path = optarg;
+                        break;
+                case OPT_FORMAT:
+                        if (cli_parse_format(optarg, &o->measure.format) < 0 ||
+                            o->measure.format == FORMAT_CSV) {
+                                cli_error("suite", "unknown format '%s' (table, markdown, json)", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case OPT_QUIET:
+                        o->measure.quiet = true;
+                        break;
+                case OPT_PRINT:
+                        o->print_spec = true;
+                        break;
+                case OPT_LIST:
+                        o->list = true;
+                        break;
+                default:
+                        return EXIT_USAGE;
+                }
+                if (r < 0) {
+                        cli_error("suite", "out of memory");
+                        return EXIT_ENVIRONMENT;
+                }
+        }
+        for (int i = optind; i < argc; i++)
+                if (strv_append(&o->names, argv[i]) < 0) {
+                        cli_error("suite", "out of memory");
+                        return EXIT_ENVIRONMENT;
+                }
+        return EXIT_OK;
+}
+
+/* 1 and the number of CPUs this process may run on (once when that is 1). */
+static int default_threads(char ***ret) {
+        cpu_set_t set;
+        int n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+        char count[16];
+        snprintf(count, sizeof(count), "%d", n);
+        if (strv_append(ret, "1") < 0 || (n > 1 && strv_append(ret, count) < 0))
+                return -ENOMEM;
+        return 0;
+}
+
+/* Every installed catalog allocator, glibc first. */
+static int installed_allocators(char ***ret) {
+        for (const CatalogEntry *e = catalog_entries(); e->name; e++) {
+                _cleanup_free_ char *path = NULL;
+                if (e->soname && allocator_find_library(e->soname, NULL, &path) < 0)
+                        continue;
+                if (strv_append(ret, e->name) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b) {
+        return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int is_workload(const struct dirent *d) {
+        size_t n = strlen(d->d_name);
+        return n > 5 && d->d_name[0] != '.' && strcmp(d->d_name + n - 5, ".yaml") == 0;
+}
+
+/* The workloads' names (file names without .yaml), sorted. */
+static int list_workloads(const char *dir, char ***ret) {
+        struct dirent **entries = NULL;
+        int n = scandir(dir, &entries, is_workload, by_name);
+        if (n < 0)
+                return -errno;
+        int r = 0;
+        for (int i = 0; i < n; i++) {
+                if (r >= 0)
+                        r = strv_consume(ret, strndup(entries[i]->d_name, strlen(entries[i]->d_name) - 5));
+                free(entries[i]);
+        }
+        free(entries);
+        return r;
+}
+
+/* A "# requires: PROGRAM... (HINT)" line's first program that is not installed, with the
+ * hint; NULL when everything is there. */
+static char *missing_program(const char *text, char **ret_hint) {
+        const char *line = strstr(text, SUITE_REQUIRES);
+        *ret_hint = NULL;
+        if (!line)
+                return NULL;
+        line += strlen(SUITE_REQUIRES);
+        size_t end = strcspn(line, "\n"), programs = strcspn(line, "(\n");
+        _cleanup_free_ char *list = strndup(line, programs);
+        char *save = NULL;
+        for (char *p = list ? strtok_r(list, " \t", &save) : NULL; p; p = strtok_r(NULL, " \t", &save)) {
+                _cleanup_free_ char *exe = NULL;
+                if (plan_resolve_exe(p, environ, NULL, &exe) >= 0)
+                        continue;
+                if (programs < end)
+                        *ret_hint = strndup(line + programs, end - programs);
+                return strdup(p);
+        }
+        return NULL;
+}
+
+/* The workload's text with the suite's axes, its directory and the allocators added. */
+static char *workload_spec(const char *text, const char *dir, const SuiteOptions *o) {
+        char *spec = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&spec, &size);
+        if (!f)
+                return NULL;
+        fprintf(f, "%s%s# Added by alloclab suite:\nparams:\n  threads: ", text,
+                text[0] && text[strlen(text) - 1] != '\n' ? "\n" : "");
+        spec_text_list(f, o->threads);
+        fprintf(f, "\n  scale: [%u]\ncwd: ", o->scale);
+        spec_text_scalar(f, dir);
+        fputs("\nallocators:", f);
+        for (size_t i = 0; o->allocators[i]; i++) {
+                const char *a = o->allocators[i], *base = strrchr(a, '/') ? strrchr(a, '/') + 1 : a;
+                _cleanup_free_ char *name = strndup(base, strcspn(base, "."));
+                fputs("\n  ", f);
+                spec_text_scalar(f, name ? name : a);
+                fputs(": {preload: ", f);
+                spec_text_scalar(f, a);
+                fputs("}", f);
+        }
+        fputc('\n', f);
+        if (fclose(f) != 0) {
+                free(spec);
+                return NULL;
+        }
+        return spec;
+}
+
+/* The description: line of a workload, for --list. */
+static void print_description(const char *name, const char *text) {
+        const char *d = strstr(text, "\ndescription:");
+        _cleanup_free_ char *line = NULL;
+        if (d) {
+                d += strlen("\ndescription:");
+                d += strspn(d, " \"");
+                line = strndup(d, strcspn(d, "\n"));
+                if (line && line[0] && line[strlen(line) - 1] == '"')
+                        line[strlen(line) - 1] = 0;
+        }
+        printf("%-14s %s\n", name, line ? line : "");
+}
+
+/* --- the summary ------------------------------------------------------------------------- */
+
+typedef struct SuiteRun {
+        char *workload;
+        Report *rep;
+} SuiteRun;
+
+/* A variant in one workload: its ratios to the baseline across the cells. */
+typedef struct Standing {
+        size_t compared, lower, higher;
+        double mean, lo, hi; /* when compared > 0 */
+        char mark[48];       /* the first failure or exclusion, or "" */
+} Standing;
+
+static const ReportEntry *entry_of(const Report *rep, size_t c, size_t v) {
+        return &rep->entries[c * rep->n_variants + v];
+}
+
+static Standing standing(const Report *rep, size_t v) {
+        Standing s = {};
+        _cleanup_free_ const Comparison **cs = calloc(rep->n_cells + 1, sizeof(*cs));
+        for (size_t c = 0; c < rep->n_cells && cs; c++) {
+                const ReportEntry *e = entry_of(rep, c, v);
+                if (!s.mark[0] && (e->excluded_reason || e->n_failed > 0))
+                        render_failure_mark(e, s.mark, sizeof(s.mark));
+                if (!e->has_comparison)
+                        continue;
+                cs[s.compared++] = &e->comparison;
+                s.lower += e->comparison.verdict == VERDICT_LOWER;
+                s.higher += e->comparison.verdict == VERDICT_HIGHER;
+        }
+        if (s.compared)
+                compare_geomean(cs, s.compared, COMPARE_LEVEL, &s.mean, &s.lo, &s.hi);
+        return s;
+}
+
+/* "faster" when every compared cell says so, "slower" likewise, "~" when none differs, else
+ * "mixed". */
+static const char *standing_word(const Standing *s, bool time) {
+        if (s->lower == s->compared)
+                return verdict_word(VERDICT_LOWER, time);
+        if (s->higher == s->compared)
+                return verdict_word(VERDICT_HIGHER, time);
+        return s->lower == 0 && s->higher == 0 ? "~" : "mixed";
+}
+
+/* The workload's winner: of the variants better than the baseline in every cell, the one with
+ * the lowest mean ratio; the baseline when there is none. */
+static size_t winner(const Report *rep) {
+        size_t best = rep->baseline;
+        double best_mean = 1;
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                Standing s = standing(rep, v);
+                if (v != rep->baseline && s.compared > 0 && s.lower == s.compared && s.mean < best_mean) {
+                        best = v;
+                        best_mean = s.mean;
+                }
+        }
+        return best;
+}
+
+/* The baseline's medians across the cells, as one geometric mean with its unit. */
+static void baseline_text(const Report *rep, char *buf, size_t size) {
+        double logs = 0;
+        size_t n = 0;
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                const ReportEntry *e = entry_of(rep, c, rep->baseline);
+                if (e->has_stats && e->stats.n > 0 && e->stats.median > 0) {
+                        logs += log(e->stats.median);
+                        n++;
+                }
+        }
+        const char *metric = rep->run.metric;
+        if (strncmp(metric, "reported:", 9) == 0)
+                metric += 9;
+        if (n == 0)
+                snprintf(buf, size, "-");
+        else
+                render_value(metric, exp(logs / (double) n), buf, size);
+}
+
+/* Whether run i compares with another baseline than the suite's (its first allocator): a
+ * workload that cannot run under glibc names its own (redis). */
+static bool own_baseline(const SuiteRun *runs, size_t i) {
+        return runs[i].rep->baseline != 0;
+}
+
+/* One row per workload: its metric, the baseline's value, every other variant's ratio and
+ * verdict (and mark). */
+static json_t *workload_table(const SuiteRun *runs, size_t n) {
+        const Report *first = runs[0].rep;
+        const char *names[2 + SPEC_MAX_VARIANTS] = { "workload", "metric" };
+        for (size_t v = 0; v < first->n_variants; v++)
+                names[2 + v] = first->variant_names[v];
+        json_t *table = render_table_new(names, 2 + first->n_variants);
+        for (size_t i = 0; i < n; i++) {
+                const Report *rep = runs[i].rep;
+                json_t *values[2 + SPEC_MAX_VARIANTS];
+                size_t k = 0;
+                values[k++] = json_string(runs[i].workload);
+                values[k++] = own_baseline(runs, i) ? json_sprintf("%s against %s", rep->run.metric,
+                                                                   rep->variant_names[rep->baseline])
+                                                    : json_string(rep->run.metric);
+                size_t best = winner(rep);
+                for (size_t v = 0; v < rep->n_variants && v < first->n_variants; v++) {
+                        char text[128];
+                        Standing s = standing(rep, v);
+                        if (v == rep->baseline)
+                                baseline_text(rep, text, sizeof(text));
+                        else if (s.compared == 0)
+                                snprintf(text, sizeof(text), "%s", s.mark[0] ? s.mark : "-");
+                        else
+                                snprintf(text, sizeof(text), "%.2fx %s%s%s", s.mean,
+                                         standing_word(&s, render_time_metric(rep->run.metric)),
+                                         s.mark[0] ? " !" : "", s.mark);
+                        if (v == best && strlen(text) + 2 < sizeof(text))
+                                strcat(text, " *");
+                        values[k++] = json_string(text);
+                }
+                render_table_add_row(table, values, k);
+        }
+        return table;
+}
+
+/* A variant across the suite. */
+typedef struct Overall {
+        size_t wins, workloads, compared, lower, higher;
+        size_t time_cells;
+        double time_mean, time_lo, time_hi; /* when time_cells > 0 */
+        size_t rss_cells;
+        double rss_mean; /* peak RSS ratio to the baseline, when rss_cells > 0 */
+} Overall;
+
+static Overall overall(const SuiteRun *runs, size_t n, size_t v) {
+        Overall o = {};
+        size_t cap = 0;
+        for (size_t i = 0; i < n; i++)
+                cap += runs[i].rep->n_cells;
+        _cleanup_free_ const Comparison **times = calloc(cap + 1, sizeof(*times));
+        double rss_logs = 0;
+        for (size_t i = 0; i < n && times; i++) {
+                const Report *rep = runs[i].rep;
+                if (v >= rep->n_variants || own_baseline(runs, i))
+                        continue;
+                o.workloads++;
+                o.wins += winner(rep) == v;
+                bool time = render_time_metric(rep->run.metric);
+                for (size_t c = 0; c < rep->n_cells; c++) {
+                        const ReportEntry *e = entry_of(rep, c, v), *b = entry_of(rep, c, rep->baseline);
+                        if (e->has_tradeoff && b->has_tradeoff && b->maxrss_median > 0 &&
+                            e->maxrss_median > 0) {
+                                rss_logs += log(e->maxrss_median / b->maxrss_median);
+                                o.rss_cells++;
+                        }
+                        if (!e->has_comparison)
+                                continue;
+                        o.compared++;
+                        o.lower += e->comparison.verdict == VERDICT_LOWER;
+                        o.higher += e->comparison.verdict == VERDICT_HIGHER;
+                        if (time)
+                                times[o.time_cells++] = &e->comparison;
+                }
+        }
+        if (o.time_cells)
+                compare_geomean(times, o.time_cells, COMPARE_LEVEL, &o.time_mean, &o.time_lo, &o.time_hi);
+        if (o.rss_cells)
+                o.rss_mean = exp(rss_logs / (double) o.rss_cells);
+        return o;
+}
+
+static void print_overall(FILE *f, const SuiteRun *runs, size_t n, const char *bullet) {
+        const Report *first = runs[0].rep;
+        fprintf(f,
+                "\nAcross the suite, against %s (a verdict needs p < %g and at least %g%%; * marks a "
+                "workload's winner: of those better in every cell the best, else %s):\n",
+                first->variant_names[first->baseline], first->alpha, 100 * first->min_effect,
+                first->variant_names[first->baseline]);
+        for (size_t i = 0; i < n; i++)
+                if (own_baseline(runs, i))
+                        fprintf(f, "%s(%s, measured against %s, is left out)\n", bullet, runs[i].workload,
+                                runs[i].rep->variant_names[runs[i].rep->baseline]);
+        for (size_t v = 0; v < first->n_variants; v++) {
+                Overall o = overall(runs, n, v);
+                fprintf(f, "%s%s: wins %zu of %zu", bullet, first->variant_names[v], o.wins, o.workloads);
+                if (v != first->baseline) {
+                        fprintf(f, "; better in %zu of %zu cells, worse in %zu", o.lower, o.compared,
+                                o.higher);
+                        if (o.time_cells)
+                                fprintf(f, "; time geometric mean %.3fx [%.3f, %.3f]", o.time_mean,
+                                        o.time_lo, o.time_hi);
+                        if (o.rss_cells)
+                                fprintf(f, "; peak RSS %.2fx", o.rss_mean);
+                }
+                fputc('\n', f);
+        }
+}
+
+static json_t *suite_json(const SuiteRun *runs, size_t n) {
+        const Report *first = runs[0].rep;
+        json_t *workloads = json_array(), *allocators = json_array();
+        for (size_t i = 0; i < n; i++) {
+                const Report *rep = runs[i].rep;
+                json_t *variants = json_array();
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        Standing s = standing(rep, v);
+                        json_array_append_new(
+                                variants,
+                                json_pack("{s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:b, s:o}", "name",
+                                          rep->variant_names[v], "ratio",
+                                          s.compared ? json_real(s.mean) : json_null(), "ratio_ci_low",
+                                          s.compared && !isnan(s.lo) ? json_real(s.lo) : json_null(),
+                                          "ratio_ci_high",
+                                          s.compared && !isnan(s.hi) ? json_real(s.hi) : json_null(),
+                                          "cells_compared", (json_int_t) s.compared, "cells_better",
+                                          (json_int_t) s.lower, "cells_worse", (json_int_t) s.higher,
+                                          "winner", winner(rep) == v, "failure",
+                                          s.mark[0] ? json_string(s.mark) : json_null()));
+                }
+                json_array_append_new(workloads,
+                                      json_pack("{s:s, s:s, s:I, s:s, s:o}", "workload", runs[i].workload,
+                                                "experiment", rep->run.experiment, "run",
+                                                (json_int_t) rep->run.id, "metric", rep->run.metric,
+                                                "variants", variants));
+        }
+        for (size_t v = 0; v < first->n_variants; v++) {
+                Overall o = overall(runs, n, v);
+                json_array_append_new(
+                        allocators,
+                        json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "name",
+                                  first->variant_names[v], "wins", (json_int_t) o.wins, "workloads",
+                                  (json_int_t) o.workloads, "cells_compared", (json_int_t) o.compared,
+                                  "cells_better", (json_int_t) o.lower, "cells_worse", (json_int_t) o.higher,
+                                  "time_geomean", o.time_cells ? json_real(o.time_mean) : json_null(),
+                                  "time_geomean_ci_low", o.time_cells ? json_real(o.time_lo) : json_null(),
+                                  "time_geomean_ci_high", o.time_cells ? json_real(o.time_hi) : json_null(),
+                                  "peak_rss_ratio", o.rss_cells ? json_real(o.rss_mean) : json_null()));
+        }
+        return json_pack("{s:s, s:o, s:o}", "baseline", first->variant_names[first->baseline], "workloads",
+                         workloads, "allocators", allocators);
+}
+
+static int print_summary(FILE *f, const SuiteOptions *o, const SuiteRun *runs, size_t n) {
+        OutputFormat format = o->measure.format;
+        if (format == FORMAT_JSON) {
+                json_auto_t *doc = suite_json(runs, n);
+                if (!doc ||
+                    json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) < 0)
+                        return -ENOMEM;
+                fputc('\n', f);
+                return ferror(f) ? -EIO : 0;
+        }
+        fprintf(f, "%sSuite: %zu workloads x threads ", format == FORMAT_MARKDOWN ? "### " : "", n);
+        for (size_t i = 0; o->threads[i]; i++)
+                fprintf(f, "%s%s", i ? "," : "", o->threads[i]);
+        fprintf(f, " at scale %u%%, %lld samples per cell and variant (runs", o->scale,
+                (long long) runs[0].rep->samples);
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, " %lld", (long long) runs[i].rep->run.id);
+        fputs(")\n\n", f);
+        json_auto_t *table = workload_table(runs, n);
+        if (!table)
+                return -ENOMEM;
+        int r = render_rows(f, format, table);
+        if (r < 0)
+                return r;
+        print_overall(f, runs, n, format == FORMAT_MARKDOWN ? "- " : "  ");
+        return ferror(f) ? -EIO : 0;
+}
+
+/* --- the command ------------------------------------------------------------------------- */
+
+static uint64_t now_s(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec;
+}
+
+/* Runs (or prints) one workload. Returns the exit status; *ret_run is its run, 0 for none. */
+static int run_workload(const char *dir, const char *name, const SuiteOptions *o, int64_t *ret_run) {
+        *ret_run = 0;
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        if (asprintf(&path, "%s/%s.yaml", dir, name) < 0)
+                return EXIT_ENVIRONMENT;
+        int r = read_text_file(path, 1 << 20, &text);
+        if (r < 0) {
+                cli_error("suite", "cannot read %s: %s", path, strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        if (o->list) {
+                print_description(name, text);
+                return EXIT_OK;
+        }
+        _cleanup_free_ char *hint = NULL, *missing = missing_program(text, &hint);
+        if (missing) {
+                fprintf(stderr, "alloclab suite: %s: skipped: %s is not installed%s%s\n", name, missing,
+                        hint ? " " : "", hint ? hint : "");
+                return EXIT_OK;
+        }
+        _cleanup_free_ char *spec_text = workload_spec(text, dir, o);
+        if (!spec_text)
+                return EXIT_ENVIRONMENT;
+        if (o->print_spec) {
+                printf("# %s\n%s", path, spec_text);
+                return EXIT_OK;
+        }
+        _cleanup_(spec_freep) Spec *spec = NULL;
+        int e = cli_load_spec_text("suite", path, spec_text, &spec);
+        if (e != EXIT_OK)
+                return e;
+        uint64_t start = now_s();
+        if (!o->measure.quiet)
+                fprintf(stderr, "alloclab suite: %s ...\n", name);
+        e = cli_measure("suite", spec, &o->measure, ret_run);
+        if (!o->measure.quiet && *ret_run)
+                fprintf(stderr, "alloclab suite: %s: run %lld, %llu s\n", name, (long long) *ret_run,
+                        (unsigned long long) (now_s() - start));
+        return e;
+}
+
+int cmd_suite(int argc, char **argv) {
+        if (cli_wants_help(argc, argv, suite_usage))
+                return EXIT_OK;
+        _cleanup_(suite_options_done)
+                SuiteOptions o = { .scale = 100, .measure.format = FORMAT_TABLE, .measure.silent = true };
+        int e = parse_suite(argc, argv, &o);
+        if (e != EXIT_OK)
+                return e;
+        _cleanup_free_ char *dir = paths_workloads();
+        if (!dir) {
+                cli_error("suite", "cannot find the bundled workloads (set ALLOCLAB_WORKLOADS)");
+                return EXIT_ENVIRONMENT;
+        }
+        _cleanup_strv_free_ char **available = NULL;
+        if ((!o.threads && default_threads(&o.threads) < 0) ||
+            (!o.allocators && installed_allocators(&o.allocators) < 0) ||
+            list_workloads(dir, &available) < 0) {
+                cli_error("suite", "cannot list %s: %s", dir, strerror(errno));
+                return EXIT_ENVIRONMENT;
+        }
+        for (size_t i = 0; o.names && o.names[i]; i++)
+                if (!strv_contains(available, o.names[i])) {
+                        cli_error("suite", "no workload '%s' in %s (see alloclab suite --list)", o.names[i],
+                                  dir);
+                        return EXIT_USAGE;
+                }
+        char **chosen = o.names ? o.names : available;
+
+        SuiteRun runs[256] = {};
+        size_t n = 0;
+        int worst = EXIT_OK;
+        for (size_t i = 0; chosen && chosen[i] && n < ELEMENTSOF(runs); i++) {
+                int64_t run = 0;
+                e = run_workload(dir, chosen[i], &o, &run);
+                worst = e > worst ? e : worst;
+                if (e == EXIT_INTERRUPTED || e == EXIT_USAGE)
+                        break;
+                if (run == 0)
+                        continue;
+                /* Read back as stored, as `show` would print it. */
+                _cleanup_(store_freep) Store *store = NULL;
+                runs[n] = (SuiteRun){ .workload = chosen[i] };
+                if (cli_open_store("suite", o.measure.db_path, STORE_READ_ONLY, &store) != EXIT_OK ||
+                    query_report(store, run, NULL, &runs[n].rep) < 0) {
+                        cli_error("suite", "cannot read run %lld back", (long long) run);
+                        worst = EXIT_ENVIRONMENT;
+                        continue;
+                }
+                n++;
+        }
+        if (n > 0 && worst != EXIT_INTERRUPTED) {
+                if (print_summary(stdout, &o, runs, n) < 0 || fflush(stdout) != 0) {
+                        cli_error("suite", "cannot write the summary");
+                        worst = EXIT_ENVIRONMENT;
+                }
+        }
+        for (size_t i = 0; i < n; i++)
+                query_report_free(runs[i].rep);
+        return worst;
+}

@@ -1,0 +1,72 @@
+#!/bin/bash
+# alloclab suite: every bundled workload runs under the catalog allocators with verified
+# outputs (each prints the same under all of them), one stored run each, and one summary.
+. "$(dirname "$0")/lib.sh"
+
+run_alloclab 0 suite --list
+for w in cache-scratch cache-thrash frag larson mstress python3 realloc sqlite3 xmalloc redis; do
+    expect_contains "$OUT" "$w " "--list names $w"
+done
+run_alloclab 2 suite nosuch
+expect_contains "$ERR" "no workload 'nosuch'" "an unknown workload"
+
+# Three threads, an odd count, so that every hand-over between threads wraps around; a small
+# scale keeps it short. Every output must verify against glibc's: exit 0 means no mismatch.
+stress="cache-scratch cache-thrash frag larson mstress python3 realloc sqlite3 xmalloc"
+run_alloclab 0 suite $stress --threads 1,3 --scale 5 --samples 5 --allocators glibc,jemalloc,mimalloc,tcmalloc_minimal --quiet
+summary=$OUT
+for w in cache-scratch cache-thrash frag larson mstress python3 realloc sqlite3 xmalloc; do
+    expect_eq "$(q "SELECT count(*) FROM runs JOIN experiments e ON e.id = runs.experiment_id
+                    WHERE e.name = 'suite-$w' AND runs.status = 'done'")" 1 "a stored run of $w"
+done
+expect_eq "$(q "SELECT count(*) FROM samples WHERE status != 'ok'")" 0 "every sample verified"
+expect_eq "$(q "SELECT count(DISTINCT cell_id) FROM samples JOIN runs ON runs.id = samples.run_id
+                JOIN experiments e ON e.id = runs.experiment_id WHERE e.name = 'suite-larson'")" 2 "threads 1 and 3"
+expect_contains "$(q "SELECT yaml FROM specs WHERE yaml LIKE '%suite-larson%'")" "# Added by alloclab suite:" \
+    "the stored spec says what the suite added"
+expect_contains "$summary" "Suite: " "the summary's title"
+expect_contains "$summary" "frag           reported:rss_after_free" "frag's metric is its resident set"
+expect_contains "$summary" "mimalloc: wins " "per-allocator lines"
+expect_contains "$summary" "time geometric mean " "the suite's geometric mean"
+[[ $(q "SELECT count(*) FROM sample_metrics WHERE name = 'rss_after_free'") -gt 0 ]] || fail "frag reports rss_after_free"
+# Debian's redis-server links jemalloc: under "glibc" it still allocates with jemalloc, which the
+# smoke run proves, so redis is measured against jemalloc and glibc is excluded (exit 1).
+if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+    run_alloclab 1 suite redis --threads 1 --scale 5 --samples 3 --allocators glibc,jemalloc,mimalloc --quiet
+    expect_contains "$OUT" "redis     wall against jemalloc  PRELOAD-INEFFECTIVE" "redis under glibc"
+    expect_contains "$OUT" "(redis, measured against jemalloc, is left out)" "not pooled with the others"
+else
+    run_alloclab 0 suite redis --allocators glibc --quiet
+    expect_contains "$ERR" "redis: skipped: redis-server is not installed (apt-get install redis-server redis-tools)" \
+        "redis, not installed, is skipped"
+    echo "redis-server not installed: the redis workload was only checked to be skipped"
+fi
+
+# The JSON summary has a winner per workload and intervals.
+run_alloclab 0 suite larson --threads 2 --scale 5 --samples 5 --allocators glibc,mimalloc --format json --quiet
+python3 - "$OUT" <<'PY' || fail "suite JSON"
+import json, sys
+doc = json.loads(sys.argv[1])
+assert doc["baseline"] == "glibc", doc
+w = doc["workloads"][0]
+assert w["workload"] == "larson" and w["metric"] == "wall", w
+assert sum(v["winner"] for v in w["variants"]) == 1, w
+mi = w["variants"][1]
+assert mi["name"] == "mimalloc" and mi["ratio"] > 0 and mi["ratio_ci_low"] <= mi["ratio"] <= mi["ratio_ci_high"], mi
+PY
+
+# A workload whose programs are missing is skipped with the hint its file gives.
+mkdir "$WORK/workloads"
+cp "$BUILD_DIR/workloads/alloclab-stress" "$BUILD_DIR/workloads/larson.yaml" "$WORK/workloads/"
+printf '# requires: alloclab-no-such-program (apt-get install nothing)\nexperiment: suite-missing\ncommand: [alloclab-no-such-program]\n' \
+    >"$WORK/workloads/missing.yaml"
+ALLOCLAB_WORKLOADS="$WORK/workloads" run_alloclab 0 suite --threads 1 --scale 2 --samples 1 --allocators glibc --quiet
+expect_contains "$ERR" "missing: skipped: alloclab-no-such-program is not installed (apt-get install nothing)" "the skip"
+expect_contains "$OUT" "Suite: 1 workloads" "the others still run"
+
+# --print-spec shows the whole spec and runs nothing.
+runs=$(q 'SELECT count(*) FROM runs')
+run_alloclab 0 suite larson --print-spec --threads 1,2 --allocators glibc,jemalloc
+expect_contains "$OUT" 'threads: ["1", "2"]' "the threads axis"
+expect_contains "$OUT" '"jemalloc": {preload: "jemalloc"}' "a variant per allocator"
+expect_eq "$(q 'SELECT count(*) FROM runs')" "$runs" "--print-spec runs nothing"
