@@ -6,8 +6,8 @@ ALLOCLAB_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ALLOCLAB_ROOT/scripts/deps.sh"
 
 # tests/integration/report.sh renders the HTML report; slurm.sh makes a Slurm cluster; install.sh
-# parses the zsh completion.
-alloclab_install_deps chromium fonts-liberation slurm-wlm munge zsh
+# parses the zsh completion; man.sh lints the man pages.
+alloclab_install_deps chromium fonts-liberation slurm-wlm munge zsh mandoc
 alloclab_build "$ALLOCLAB_ROOT/build-test" -DALLOCLAB_WERROR=ON -DBUILD_TESTING=ON
 cd "$ALLOCLAB_ROOT/build-test"
 ctest --output-on-failure -j "$(nproc)"
