@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,7 +241,7 @@ int store_reserve(Store *s) {
         for (off_t at = st.st_size; at < STORE_RESERVE_BYTES; at += (off_t) sizeof(zeros))
                 if (pwrite(fd, zeros, sizeof(zeros), at) != (ssize_t) sizeof(zeros)) {
                         int r = errno ? -errno : -ENOSPC;
-                        (void) ftruncate(fd, 0);
+                        (void) !ftruncate(fd, 0); /* best effort: the error is the write's */
                         return r;
                 }
         return fsync(fd) < 0 ? negative_errno() : 0;
@@ -296,14 +297,25 @@ static int pragma_int(Store *s, const char *sql, int *ret) {
         return r;
 }
 
+/* *ret (when wanted) to a new message; NULL when there is no memory for it. */
+static void set_message(char **ret, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_message(char **ret, const char *fmt, ...) {
+        if (!ret)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        if (vasprintf(ret, fmt, ap) < 0)
+                *ret = NULL;
+        va_end(ap);
+}
+
 static int migrate(Store *s, char **ret_message) {
         int version;
         if (pragma_int(s, "PRAGMA user_version", &version) < 0)
                 return -EIO;
         if (version > STORE_SCHEMA_VERSION) {
-                if (ret_message)
-                        asprintf(ret_message, "database schema version %d is newer than this alloclab (%d)",
-                                 version, STORE_SCHEMA_VERSION);
+                set_message(ret_message, "database schema version %d is newer than this alloclab (%d)",
+                            version, STORE_SCHEMA_VERSION);
                 return -EPROTO;
         }
         for (; version < STORE_SCHEMA_VERSION; version++) {
@@ -312,11 +324,11 @@ static int migrate(Store *s, char **ret_message) {
                         return -ENOMEM;
                 int r = store_exec(s, sql);
                 free(sql);
-                if (r < 0 && ret_message)
-                        asprintf(ret_message, "cannot migrate %s from schema %d to %d: %s", store_path(s),
-                                 version, version + 1, store_error(s));
-                if (r < 0)
+                if (r < 0) {
+                        set_message(ret_message, "cannot migrate %s from schema %d to %d: %s", store_path(s),
+                                    version, version + 1, store_error(s));
                         return r;
+                }
         }
         return 0;
 }
@@ -410,13 +422,11 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
         if (!s)
                 return -ENOMEM;
         if (mode == STORE_READ_ONLY && access(path, F_OK) < 0) {
-                if (ret_message)
-                        asprintf(ret_message, "no database at %s (run an experiment first)", path);
+                set_message(ret_message, "no database at %s (run an experiment first)", path);
                 return -ENOENT;
         }
         if (mode == STORE_READ_WRITE && make_parent_dir(path) < 0) {
-                if (ret_message)
-                        asprintf(ret_message, "cannot create the directory of %s: %m", path);
+                set_message(ret_message, "cannot create the directory of %s: %m", path);
                 return -EIO;
         }
         int flags =
@@ -442,9 +452,8 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
                                           ? " (on a read-only file system)"
                                   : access(path, W_OK) < 0 && errno != ENOENT ? " (not writable by you)"
                                                                               : "";
-                if (ret_message)
-                        asprintf(ret_message, "cannot open database %s: %s%s", path,
-                                 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc), why);
+                set_message(ret_message, "cannot open database %s: %s%s", path,
+                            s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc), why);
                 return -EIO;
         }
 
@@ -459,17 +468,15 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
                 if (r < 0 && reopen_immutable(s, path) == 0)
                         r = pragma_int(s, "PRAGMA user_version", &version);
                 if (r >= 0 && version != STORE_SCHEMA_VERSION) {
-                        if (ret_message)
-                                asprintf(ret_message, "database %s has schema version %d, expected %d%s",
-                                         path, version, STORE_SCHEMA_VERSION,
-                                         version < STORE_SCHEMA_VERSION
-                                                 ? " (open it for writing once to migrate)"
-                                                 : "");
+                        set_message(ret_message, "database %s has schema version %d, expected %d%s", path,
+                                    version, STORE_SCHEMA_VERSION,
+                                    version < STORE_SCHEMA_VERSION ? " (open it for writing once to migrate)"
+                                                                   : "");
                         return -EPROTO;
                 }
         }
         if (r == -EIO && ret_message && !*ret_message)
-                asprintf(ret_message, "database %s: %s", path, store_error(s));
+                set_message(ret_message, "database %s: %s", path, store_error(s));
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(s);
