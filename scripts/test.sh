@@ -6,8 +6,8 @@ ALLOCLAB_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ALLOCLAB_ROOT/scripts/deps.sh"
 
 # tests/integration/report.sh renders the HTML report; slurm.sh makes a Slurm cluster; install.sh
-# parses the zsh completion; man.sh lints the man pages.
-alloclab_install_deps chromium fonts-liberation slurm-wlm munge zsh mandoc
+# parses the zsh completion; man.sh lints the man pages; deb.sh builds and installs the package.
+alloclab_install_deps chromium fonts-liberation slurm-wlm munge zsh mandoc dpkg-dev debhelper
 alloclab_build "$ALLOCLAB_ROOT/build-test" -DALLOCLAB_WERROR=ON -DBUILD_TESTING=ON
 cd "$ALLOCLAB_ROOT/build-test"
 ctest --output-on-failure -j "$(nproc)"
@@ -16,8 +16,8 @@ ctest --output-on-failure -j "$(nproc)"
 # integration tests (real children, the real daemon) and the fuzz targets of the parsers of what
 # children, runner processes and users write.
 # Tests labelled 'timing' judge measured time, which the sanitizers' own cost in the runner
-# biases; they ran in the plain pass above.
+# biases, and 'package' builds the .deb its own way; they ran in the plain pass above.
 alloclab_build "$ALLOCLAB_ROOT/build-asan" -DALLOCLAB_SANITIZE=ON -DBUILD_TESTING=ON
 cd "$ALLOCLAB_ROOT/build-asan"
-echo "sanitized pass: every test but those labelled 'timing' ($(ctest -N -L timing | grep -c 'Test #') of them, run above)"
-ctest --output-on-failure -j "$(nproc)" -LE timing
+echo "sanitized pass: every test but those labelled 'timing' or 'package' ($(ctest -N -L 'timing|package' | grep -c 'Test #') of them, run above)"
+ctest --output-on-failure -j "$(nproc)" -LE 'timing|package'
