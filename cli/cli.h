@@ -136,5 +136,9 @@ typedef struct MeasureOptions {
  * none was recorded; ret_run may be NULL). */
 int cli_measure(const char *command, Spec *spec, const MeasureOptions *o, int64_t *ret_run);
 
+/* Whether output to f gets colours: never with NO_COLOR set, always with CLICOLOR_FORCE set (and
+ * not "0"), else on a terminal that is not "dumb". */
+bool cli_colour(FILE *f);
+
 /* Strict unsigned integer parser for option values. */
 int cli_parse_uint(const char *s, unsigned long long max, unsigned long long *ret);

@@ -221,3 +221,12 @@ int cli_take_measure_lock(const char *command, Store *store, int *ret_fd) {
         *ret_fd = fd >= 0 ? fd : -1;
         return EXIT_OK;
 }
+
+bool cli_colour(FILE *f) {
+        const char *no = getenv("NO_COLOR"), *force = getenv("CLICOLOR_FORCE"), *term = getenv("TERM");
+        if (no && *no) /* https://no-color.org */
+                return false;
+        if (force && *force && strcmp(force, "0") != 0)
+                return true;
+        return isatty(fileno(f)) && term && strcmp(term, "dumb") != 0;
+}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/render.h"
 #include "util/cleanup.h"
 
 static const Command commands[] = {
@@ -72,5 +73,6 @@ static int run(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+        render_use_colour(cli_colour(stdout));
         return run(argc, argv);
 }

@@ -536,6 +536,62 @@ static void print_failures(FILE *f, const Report *rep, const char *bullet) {
                 }
 }
 
+/* Colours of the result table on a terminal (render_use_colour()): verdicts and failures. */
+static bool use_colour;
+
+void render_use_colour(bool on) {
+        use_colour = on;
+}
+
+#define COLOUR_GOOD  "\033[32m"
+#define COLOUR_BAD   "\033[31m"
+#define COLOUR_FAIL  "\033[1;31m"
+#define COLOUR_RESET "\033[0m"
+
+/* The part of a result cell to colour: its verdict word after the ratio ("1.05x slower"), or
+ * its failure mark ("CRASH SIGSEGV", "!2 TIMEOUT"): *ret_at and *ret_len, and the colour. */
+static const char *cell_colour(const char *text, size_t *ret_at, size_t *ret_len) {
+        static const struct {
+                const char *word, *colour;
+        } verdicts[] = { { "x faster", COLOUR_GOOD },
+                         { "x lower", COLOUR_GOOD },
+                         { "x slower", COLOUR_BAD },
+                         { "x higher", COLOUR_BAD } };
+        for (size_t i = 0; i < ELEMENTSOF(verdicts); i++) {
+                const char *hit = strstr(text, verdicts[i].word);
+                if (hit) {
+                        *ret_at = (size_t) (hit - text) + 2;
+                        *ret_len = strlen(verdicts[i].word) - 2;
+                        return verdicts[i].colour;
+                }
+        }
+        /* A mark is the cell's trailing run of capitals (and what they carry: digits, '!', '-'). */
+        size_t end = strlen(text), at = end;
+        while (at > 0 && (isupper((unsigned char) text[at - 1]) || isdigit((unsigned char) text[at - 1]) ||
+                          strchr(" !-", text[at - 1])))
+                at--;
+        at += strspn(text + at, " ");
+        if (at < end && (text[at] == '!' || isupper((unsigned char) text[at])) && end - at >= 3) {
+                *ret_at = at;
+                *ret_len = end - at;
+                return COLOUR_FAIL;
+        }
+        return NULL;
+}
+
+/* A result cell padded to width, coloured when the table is. */
+static void print_cell(FILE *f, const char *text, int width, bool colour) {
+        size_t at, len;
+        const char *c = colour ? cell_colour(text, &at, &len) : NULL;
+        if (c)
+                fprintf(f, "%.*s%s%.*s%s%s", (int) at, text, c, (int) len, text + at, COLOUR_RESET,
+                        text + at + len);
+        else
+                fputs(text, f);
+        for (int pad = width - (int) strlen(text); pad > 0; pad--)
+                fputc(' ', f);
+}
+
 static int render_table(FILE *f, const Report *rep) {
         _cleanup_(grid_done) Grid g = {};
         int r = grid_build(rep, &g);
@@ -550,9 +606,11 @@ static int render_table(FILE *f, const Report *rep) {
                 fprintf(f, "note: %s\n", rep->message);
         fputc('\n', f);
         for (size_t row = 0; row < g.rows; row++) {
-                for (size_t col = 0; col < g.cols; col++)
-                        fprintf(f, "%s%-*s", col ? "  " : "", col + 1 == g.cols ? 0 : (int) width[col],
-                                g.cells[row * g.cols + col]);
+                for (size_t col = 0; col < g.cols; col++) {
+                        fputs(col ? "  " : "", f);
+                        print_cell(f, g.cells[row * g.cols + col], col + 1 == g.cols ? 0 : (int) width[col],
+                                   use_colour && row > 0 && col > 0);
+                }
                 fputc('\n', f);
         }
         print_verdicts(f, rep, "  ");

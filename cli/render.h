@@ -14,6 +14,9 @@
 
 typedef int (*RenderFunc)(FILE *f, const Report *rep);
 
+/* Colour the table format's verdicts and failures (for a terminal; cli_colour() decides). */
+void render_use_colour(bool on);
+
 /* The renderer for a format (a static table, STYLE item 14). */
 RenderFunc render_for(OutputFormat format);
 

@@ -60,3 +60,25 @@ run_alloclab 0 allocators --format json
 expect_eq "$(python3 -c 'import json, sys; print(next(a["installed"] for a in json.load(sys.stdin) if a["name"] == "glibc"))' <<<"$OUT")" \
     True "allocators --format json"
 run_alloclab 2 allocators --format csv
+
+# Colour: verdicts and failures on a terminal, never with NO_COLOR, never into a pipe.
+cat >"$WORK/colour.yaml" <<YAML
+experiment: colour
+command: ["$WORKLOAD", which]
+allocators:
+  glibc: {}
+  crashing: {command: ["$WORKLOAD", crash]}
+samples: 1
+warmup: 0
+YAML
+run_alloclab 1 run "$WORK/colour.yaml" --quiet
+esc=$'\033['
+[[ $OUT != *"$esc"* ]] || fail "colour into a pipe"
+CLICOLOR_FORCE=1 run_alloclab 0 show
+expect_contains "$OUT" "${esc}1;31mCRASH SIGSEGV${esc}0m" "the failure in red"
+NO_COLOR=1 CLICOLOR_FORCE=1 run_alloclab 0 show
+[[ $OUT != *"$esc"* ]] || fail "colour despite NO_COLOR"
+tty_out=$(TERM=xterm script -qec "$ALLOCLAB show" /dev/null)
+expect_contains "$tty_out" "${esc}1;31mCRASH SIGSEGV${esc}0m" "colour on a terminal"
+tty_out=$(TERM=xterm NO_COLOR=1 script -qec "$ALLOCLAB show" /dev/null)
+[[ $tty_out != *"$esc"* ]] || fail "colour on a terminal despite NO_COLOR"
