@@ -6,8 +6,10 @@ ALLOCLAB_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ALLOCLAB_ROOT/scripts/deps.sh"
 
 # tests/integration/report.sh renders the HTML report; slurm.sh makes a Slurm cluster; install.sh
-# parses the zsh completion; man.sh lints the man pages; deb.sh builds and installs the package.
-alloclab_install_deps chromium fonts-liberation slurm-wlm munge zsh mandoc dpkg-dev debhelper
+# parses the zsh completion; man.sh lints the man pages; deb.sh builds and installs the package;
+# schema.sh validates the example specs against docs/spec.schema.json.
+alloclab_install_deps chromium fonts-liberation slurm-wlm munge zsh mandoc dpkg-dev debhelper \
+    python3-jsonschema python3-yaml
 alloclab_build "$ALLOCLAB_ROOT/build-test" -DALLOCLAB_WERROR=ON -DBUILD_TESTING=ON
 cd "$ALLOCLAB_ROOT/build-test"
 ctest --output-on-failure -j "$(nproc)"
