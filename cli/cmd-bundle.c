@@ -9,12 +9,17 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/interop.h"
 #include "db/bundle.h"
 #include "db/query.h"
 #include "util/cleanup.h"
 
 static const char import_usage[] =
-        "Usage: alloclab import FILE... [--db PATH] [--accept-host-change]\n"
+        "Usage: alloclab import FILE... [--db PATH] [--accept-host-change] [--experiment NAME]\n"
+        "\n"
+        "A FILE that holds JSON is hyperfine's --export-json or pyperf's output: each becomes a new\n"
+        "run of experiment NAME (default hyperfine-FILE or pyperf-FILE), one variant per command or\n"
+        "benchmark, its times the samples (docs/export.md).\n"
         "\n"
         "Merges bundles (alloclab export RUN... --bundle FILE) into the database, each run in its\n"
         "own transaction under a new local number; runs are known by their UUID, so a run that is\n"
@@ -83,7 +88,7 @@ int cmd_export_bundle(int argc, char **argv) {
 int cmd_import(int argc, char **argv) {
         if (cli_wants_help(argc, argv, import_usage))
                 return EXIT_OK;
-        const char *db_path = NULL;
+        const char *db_path = NULL, *experiment = NULL;
         BundleOptions o = {};
         _cleanup_free_ char **files = calloc((size_t) argc, sizeof(char *));
         size_t n = 0;
@@ -94,6 +99,8 @@ int cmd_import(int argc, char **argv) {
                         db_path = argv[++i];
                 else if (strcmp(argv[i], "--accept-host-change") == 0)
                         o.accept_host_change = true;
+                else if (strcmp(argv[i], "--experiment") == 0 && i + 1 < argc)
+                        experiment = argv[++i];
                 else if (argv[i][0] == '-') {
                         cli_error("import", "unknown or incomplete option %s (see alloclab import --help)",
                                   argv[i]);
@@ -112,6 +119,21 @@ int cmd_import(int argc, char **argv) {
         _cleanup_close_ int lock_fd = -1;
         if ((e = cli_take_measure_lock("import", store, &lock_fd)) != EXIT_OK)
                 return e;
+        size_t json = 0;
+        for (size_t i = 0; i < n; i++)
+                json += interop_is_json(files[i]);
+        if (json > 0 && json < n) {
+                cli_error("import", "bundles and JSON files cannot be imported at once");
+                return EXIT_USAGE;
+        }
+        for (size_t i = 0; i < json; i++) {
+                int64_t run = 0;
+                if ((e = interop_import(store, files[i], experiment, &run)) != EXIT_OK)
+                        return e;
+                printf("imported %s as run %lld\n", files[i], (long long) run);
+        }
+        if (json > 0)
+                return EXIT_OK;
         BundleTally tally;
         _cleanup_free_ char *message = NULL;
         int r = bundle_import(store, files, n, &o, &tally, &message);

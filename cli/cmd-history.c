@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/interop.h"
 #include "cli/render.h"
 #include "db/export.h"
 #include "db/history.h"
@@ -25,13 +26,16 @@ static const char runs_usage[] =
         "Lists stored runs, newest first (default: the last 20).\n";
 
 static const char export_usage[] =
-        "Usage: alloclab export [RUN|latest] --what samples|stats [--format csv|json|markdown] [--db PATH]\n"
+        "Usage: alloclab export [RUN|latest] --what samples|stats|hyperfine [--format csv|json|markdown]\n"
+        "                       [--db PATH]\n"
         "       alloclab export RUN... --bundle FILE [--db PATH]\n"
         "\n"
         "Writes a stored run as a table with stable, documented columns (docs/export.md):\n"
         "  samples  every sample as stored, one row each, in the database's own units;\n"
         "  stats    per metric, cell and variant: n, median, MAD, mean, stddev, min, max, the ratio\n"
-        "           to the baseline with its interval, p-value, test, verdict and outliers.\n"
+        "           to the baseline with its interval, p-value, test, verdict and outliers;\n"
+        "  hyperfine the samples in hyperfine's --export-json layout (JSON), one result per cell and\n"
+        "           variant, for the tools that read hyperfine's files.\n"
         "CSV (the default) loads straight into pandas or a spreadsheet; JSON is an array of rows.\n"
         "\n"
         "With --bundle, writes the runs (numbers, latest, or all: every run not still running) with\n"
@@ -85,8 +89,10 @@ static int parse_read_options(const char *command, int argc, char **argv, ReadOp
                         o->allocators = true;
                         break;
                 case 'w':
-                        if (strcmp(optarg, "samples") != 0 && strcmp(optarg, "stats") != 0) {
-                                cli_error(command, "--what is samples or stats, got '%s'", optarg);
+                        if (strcmp(optarg, "samples") != 0 && strcmp(optarg, "stats") != 0 &&
+                            strcmp(optarg, "hyperfine") != 0) {
+                                cli_error(command, "--what is samples, stats or hyperfine, got '%s'",
+                                          optarg);
                                 return EXIT_USAGE;
                         }
                         o->what = optarg;
@@ -274,10 +280,17 @@ int cmd_export(int argc, char **argv) {
                 return e;
 
         json_auto_t *table = NULL;
-        if (strcmp(o.what, "samples") == 0) {
+        if (strcmp(o.what, "samples") == 0 || strcmp(o.what, "hyperfine") == 0) {
                 int r = export_samples(store, run_id, &table);
                 if (r < 0)
                         return cli_query_failed("export", store, run_id, r);
+                if (strcmp(o.what, "hyperfine") == 0) {
+                        if (interop_export_hyperfine(stdout, table) < 0 || fflush(stdout) != 0) {
+                                cli_error("export", "cannot write the results");
+                                return EXIT_ENVIRONMENT;
+                        }
+                        return EXIT_OK;
+                }
         } else if ((e = stats_table(store, run_id, &table)) != EXIT_OK)
                 return e;
         if (render_rows(stdout, o.format, table) < 0 || fflush(stdout) != 0) {

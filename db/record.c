@@ -149,7 +149,8 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         spec_on_failure_to_string(s->on_failure),
                         p->probe_path ? spec_probe_to_string(s->probe) : "never", s->min_effect, s->alpha,
                         spec_outliers_to_string(s->outliers), child_cpus, runner_cpus, facts_json,
-                        h->fingerprint, p->cgroup->path, p->cgroup->why_not, calibrate_json,
+                        h->fingerprint, p->cgroup ? p->cgroup->path : NULL,
+                        p->cgroup ? p->cgroup->why_not : NULL, calibrate_json,
                         s->env_offset_random ? "random" : "none", env_get(ctx->origin_env, "SLURM_JOB_ID"),
                         env_get(ctx->origin_env, "SLURM_ARRAY_TASK_ID"),
                         env_get(ctx->origin_env, "SLURMD_NODENAME"), ctx->label, ctx->commit);

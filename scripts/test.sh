@@ -7,9 +7,10 @@ ALLOCLAB_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 # tests/integration/report.sh renders the HTML report; slurm.sh makes a Slurm cluster; install.sh
 # parses the zsh completion; man.sh lints the man pages; deb.sh builds and installs the package;
-# schema.sh validates the example specs against docs/spec.schema.json.
+# schema.sh validates the example specs against docs/spec.schema.json; interop.sh reads and
+# writes hyperfine's JSON.
 alloclab_install_deps chromium fonts-liberation slurm-wlm munge zsh mandoc dpkg-dev debhelper \
-    python3-jsonschema python3-yaml
+    python3-jsonschema python3-yaml hyperfine
 alloclab_build "$ALLOCLAB_ROOT/build-test" -DALLOCLAB_WERROR=ON -DBUILD_TESTING=ON
 cd "$ALLOCLAB_ROOT/build-test"
 ctest --output-on-failure -j "$(nproc)"

@@ -1,0 +1,92 @@
+#!/bin/bash
+# hyperfine's and pyperf's JSON: imported as runs (one variant per command or benchmark, the
+# times as samples, failures as failures), and runs exported in hyperfine's layout with the same
+# times again.
+. "$(dirname "$0")/lib.sh"
+if ! command -v hyperfine >/dev/null; then
+    echo "SKIP: hyperfine is not installed (apt-get install hyperfine)"
+    exit 77
+fi
+cd "$WORK"
+
+hyperfine -N --runs 5 --warmup 1 --export-json hf.json "$WORKLOAD which" "$WORKLOAD usable" >/dev/null 2>&1 ||
+    fail "hyperfine"
+run_alloclab 0 import hf.json
+expect_contains "$OUT" "imported hf.json as run 1" "the import"
+expect_eq "$(q "SELECT e.name, r.trigger, r.label FROM runs r JOIN experiments e ON e.id = r.experiment_id")" \
+    "hyperfine-hf|import|imported from hyperfine" "the run"
+expect_eq "$(q "SELECT count(*) FROM samples WHERE phase = 'sample' AND status = 'ok'")" 10 "5 samples per command"
+expect_eq "$(q "SELECT group_concat(name, ' ') FROM (SELECT name FROM variants ORDER BY position)")" \
+    "alloclab-workload_which-1 alloclab-workload_usable-2" "one variant per command"
+python3 - hf.json "$DB" <<'PY' || fail "the imported times"
+import json, sqlite3, sys
+want = [round(t * 1e9) for r in json.load(open(sys.argv[1]))["results"] for t in r["times"]]
+got = [w for (w,) in sqlite3.connect(sys.argv[2]).execute(
+    "SELECT wall_ns FROM samples JOIN variants v ON v.id = samples.variant_id ORDER BY v.position, samples.round")]
+assert got == want, (got, want)
+PY
+run_alloclab 0 show
+expect_contains "$OUT" "imported from hyperfine's JSON hf.json" "show names the file"
+expect_contains "$OUT" "alloclab-workload_usable-2" "show's table"
+
+# Exported in hyperfine's layout: the same times.
+run_alloclab 0 export 1 --what hyperfine
+printf '%s\n' "$OUT" >back.json
+python3 - hf.json back.json <<'PY' || fail "the round trip"
+import json, sys
+a, b = (json.load(open(p))["results"] for p in sys.argv[1:])
+assert len(a) == len(b) == 2, b
+for x, y in zip(a, b):
+    assert all(abs(s - t) < 1e-9 for s, t in zip(x["times"], y["times"])), (x, y)
+    assert abs(x["median"] - y["median"]) < 1e-9 and y["exit_codes"] == [0] * 5, y
+    assert y["min"] <= y["median"] <= y["max"] and y["stddev"] > 0, y
+PY
+
+# Failures stay failures; a parameter scan is one variant per command; --experiment names it.
+hyperfine -N -i --runs 3 --export-json fails.json "$WORKLOAD exit 3" -L n 1,2 "$WORKLOAD vallocs {n}" >/dev/null 2>&1 ||
+    true
+run_alloclab 0 import fails.json --experiment scan
+# hyperfine scans every command over the parameter: 2 x 2 commands, 3 runs each.
+expect_eq "$(q "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.id = 2 AND s.status = 'exit'")" 6 \
+    "the failed runs"
+expect_eq "$(q "SELECT count(*) FROM variants WHERE run_id = 2")" 4 "four commands"
+expect_eq "$(q "SELECT e.name FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.id = 2")" scan "--experiment"
+
+# pyperf's layout (pyperf is not packaged in Debian 12: its documented format, written here).
+cat >pyperf.json <<'JSON'
+{"version": "1.0", "metadata": {"unit": "second", "python_version": "3.11"},
+ "benchmarks": [
+  {"metadata": {"name": "json_dumps", "loops": 8},
+   "runs": [{"metadata": {}, "warmups": [[8, 0.5]], "values": [0.0102, 0.0101, 0.0103]},
+            {"values": [0.0100, 0.0104, 0.0102]}]},
+  {"metadata": {"name": "json_loads"},
+   "runs": [{"values": [0.0201, 0.0199, 0.0203]}, {"values": [0.0200, 0.0202, 0.0198]}]}]}
+JSON
+run_alloclab 0 import pyperf.json
+expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = 3")" 12 "every value, no warm-up"
+expect_eq "$(q "SELECT group_concat(name, ' ') FROM (SELECT name FROM variants WHERE run_id = 3 ORDER BY position)")" \
+    "json_dumps-1 json_loads-2" "one variant per benchmark"
+run_alloclab 0 show 3
+expect_contains "$OUT" "json_loads-2" "pyperf run shown"
+expect_contains "$OUT" "1.97x slower" "its ratio"
+
+# A native run with a parameter in hyperfine's layout: its parameters and cell.
+run_alloclab 0 quick -a glibc,jemalloc --param n=10,20 -r 2 -w 0 --quiet -- "$WORKLOAD" vallocs '{n}'
+run_alloclab 0 export latest --what hyperfine
+python3 - "$OUT" <<'PY' || fail "export of a matrix"
+import json, sys
+r = json.loads(sys.argv[1])["results"]
+assert [x["command"] for x in r] == ["glibc [n=10]", "jemalloc [n=10]", "glibc [n=20]", "jemalloc [n=20]"], r
+assert r[2]["parameters"] == {"n": "20"} and len(r[2]["times"]) == 2 and r[2]["memory_usage_byte"][0] > 0, r[2]
+PY
+
+# What is not hyperfine's or pyperf's is refused, and nothing is written.
+runs=$(q 'SELECT count(*) FROM runs')
+echo '{"foo": 1}' >other.json
+run_alloclab 3 import other.json
+expect_contains "$ERR" "neither hyperfine's --export-json nor pyperf's JSON" "another JSON"
+printf '{"results": [\n  {"command": "x", "times": [1,]}]}\n' >broken.json
+run_alloclab 3 import broken.json
+expect_contains "$ERR" "broken.json:2:" "malformed JSON at its position"
+run_alloclab 2 import hf.json "$WORK/results.db"
+expect_eq "$(q 'SELECT count(*) FROM runs')" "$runs" "nothing written by the refusals"
