@@ -27,7 +27,8 @@ static const char quick_usage[] =
         "                         shared objects, or NAME=ALLOCATOR; the first is the baseline\n"
         "  -e, --env [VARIANT:]KEY=VALUE  a variable for every child, or for VARIANT's (repeatable)\n"
         "  --param NAME=V1,V2,... a parameter axis: {NAME} in COMMAND is its value (repeatable)\n"
-        "  -r, --samples N        timed samples per cell and variant (default 10)\n"
+        "  -r, --samples N|auto   timed samples per cell and variant (default 10); auto: 5 to 50,\n"
+        "                         until every ratio is known within 2% (spec samples: auto)\n"
         "  -w, --warmup N         warm-up runs per cell and variant (default 1)\n"
         "  -p, --prepare CMD      shell command before every run, outside the clock\n"
         "  -s, --setup CMD        shell command before a variant's first run in each cell\n"
@@ -49,6 +50,7 @@ typedef struct Quick {
         char **env;      /* "[VARIANT:]KEY=VALUE" */
         char **params;   /* "NAME=V1,V2" */
         unsigned samples, warmup;
+        bool samples_auto; /* --samples auto */
         const char *hooks[_SPEC_HOOK_MAX];
         const char *input, *verify, *timeout, *name;
         bool print_spec;
@@ -137,6 +139,11 @@ static int parse_quick(int argc, char **argv, Quick *q, MeasureOptions *m) {
                         r = strv_append(&q->params, optarg);
                         break;
                 case 'r':
+                        if (strcmp(optarg, "auto") == 0) {
+                                q->samples_auto = true;
+                                break;
+                        }
+                        __attribute__((fallthrough));
                 case 'w':
                         if (cli_parse_uint(optarg, c == 'r' ? SPEC_MAX_SAMPLES : SPEC_MAX_WARMUP, &v) < 0 ||
                             (c == 'r' && v == 0)) {
@@ -360,7 +367,10 @@ static char *quick_spec(const Quick *q) {
                         write_env(f, ", env: ", q->env, variant);
                 fputs("}", f);
         }
-        fprintf(f, "\nsamples: %u\nwarmup: %u\n", q->samples, q->warmup);
+        if (q->samples_auto)
+                fprintf(f, "\nsamples: auto\nwarmup: %u\n", q->warmup);
+        else
+                fprintf(f, "\nsamples: %u\nwarmup: %u\n", q->samples, q->warmup);
         if (q->verify) {
                 fputs("verify: ", f);
                 spec_text_scalar(f, q->verify);

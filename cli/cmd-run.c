@@ -308,8 +308,10 @@ int cli_measure(const char *command, Spec *spec, const MeasureOptions *o, int64_
                                   RUN_MAX_LABEL);
                         return EXIT_USAGE;
                 }
-        if (o->samples)
+        if (o->samples) { /* a fixed count, also for a spec with samples: auto */
                 spec->samples = o->samples;
+                spec->samples_auto = false;
+        }
 
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;

@@ -199,8 +199,27 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
                 fprintf(f, "%s%s%s%s%s%s\n", bullet, rep->run.label ? "label " : "",
                         rep->run.label ? rep->run.label : "", rep->run.label && rep->run.commit ? ", " : "",
                         rep->run.commit ? "commit " : "", rep->run.commit ? rep->run.commit : "");
-        fprintf(f, "%smetric %s: median of %lld samples (%lld warmup), order %s, seed %llu, verify %s\n",
-                bullet, rep->run.metric, (long long) rep->samples, (long long) rep->warmup, rep->order,
+        char samples[160];
+        if (rep->samples_min > 0) {
+                /* samples: auto: how many the cells took, and the rule that stopped them. */
+                uint64_t fewest = UINT64_MAX, most = 0;
+                for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                        if (rep->entries[i].has_stats && rep->entries[i].stats.n > 0) {
+                                fewest = rep->entries[i].stats.n < fewest ? rep->entries[i].stats.n : fewest;
+                                most = rep->entries[i].stats.n > most ? rep->entries[i].stats.n : most;
+                        }
+                int k = most == 0 ? snprintf(samples, sizeof(samples), "no")
+                        : fewest == most
+                                ? snprintf(samples, sizeof(samples), "%llu", (unsigned long long) most)
+                                : snprintf(samples, sizeof(samples), "%llu-%llu",
+                                           (unsigned long long) fewest, (unsigned long long) most);
+                snprintf(samples + k, sizeof(samples) - (size_t) k,
+                         " samples (auto: %lld to %lld, until each ratio's 95%% interval is within +-%g%%; ",
+                         (long long) rep->samples_min, (long long) rep->samples, 100 * rep->min_effect);
+        } else
+                snprintf(samples, sizeof(samples), "%lld samples (", (long long) rep->samples);
+        fprintf(f, "%smetric %s: median of %s%lld warmup), order %s, seed %llu, verify %s\n", bullet,
+                rep->run.metric, samples, (long long) rep->warmup, rep->order,
                 (unsigned long long) rep->seed, rep->verify);
         if (rep->child_cpus)
                 fprintf(f, "%scpus: children pinned to %s, alloclab on %s\n", bullet, rep->child_cpus,
@@ -880,6 +899,11 @@ static int render_json(FILE *f, const Report *rep) {
                                       (json_int_t) rep->cpus, "glibc", rep->glibc, "thp", rep->thp));
         json_object_set_new(root, "metric", json_string(rep->run.metric));
         json_object_set_new(root, "samples", json_integer(rep->samples));
+        json_object_set_new(root, "samples_auto",
+                            rep->samples_min > 0
+                                    ? json_pack("{s:I, s:I}", "min", (json_int_t) rep->samples_min, "max",
+                                                (json_int_t) rep->samples)
+                                    : json_null());
         json_object_set_new(root, "warmup", json_integer(rep->warmup));
         json_object_set_new(root, "order", json_string(rep->order));
         json_object_set_new(root, "seed", json_integer((json_int_t) rep->seed));

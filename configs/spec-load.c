@@ -31,6 +31,7 @@ typedef struct SpecState {
         const YamlNode *baseline; /* resolved once all variants are known */
         const YamlNode *reference;
         const YamlNode *aa_check;   /* the key's value, for errors about the A/A copy */
+        const YamlNode *samples;    /* the key's value, for errors about adaptive samples */
         const YamlNode **templates; /* scalars that may hold {param} placeholders */
         size_t n_templates;
 } SpecState;
@@ -365,11 +366,50 @@ static int parse_reference(Loader *l, const YamlNode *n, void *field) {
         return r;
 }
 
+static int parse_samples_bound(Loader *l, const YamlNode *n, void *field) {
+        uint64_t v;
+        int r = schema_parse_uint(l, n, "samples bound", 2, SPEC_MAX_SAMPLES, &v);
+        if (r >= 0)
+                *(unsigned *) field = (unsigned) v;
+        return r;
+}
+
+typedef struct SamplesRange {
+        unsigned min, max;
+} SamplesRange;
+
+static const Field samples_fields[] = {
+        { "min", parse_samples_bound, offsetof(SamplesRange, min), true },
+        { "max", parse_samples_bound, offsetof(SamplesRange, max), true },
+};
+
+/* samples: N, auto, or {min: N, max: M} (adaptive between the two). */
 static int parse_samples(Loader *l, const YamlNode *n, void *field) {
+        Spec *s = field;
+        state(l)->samples = n;
+        if (n && n->kind == YAML_NODE_SCALAR && strcmp(n->value, "auto") == 0) {
+                s->samples_auto = true;
+                s->samples = SPEC_AUTO_MAX_SAMPLES;
+                return 0;
+        }
+        if (n && n->kind == YAML_NODE_MAPPING) {
+                SamplesRange range = {};
+                int r = schema_parse_fields(l, n, "samples", samples_fields, ELEMENTSOF(samples_fields),
+                                            &range);
+                if (r < 0)
+                        return r;
+                if (range.min > range.max)
+                        return schema_error(l, n, "samples: min %u is more than max %u", range.min,
+                                            range.max);
+                s->samples_auto = true;
+                s->samples_min = range.min;
+                s->samples = range.max;
+                return 0;
+        }
         uint64_t v;
         int r = schema_parse_uint(l, n, "samples", 1, SPEC_MAX_SAMPLES, &v);
         if (r >= 0)
-                *(unsigned *) field = (unsigned) v;
+                s->samples = (unsigned) v;
         return r;
 }
 
@@ -697,7 +737,7 @@ static const Field spec_fields[] = {
         { "allocators", parse_variants, 0, true },
         { "baseline", parse_baseline, 0, false },
         { "reference", parse_reference, 0, false },
-        { "samples", parse_samples, offsetof(Spec, samples), false },
+        { "samples", parse_samples, 0, false },
         { "warmup", parse_warmup, offsetof(Spec, warmup), false },
         { "order", parse_order, offsetof(Spec, order), false },
         { "seed", parse_seed, 0, false },
@@ -877,6 +917,9 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
                 if (r >= 0 && s->aa_check)
                         r = add_aa_variant(&l);
         }
+        /* Adaptive samples stop a cell between rounds: blocked order has none. */
+        if (r >= 0 && s->samples_auto && s->order == SPEC_ORDER_BLOCKED)
+                r = schema_error(&l, st.samples, "samples: auto needs order interleaved or randomized");
         if (r != -ENOMEM) {
                 int q = check_templates(&l);
                 r = q < 0 ? q : r;

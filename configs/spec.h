@@ -19,6 +19,7 @@
 #define SPEC_MAX_CELLS                    4096
 #define SPEC_MAX_VARIANTS                 64
 #define SPEC_MAX_SAMPLES                  10000
+#define SPEC_AUTO_MAX_SAMPLES             50 /* samples: auto */
 #define SPEC_MAX_WARMUP                   1000
 #define SPEC_MAX_ARGS                     4096
 #define SPEC_MAX_ENV                      256
@@ -155,7 +156,12 @@ typedef struct Spec {
         size_t baseline;  /* index into variants */
         size_t reference; /* index into variants */
 
-        unsigned samples;
+        unsigned samples; /* with samples_auto: the most per cell and variant */
+        /* samples: auto (or {min, max}): a cell's sample rounds stop once every variant's ratio
+         * interval is within min_effect, after at least samples_min rounds (0: the fewest that
+         * can give a verdict, which the runner knows). */
+        bool samples_auto;
+        unsigned samples_min;
         unsigned warmup;
         SpecOrder order;
         bool has_seed;

@@ -232,6 +232,7 @@ static int row_header(Report *rep, sqlite3_stmt *st) {
         rep->cgroup = sql_text_or_null(st, SUMMARY_N_COLUMNS + 17);
         rep->cgroup_fallback = sql_text_or_null(st, SUMMARY_N_COLUMNS + 18);
         rep->calibrate_command = sql_text_or_null(st, SUMMARY_N_COLUMNS + 19);
+        rep->samples_min = sqlite3_column_int64(st, SUMMARY_N_COLUMNS + 20);
         rep->n_cells = (size_t) rep->run.n_cells;
         rep->n_variants = (size_t) rep->run.n_variants;
         return r;
@@ -597,7 +598,7 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
                              " runs.warmup, runs.seed, runs.verify, runs.message, hosts.kernel,"
                              " hosts.cpu_model, hosts.glibc, hosts.thp, hosts.cpus, runs.min_effect, "
                              "runs.alpha, runs.outliers, runs.cpus, runs.runner_cpus, runs.cgroup,"
-                             " runs.cgroup_fallback, runs.calibrate_command" SUMMARY_FROM
+                             " runs.cgroup_fallback, runs.calibrate_command, runs.samples_min" SUMMARY_FROM
                              " WHERE runs.id = ?1",
                              rep, row_header);
         if (r < 0)

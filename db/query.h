@@ -81,7 +81,8 @@ typedef struct Report {
         RunSummary run;
         char *spec_path;
         char *order;
-        int64_t samples, warmup;
+        int64_t samples, warmup; /* with samples_min > 0 (samples: auto), samples is the most */
+        int64_t samples_min;     /* samples: auto: the fewest a cell ran before it could stop; 0: fixed */
         uint64_t seed;
         char *verify;
         char *message;

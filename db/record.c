@@ -155,6 +155,9 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         env_get(ctx->origin_env, "SLURM_ARRAY_TASK_ID"),
                         env_get(ctx->origin_env, "SLURMD_NODENAME"), ctx->label, ctx->commit);
 
+        if (r >= 0 && s->samples_auto)
+                r = sql_exec1(db, NULL, "UPDATE runs SET samples_min = ? WHERE id = ?", "ii",
+                              (int64_t) run_auto_min_rounds(s), rec->run_id);
         for (size_t v = 0; v < p->n_variants && r >= 0; v++) {
                 const SpecVariant *sv = &s->variants[v];
                 const Allocator *a = &p->allocators[v];

@@ -216,6 +216,9 @@ static const char *const migrations[] = {
          * (run --commit): a CI gate names its runs. */
         "ALTER TABLE runs ADD COLUMN label TEXT;"
         "ALTER TABLE runs ADD COLUMN commit_id TEXT;",
+        /* 17 -> 18: samples: auto: the rounds a cell ran at least before it could stop (runs.samples
+         * is then the most); NULL for a fixed count. */
+        "ALTER TABLE runs ADD COLUMN samples_min INTEGER;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <poll.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "runner/compare.h"
 #include "runner/env.h"
 #include "runner/hook.h"
 #include "runner/preflight.h"
@@ -83,6 +85,8 @@ typedef struct CellState {
         int oracle_fd;
         bool excluded[SPEC_MAX_VARIANTS];
         bool set_up[SPEC_MAX_VARIANTS]; /* ran (after its setup hook, if any): cleanup is due */
+        bool precise;                   /* samples: auto, and every ratio is known well enough */
+        unsigned judged;                /* samples: auto: sample rounds up to here were judged */
         Series *series[SPEC_MAX_VARIANTS];
         size_t n_series[SPEC_MAX_VARIANTS];
 } CellState;
@@ -97,11 +101,16 @@ static void cell_state_reset(CellState *c) {
         *c = (CellState){ .oracle_fd = -1 };
 }
 
-static int series_add(CellState *c, uint32_t variant, const char *name, double value) {
-        Series *s = NULL;
-        for (size_t i = 0; i < c->n_series[variant] && !s; i++)
+/* The values of a variant's metric in the current cell, or NULL. */
+static const Series *find_series(const CellState *c, uint32_t variant, const char *name) {
+        for (size_t i = 0; i < c->n_series[variant]; i++)
                 if (strcmp(c->series[variant][i].name, name) == 0)
-                        s = &c->series[variant][i];
+                        return &c->series[variant][i];
+        return NULL;
+}
+
+static int series_add(CellState *c, uint32_t variant, const char *name, double value) {
+        Series *s = (Series *) find_series(c, variant, name);
         if (!s) {
                 Series *grown = realloc(c->series[variant], (c->n_series[variant] + 1) * sizeof(Series));
                 if (!grown)
@@ -133,6 +142,39 @@ static int collect(CellState *c, const Sample *s) {
                 if ((r = series_add(c, s->step->variant, s->metrics[i].name, s->metrics[i].value)) < 0)
                         return r;
         return 0;
+}
+
+unsigned run_auto_min_rounds(const Spec *s) {
+        unsigned needed = s->samples_min ? s->samples_min : compare_samples_needed(s->alpha, true);
+        return needed < 3 ? 3 : needed > s->samples ? s->samples : needed;
+}
+
+/* samples: auto: whether every measured variant's ratio to the baseline on the primary metric
+ * is known within min_effect (its bootstrap interval's half-width), so that more rounds would
+ * not change what the cell says. Costs a bootstrap per variant, between children. */
+static bool precise_enough(const Plan *p, const CellState *c, uint32_t cell) {
+        const Spec *s = p->spec;
+        static const char *const builtin[] = { [SPEC_METRIC_WALL] = RUN_METRIC_WALL,
+                                               [SPEC_METRIC_USER] = RUN_METRIC_USER,
+                                               [SPEC_METRIC_SYS] = RUN_METRIC_SYS,
+                                               [SPEC_METRIC_MAXRSS] = RUN_METRIC_MAXRSS };
+        const char *metric = s->metric == SPEC_METRIC_REPORTED ? s->metric_name : builtin[s->metric];
+        const Series *base =
+                c->excluded[s->baseline] ? NULL : find_series(c, (uint32_t) s->baseline, metric);
+        if (!base || base->n < 2)
+                return false;
+        for (uint32_t v = 0; v < p->n_variants; v++) {
+                if (v == s->baseline || c->excluded[v])
+                        continue;
+                const Series *x = find_series(c, v, metric);
+                double lo, hi;
+                if (!x || x->n < 2 ||
+                    compare_ratio_ci(base->values, base->n, x->values, x->n, p->seed ^ cell,
+                                     COMPARE_RESAMPLES, COMPARE_LEVEL, &lo, &hi) < 0 ||
+                    isnan(lo) || isnan(hi) || (hi - lo) / 2 > s->min_effect)
+                        return false;
+        }
+        return true;
 }
 
 static int emit_cell_stats(const Plan *p, const RunSink *sink, uint32_t cell, CellState *c) {
@@ -690,7 +732,13 @@ int run_execute(const Plan *p, const RunPrior *prior, const RunSink *sink, int c
                                 break;
                         cell_work = !prior || cell_has_work(p, prior, step->cell);
                 }
-                if (cell.excluded[step->variant])
+                /* samples: auto: before each sample round past the minimum, is the cell done? */
+                if (step->phase == PHASE_SAMPLE && p->spec->samples_auto && !cell.precise &&
+                    step->round >= run_auto_min_rounds(p->spec) && step->round >= cell.judged) {
+                        cell.judged = step->round + 1;
+                        cell.precise = precise_enough(p, &cell, step->cell);
+                }
+                if (cell.excluded[step->variant] || (step->phase == PHASE_SAMPLE && cell.precise))
                         continue;
                 /* Resuming: a recorded step is not run again, except the reference's smoke run
                  * when the cell still needs its output as the oracle. */

@@ -133,5 +133,9 @@ void run_prior_done(RunPrior *prior);
  */
 int run_execute(const Plan *plan, const RunPrior *prior, const RunSink *sink, int cancel_fd, RunResult *ret);
 
+/* samples: auto: the sample rounds every cell runs before its precision is judged (the spec's
+ * min, else the fewest with which a verdict is possible, at least 3). */
+unsigned run_auto_min_rounds(const Spec *s);
+
 /* The value of a built-in or reported metric in a sample; false when the sample lacks it. */
 bool run_sample_metric(const Sample *s, const char *metric, double *ret);

@@ -31,7 +31,7 @@ _alloclab() {
         *) COMPREPLY=($(compgen -W "table markdown csv json" -- "$cur")) ;;
         esac
         return ;;
-    --what) COMPREPLY=($(compgen -W "samples stats" -- "$cur")); return ;;
+    --what) COMPREPLY=($(compgen -W "samples stats hyperfine" -- "$cur")); return ;;
     --fail-on) COMPREPLY=($(compgen -W "regression" -- "$cur")); return ;;
     --compare-to) COMPREPLY=($(compgen -W "latest" -- "$cur")); return ;;
     -a | --allocators)
@@ -40,6 +40,7 @@ _alloclab() {
     --verify) COMPREPLY=($(compgen -W "stdout none" -- "$cur")); return ;;
     --input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --threads | --scale) return ;;
+    --experiment) return ;;
     -r | -w | -e | -p | -s | -c | --param | --warmup | --env | --prepare | --setup | --cleanup | --timeout | --name) return ;;
     --preload) COMPREPLY=($(compgen -W "glibc jemalloc mimalloc tcmalloc tcmalloc_minimal tbbmalloc" -- "$cur"))
         return ;;
@@ -62,7 +63,7 @@ _alloclab() {
     compare) options="--db --format --fail-on" ;;
     fleet) options="--db --format" ;;
     export) options="--what --format --db --bundle" ;;
-    import) options="--db --accept-host-change" ;;
+    import) options="--db --accept-host-change --experiment" ;;
     allocators) options="--format" ;;
     census) options="--preload --json" ;;
     submit) options="--wait --socket" ;;

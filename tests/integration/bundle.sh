@@ -112,7 +112,7 @@ run_alloclab 0 export latest --bundle "$WORK/fresh.bundle"
 
 cp "$WORK/a.bundle" "$WORK/schema.bundle"
 sqlite3 "$WORK/schema.bundle" "PRAGMA user_version = 99"
-refused "$WORK/schema.bundle" "unknown schema" "with schema 99; this alloclab reads version 1 with schema 17"
+refused "$WORK/schema.bundle" "unknown schema" "with schema 99; this alloclab reads version 1 with schema 18"
 
 cp "$WORK/a.bundle" "$WORK/changed.bundle"
 sqlite3 "$WORK/changed.bundle" "UPDATE samples SET wall_ns = wall_ns + 1 WHERE id = (SELECT min(id) FROM samples)"

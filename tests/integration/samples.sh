@@ -1,0 +1,55 @@
+#!/bin/bash
+# samples: auto: a cell's sample rounds stop once every ratio's interval is within min_effect
+# (after the fewest rounds that can give a verdict), or at the most; the header says so.
+. "$(dirname "$0")/lib.sh"
+cd "$WORK"
+
+spec() { # MIN_EFFECT SAMPLES [ORDER]
+    cat <<YAML
+experiment: auto
+command: ["$WORKLOAD", spin, "{n}"]
+params: {n: [200000, 400000]}
+allocators:
+  glibc: {}
+  again: {}
+samples: $2
+min_effect: $1
+order: ${3:-interleaved}
+YAML
+}
+per_variant() { # RUN: "count count ..." of ok samples per cell and variant
+    q "SELECT group_concat(n, ' ') FROM (SELECT count(*) AS n FROM samples WHERE run_id = $1 AND phase = 'sample'
+       AND status = 'ok' GROUP BY cell_id, variant_id ORDER BY cell_id, variant_id)"
+}
+
+# The same allocator twice, asked for +-50%: known after the minimum, 5 rounds (5 vs 5 is the
+# fewest with which the rank test can reach p < 0.01).
+spec 50% auto >loose.yaml
+run_alloclab 0 run loose.yaml --quiet
+expect_eq "$(per_variant 1)" "5 5 5 5" "stopped at the minimum"
+expect_contains "$OUT" "median of 5 samples (auto: 5 to 50, until each ratio's 95% interval is within +-50%; 1 warmup)" \
+    "the header"
+expect_eq "$(q 'SELECT samples, samples_min FROM runs WHERE id = 1')" "50|5" "stored"
+run_alloclab 0 show 1 --format json
+expect_contains "$OUT" '"samples_auto": {' "JSON"
+
+# Asked for a precision no machine has: every cell runs to the most.
+spec 0.0001% '{min: 3, max: 6}' >tight.yaml
+run_alloclab 0 run tight.yaml --quiet
+expect_eq "$(per_variant 2)" "6 6 6 6" "ran to the most"
+expect_contains "$OUT" "median of 6 samples (auto: 3 to 6," "the range in the header"
+
+# --samples N is a fixed count again; quick --samples auto writes the key.
+run_alloclab 0 run loose.yaml --samples 2 --quiet
+expect_eq "$(per_variant 3)" "2 2 2 2" "--samples overrides auto"
+expect_contains "$OUT" "median of 2 samples (1 warmup)" "a fixed count's header"
+run_alloclab 0 quick -a glibc -r auto --print-spec -- true
+expect_contains "$OUT" "samples: auto" "quick -r auto"
+
+# What cannot work is refused where it is written.
+spec 2% auto blocked >blocked.yaml
+run_alloclab 3 check blocked.yaml
+expect_contains "$ERR" "blocked.yaml:7:10: samples: auto needs order interleaved or randomized" "blocked order"
+spec 2% '{min: 9, max: 4}' >range.yaml
+run_alloclab 3 check range.yaml
+expect_contains "$ERR" "range.yaml:7:10: samples: min 9 is more than max 4" "an empty range"
