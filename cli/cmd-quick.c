@@ -63,21 +63,6 @@ static void quick_done(Quick *q) {
         strv_free(q->params);
 }
 
-/* Appends each comma-separated item of list to *l. */
-static int append_items(char ***l, const char *list) {
-        for (const char *p = list;; p++) {
-                size_t n = strcspn(p, ",");
-                if (n > 0) {
-                        char *item = strndup(p, n);
-                        if (!item || strv_consume(l, item) < 0)
-                                return -ENOMEM;
-                }
-                p += n;
-                if (!*p)
-                        return 0;
-        }
-}
-
 static int parse_quick(int argc, char **argv, Quick *q, MeasureOptions *m) {
         enum {
                 OPT_PARAM = 256,
@@ -121,7 +106,7 @@ static int parse_quick(int argc, char **argv, Quick *q, MeasureOptions *m) {
                 int r = 0;
                 switch (c) {
                 case 'a':
-                        r = append_items(&q->variants, optarg);
+                        r = strv_append_list(&q->variants, optarg);
                         break;
                 case 'e':
                         if (!strchr(optarg, '=')) {
@@ -335,7 +320,7 @@ static char *quick_spec(const Quick *q) {
                 const char *eq = strchr(q->params[i], '=');
                 _cleanup_free_ char *key = strndup(q->params[i], (size_t) (eq - q->params[i]));
                 _cleanup_strv_free_ char **values = NULL;
-                (void) append_items(&values, eq + 1);
+                (void) strv_append_list(&values, eq + 1);
                 fputs("\n  ", f);
                 spec_text_scalar(f, key ? key : "");
                 fputs(": ", f);

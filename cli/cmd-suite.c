@@ -67,20 +67,6 @@ static void suite_options_done(SuiteOptions *o) {
         strv_free(o->allocators);
 }
 
-static int split_list(const char *list, char ***ret) {
-        strv_free(*ret);
-        *ret = NULL;
-        for (const char *p = list;; p++) {
-                size_t n = strcspn(p, ",");
-                char *item = n ? strndup(p, n) : NULL;
-                if (n && (!item || strv_consume(ret, item) < 0))
-                        return -ENOMEM;
-                p += n;
-                if (!*p)
-                        return 0;
-        }
-}
-
 static int parse_suite(int argc, char **argv, SuiteOptions *o) {
         enum {
                 OPT_THREADS = 256,
@@ -111,7 +97,8 @@ static int parse_suite(int argc, char **argv, SuiteOptions *o) {
                 int r = 0;
                 switch (c) {
                 case OPT_THREADS:
-                        r = split_list(optarg, &o->threads);
+                        o->threads = strv_free(o->threads); /* the last --threads counts */
+                        r = strv_append_list(&o->threads, optarg);
                         for (size_t i = 0; r >= 0 && o->threads && o->threads[i]; i++)
                                 if (cli_parse_uint(o->threads[i], 256, &v) < 0 || v == 0) {
                                         cli_error("suite", "--threads takes numbers from 1 to 256, not '%s'",
@@ -131,7 +118,8 @@ static int parse_suite(int argc, char **argv, SuiteOptions *o) {
                         *(c == OPT_SCALE ? &o->scale : &o->measure.samples) = (unsigned) v;
                         break;
                 case OPT_ALLOCATORS:
-                        r = split_list(optarg, &o->allocators);
+                        o->allocators = strv_free(o->allocators);
+                        r = strv_append_list(&o->allocators, optarg);
                         break;
                 case OPT_DB:
                         o->measure.db_path = optarg;
@@ -289,38 +277,25 @@ typedef struct SuiteRun {
         Report *rep;
 } SuiteRun;
 
-/* A variant in one workload: its ratios to the baseline across the cells. */
+/* A variant in one workload: its verdicts across the cells, and its first failure or exclusion. */
 typedef struct Standing {
-        size_t compared, lower, higher;
-        double mean, lo, hi; /* when compared > 0 */
-        char mark[48];       /* the first failure or exclusion, or "" */
+        RenderVerdicts verdicts;
+        char mark[48]; /* "" when none */
 } Standing;
 
-static const ReportEntry *entry_of(const Report *rep, size_t c, size_t v) {
-        return &rep->entries[c * rep->n_variants + v];
-}
-
 static Standing standing(const Report *rep, size_t v) {
-        Standing s = {};
-        _cleanup_free_ const Comparison **cs = calloc(rep->n_cells + 1, sizeof(*cs));
-        for (size_t c = 0; c < rep->n_cells && cs; c++) {
-                const ReportEntry *e = entry_of(rep, c, v);
-                if (!s.mark[0] && (e->excluded_reason || e->n_failed > 0))
+        Standing s = { .verdicts = render_verdicts(rep, v) };
+        for (size_t c = 0; c < rep->n_cells && !s.mark[0]; c++) {
+                const ReportEntry *e = report_entry(rep, c, v);
+                if (e->excluded_reason || e->n_failed > 0)
                         render_failure_mark(e, s.mark, sizeof(s.mark));
-                if (!e->has_comparison)
-                        continue;
-                cs[s.compared++] = &e->comparison;
-                s.lower += e->comparison.verdict == VERDICT_LOWER;
-                s.higher += e->comparison.verdict == VERDICT_HIGHER;
         }
-        if (s.compared)
-                compare_geomean(cs, s.compared, COMPARE_LEVEL, &s.mean, &s.lo, &s.hi);
         return s;
 }
 
 /* "faster" when every compared cell says so, "slower" likewise, "~" when none differs, else
  * "mixed". */
-static const char *standing_word(const Standing *s, bool time) {
+static const char *standing_word(const RenderVerdicts *s, bool time) {
         if (s->lower == s->compared)
                 return verdict_word(VERDICT_LOWER, time);
         if (s->higher == s->compared)
@@ -334,10 +309,10 @@ static size_t winner(const Report *rep) {
         size_t best = rep->baseline;
         double best_mean = 1;
         for (size_t v = 0; v < rep->n_variants; v++) {
-                Standing s = standing(rep, v);
-                if (v != rep->baseline && s.compared > 0 && s.lower == s.compared && s.mean < best_mean) {
+                RenderVerdicts s = render_verdicts(rep, v);
+                if (v != rep->baseline && s.compared > 0 && s.lower == s.compared && s.geomean < best_mean) {
                         best = v;
-                        best_mean = s.mean;
+                        best_mean = s.geomean;
                 }
         }
         return best;
@@ -348,7 +323,7 @@ static void baseline_text(const Report *rep, char *buf, size_t size) {
         double logs = 0;
         size_t n = 0;
         for (size_t c = 0; c < rep->n_cells; c++) {
-                const ReportEntry *e = entry_of(rep, c, rep->baseline);
+                const ReportEntry *e = report_entry(rep, c, rep->baseline);
                 if (e->has_stats && e->stats.n > 0 && e->stats.median > 0) {
                         logs += log(e->stats.median);
                         n++;
@@ -389,13 +364,14 @@ static json_t *workload_table(const SuiteRun *runs, size_t n) {
                 for (size_t v = 0; v < rep->n_variants && v < first->n_variants; v++) {
                         char text[128];
                         Standing s = standing(rep, v);
+                        const RenderVerdicts *verdicts = &s.verdicts;
                         if (v == rep->baseline)
                                 baseline_text(rep, text, sizeof(text));
-                        else if (s.compared == 0)
+                        else if (verdicts->compared == 0)
                                 snprintf(text, sizeof(text), "%s", s.mark[0] ? s.mark : "-");
                         else
-                                snprintf(text, sizeof(text), "%.2fx %s%s%s", s.mean,
-                                         standing_word(&s, render_time_metric(rep->run.metric)),
+                                snprintf(text, sizeof(text), "%.2fx %s%s%s", verdicts->geomean,
+                                         standing_word(verdicts, render_time_metric(rep->run.metric)),
                                          s.mark[0] ? " !" : "", s.mark);
                         if (v == best && strlen(text) + 2 < sizeof(text))
                                 strcat(text, " *");
@@ -430,7 +406,8 @@ static Overall overall(const SuiteRun *runs, size_t n, size_t v) {
                 o.wins += winner(rep) == v;
                 bool time = render_time_metric(rep->run.metric);
                 for (size_t c = 0; c < rep->n_cells; c++) {
-                        const ReportEntry *e = entry_of(rep, c, v), *b = entry_of(rep, c, rep->baseline);
+                        const ReportEntry *e = report_entry(rep, c, v),
+                                          *b = report_entry(rep, c, rep->baseline);
                         if (e->has_tradeoff && b->has_tradeoff && b->maxrss_median > 0 &&
                             e->maxrss_median > 0) {
                                 rss_logs += log(e->maxrss_median / b->maxrss_median);
@@ -487,16 +464,17 @@ static json_t *suite_json(const SuiteRun *runs, size_t n) {
                 json_t *variants = json_array();
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         Standing s = standing(rep, v);
+                        const RenderVerdicts *k = &s.verdicts;
                         json_array_append_new(
                                 variants,
                                 json_pack("{s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:b, s:o}", "name",
                                           rep->variant_names[v], "ratio",
-                                          s.compared ? json_real(s.mean) : json_null(), "ratio_ci_low",
-                                          s.compared && !isnan(s.lo) ? json_real(s.lo) : json_null(),
+                                          k->compared ? json_real(k->geomean) : json_null(), "ratio_ci_low",
+                                          k->compared && !isnan(k->lo) ? json_real(k->lo) : json_null(),
                                           "ratio_ci_high",
-                                          s.compared && !isnan(s.hi) ? json_real(s.hi) : json_null(),
-                                          "cells_compared", (json_int_t) s.compared, "cells_better",
-                                          (json_int_t) s.lower, "cells_worse", (json_int_t) s.higher,
+                                          k->compared && !isnan(k->hi) ? json_real(k->hi) : json_null(),
+                                          "cells_compared", (json_int_t) k->compared, "cells_better",
+                                          (json_int_t) k->lower, "cells_worse", (json_int_t) k->higher,
                                           "winner", winner(rep) == v, "failure",
                                           s.mark[0] ? json_string(s.mark) : json_null()));
                 }
@@ -565,7 +543,7 @@ static int run_workload(const char *dir, const char *name, const SuiteOptions *o
         _cleanup_free_ char *path = NULL, *text = NULL;
         if (asprintf(&path, "%s/%s.yaml", dir, name) < 0)
                 return EXIT_ENVIRONMENT;
-        int r = read_text_file(path, 1 << 20, &text);
+        int r = read_text_file(path, 1 << 20, &text, NULL);
         if (r < 0) {
                 cli_error("suite", "cannot read %s: %s", path, strerror(-r));
                 return EXIT_ENVIRONMENT;

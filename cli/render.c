@@ -73,13 +73,9 @@ static bool time_metric(const Report *rep) {
         return render_time_metric(rep->run.metric);
 }
 
-static const ReportEntry *entry(const Report *rep, size_t c, size_t v) {
-        return &rep->entries[c * rep->n_variants + v];
-}
-
 /* Ratio to the baseline's median in the same cell, or 0 when either has no statistics. */
 static double ratio(const Report *rep, size_t c, size_t v) {
-        const ReportEntry *e = entry(rep, c, v), *b = entry(rep, c, rep->baseline);
+        const ReportEntry *e = report_entry(rep, c, v), *b = report_entry(rep, c, rep->baseline);
         if (!e->has_stats || !b->has_stats || e->stats.n == 0 || b->stats.median == 0)
                 return 0;
         return e->stats.median / b->stats.median;
@@ -106,7 +102,7 @@ void render_failure_mark(const ReportEntry *e, char *buf, size_t size) {
 }
 
 static char *grid_cell(const Report *rep, size_t c, size_t v) {
-        const ReportEntry *e = entry(rep, c, v);
+        const ReportEntry *e = report_entry(rep, c, v);
         char value[64] = "", mark[64] = "", rat[32] = "", spread[32] = "";
         if (e->has_stats && e->stats.n > 0) {
                 render_value(primary_metric(rep), e->stats.median, value, sizeof(value));
@@ -148,7 +144,7 @@ static void grid_done(Grid *g) {
 /* With exactly two variants the question is one number per cell: what the other costs against
  * the baseline, in percent, with its interval ("+2.3% [+1.1, +3.4]"). */
 static char *cost_cell(const Report *rep, size_t c) {
-        const ReportEntry *e = entry(rep, c, 1 - rep->baseline);
+        const ReportEntry *e = report_entry(rep, c, 1 - rep->baseline);
         if (!e->has_comparison)
                 return strdup("-");
         const Comparison *k = &e->comparison;
@@ -245,20 +241,36 @@ static double memory_overhead(const ReportEntry *e) {
         return e->has_overhead ? (double) e->smoke_peak_rss_bytes / (double) e->smoke_peak_live_bytes : NAN;
 }
 
+RenderVerdicts render_verdicts(const Report *rep, size_t v) {
+        RenderVerdicts s = {};
+        _cleanup_free_ const Comparison **cs = calloc(rep->n_cells + 1, sizeof(*cs));
+        for (size_t c = 0; c < rep->n_cells && cs; c++) {
+                const ReportEntry *e = report_entry(rep, c, v);
+                if (!e->has_comparison)
+                        continue;
+                cs[s.compared++] = &e->comparison;
+                s.lower += e->comparison.verdict == VERDICT_LOWER;
+                s.higher += e->comparison.verdict == VERDICT_HIGHER;
+        }
+        if (s.compared)
+                compare_geomean(cs, s.compared, COMPARE_LEVEL, &s.geomean, &s.lo, &s.hi);
+        return s;
+}
+
 typedef struct VariantSummary {
-        size_t compared, lower, higher;
-        double geomean, lo, hi; /* when compared > 0 */
+        RenderVerdicts verdicts;
         size_t tradeoff_cells, pareto_cells;
         size_t overhead_cells;
         double overhead_geomean, overhead_lo, overhead_hi; /* when overhead_cells > 0 */
 } VariantSummary;
 
 static VariantSummary summarize(const Report *rep, size_t v) {
-        VariantSummary s = { .overhead_lo = INFINITY, .overhead_hi = -INFINITY };
+        VariantSummary s = { .verdicts = render_verdicts(rep, v),
+                             .overhead_lo = INFINITY,
+                             .overhead_hi = -INFINITY };
         double overhead_logs = 0;
-        _cleanup_free_ const Comparison **cs = calloc(rep->n_cells + 1, sizeof(*cs));
-        for (size_t c = 0; c < rep->n_cells && cs; c++) {
-                const ReportEntry *e = entry(rep, c, v);
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                const ReportEntry *e = report_entry(rep, c, v);
                 s.tradeoff_cells += e->has_tradeoff && !e->excluded_reason;
                 s.pareto_cells += e->pareto;
                 double overhead = memory_overhead(e);
@@ -268,14 +280,7 @@ static VariantSummary summarize(const Report *rep, size_t v) {
                         s.overhead_hi = fmax(s.overhead_hi, overhead);
                         s.overhead_cells++;
                 }
-                if (!e->has_comparison)
-                        continue;
-                cs[s.compared++] = &e->comparison;
-                s.lower += e->comparison.verdict == VERDICT_LOWER;
-                s.higher += e->comparison.verdict == VERDICT_HIGHER;
         }
-        if (s.compared)
-                compare_geomean(cs, s.compared, COMPARE_LEVEL, &s.geomean, &s.lo, &s.hi);
         if (s.overhead_cells)
                 s.overhead_geomean = exp(overhead_logs / (double) s.overhead_cells);
         return s;
@@ -286,7 +291,7 @@ static VariantSummary summarize(const Report *rep, size_t v) {
 static double noise_floor(const Report *rep, size_t c) {
         if (rep->aa_variant == SIZE_MAX)
                 return NAN;
-        const ReportEntry *e = entry(rep, c, rep->aa_variant);
+        const ReportEntry *e = report_entry(rep, c, rep->aa_variant);
         if (!e->has_comparison)
                 return NAN;
         return fmax(e->comparison.hi - 1, 1 - e->comparison.lo);
@@ -294,7 +299,7 @@ static double noise_floor(const Report *rep, size_t c) {
 
 /* A variant's change smaller than its cell's noise floor: not to be read as a difference. */
 static bool below_noise_floor(const Report *rep, size_t c, size_t v) {
-        const ReportEntry *e = entry(rep, c, v);
+        const ReportEntry *e = report_entry(rep, c, v);
         double floor = noise_floor(rep, c);
         return v != rep->aa_variant && e->has_comparison && !isnan(floor) &&
                fabs(e->comparison.ratio - 1) < floor;
@@ -310,7 +315,7 @@ static void print_noise_floor(FILE *f, const Report *rep, const char *bullet) {
                 if (isnan(floor))
                         continue;
                 measured++;
-                differs += entry(rep, c, rep->aa_variant)->comparison.verdict != VERDICT_SAME;
+                differs += report_entry(rep, c, rep->aa_variant)->comparison.verdict != VERDICT_SAME;
                 worst = isnan(worst) || floor > worst ? floor : worst;
         }
         const char *base = rep->variant_names[rep->baseline], *copy = rep->variant_names[rep->aa_variant];
@@ -330,7 +335,7 @@ static void print_noise_floor(FILE *f, const Report *rep, const char *bullet) {
                         if (below_noise_floor(rep, c, v))
                                 fprintf(f, "%s[%s] %s: %+.1f%% is below the noise floor of +-%.1f%%\n",
                                         bullet, rep->cell_labels[c], rep->variant_names[v],
-                                        100 * (entry(rep, c, v)->comparison.ratio - 1),
+                                        100 * (report_entry(rep, c, v)->comparison.ratio - 1),
                                         100 * noise_floor(rep, c));
 }
 
@@ -344,7 +349,7 @@ static void print_verdicts(FILE *f, const Report *rep, const char *bullet) {
                 rep->variant_names[rep->baseline], rep->alpha, 100 * rep->min_effect);
         bool time = time_metric(rep);
         for (size_t v = 0; v < rep->n_variants; v++) {
-                VariantSummary s = summarize(rep, v);
+                RenderVerdicts s = render_verdicts(rep, v);
                 if (s.compared == 0)
                         continue;
                 fprintf(f, "%s%s: %s in %zu of %zu cells, %s in %zu; geometric mean %.3fx [%.3f, %.3f]\n",
@@ -392,7 +397,7 @@ static void print_overhead(FILE *f, const Report *rep, const char *bullet) {
 
 /* A cell's median wall time minus its variant's start-up (spec calibrate), or NAN. */
 static double minus_startup(const Report *rep, size_t c, size_t v) {
-        const ReportEntry *e = entry(rep, c, v);
+        const ReportEntry *e = report_entry(rep, c, v);
         if (!rep->startup || rep->startup[v].n == 0 || !e->has_stats || e->stats.n == 0 ||
             strcmp(rep->run.metric, "wall") != 0)
                 return NAN;
@@ -463,7 +468,7 @@ static void print_noisy(FILE *f, const Report *rep, const char *bullet) {
                 (long long) noisy, (long long) checked);
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
-                        const ReportEntry *e = entry(rep, c, v);
+                        const ReportEntry *e = report_entry(rep, c, v);
                         if (e->n_noisy)
                                 fprintf(f, "%s[%s] %s: %lld of %lld noisy\n", bullet, rep->cell_labels[c],
                                         rep->variant_names[v], (long long) e->n_noisy,
@@ -493,7 +498,7 @@ static void print_outliers(FILE *f, const Report *rep, const char *bullet) {
         for (size_t c = 0; c < rep->n_cells; c++) {
                 const char *separator = "";
                 for (size_t v = 0; v < rep->n_variants; v++) {
-                        const ReportEntry *e = entry(rep, c, v);
+                        const ReportEntry *e = report_entry(rep, c, v);
                         if (e->n_outliers == 0)
                                 continue;
                         if (!separator[0])
@@ -516,9 +521,10 @@ static void print_failures(FILE *f, const Report *rep, const char *bullet) {
                 fprintf(f, "\nExcluded:\n");
                 for (size_t c = 0; c < rep->n_cells; c++)
                         for (size_t v = 0; v < rep->n_variants; v++)
-                                if (entry(rep, c, v)->excluded_reason)
+                                if (report_entry(rep, c, v)->excluded_reason)
                                         fprintf(f, "%s[%s] %s: %s\n", bullet, rep->cell_labels[c],
-                                                rep->variant_names[v], entry(rep, c, v)->excluded_reason);
+                                                rep->variant_names[v],
+                                                report_entry(rep, c, v)->excluded_reason);
         }
         if (rep->n_failures_listed == 0)
                 return;
@@ -541,7 +547,7 @@ static void print_failures(FILE *f, const Report *rep, const char *bullet) {
          * varies from run to run, whatever the allocator. */
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
-                        const ReportEntry *e = entry(rep, c, v);
+                        const ReportEntry *e = report_entry(rep, c, v);
                         if (e->n_failed == 0 || e->n_values == 0 || !e->first_failure ||
                             strcmp(e->first_failure, "mismatch") != 0)
                                 continue;
@@ -728,7 +734,7 @@ json_t *render_stats_table(const Report *rep) {
         json_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
-                        const ReportEntry *e = entry(rep, c, v);
+                        const ReportEntry *e = report_entry(rep, c, v);
                         const Stats *st = &e->stats;
                         const Comparison *cmp = &e->comparison;
                         bool s = e->has_stats, k = e->has_comparison;
@@ -924,15 +930,16 @@ static int render_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "n_failures", json_integer(rep->run.n_failures));
         for (size_t v = 0; v < rep->n_variants; v++) {
                 VariantSummary s = summarize(rep, v);
-                json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "name",
-                                      rep->variant_names[v], "allocator", rep->allocator_names[v], "version",
-                                      rep->allocator_versions[v], "compared_cells", (json_int_t) s.compared,
-                                      "lower_cells", (json_int_t) s.lower, "higher_cells",
-                                      (json_int_t) s.higher, "tradeoff_cells", (json_int_t) s.tradeoff_cells,
-                                      "pareto_cells", (json_int_t) s.pareto_cells);
-                json_object_set_new(o, "geomean", s.compared ? json_real(s.geomean) : json_null());
-                json_object_set_new(o, "geomean_ci_low", s.compared ? json_real(s.lo) : json_null());
-                json_object_set_new(o, "geomean_ci_high", s.compared ? json_real(s.hi) : json_null());
+                const RenderVerdicts *k = &s.verdicts;
+                json_t *o = json_pack(
+                        "{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "name", rep->variant_names[v],
+                        "allocator", rep->allocator_names[v], "version", rep->allocator_versions[v],
+                        "compared_cells", (json_int_t) k->compared, "lower_cells", (json_int_t) k->lower,
+                        "higher_cells", (json_int_t) k->higher, "tradeoff_cells",
+                        (json_int_t) s.tradeoff_cells, "pareto_cells", (json_int_t) s.pareto_cells);
+                json_object_set_new(o, "geomean", k->compared ? json_real(k->geomean) : json_null());
+                json_object_set_new(o, "geomean_ci_low", k->compared ? json_real(k->lo) : json_null());
+                json_object_set_new(o, "geomean_ci_high", k->compared ? json_real(k->hi) : json_null());
                 const ReportStartup *u = rep->startup ? &rep->startup[v] : NULL;
                 json_object_set_new(o, "startup",
                                     u && u->n ? json_pack("{s:I, s:f, s:f, s:f}", "n", (json_int_t) u->n,
@@ -944,7 +951,7 @@ static int render_json(FILE *f, const Report *rep) {
         for (size_t c = 0; c < rep->n_cells; c++) {
                 json_t *results = json_object();
                 for (size_t v = 0; v < rep->n_variants; v++) {
-                        const ReportEntry *e = entry(rep, c, v);
+                        const ReportEntry *e = report_entry(rep, c, v);
                         json_t *o = json_object();
                         if (e->has_stats) {
                                 json_object_set_new(o, "n", json_integer((json_int_t) e->stats.n));

@@ -28,6 +28,14 @@ const char *render_value(const char *metric, double v, char *buf, size_t size);
  * reference failed) shows the status its exclusion reason starts with. */
 void render_failure_mark(const ReportEntry *e, char *buf, size_t size);
 
+/* A variant across a run's cells against the baseline: the cells compared, those whose verdict
+ * is lower or higher, and the geometric mean of its ratios with its 95% interval (compare_geomean). */
+typedef struct RenderVerdicts {
+        size_t compared, lower, higher;
+        double geomean, lo, hi; /* when compared > 0 */
+} RenderVerdicts;
+RenderVerdicts render_verdicts(const Report *rep, size_t v);
+
 /* Whether a metric ("wall", "maxrss", "reported:NAME") is a time: its verdicts say
  * faster/slower rather than lower/higher. */
 bool render_time_metric(const char *metric);

@@ -66,21 +66,17 @@ static const Field daemon_fields[] = {
 };
 
 int daemon_config_load_file(const char *path, Diagnostics *d, DaemonConfig **ret) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        _cleanup_free_ char *buf = malloc(YAML_MAX_INPUT_BYTES + 1);
-        if (!buf)
-                return -ENOMEM;
-        ssize_t n = read_full(fd, buf, YAML_MAX_INPUT_BYTES + 1);
-        if (n < 0)
-                return (int) n;
+        _cleanup_free_ char *buf = NULL;
+        size_t n;
+        int r = read_text_file(path, YAML_MAX_INPUT_BYTES, &buf, &n);
+        if (r < 0 && r != -EFBIG)
+                return r;
         if (!d->file && !(d->file = strdup(path)))
                 return -ENOMEM;
-        if (n > YAML_MAX_INPUT_BYTES)
+        if (r == -EFBIG)
                 return diag_add(d, 1, 1, "configuration is larger than %d bytes", YAML_MAX_INPUT_BYTES);
         _cleanup_(yaml_node_freep) YamlNode *root = NULL;
-        int r = yaml_tree_parse(buf, (size_t) n, d, &root);
+        r = yaml_tree_parse(buf, n, d, &root);
         if (r < 0)
                 return r;
         DaemonConfig *c = calloc(1, sizeof(DaemonConfig));

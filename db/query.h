@@ -107,6 +107,11 @@ typedef struct Report {
         ReportStartup *startup;  /* per variant with calibrate_command, else NULL */
 } Report;
 
+/* The entry of a cell and variant. */
+static inline const ReportEntry *report_entry(const Report *rep, size_t cell, size_t variant) {
+        return &rep->entries[cell * rep->n_variants + variant];
+}
+
 /* Runs, newest first; experiment may be NULL for all. Returns 0 and an array (caller frees
  * with query_runs_free), -EIO. */
 int query_runs(Store *s, const char *experiment, size_t limit, RunSummary **ret, size_t *ret_n);

@@ -30,7 +30,7 @@ ssize_t read_full_at(int fd, void *buf, size_t size, off_t offset) {
         return (ssize_t) have;
 }
 
-int read_text_file(const char *path, size_t max, char **ret) {
+int read_text_file(const char *path, size_t max, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
@@ -44,5 +44,7 @@ int read_text_file(const char *path, size_t max, char **ret) {
                 return -EFBIG;
         buf[n] = 0;
         *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = (size_t) n;
         return 0;
 }

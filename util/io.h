@@ -13,6 +13,6 @@ ssize_t read_full(int fd, void *buf, size_t size);
  * reads from the current position, as read_full(). */
 ssize_t read_full_at(int fd, void *buf, size_t size, off_t offset);
 
-/* A whole text file of at most max bytes into *ret (NUL-terminated, caller frees). Returns 0,
- * -EFBIG past max, -errno. */
-int read_text_file(const char *path, size_t max, char **ret);
+/* A whole file of at most max bytes into *ret (NUL-terminated, caller frees) and its size into
+ * *ret_size (may be NULL). Returns 0, -EFBIG past max, -errno. */
+int read_text_file(const char *path, size_t max, char **ret, size_t *ret_size);

@@ -87,3 +87,15 @@ bool strv_contains(char *const *l, const char *s) {
                         return true;
         return false;
 }
+
+int strv_append_list(char ***l, const char *list) {
+        for (const char *p = list;; p++) {
+                size_t n = strcspn(p, ",");
+                char *item = n ? strndup(p, n) : NULL;
+                if (n && (!item || strv_consume(l, item) < 0))
+                        return -ENOMEM;
+                p += n;
+                if (!*p)
+                        return 0;
+        }
+}

@@ -35,3 +35,6 @@ int strv_env_set(char ***l, const char *key, const char *value);
 
 /* Whether l holds s. */
 bool strv_contains(char *const *l, const char *s);
+
+/* Appends the non-empty items of a comma-separated list to *l. Returns 0 or -ENOMEM. */
+int strv_append_list(char ***l, const char *list);
