@@ -19,11 +19,18 @@
 #include "cli/render.h"
 #include "util/cleanup.h"
 
-/* The metric name without the "reported:" prefix decides the unit. */
+static bool ends_with(const char *s, const char *suffix) {
+        size_t n = strlen(s), k = strlen(suffix);
+        return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The metric name without the "reported:" prefix decides the unit: the built-in ones theirs, a
+ * reported one's by its name (docs/spec.md, Reported metrics). */
 static const char *unit_kind(const char *metric) {
-        if (strcmp(metric, "wall") == 0 || strcmp(metric, "user") == 0 || strcmp(metric, "sys") == 0)
+        if (strcmp(metric, "wall") == 0 || strcmp(metric, "user") == 0 || strcmp(metric, "sys") == 0 ||
+            ends_with(metric, "_seconds"))
                 return "time";
-        if (strcmp(metric, "maxrss") == 0)
+        if (strcmp(metric, "maxrss") == 0 || ends_with(metric, "_bytes"))
                 return "bytes";
         return "raw";
 }
@@ -64,9 +71,7 @@ static const char *primary_metric(const Report *rep) {
 }
 
 bool render_time_metric(const char *metric) {
-        if (strncmp(metric, "reported:", 9) == 0)
-                return false;
-        return strcmp(unit_kind(metric), "time") == 0;
+        return strcmp(unit_kind(strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric), "time") == 0;
 }
 
 static bool time_metric(const Report *rep) {

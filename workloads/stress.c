@@ -22,7 +22,7 @@
  *                  other threads through a shared exchange array
  *   frag           fragmentation: each thread allocates many objects of mixed sizes, frees nine
  *                  in ten of them scattered, allocates fewer, larger ones; the resident set then
- *                  is reported as metric rss_after_free (bytes) on ALLOCLAB_METRICS_FD
+ *                  is reported as metric rss_after_free_bytes on ALLOCLAB_METRICS_FD
  *   realloc        growth: buffers grown in small steps by realloc, interleaved so that growing
  *                  in place is not free, like string builders and vectors
  */
@@ -486,7 +486,7 @@ int main(int argc, char **argv) {
         }
         if (mode->barrier_with_main) {
                 pthread_barrier_wait(&run.barrier);
-                report_metric("rss_after_free", resident_bytes());
+                report_metric("rss_after_free_bytes", resident_bytes());
                 pthread_barrier_wait(&run.barrier);
         }
         for (unsigned t = 0; t < run.threads; t++)

@@ -25,10 +25,11 @@ expect_eq "$(q "SELECT count(DISTINCT cell_id) FROM samples JOIN runs ON runs.id
 expect_contains "$(q "SELECT yaml FROM specs WHERE yaml LIKE '%suite-larson%'")" "# Added by alloclab suite:" \
     "the stored spec says what the suite added"
 expect_contains "$summary" "Suite: " "the summary's title"
-expect_contains "$summary" "frag           reported:rss_after_free" "frag's metric is its resident set"
+expect_contains "$summary" "frag           reported:rss_after_free_bytes  " "frag's metric is its resident set"
+expect_contains "$summary" " MiB" "a reported _bytes metric in bytes units"
 expect_contains "$summary" "mimalloc: wins " "per-allocator lines"
 expect_contains "$summary" "time geometric mean " "the suite's geometric mean"
-[[ $(q "SELECT count(*) FROM sample_metrics WHERE name = 'rss_after_free'") -gt 0 ]] || fail "frag reports rss_after_free"
+[[ $(q "SELECT count(*) FROM sample_metrics WHERE name = 'rss_after_free_bytes'") -gt 0 ]] || fail "frag reports rss_after_free_bytes"
 # Debian's redis-server links jemalloc: under "glibc" it still allocates with jemalloc, which the
 # smoke run proves, so redis is measured against jemalloc and glibc is excluded (exit 1).
 if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
