@@ -149,15 +149,18 @@ static char *values_sql(const HistoryQuery *q, const Builder *b, const char *met
                 expression ? sqlite3_mprintf("")
                            : sqlite3_mprintf(" JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q",
                                              strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric);
+        /* Runs, then their cells and variants (filtered), then the samples of each pair: the
+         * CROSS JOINs keep that order, so the samples are found by the whole samples_run prefix
+         * (run, cell, variant) and, for wall time, read from the index alone. */
         char *sql = ids && join
                             ? sqlite3_mprintf(
                                       "SELECT s.run_id, c.label, v.name, %s, h.hostname, v.env, a.name FROM "
-                                      "samples s"
-                                      " JOIN cells c ON c.id = s.cell_id"
-                                      " JOIN variants v ON v.id = s.variant_id"
+                                      "runs r CROSS JOIN cells c CROSS JOIN variants v CROSS JOIN samples s"
                                       " JOIN allocators a ON a.id = v.allocator_id"
-                                      " JOIN runs r ON r.id = s.run_id JOIN hosts h ON h.id = r.host_id%s"
-                                      " WHERE s.run_id IN (%s) AND s.phase = 'sample' AND s.status = 'ok'",
+                                      " JOIN hosts h ON h.id = r.host_id%s"
+                                      " WHERE r.id IN (%s) AND c.run_id = r.id AND v.run_id = r.id"
+                                      " AND s.run_id = r.id AND s.cell_id = c.id AND s.variant_id = v.id"
+                                      " AND s.phase = 'sample' AND s.status = 'ok'",
                                       expression ? expression : "m.value", join, ids)
                             : NULL;
         sqlite3_free(ids);

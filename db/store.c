@@ -217,8 +217,12 @@ static const char *const migrations[] = {
         "ALTER TABLE runs ADD COLUMN label TEXT;"
         "ALTER TABLE runs ADD COLUMN commit_id TEXT;",
         /* 17 -> 18: samples: auto: the rounds a cell ran at least before it could stop (runs.samples
-         * is then the most); NULL for a fixed count. */
-        "ALTER TABLE runs ADD COLUMN samples_min INTEGER;",
+         * is then the most); NULL for a fixed count. The samples index also holds what selects
+         * and times a measured sample, so that history reads a series from the index alone
+         * (bench/scale.sh: 200 runs of one series from 200 ms to 10 ms, 13% more file). */
+        "ALTER TABLE runs ADD COLUMN samples_min INTEGER;"
+        "DROP INDEX samples_run;"
+        "CREATE INDEX samples_run ON samples (run_id, cell_id, variant_id, phase, status, wall_ns);",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -76,12 +76,54 @@ static double resampled_median(const Sampler *s, unsigned *counts, uint64_t *rng
         return counted_median(s, counts);
 }
 
-static void percentile_interval(double *values, size_t n, double level, double *lo, double *hi) {
-        qsort(values, n, sizeof(double), cmp_double);
+static void swap_double(double *a, double *b) {
+        double t = *a;
+        *a = *b;
+        *b = t;
+}
+
+/* Moves the k-th smallest of v[0..n) to v[k], smaller ones before it and larger ones after
+ * (Hoare's selection with a median-of-three pivot): O(n) where sorting all of v would take
+ * O(n log n), and the same value as sorting would put there. */
+static void select_kth(double *v, size_t n, size_t k) {
+        ptrdiff_t left = 0, right = (ptrdiff_t) n - 1, target = (ptrdiff_t) k;
+        while (right > left) {
+                ptrdiff_t mid = left + (right - left) / 2;
+                if (v[mid] < v[left])
+                        swap_double(&v[mid], &v[left]);
+                if (v[right] < v[left])
+                        swap_double(&v[right], &v[left]);
+                if (v[right] < v[mid])
+                        swap_double(&v[right], &v[mid]);
+                double pivot = v[mid];
+                ptrdiff_t i = left, j = right;
+                while (i <= j) {
+                        while (v[i] < pivot)
+                                i++;
+                        while (v[j] > pivot)
+                                j--;
+                        if (i <= j)
+                                swap_double(&v[i++], &v[j--]);
+                }
+                /* Now v[left..j] <= pivot <= v[i..right], and whatever lies between equals it. */
+                if (target <= j)
+                        right = j;
+                else if (target >= i)
+                        left = i;
+                else
+                        return;
+        }
+}
+
+void compare_percentile_interval(double *values, size_t n, double level, double *lo, double *hi) {
         double tail = (1 - level) / 2;
         size_t a = (size_t) floor(tail * (double) (n - 1)), b = (size_t) ceil((1 - tail) * (double) (n - 1));
+        b = b < n ? b : n - 1;
+        select_kth(values, n, a);
         *lo = values[a];
-        *hi = values[b < n ? b : n - 1];
+        /* Everything from a on is at least values[a]: the upper one is among them. */
+        select_kth(values + a, n - a, b - a);
+        *hi = values[b];
 }
 
 int compare_median_ci(const double *x, size_t n, uint64_t seed, unsigned resamples, double level,
@@ -96,7 +138,7 @@ int compare_median_ci(const double *x, size_t n, uint64_t seed, unsigned resampl
         uint64_t rng = seed;
         for (unsigned i = 0; i < resamples; i++)
                 medians[i] = resampled_median(&s, counts, &rng);
-        percentile_interval(medians, resamples, level, ret_lo, ret_hi);
+        compare_percentile_interval(medians, resamples, level, ret_lo, ret_hi);
         return 0;
 }
 
@@ -134,7 +176,7 @@ int compare_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uin
                 double mb = resampled_median(&sb, counts, &rng);
                 ratios[i] = ma != 0 ? mb / ma : NAN;
         }
-        percentile_interval(ratios, resamples, level, ret_lo, ret_hi);
+        compare_percentile_interval(ratios, resamples, level, ret_lo, ret_hi);
         return 0;
 }
 
@@ -381,7 +423,7 @@ int compare_paired_to_baseline(const double *base, const double *x, size_t n, ui
                 double b = counted_median(&sb, counts);
                 ratios[i] = b != 0 ? counted_median(&sx, counts) / b : NAN;
         }
-        percentile_interval(ratios, COMPARE_RESAMPLES, COMPARE_LEVEL, &c.lo, &c.hi);
+        compare_percentile_interval(ratios, COMPARE_RESAMPLES, COMPARE_LEVEL, &c.lo, &c.hi);
         double w;
         int r = compare_wilcoxon(base, x, n, &w, &c.p);
         if (r == -EINVAL) /* every pair equal: no difference at all */

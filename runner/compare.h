@@ -36,6 +36,10 @@ typedef struct Comparison {
         Verdict verdict;
 } Comparison;
 
+/* The percentile interval of values[0..n) (n > 0) at `level`: the order statistics a sort would
+ * give at the tails, found by two selections (values is reordered). */
+void compare_percentile_interval(double *values, size_t n, double level, double *ret_lo, double *ret_hi);
+
 /* Percentile bootstrap interval of the median at confidence `level` (e.g. 0.95). Returns 0,
  * -EINVAL for n == 0, -ENOMEM. */
 int compare_median_ci(const double *x, size_t n, uint64_t seed, unsigned resamples, double level,

@@ -11,11 +11,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "runner/compare.h"
+#include "runner/plan.h"
 
 /* Average ranks (1-based) of x[0..n), ties sharing theirs: the reference for the brute force. */
 static void ranks_of(const double *x, size_t n, double *ranks) {
@@ -318,6 +320,32 @@ static void test_geomean(void **state) {
         assert_int_equal(compare_geomean(both, 0, 0.95, &mean, &lo, &hi), -EINVAL);
 }
 
+static int cmp_values(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return (x > y) - (x < y);
+}
+
+/* The selection finds what sorting finds: random arrays of every size up to 300, with and
+ * without ties, at several levels. */
+static void test_percentile_interval(void **state) {
+        (void) state;
+        uint64_t rng = 7;
+        for (size_t n = 1; n <= 300; n++)
+                for (int ties = 0; ties < 2; ties++) {
+                        double v[300], sorted[300];
+                        for (size_t i = 0; i < n; i++)
+                                v[i] = sorted[i] = (double) (plan_random_next(&rng) % (ties ? 7 : 1000000));
+                        qsort(sorted, n, sizeof(double), cmp_values);
+                        const double level = n % 3 == 0 ? 0.95 : n % 3 == 1 ? 0.5 : 0.99;
+                        double tail = (1 - level) / 2, lo, hi;
+                        size_t a = (size_t) floor(tail * (double) (n - 1)),
+                               b = (size_t) ceil((1 - tail) * (double) (n - 1));
+                        compare_percentile_interval(v, n, level, &lo, &hi);
+                        assert_true(lo == sorted[a]);
+                        assert_true(hi == sorted[b < n ? b : n - 1]);
+                }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mann_whitney),   cmocka_unit_test(test_mann_whitney_large),
@@ -325,7 +353,7 @@ int main(void) {
                 cmocka_unit_test(test_bootstrap),      cmocka_unit_test(test_outliers),
                 cmocka_unit_test(test_verdict),        cmocka_unit_test(test_paired_verdict),
                 cmocka_unit_test(test_order_interval), cmocka_unit_test(test_screened),
-                cmocka_unit_test(test_geomean),
+                cmocka_unit_test(test_geomean),        cmocka_unit_test(test_percentile_interval),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
