@@ -75,8 +75,8 @@ int daemon_config_load_file(const char *path, Diagnostics *d, DaemonConfig **ret
                 return -ENOMEM;
         if (r == -EFBIG)
                 return diag_add(d, 1, 1, "configuration is larger than %d bytes", YAML_MAX_INPUT_BYTES);
-        _cleanup_(yaml_node_freep) YamlNode *root = NULL;
-        r = yaml_tree_parse(buf, n, d, &root);
+        _cleanup_(yamltree_node_freep) YamlNode *root = NULL;
+        r = yamltree_parse(buf, n, d, &root);
         if (r < 0)
                 return r;
         DaemonConfig *c = calloc(1, sizeof(DaemonConfig));

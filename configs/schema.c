@@ -66,16 +66,16 @@ int schema_error_unknown(Loader *l, const YamlNode *n, const char *what, const c
 }
 
 int schema_expect_scalar(Loader *l, const YamlNode *n, const char *what) {
-        if (!n || yaml_node_is_null(n) || n->kind != YAML_NODE_SCALAR)
-                return schema_error(l, n, "%s must be a scalar, got %s", what, yaml_node_kind_name(n));
+        if (!n || yamltree_is_null(n) || n->kind != YAML_NODE_SCALAR)
+                return schema_error(l, n, "%s must be a scalar, got %s", what, yamltree_kind_name(n));
         return 0;
 }
 
 int schema_expect_kind(Loader *l, const YamlNode *n, YamlKind kind, const char *what) {
-        if (!n || yaml_node_is_null(n) || n->kind != kind)
+        if (!n || yamltree_is_null(n) || n->kind != kind)
                 return schema_error(l, n, "%s must be %s, got %s", what,
                                     kind == YAML_NODE_MAPPING ? "a mapping" : "a list",
-                                    yaml_node_kind_name(n));
+                                    yamltree_kind_name(n));
         return 0;
 }
 

@@ -71,7 +71,7 @@ static int parse_argv(Loader *l, const YamlNode *n, const char *what, char ***fi
         _cleanup_strv_free_ char **argv = NULL;
         int r;
 
-        if (n && n->kind == YAML_NODE_SCALAR && !yaml_node_is_null(n)) {
+        if (n && n->kind == YAML_NODE_SCALAR && !yamltree_is_null(n)) {
                 if ((r = strv_append(&argv, "/bin/sh")) < 0 || (r = strv_append(&argv, "-c")) < 0 ||
                     (r = strv_append(&argv, n->value)) < 0 || (r = remember_template(l, n)) < 0)
                         return r;
@@ -265,7 +265,7 @@ static int parse_variants(Loader *l, const YamlNode *n, void *field) {
                                          v->name);
                         continue;
                 }
-                if (yaml_node_is_null(n->items[i]))
+                if (yamltree_is_null(n->items[i]))
                         continue; /* "glibc:" alone: a variant with nothing to change */
                 int q = schema_parse_fields(l, n->items[i], "allocator", variant_fields,
                                             ELEMENTSOF(variant_fields), v);
@@ -299,7 +299,7 @@ static int parse_params(Loader *l, const YamlNode *n, void *field) {
                         continue;
                 }
                 /* A single scalar is a one-value axis, convenient for pinning a parameter. */
-                if (v && v->kind == YAML_NODE_SCALAR && !yaml_node_is_null(v)) {
+                if (v && v->kind == YAML_NODE_SCALAR && !yamltree_is_null(v)) {
                         if (strv_append(&p->values, v->value) < 0)
                                 return -ENOMEM;
                         p->n_values = 1;
@@ -892,8 +892,8 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         if (memchr(data, 0, size))
                 return diag_add(d, 1, 1, "spec contains a NUL byte");
 
-        _cleanup_(yaml_node_freep) YamlNode *root = NULL;
-        int r = yaml_tree_parse(data, size, d, &root);
+        _cleanup_(yamltree_node_freep) YamlNode *root = NULL;
+        int r = yamltree_parse(data, size, d, &root);
         if (r < 0)
                 return r;
         if (!root)

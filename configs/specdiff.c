@@ -19,7 +19,7 @@ typedef struct Diff {
 
 /* A node in flow style on one line, cut at RENDER_MAX: "7", "[1, 2]", "{a: 1}". */
 static void render(const YamlNode *n, FILE *f) {
-        if (!n || yaml_node_is_null(n)) {
+        if (!n || yamltree_is_null(n)) {
                 fputs("null", f);
                 return;
         }
@@ -106,7 +106,7 @@ static int compare_mappings(Diff *d, const char *path, const YamlNode *x, const 
 }
 
 static int compare(Diff *d, const char *path, const YamlNode *x, const YamlNode *y) {
-        bool null_x = !x || yaml_node_is_null(x), null_y = !y || yaml_node_is_null(y);
+        bool null_x = !x || yamltree_is_null(x), null_y = !y || yamltree_is_null(y);
         if (null_x || null_y)
                 return null_x && null_y ? 0 : add(d, *path ? path : "(document)", x, y, NULL);
         if (x->kind == YAML_NODE_MAPPING && y->kind == YAML_NODE_MAPPING)
@@ -129,10 +129,10 @@ static int compare(Diff *d, const char *path, const YamlNode *x, const YamlNode 
 
 int spec_diff(const char *a, const char *b, const char *name_a, const char *name_b, char ***ret) {
         Diagnostics diag = {};
-        _cleanup_(yaml_node_freep) YamlNode *x = NULL, *y = NULL;
-        int r = yaml_tree_parse(a, strlen(a), &diag, &x);
+        _cleanup_(yamltree_node_freep) YamlNode *x = NULL, *y = NULL;
+        int r = yamltree_parse(a, strlen(a), &diag, &x);
         if (r >= 0)
-                r = yaml_tree_parse(b, strlen(b), &diag, &y);
+                r = yamltree_parse(b, strlen(b), &diag, &y);
         diag_clear(&diag);
         if (r < 0)
                 return r;

@@ -40,16 +40,16 @@ typedef struct Builder {
         size_t n_nodes;
 } Builder;
 
-YamlNode *yaml_node_free(YamlNode *n) {
+YamlNode *yamltree_node_free(YamlNode *n) {
         if (!n)
                 return NULL;
         for (size_t i = 0; i < n->n_items; i++) {
-                yaml_node_free(n->items[i]);
+                yamltree_node_free(n->items[i]);
                 if (n->keys)
-                        yaml_node_free(n->keys[i]);
+                        yamltree_node_free(n->keys[i]);
         }
         if (n->keys)
-                yaml_node_free(n->keys[n->n_items]); /* a key still waiting for its value */
+                yamltree_node_free(n->keys[n->n_items]); /* a key still waiting for its value */
         free(n->items);
         free(n->keys);
         free(n->value);
@@ -57,7 +57,7 @@ YamlNode *yaml_node_free(YamlNode *n) {
         return NULL;
 }
 
-bool yaml_node_is_null(const YamlNode *n) {
+bool yamltree_is_null(const YamlNode *n) {
         if (!n)
                 return true;
         if (n->kind != YAML_NODE_SCALAR || n->quoted)
@@ -66,8 +66,8 @@ bool yaml_node_is_null(const YamlNode *n) {
                strcmp(n->value, "Null") == 0 || strcmp(n->value, "NULL") == 0;
 }
 
-const char *yaml_node_kind_name(const YamlNode *n) {
-        if (yaml_node_is_null(n))
+const char *yamltree_kind_name(const YamlNode *n) {
+        if (yamltree_is_null(n))
                 return "null";
         switch (n->kind) {
         case YAML_NODE_SCALAR:
@@ -95,7 +95,7 @@ static int node_new(Builder *b, YamlKind kind, const yaml_mark_t *mark, YamlNode
 }
 
 static int node_copy(Builder *b, const YamlNode *src, const yaml_mark_t *mark, YamlNode **ret) {
-        _cleanup_(yaml_node_freep) YamlNode *n = NULL;
+        _cleanup_(yamltree_node_freep) YamlNode *n = NULL;
         int r = node_new(b, src->kind, mark, &n);
         if (r < 0)
                 return r;
@@ -209,14 +209,14 @@ static int attach(Builder *b, YamlNode *n) {
         if (mapping && !parent->keys[parent->n_items]) {
                 r = check_duplicate_key(b, parent, n);
                 if (r < 0) {
-                        yaml_node_free(n);
+                        yamltree_node_free(n);
                         return r;
                 }
                 parent->keys[parent->n_items] = n;
                 return 0;
         }
         if ((r = grow_collection(parent)) < 0) {
-                yaml_node_free(n);
+                yamltree_node_free(n);
                 return r;
         }
         parent->items[parent->n_items++] = n;
@@ -276,7 +276,7 @@ static int on_collection_start(Builder *b, const yaml_event_t *e, YamlKind kind)
                 kind == YAML_NODE_MAPPING ? e->data.mapping_start.anchor : e->data.sequence_start.anchor;
         r = remember_anchor(b, anchor, n, m);
         if (r < 0) {
-                yaml_node_free(n);
+                yamltree_node_free(n);
                 return r;
         }
         b->stack[b->depth++] = n;
@@ -300,7 +300,7 @@ static int on_scalar(Builder *b, const yaml_event_t *e) {
                 return -ENOMEM;
         }
         if (strlen(n->value) != e->data.scalar.length) {
-                yaml_node_free(n);
+                yamltree_node_free(n);
                 return diag_add(b->diag, (unsigned) e->start_mark.line + 1,
                                 (unsigned) e->start_mark.column + 1, "scalar contains a NUL byte");
         }
@@ -321,7 +321,7 @@ static int on_scalar(Builder *b, const yaml_event_t *e) {
         }
         r = remember_anchor(b, e->data.scalar.anchor, n, &e->start_mark);
         if (r < 0) {
-                yaml_node_free(n);
+                yamltree_node_free(n);
                 return r;
         }
         return attach(b, n);
@@ -332,13 +332,13 @@ static void builder_done(Builder *b) {
         while (b->depth > 0) {
                 YamlNode *n = b->stack[--b->depth];
                 keyset_clear(&b->keysets[b->depth]);
-                yaml_node_free(n);
+                yamltree_node_free(n);
         }
         for (size_t i = 0; i < b->n_anchors; i++)
                 free(b->anchors[i].name);
 }
 
-int yaml_tree_parse(const char *data, size_t size, Diagnostics *d, YamlNode **ret) {
+int yamltree_parse(const char *data, size_t size, Diagnostics *d, YamlNode **ret) {
         if (size > YAML_MAX_INPUT_BYTES)
                 return diag_add(d, 1, 1, "spec is larger than %d bytes", YAML_MAX_INPUT_BYTES);
 
@@ -406,7 +406,7 @@ int yaml_tree_parse(const char *data, size_t size, Diagnostics *d, YamlNode **re
         yaml_parser_delete(&parser);
         builder_done(&b);
         if (r < 0) {
-                yaml_node_free(b.root);
+                yamltree_node_free(b.root);
                 return r;
         }
         *ret = b.root;

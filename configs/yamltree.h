@@ -41,15 +41,15 @@ struct YamlNode {
  * Parses one YAML document. On success *ret is the root (NULL for an empty document) and 0 is
  * returned. On a syntax error or a limit, the problem is added to d and -EINVAL returned.
  */
-int yaml_tree_parse(const char *data, size_t size, Diagnostics *d, YamlNode **ret);
+int yamltree_parse(const char *data, size_t size, Diagnostics *d, YamlNode **ret);
 
-YamlNode *yaml_node_free(YamlNode *n);
-static inline void yaml_node_freep(YamlNode **n) {
-        yaml_node_free(*n);
+YamlNode *yamltree_node_free(YamlNode *n);
+static inline void yamltree_node_freep(YamlNode **n) {
+        yamltree_node_free(*n);
 }
 
 /* True for a plain scalar that YAML reads as null: "", "~", "null", "Null", "NULL". */
-bool yaml_node_is_null(const YamlNode *n);
+bool yamltree_is_null(const YamlNode *n);
 
 /* "a string", "a list", "a mapping", "null": for "expected X, got Y" messages. */
-const char *yaml_node_kind_name(const YamlNode *n);
+const char *yamltree_kind_name(const YamlNode *n);

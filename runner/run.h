@@ -14,7 +14,7 @@
 /*
  * Executes a Plan: one child at a time, each measured, verified after its clock stopped, and
  * handed to the sink at once. The runner keeps no results beyond the current cell; the sink
- * (db/sink.c in practice) is where they live.
+ * (db/record.c in practice) is where they live.
  */
 
 typedef enum SampleStatus {
