@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "db/query.h"
 #include "runner/compare.h"
+#include "runner/plan.h"
 #include "util/cleanup.h"
 #include "util/lockfile.h"
 
@@ -29,16 +30,17 @@ void cli_error(const char *command, const char *fmt, ...) {
         va_end(ap);
 }
 
-void cli_warn_powerless(const char *command, const Spec *spec) {
+void cli_warn_powerless(const char *command, const Plan *plan) {
+        const Spec *spec = plan->spec;
         bool rounds = spec->order != SPEC_ORDER_BLOCKED;
-        double smallest = compare_smallest_p(spec->samples, rounds);
+        double smallest = compare_smallest_p(plan->samples, rounds);
         if (smallest < spec->alpha || spec->n_variants < 2)
                 return;
         fprintf(stderr,
                 "alloclab %s: warning: with %u samples per variant no difference can reach alpha %g (the "
                 "smallest p the %s test can give is %.3g): every verdict will be ~; %u samples can\n",
-                command, spec->samples, spec->alpha,
-                rounds && spec->samples >= COMPARE_MIN_PAIRS ? "signed-rank" : "rank-sum", smallest,
+                command, plan->samples, spec->alpha,
+                rounds && plan->samples >= COMPARE_MIN_PAIRS ? "signed-rank" : "rank-sum", smallest,
                 compare_samples_needed(spec->alpha, rounds));
 }
 

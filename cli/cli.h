@@ -61,7 +61,8 @@ void cli_plan_error(const char *command, const Spec *spec, const char *message);
 
 /* Warns on stderr when the spec's samples and alpha leave no verdict possible
  * (compare_smallest_p), saying how many samples would. */
-void cli_warn_powerless(const char *command, const Spec *spec);
+typedef struct Plan Plan;
+void cli_warn_powerless(const char *command, const Plan *plan);
 
 /* Loads a spec; on failure prints every diagnostic (or the read error) and returns the exit
  * code to use (EXIT_SPEC or EXIT_ENVIRONMENT). Returns EXIT_OK and *ret on success. */
@@ -134,7 +135,7 @@ typedef struct MeasureOptions {
 /* Plans spec, runs it into the database, prints the stored result (and the comparison with
  * o->compare_to). Returns the command's exit status, with the new run's id in *ret_run (0 when
  * none was recorded; ret_run may be NULL). */
-int cli_measure(const char *command, Spec *spec, const MeasureOptions *o, int64_t *ret_run);
+int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, int64_t *ret_run);
 
 /* Whether output to f gets colours: never with NO_COLOR set, always with CLICOLOR_FORCE set (and
  * not "0"), else on a terminal that is not "dumb". */

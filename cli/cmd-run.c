@@ -297,7 +297,7 @@ int cmd_run(int argc, char **argv) {
         return cli_measure("run", spec, &o, NULL);
 }
 
-int cli_measure(const char *command, Spec *spec, const MeasureOptions *o, int64_t *ret_run) {
+int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, int64_t *ret_run) {
         int e;
         if (ret_run)
                 *ret_run = 0;
@@ -308,10 +308,6 @@ int cli_measure(const char *command, Spec *spec, const MeasureOptions *o, int64_
                                   RUN_MAX_LABEL);
                         return EXIT_USAGE;
                 }
-        if (o->samples) { /* a fixed count, also for a spec with samples: auto */
-                spec->samples = o->samples;
-                spec->samples_auto = false;
-        }
 
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
@@ -320,13 +316,15 @@ int cli_measure(const char *command, Spec *spec, const MeasureOptions *o, int64_
         int r = plan_new(spec,
                          &(PlanOptions){ .caller_env = environ,
                                          .seed = spec->has_seed ? spec->seed : plan_random_seed(),
+                                         .samples = o->samples,
+                                         .samples_fixed = o->samples > 0, /* also for samples: auto */
                                          .probe_path = probe },
                          &plan, &message);
         if (r < 0) {
                 cli_plan_error(command, spec, message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
-        cli_warn_powerless(command, spec);
+        cli_warn_powerless(command, plan);
 
         Host host = {};
         if (host_read(&host) < 0) {
@@ -421,7 +419,7 @@ int cmd_check(int argc, char **argv) {
         }
         printf("%s: ok: experiment %s, %zu cells x %zu variants, %zu child runs\n", argv[1],
                spec->experiment, plan->n_cells, plan->n_variants, plan->n_steps);
-        cli_warn_powerless("check", spec);
+        cli_warn_powerless("check", plan);
         return EXIT_OK;
 }
 
@@ -480,12 +478,18 @@ int cmd_resume(int argc, char **argv) {
                 resume_info_done(&info);
                 return EXIT_SPEC;
         }
-        spec->samples = info.samples;
-        spec->warmup = info.warmup;
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL, *probe = paths_probe();
         cgroup_remove_stale();
-        r = plan_new(spec, &(PlanOptions){ .caller_env = environ, .seed = info.seed, .probe_path = probe },
+        /* The stored seed and counts give the same plan and order (under samples: auto the
+         * count is the most, and the cells judge their precision again from what is stored). */
+        r = plan_new(spec,
+                     &(PlanOptions){ .caller_env = environ,
+                                     .seed = info.seed,
+                                     .samples = info.samples,
+                                     .warmup = info.warmup,
+                                     .warmup_set = true,
+                                     .probe_path = probe },
                      &plan, &message);
         resume_info_done(&info);
         if (r < 0) {

@@ -10,7 +10,8 @@
 
 /*
  * The experiment spec: what to run, over which parameters, under which allocators, and how
- * to measure and verify it. A loaded Spec is fully validated; consumers never re-check it.
+ * to measure and verify it. A loaded Spec is fully validated; consumers never re-check it, and
+ * never write it (what a run changes, such as its sample count, goes to PlanOptions).
  */
 
 /* Hard limits on what a spec may ask for; each has its own error message. */

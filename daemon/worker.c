@@ -383,6 +383,7 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
         /* A resumption continues its run with the seed and counts it started with. */
         bool resuming = w->job.trigger && strcmp(w->job.trigger, "resume") == 0 && w->job.run_id > 0;
         uint64_t seed = w->spec->has_seed ? w->spec->seed : plan_random_seed();
+        unsigned samples = 0, warmup = 0; /* a resumed run's stored counts (0: the spec's) */
         if (resuming) {
                 ResumeInfo info = {};
                 if (query_resume_info(d->store, w->job.run_id, &info) < 0 ||
@@ -398,8 +399,8 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
                                         (long long) w->job.run_id, elsewhere ? elsewhere : strerror(-r));
                 }
                 seed = info.seed;
-                w->spec->samples = info.samples;
-                w->spec->warmup = info.warmup;
+                samples = info.samples;
+                warmup = info.warmup;
                 resume_info_done(&info);
         }
         /* Everything the job names is found and hashed with the submitter's file permissions;
@@ -413,6 +414,9 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
         r = plan_new(w->spec,
                      &(PlanOptions){ .caller_env = w->job.env,
                                      .seed = seed,
+                                     .samples = samples,
+                                     .warmup = warmup,
+                                     .warmup_set = resuming,
                                      .probe_path = d->probe_path,
                                      .base_dir = w->job.cwd,
                                      .defer_cgroup = true },

@@ -144,7 +144,7 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " STORE_SQL_UUID ")",
                         "iiitttiiiitiittttddtttttttttttttt", experiment_id, spec_id, host_id, s->path,
                         ctx->trigger, ctx->submitter, (int64_t) getpid(), (int64_t) start,
-                        (int64_t) s->samples, (int64_t) s->warmup, spec_order_to_string(s->order),
+                        (int64_t) p->samples, (int64_t) p->warmup, spec_order_to_string(s->order),
                         (int64_t) p->seed, (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
                         spec_on_failure_to_string(s->on_failure),
                         p->probe_path ? spec_probe_to_string(s->probe) : "never", s->min_effect, s->alpha,
@@ -155,9 +155,9 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         env_get(ctx->origin_env, "SLURM_ARRAY_TASK_ID"),
                         env_get(ctx->origin_env, "SLURMD_NODENAME"), ctx->label, ctx->commit);
 
-        if (r >= 0 && s->samples_auto)
+        if (r >= 0 && p->samples_auto)
                 r = sql_exec1(db, NULL, "UPDATE runs SET samples_min = ? WHERE id = ?", "ii",
-                              (int64_t) run_auto_min_rounds(s), rec->run_id);
+                              (int64_t) run_auto_min_rounds(p), rec->run_id);
         for (size_t v = 0; v < p->n_variants && r >= 0; v++) {
                 const SpecVariant *sv = &s->variants[v];
                 const Allocator *a = &p->allocators[v];

@@ -137,9 +137,9 @@ unsigned plan_phase_rounds(const Plan *p, Phase phase) {
         switch (phase) {
         case PHASE_SAMPLE:
         case PHASE_CALIBRATE:
-                return p->spec->samples;
+                return p->samples;
         case PHASE_WARMUP:
-                return p->spec->warmup;
+                return p->warmup;
         default:
                 return 1;
         }
@@ -476,8 +476,8 @@ static int append_rounds(Plan *p, size_t cap, uint32_t cell, Phase phase, unsign
 
 static int build_steps(Plan *p) {
         const Spec *s = p->spec;
-        size_t per_cell = p->n_variants * (1 + (size_t) s->warmup + s->samples);
-        size_t calibration = s->calibrate ? p->n_variants * (size_t) s->samples : 0;
+        size_t per_cell = p->n_variants * (1 + (size_t) p->warmup + p->samples);
+        size_t calibration = s->calibrate ? p->n_variants * (size_t) p->samples : 0;
         if (per_cell > PLAN_MAX_STEPS || p->n_cells > (PLAN_MAX_STEPS - calibration) / per_cell)
                 return -E2BIG;
         size_t cap = per_cell * p->n_cells + calibration;
@@ -487,7 +487,7 @@ static int build_steps(Plan *p) {
         uint64_t rng = p->seed;
         int r;
         /* The null workload first, round after round across the variants, in cell 0's group. */
-        for (unsigned k = 0; s->calibrate && k < s->samples; k++)
+        for (unsigned k = 0; s->calibrate && k < p->samples; k++)
                 for (uint32_t v = 0; v < p->n_variants; v++)
                         if ((r = append_step(p, cap, 0, v, k, PHASE_CALIBRATE)) < 0)
                                 return r;
@@ -499,17 +499,17 @@ static int build_steps(Plan *p) {
                                 return r;
                 if (s->order == SPEC_ORDER_BLOCKED) {
                         for (uint32_t v = 0; v < p->n_variants; v++) {
-                                for (unsigned k = 0; k < s->warmup; k++)
+                                for (unsigned k = 0; k < p->warmup; k++)
                                         if ((r = append_step(p, cap, c, v, k, PHASE_WARMUP)) < 0)
                                                 return r;
-                                for (unsigned k = 0; k < s->samples; k++)
+                                for (unsigned k = 0; k < p->samples; k++)
                                         if ((r = append_step(p, cap, c, v, k, PHASE_SAMPLE)) < 0)
                                                 return r;
                         }
                         continue;
                 }
-                if ((r = append_rounds(p, cap, c, PHASE_WARMUP, s->warmup, &rng)) < 0 ||
-                    (r = append_rounds(p, cap, c, PHASE_SAMPLE, s->samples, &rng)) < 0)
+                if ((r = append_rounds(p, cap, c, PHASE_WARMUP, p->warmup, &rng)) < 0 ||
+                    (r = append_rounds(p, cap, c, PHASE_SAMPLE, p->samples, &rng)) < 0)
                         return r;
         }
         return 0;
@@ -559,6 +559,9 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
         }
         p->spec = spec;
         p->seed = o->seed;
+        p->samples = o->samples ? o->samples : spec->samples;
+        p->samples_auto = spec->samples_auto && !o->samples_fixed;
+        p->warmup = o->warmup_set ? o->warmup : spec->warmup;
         int q = cpus_place(spec, &p->cpus, ret_message);
         if (q < 0)
                 return q;

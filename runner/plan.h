@@ -62,7 +62,11 @@ typedef struct Plan {
         PlanJob *jobs;         /* n_cells x n_variants, cell-major */
         PlanStep *steps;       /* grouped by cell, in execution order */
         size_t n_steps;
-        uint64_t seed;       /* shuffles of SPEC_ORDER_RANDOMIZED */
+        uint64_t seed; /* shuffles of SPEC_ORDER_RANDOMIZED */
+        /* The counts this run uses: the spec's, or PlanOptions' (a loaded Spec is never written).
+         * With samples_auto, samples is the most per cell and variant (spec samples: auto). */
+        unsigned samples, warmup;
+        bool samples_auto;
         char *probe_path;    /* liballoclab-probe.so, or NULL when the spec says probe: never */
         CpuPlacement cpus;   /* spec cpus */
         CgroupRun *cgroup;   /* where children are created (changes as it runs); removed by plan_free() */
@@ -74,6 +78,11 @@ typedef struct Plan {
 typedef struct PlanOptions {
         char *const *caller_env; /* children inherit their whitelisted variables from it */
         uint64_t seed;
+        /* The counts instead of the spec's: samples (0: the spec's; with samples_fixed a fixed
+         * count even for samples: auto, as `run --samples N` asks, else the most under auto, as
+         * a resumed run stored it) and warmup (when warmup_set). */
+        unsigned samples, warmup;
+        bool samples_fixed, warmup_set;
         const char *probe_path; /* liballoclab-probe.so; needed unless the spec says probe: never */
         /* The directory a relative command, cwd or verify file is relative to; NULL: this
          * process's cwd. The daemon plans in the submitter's directory, not its own. */

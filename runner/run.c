@@ -144,9 +144,10 @@ static int collect(CellState *c, const Sample *s) {
         return 0;
 }
 
-unsigned run_auto_min_rounds(const Spec *s) {
+unsigned run_auto_min_rounds(const Plan *p) {
+        const Spec *s = p->spec;
         unsigned needed = s->samples_min ? s->samples_min : compare_samples_needed(s->alpha, true);
-        return needed < 3 ? 3 : needed > s->samples ? s->samples : needed;
+        return needed < 3 ? 3 : needed > p->samples ? p->samples : needed;
 }
 
 /* samples: auto: whether every measured variant's ratio to the baseline on the primary metric
@@ -733,8 +734,8 @@ int run_execute(const Plan *p, const RunPrior *prior, const RunSink *sink, int c
                         cell_work = !prior || cell_has_work(p, prior, step->cell);
                 }
                 /* samples: auto: before each sample round past the minimum, is the cell done? */
-                if (step->phase == PHASE_SAMPLE && p->spec->samples_auto && !cell.precise &&
-                    step->round >= run_auto_min_rounds(p->spec) && step->round >= cell.judged) {
+                if (step->phase == PHASE_SAMPLE && p->samples_auto && !cell.precise &&
+                    step->round >= run_auto_min_rounds(p) && step->round >= cell.judged) {
                         cell.judged = step->round + 1;
                         cell.precise = precise_enough(p, &cell, step->cell);
                 }

@@ -135,7 +135,7 @@ int run_execute(const Plan *plan, const RunPrior *prior, const RunSink *sink, in
 
 /* samples: auto: the sample rounds every cell runs before its precision is judged (the spec's
  * min, else the fewest with which a verdict is possible, at least 3). */
-unsigned run_auto_min_rounds(const Spec *s);
+unsigned run_auto_min_rounds(const Plan *p);
 
 /* The value of a built-in or reported metric in a sample; false when the sample lacks it. */
 bool run_sample_metric(const Sample *s, const char *metric, double *ret);
