@@ -126,22 +126,6 @@ void compare_percentile_interval(double *values, size_t n, double level, double 
         *hi = values[b];
 }
 
-int compare_median_ci(const double *x, size_t n, uint64_t seed, unsigned resamples, double level,
-                      double *ret_lo, double *ret_hi) {
-        if (n == 0 || resamples == 0)
-                return -EINVAL;
-        _cleanup_free_ unsigned *counts = malloc(n * sizeof(unsigned));
-        _cleanup_free_ double *medians = malloc(resamples * sizeof(double));
-        _cleanup_(sampler_done) Sampler s = {};
-        if (!counts || !medians || sampler_init(&s, x, n) < 0)
-                return -ENOMEM;
-        uint64_t rng = seed;
-        for (unsigned i = 0; i < resamples; i++)
-                medians[i] = resampled_median(&s, counts, &rng);
-        compare_percentile_interval(medians, resamples, level, ret_lo, ret_hi);
-        return 0;
-}
-
 void compare_median_order_interval(const double *sorted, size_t n, double level, double *ret_lo,
                                    double *ret_hi) {
         /* The largest j with P(Binomial(n, 1/2) < j) <= (1 - level) / 2: then [x(j), x(n-j+1)]

@@ -6,12 +6,12 @@
 #include <stdint.h>
 
 /*
- * Comparing two series of measurements: bootstrap confidence intervals of a median and of a
- * ratio of medians (seeded: the same data gives the same interval), the Mann-Whitney U test for
- * independent samples and the Wilcoxon signed-rank test for paired ones (exact, ties included,
- * up to COMPARE_EXACT_MAX values; beyond, the normal approximation with tie and continuity
- * corrections), and outliers by the modified z-score. Pure functions;
- * they give the verdicts of `alloclab show` (docs/analysis.md).
+ * Comparing two series of measurements: the order-statistic interval of a median, the bootstrap
+ * interval of a ratio of medians (seeded: the same data gives the same interval), the
+ * Mann-Whitney U test for independent samples and the Wilcoxon signed-rank test for paired ones
+ * (exact, ties included, up to COMPARE_EXACT_MAX values; beyond, the normal approximation with
+ * tie and continuity corrections), and outliers by the modified z-score. Pure functions; they
+ * give the verdicts of `alloclab show` (docs/analysis.md).
  */
 
 #define COMPARE_OUTLIER_Z 3.5  /* Iglewicz and Hoaglin's threshold for the modified z-score */
@@ -40,18 +40,14 @@ typedef struct Comparison {
  * give at the tails, found by two selections (values is reordered). */
 void compare_percentile_interval(double *values, size_t n, double level, double *ret_lo, double *ret_hi);
 
-/* Percentile bootstrap interval of the median at confidence `level` (e.g. 0.95). Returns 0,
- * -EINVAL for n == 0, -ENOMEM. */
-int compare_median_ci(const double *x, size_t n, uint64_t seed, unsigned resamples, double level,
-                      double *ret_lo, double *ret_hi);
-
-/* Percentile bootstrap interval of median(b) / median(a), resampling both independently. */
 /* The distribution-free interval of the median from order statistics (binomial): no resampling,
  * coverage at least `level` (for n < 6 at 95% no such pair exists and it is [min, max]).
  * sorted[0..n) ascending, n > 0. */
 void compare_median_order_interval(const double *sorted, size_t n, double level, double *ret_lo,
                                    double *ret_hi);
 
+/* Percentile bootstrap interval of median(b) / median(a), resampling both independently. Returns
+ * 0, -EINVAL for an empty side, -ENOMEM. */
 int compare_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
                      unsigned resamples, double level, double *ret_lo, double *ret_hi);
 

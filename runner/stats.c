@@ -15,6 +15,10 @@ static int cmp_double(const void *a, const void *b) {
         return (x > y) - (x < y);
 }
 
+void stats_sort(double *values, size_t n) {
+        qsort(values, n, sizeof(double), cmp_double);
+}
+
 double stats_median_sorted(const double *sorted, size_t n) {
         return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
@@ -23,7 +27,7 @@ int stats_compute(double *values, size_t n, Stats *ret) {
         *ret = (Stats){ .n = n };
         if (n == 0)
                 return 0;
-        qsort(values, n, sizeof(double), cmp_double);
+        stats_sort(values, n);
         ret->min = values[0];
         ret->max = values[n - 1];
         ret->median = stats_median_sorted(values, n);

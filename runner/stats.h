@@ -23,5 +23,8 @@ typedef struct Stats {
  */
 int stats_compute(double *values, size_t n, Stats *ret);
 
+/* values[0..n) in ascending order. */
+void stats_sort(double *values, size_t n);
+
 /* Median of an already sorted array (n > 0). */
 double stats_median_sorted(const double *sorted, size_t n);
