@@ -10,21 +10,16 @@
 #include "util/cleanup.h"
 #include "util/strv.h"
 
-/* "exit code 1", "killed by signal 9 (Killed)", ...: how a hook ended, when not with 0. */
-static int describe_end(const SpawnResult *r, const Plan *p, char **ret) {
-        int q;
+/* How a hook ended, when not with 0: its tree's memory limit, the timeout, or as any child. */
+static const char *describe_end(const SpawnResult *r, const Plan *p, char *buf, size_t size) {
         if (r->oom_killed)
-                q = asprintf(ret, "its tree reached memory_max");
-        else if (r->end == SPAWN_EXITED)
-                q = asprintf(ret, "exit code %d", r->exit_code);
-        else if (r->end == SPAWN_SIGNALED)
-                q = asprintf(ret, "killed by signal %d (%s)", r->signal, strsignal(r->signal));
+                snprintf(buf, size, "its tree reached memory_max");
         else if (r->end == SPAWN_TIMEOUT)
-                q = asprintf(ret, "still running after the timeout (%.3g s)",
-                             (double) p->spec->timeout_ns / 1e9);
+                snprintf(buf, size, "still running after the timeout (%.3g s)",
+                         (double) p->spec->timeout_ns / 1e9);
         else
-                q = asprintf(ret, "cannot execute: %s", strerror(r->exec_errno));
-        return q < 0 ? -ENOMEM : 0;
+                spawn_describe_end(r, buf, size);
+        return buf;
 }
 
 int hook_run(const Plan *p, const PlanJob *job, SpecHook h, int cancel_fd, char **ret_why,
@@ -70,10 +65,9 @@ int hook_run(const Plan *p, const PlanJob *job, SpecHook h, int cancel_fd, char 
         /* Named as the spec wrote it: the script of a string hook, else its program. */
         bool script = strv_length(hook->argv) == 3 && strcmp(hook->argv[0], "/bin/sh") == 0 &&
                       strcmp(hook->argv[1], "-c") == 0;
-        _cleanup_free_ char *end = NULL;
-        if (describe_end(&res, p, &end) < 0 ||
-            asprintf(ret_why, "%s '%s' failed: %s", spec_hook_to_string(h), hook->argv[script ? 2 : 0],
-                     end) < 0)
+        char end[160];
+        if (asprintf(ret_why, "%s '%s' failed: %s", spec_hook_to_string(h), hook->argv[script ? 2 : 0],
+                     describe_end(&res, p, end, sizeof(end))) < 0)
                 return -ENOMEM;
         *ret_output = output_excerpt(output);
         return 1;

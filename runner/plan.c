@@ -241,9 +241,7 @@ static int expand_strv(const CellVars *v, char *const *l, char ***ret) {
         return 0;
 }
 
-/* name as seen from dir: name itself when absolute or without dir, else dir/name. Returns 0
- * and a new string or -ENOMEM. */
-static int path_in(const char *dir, const char *name, char **ret) {
+int plan_path_in(const char *dir, const char *name, char **ret) {
         if (name[0] == '/' || !dir)
                 return (*ret = strdup(name)) ? 0 : -ENOMEM;
         return asprintf(ret, "%s/%s", dir, name) < 0 ? -ENOMEM : 0;
@@ -252,7 +250,7 @@ static int path_in(const char *dir, const char *name, char **ret) {
 int plan_resolve_exe(const char *name, char *const *envp, const char *cwd, char **ret) {
         if (strchr(name, '/')) {
                 _cleanup_free_ char *full = NULL;
-                if (path_in(cwd, name, &full) < 0)
+                if (plan_path_in(cwd, name, &full) < 0)
                         return -ENOMEM;
                 struct stat st;
                 if (stat(full, &st) < 0 || faccessat(AT_FDCWD, full, X_OK, AT_EACCESS) < 0)
@@ -344,7 +342,7 @@ static int prepare_hooks(const Spec *s, const CellVars *vars, const PlanOptions 
         if (s->hooks[SPEC_HOOK_SETUP] || s->hooks[SPEC_HOOK_PREPARE])
                 return 0;
         _cleanup_free_ char *full = NULL;
-        if (path_in(job->cwd, job->stdin_path, &full) < 0)
+        if (plan_path_in(job->cwd, job->stdin_path, &full) < 0)
                 return -ENOMEM;
         r = lookup(o, "readable", full, NULL, NULL, check_readable, full, NULL);
         if (r == -ENOMEM)
@@ -675,7 +673,7 @@ int plan_hash_programs(Plan *p) {
                  * the child will find it: relative to its cwd. */
                 const PlanJob *job = plan_job(p, 0, v);
                 _cleanup_free_ char *full = NULL;
-                if (path_in(job->cwd, job->exe, &full) < 0)
+                if (plan_path_in(job->cwd, job->exe, &full) < 0)
                         return -ENOMEM;
                 if (sha256_file_hex(full, p->program_sha256[v]) < 0)
                         strcpy(p->program_sha256[v], "unknown");

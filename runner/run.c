@@ -440,8 +440,7 @@ static int open_stdin(const PlanJob *job, Sample *s, int *ret_fd) {
         if (!job->stdin_path)
                 return 0;
         _cleanup_free_ char *full = NULL;
-        if (job->stdin_path[0] != '/' && job->cwd ? asprintf(&full, "%s/%s", job->cwd, job->stdin_path) < 0
-                                                  : !(full = strdup(job->stdin_path)))
+        if (plan_path_in(job->cwd, job->stdin_path, &full) < 0)
                 return -ENOMEM;
         if ((*ret_fd = open(full, O_RDONLY | O_CLOEXEC | O_NOCTTY)) >= 0)
                 return 0;
@@ -573,15 +572,11 @@ static char *describe_failure(const Sample *s) {
         const char *status = sample_status_to_string(s->status);
         char *m = NULL;
         int r;
+        char end[128];
         if (s->detail)
                 r = asprintf(&m, "%s: %s", status, s->detail);
-        else if (s->status == SAMPLE_SIGNAL)
-                r = asprintf(&m, "%s: killed by signal %d (%s)", status, s->spawn.signal,
-                             strsignal(s->spawn.signal));
-        else if (s->status == SAMPLE_EXIT)
-                r = asprintf(&m, "%s: exit code %d", status, s->spawn.exit_code);
-        else if (s->status == SAMPLE_EXEC_FAILED)
-                r = asprintf(&m, "%s: cannot execute: %s", status, strerror(s->spawn.exec_errno));
+        else if (s->status == SAMPLE_SIGNAL || s->status == SAMPLE_EXIT || s->status == SAMPLE_EXEC_FAILED)
+                r = asprintf(&m, "%s: %s", status, spawn_describe_end(&s->spawn, end, sizeof(end)));
         else if (s->status == SAMPLE_MISMATCH)
                 r = asprintf(&m, "%s: output differs from the reference at byte %llu", status,
                              (unsigned long long) s->mismatch_offset);
@@ -634,10 +629,7 @@ static int before_smoke(const Plan *p, const RunSink *sink, CellState *c, const 
         if (!a->path)
                 return 0;
         _cleanup_free_ char *exe = NULL, *why = NULL;
-        if (job->exe[0] != '/' && job->cwd) {
-                if (asprintf(&exe, "%s/%s", job->cwd, job->exe) < 0)
-                        return -ENOMEM;
-        } else if (!(exe = strdup(job->exe)))
+        if (plan_path_in(job->cwd, job->exe, &exe) < 0)
                 return -ENOMEM;
         /* A forward-mode library is checked by the probe itself, under its prefix. */
         int r = preflight_check(exe, v->forward_library ? NULL : a->path, &why);

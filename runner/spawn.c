@@ -26,6 +26,7 @@
 #include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -354,4 +355,16 @@ int spawn_run(const SpawnRequest *req, SpawnResult *ret) {
                 ret->exit_code = WEXITSTATUS(status);
         }
         return 0;
+}
+
+const char *spawn_describe_end(const SpawnResult *r, char *buf, size_t size) {
+        if (r->end == SPAWN_EXITED)
+                snprintf(buf, size, "exit code %d", r->exit_code);
+        else if (r->end == SPAWN_SIGNALED)
+                snprintf(buf, size, "killed by signal %d (%s)", r->signal, strsignal(r->signal));
+        else if (r->end == SPAWN_EXEC_FAILED)
+                snprintf(buf, size, "cannot execute: %s", strerror(r->exec_errno));
+        else if (size > 0)
+                buf[0] = 0;
+        return buf;
 }

@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
 
@@ -59,6 +60,11 @@ typedef struct SpawnResult {
         uint64_t tree_cpu_us;
         uint64_t tree_peak_kib;
 } SpawnResult;
+
+/* "exit code 3", "killed by signal 11 (Segmentation fault)", "cannot execute: No such file or
+ * directory": how an exited, killed or unexecutable child ended, into buf; "" otherwise (a
+ * timeout or a cancel, which the caller words). Returns buf. */
+const char *spawn_describe_end(const SpawnResult *r, char *buf, size_t size);
 
 /* Runs the child to completion (or timeout/cancel). Returns 0 with *ret filled, or -errno
  * when the parent itself failed (pidfd, poll); the child is never left running. */
