@@ -207,46 +207,6 @@ static bool is_shell_command(char *const *command) {
         return command[0] && !command[1] && command[0][strcspn(command[0], " \t\n|&;<>()$`\\\"'*?[#~=%")];
 }
 
-/* Whether the name between braces at s (after '{') is one of the --param names. */
-static size_t param_reference(const char *s, char *const *params) {
-        size_t n = strcspn(s, "}");
-        if (!s[n])
-                return 0;
-        for (size_t i = 0; params && params[i]; i++)
-                if (strcspn(params[i], "=") == n && strncmp(params[i], s, n) == 0)
-                        return n;
-        return 0;
-}
-
-/* s as a spec template: {NAME} of a --param stays, every other brace is doubled (literal). */
-static char *as_template(const char *s, char *const *params) {
-        char *out = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&out, &size);
-        if (!f)
-                return NULL;
-        for (const char *p = s; *p; p++) {
-                size_t n;
-                if (*p == '{' && (n = param_reference(p + 1, params)) > 0) {
-                        fprintf(f, "{%.*s}", (int) n, p + 1);
-                        p += n + 1;
-                } else if (*p == '{' || *p == '}')
-                        fprintf(f, "%c%c", *p, *p);
-                else
-                        fputc(*p, f);
-        }
-        if (fclose(f) != 0) {
-                free(out);
-                return NULL;
-        }
-        return out;
-}
-
-static void write_template(FILE *f, const char *s, char *const *params) {
-        _cleanup_free_ char *t = as_template(s, params);
-        spec_text_scalar(f, t ? t : "");
-}
-
 /* quick-PROGRAM: the program's base name, cut to what an experiment name may hold. */
 static void default_name(char *const *command, bool shell, char *buf, size_t size) {
         const char *program = command[0];
@@ -256,14 +216,7 @@ static void default_name(char *const *command, bool shell, char *buf, size_t siz
                 len -= (size_t) (slash + 1 - program);
                 program = slash + 1;
         }
-        size_t k = (size_t) snprintf(buf, size, "quick-");
-        for (size_t i = 0; i < len && k + 1 < size && k < 64; i++)
-                buf[k++] = strchr("_-.", program[i]) || (program[i] >= 'a' && program[i] <= 'z') ||
-                                           (program[i] >= 'A' && program[i] <= 'Z') ||
-                                           (program[i] >= '0' && program[i] <= '9')
-                                   ? program[i]
-                                   : '_';
-        buf[k] = 0;
+        spec_text_name(buf, size, "quick-", program, len);
 }
 
 /* The variables of --env that apply to `variant` (NULL: those for every child), as a flow map
@@ -305,12 +258,12 @@ static char *quick_spec(const Quick *q) {
         spec_text_scalar(f, q->name ? q->name : name);
         fputs("\ncommand: ", f);
         if (shell)
-                write_template(f, q->command[0], q->params);
+                spec_text_template(f, q->command[0], q->params);
         else {
                 fputc('[', f);
                 for (size_t i = 0; q->command[i]; i++) {
                         fputs(i ? ", " : "", f);
-                        write_template(f, q->command[i], q->params);
+                        spec_text_template(f, q->command[i], q->params);
                 }
                 fputc(']', f);
         }
@@ -330,20 +283,18 @@ static char *quick_spec(const Quick *q) {
         for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++)
                 if (q->hooks[h]) {
                         fprintf(f, "\n%s: ", spec_hook_to_string(h));
-                        write_template(f, q->hooks[h], q->params);
+                        spec_text_template(f, q->hooks[h], q->params);
                 }
         if (q->input) {
                 fputs("\nstdin: ", f);
-                write_template(f, q->input, q->params);
+                spec_text_template(f, q->input, q->params);
         }
         fputs("\nallocators:", f);
         for (size_t i = 0; q->variants[i]; i++) {
                 const char *item = q->variants[i], *eq = strchr(item, '=');
                 const char *allocator = eq ? eq + 1 : item;
-                /* A path's variant is named after its file: /x/libfoo.so.2 is libfoo. */
-                const char *base = strrchr(allocator, '/') ? strrchr(allocator, '/') + 1 : allocator;
                 _cleanup_free_ char *variant =
-                        eq ? strndup(item, (size_t) (eq - item)) : strndup(base, strcspn(base, "."));
+                        eq ? strndup(item, (size_t) (eq - item)) : spec_text_variant_name(allocator);
                 fputs("\n  ", f);
                 spec_text_scalar(f, variant ? variant : "");
                 fputs(": {preload: ", f);

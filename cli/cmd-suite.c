@@ -240,8 +240,8 @@ static char *workload_spec(const char *text, const char *dir, const SuiteOptions
         spec_text_scalar(f, dir);
         fputs("\nallocators:", f);
         for (size_t i = 0; o->allocators[i]; i++) {
-                const char *a = o->allocators[i], *base = strrchr(a, '/') ? strrchr(a, '/') + 1 : a;
-                _cleanup_free_ char *name = strndup(base, strcspn(base, "."));
+                const char *a = o->allocators[i];
+                _cleanup_free_ char *name = spec_text_variant_name(a);
                 fputs("\n  ", f);
                 spec_text_scalar(f, name ? name : a);
                 fputs(": {preload: ", f);

@@ -177,11 +177,9 @@ static void variant_name(const Import *im, size_t i, char *buf, size_t size) {
         const char *name = im->series[i].name, *slash = memrchr(name, '/', strcspn(name, " \t"));
         size_t k = 0;
         for (const char *p = slash ? slash + 1 : name; *p && k + 8 < size && k < 48; p++) {
-                char c = *p;
-                bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                          c == '_' || c == '-' || c == '.';
+                bool ok = spec_text_name_char(*p);
                 if (ok || (k > 0 && buf[k - 1] != '_'))
-                        buf[k++] = ok ? c : '_';
+                        buf[k++] = ok ? *p : '_';
         }
         while (k > 0 && buf[k - 1] == '_')
                 k--;
@@ -213,16 +211,7 @@ static char *import_spec(const Import *im, const char *experiment, const char *p
                 spec_text_scalar(f, name);
                 /* A command as it was given, run by sh as hyperfine does; braces are literal. */
                 fputs(": {command: ", f);
-                char *escaped = NULL;
-                size_t n = 0;
-                FILE *g = open_memstream(&escaped, &n);
-                if (g) {
-                        for (const char *p = im->series[i].command; *p; p++)
-                                fprintf(g, *p == '{' || *p == '}' ? "%c%c" : "%c", *p, *p);
-                        fclose(g);
-                }
-                spec_text_scalar(f, escaped ? escaped : "true");
-                free(escaped);
+                spec_text_template(f, im->series[i].command, NULL);
                 fputs("}", f);
         }
         fprintf(f, "\nsamples: %zu\nwarmup: 0\nverify: none\nprobe: never\n", samples);
@@ -297,14 +286,9 @@ static void default_experiment(const char *tool, const char *path, char *buf, si
         size_t len = strlen(base);
         if (len > 5 && strcmp(base + len - 5, ".json") == 0)
                 len -= 5;
-        size_t k = (size_t) snprintf(buf, size, "%s-", tool);
-        for (size_t i = 0; i < len && k + 1 < size && k < 64; i++) {
-                char c = base[i];
-                bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                          c == '_' || c == '-' || c == '.';
-                buf[k++] = ok ? c : '_';
-        }
-        buf[k] = 0;
+        char prefix[32];
+        snprintf(prefix, sizeof(prefix), "%s-", tool);
+        spec_text_name(buf, size, prefix, base, len);
 }
 
 int interop_import(Store *store, const char *path, const char *experiment, int64_t *ret_run) {

@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+
 #include "configs/spec-text.h"
 
 void spec_text_scalar(FILE *f, const char *s) {
@@ -22,4 +25,53 @@ void spec_text_list(FILE *f, char *const *l) {
                 spec_text_scalar(f, l[i]);
         }
         fputc(']', f);
+}
+
+/* The length of the name between braces at s (just after '{') when it is one of names, else 0. */
+static size_t named_reference(const char *s, char *const *names) {
+        size_t n = strcspn(s, "}");
+        if (!s[n])
+                return 0;
+        for (size_t i = 0; names && names[i]; i++)
+                if (strcspn(names[i], "=") == n && strncmp(names[i], s, n) == 0)
+                        return n;
+        return 0;
+}
+
+void spec_text_template(FILE *f, const char *s, char *const *names) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *t = open_memstream(&text, &size);
+        if (!t)
+                return;
+        for (const char *p = s; *p; p++) {
+                size_t n;
+                if (*p == '{' && (n = named_reference(p + 1, names)) > 0) {
+                        fprintf(t, "{%.*s}", (int) n, p + 1);
+                        p += n + 1;
+                } else if (*p == '{' || *p == '}')
+                        fprintf(t, "%c%c", *p, *p);
+                else
+                        fputc(*p, t);
+        }
+        if (fclose(t) == 0)
+                spec_text_scalar(f, text);
+        free(text);
+}
+
+char *spec_text_variant_name(const char *preload) {
+        const char *base = strrchr(preload, '/') ? strrchr(preload, '/') + 1 : preload;
+        return strndup(base, strcspn(base, "."));
+}
+
+bool spec_text_name_char(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+               c == '-' || c == '.';
+}
+
+void spec_text_name(char *buf, size_t size, const char *prefix, const char *src, size_t len) {
+        size_t k = (size_t) snprintf(buf, size, "%s", prefix);
+        for (size_t i = 0; i < len && k + 1 < size && k < 64; i++)
+                buf[k++] = spec_text_name_char(src[i]) ? src[i] : '_';
+        buf[k] = 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /*
@@ -14,3 +15,18 @@ void spec_text_scalar(FILE *f, const char *s);
 
 /* A flow sequence of scalars: ["a", "b"]. */
 void spec_text_list(FILE *f, char *const *l);
+
+/* s as a template scalar: {NAME} stays where NAME is one of names (each "NAME" or
+ * "NAME=VALUES"; names may be NULL), every other brace is doubled so that it stays literal. */
+void spec_text_template(FILE *f, const char *s, char *const *names);
+
+/* The variant name of a preload value: a catalog name itself, a path its file's name up to the
+ * first dot (/x/libfoo.so.2 is libfoo). A new string, or NULL. */
+char *spec_text_variant_name(const char *preload);
+
+/* Whether c may stand in an experiment or variant name: a letter, digit, '_', '-' or '.'. */
+bool spec_text_name_char(char c);
+
+/* A name made of prefix and src[0..len) into buf (size > strlen(prefix)), every character a name
+ * may not hold replaced by '_', at most 64 bytes. */
+void spec_text_name(char *buf, size_t size, const char *prefix, const char *src, size_t len);
