@@ -274,6 +274,7 @@ static void print_description(const char *name, const char *text) {
 
 typedef struct SuiteRun {
         char *workload;
+        int64_t run;
         Report *rep;
 } SuiteRun;
 
@@ -616,26 +617,30 @@ int cmd_suite(int argc, char **argv) {
                 worst = e > worst ? e : worst;
                 if (e == EXIT_INTERRUPTED || e == EXIT_USAGE)
                         break;
-                if (run == 0)
-                        continue;
-                /* Read back as stored, as `show` would print it. */
-                _cleanup_(store_freep) Store *store = NULL;
-                runs[n] = (SuiteRun){ .workload = chosen[i] };
-                if (cli_open_store("suite", o.measure.db_path, STORE_READ_ONLY, &store) != EXIT_OK ||
-                    query_report(store, run, NULL, &runs[n].rep) < 0) {
-                        cli_error("suite", "cannot read run %lld back", (long long) run);
+                if (run > 0)
+                        runs[n++] = (SuiteRun){ .workload = chosen[i], .run = run };
+        }
+        /* The runs read back as stored, as `show` would print them, from one open store. */
+        _cleanup_(store_freep) Store *store = NULL;
+        if (n > 0 && worst != EXIT_INTERRUPTED &&
+            cli_open_store("suite", o.measure.db_path, STORE_READ_ONLY, &store) != EXIT_OK)
+                worst = EXIT_ENVIRONMENT;
+        size_t read = 0;
+        for (size_t i = 0; store && i < n; i++) {
+                if (query_report(store, runs[i].run, NULL, &runs[i].rep) < 0) {
+                        cli_error("suite", "cannot read run %lld back", (long long) runs[i].run);
                         worst = EXIT_ENVIRONMENT;
                         continue;
                 }
-                n++;
+                runs[read++] = runs[i];
         }
-        if (n > 0 && worst != EXIT_INTERRUPTED) {
-                if (print_summary(stdout, &o, runs, n) < 0 || fflush(stdout) != 0) {
+        if (read > 0) {
+                if (print_summary(stdout, &o, runs, read) < 0 || fflush(stdout) != 0) {
                         cli_error("suite", "cannot write the summary");
                         worst = EXIT_ENVIRONMENT;
                 }
         }
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < read; i++)
                 query_report_free(runs[i].rep);
         return worst;
 }
