@@ -22,8 +22,7 @@
 #include "configs/spec.h"
 #include "daemon/control.h"
 #include "daemon/identity.h"
-#include "daemon/scheduler.h"
-#include "daemon/worker.h"
+#include "daemon/log.h"
 #include "db/jobs.h"
 #include "runner/plan.h"
 #include "util/cleanup.h"
@@ -59,7 +58,7 @@ struct Connection {
 };
 
 struct Control {
-        Daemon *daemon;
+        ControlContext ctx;
         int fd;
         sd_event_source *accept;
         sd_event_source *accept_retry; /* re-enables accept when a full table may have room */
@@ -112,7 +111,7 @@ Control *control_free(Control *c) {
 }
 
 static int arm_idle(Connection *c) {
-        uint64_t timeout = c->control->daemon->idle_timeout_usec;
+        uint64_t timeout = c->control->ctx.idle_timeout_usec;
         /* A client waiting for its job is not idle. */
         bool busy = c->waiting_for || c->submitting;
         int r = sd_event_source_set_enabled(c->idle, busy ? SD_EVENT_OFF : SD_EVENT_ONESHOT);
@@ -206,7 +205,6 @@ static json_t *job_json_for(const Connection *c, const Job *j) {
  * for every submission of this turn of the loop together (on_submissions). The reply waits
  * until the job is stored, so an answered Submit survives a crash. */
 static json_t *method_submit(Connection *c, json_t *params) {
-        Daemon *d = c->control->daemon;
         const char *spec_path = NULL, *yaml = NULL, *cwd = NULL;
         json_t *env = NULL;
         if (json_unpack(params, "{s:s, s:s, s:s, s:o}", "spec_path", &spec_path, "spec", &yaml, "cwd", &cwd,
@@ -218,7 +216,7 @@ static json_t *method_submit(Connection *c, json_t *params) {
                 return error_reply(
                         "io.alloclab.InvalidParameter",
                         json_pack("{s:s}", "message", "spec_path or cwd is longer than PATH_MAX"));
-        if (d->stopping)
+        if (manager_stopping(c->control->ctx.manager))
                 return error_reply("io.alloclab.ShuttingDown", NULL);
 
         Diagnostics diag = {};
@@ -263,10 +261,10 @@ static json_t *method_submit(Connection *c, json_t *params) {
 /* What `alloclab check` checks beyond the spec: the allocators and programs exist for the
  * submitter as the submitter sees them (the caller has taken the submitter's file identity).
  * Leaves the plan, for the cgroup check, or the reason it failed. */
-static void plan_submission(Daemon *d, PendingSubmission *p, Memo *memo) {
+static void plan_submission(const ControlContext *ctx, PendingSubmission *p, Memo *memo) {
         p->result = plan_new(p->spec,
                              &(PlanOptions){ .caller_env = p->job.env,
-                                             .probe_path = d->probe_path,
+                                             .probe_path = ctx->probe_path,
                                              .base_dir = p->job.cwd,
                                              .defer_cgroup = true,
                                              .check_only = true,
@@ -277,7 +275,7 @@ static void plan_submission(Daemon *d, PendingSubmission *p, Memo *memo) {
 /* Plans every submission with its submitter's file identity, taken once per submitter: a burst
  * of one user's submissions switches identity once, and looks for each allocator, program and
  * directory once. */
-static void plan_submissions(Daemon *d, PendingSubmission *pending, size_t n) {
+static void plan_submissions(const ControlContext *ctx, PendingSubmission *pending, size_t n) {
         bool planned[CONTROL_MAX_CONNECTIONS] = {};
         for (size_t i = 0; i < n; i++) {
                 if (planned[i])
@@ -294,7 +292,7 @@ static void plan_submissions(Daemon *d, PendingSubmission *pending, size_t n) {
                         if (q < 0)
                                 pending[j].result = q;
                         else
-                                plan_submission(d, &pending[j], &memo);
+                                plan_submission(ctx, &pending[j], &memo);
                 }
                 identity_leave(&saved);
                 memo_clear(&memo);
@@ -315,7 +313,7 @@ static void process_input(Connection *c);
  * transaction (one sync for a burst) and answers each. */
 static int on_submissions(sd_event_source *s, void *userdata) {
         Control *ctl = userdata;
-        Daemon *d = ctl->daemon;
+        Store *store = ctl->ctx.store;
         (void) s;
         /* Taken out of the table first: answering a connection reads its next requests, which
          * may park new submissions there. */
@@ -323,7 +321,7 @@ static int on_submissions(sd_event_source *s, void *userdata) {
         size_t n = ctl->n_pending;
         memcpy(taken, ctl->pending, n * sizeof(*taken));
         ctl->n_pending = 0;
-        plan_submissions(d, taken, n);
+        plan_submissions(&ctl->ctx, taken, n);
 
         Job jobs[ELEMENTSOF(ctl->pending)];
         int64_t ids[ELEMENTSOF(ctl->pending)] = {};
@@ -331,8 +329,8 @@ static int on_submissions(sd_event_source *s, void *userdata) {
         for (size_t i = 0; i < n; i++)
                 if (taken[i].result >= 0)
                         jobs[n_jobs++] = taken[i].job;
-        int r = n_jobs ? jobs_add_all(d->store, jobs, n_jobs, ids) : 0;
-        const char *store_failure = r < 0 ? store_error(d->store) : NULL;
+        int r = n_jobs ? jobs_add_all(store, jobs, n_jobs, ids) : 0;
+        const char *store_failure = r < 0 ? store_error(store) : NULL;
         for (size_t i = 0, k = 0; i < n; i++) {
                 PendingSubmission *p = &taken[i];
                 json_t *reply;
@@ -344,8 +342,8 @@ static int on_submissions(sd_event_source *s, void *userdata) {
                         reply = error_reply("io.alloclab.StoreFailed",
                                             json_pack("{s:s}", "message", store_failure));
                 else {
-                        daemon_log(LOG_INFO, 0, "job %lld queued by uid %u: %s", (long long) ids[k],
-                                   (unsigned) p->job.uid, p->job.spec_path);
+                        log_message(LOG_INFO, 0, "job %lld queued by uid %u: %s", (long long) ids[k],
+                                    (unsigned) p->job.uid, p->job.spec_path);
                         reply = json_pack("{s:{s:I}}", "parameters", "job", (json_int_t) ids[k]);
                 }
                 if (p->result >= 0)
@@ -364,17 +362,18 @@ static int on_submissions(sd_event_source *s, void *userdata) {
                 (void) arm_idle(c);
         }
         if (r >= 0 && n_jobs)
-                daemon_start_soon(d);
+                manager_start_soon(ctl->ctx.manager);
         return 0;
 }
 
-static json_t *method_status(Connection *c) {
-        Daemon *d = c->control->daemon;
+static json_t *method_status(Connection *c, json_t *params) {
+        const ControlContext *ctx = &c->control->ctx;
+        (void) params;
         Job *queued = NULL;
         size_t n = 0;
-        if (jobs_list(d->store, true, 1000, &queued, &n) < 0)
+        if (jobs_list(ctx->store, true, 1000, &queued, &n) < 0)
                 return error_reply("io.alloclab.StoreFailed",
-                                   json_pack("{s:s}", "message", store_error(d->store)));
+                                   json_pack("{s:s}", "message", store_error(ctx->store)));
         json_t *running = json_null();
         size_t waiting = 0;
         bool visible = true; /* the progress line names the running job's experiment and cell */
@@ -388,18 +387,19 @@ static json_t *method_status(Connection *c) {
         }
         jobs_list_free(queued, n);
         return json_pack("{s:{s:s, s:o, s:I, s:s, s:s, s:s}}", "parameters", "state",
-                         d->worker ? "running" : "idle", "running", running, "queued", (json_int_t) waiting,
-                         "database", d->db_path, "version", ALLOCLAB_VERSION, "progress",
-                         visible ? d->progress : "running another user's job");
+                         manager_running_job(ctx->manager) ? "running" : "idle", "running", running,
+                         "queued", (json_int_t) waiting, "database", ctx->db_path, "version",
+                         ALLOCLAB_VERSION, "progress",
+                         visible ? manager_status(ctx->manager) : "running another user's job");
 }
 
 static json_t *method_queue(Connection *c, json_t *params) {
-        Daemon *d = c->control->daemon;
         json_int_t limit = 50;
         (void) json_unpack(params, "{s?I}", "limit", &limit);
         Job *jobs = NULL;
         size_t n = 0;
-        if (limit < 1 || limit > 10000 || jobs_list(d->store, false, (size_t) limit, &jobs, &n) < 0)
+        if (limit < 1 || limit > 10000 ||
+            jobs_list(c->control->ctx.store, false, (size_t) limit, &jobs, &n) < 0)
                 return error_reply("io.alloclab.InvalidParameter", NULL);
         json_t *list = json_array();
         size_t bytes = 0, i = 0;
@@ -421,14 +421,14 @@ static json_t *requested_job(Connection *c, json_t *params, Job *ret) {
         json_int_t id;
         if (json_unpack(params, "{s:I}", "job", &id) < 0)
                 return error_reply("io.alloclab.InvalidParameter", NULL);
-        if (jobs_get(c->control->daemon->store, id, ret) < 0)
+        if (jobs_get(c->control->ctx.store, id, ret) < 0)
                 return error_reply("io.alloclab.NoSuchJob", json_pack("{s:I}", "job", id));
         return NULL;
 }
 
 /* Only the submitter or root may cancel a job. */
 static json_t *method_cancel(Connection *c, json_t *params) {
-        Daemon *d = c->control->daemon;
+        const ControlContext *ctx = &c->control->ctx;
         Job job;
         json_t *error = requested_job(c, params, &job);
         if (error)
@@ -440,16 +440,14 @@ static json_t *method_cancel(Connection *c, json_t *params) {
         if (!allowed)
                 return error_reply("io.alloclab.PermissionDenied", NULL);
         if (status == JOB_QUEUED) {
-                if (jobs_finish(d->store, id, JOB_CANCELED, "canceled before it started") < 0)
+                if (jobs_finish(ctx->store, id, JOB_CANCELED, "canceled before it started") < 0)
                         return error_reply("io.alloclab.StoreFailed", NULL);
                 control_job_finished(c->control, id);
-        } else if (status == JOB_RUNNING && d->worker && worker_job_id(d->worker) == id)
-                worker_cancel(d->worker, false);
-        else
+        } else if (status != JOB_RUNNING || manager_cancel(ctx->manager, id) < 0)
                 return error_reply("io.alloclab.JobFinished",
                                    json_pack("{s:I, s:s}", "job", (json_int_t) id, "status",
                                              job_status_to_string(status)));
-        daemon_log(LOG_INFO, 0, "job %lld canceled by uid %u", (long long) id, (unsigned) c->peer.uid);
+        log_message(LOG_INFO, 0, "job %lld canceled by uid %u", (long long) id, (unsigned) c->peer.uid);
         return json_pack("{s:{}}", "parameters");
 }
 
@@ -468,37 +466,56 @@ static json_t *method_wait(Connection *c, json_t *params) {
         return reply;
 }
 
+static json_t *method_ping(Connection *c, json_t *params) {
+        (void) c;
+        (void) params;
+        return json_pack("{s:{s:s}}", "parameters", "version", ALLOCLAB_VERSION);
+}
+
+static json_t *method_schedules(Connection *c, json_t *params) {
+        (void) params;
+        return json_pack("{s:{s:o}}", "parameters", "schedules", scheduler_list(c->control->ctx.scheduler));
+}
+
+/* A method's reply, or NULL when the reply comes later (Submit, Wait). */
+typedef json_t *(*Method)(Connection *c, json_t *params);
+
+static const struct {
+        const char *name;
+        Method method;
+} methods[] = {
+        { "io.alloclab.Ping", method_ping },     { "io.alloclab.Submit", method_submit },
+        { "io.alloclab.Status", method_status }, { "io.alloclab.Queue", method_queue },
+        { "io.alloclab.Cancel", method_cancel }, { "io.alloclab.Schedules", method_schedules },
+        { "io.alloclab.Wait", method_wait },
+};
+
+static Method find_method(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(methods); i++)
+                if (strcmp(methods[i].name, name) == 0)
+                        return methods[i].method;
+        return NULL;
+}
+
 static void handle_request(Connection *c, const char *text) {
         json_error_t err;
         json_t *request = json_loads(text, 0, &err);
-        const char *method = json_string_value(json_object_get(request, "method"));
+        const char *name = json_string_value(json_object_get(request, "method"));
         json_t *params = json_object_get(request, "parameters");
         if (!params)
                 params = json_object();
         else
                 json_incref(params);
+        Method method = name ? find_method(name) : NULL;
         json_t *reply;
-        if (!json_is_object(request) || !method)
+        if (!json_is_object(request) || !name)
                 reply = error_reply(
                         "io.alloclab.InvalidRequest",
                         json_pack("{s:s}", "message", request ? "expected {\"method\": ...}" : err.text));
-        else if (strcmp(method, "io.alloclab.Ping") == 0)
-                reply = json_pack("{s:{s:s}}", "parameters", "version", ALLOCLAB_VERSION);
-        else if (strcmp(method, "io.alloclab.Submit") == 0)
-                reply = method_submit(c, params);
-        else if (strcmp(method, "io.alloclab.Status") == 0)
-                reply = method_status(c);
-        else if (strcmp(method, "io.alloclab.Queue") == 0)
-                reply = method_queue(c, params);
-        else if (strcmp(method, "io.alloclab.Cancel") == 0)
-                reply = method_cancel(c, params);
-        else if (strcmp(method, "io.alloclab.Schedules") == 0)
-                reply = json_pack("{s:{s:o}}", "parameters", "schedules",
-                                  scheduler_list(c->control->daemon->scheduler));
-        else if (strcmp(method, "io.alloclab.Wait") == 0)
-                reply = method_wait(c, params);
+        else if (!method)
+                reply = error_reply("io.alloclab.MethodNotFound", json_pack("{s:s}", "method", name));
         else
-                reply = error_reply("io.alloclab.MethodNotFound", json_pack("{s:s}", "method", method));
+                reply = method(c, params);
         json_decref(params);
         json_decref(request);
         if (reply)
@@ -506,13 +523,12 @@ static void handle_request(Connection *c, const char *text) {
 }
 
 void control_job_finished(Control *ctl, int64_t job_id) {
-        Daemon *d = ctl->daemon;
         for (Connection *c = ctl->connections; c; c = c->next) {
                 if (c->waiting_for != job_id)
                         continue;
                 Job job;
                 c->waiting_for = 0;
-                if (jobs_get(d->store, job_id, &job) == 0) {
+                if (jobs_get(ctl->ctx.store, job_id, &job) == 0) {
                         queue_reply(c, json_pack("{s:o}", "parameters", job_json_for(c, &job)));
                         job_done(&job);
                 } else
@@ -570,7 +586,7 @@ static int read_whole_requests(Connection *c) {
                 return -ECONNRESET;
         if (n < 0)
                 return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-        (void) sd_event_now(ctl->daemon->event, CLOCK_MONOTONIC, &c->last_active);
+        (void) sd_event_now(ctl->ctx.event, CLOCK_MONOTONIC, &c->last_active);
         size_t used = serve(c, ctl->scratch, (size_t) n), left = (size_t) n - used;
         if (left > 0) {
                 if (c->in_allocated < left) {
@@ -610,8 +626,7 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
                                 return 0;
                         }
                         if (n > 0) {
-                                (void) sd_event_now(c->control->daemon->event, CLOCK_MONOTONIC,
-                                                    &c->last_active);
+                                (void) sd_event_now(c->control->ctx.event, CLOCK_MONOTONIC, &c->last_active);
                                 c->in_size += (size_t) n;
                                 process_input(c);
                                 (void) arm_idle(c);
@@ -667,7 +682,7 @@ static bool make_room(Control *ctl) {
         if (ctl->n_connections < CONTROL_MAX_CONNECTIONS)
                 return true;
         uint64_t now = 0;
-        (void) sd_event_now(ctl->daemon->event, CLOCK_MONOTONIC, &now);
+        (void) sd_event_now(ctl->ctx.event, CLOCK_MONOTONIC, &now);
         Connection *victim = NULL;
         for (Connection *c = ctl->connections; c; c = c->next)
                 if (is_idle(c, now) && (!victim || c->last_active < victim->last_active))
@@ -678,7 +693,7 @@ static bool make_room(Control *ctl) {
         }
         /* Until a connection closes, or one may have become idle. */
         if (!ctl->accept_retry)
-                (void) sd_event_add_time_relative(ctl->daemon->event, &ctl->accept_retry, CLOCK_MONOTONIC,
+                (void) sd_event_add_time_relative(ctl->ctx.event, &ctl->accept_retry, CLOCK_MONOTONIC,
                                                   CONTROL_EVICT_AFTER_USEC, 0, on_accept_retry, ctl);
         else {
                 (void) sd_event_source_set_time_relative(ctl->accept_retry, CONTROL_EVICT_AFTER_USEC);
@@ -703,11 +718,11 @@ static bool accept_one(Control *ctl, int fd) {
         c->next = ctl->connections;
         ctl->connections = c;
         ctl->n_connections++;
-        (void) sd_event_now(ctl->daemon->event, CLOCK_MONOTONIC, &c->last_active);
+        (void) sd_event_now(ctl->ctx.event, CLOCK_MONOTONIC, &c->last_active);
         if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0 ||
-            sd_event_add_io(ctl->daemon->event, &c->io, c->fd, EPOLLIN, on_connection, c) < 0 ||
-            sd_event_add_time_relative(ctl->daemon->event, &c->idle, CLOCK_MONOTONIC,
-                                       ctl->daemon->idle_timeout_usec, 0, on_idle, c) < 0) {
+            sd_event_add_io(ctl->ctx.event, &c->io, c->fd, EPOLLIN, on_connection, c) < 0 ||
+            sd_event_add_time_relative(ctl->ctx.event, &c->idle, CLOCK_MONOTONIC, ctl->ctx.idle_timeout_usec,
+                                       0, on_idle, c) < 0) {
                 connection_free(c);
                 return true;
         }
@@ -728,21 +743,21 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return 0;
 }
 
-int control_new(Daemon *d, int listen_fd, Control **ret) {
+int control_new(const ControlContext *ctx, int listen_fd, Control **ret) {
         Control *c = calloc(1, sizeof(Control));
         if (!c) {
                 safe_close(listen_fd);
                 return -ENOMEM;
         }
-        c->daemon = d;
+        c->ctx = *ctx;
         c->fd = listen_fd;
         if (fcntl(listen_fd, F_SETFL, O_NONBLOCK) < 0) {
                 control_free(c);
                 return negative_errno();
         }
-        int r = sd_event_add_io(d->event, &c->accept, listen_fd, EPOLLIN, on_accept, c);
+        int r = sd_event_add_io(ctx->event, &c->accept, listen_fd, EPOLLIN, on_accept, c);
         /* Submissions are stored when nothing else is pending: a burst shares one commit. */
-        if (r >= 0 && (r = sd_event_add_defer(d->event, &c->commit, on_submissions, c)) >= 0 &&
+        if (r >= 0 && (r = sd_event_add_defer(ctx->event, &c->commit, on_submissions, c)) >= 0 &&
             (r = sd_event_source_set_priority(c->commit, SD_EVENT_PRIORITY_IDLE)) >= 0)
                 r = sd_event_source_set_enabled(c->commit, SD_EVENT_OFF);
         if (r < 0) {

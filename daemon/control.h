@@ -2,8 +2,12 @@
 #pragma once
 
 #include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
 
-#include "daemon/daemon.h"
+#include "daemon/manager.h"
+#include "daemon/scheduler.h"
+#include "db/store.h"
 
 /*
  * The control socket: varlink-style JSON objects terminated by NUL over a Unix stream socket.
@@ -24,8 +28,21 @@
 #define CONTROL_MAX_REPLY          (1024 * 1024)
 #define CONTROL_MAX_SPEC_PATH      4096 /* PATH_MAX */
 
+typedef struct Control Control;
+
+/* What the socket serves from (borrowed; they outlive the Control). */
+typedef struct ControlContext {
+        sd_event *event;
+        Store *store;
+        Manager *manager;
+        const Scheduler *scheduler;
+        const char *db_path;    /* for io.alloclab.Status */
+        const char *probe_path; /* for checking a submission as its job will run */
+        uint64_t idle_timeout_usec;
+} ControlContext;
+
 /* Serves listen_fd (taking ownership). Returns 0 or -errno. */
-int control_new(Daemon *d, int listen_fd, Control **ret);
+int control_new(const ControlContext *ctx, int listen_fd, Control **ret);
 Control *control_free(Control *c);
 
 /* Answers the connections waiting for job_id to end (io.alloclab.Wait). */

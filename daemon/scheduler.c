@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "configs/spec.h"
+#include "daemon/log.h"
 #include "daemon/scheduler.h"
 #include "db/jobs.h"
 #include "util/cleanup.h"
@@ -42,7 +43,9 @@ typedef struct Scheduled {
 } Scheduled;
 
 struct Scheduler {
-        Daemon *daemon;
+        sd_event *event;
+        Store *store;
+        Manager *manager;
         char *dir;
         Scheduled *items;
         size_t n_items;
@@ -75,14 +78,13 @@ static int compare_names(const void *a, const void *b) {
 
 /* Queues a job for a due spec, as the spec file's owner, in the file's directory. */
 static int enqueue(Scheduler *s, Scheduled *it, time_t now) {
-        Daemon *d = s->daemon;
         bool active = false;
-        int r = jobs_active_for_spec(d->store, it->path, &active);
+        int r = jobs_active_for_spec(s->store, it->path, &active);
         if (r < 0)
                 return r;
-        (void) jobs_schedule_fired(d->store, it->path, now);
+        (void) jobs_schedule_fired(s->store, it->path, now);
         if (active) {
-                daemon_log(LOG_INFO, 0, "%s is due but its previous job has not ended: skipped", it->path);
+                log_message(LOG_INFO, 0, "%s is due but its previous job has not ended: skipped", it->path);
                 return 0;
         }
         _cleanup_free_ char *dir = strdup(it->path);
@@ -107,11 +109,11 @@ static int enqueue(Scheduler *s, Scheduled *it, time_t now) {
                 .trigger = (char *) "schedule",
         };
         int64_t id;
-        r = jobs_add(d->store, &job, &id);
+        r = jobs_add(s->store, &job, &id);
         if (r < 0)
                 return r;
-        daemon_log(LOG_INFO, 0, "scheduled job %lld queued for %s (%s)", (long long) id, it->path,
-                   it->spec->schedule_text);
+        log_message(LOG_INFO, 0, "scheduled job %lld queued for %s (%s)", (long long) id, it->path,
+                    it->spec->schedule_text);
         return 0;
 }
 
@@ -128,11 +130,11 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata) {
                         continue;
                 int r = enqueue(s, it, now);
                 if (r < 0)
-                        daemon_log(LOG_ERR, 0, "cannot queue %s: %s", it->path, strerror(-r));
+                        log_message(LOG_ERR, 0, "cannot queue %s: %s", it->path, strerror(-r));
                 if (schedule_next(&it->spec->schedule, now, &it->next) < 0)
                         it->next = (time_t) -1; /* never again */
         }
-        daemon_start_soon(s->daemon);
+        manager_start_soon(s->manager);
         return arm(s);
 }
 
@@ -147,7 +149,7 @@ static int arm(Scheduler *s) {
                 return s->timer ? sd_event_source_set_enabled(s->timer, SD_EVENT_OFF) : 0;
         uint64_t usec = (uint64_t) earliest * 1000000ULL;
         if (!s->timer)
-                return sd_event_add_time(s->daemon->event, &s->timer, CLOCK_REALTIME, usec, 0, on_timer, s);
+                return sd_event_add_time(s->event, &s->timer, CLOCK_REALTIME, usec, 0, on_timer, s);
         int r = sd_event_source_set_time(s->timer, usec);
         return r < 0 ? r : sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
 }
@@ -184,8 +186,9 @@ static int load_one(Scheduler *s, int dir_fd, const struct stat *dir, const char
          * FIFO does not hang the loop (it is refused by its type). */
         _cleanup_close_ int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (fd < 0) {
-                daemon_log(LOG_ERR, 0, "skipping %s: %s", path,
-                           errno == ELOOP ? "a symbolic link (put the spec itself there)" : strerror(errno));
+                log_message(LOG_ERR, 0, "skipping %s: %s", path,
+                            errno == ELOOP ? "a symbolic link (put the spec itself there)"
+                                           : strerror(errno));
                 return 0;
         }
         uid_t uid;
@@ -193,7 +196,7 @@ static int load_one(Scheduler *s, int dir_fd, const struct stat *dir, const char
         const char *why = NULL;
         int r = spec_owner(dir, fd, &uid, &gid, &why);
         if (r < 0) {
-                daemon_log(LOG_ERR, 0, "skipping %s: %s", path, why ? why : strerror(-r));
+                log_message(LOG_ERR, 0, "skipping %s: %s", path, why ? why : strerror(-r));
                 return 0;
         }
         Diagnostics d = {};
@@ -202,10 +205,10 @@ static int load_one(Scheduler *s, int dir_fd, const struct stat *dir, const char
         if (r < 0) {
                 for (size_t i = 0; i < d.n_items; i++) {
                         _cleanup_free_ char *line = diag_format(&d, i);
-                        daemon_log(LOG_ERR, 0, "skipping scheduled spec: %s", line ? line : path);
+                        log_message(LOG_ERR, 0, "skipping scheduled spec: %s", line ? line : path);
                 }
                 if (d.n_items == 0)
-                        daemon_log(LOG_ERR, 0, "skipping %s: %s", path, strerror(-r));
+                        log_message(LOG_ERR, 0, "skipping %s: %s", path, strerror(-r));
                 diag_clear(&d);
                 return 0;
         }
@@ -217,7 +220,7 @@ static int load_one(Scheduler *s, int dir_fd, const struct stat *dir, const char
         Scheduled it = { .spec = spec, .uid = uid, .gid = gid, .path = TAKE_PTR(path) };
         /* Catch up once: a firing missed while the daemon was down happens now. */
         time_t last;
-        if (jobs_schedule_last(s->daemon->store, it.path, &last) == 0 &&
+        if (jobs_schedule_last(s->store, it.path, &last) == 0 &&
             schedule_next(&spec->schedule, last, &it.next) == 0 && it.next <= now)
                 it.next = now;
         else if (schedule_next(&spec->schedule, now, &it.next) < 0)
@@ -239,21 +242,22 @@ int scheduler_reload(Scheduler *s) {
         _cleanup_(closedirp) DIR *dir = NULL;
         struct stat st;
         if (dir_fd < 0 || fstat(dir_fd, &st) < 0) {
-                daemon_log(LOG_INFO, 0, "no specs directory %s: nothing scheduled", s->dir);
+                log_message(LOG_INFO, 0, "no specs directory %s: nothing scheduled", s->dir);
                 return arm(s);
         }
         /* Anyone who may replace a file in the directory could choose whose spec it is. */
         if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
-                daemon_log(LOG_ERR, 0,
-                           "not loading %s: it is writable by group or others and not sticky (chmod o-w,g-w "
-                           "or +t)",
-                           s->dir);
+                log_message(
+                        LOG_ERR, 0,
+                        "not loading %s: it is writable by group or others and not sticky (chmod o-w,g-w "
+                        "or +t)",
+                        s->dir);
                 return arm(s);
         }
         int listing = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
         if (listing < 0 || !(dir = fdopendir(listing))) {
                 safe_close(listing);
-                daemon_log(LOG_ERR, 0, "cannot list %s: %s", s->dir, strerror(errno));
+                log_message(LOG_ERR, 0, "cannot list %s: %s", s->dir, strerror(errno));
                 return arm(s);
         }
         char *names[SCHEDULER_MAX_SPECS];
@@ -280,17 +284,19 @@ int scheduler_reload(Scheduler *s) {
         }
         if (r < 0)
                 return r;
-        daemon_log(LOG_INFO, 0, "%zu scheduled spec(s) from %s", loaded, s->dir);
+        log_message(LOG_INFO, 0, "%zu scheduled spec(s) from %s", loaded, s->dir);
         return arm(s);
 }
 
-int scheduler_new(Daemon *d, const char *dir, Scheduler **ret) {
+int scheduler_new(sd_event *event, Store *store, Manager *manager, const char *dir, Scheduler **ret) {
         Scheduler *s = calloc(1, sizeof(Scheduler));
         if (!s || !(s->dir = strdup(dir))) {
                 free(s);
                 return -ENOMEM;
         }
-        s->daemon = d;
+        s->event = event;
+        s->store = store;
+        s->manager = manager;
         int r = scheduler_reload(s);
         if (r < 0) {
                 scheduler_free(s);

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <jansson.h>
+#include <systemd/sd-event.h>
 #include <time.h>
 
-#include "daemon/daemon.h"
+#include "daemon/manager.h"
+#include "db/store.h"
 
 /*
  * Specs with `schedule:` in the specs directory, queued when due (see scheduler.c).
@@ -12,8 +14,9 @@
 
 typedef struct Scheduler Scheduler;
 
-/* Loads dir (a missing directory schedules nothing) and arms the timer. */
-int scheduler_new(Daemon *d, const char *dir, Scheduler **ret);
+/* Loads dir (a missing directory schedules nothing) and arms the timer; due specs are queued in
+ * store and started through manager. The arguments are borrowed. */
+int scheduler_new(sd_event *event, Store *store, Manager *manager, const char *dir, Scheduler **ret);
 
 /* Re-reads the directory (SIGHUP). */
 int scheduler_reload(Scheduler *s);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "daemon/identity.h"
+#include "daemon/log.h"
 #include "daemon/worker.h"
 #include "db/history.h"
 #include "db/query.h"
@@ -37,7 +38,7 @@
 #include "util/cleanup.h"
 
 struct Worker {
-        Daemon *daemon;
+        WorkerContext ctx;
         Job job;
         Spec *spec;
         Plan *plan;
@@ -142,9 +143,9 @@ static int drop_privileges(const Job *j, const Plan *plan) {
         if (geteuid() != 0 || j->uid == 0)
                 return 0;
         if (cgroup_run_delegate(plan->cgroup, j->uid, j->gid) < 0)
-                daemon_log(LOG_WARNING, 0,
-                           "job %lld: cannot hand the run's cgroup %s to uid %u: its children go without",
-                           (long long) j->id, plan->cgroup->path, (unsigned) j->uid);
+                log_message(LOG_WARNING, 0,
+                            "job %lld: cannot hand the run's cgroup %s to uid %u: its children go without",
+                            (long long) j->id, plan->cgroup->path, (unsigned) j->uid);
         struct passwd *pw = getpwuid(j->uid);
         if (pw ? initgroups(pw->pw_name, j->gid) < 0 : setgroups(0, NULL) < 0)
                 return negative_errno();
@@ -196,7 +197,7 @@ static void progress(void *u, const Plan *p, size_t index) {
         snprintf(text, sizeof(text), "%s: cell %u/%zu %s %s %u/%u", p->spec->experiment, st->cell + 1,
                  p->n_cells, p->spec->variants[st->variant].name, phase_to_string(st->phase), st->round + 1,
                  total);
-        daemon_update_status(w->daemon, text);
+        w->ctx.progress(w->ctx.userdata, text);
 }
 
 static void read_messages(Worker *w) {
@@ -231,9 +232,9 @@ static void read_messages(Worker *w) {
                         r = stream_dispatch(w->buffer, (size_t) n, w->plan, &sink, &w->ended, &w->result,
                                             &w->error);
                 if (r == -EBADMSG || r == -EMSGSIZE) {
-                        daemon_log(LOG_ERR, worker_run_id(w),
-                                   "job %lld: malformed message from its runner: %s", (long long) w->job.id,
-                                   strerror(-r));
+                        log_message(LOG_ERR, worker_run_id(w),
+                                    "job %lld: malformed message from its runner: %s", (long long) w->job.id,
+                                    strerror(-r));
                         w->protocol_error = true;
                         /* Nothing more is read: stop watching, or the pending data would wake
                          * the loop again and again until the exit. */
@@ -241,13 +242,13 @@ static void read_messages(Worker *w) {
                         kill(w->pid, SIGKILL);
                 } else if (r < 0) {
                         snprintf(w->record_error, sizeof(w->record_error), "cannot record: %s",
-                                 r == -EIO ? store_error(w->daemon->store) : strerror(-r));
-                        daemon_log(LOG_ERR, worker_run_id(w), "job %lld: %s", (long long) w->job.id,
-                                   w->record_error);
+                                 r == -EIO ? store_error(w->ctx.store) : strerror(-r));
+                        log_message(LOG_ERR, worker_run_id(w), "job %lld: %s", (long long) w->job.id,
+                                    w->record_error);
                         w->error = r;
                         w->discarding = true;
                         /* Room for the writes that end the job (a full disk is the likely cause). */
-                        store_release_reserve(w->daemon->store);
+                        store_release_reserve(w->ctx.store);
                         kill(w->pid, SIGTERM);
                 }
         }
@@ -281,11 +282,11 @@ static void report_changes(Worker *w) {
         HistoryQuery q = { .experiment = w->spec->experiment,
                            .last = HISTORY_DEFAULT_RUNS,
                            .until_run = run };
-        int r = query_history(w->daemon->store, &q, &h);
+        int r = query_history(w->ctx.store, &q, &h);
         if (r < 0) {
                 if (r != -ENOENT)
-                        daemon_log(LOG_ERR, run, "cannot read the history of run %lld: %s", (long long) run,
-                                   strerror(-r));
+                        log_message(LOG_ERR, run, "cannot read the history of run %lld: %s", (long long) run,
+                                    strerror(-r));
                 return;
         }
         for (size_t s = 0; s < h->n_series; s++) {
@@ -293,13 +294,13 @@ static void report_changes(Worker *w) {
                 const HistoryPoint *last = series->n_points ? &series->points[series->n_points - 1] : NULL;
                 if (last && last->run_id == run && last->change != HISTORY_STEADY &&
                     fabs(last->against.ratio - 1) > w->spec->regression_threshold)
-                        daemon_log_change_point(h->experiment, h->metric, series, last);
+                        log_change_point(h->experiment, h->metric, series, last);
         }
 }
 
 static int on_runner_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Worker *w = userdata;
-        Daemon *d = w->daemon;
+        Store *store = w->ctx.store;
         (void) s;
         read_messages(w); /* whatever it sent before it exited */
 
@@ -324,47 +325,47 @@ static int on_runner_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         if (w->cancel_requested || w->daemon_stopping)
                 result.end = RUN_CANCELED;
         if (record_finish(w->recorder, &result, error, note[0] ? note : NULL) < 0)
-                daemon_log(LOG_ERR, worker_run_id(w), "job %lld: cannot close its run: %s",
-                           (long long) w->job.id, store_error(d->store));
+                log_message(LOG_ERR, worker_run_id(w), "job %lld: cannot close its run: %s",
+                            (long long) w->job.id, store_error(store));
         JobStatus status = final_status(w);
-        if (jobs_finish(d->store, w->job.id, status, note[0] ? note : NULL) < 0)
-                daemon_log(LOG_ERR, worker_run_id(w), "job %lld: cannot update: %s", (long long) w->job.id,
-                           store_error(d->store));
+        if (jobs_finish(store, w->job.id, status, note[0] ? note : NULL) < 0)
+                log_message(LOG_ERR, worker_run_id(w), "job %lld: cannot update: %s", (long long) w->job.id,
+                            store_error(store));
         LogContext finished = { .message_id = LOG_MESSAGE_JOB_FINISHED,
                                 .run_id = worker_run_id(w),
                                 .job_id = w->job.id,
                                 .experiment = w->spec->experiment };
-        daemon_log_context(status == JOB_DONE ? LOG_INFO : LOG_WARNING, &finished,
-                           "job %lld (%s, run %lld) %s%s%s", (long long) w->job.id, w->spec->experiment,
-                           (long long) worker_run_id(w), job_status_to_string(status), note[0] ? ": " : "",
-                           note);
+        log_context(status == JOB_DONE ? LOG_INFO : LOG_WARNING, &finished, "job %lld (%s, run %lld) %s%s%s",
+                    (long long) w->job.id, w->spec->experiment, (long long) worker_run_id(w),
+                    job_status_to_string(status), note[0] ? ": " : "", note);
         if (status == JOB_DONE && w->job.trigger && strcmp(w->job.trigger, "schedule") == 0)
                 report_changes(w);
-        daemon_job_finished(d, w->job.id);
+        w->ctx.ended(w->ctx.userdata, w->job.id); /* may free w */
         return 0;
 }
 
-static int fail_job(Daemon *d, Job *job, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail_job(Daemon *d, Job *job, const char *fmt, ...) {
+static int fail_job(Store *store, Job *job, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_job(Store *store, Job *job, const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
         char message[512];
         vsnprintf(message, sizeof(message), fmt, ap);
         va_end(ap);
-        daemon_log(LOG_ERR, 0, "job %lld failed to start: %s", (long long) job->id, message);
-        if (jobs_finish(d->store, job->id, JOB_FAILED, message) < 0) {
-                daemon_log(LOG_ERR, 0, "job %lld: cannot mark it failed: %s", (long long) job->id,
-                           store_error(d->store));
+        log_message(LOG_ERR, 0, "job %lld failed to start: %s", (long long) job->id, message);
+        if (jobs_finish(store, job->id, JOB_FAILED, message) < 0) {
+                log_message(LOG_ERR, 0, "job %lld: cannot mark it failed: %s", (long long) job->id,
+                            store_error(store));
                 return -EIO; /* still queued: the caller must not take it again at once */
         }
         return -EINVAL;
 }
 
-int worker_start(Daemon *d, Job *job, Worker **ret) {
+int worker_start(const WorkerContext *ctx, Job *job, Worker **ret) {
         _cleanup_(worker_freep) Worker *w = calloc(1, sizeof(Worker));
         if (!w)
                 return -ENOMEM;
-        w->daemon = d;
+        w->ctx = *ctx;
+        Store *store = ctx->store;
         w->job = *job;
         *job = (Job){};
         w->fd = -1;
@@ -377,7 +378,7 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
         if (r < 0) {
                 _cleanup_free_ char *first = diag.n_items ? diag_format(&diag, 0) : NULL;
                 diag_clear(&diag);
-                return fail_job(d, &w->job, "%s", first ? first : strerror(-r));
+                return fail_job(store, &w->job, "%s", first ? first : strerror(-r));
         }
         diag_clear(&diag);
         /* A resumption continues its run with the seed and counts it started with. */
@@ -386,16 +387,17 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
         unsigned samples = 0, warmup = 0; /* a resumed run's stored counts (0: the spec's) */
         if (resuming) {
                 ResumeInfo info = {};
-                if (query_resume_info(d->store, w->job.run_id, &info) < 0 ||
+                if (query_resume_info(store, w->job.run_id, &info) < 0 ||
                     strcmp(info.status, "interrupted") != 0) {
                         resume_info_done(&info);
-                        return fail_job(d, &w->job, "run %lld cannot be resumed", (long long) w->job.run_id);
+                        return fail_job(store, &w->job, "run %lld cannot be resumed",
+                                        (long long) w->job.run_id);
                 }
                 _cleanup_free_ char *elsewhere = NULL;
                 r = resume_info_check_here(&info, &elsewhere);
                 if (r < 0) {
                         resume_info_done(&info);
-                        return fail_job(d, &w->job, "run %lld cannot be resumed here: %s",
+                        return fail_job(store, &w->job, "run %lld cannot be resumed here: %s",
                                         (long long) w->job.run_id, elsewhere ? elsewhere : strerror(-r));
                 }
                 seed = info.seed;
@@ -409,7 +411,7 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
         Identity saved;
         r = identity_enter(w->job.uid, w->job.gid, &saved);
         if (r < 0)
-                return fail_job(d, &w->job, "cannot take uid %u's file permissions: %s",
+                return fail_job(store, &w->job, "cannot take uid %u's file permissions: %s",
                                 (unsigned) w->job.uid, strerror(-r));
         r = plan_new(w->spec,
                      &(PlanOptions){ .caller_env = w->job.env,
@@ -417,7 +419,7 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
                                      .samples = samples,
                                      .warmup = warmup,
                                      .warmup_set = resuming,
-                                     .probe_path = d->probe_path,
+                                     .probe_path = ctx->probe_path,
                                      .base_dir = w->job.cwd,
                                      .defer_cgroup = true },
                      &w->plan, &message);
@@ -427,27 +429,27 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
         if (r >= 0)
                 r = plan_open_cgroup(w->plan, &message);
         if (r < 0)
-                return fail_job(d, &w->job, "%s", message ? message : strerror(-r));
+                return fail_job(store, &w->job, "%s", message ? message : strerror(-r));
 
         if (resuming) {
-                if ((r = query_prior(d->store, w->job.run_id, w->plan, &w->prior)) < 0 ||
-                    (r = record_resume(d->store, w->plan, w->job.run_id, &w->recorder)) < 0)
-                        return fail_job(d, &w->job, "run %lld no longer matches its spec: %s",
+                if ((r = query_prior(store, w->job.run_id, w->plan, &w->prior)) < 0 ||
+                    (r = record_resume(store, w->plan, w->job.run_id, &w->recorder)) < 0)
+                        return fail_job(store, &w->job, "run %lld no longer matches its spec: %s",
                                         (long long) w->job.run_id, strerror(-r));
         } else {
                 Host host = {};
                 if ((r = host_read(&host)) < 0)
                         return r;
-                RecordContext ctx = { .trigger = w->job.trigger,
-                                      .submitter = w->job.submitter,
-                                      .origin_env = w->job.env };
-                r = record_begin(d->store, w->plan, &host, &ctx, &w->recorder);
+                RecordContext origin = { .trigger = w->job.trigger,
+                                         .submitter = w->job.submitter,
+                                         .origin_env = w->job.env };
+                r = record_begin(store, w->plan, &host, &origin, &w->recorder);
                 host_done(&host);
                 if (r < 0)
-                        return fail_job(d, &w->job, "cannot record the run: %s", store_error(d->store));
+                        return fail_job(store, &w->job, "cannot record the run: %s", store_error(store));
         }
-        if ((r = jobs_start(d->store, w->job.id, record_run_id(w->recorder))) < 0)
-                return fail_job(d, &w->job, "cannot update the job: %s", store_error(d->store));
+        if ((r = jobs_start(store, w->job.id, record_run_id(w->recorder))) < 0)
+                return fail_job(store, &w->job, "cannot update the job: %s", store_error(store));
 
         int pair[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
@@ -470,8 +472,8 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
         safe_close(pair[1]);
         w->pid = pid;
         w->fd = pair[0];
-        if ((r = sd_event_add_io(d->event, &w->io, w->fd, EPOLLIN, on_runner_io, w)) < 0 ||
-            (r = sd_event_add_child(d->event, &w->child, pid, WEXITED, on_runner_exit, w)) < 0) {
+        if ((r = sd_event_add_io(ctx->event, &w->io, w->fd, EPOLLIN, on_runner_io, w)) < 0 ||
+            (r = sd_event_add_child(ctx->event, &w->child, pid, WEXITED, on_runner_exit, w)) < 0) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
                 return r;
@@ -482,9 +484,9 @@ int worker_start(Daemon *d, Job *job, Worker **ret) {
                                .run_id = record_run_id(w->recorder),
                                .job_id = w->job.id,
                                .experiment = w->spec->experiment };
-        daemon_log_context(LOG_INFO, &started, "job %lld (%s) started as run %lld, runner pid %d",
-                           (long long) w->job.id, w->spec->experiment,
-                           (long long) record_run_id(w->recorder), (int) pid);
+        log_context(LOG_INFO, &started, "job %lld (%s) started as run %lld, runner pid %d",
+                    (long long) w->job.id, w->spec->experiment, (long long) record_run_id(w->recorder),
+                    (int) pid);
         *ret = TAKE_PTR(w);
         return 0;
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <systemd/sd-event.h>
 
-#include "daemon/daemon.h"
 #include "db/jobs.h"
+#include "db/store.h"
 
 /*
  * One running job. The daemon builds the plan, forks a runner process that executes it (as the
@@ -13,9 +15,23 @@
  * measured but wait for it; the daemon stays responsive meanwhile.
  */
 
+typedef struct Worker Worker;
+
+/* What a worker uses and whom it tells (borrowed; they outlive it). */
+typedef struct WorkerContext {
+        sd_event *event;
+        Store *store;
+        const char *probe_path;
+        void *userdata;
+        /* The running job's progress for STATUS= ("experiment: cell 1/4 ..."). */
+        void (*progress)(void *userdata, const char *text);
+        /* The job ended and is stored as such; the worker may be freed from here. */
+        void (*ended)(void *userdata, int64_t job_id);
+} WorkerContext;
+
 /* Starts job (taking ownership of its fields). Returns 0, or -errno with the job marked failed
  * and logged; -EIO when even that could not be stored (the job is still queued). */
-int worker_start(Daemon *d, Job *job, Worker **ret);
+int worker_start(const WorkerContext *ctx, Job *job, Worker **ret);
 
 /* Asks the runner to stop: its current child is killed and the run ends 'interrupted'; the job
  * ends 'canceled' (or 'interrupted' when the daemon is stopping). */

@@ -273,3 +273,46 @@ expect_eq "$(q "SELECT status FROM jobs WHERE id = $job")" interrupted "the kill
 expect_eq "$(q "SELECT trigger, status FROM jobs WHERE run_id = $run AND id <> $job")" "resume|done" "the resumption"
 expect_eq "$(q "SELECT r.status, count(*), count(DISTINCT s.step) FROM runs r JOIN samples s ON s.run_id = r.id WHERE r.id = $run GROUP BY r.id")" \
     "done|12|12" "the resumed run holds every step once"
+
+# Socket activation, with systemd-socket-activate standing in for systemd (package systemd, a
+# dependency of the tests): the passed socket is served; two sockets, or one that is not a
+# listening stream socket, are refused with the reason, and the daemon exits non-zero.
+kill "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=
+command -v systemd-socket-activate >/dev/null || fail "systemd-socket-activate is missing (apt-get install systemd)"
+# activate LOG ARGS...: systemd-socket-activate ARGS alloclabd, in the background.
+activate() {
+    local log=$1
+    shift
+    systemd-socket-activate "$@" "$ALLOCLABD" --db "$WORK/activated.db" --specs-dir "$WORK/none" 2>"$log" &
+    daemon_pid=$!
+    for _ in $(seq 100); do [[ -S ${@: -1} ]] && return 0; sleep 0.05; done
+    fail "systemd-socket-activate did not listen: $(cat "$log")"
+}
+# ended_with_failure LOG WHAT: the activated daemon exited non-zero, its log saying WHAT.
+ended_with_failure() {
+    for _ in $(seq 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.05; done
+    kill -0 "$daemon_pid" 2>/dev/null && fail "alloclabd served what it should refuse ($2)"
+    local rc=0
+    wait "$daemon_pid" || rc=$?
+    daemon_pid=
+    [[ $rc != 0 ]] || fail "alloclabd exited 0 where it should refuse ($2)"
+    expect_contains "$(cat "$1")" "$2" "alloclabd refuses $2"
+}
+activate "$WORK/activated.log" -l "$WORK/activated.sock"
+ALLOCLAB_SOCKET="$WORK/activated.sock" run_alloclab 0 status
+expect_contains "$OUT" "idle; 0 queued" "status through an activated socket"
+expect_contains "$(cat "$WORK/activated.log")" "socket (activated)" "the daemon served the passed socket"
+kill "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=
+
+activate "$WORK/two.log" -l "$WORK/one.sock" -l "$WORK/two.sock"
+ALLOCLAB_SOCKET="$WORK/two.sock" "$ALLOCLAB" status >/dev/null 2>&1 || true
+ended_with_failure "$WORK/two.log" "systemd passed 2 sockets"
+
+activate "$WORK/datagram.log" --datagram -l "$WORK/datagram.sock"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"x", sys.argv[1])' \
+    "$WORK/datagram.sock"
+ended_with_failure "$WORK/datagram.log" "not a listening Unix stream socket"

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Journal messages with fields (sd_journal_sendv), or lines on stderr when not under the journal.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <syslog.h>
+#include <systemd/sd-journal.h>
+
+#include "daemon/log.h"
+#include "util/cleanup.h"
+
+static bool log_to_journal;
+
+void log_open(bool to_journal) {
+        log_to_journal = to_journal;
+}
+
+static void logv(int priority, const LogContext *ctx, const char *fmt, va_list ap) {
+        char message[1024];
+        vsnprintf(message, sizeof(message), fmt, ap);
+        if (!log_to_journal) {
+                fprintf(stderr, "alloclabd: %s\n", message);
+                return;
+        }
+        char fields[24][320];
+        struct iovec iov[24];
+        size_t n = 0;
+#define FIELD(...)                                                                                          \
+        do {                                                                                                \
+                snprintf(fields[n], sizeof(fields[n]), __VA_ARGS__);                                        \
+                iov[n] = (struct iovec){ .iov_base = fields[n], .iov_len = strlen(fields[n]) };             \
+                n++;                                                                                        \
+        } while (0)
+        FIELD("PRIORITY=%i", priority);
+        FIELD("SYSLOG_IDENTIFIER=alloclabd");
+        if (ctx->message_id)
+                FIELD("MESSAGE_ID=%s", ctx->message_id);
+        if (ctx->run_id > 0)
+                FIELD("RUN_ID=%lld", (long long) ctx->run_id);
+        if (ctx->job_id > 0)
+                FIELD("JOB_ID=%lld", (long long) ctx->job_id);
+        if (ctx->experiment)
+                FIELD("EXPERIMENT=%s", ctx->experiment);
+        if (ctx->variant)
+                FIELD("VARIANT=%s", ctx->variant);
+        if (ctx->cell)
+                FIELD("CELL=%s", ctx->cell);
+        for (char *const *f = ctx->fields; f && *f && n < ELEMENTSOF(fields); f++)
+                FIELD("%s", *f);
+#undef FIELD
+        char *text = NULL;
+        if (asprintf(&text, "MESSAGE=%s", message) < 0)
+                return;
+        struct iovec all[ELEMENTSOF(iov) + 1];
+        memcpy(all, iov, n * sizeof(struct iovec));
+        all[n++] = (struct iovec){ .iov_base = text, .iov_len = strlen(text) };
+        sd_journal_sendv(all, (int) n);
+        free(text);
+}
+
+void log_context(int priority, const LogContext *ctx, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        logv(priority, ctx, fmt, ap);
+        va_end(ap);
+}
+
+void log_message(int priority, int64_t run_id, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        logv(priority, &(LogContext){ .run_id = run_id }, fmt, ap);
+        va_end(ap);
+}
+
+void log_change_point(const char *experiment, const char *metric, const HistorySeries *series,
+                      const HistoryPoint *point) {
+        const Comparison *c = &point->against;
+        const char *change = history_change_word(point->change);
+        char f[9][96];
+        snprintf(f[0], sizeof(f[0]), "METRIC=%s", metric);
+        snprintf(f[1], sizeof(f[1]), "CHANGE=%s", change);
+        snprintf(f[2], sizeof(f[2]), "MEDIAN=%.9g", point->median);
+        snprintf(f[3], sizeof(f[3]), "RATIO=%.6f", c->ratio);
+        snprintf(f[4], sizeof(f[4]), "RATIO_CI_LOW=%.6f", c->lo);
+        snprintf(f[5], sizeof(f[5]), "RATIO_CI_HIGH=%.6f", c->hi);
+        snprintf(f[6], sizeof(f[6]), "P_VALUE=%.3g", c->p);
+        snprintf(f[7], sizeof(f[7]), "BASELINE_FROM_RUN=%lld", (long long) point->baseline_from);
+        snprintf(f[8], sizeof(f[8]), "BASELINE_RUNS=%zu", point->baseline_runs);
+        char *fields[] = { f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], NULL };
+        LogContext ctx = { .message_id = LOG_MESSAGE_CHANGE_POINT,
+                           .run_id = point->run_id,
+                           .experiment = experiment,
+                           .variant = series->variant,
+                           .cell = series->cell,
+                           .fields = fields };
+        log_context(point->change == HISTORY_REGRESSION ? LOG_WARNING : LOG_NOTICE, &ctx,
+                    "%s run %lld: %s [%s] %s: %s %.3fx [%.3f, %.3f] against runs %lld.. (%zu runs, p %.2g)",
+                    experiment, (long long) point->run_id, series->variant, series->cell, change, metric,
+                    c->ratio, c->lo, c->hi, (long long) point->baseline_from, point->baseline_runs, c->p);
+}
