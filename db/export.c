@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "db/export.h"
 #include "db/sql.h"
+#include "runner/sample-field.h"
 #include "util/cleanup.h"
 
 static json_t *column_json(sqlite3_stmt *st, int i) {
@@ -20,50 +23,41 @@ static json_t *column_json(sqlite3_stmt *st, int i) {
         }
 }
 
-/* The samples' own columns, in this order; the SELECT below lists them the same way. */
-static const char *const sample_columns[] = {
-        "run_id",
-        "experiment",
-        "cell",
-        "variant",
-        "allocator",
-        "phase",
-        "round",
-        "status",
-        "exit_code",
-        "signal",
-        "wall_ns",
-        "user_us",
-        "sys_us",
-        "maxrss_kib",
-        "minflt",
-        "majflt",
-        "nvcsw",
-        "nivcsw",
-        "verified",
-        "output_hash",
-        "detail",
-        /* Added with isolation (schemas 11, 13, 15): appended, the order above never changes. */
-        "noisy",
-        "cpu_some_avg10",
-        "load1",
-        "leftover_processes",
-        "cpu_us",
-        "cpu_source",
-        "peak_kib",
-        "memory_source",
-        "env_offset",
+/* The columns before the sample's fields: its key, with names instead of ids. */
+static const struct {
+        const char *name;
+        const char *expression;
+} key_columns[] = {
+        { "run_id", "s.run_id" },   { "experiment", "x.name" }, { "cell", "c.label" },
+        { "variant", "v.name" },    { "allocator", "a.name" },  { "phase", "s.phase" },
+        { "round", "s.round + 1" },
 };
-#define SAMPLE_SELECT                                                                                       \
-        "SELECT s.run_id, x.name, c.label, v.name, a.name, s.phase, s.round + 1, s.status,"                 \
-        " s.exit_code, s.signal, s.wall_ns, s.user_us, s.sys_us, s.maxrss_kib, s.minflt, s.majflt,"         \
-        " s.nvcsw, s.nivcsw, s.verified, s.output_hash, s.detail, s.noisy, s.cpu_some_avg10, s.load1,"      \
-        " s.leftover_processes, s.cpu_us, s.cpu_source, s.peak_kib, s.memory_source, s.env_offset,"         \
-        " c.params, s.id"                                                                                   \
-        " FROM samples s JOIN runs r ON r.id = s.run_id JOIN experiments x ON x.id = r.experiment_id"       \
-        " JOIN cells c ON c.id = s.cell_id"                                                                 \
-        " JOIN variants v ON v.id = s.variant_id JOIN allocators a ON a.id = v.allocator_id"                \
-        " WHERE s.run_id = ?1 ORDER BY s.id"
+
+/* The key columns, every exported field of runner/sample-field.c in its order, then the cell's
+ * parameters and the sample id (for the metrics). */
+static char *sample_select_sql(void) {
+        char *sql = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&sql, &size);
+        if (!f)
+                return NULL;
+        fputs("SELECT", f);
+        for (size_t i = 0; i < ELEMENTSOF(key_columns); i++)
+                fprintf(f, "%s %s", i ? "," : "", key_columns[i].expression);
+        for (size_t i = 0; i < n_sample_fields; i++)
+                if (sample_fields[i].exported)
+                        fprintf(f, ", s.%s", sample_fields[i].column);
+        fputs(", c.params, s.id FROM samples s JOIN runs r ON r.id = s.run_id"
+              " JOIN experiments x ON x.id = r.experiment_id JOIN cells c ON c.id = s.cell_id"
+              " JOIN variants v ON v.id = s.variant_id JOIN allocators a ON a.id = v.allocator_id"
+              " WHERE s.run_id = ?1 ORDER BY s.id",
+              f);
+        if (fclose(f) != 0) {
+                free(sql);
+                return NULL;
+        }
+        return sql;
+}
 
 typedef struct SampleTable {
         json_t *columns;   /* names, in order */
@@ -107,15 +101,21 @@ static int row_metric_name(sqlite3_stmt *st, void *userdata) {
 
 static int row_sample(sqlite3_stmt *st, void *userdata) {
         SampleTable *t = userdata;
-        size_t n = sizeof(sample_columns) / sizeof(sample_columns[0]);
         json_t *row = json_object();
         if (!row)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                json_object_set_new(row, sample_columns[i], column_json(st, (int) i));
-        json_object_set_new(row, "verified", json_boolean(sqlite3_column_int(st, 18)));
-        if (sqlite3_column_type(st, 21) != SQLITE_NULL)
-                json_object_set_new(row, "noisy", json_boolean(sqlite3_column_int(st, 21)));
+        int n = 0;
+        for (size_t i = 0; i < ELEMENTSOF(key_columns); i++, n++)
+                json_object_set_new(row, key_columns[i].name, column_json(st, n));
+        for (size_t i = 0; i < n_sample_fields; i++) {
+                const SampleField *f = &sample_fields[i];
+                if (!f->exported)
+                        continue;
+                bool flag = f->type == SAMPLE_FIELD_BOOL && sqlite3_column_type(st, n) != SQLITE_NULL;
+                json_object_set_new(row, f->column,
+                                    flag ? json_boolean(sqlite3_column_int(st, n)) : column_json(st, n));
+                n++;
+        }
 
         json_t *params = json_loads((const char *) sqlite3_column_text(st, (int) n), 0, NULL);
         size_t i;
@@ -165,6 +165,9 @@ int export_samples(Store *s, int64_t run_id, json_t **ret) {
         if (rc != SQLITE_ROW)
                 return -EIO;
 
+        _cleanup_free_ char *select = sample_select_sql();
+        if (!select)
+                return -ENOMEM;
         int r;
         sqlite3 *db = store_db(s);
         if ((r = sql_each_row(db, "SELECT params FROM cells WHERE run_id = ?1 ORDER BY position", run_id,
@@ -174,15 +177,18 @@ int export_samples(Store *s, int64_t run_id, json_t **ret) {
                      "SELECT DISTINCT m.name FROM sample_metrics m JOIN samples s ON s.id = m.sample_id"
                      " WHERE s.run_id = ?1 ORDER BY m.name",
                      run_id, row_metric_name, &t)) < 0 ||
-            (r = sql_each_row(db, SAMPLE_SELECT, run_id, row_sample, &t)) < 0 ||
+            (r = sql_each_row(db, select, run_id, row_sample, &t)) < 0 ||
             (r = sql_each_row(db,
                               "SELECT m.sample_id, m.name, m.value FROM sample_metrics m"
                               " JOIN samples s ON s.id = m.sample_id WHERE s.run_id = ?1",
                               run_id, row_metric_value, &t)) < 0)
                 return r;
 
-        for (size_t i = 0; i < sizeof(sample_columns) / sizeof(sample_columns[0]); i++)
-                json_array_append_new(columns, json_string(sample_columns[i]));
+        for (size_t k = 0; k < ELEMENTSOF(key_columns); k++)
+                json_array_append_new(columns, json_string(key_columns[k].name));
+        for (size_t k = 0; k < n_sample_fields; k++)
+                if (sample_fields[k].exported)
+                        json_array_append_new(columns, json_string(sample_fields[k].column));
         size_t i;
         json_t *name;
         char key[256];

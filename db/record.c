@@ -8,6 +8,7 @@
 #include <math.h>
 #include <jansson.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,9 +17,13 @@
 #include "db/record.h"
 #include "db/sql.h"
 #include "runner/env.h"
+#include "runner/sample-field.h"
 #include "util/cleanup.h"
 #include "util/proc.h"
 #include "util/sha256.h"
+
+/* run_id, cell_id, variant_id, phase, round, step: the parameters before the fields. */
+#define SAMPLE_KEY_COLUMNS 6
 
 struct Recorder {
         Store *store;
@@ -202,21 +207,41 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
         return r;
 }
 
+/* INSERT INTO samples: the sample's key, then every stored field of the table. */
+static char *sample_insert_sql(void) {
+        char *sql = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&sql, &size);
+        if (!f)
+                return NULL;
+        fputs("INSERT INTO samples (run_id, cell_id, variant_id, phase, round, step", f);
+        size_t n = SAMPLE_KEY_COLUMNS;
+        for (size_t i = 0; i < n_sample_fields; i++)
+                if (sample_fields[i].column) {
+                        fprintf(f, ", %s", sample_fields[i].column);
+                        n++;
+                }
+        fputs(", recorded_at) VALUES (?", f);
+        for (size_t i = 1; i < n; i++)
+                fputs(", ?", f);
+        fputs(", strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))", f);
+        if (fclose(f) != 0) {
+                free(sql);
+                return NULL;
+        }
+        return sql;
+}
+
 static int prepare(Recorder *rec) {
         sqlite3 *db = db_of(rec);
+        _cleanup_free_ char *insert_sample = sample_insert_sql();
+        if (!insert_sample)
+                return -ENOMEM;
         const struct {
                 sqlite3_stmt **st;
                 const char *sql;
         } statements[] = {
-                { &rec->insert_sample,
-                  "INSERT INTO samples (run_id, cell_id, variant_id, phase, round, step, status, wall_ns,"
-                  " user_us, sys_us, maxrss_kib, minflt, majflt, nvcsw, nivcsw, exit_code, signal,"
-                  " exec_errno, leftover, output_size, output_hash, verified, mismatch_offset,"
-                  " reference_size, stderr_excerpt, detail, noisy, cpu_some_avg10, load1, quiet_wait_ns,"
-                  " leftover_processes, cpu_us, cpu_source, peak_kib, memory_source, env_offset,"
-                  " recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                  "?,"
-                  " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))" },
+                { &rec->insert_sample, insert_sample },
                 { &rec->insert_probe, "INSERT INTO probe_reports (sample_id, effective_path, family, "
                                       "version, allocator_copies, report)"
                                       " VALUES (?, ?, ?, ?, ?, ?)" },
@@ -345,50 +370,82 @@ static int insert_calibration(Recorder *rec, const Sample *s) {
                         (int64_t) u->ru_maxrss);
 }
 
+/* Binds field f of s to parameter index (1-based) of the sample insert. */
+static int bind_field(sqlite3_stmt *st, int index, const SampleField *f, const Sample *s) {
+        if (!sample_field_meaningful(f, s))
+                return sqlite3_bind_null(st, index);
+        const void *v = sample_field_of(f, s);
+        switch (f->type) {
+        case SAMPLE_FIELD_BOOL:
+                return sqlite3_bind_int64(st, index, *(const bool *) v);
+        case SAMPLE_FIELD_INT:
+                return sqlite3_bind_int64(st, index, *(const int *) v);
+        case SAMPLE_FIELD_U32:
+                return sqlite3_bind_int64(st, index, *(const uint32_t *) v);
+        case SAMPLE_FIELD_U64:
+                return sqlite3_bind_int64(st, index, (int64_t) * (const uint64_t *) v);
+        case SAMPLE_FIELD_I64:
+                return sqlite3_bind_int64(st, index, *(const int64_t *) v);
+        case SAMPLE_FIELD_LONG:
+                return sqlite3_bind_int64(st, index, *(const long *) v);
+        case SAMPLE_FIELD_DOUBLE: {
+                double x = *(const double *) v;
+                return isnan(x) ? sqlite3_bind_null(st, index) : sqlite3_bind_double(st, index, x);
+        }
+        case SAMPLE_FIELD_TEXT:
+                return sqlite3_bind_text(st, index, *(char *const *) v, -1, SQLITE_TRANSIENT);
+        case SAMPLE_FIELD_USEC:
+                return sqlite3_bind_int64(st, index, tv_us(v));
+        case SAMPLE_FIELD_DIGEST: {
+                const Digest *d = v;
+                return d->hex[0] ? sqlite3_bind_text(st, index, d->hex, -1, SQLITE_TRANSIENT)
+                                 : sqlite3_bind_null(st, index);
+        }
+        case SAMPLE_FIELD_SOURCE:
+                return sqlite3_bind_text(st, index, *(const bool *) v ? "cgroup" : "rusage", -1,
+                                         SQLITE_STATIC);
+        case SAMPLE_FIELD_STATUS:
+                return sqlite3_bind_text(st, index, sample_status_to_string(*(const SampleStatus *) v), -1,
+                                         SQLITE_STATIC);
+        case SAMPLE_FIELD_END:
+                break;
+        }
+        return SQLITE_MISUSE; /* a stored field of a type that has no column */
+}
+
+/* Binds a sample's key and every stored field to the sample insert. */
+static int bind_sample(Recorder *rec, const Sample *s) {
+        sqlite3_stmt *st = rec->insert_sample;
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+        int rc = SQLITE_OK, index = SAMPLE_KEY_COLUMNS;
+        if (sqlite3_bind_int64(st, 1, rec->run_id) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 2, rec->cell_ids[s->step->cell]) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 3, rec->variant_ids[s->step->variant]) != SQLITE_OK ||
+            sqlite3_bind_text(st, 4, phase_to_string(s->step->phase), -1, SQLITE_STATIC) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 5, s->step->round) != SQLITE_OK ||
+            sqlite3_bind_int64(st, 6, (int64_t) s->step_index) != SQLITE_OK)
+                return -EIO;
+        for (size_t i = 0; i < n_sample_fields && rc == SQLITE_OK; i++)
+                if (sample_fields[i].column)
+                        rc = bind_field(st, ++index, &sample_fields[i], s);
+        return rc == SQLITE_OK ? 0 : -EIO;
+}
+
 static int on_sample(void *userdata, const Plan *p, const Sample *s) {
         Recorder *rec = userdata;
         sqlite3 *db = db_of(rec);
-        const SpawnResult *sr = &s->spawn;
-        const struct rusage *u = &sr->usage;
         if (s->step->phase == PHASE_CALIBRATE)
                 return insert_calibration(rec, s);
-        bool exited = sr->end == SPAWN_EXITED, signaled = sr->end == SPAWN_SIGNALED;
-        bool mismatch = s->status == SAMPLE_MISMATCH;
-        bool has_output = s->output.hex[0] != 0;
-        /* An output past the limit is not hashed, but its size is what the user needs to see. */
-        bool has_size = has_output || s->status == SAMPLE_OUTPUT_LIMIT;
         int64_t sample_id;
         (void) p;
 
         int r = sql_begin(db);
         if (r < 0)
                 return r;
-        /* Optional columns are bound as NULL through the format string. */
-        char fmt[64];
-        snprintf(fmt, sizeof(fmt),
-                 "iiitiiti"
-                 "iiiiiii"
-                 "%c%c%c"
-                 "i%cti%c%ctt"
-                 "%cDD%c"
-                 "%citit%c",
-                 exited ? 'i' : 'n', signaled ? 'i' : 'n', sr->end == SPAWN_EXEC_FAILED ? 'i' : 'n',
-                 has_size ? 'i' : 'n', mismatch ? 'i' : 'n', mismatch ? 'i' : 'n',
-                 s->quiet_checked ? 'i' : 'n', s->quiet_checked ? 'i' : 'n', sr->in_cgroup ? 'i' : 'n',
-                 s->env_offset >= 0 ? 'i' : 'n');
-        r = sql_step(db, rec->insert_sample, &sample_id, fmt, rec->run_id, rec->cell_ids[s->step->cell],
-                     rec->variant_ids[s->step->variant], phase_to_string(s->step->phase),
-                     (int64_t) s->step->round, (int64_t) s->step_index, sample_status_to_string(s->status),
-                     (int64_t) sr->wall_ns, tv_us(&u->ru_utime), tv_us(&u->ru_stime), (int64_t) u->ru_maxrss,
-                     (int64_t) u->ru_minflt, (int64_t) u->ru_majflt, (int64_t) u->ru_nvcsw,
-                     (int64_t) u->ru_nivcsw, (int64_t) sr->exit_code, (int64_t) sr->signal,
-                     (int64_t) sr->exec_errno, (int64_t) sr->leftover, (int64_t) s->output.size,
-                     has_output ? s->output.hex : NULL, (int64_t) s->verified, (int64_t) s->mismatch_offset,
-                     (int64_t) s->reference_size, s->stderr_excerpt, s->detail, (int64_t) s->noisy,
-                     s->quiet_checked ? s->cpu_some_avg10 : NAN, s->quiet_checked ? s->load1 : NAN,
-                     (int64_t) s->quiet_wait_ns, (int64_t) sr->leftover_processes, (int64_t) sr->tree_cpu_us,
-                     sr->in_cgroup ? "cgroup" : "rusage", (int64_t) sr->tree_peak_kib,
-                     sr->peak_from_cgroup ? "cgroup" : "rusage", s->env_offset);
+        r = bind_sample(rec, s);
+        if (r >= 0)
+                r = sql_step_bound(db, rec->insert_sample, &sample_id);
         if (r >= 0 && s->probe)
                 r = insert_probe_report(rec, sample_id, s->probe);
         for (size_t i = 0; i < s->n_metrics && r >= 0; i++)

@@ -98,8 +98,10 @@ int sql_step(sqlite3 *db, sqlite3_stmt *st, int64_t *ret_id, const char *fmt, ..
         va_start(ap, fmt);
         int r = bind(st, fmt, ap);
         va_end(ap);
-        if (r < 0)
-                return r;
+        return r < 0 ? r : sql_step_bound(db, st, ret_id);
+}
+
+int sql_step_bound(sqlite3 *db, sqlite3_stmt *st, int64_t *ret_id) {
         int rc = sqlite3_step(st);
         if (rc != SQLITE_DONE && rc != SQLITE_ROW)
                 return sql_failed(db);

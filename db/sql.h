@@ -32,6 +32,9 @@ int sql_commit(sqlite3 *db, int r);
 /* Resets st, binds the arguments, steps once; *ret_id (optional) gets the new rowid. */
 int sql_step(sqlite3 *db, sqlite3_stmt *st, int64_t *ret_id, const char *fmt, ...);
 
+/* Steps st once as the caller bound it; *ret_id (optional) gets the new rowid. */
+int sql_step_bound(sqlite3 *db, sqlite3_stmt *st, int64_t *ret_id);
+
 /* One-off statement: prepare, bind, step, finalize. *ret_id gets the first column of a returned
  * row, or the new rowid. */
 int sql_exec1(sqlite3 *db, int64_t *ret_id, const char *sql, const char *fmt, ...);

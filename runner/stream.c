@@ -5,9 +5,11 @@
  * step, cell or variant the Plan does not have is refused rather than trusted.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner/sample-field.h"
 #include "runner/stream.h"
 #include "util/cleanup.h"
 
@@ -16,54 +18,64 @@ void stream_encode_step(WireWriter *w, size_t step_index) {
         wire_put_u64(w, step_index);
 }
 
-static void put_timeval(WireWriter *w, const struct timeval *tv) {
-        wire_put_i64(w, (int64_t) tv->tv_sec);
-        wire_put_i64(w, (int64_t) tv->tv_usec);
+static void put_field(WireWriter *w, const SampleField *f, const Sample *s) {
+        const void *v = sample_field_of(f, s);
+        switch (f->type) {
+        case SAMPLE_FIELD_BOOL:
+        case SAMPLE_FIELD_SOURCE:
+                wire_put_u8(w, *(const bool *) v);
+                break;
+        case SAMPLE_FIELD_INT:
+                wire_put_i64(w, *(const int *) v);
+                break;
+        case SAMPLE_FIELD_STATUS:
+                wire_put_u32(w, (uint32_t) * (const SampleStatus *) v);
+                break;
+        case SAMPLE_FIELD_END:
+                wire_put_u32(w, (uint32_t) * (const SpawnEnd *) v);
+                break;
+        case SAMPLE_FIELD_U32:
+                wire_put_u32(w, *(const uint32_t *) v);
+                break;
+        case SAMPLE_FIELD_U64:
+                wire_put_u64(w, *(const uint64_t *) v);
+                break;
+        case SAMPLE_FIELD_I64:
+                wire_put_i64(w, *(const int64_t *) v);
+                break;
+        case SAMPLE_FIELD_LONG:
+                wire_put_i64(w, *(const long *) v);
+                break;
+        case SAMPLE_FIELD_DOUBLE:
+                wire_put_f64(w, *(const double *) v);
+                break;
+        case SAMPLE_FIELD_TEXT:
+                wire_put_str(w, *(char *const *) v);
+                break;
+        case SAMPLE_FIELD_USEC: {
+                const struct timeval *tv = v;
+                wire_put_i64(w, (int64_t) tv->tv_sec);
+                wire_put_i64(w, (int64_t) tv->tv_usec);
+                break;
+        }
+        case SAMPLE_FIELD_DIGEST: {
+                const Digest *d = v;
+                wire_put_str(w, d->hex[0] ? d->hex : NULL);
+                break;
+        }
+        }
 }
 
 void stream_encode_sample(WireWriter *w, const Sample *s) {
-        const SpawnResult *sr = &s->spawn;
         wire_put_u8(w, STREAM_SAMPLE);
         wire_put_u64(w, s->step_index);
-        wire_put_u32(w, (uint32_t) s->status);
-        wire_put_u32(w, (uint32_t) sr->end);
-        wire_put_i64(w, sr->exit_code);
-        wire_put_i64(w, sr->signal);
-        wire_put_i64(w, sr->exec_errno);
-        wire_put_u8(w, sr->leftover);
-        wire_put_u8(w, sr->in_cgroup);
-        wire_put_u8(w, sr->peak_from_cgroup);
-        wire_put_u8(w, sr->oom_killed);
-        wire_put_u8(w, sr->pids_limited);
-        wire_put_u32(w, sr->leftover_processes);
-        wire_put_u64(w, sr->tree_cpu_us);
-        wire_put_u64(w, sr->tree_peak_kib);
-        wire_put_u64(w, sr->wall_ns);
-        put_timeval(w, &sr->usage.ru_utime);
-        put_timeval(w, &sr->usage.ru_stime);
-        wire_put_i64(w, sr->usage.ru_maxrss);
-        wire_put_i64(w, sr->usage.ru_minflt);
-        wire_put_i64(w, sr->usage.ru_majflt);
-        wire_put_i64(w, sr->usage.ru_nvcsw);
-        wire_put_i64(w, sr->usage.ru_nivcsw);
-        wire_put_u8(w, s->verified);
-        wire_put_u64(w, s->output.size);
-        wire_put_str(w, s->output.hex[0] ? s->output.hex : NULL);
-        wire_put_u64(w, s->mismatch_offset);
-        wire_put_u64(w, s->reference_size);
+        for (size_t i = 0; i < n_sample_fields; i++)
+                put_field(w, &sample_fields[i], s);
         wire_put_u32(w, (uint32_t) s->n_metrics);
         for (size_t i = 0; i < s->n_metrics; i++) {
                 wire_put_str(w, s->metrics[i].name);
                 wire_put_f64(w, s->metrics[i].value);
         }
-        wire_put_str(w, s->stderr_excerpt);
-        wire_put_str(w, s->detail);
-        wire_put_i64(w, s->env_offset);
-        wire_put_u8(w, s->quiet_checked);
-        wire_put_u8(w, s->noisy);
-        wire_put_f64(w, s->cpu_some_avg10);
-        wire_put_f64(w, s->load1);
-        wire_put_u64(w, s->quiet_wait_ns);
         wire_put_u8(w, s->probe != NULL);
         if (s->probe)
                 wire_put_bytes(w, &s->probe->report, sizeof(s->probe->report));
@@ -103,62 +115,98 @@ void stream_encode_end(WireWriter *w, const RunResult *result, int error) {
         wire_put_i64(w, error);
 }
 
-static void get_timeval(WireReader *r, struct timeval *tv) {
-        tv->tv_sec = (time_t) wire_get_i64(r);
-        tv->tv_usec = (suseconds_t) wire_get_i64(r);
-}
-
 static bool metric_name_ok(const char *s) {
         size_t n = s ? strlen(s) : 0;
         return n > 0 && n <= OUTPUT_METRIC_NAME_MAX;
 }
 
 static void sample_clear(Sample *s) {
+        for (size_t i = 0; i < n_sample_fields; i++)
+                if (sample_fields[i].type == SAMPLE_FIELD_TEXT)
+                        free(*(char **) sample_field_in(&sample_fields[i], s));
         free(s->metrics);
-        free(s->stderr_excerpt);
-        free(s->detail);
         free(s->probe);
         *s = (Sample){};
 }
 
+/* Reads f into s; -EBADMSG for a value its type cannot hold (the reader's own failure is
+ * checked at the message's end). */
+static int get_field(WireReader *r, const SampleField *f, Sample *s) {
+        void *v = sample_field_in(f, s);
+        switch (f->type) {
+        case SAMPLE_FIELD_BOOL:
+        case SAMPLE_FIELD_SOURCE:
+                *(bool *) v = wire_get_u8(r) != 0;
+                return 0;
+        case SAMPLE_FIELD_INT: {
+                int64_t x = wire_get_i64(r);
+                if (x < INT_MIN || x > INT_MAX)
+                        return -EBADMSG;
+                *(int *) v = (int) x;
+                return 0;
+        }
+        case SAMPLE_FIELD_STATUS: {
+                uint32_t x = wire_get_u32(r);
+                if (x >= _SAMPLE_STATUS_MAX)
+                        return -EBADMSG;
+                *(SampleStatus *) v = (SampleStatus) x;
+                return 0;
+        }
+        case SAMPLE_FIELD_END: {
+                uint32_t x = wire_get_u32(r);
+                if (x > SPAWN_EXEC_FAILED)
+                        return -EBADMSG;
+                *(SpawnEnd *) v = (SpawnEnd) x;
+                return 0;
+        }
+        case SAMPLE_FIELD_U32:
+                *(uint32_t *) v = wire_get_u32(r);
+                return 0;
+        case SAMPLE_FIELD_U64:
+                *(uint64_t *) v = wire_get_u64(r);
+                return 0;
+        case SAMPLE_FIELD_I64:
+                *(int64_t *) v = wire_get_i64(r);
+                return 0;
+        case SAMPLE_FIELD_LONG:
+                *(long *) v = (long) wire_get_i64(r);
+                return 0;
+        case SAMPLE_FIELD_DOUBLE:
+                *(double *) v = wire_get_f64(r);
+                return 0;
+        case SAMPLE_FIELD_TEXT:
+                *(char **) v = wire_get_str(r);
+                return 0;
+        case SAMPLE_FIELD_USEC: {
+                struct timeval *tv = v;
+                tv->tv_sec = (time_t) wire_get_i64(r);
+                tv->tv_usec = (suseconds_t) wire_get_i64(r);
+                return 0;
+        }
+        case SAMPLE_FIELD_DIGEST: {
+                Digest *d = v;
+                _cleanup_free_ char *hex = wire_get_str(r);
+                if (hex && strlen(hex) >= sizeof(d->hex))
+                        return -EBADMSG;
+                if (hex)
+                        strcpy(d->hex, hex);
+                return 0;
+        }
+        }
+        return -EBADMSG;
+}
+
 static int decode_sample(WireReader *r, const Plan *plan, Sample *s) {
         uint64_t index = wire_get_u64(r);
-        uint32_t status = wire_get_u32(r), end = wire_get_u32(r);
-        if (index >= plan->n_steps || status >= _SAMPLE_STATUS_MAX || end > SPAWN_EXEC_FAILED)
+        if (index >= plan->n_steps)
                 return -EBADMSG;
         s->step_index = (size_t) index;
         s->step = &plan->steps[index];
-        s->status = (SampleStatus) status;
-        SpawnResult *sr = &s->spawn;
-        sr->end = (SpawnEnd) end;
-        sr->exit_code = (int) wire_get_i64(r);
-        sr->signal = (int) wire_get_i64(r);
-        sr->exec_errno = (int) wire_get_i64(r);
-        sr->leftover = wire_get_u8(r) != 0;
-        sr->in_cgroup = wire_get_u8(r) != 0;
-        sr->peak_from_cgroup = wire_get_u8(r) != 0;
-        sr->oom_killed = wire_get_u8(r) != 0;
-        sr->pids_limited = wire_get_u8(r) != 0;
-        sr->leftover_processes = wire_get_u32(r);
-        sr->tree_cpu_us = wire_get_u64(r);
-        sr->tree_peak_kib = wire_get_u64(r);
-        sr->wall_ns = wire_get_u64(r);
-        get_timeval(r, &sr->usage.ru_utime);
-        get_timeval(r, &sr->usage.ru_stime);
-        sr->usage.ru_maxrss = (long) wire_get_i64(r);
-        sr->usage.ru_minflt = (long) wire_get_i64(r);
-        sr->usage.ru_majflt = (long) wire_get_i64(r);
-        sr->usage.ru_nvcsw = (long) wire_get_i64(r);
-        sr->usage.ru_nivcsw = (long) wire_get_i64(r);
-        s->verified = wire_get_u8(r) != 0;
-        s->output.size = wire_get_u64(r);
-        _cleanup_free_ char *hex = wire_get_str(r);
-        if (hex && strlen(hex) >= sizeof(s->output.hex))
-                return -EBADMSG;
-        if (hex)
-                strcpy(s->output.hex, hex);
-        s->mismatch_offset = wire_get_u64(r);
-        s->reference_size = wire_get_u64(r);
+        for (size_t i = 0; i < n_sample_fields; i++) {
+                int q = get_field(r, &sample_fields[i], s);
+                if (q < 0)
+                        return q;
+        }
         uint32_t n = wire_get_u32(r);
         if (n > OUTPUT_MAX_METRICS)
                 return -EBADMSG;
@@ -172,14 +220,6 @@ static int decode_sample(WireReader *r, const Plan *plan, Sample *s) {
                 s->metrics[i].value = wire_get_f64(r);
                 s->n_metrics = i + 1;
         }
-        s->stderr_excerpt = wire_get_str(r);
-        s->detail = wire_get_str(r);
-        s->env_offset = wire_get_i64(r);
-        s->quiet_checked = wire_get_u8(r);
-        s->noisy = wire_get_u8(r);
-        s->cpu_some_avg10 = wire_get_f64(r);
-        s->load1 = wire_get_f64(r);
-        s->quiet_wait_ns = wire_get_u64(r);
         if (wire_get_u8(r)) {
                 static ProbeReport raw; /* 22 KiB: not on the stack */
                 wire_get_bytes(r, &raw, sizeof(raw));
