@@ -16,8 +16,8 @@
 
 #include "cli/cli.h"
 #include "db/query.h"
-#include "runner/compare.h"
 #include "runner/plan.h"
+#include "stats/compare.h"
 #include "util/cleanup.h"
 #include "util/lockfile.h"
 

@@ -25,6 +25,7 @@
 #include "runner/run.h"
 #include "util/cleanup.h"
 #include "util/paths.h"
+#include "util/rng.h"
 
 extern char **environ;
 
@@ -315,7 +316,7 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
         cgroup_remove_stale(); /* what runs killed with SIGKILL left behind */
         int r = plan_new(spec,
                          &(PlanOptions){ .caller_env = environ,
-                                         .seed = spec->has_seed ? spec->seed : plan_random_seed(),
+                                         .seed = spec->has_seed ? spec->seed : rng_seed(),
                                          .samples = o->samples,
                                          .samples_fixed = o->samples > 0, /* also for samples: auto */
                                          .probe_path = probe },

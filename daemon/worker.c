@@ -36,6 +36,7 @@
 #include "runner/host.h"
 #include "runner/stream.h"
 #include "util/cleanup.h"
+#include "util/rng.h"
 
 struct Worker {
         WorkerContext ctx;
@@ -383,7 +384,7 @@ int worker_start(const WorkerContext *ctx, Job *job, Worker **ret) {
         diag_clear(&diag);
         /* A resumption continues its run with the seed and counts it started with. */
         bool resuming = w->job.trigger && strcmp(w->job.trigger, "resume") == 0 && w->job.run_id > 0;
-        uint64_t seed = w->spec->has_seed ? w->spec->seed : plan_random_seed();
+        uint64_t seed = w->spec->has_seed ? w->spec->seed : rng_seed();
         unsigned samples = 0, warmup = 0; /* a resumed run's stored counts (0: the spec's) */
         if (resuming) {
                 ResumeInfo info = {};

@@ -9,7 +9,7 @@
 #include "db/history.h"
 #include "db/query.h"
 #include "db/sql.h"
-#include "runner/stats.h"
+#include "stats/changepoint.h"
 #include "util/cleanup.h"
 
 typedef struct RunInfo {
@@ -228,69 +228,60 @@ static int describe_change(const HistoryPoint *before, HistoryPoint *p) {
         return 0;
 }
 
-/* Statistics and change points of a series whose points' values are in b->values. */
+/* Where a series starts over: another host, or the variant set up differently. */
+static int mark_new_baselines(Builder *b, HistorySeries *s, ChangePointRun *runs) {
+        for (size_t i = 1; i < s->n_points; i++) {
+                HistoryPoint *p = &s->points[i];
+                const RunInfo *run = run_info(b, p->run_id),
+                              *previous = run_info(b, s->points[i - 1].run_id);
+                if (!run || !previous)
+                        return -EBADMSG;
+                if (previous->fingerprint && run->fingerprint &&
+                    strcmp(previous->fingerprint, run->fingerprint) != 0)
+                        p->host_changed = true;
+                else {
+                        int r = describe_change(&s->points[i - 1], p);
+                        if (r < 0)
+                                return r;
+                }
+                runs[i].new_baseline = p->host_changed || p->config_change;
+        }
+        return 0;
+}
+
+/* Statistics and change points of a series whose points' values are in b->values
+ * (stats/changepoint.h). */
 static int analyse_series(Builder *b, HistorySeries *s) {
-        size_t since = 0; /* the first point after the last change point */
-        _cleanup_free_ double *pool = NULL;
+        _cleanup_free_ ChangePointRun *runs = calloc(s->n_points ? s->n_points : 1, sizeof(ChangePointRun));
+        _cleanup_free_ ChangePoint *found = calloc(s->n_points ? s->n_points : 1, sizeof(ChangePoint));
+        if (!runs || !found)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_points; i++) {
+                const RunInfo *run = run_info(b, s->points[i].run_id);
+                if (!run)
+                        return -EBADMSG; /* every point's run was read first */
+                runs[i] = (ChangePointRun){ .values = b->values[i].v,
+                                            .n = b->values[i].n,
+                                            .seed = run->seed,
+                                            .min_effect = run->min_effect,
+                                            .alpha = run->alpha };
+        }
+        int r = mark_new_baselines(b, s, runs);
+        if (r < 0 || (r = changepoint_find(runs, s->n_points, found)) < 0)
+                return r;
         for (size_t i = 0; i < s->n_points; i++) {
                 HistoryPoint *p = &s->points[i];
-                const Values *v = &b->values[i];
-                const RunInfo *run = run_info(b, p->run_id);
-                _cleanup_free_ double *sorted = malloc(v->n * sizeof(double));
-                Stats st;
-                int r = sorted ? 0 : -ENOMEM;
-                if (r == 0) {
-                        memcpy(sorted, v->v, v->n * sizeof(double));
-                        r = stats_compute(sorted, v->n, &st);
-                }
-                if (r < 0)
-                        return r;
-                compare_median_order_interval(sorted, v->n, COMPARE_LEVEL, &p->lo, &p->hi);
-                p->n = v->n;
-                p->median = st.median;
-                /* Another machine, or the same one set up differently: a new baseline starts here. */
-                const RunInfo *previous = i > 0 ? run_info(b, s->points[i - 1].run_id) : NULL;
-                if (previous && previous->fingerprint && run->fingerprint &&
-                    strcmp(previous->fingerprint, run->fingerprint) != 0) {
-                        p->host_changed = true;
-                        since = i;
-                        continue;
-                }
-                /* The variant itself changed (its environment or its allocator): so does what is
-                 * measured, and a new baseline starts here too. */
-                if (i > 0 && (r = describe_change(&s->points[i - 1], p)) < 0)
-                        return r;
-                if (p->config_change) {
-                        since = i;
-                        continue;
-                }
-
-                size_t from = i > since + HISTORY_WINDOW ? i - HISTORY_WINDOW : since, n_pool = 0;
-                for (size_t j = from; j < i; j++)
-                        n_pool += b->values[j].n;
-                if (n_pool == 0)
-                        continue;
-                free(pool);
-                if (!(pool = malloc(n_pool * sizeof(double))))
-                        return -ENOMEM;
-                n_pool = 0;
-                for (size_t j = from; j < i; j++) {
-                        memcpy(pool + n_pool, b->values[j].v, b->values[j].n * sizeof(double));
-                        n_pool += b->values[j].n;
-                }
-                r = compare_screen_to_baseline(pool, n_pool, v->v, v->n, run->seed, run->min_effect,
-                                               run->alpha, &p->against);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        continue;
-                p->baseline_runs = i - from;
-                p->baseline_from = s->points[from].run_id;
-                p->change = p->against.verdict == VERDICT_HIGHER  ? HISTORY_REGRESSION
-                            : p->against.verdict == VERDICT_LOWER ? HISTORY_IMPROVEMENT
-                                                                  : HISTORY_STEADY;
-                if (p->change != HISTORY_STEADY)
-                        since = i;
+                const ChangePoint *c = &found[i];
+                p->n = runs[i].n;
+                p->median = c->median;
+                p->lo = c->lo;
+                p->hi = c->hi;
+                p->against = c->against;
+                p->baseline_runs = c->baseline_runs;
+                p->baseline_from = c->baseline_runs ? s->points[c->baseline_from].run_id : 0;
+                p->change = c->change == VERDICT_HIGHER  ? HISTORY_REGRESSION
+                            : c->change == VERDICT_LOWER ? HISTORY_IMPROVEMENT
+                                                         : HISTORY_STEADY;
         }
         return 0;
 }

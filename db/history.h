@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "db/store.h"
-#include "runner/compare.h"
+#include "stats/changepoint.h"
 
 /*
  * An experiment's history: per cell and variant, the median of one metric in each run with its
@@ -16,8 +16,8 @@
  * medians at least min_effect away from 1 (docs/analysis.md).
  */
 
-#define HISTORY_WINDOW       5  /* previous runs pooled as the distribution a run is checked against */
-#define HISTORY_DEFAULT_RUNS 20 /* runs `alloclab history` and the daemon's check read */
+#define HISTORY_WINDOW       CHANGEPOINT_WINDOW /* previous runs pooled (stats/changepoint.h) */
+#define HISTORY_DEFAULT_RUNS 20                 /* runs `alloclab history` and the daemon's check read */
 
 typedef enum HistoryChange {
         HISTORY_STEADY,      /* no change point, or nothing to compare with yet */

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "db/query.h"
-#include "runner/compare.h"
+#include "stats/compare.h"
 
 /*
  * Two runs side by side (`alloclab compare`): what keeps them from being comparable, and for

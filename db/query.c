@@ -13,6 +13,7 @@
 #include "db/query.h"
 #include "db/sql.h"
 #include "runner/host.h"
+#include "stats/sampleset.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 
@@ -341,24 +342,26 @@ static int row_tradeoff(Report *rep, sqlite3_stmt *st) {
 }
 
 /* Per cell, the measured variants that no other one beats in both time and memory. */
-static void mark_pareto_front(Report *rep) {
-        for (size_t c = 0; c < rep->n_cells; c++)
-                for (size_t v = 0; v < rep->n_variants; v++) {
-                        ReportEntry *e = &rep->entries[c * rep->n_variants + v];
-                        if (!e->has_tradeoff || e->excluded_reason)
-                                continue;
-                        e->pareto = true;
-                        for (size_t w = 0; w < rep->n_variants && e->pareto; w++) {
-                                const ReportEntry *o = &rep->entries[c * rep->n_variants + w];
-                                if (w == v || !o->has_tradeoff || o->excluded_reason)
-                                        continue;
-                                bool no_worse = o->wall_median <= e->wall_median &&
-                                                o->maxrss_median <= e->maxrss_median;
-                                bool better = o->wall_median < e->wall_median ||
-                                              o->maxrss_median < e->maxrss_median;
-                                e->pareto = !(no_worse && better);
-                        }
+static int mark_pareto_front(Report *rep) {
+        size_t n = rep->n_variants;
+        _cleanup_free_ double *wall = calloc(n ? n : 1, sizeof(double)),
+                              *rss = calloc(n ? n : 1, sizeof(double));
+        _cleanup_free_ bool *eligible = calloc(n ? n : 1, sizeof(bool)),
+                            *front = calloc(n ? n : 1, sizeof(bool));
+        if (!wall || !rss || !eligible || !front)
+                return -ENOMEM;
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                ReportEntry *cell = &rep->entries[c * n];
+                for (size_t v = 0; v < n; v++) {
+                        eligible[v] = cell[v].has_tradeoff && !cell[v].excluded_reason;
+                        wall[v] = cell[v].wall_median;
+                        rss[v] = cell[v].maxrss_median;
                 }
+                sampleset_pareto_front(wall, rss, eligible, n, front);
+                for (size_t v = 0; v < n; v++)
+                        cell[v].pareto = front[v];
+        }
+        return 0;
 }
 
 static int row_value(Report *rep, sqlite3_stmt *st) {
@@ -399,60 +402,30 @@ static char *sample_values_sql(const char *metric) {
         return copy;
 }
 
-/* Interleaved and randomized runs measure every variant once per round, side by side; their
- * samples pair by round when both sides have the same rounds (failures can leave gaps) and there
- * are enough of them for the signed-rank test's normal approximation. */
-static bool paired_by_round(const Report *rep, const ReportEntry *a, const ReportEntry *b) {
-        if (strcmp(rep->order, "blocked") == 0 || a->n_values != b->n_values ||
-            a->n_values < COMPARE_MIN_PAIRS)
-                return false;
-        return memcmp(a->rounds, b->rounds, a->n_values * sizeof(int64_t)) == 0;
+static SampleSet entry_samples(ReportEntry *e) {
+        return (SampleSet){ .values = e->values, .rounds = e->rounds, .n = e->n_values };
 }
 
-/* Leaves the flagged values out of an entry and recomputes its statistics from the rest. The
- * stored statistics keep every sample: this only changes what is shown and compared. */
-static int exclude_outliers(ReportEntry *e, const bool *flags) {
-        size_t kept = 0;
-        for (size_t i = 0; i < e->n_values; i++)
-                if (!flags[i]) {
-                        e->values[kept] = e->values[i];
-                        e->rounds[kept] = e->rounds[i];
-                        kept++;
-                }
-        e->n_values = kept;
-        _cleanup_free_ double *copy = malloc((kept ? kept : 1) * sizeof(double));
-        if (!copy)
-                return -ENOMEM;
-        memcpy(copy, e->values, kept * sizeof(double));
-        return stats_compute(copy, kept, &e->stats);
-}
-
-/* Outliers of every entry, then each measured variant against its cell's measured baseline. The
- * bootstrap seed is the run's, so showing a run twice gives the same intervals. */
+/* Outliers of every entry, then each measured variant against its cell's measured baseline
+ * (stats/sampleset.h). The bootstrap seed is the run's, so showing a run twice gives the same
+ * intervals. */
 static int analyse_entries(Report *rep) {
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
                 ReportEntry *e = &rep->entries[i];
-                _cleanup_free_ bool *flags = malloc((e->n_values ? e->n_values : 1) * sizeof(bool));
-                int n = flags ? compare_outliers(e->values, e->n_values, flags) : -ENOMEM;
+                SampleSet set = entry_samples(e);
+                int n = sampleset_outliers(&set, rep->exclude_outliers, &e->stats);
                 if (n < 0)
                         return n;
                 e->n_outliers = (size_t) n;
-                if (rep->exclude_outliers && n > 0 && (n = exclude_outliers(e, flags)) < 0)
-                        return n;
+                e->n_values = set.n;
                 if (e->n_values > 0) {
-                        /* The order-statistic interval, as history and calibration give it:
-                         * coverage at least 95% with no resampling (a bootstrap per entry was
-                         * most of show's time). */
-                        _cleanup_free_ double *sorted = malloc(e->n_values * sizeof(double));
-                        if (!sorted)
-                                return -ENOMEM;
-                        memcpy(sorted, e->values, e->n_values * sizeof(double));
-                        stats_sort(sorted, e->n_values);
-                        compare_median_order_interval(sorted, e->n_values, COMPARE_LEVEL, &e->median_lo,
-                                                      &e->median_hi);
+                        int r = sampleset_median_interval(&set, &e->median_lo, &e->median_hi);
+                        if (r < 0)
+                                return r;
                         e->has_median_ci = true;
                 }
         }
+        bool side_by_side = strcmp(rep->order, "blocked") != 0;
         for (size_t c = 0; c < rep->n_cells; c++) {
                 ReportEntry *base = &rep->entries[c * rep->n_variants + rep->baseline];
                 for (size_t v = 0; v < rep->n_variants; v++) {
@@ -460,13 +433,9 @@ static int analyse_entries(Report *rep) {
                         if (v == rep->baseline || e->excluded_reason || base->excluded_reason ||
                             e->n_values == 0 || base->n_values == 0)
                                 continue;
-                        int r = paired_by_round(rep, base, e)
-                                        ? compare_paired_to_baseline(base->values, e->values, e->n_values,
-                                                                     rep->seed, rep->min_effect, rep->alpha,
-                                                                     &e->comparison)
-                                        : compare_to_baseline(base->values, base->n_values, e->values,
-                                                              e->n_values, rep->seed, rep->min_effect,
-                                                              rep->alpha, &e->comparison);
+                        SampleSet b = entry_samples(base), x = entry_samples(e);
+                        int r = sampleset_compare(&b, &x, side_by_side, rep->seed, rep->min_effect,
+                                                  rep->alpha, &e->comparison);
                         if (r == -ENOMEM)
                                 return r;
                         e->has_comparison = r == 0;
@@ -703,9 +672,9 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
         if (!values_sql)
                 return -ENOMEM;
         if ((r = for_each_row(s, run_id, values_sql, rep, row_value)) < 0 ||
-            (r = analyse_entries(rep)) < 0 || (r = query_startup(s, run_id, rep)) < 0)
+            (r = analyse_entries(rep)) < 0 || (r = query_startup(s, run_id, rep)) < 0 ||
+            (r = mark_pareto_front(rep)) < 0)
                 return r;
-        mark_pareto_front(rep);
         for (size_t i = 0; i < nc; i++)
                 if (!rep->cell_labels[i] && !(rep->cell_labels[i] = strdup("?")))
                         return -ENOMEM;

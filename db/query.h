@@ -6,9 +6,9 @@
 #include <stdint.h>
 
 #include "db/store.h"
-#include "runner/compare.h"
 #include "runner/run.h"
-#include "runner/stats.h"
+#include "stats/compare.h"
+#include "stats/stats.h"
 
 /*
  * Reading history. Everything the CLI shows about a past run comes from here, so a run printed

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #include "probe/report.h"
 #include "runner/env.h"
 #include "runner/plan.h"
+#include "util/rng.h"
 #include "util/sha256.h"
 #include "util/strv.h"
 #include "util/template.h"
@@ -28,23 +28,6 @@
 const char *phase_to_string(Phase p) {
         static const char *const names[] = { "smoke", "warmup", "sample", "calibrate" };
         return (unsigned) p < ELEMENTSOF(names) ? names[p] : "?";
-}
-
-uint64_t plan_random_seed(void) {
-        uint64_t seed;
-        if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) {
-                struct timespec ts;
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-                seed = (uint64_t) ts.tv_nsec ^ ((uint64_t) ts.tv_sec << 20) ^ ((uint64_t) getpid() << 40);
-        }
-        return seed >> 1;
-}
-
-uint64_t plan_random_next(uint64_t *state) {
-        uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
 }
 
 const char *plan_cell_value(const Plan *p, size_t cell, size_t param) {
@@ -130,7 +113,7 @@ int64_t plan_env_offset(const Plan *p, const PlanStep *step) {
         if (!p->spec->env_offset_random || (step->phase != PHASE_WARMUP && step->phase != PHASE_SAMPLE))
                 return -1;
         uint64_t state = p->seed ^ ((uint64_t) step->phase << 32 | step->round);
-        return (int64_t) (plan_random_next(&state) % ENV_OFFSET_MAX);
+        return (int64_t) (rng_next(&state) % ENV_OFFSET_MAX);
 }
 
 unsigned plan_phase_rounds(const Plan *p, Phase phase) {
@@ -460,7 +443,7 @@ static int append_rounds(Plan *p, size_t cap, uint32_t cell, Phase phase, unsign
                         order[v] = v;
                 if (p->spec->order == SPEC_ORDER_RANDOMIZED)
                         for (size_t i = p->n_variants; i > 1; i--) { /* Fisher-Yates */
-                                size_t j = plan_random_next(rng) % i;
+                                size_t j = rng_next(rng) % i;
                                 uint32_t t = order[i - 1];
                                 order[i - 1] = order[j];
                                 order[j] = t;

@@ -150,10 +150,3 @@ int plan_resolve_exe(const char *name, char *const *envp, const char *cwd, char 
 /* name as a child in dir sees it: name itself when absolute or without dir, else dir/name.
  * Returns 0 and a new string or -ENOMEM. */
 int plan_path_in(const char *dir, const char *name, char **ret);
-
-/* A fresh seed for a run whose spec names none: random, and below 2^63 so that it is stored as a
- * non-negative SQLite integer. */
-uint64_t plan_random_seed(void);
-
-/* Deterministic 64-bit generator (splitmix64), exposed for tests and shuffles. */
-uint64_t plan_random_next(uint64_t *state);

@@ -18,13 +18,13 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "runner/compare.h"
 #include "runner/env.h"
 #include "runner/hook.h"
+#include "runner/options.h"
 #include "runner/preflight.h"
 #include "runner/quiet.h"
-#include "runner/options.h"
 #include "runner/run.h"
+#include "stats/compare.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 

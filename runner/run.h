@@ -9,7 +9,7 @@
 #include "runner/plan.h"
 #include "runner/probe-report.h"
 #include "runner/spawn.h"
-#include "runner/stats.h"
+#include "stats/stats.h"
 
 /*
  * Executes a Plan: one child at a time, each measured, verified after its clock stopped, and

@@ -3,17 +3,17 @@
  * Statistics for comparisons. Ranks use average ranks for ties; p-values use the normal
  * approximation with tie correction and a 0.5 continuity correction, which is what the usual
  * references call "asymptotic"; exact small-sample tables are not used. The bootstrap draws
- * from plan_random_next() so results depend only on the data and the seed.
+ * from rng_next() so results depend only on the data and the seed.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/compare.h"
-#include "runner/plan.h"
-#include "runner/stats.h"
+#include "stats/compare.h"
+#include "stats/stats.h"
 #include "util/cleanup.h"
+#include "util/rng.h"
 
 static int cmp_double(const void *a, const void *b) {
         double x = *(const double *) a, y = *(const double *) b;
@@ -55,7 +55,7 @@ static void sampler_done(Sampler *s) {
 static void draw(unsigned *counts, size_t n, uint64_t *rng) {
         memset(counts, 0, n * sizeof(unsigned));
         for (size_t i = 0; i < n; i++)
-                counts[(size_t) (((unsigned __int128) plan_random_next(rng) * n) >> 64)]++;
+                counts[(size_t) (((unsigned __int128) rng_next(rng) * n) >> 64)]++;
 }
 
 /* The median of the resample that counts describes. */

@@ -70,19 +70,18 @@ int compare_wilcoxon(const double *a, const double *b, size_t n, double *ret_w, 
 int compare_to_baseline(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
                         double min_effect, double alpha, Comparison *ret);
 
-/* The same for samples taken in rounds (base[i] and x[i] measured in round i, side by side):
- * the bootstrap resamples rounds and the test is the Wilcoxon signed-rank test, which removes the
- * drift a machine shows from round to round. */
 /* compare_to_baseline for scanning many comparisons (history): the bootstrap interval, the
  * costly part, is only computed where the test and the effect size already point to a
  * difference; elsewhere lo and hi are NAN and the verdict is VERDICT_SAME, as it would be. */
 int compare_screen_to_baseline(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
                                double min_effect, double alpha, Comparison *ret);
 
+/* The same for samples taken in rounds (base[i] and x[i] measured in round i, side by side):
+ * the bootstrap resamples rounds and the test is the Wilcoxon signed-rank test, which removes the
+ * drift a machine shows from round to round. */
 int compare_paired_to_baseline(const double *base, const double *x, size_t n, uint64_t seed,
                                double min_effect, double alpha, Comparison *ret);
 
-/* "wilcoxon" or "mann-whitney": the test behind c->p. */
 /* The geometric mean of n ratios (a variant across cells) with an interval at `level`: the cells'
  * log-ratio intervals read as normal standard errors (half-width / z) and combined as
  * independent, sqrt(sum se^2) / n (one cell keeps its own interval). Comparisons without an
@@ -90,6 +89,7 @@ int compare_paired_to_baseline(const double *base, const double *x, size_t n, ui
 int compare_geomean(const Comparison *const *c, size_t n, double level, double *ret_mean, double *ret_lo,
                     double *ret_hi);
 
+/* "wilcoxon" or "mann-whitney": the test behind c->p. */
 const char *comparison_test(const Comparison *c);
 
 /* The smallest two-sided p the test can give with n samples per variant, whatever the values:

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "runner/stats.h"
+#include "stats/stats.h"
 #include "util/cleanup.h"
 
 static int cmp_double(const void *a, const void *b) {

@@ -15,14 +15,15 @@ import subprocess
 import sys
 
 # component -> the components it may use (besides itself). Dependencies point one way:
-# cli, daemon -> db -> runner -> configs -> util; probe stands alone (runner reads its report
-# format).
+# cli, daemon -> db -> runner -> configs -> util; stats (pure statistics) is used by all of them
+# above util and uses nothing but util; probe stands alone (runner reads its report format).
 ALLOWED = {
-    "cli": {"db", "runner", "configs", "util"},
-    "daemon": {"db", "runner", "configs", "util"},
-    "db": {"runner", "configs", "util"},
-    "runner": {"configs", "util", "probe"},
+    "cli": {"db", "runner", "configs", "stats", "util"},
+    "daemon": {"db", "runner", "configs", "stats", "util"},
+    "db": {"runner", "configs", "stats", "util"},
+    "runner": {"configs", "stats", "util", "probe"},
     "configs": {"util"},
+    "stats": {"util"},
     "util": set(),
     "probe": set(),
 }

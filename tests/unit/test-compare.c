@@ -16,8 +16,9 @@
 
 #include <cmocka.h>
 
-#include "runner/compare.h"
 #include "runner/plan.h"
+#include "stats/compare.h"
+#include "util/rng.h"
 
 /* Average ranks (1-based) of x[0..n), ties sharing theirs: the reference for the brute force. */
 static void ranks_of(const double *x, size_t n, double *ranks) {
@@ -333,7 +334,7 @@ static void test_percentile_interval(void **state) {
                 for (int ties = 0; ties < 2; ties++) {
                         double v[300], sorted[300];
                         for (size_t i = 0; i < n; i++)
-                                v[i] = sorted[i] = (double) (plan_random_next(&rng) % (ties ? 7 : 1000000));
+                                v[i] = sorted[i] = (double) (rng_next(&rng) % (ties ? 7 : 1000000));
                         qsort(sorted, n, sizeof(double), cmp_values);
                         const double level = n % 3 == 0 ? 0.95 : n % 3 == 1 ? 0.5 : 0.99;
                         double tail = (1 - level) / 2, lo, hi;

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "runner/stats.h"
+#include "stats/stats.h"
 
 static void test_odd(void **state) {
         (void) state;

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats/sampleset.h"
+#include "util/cleanup.h"
+
+int sampleset_outliers(SampleSet *s, bool exclude, Stats *stats) {
+        _cleanup_free_ bool *flags = malloc((s->n ? s->n : 1) * sizeof(bool));
+        int n = flags ? compare_outliers(s->values, s->n, flags) : -ENOMEM;
+        if (n <= 0 || !exclude)
+                return n;
+        /* The stored statistics keep every sample: this only changes what is shown and compared. */
+        size_t kept = 0;
+        for (size_t i = 0; i < s->n; i++)
+                if (!flags[i]) {
+                        s->values[kept] = s->values[i];
+                        s->rounds[kept] = s->rounds[i];
+                        kept++;
+                }
+        s->n = kept;
+        _cleanup_free_ double *copy = malloc((kept ? kept : 1) * sizeof(double));
+        if (!copy)
+                return -ENOMEM;
+        memcpy(copy, s->values, kept * sizeof(double));
+        int r = stats_compute(copy, kept, stats);
+        return r < 0 ? r : n;
+}
+
+int sampleset_median_interval(const SampleSet *s, double *ret_lo, double *ret_hi) {
+        _cleanup_free_ double *sorted = malloc((s->n ? s->n : 1) * sizeof(double));
+        if (!sorted)
+                return -ENOMEM;
+        memcpy(sorted, s->values, s->n * sizeof(double));
+        stats_sort(sorted, s->n);
+        compare_median_order_interval(sorted, s->n, COMPARE_LEVEL, ret_lo, ret_hi);
+        return 0;
+}
+
+bool sampleset_paired(const SampleSet *base, const SampleSet *x, bool side_by_side) {
+        if (!side_by_side || base->n != x->n || x->n < COMPARE_MIN_PAIRS)
+                return false;
+        return memcmp(base->rounds, x->rounds, x->n * sizeof(int64_t)) == 0;
+}
+
+int sampleset_compare(const SampleSet *base, const SampleSet *x, bool side_by_side, uint64_t seed,
+                      double min_effect, double alpha, Comparison *ret) {
+        if (sampleset_paired(base, x, side_by_side))
+                return compare_paired_to_baseline(base->values, x->values, x->n, seed, min_effect, alpha,
+                                                  ret);
+        return compare_to_baseline(base->values, base->n, x->values, x->n, seed, min_effect, alpha, ret);
+}
+
+void sampleset_pareto_front(const double *wall, const double *rss, const bool *eligible, size_t n,
+                            bool *ret_front) {
+        for (size_t i = 0; i < n; i++) {
+                ret_front[i] = eligible[i];
+                for (size_t j = 0; j < n && ret_front[i]; j++) {
+                        if (j == i || !eligible[j])
+                                continue;
+                        bool no_worse = wall[j] <= wall[i] && rss[j] <= rss[i];
+                        bool better = wall[j] < wall[i] || rss[j] < rss[i];
+                        ret_front[i] = !(no_worse && better);
+                }
+        }
+}

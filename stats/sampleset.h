@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stats/compare.h"
+#include "stats/stats.h"
+
+/*
+ * One measured set: a cell and variant's values of a metric, each with the round it was taken
+ * in. What show, compare and the HTML report say of it: its outliers, the median's interval, the
+ * comparison with its cell's baseline (paired by round when the run measured side by side), and
+ * a cell's time/memory Pareto front (docs/analysis.md).
+ */
+
+typedef struct SampleSet {
+        double *values;  /* in round order */
+        int64_t *rounds; /* the round of each value */
+        size_t n;
+} SampleSet;
+
+/* Counts the values compare_outliers() flags; with exclude, leaves them out of values and rounds
+ * and recomputes *stats from the rest. Returns the count, or -ENOMEM. */
+int sampleset_outliers(SampleSet *s, bool exclude, Stats *stats);
+
+/* The median's order-statistic interval at COMPARE_LEVEL (compare_median_order_interval), s->n >
+ * 0. Returns 0 or -ENOMEM. */
+int sampleset_median_interval(const SampleSet *s, double *ret_lo, double *ret_hi);
+
+/* Whether x and base pair by round: measured side by side (interleaved or randomized order), the
+ * same rounds on both sides (failures can leave gaps), and enough of them for the signed-rank
+ * test's normal approximation (COMPARE_MIN_PAIRS). */
+bool sampleset_paired(const SampleSet *base, const SampleSet *x, bool side_by_side);
+
+/* x against base: compare_paired_to_baseline() when they pair, else compare_to_baseline(). */
+int sampleset_compare(const SampleSet *base, const SampleSet *x, bool side_by_side, uint64_t seed,
+                      double min_effect, double alpha, Comparison *ret);
+
+/* For n points (wall[i], rss[i]): front[i] when eligible[i] and no other eligible point is at
+ * least as low in both and lower in one. */
+void sampleset_pareto_front(const double *wall, const double *rss, const bool *eligible, size_t n,
+                            bool *ret_front);
