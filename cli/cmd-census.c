@@ -15,15 +15,10 @@
 #include "cli/render.h"
 #include "db/probejson.h"
 #include "runner/allocator.h"
-#include "runner/env.h"
-#include "runner/output.h"
+#include "runner/census.h"
 #include "runner/options.h"
-#include "runner/plan.h"
-#include "runner/probe-report.h"
-#include "runner/spawn.h"
 #include "util/cleanup.h"
 #include "util/paths.h"
-#include "util/strv.h"
 
 extern char **environ;
 
@@ -37,24 +32,6 @@ static const char census_usage[] =
         "\n"
         "Exit status: 0 reported; 1 reported with a warning (more than one allocator copy, or the\n"
         "probe did not load); 2 usage; 4 environment error.\n";
-
-/* The caller's environment without LD_PRELOAD, then the probe (first) and the allocator. */
-static int census_env(const char *probe, const char *allocator, char ***ret) {
-        _cleanup_strv_free_ char **env = NULL;
-        for (char **e = environ; *e; e++)
-                if (strncmp(*e, "LD_PRELOAD=", 11) != 0 &&
-                    strncmp(*e, PROBE_ENV_FD "=", strlen(PROBE_ENV_FD) + 1) != 0 &&
-                    strv_append(&env, *e) < 0)
-                        return -ENOMEM;
-        _cleanup_free_ char *preload = NULL;
-        char fd[16];
-        snprintf(fd, sizeof(fd), "%d", PROBE_REPORT_FD);
-        if (asprintf(&preload, "%s%s%s", probe, allocator ? ":" : "", allocator ? allocator : "") < 0 ||
-            strv_env_set(&env, "LD_PRELOAD", preload) < 0 || strv_env_set(&env, PROBE_ENV_FD, fd) < 0)
-                return -ENOMEM;
-        *ret = TAKE_PTR(env);
-        return 0;
-}
 
 int cmd_census(int argc, char **argv) {
         static const struct option options[] = {
@@ -92,7 +69,7 @@ int cmd_census(int argc, char **argv) {
                 cli_error("census", "cannot find liballoclab-probe.so (set ALLOCLAB_PROBE)");
                 return EXIT_ENVIRONMENT;
         }
-        Allocator allocator = {};
+        _cleanup_(allocator_done) Allocator allocator = {};
         if (preload) {
                 int r = allocator_resolve(preload, &allocator);
                 if (r < 0) {
@@ -104,77 +81,51 @@ int cmd_census(int argc, char **argv) {
                         return EXIT_ENVIRONMENT;
                 }
         }
-        _cleanup_strv_free_ char **env = NULL;
-        _cleanup_free_ char *exe = NULL;
-        int r = census_env(probe, allocator.path, &env);
-        if (r >= 0)
-                r = plan_resolve_exe(command[0], env, NULL, &exe);
         /* An option the allocator does not know is ignored without a word: say so before the
          * census shows the allocator as if configured. */
         _cleanup_free_ char *unknown = NULL;
-        if (r >= 0 && options_unknown(&allocator, environ, &unknown) > 0)
+        if (options_unknown(&allocator, environ, &unknown) > 0)
                 fprintf(stderr, "alloclab census: warning: %s\n", unknown);
-        allocator_done(&allocator);
+        _cleanup_close_ int stop_fd = cli_stop_signals_fd();
+        if (stop_fd < 0) {
+                cli_error("census", "cannot set up the child: %s", strerror(ENOMEM));
+                return EXIT_ENVIRONMENT;
+        }
+        Census census;
+        int r = census_run(command, environ, probe, allocator.path, stop_fd, &census);
         if (r < 0) {
                 cli_error("census", "cannot run '%s': %s", command[0], strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
-
-        _cleanup_close_ int report_fd = probe_report_memfd(PROBE_REQUEST_SMOKE);
-        _cleanup_close_ int metrics = output_memfd("alloclab-metrics");
-        _cleanup_close_ int stop_fd = cli_stop_signals_fd();
-        if (report_fd < 0 || metrics < 0 || stop_fd < 0) {
-                cli_error("census", "cannot set up the child: %s", strerror(ENOMEM));
-                return EXIT_ENVIRONMENT;
-        }
-        SpawnRequest req = {
-                .exe = exe,
-                .argv = command,
-                .envp = env,
-                .timeout_ns = SPEC_MAX_TIMEOUT_NS,
-                .stdout_fd = STDERR_FILENO,
-                .stderr_fd = STDERR_FILENO,
-                .metrics_fd = metrics,
-                .probe_fd = report_fd,
-                .cancel_fd = stop_fd,
-        };
-        SpawnResult res;
-        r = spawn_run(&req, &res);
-        if (r < 0 || res.end == SPAWN_EXEC_FAILED) {
-                cli_error("census", "cannot run '%s': %s", command[0],
-                          strerror(r < 0 ? -r : res.exec_errno));
-                return EXIT_ENVIRONMENT;
-        }
-        if (res.end == SPAWN_CANCELED)
+        const SpawnResult *res = &census.spawn;
+        if (res->end == SPAWN_CANCELED)
                 return EXIT_INTERRUPTED;
-
-        ProbeResult result;
-        r = probe_report_decode(report_fd, &result);
-        if (r < 0) {
-                cli_error("census", "unreadable probe report: %s", strerror(-r));
+        if (census.report_error < 0) {
+                cli_error("census", "unreadable probe report: %s", strerror(-census.report_error));
                 return EXIT_ENVIRONMENT;
         }
-        json_t *j = probejson_from_result(&result);
+        const ProbeResult *result = &census.probe;
+        json_t *j = probejson_from_result(result);
         if (!j) {
                 cli_error("census", "out of memory");
                 return EXIT_ENVIRONMENT;
         }
         if (json) {
                 json_object_set_new(j, "exit_code",
-                                    res.end == SPAWN_EXITED ? json_integer(res.exit_code) : json_null());
+                                    res->end == SPAWN_EXITED ? json_integer(res->exit_code) : json_null());
                 json_object_set_new(j, "signal",
-                                    res.end == SPAWN_SIGNALED ? json_integer(res.signal) : json_null());
+                                    res->end == SPAWN_SIGNALED ? json_integer(res->signal) : json_null());
                 json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
                 fputc('\n', stdout);
         } else {
                 printf("command: %s: ", command[0]);
-                if (res.end == SPAWN_SIGNALED)
-                        printf("killed by signal %d (%s)\n", res.signal, strsignal(res.signal));
+                if (res->end == SPAWN_SIGNALED)
+                        printf("killed by signal %d (%s)\n", res->signal, strsignal(res->signal));
                 else
-                        printf("exit code %d\n", res.exit_code);
+                        printf("exit code %d\n", res->exit_code);
                 render_probe(stdout, j);
         }
         json_decref(j);
-        bool warn = !result.loaded || probe_allocator_copies(&result) > 1;
+        bool warn = !result->loaded || probe_allocator_copies(result) > 1;
         return warn ? EXIT_FAILURES : EXIT_OK;
 }
