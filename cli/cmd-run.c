@@ -20,7 +20,7 @@
 #include "db/pair.h"
 #include "db/query.h"
 #include "db/record.h"
-#include "runner/host.h"
+#include "db/session.h"
 #include "runner/options.h"
 #include "runner/run.h"
 #include "util/cleanup.h"
@@ -327,28 +327,17 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
         }
         cli_warn_powerless(command, plan);
 
-        Host host = {};
-        if (host_read(&host) < 0) {
-                cli_error(command, "out of memory");
-                return EXIT_ENVIRONMENT;
-        }
         _cleanup_(store_freep) Store *store = NULL;
         e = cli_open_store(command, o->db_path, STORE_READ_WRITE, &store);
-        if (e != EXIT_OK) {
-                host_done(&host);
+        if (e != EXIT_OK)
                 return e;
-        }
 
         _cleanup_close_ int lock_fd = -1;
-        if ((e = cli_take_measure_lock(command, store, &lock_fd)) != EXIT_OK) {
-                host_done(&host);
+        if ((e = cli_take_measure_lock(command, store, &lock_fd)) != EXIT_OK)
                 return e;
-        }
         int64_t base = 0; /* --compare-to, found before anything is written */
-        if (o->compare_to && (e = resolve_base(store, spec->experiment, o->compare_to, &base)) != EXIT_OK) {
-                host_done(&host);
+        if (o->compare_to && (e = resolve_base(store, spec->experiment, o->compare_to, &base)) != EXIT_OK)
                 return e;
-        }
         /* From here on a stop signal must end in a clean 'interrupted', not a dead process. */
         _cleanup_close_ int stop_fd = cli_stop_signals_fd();
         if (stop_fd < 0) {
@@ -364,8 +353,7 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
         _cleanup_(record_freep) Recorder *rec = NULL;
         r = plan_hash_programs(plan);
         if (r >= 0)
-                r = record_begin(store, plan, &host, &ctx, &rec);
-        host_done(&host);
+                r = session_record(store, plan, &ctx, 0, &rec, NULL);
         if (r < 0) {
                 cli_error(command, "cannot record the run: %s",
                           r == -EIO ? store_error(store) : strerror(-r));
@@ -451,23 +439,23 @@ int cmd_resume(int argc, char **argv) {
         if ((e = cli_take_measure_lock("resume", store, &lock_fd)) != EXIT_OK)
                 return e;
         ResumeInfo info = {};
-        int r = query_resume_info(store, (int64_t) run, &info);
-        if (r < 0) {
-                cli_error("resume", "no run %llu", run);
-                return EXIT_ENVIRONMENT;
-        }
-        if (strcmp(info.status, "interrupted") != 0) {
+        _cleanup_free_ char *elsewhere = NULL;
+        int r = session_check_resumable(store, (int64_t) run, &info, &elsewhere);
+        if (r == -EBUSY) {
                 cli_error("resume", "run %llu is %s: only interrupted runs can be resumed", run,
                           info.status);
                 resume_info_done(&info);
                 return EXIT_USAGE;
         }
-        _cleanup_free_ char *elsewhere = NULL;
-        r = resume_info_check_here(&info, &elsewhere);
-        if (r < 0) {
+        if (r == -EXDEV || (r < 0 && r != -ENOENT)) {
                 cli_error("resume", "run %llu cannot be resumed here: %s", run,
-                          elsewhere ? elsewhere : strerror(-r));
-                resume_info_done(&info);
+                          elsewhere   ? elsewhere
+                          : r == -EIO ? store_error(store)
+                                      : strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        if (r < 0) {
+                cli_error("resume", "no run %llu", run);
                 return EXIT_ENVIRONMENT;
         }
         Diagnostics d = {};
@@ -482,16 +470,9 @@ int cmd_resume(int argc, char **argv) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL, *probe = paths_probe();
         cgroup_remove_stale();
-        /* The stored seed and counts give the same plan and order (under samples: auto the
-         * count is the most, and the cells judge their precision again from what is stored). */
-        r = plan_new(spec,
-                     &(PlanOptions){ .caller_env = environ,
-                                     .seed = info.seed,
-                                     .samples = info.samples,
-                                     .warmup = info.warmup,
-                                     .warmup_set = true,
-                                     .probe_path = probe },
-                     &plan, &message);
+        PlanOptions options = { .caller_env = environ, .probe_path = probe };
+        session_resume_options(&info, &options);
+        r = plan_new(spec, &options, &plan, &message);
         resume_info_done(&info);
         if (r < 0) {
                 cli_plan_error("resume", spec, message ? message : strerror(-r));
@@ -500,8 +481,7 @@ int cmd_resume(int argc, char **argv) {
         _cleanup_(run_prior_done) RunPrior prior = {};
         _cleanup_close_ int stop_fd = cli_stop_signals_fd();
         _cleanup_(record_freep) Recorder *rec = NULL;
-        if ((r = query_prior(store, (int64_t) run, plan, &prior)) < 0 ||
-            (r = record_resume(store, plan, (int64_t) run, &rec)) < 0) {
+        if ((r = session_record(store, plan, NULL, (int64_t) run, &rec, &prior)) < 0) {
                 cli_error("resume", "run %llu does not match its spec any more: %s", run,
                           r == -EIO ? store_error(store) : strerror(-r));
                 return EXIT_ENVIRONMENT;

@@ -33,7 +33,7 @@
 #include "db/history.h"
 #include "db/query.h"
 #include "db/record.h"
-#include "runner/host.h"
+#include "db/session.h"
 #include "runner/stream.h"
 #include "util/cleanup.h"
 #include "util/rng.h"
@@ -384,26 +384,24 @@ int worker_start(const WorkerContext *ctx, Job *job, Worker **ret) {
         diag_clear(&diag);
         /* A resumption continues its run with the seed and counts it started with. */
         bool resuming = w->job.trigger && strcmp(w->job.trigger, "resume") == 0 && w->job.run_id > 0;
-        uint64_t seed = w->spec->has_seed ? w->spec->seed : rng_seed();
-        unsigned samples = 0, warmup = 0; /* a resumed run's stored counts (0: the spec's) */
+        PlanOptions options = { .caller_env = w->job.env,
+                                .seed = w->spec->has_seed ? w->spec->seed : rng_seed(),
+                                .probe_path = ctx->probe_path,
+                                .base_dir = w->job.cwd,
+                                .defer_cgroup = true };
         if (resuming) {
                 ResumeInfo info = {};
-                if (query_resume_info(store, w->job.run_id, &info) < 0 ||
-                    strcmp(info.status, "interrupted") != 0) {
+                _cleanup_free_ char *elsewhere = NULL;
+                r = session_check_resumable(store, w->job.run_id, &info, &elsewhere);
+                if (r == -EXDEV)
+                        return fail_job(store, &w->job, "run %lld cannot be resumed here: %s",
+                                        (long long) w->job.run_id, elsewhere ? elsewhere : strerror(-r));
+                if (r < 0) {
                         resume_info_done(&info);
                         return fail_job(store, &w->job, "run %lld cannot be resumed",
                                         (long long) w->job.run_id);
                 }
-                _cleanup_free_ char *elsewhere = NULL;
-                r = resume_info_check_here(&info, &elsewhere);
-                if (r < 0) {
-                        resume_info_done(&info);
-                        return fail_job(store, &w->job, "run %lld cannot be resumed here: %s",
-                                        (long long) w->job.run_id, elsewhere ? elsewhere : strerror(-r));
-                }
-                seed = info.seed;
-                samples = info.samples;
-                warmup = info.warmup;
+                session_resume_options(&info, &options);
                 resume_info_done(&info);
         }
         /* Everything the job names is found and hashed with the submitter's file permissions;
@@ -414,16 +412,7 @@ int worker_start(const WorkerContext *ctx, Job *job, Worker **ret) {
         if (r < 0)
                 return fail_job(store, &w->job, "cannot take uid %u's file permissions: %s",
                                 (unsigned) w->job.uid, strerror(-r));
-        r = plan_new(w->spec,
-                     &(PlanOptions){ .caller_env = w->job.env,
-                                     .seed = seed,
-                                     .samples = samples,
-                                     .warmup = warmup,
-                                     .warmup_set = resuming,
-                                     .probe_path = ctx->probe_path,
-                                     .base_dir = w->job.cwd,
-                                     .defer_cgroup = true },
-                     &w->plan, &message);
+        r = plan_new(w->spec, &options, &w->plan, &message);
         if (r >= 0)
                 r = plan_hash_programs(w->plan);
         identity_leave(&saved);
@@ -432,23 +421,16 @@ int worker_start(const WorkerContext *ctx, Job *job, Worker **ret) {
         if (r < 0)
                 return fail_job(store, &w->job, "%s", message ? message : strerror(-r));
 
-        if (resuming) {
-                if ((r = query_prior(store, w->job.run_id, w->plan, &w->prior)) < 0 ||
-                    (r = record_resume(store, w->plan, w->job.run_id, &w->recorder)) < 0)
-                        return fail_job(store, &w->job, "run %lld no longer matches its spec: %s",
-                                        (long long) w->job.run_id, strerror(-r));
-        } else {
-                Host host = {};
-                if ((r = host_read(&host)) < 0)
-                        return r;
-                RecordContext origin = { .trigger = w->job.trigger,
-                                         .submitter = w->job.submitter,
-                                         .origin_env = w->job.env };
-                r = record_begin(store, w->plan, &host, &origin, &w->recorder);
-                host_done(&host);
-                if (r < 0)
-                        return fail_job(store, &w->job, "cannot record the run: %s", store_error(store));
-        }
+        RecordContext origin = { .trigger = w->job.trigger,
+                                 .submitter = w->job.submitter,
+                                 .origin_env = w->job.env };
+        r = session_record(store, w->plan, &origin, resuming ? w->job.run_id : 0, &w->recorder, &w->prior);
+        if (r < 0 && resuming)
+                return fail_job(store, &w->job, "run %lld no longer matches its spec: %s",
+                                (long long) w->job.run_id, strerror(-r));
+        if (r < 0)
+                return fail_job(store, &w->job, "cannot record the run: %s",
+                                r == -EIO ? store_error(store) : strerror(-r));
         if ((r = jobs_start(store, w->job.id, record_run_id(w->recorder))) < 0)
                 return fail_job(store, &w->job, "cannot update the job: %s", store_error(store));
 
