@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What every renderer of a Report shows the same way (render.h, render-figures.h): values with
+ * their units, failure marks, ratios to the baseline, a variant's summary across cells, the noise
+ * floor, start-up costs.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/render-figures.h"
+#include "cli/render.h"
+#include "util/cleanup.h"
+
+static bool ends_with(const char *s, const char *suffix) {
+        size_t n = strlen(s), k = strlen(suffix);
+        return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The metric name without the "reported:" prefix decides the unit: the built-in ones theirs, a
+ * reported one's by its name (docs/spec.md, Reported metrics). */
+static const char *unit_kind(const char *metric) {
+        if (strcmp(metric, "wall") == 0 || strcmp(metric, "user") == 0 || strcmp(metric, "sys") == 0 ||
+            ends_with(metric, "_seconds"))
+                return "time";
+        if (strcmp(metric, "maxrss") == 0 || ends_with(metric, "_bytes"))
+                return "bytes";
+        return "raw";
+}
+
+const char *render_value(const char *metric, double v, char *buf, size_t size) {
+        const char *kind = unit_kind(metric);
+        if (strcmp(kind, "time") == 0) {
+                if (v < 1e-6)
+                        snprintf(buf, size, "%.0f ns", v * 1e9);
+                else if (v < 1e-3)
+                        snprintf(buf, size, "%.1f us", v * 1e6);
+                else if (v < 1)
+                        snprintf(buf, size, "%.1f ms", v * 1e3);
+                else
+                        snprintf(buf, size, "%.3f s", v);
+        } else if (strcmp(kind, "bytes") == 0) {
+                if (v < 1024 * 1024)
+                        snprintf(buf, size, "%.1f KiB", v / 1024);
+                else if (v < 1024.0 * 1024 * 1024)
+                        snprintf(buf, size, "%.1f MiB", v / (1024 * 1024));
+                else
+                        snprintf(buf, size, "%.2f GiB", v / (1024.0 * 1024 * 1024));
+        } else if (fabs(v) >= 1e5) { /* "238.1k", not "2.381e+05" */
+                static const char suffix[] = "kMGTPE";
+                int k = 0;
+                do
+                        v /= 1000;
+                while (fabs(v) >= 1000 && k++ < 5);
+                snprintf(buf, size, "%.4g%c", v, suffix[k]);
+        } else
+                snprintf(buf, size, "%.4g", v);
+        return buf;
+}
+
+const char *render_report_metric(const Report *rep) {
+        const char *m = rep->run.metric;
+        return strncmp(m, "reported:", 9) == 0 ? m + 9 : m;
+}
+
+bool render_time_metric(const char *metric) {
+        return strcmp(unit_kind(strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric), "time") == 0;
+}
+
+bool render_report_is_time(const Report *rep) {
+        return render_time_metric(rep->run.metric);
+}
+
+double render_ratio(const Report *rep, size_t c, size_t v) {
+        const ReportEntry *e = report_entry(rep, c, v), *b = report_entry(rep, c, rep->baseline);
+        if (!e->has_stats || !b->has_stats || e->stats.n == 0 || b->stats.median == 0)
+                return 0;
+        return e->stats.median / b->stats.median;
+}
+
+void render_failure_mark(const ReportEntry *e, char *buf, size_t size) {
+        const char *f = e->first_failure;
+        if (!f && e->excluded_reason)
+                f = e->excluded_reason;
+        if (!f) {
+                snprintf(buf, size, "?");
+                return;
+        }
+        int n;
+        if (sscanf(f, "signal %d", &n) == 1) {
+                const char *abbrev = sigabbrev_np(n);
+                snprintf(buf, size, "CRASH SIG%s", abbrev ? abbrev : "?");
+                return;
+        }
+        size_t i = 0;
+        for (; f[i] && f[i] != ':' && i + 1 < size; i++)
+                buf[i] = (char) toupper((unsigned char) f[i]);
+        buf[i] = 0;
+}
+
+double render_memory_overhead(const ReportEntry *e) {
+        return e->has_overhead ? (double) e->smoke_peak_rss_bytes / (double) e->smoke_peak_live_bytes : NAN;
+}
+
+RenderVerdicts render_verdicts(const Report *rep, size_t v) {
+        RenderVerdicts s = {};
+        _cleanup_free_ const Comparison **cs = calloc(rep->n_cells + 1, sizeof(*cs));
+        for (size_t c = 0; c < rep->n_cells && cs; c++) {
+                const ReportEntry *e = report_entry(rep, c, v);
+                if (!e->has_comparison)
+                        continue;
+                cs[s.compared++] = &e->comparison;
+                s.lower += e->comparison.verdict == VERDICT_LOWER;
+                s.higher += e->comparison.verdict == VERDICT_HIGHER;
+        }
+        if (s.compared)
+                compare_geomean(cs, s.compared, COMPARE_LEVEL, &s.geomean, &s.lo, &s.hi);
+        return s;
+}
+
+VariantSummary render_summarize(const Report *rep, size_t v) {
+        VariantSummary s = { .verdicts = render_verdicts(rep, v),
+                             .overhead_lo = INFINITY,
+                             .overhead_hi = -INFINITY };
+        double overhead_logs = 0;
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                const ReportEntry *e = report_entry(rep, c, v);
+                s.tradeoff_cells += e->has_tradeoff && !e->excluded_reason;
+                s.pareto_cells += e->pareto;
+                double overhead = render_memory_overhead(e);
+                if (!isnan(overhead)) {
+                        overhead_logs += log(overhead);
+                        s.overhead_lo = fmin(s.overhead_lo, overhead);
+                        s.overhead_hi = fmax(s.overhead_hi, overhead);
+                        s.overhead_cells++;
+                }
+        }
+        if (s.overhead_cells)
+                s.overhead_geomean = exp(overhead_logs / (double) s.overhead_cells);
+        return s;
+}
+
+double render_noise_floor(const Report *rep, size_t c) {
+        if (rep->aa_variant == SIZE_MAX)
+                return NAN;
+        const ReportEntry *e = report_entry(rep, c, rep->aa_variant);
+        if (!e->has_comparison)
+                return NAN;
+        return fmax(e->comparison.hi - 1, 1 - e->comparison.lo);
+}
+
+bool render_below_noise_floor(const Report *rep, size_t c, size_t v) {
+        const ReportEntry *e = report_entry(rep, c, v);
+        double floor = render_noise_floor(rep, c);
+        return v != rep->aa_variant && e->has_comparison && !isnan(floor) &&
+               fabs(e->comparison.ratio - 1) < floor;
+}
+
+double render_minus_startup(const Report *rep, size_t c, size_t v) {
+        const ReportEntry *e = report_entry(rep, c, v);
+        if (!rep->startup || rep->startup[v].n == 0 || !e->has_stats || e->stats.n == 0 ||
+            strcmp(rep->run.metric, "wall") != 0)
+                return NAN;
+        return e->stats.median - rep->startup[v].median;
+}
+
+json_t *render_json_text(const char *s) {
+        return s ? json_string(s) : json_null();
+}
+
+const char *render_outlier_policy(const Report *rep) {
+        return rep->exclude_outliers ? "exclude" : "flag";
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cli/render.h"
+
+/*
+ * Inside the renderers (cli/render*.c): the figures the table, markdown and JSON renderers all
+ * show, computed one way, and the renderers render_for() hands out.
+ */
+
+/* The metric the run's table is for, and whether it is a time. */
+const char *render_report_metric(const Report *rep);
+bool render_report_is_time(const Report *rep);
+
+/* Ratio to the baseline's median in the same cell, or 0 when either has no statistics. */
+double render_ratio(const Report *rep, size_t c, size_t v);
+
+/* Peak RSS over peak live bytes in the probed smoke run, or NAN. */
+double render_memory_overhead(const ReportEntry *e);
+
+/* A variant across the run's cells: its verdicts, the cells where it is on the time/memory
+ * Pareto front, and its memory overhead's geometric mean and range. */
+typedef struct VariantSummary {
+        RenderVerdicts verdicts;
+        size_t tradeoff_cells, pareto_cells;
+        size_t overhead_cells;
+        double overhead_geomean, overhead_lo, overhead_hi; /* when overhead_cells > 0 */
+} VariantSummary;
+VariantSummary render_summarize(const Report *rep, size_t v);
+
+/* The A/A noise floor of a cell: how far from 1 the interval of the baseline against its own
+ * copy reaches, i.e. the smallest change these samples tell from noise; NAN without aa_check. */
+double render_noise_floor(const Report *rep, size_t c);
+
+/* A variant's change smaller than its cell's noise floor: not to be read as a difference. */
+bool render_below_noise_floor(const Report *rep, size_t c, size_t v);
+
+/* For wall time with start-up calibration: the median less the variant's start-up, else NAN. */
+double render_minus_startup(const Report *rep, size_t c, size_t v);
+
+/* "exclude" or "flag": what the run did with outliers. */
+const char *render_outlier_policy(const Report *rep);
+
+/* A JSON string, or null for NULL. */
+json_t *render_json_text(const char *s);
+
+/* The renderers of a Report, by format. */
+int render_report_table(FILE *f, const Report *rep);    /* render-text.c */
+int render_report_markdown(FILE *f, const Report *rep); /* render-text.c */
+int render_report_json(FILE *f, const Report *rep);     /* render-json.c */
+int render_report_csv(FILE *f, const Report *rep);      /* render-rows.c */

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* A probe report (db/probejson.h form) for people: alloclab census, show --probe. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/render.h"
+#include "util/cleanup.h"
+
+static void print_option_list(FILE *f, json_t *options, const char *indent) {
+        const char *key;
+        json_t *value;
+        size_t n = 0, width = 0;
+        json_object_foreach(options, key, value) {
+                if (strlen(key) > width)
+                        width = strlen(key);
+        }
+        json_object_foreach(options, key, value) {
+                fprintf(f, "%s%-*s %s\n", indent, (int) width, key, json_string_value(value));
+                n++;
+        }
+        if (n == 0)
+                fprintf(f, "%s(none reported)\n", indent);
+}
+
+/* The started process's program, when it executed another (the final one is what the report's
+ * allocator, options and census describe), and the tree, when there is more than one process
+ * or a program left it (executed without the probe). */
+static void render_process_tree(FILE *f, json_t *processes) {
+        size_t n = json_array_size(processes);
+        json_t *first = json_array_get(processes, 0);
+        if (!first)
+                return;
+        json_int_t pid = json_integer_value(json_object_get(first, "pid"));
+        const char *program = NULL;
+        bool left = false;
+        size_t i;
+        json_t *p;
+        json_array_foreach(processes, i, p) {
+                if (json_integer_value(json_object_get(p, "pid")) == pid)
+                        program = json_string_value(json_object_get(p, "program"));
+                left |= json_is_object(json_object_get(p, "exec_without_probe"));
+        }
+        if (n < 2 && !left)
+                return; /* a tree of one, the started program alone */
+        const char *began = json_string_value(json_object_get(first, "program"));
+        if (program && began && strcmp(program, began) != 0)
+                fprintf(f, "program: %s (the started process executed it; it began as %s)\n", program,
+                        began);
+        fprintf(f, "process tree (%zu processes; malloc-family calls):\n", n);
+        json_array_foreach(processes, i, p) {
+                json_int_t parent = json_integer_value(json_object_get(p, "parent"));
+                fprintf(f, "  #%zu pid %lld %s", i,
+                        (long long) json_integer_value(json_object_get(p, "pid")),
+                        json_string_value(json_object_get(p, "how")));
+                if (parent >= 0)
+                        fprintf(f, " from #%lld", (long long) parent);
+                json_int_t copies = json_integer_value(json_object_get(p, "allocator_copies"));
+                fprintf(f, ": %s, %s (%s), %lld calls%s\n", json_string_value(json_object_get(p, "program")),
+                        json_string_value(json_object_get(p, "allocator")),
+                        json_string_value(json_object_get(p, "family")),
+                        (long long) json_integer_value(json_object_get(p, "calls")),
+                        copies > 1 ? ", WARNING: more than one allocator copy loaded" : "");
+                json_t *unprobed = json_object_get(p, "exec_without_probe");
+                if (json_is_object(unprobed))
+                        fprintf(f,
+                                "      then executed %s without the probe (LD_PRELOAD=%s): not followed\n",
+                                json_string_value(json_object_get(unprobed, "program")),
+                                json_string_value(json_object_get(unprobed, "preload")));
+        }
+}
+
+void render_probe(FILE *f, json_t *probe) {
+        json_t *effective = json_object_get(probe, "effective");
+        json_t *forward = json_object_get(probe, "forward");
+        if (!json_is_true(json_object_get(probe, "loaded"))) {
+                fprintf(f, "probe: did not load (LD_PRELOAD ignored: static binary or secure-execution "
+                           "mode)\n");
+                return;
+        }
+        const char *error = json_string_value(json_object_get(forward, "error"));
+        if (error)
+                fprintf(f, "forward mode refused: %s\n", error);
+        render_process_tree(f, json_object_get(probe, "processes"));
+        fprintf(f, "effective allocator: %s (%s%s%s)\n",
+                json_string_value(json_object_get(effective, "path")),
+                json_string_value(json_object_get(effective, "family")),
+                *json_string_value(json_object_get(effective, "version")) ? " " : "",
+                json_string_value(json_object_get(effective, "version")));
+        fprintf(f, "effective options:\n");
+        print_option_list(f, json_object_get(effective, "options"), "  ");
+
+        json_t *census = json_object_get(probe, "census");
+        size_t i;
+        json_t *lib;
+        fprintf(f, "census (objects implementing an allocator):\n");
+        json_array_foreach(census, i, lib) {
+                fprintf(f, "  %s:", json_string_value(json_object_get(lib, "path")));
+                size_t k;
+                json_t *family;
+                json_array_foreach(json_object_get(lib, "families"), k, family)
+                        fprintf(f, " %s", json_string_value(family));
+                const char *prefix = json_string_value(json_object_get(lib, "prefix"));
+                if (prefix && *prefix)
+                        fprintf(f, " (prefix %s)", prefix);
+                fputc('\n', f);
+        }
+        json_int_t copies = json_integer_value(json_object_get(probe, "allocator_copies"));
+        if (copies > 1)
+                fprintf(f,
+                        "WARNING: %lld allocator implementations besides glibc's are loaded in one process;"
+                        " memory from one freed by another corrupts the heap\n",
+                        (long long) copies);
+
+        json_t *counters = json_object_get(probe, "counters");
+        fprintf(f, "counters:");
+        const char *key;
+        json_t *value;
+        json_object_foreach(json_object_get(counters, "calls"), key, value) {
+                if (json_integer_value(value))
+                        fprintf(f, " %s=%lld", key, (long long) json_integer_value(value));
+        }
+        char requested[32], peak[32] = "not measured";
+        render_value("maxrss", (double) json_integer_value(json_object_get(counters, "bytes_requested")),
+                     requested, sizeof(requested));
+        json_t *peak_bytes = json_object_get(counters, "peak_live_bytes");
+        if (json_is_integer(peak_bytes))
+                render_value("maxrss", (double) json_integer_value(peak_bytes), peak, sizeof(peak));
+        fprintf(f, "\n  bytes requested %s, peak live %s, threads %lld%s\n", requested, peak,
+                (long long) json_integer_value(json_object_get(counters, "threads")),
+                json_is_true(json_object_get(probe, "exited")) ? ""
+                                                               : " (the process did not exit normally)");
+}

@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The table and markdown renderers of a Report. Both share one grid (rows of cells, one column
+ * per variant): a cell shows the median of the primary metric with its unit, its MAD relative
+ * to the median, the ratio to the baseline, and a loud mark when samples failed or the variant
+ * was excluded. The header and the notes under the grid say how the run was made and what to
+ * make of it.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+
+#include "cli/render-figures.h"
+#include "cli/render.h"
+#include "util/cleanup.h"
+
+static char *grid_cell(const Report *rep, size_t c, size_t v) {
+        const ReportEntry *e = report_entry(rep, c, v);
+        char value[64] = "", mark[64] = "", rat[32] = "", spread[32] = "";
+        if (e->has_stats && e->stats.n > 0) {
+                render_value(render_report_metric(rep), e->stats.median, value, sizeof(value));
+                /* Spread as MAD relative to the median: the noise a reader should weigh the
+                 * ratio against. */
+                if (e->stats.median != 0)
+                        snprintf(spread, sizeof(spread), " +-%.1f%%", 100 * e->stats.mad / e->stats.median);
+                double r = render_ratio(rep, c, v);
+                if (v != rep->baseline && r > 0)
+                        snprintf(rat, sizeof(rat), " %.2fx%s%s", r, e->has_comparison ? " " : "",
+                                 e->has_comparison
+                                         ? verdict_word(e->comparison.verdict, render_report_is_time(rep))
+                                         : "");
+        }
+        if (e->excluded_reason || e->n_failed > 0) {
+                char what[48];
+                render_failure_mark(e, what, sizeof(what));
+                if (e->excluded_reason)
+                        snprintf(mark, sizeof(mark), "%s", what);
+                else
+                        snprintf(mark, sizeof(mark), " !%lld %s", (long long) e->n_failed, what);
+        }
+        if (!value[0] && !mark[0])
+                snprintf(value, sizeof(value), "-");
+        char *s;
+        return asprintf(&s, "%s%s%s%s", value, spread, rat, mark) < 0 ? NULL : s;
+}
+
+typedef struct Grid {
+        size_t rows, cols;
+        char **cells; /* rows x cols, row 0 is the header */
+} Grid;
+
+static void grid_done(Grid *g) {
+        for (size_t i = 0; g->cells && i < g->rows * g->cols; i++)
+                free(g->cells[i]);
+        free(g->cells);
+}
+
+/* With exactly two variants the question is one number per cell: what the other costs against
+ * the baseline, in percent, with its interval ("+2.3% [+1.1, +3.4]"). */
+static char *cost_cell(const Report *rep, size_t c) {
+        const ReportEntry *e = report_entry(rep, c, 1 - rep->baseline);
+        if (!e->has_comparison)
+                return strdup("-");
+        const Comparison *k = &e->comparison;
+        char *s;
+        return asprintf(&s, "%+.1f%% [%+.1f, %+.1f]", 100 * (k->ratio - 1), 100 * (k->lo - 1),
+                        100 * (k->hi - 1)) < 0
+                       ? NULL
+                       : s;
+}
+
+static int grid_build(const Report *rep, Grid *g) {
+        bool cost = rep->n_variants == 2;
+        g->rows = rep->n_cells + 1;
+        g->cols = rep->n_variants + 1 + cost;
+        g->cells = calloc(g->rows * g->cols, sizeof(char *));
+        if (!g->cells)
+                return -ENOMEM;
+        g->cells[0] = strdup("cell");
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                char *h;
+                if (asprintf(&h, "%s%s", rep->variant_names[v], v == rep->baseline ? " (baseline)" : "") < 0)
+                        return -ENOMEM;
+                g->cells[v + 1] = h;
+        }
+        if (cost)
+                g->cells[g->cols - 1] = strdup("cost %");
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                g->cells[(c + 1) * g->cols] = strdup(rep->cell_labels[c]);
+                for (size_t v = 0; v < rep->n_variants; v++)
+                        g->cells[(c + 1) * g->cols + v + 1] = grid_cell(rep, c, v);
+                if (cost)
+                        g->cells[(c + 2) * g->cols - 1] = cost_cell(rep, c);
+        }
+        for (size_t i = 0; i < g->rows * g->cols; i++)
+                if (!g->cells[i])
+                        return -ENOMEM;
+        return 0;
+}
+
+static void print_header(FILE *f, const Report *rep, const char *bullet) {
+        fprintf(f, "%s%s run %lld: %s, %s%s%s\n", bullet, rep->run.experiment, (long long) rep->run.id,
+                rep->run.status, rep->run.started_at, rep->run.ended_at ? " - " : "",
+                rep->run.ended_at ? rep->run.ended_at : "");
+        fprintf(f, "%shost %s: %s, %lld cpus, kernel %s, glibc %s, THP %s\n", bullet, rep->run.hostname,
+                rep->cpu_model, (long long) rep->cpus, rep->kernel, rep->glibc, rep->thp);
+        fprintf(f, "%suuid %s\n", bullet, rep->run.uuid);
+        if (rep->run.label || rep->run.commit)
+                fprintf(f, "%s%s%s%s%s%s\n", bullet, rep->run.label ? "label " : "",
+                        rep->run.label ? rep->run.label : "", rep->run.label && rep->run.commit ? ", " : "",
+                        rep->run.commit ? "commit " : "", rep->run.commit ? rep->run.commit : "");
+        char samples[160];
+        if (rep->samples_min > 0) {
+                /* samples: auto: how many the cells took, and the rule that stopped them. */
+                uint64_t fewest = UINT64_MAX, most = 0;
+                for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                        if (rep->entries[i].has_stats && rep->entries[i].stats.n > 0) {
+                                fewest = rep->entries[i].stats.n < fewest ? rep->entries[i].stats.n : fewest;
+                                most = rep->entries[i].stats.n > most ? rep->entries[i].stats.n : most;
+                        }
+                int k = most == 0 ? snprintf(samples, sizeof(samples), "no")
+                        : fewest == most
+                                ? snprintf(samples, sizeof(samples), "%llu", (unsigned long long) most)
+                                : snprintf(samples, sizeof(samples), "%llu-%llu",
+                                           (unsigned long long) fewest, (unsigned long long) most);
+                snprintf(samples + k, sizeof(samples) - (size_t) k,
+                         " samples (auto: %lld to %lld, until each ratio's 95%% interval is within +-%g%%; ",
+                         (long long) rep->samples_min, (long long) rep->samples, 100 * rep->min_effect);
+        } else
+                snprintf(samples, sizeof(samples), "%lld samples (", (long long) rep->samples);
+        fprintf(f, "%smetric %s: median of %s%lld warmup), order %s, seed %llu, verify %s\n", bullet,
+                rep->run.metric, samples, (long long) rep->warmup, rep->order,
+                (unsigned long long) rep->seed, rep->verify);
+        if (rep->child_cpus)
+                fprintf(f, "%scpus: children pinned to %s, alloclab on %s\n", bullet, rep->child_cpus,
+                        rep->runner_cpus ? rep->runner_cpus : "?");
+        if (rep->cgroup)
+                fprintf(f, "%sisolation: children in a cgroup (emptied between them) under %s\n", bullet,
+                        rep->cgroup);
+        else if (rep->cgroup_fallback)
+                fprintf(f, "%sisolation: process groups only, no cgroups: %s\n", bullet,
+                        rep->cgroup_fallback);
+        fprintf(f, "%sallocators:", bullet);
+        for (size_t v = 0; v < rep->n_variants; v++)
+                fprintf(f, "%s %s=%s %s", v ? "," : "", rep->variant_names[v], rep->allocator_names[v],
+                        rep->allocator_versions[v]);
+        fputc('\n', f);
+}
+
+/* A variant across the cells: its wins against the baseline, the geometric mean of its ratios
+ * with an interval, and how often it is on the time/memory Pareto front. */
+/* The allocator's memory overhead in a cell: its smoke run's peak RSS over the peak live bytes
+ * the probe counted; NAN when not measured. */
+
+static void print_noise_floor(FILE *f, const Report *rep, const char *bullet) {
+        if (rep->aa_variant == SIZE_MAX)
+                return;
+        double worst = NAN;
+        size_t measured = 0, differs = 0;
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                double floor = render_noise_floor(rep, c);
+                if (isnan(floor))
+                        continue;
+                measured++;
+                differs += report_entry(rep, c, rep->aa_variant)->comparison.verdict != VERDICT_SAME;
+                worst = isnan(worst) || floor > worst ? floor : worst;
+        }
+        const char *base = rep->variant_names[rep->baseline], *copy = rep->variant_names[rep->aa_variant];
+        if (measured == 0) {
+                fprintf(f, "%sA/A check (%s run again as %s): not measured\n", bullet, base, copy);
+                return;
+        }
+        fprintf(f, "%sA/A check (%s run again as %s): noise floor +-%.1f%% (the widest of %zu cells)\n",
+                bullet, base, copy, 100 * worst, measured);
+        if (differs)
+                fprintf(f,
+                        "%sWARNING: %s differs from %s in %zu of %zu cells: the same configuration measured"
+                        " twice is not the same here; trust no small difference in this run\n",
+                        bullet, copy, base, differs, measured);
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++)
+                        if (render_below_noise_floor(rep, c, v))
+                                fprintf(f, "%s[%s] %s: %+.1f%% is below the noise floor of +-%.1f%%\n",
+                                        bullet, rep->cell_labels[c], rep->variant_names[v],
+                                        100 * (report_entry(rep, c, v)->comparison.ratio - 1),
+                                        100 * render_noise_floor(rep, c));
+}
+
+static void print_verdicts(FILE *f, const Report *rep, const char *bullet) {
+        bool any = false;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                any |= rep->entries[i].has_comparison;
+        if (!any)
+                return;
+        fprintf(f, "\nAgainst %s (a difference needs p < %g and at least %g%%; docs/analysis.md):\n",
+                rep->variant_names[rep->baseline], rep->alpha, 100 * rep->min_effect);
+        bool time = render_report_is_time(rep);
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                RenderVerdicts s = render_verdicts(rep, v);
+                if (s.compared == 0)
+                        continue;
+                fprintf(f, "%s%s: %s in %zu of %zu cells, %s in %zu; geometric mean %.3fx [%.3f, %.3f]\n",
+                        bullet, rep->variant_names[v], verdict_word(VERDICT_LOWER, time), s.lower,
+                        s.compared, verdict_word(VERDICT_HIGHER, time), s.higher, s.geomean, s.lo, s.hi);
+        }
+        print_noise_floor(f, rep, bullet);
+}
+
+/* Which variants no other one beats in both median wall time and median peak RSS, per cell. */
+static void print_tradeoff(FILE *f, const Report *rep, const char *bullet) {
+        bool any = false;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                any |= rep->entries[i].has_tradeoff;
+        if (!any || rep->n_variants < 2)
+                return;
+        fprintf(f, "\nTime/memory trade-off (Pareto front of median wall time and median peak RSS):\n");
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                VariantSummary s = render_summarize(rep, v);
+                if (s.tradeoff_cells)
+                        fprintf(f, "%s%s: on the front in %zu of %zu cells\n", bullet, rep->variant_names[v],
+                                s.pareto_cells, s.tradeoff_cells);
+        }
+}
+
+/* Each variant's memory overhead (render_memory_overhead()): the geometric mean over the cells and
+ * the range. */
+static void print_overhead(FILE *f, const Report *rep, const char *bullet) {
+        bool any = false;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                any |= rep->entries[i].has_overhead;
+        if (!any)
+                return;
+        fprintf(f, "\nMemory overhead (peak RSS / peak live bytes of the smoke run under the probe):\n");
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                VariantSummary s = render_summarize(rep, v);
+                if (s.overhead_cells == 1)
+                        fprintf(f, "%s%s: %.2fx\n", bullet, rep->variant_names[v], s.overhead_geomean);
+                else if (s.overhead_cells > 1)
+                        fprintf(f, "%s%s: %.2fx (geometric mean of %zu cells, %.2f-%.2f)\n", bullet,
+                                rep->variant_names[v], s.overhead_geomean, s.overhead_cells, s.overhead_lo,
+                                s.overhead_hi);
+        }
+}
+
+/* A cell's median wall time minus its variant's start-up (spec calibrate), or NAN. */
+
+/* Start-up calibration: each variant's null-workload median, then, for wall time, the medians
+ * with it subtracted, labelled as such; the table above stays what was measured. */
+static void print_startup(FILE *f, const Report *rep, const char *bullet) {
+        if (!rep->startup)
+                return;
+        json_t *argv = json_loads(rep->calibrate_command, 0, NULL);
+        char command[256] = "";
+        for (size_t i = 0; argv && i < json_array_size(argv); i++)
+                snprintf(command + strlen(command), sizeof(command) - strlen(command), "%s%s", i ? " " : "",
+                         json_string_value(json_array_get(argv, i)));
+        json_decref(argv);
+        fprintf(f, "\nStart-up (`%s` under each variant; median wall time with its 95%% interval):\n",
+                command);
+        const ReportStartup *base = &rep->startup[rep->baseline];
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                const ReportStartup *u = &rep->startup[v];
+                if (u->n == 0) {
+                        fprintf(f, "%s%s: no successful run\n", bullet, rep->variant_names[v]);
+                        continue;
+                }
+                char median[32], lo[32], hi[32], diff[48] = "";
+                render_value("wall", u->median, median, sizeof(median));
+                render_value("wall", u->lo, lo, sizeof(lo));
+                render_value("wall", u->hi, hi, sizeof(hi));
+                if (v != rep->baseline && base->n > 0)
+                        snprintf(diff, sizeof(diff), ", %+.3f ms against %s",
+                                 1e3 * (u->median - base->median), rep->variant_names[rep->baseline]);
+                fprintf(f, "%s%s: %s [%s, %s] of %zu runs%s\n", bullet, rep->variant_names[v], median, lo,
+                        hi, u->n, diff);
+        }
+        if (strcmp(rep->run.metric, "wall") != 0)
+                return;
+        fprintf(f, "\nMedian wall time MINUS each variant's start-up (derived; the table above is what was "
+                   "measured):\n");
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                fprintf(f, "%s[%s]", bullet, rep->cell_labels[c]);
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        double x = render_minus_startup(rep, c, v);
+                        char value[32] = "-";
+                        if (!isnan(x))
+                                render_value("wall", x, value, sizeof(value));
+                        fprintf(f, "%s %s %s", v ? "," : "", rep->variant_names[v], value);
+                }
+                fputc('\n', f);
+        }
+}
+
+/* The quiet-machine guard: which measured samples started on a machine busier than the spec
+ * allows (they are kept, and counted here). */
+static void print_noisy(FILE *f, const Report *rep, const char *bullet) {
+        int64_t checked = 0, noisy = 0;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
+                checked += rep->entries[i].n_quiet_checked;
+                noisy += rep->entries[i].n_noisy;
+        }
+        if (noisy == 0)
+                return;
+        fprintf(f,
+                "\nQuiet-machine guard: %lld of %lld measured samples started on a busier machine than the "
+                "spec's"
+                " quiet: allows (noisy; kept, unless on_busy: skip)\n",
+                (long long) noisy, (long long) checked);
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = report_entry(rep, c, v);
+                        if (e->n_noisy)
+                                fprintf(f, "%s[%s] %s: %lld of %lld noisy\n", bullet, rep->cell_labels[c],
+                                        rep->variant_names[v], (long long) e->n_noisy,
+                                        (long long) e->n_quiet_checked);
+                }
+}
+
+/* Outliers are kept in every statistic; saying where they are lets a reader judge a verdict. */
+static void print_outliers(FILE *f, const Report *rep, const char *bullet) {
+        bool any = false;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                any |= rep->entries[i].n_outliers > 0;
+        if (!any) {
+                if (rep->exclude_outliers)
+                        fprintf(f, "\nOutliers: none to leave out (outliers: exclude)\n");
+                return;
+        }
+        if (rep->exclude_outliers)
+                fprintf(f,
+                        "\nOutliers (modified z-score above %g; LEFT OUT of every figure above, as the "
+                        "spec's"
+                        " outliers: exclude asks):\n",
+                        COMPARE_OUTLIER_Z);
+        else
+                fprintf(f, "\nOutliers (modified z-score above %g; kept in every figure):\n",
+                        COMPARE_OUTLIER_Z);
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                const char *separator = "";
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = report_entry(rep, c, v);
+                        if (e->n_outliers == 0)
+                                continue;
+                        if (!separator[0])
+                                fprintf(f, "%s[%s] ", bullet, rep->cell_labels[c]);
+                        size_t measured = e->n_values + (rep->exclude_outliers ? e->n_outliers : 0);
+                        fprintf(f, "%s%s %zu of %zu", separator, rep->variant_names[v], e->n_outliers,
+                                measured);
+                        separator = ", ";
+                }
+                if (separator[0])
+                        fputc('\n', f);
+        }
+}
+
+static void print_failures(FILE *f, const Report *rep, const char *bullet) {
+        bool any_excluded = false;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                any_excluded |= rep->entries[i].excluded_reason != NULL;
+        if (any_excluded) {
+                fprintf(f, "\nExcluded:\n");
+                for (size_t c = 0; c < rep->n_cells; c++)
+                        for (size_t v = 0; v < rep->n_variants; v++)
+                                if (report_entry(rep, c, v)->excluded_reason)
+                                        fprintf(f, "%s[%s] %s: %s\n", bullet, rep->cell_labels[c],
+                                                rep->variant_names[v],
+                                                report_entry(rep, c, v)->excluded_reason);
+        }
+        if (rep->n_failures_listed == 0)
+                return;
+        fprintf(f, "\nFailed samples (%lld):\n", (long long) rep->run.n_failures);
+        for (size_t i = 0; i < rep->n_failures_listed; i++) {
+                const ReportFailure *x = &rep->failures[i];
+                fprintf(f, "%s[%s] %s %s %lld: %s: %s", bullet, x->cell, x->variant, x->phase,
+                        (long long) x->round + 1, x->status, x->detail);
+                if (x->stderr_excerpt && x->stderr_excerpt[0]) {
+                        size_t len = strcspn(x->stderr_excerpt, "\n");
+                        fprintf(f, "; stderr: %.*s%s", (int) (len > 120 ? 120 : len), x->stderr_excerpt,
+                                len > 120 ? "..." : "");
+                }
+                fputc('\n', f);
+        }
+        if ((int64_t) rep->n_failures_listed < rep->run.n_failures)
+                fprintf(f, "%s... and %lld more\n", bullet,
+                        (long long) (rep->run.n_failures - (int64_t) rep->n_failures_listed));
+        /* Some samples' output matched the reference and others did not: the program's output
+         * varies from run to run, whatever the allocator. */
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = report_entry(rep, c, v);
+                        if (e->n_failed == 0 || e->n_values == 0 || !e->first_failure ||
+                            strcmp(e->first_failure, "mismatch") != 0)
+                                continue;
+                        fprintf(f,
+                                "%s[%s] %s: the output is not deterministic: %lld sample%s differed from "
+                                "the "
+                                "reference's and %zu matched; verify a file the program writes the same "
+                                "every time (verify: file:PATH) or turn verification off (verify: none)\n",
+                                bullet, rep->cell_labels[c], rep->variant_names[v], (long long) e->n_failed,
+                                e->n_failed == 1 ? "" : "s", e->n_values);
+                }
+}
+
+/* Colours of the result table on a terminal (render_use_colour()): verdicts and failures. */
+static bool use_colour;
+
+void render_use_colour(bool on) {
+        use_colour = on;
+}
+
+#define COLOUR_GOOD  "\033[32m"
+#define COLOUR_BAD   "\033[31m"
+#define COLOUR_FAIL  "\033[1;31m"
+#define COLOUR_RESET "\033[0m"
+
+/* The part of a result cell to colour: its verdict word after the ratio ("1.05x slower"), or
+ * its failure mark ("CRASH SIGSEGV", "!2 TIMEOUT"): *ret_at and *ret_len, and the colour. */
+static const char *cell_colour(const char *text, size_t *ret_at, size_t *ret_len) {
+        static const struct {
+                const char *word, *colour;
+        } verdicts[] = { { "x faster", COLOUR_GOOD },
+                         { "x lower", COLOUR_GOOD },
+                         { "x slower", COLOUR_BAD },
+                         { "x higher", COLOUR_BAD } };
+        for (size_t i = 0; i < ELEMENTSOF(verdicts); i++) {
+                const char *hit = strstr(text, verdicts[i].word);
+                if (hit) {
+                        *ret_at = (size_t) (hit - text) + 2;
+                        *ret_len = strlen(verdicts[i].word) - 2;
+                        return verdicts[i].colour;
+                }
+        }
+        /* A mark is the cell's trailing run of capitals (and what they carry: digits, '!', '-'). */
+        size_t end = strlen(text), at = end;
+        while (at > 0 && (isupper((unsigned char) text[at - 1]) || isdigit((unsigned char) text[at - 1]) ||
+                          strchr(" !-", text[at - 1])))
+                at--;
+        at += strspn(text + at, " ");
+        if (at < end && (text[at] == '!' || isupper((unsigned char) text[at])) && end - at >= 3) {
+                *ret_at = at;
+                *ret_len = end - at;
+                return COLOUR_FAIL;
+        }
+        return NULL;
+}
+
+/* A result cell padded to width, coloured when the table is. */
+static void print_cell(FILE *f, const char *text, int width, bool colour) {
+        size_t at, len;
+        const char *c = colour ? cell_colour(text, &at, &len) : NULL;
+        if (c)
+                fprintf(f, "%.*s%s%.*s%s%s", (int) at, text, c, (int) len, text + at, COLOUR_RESET,
+                        text + at + len);
+        else
+                fputs(text, f);
+        for (int pad = width - (int) strlen(text); pad > 0; pad--)
+                fputc(' ', f);
+}
+
+int render_report_table(FILE *f, const Report *rep) {
+        _cleanup_(grid_done) Grid g = {};
+        int r = grid_build(rep, &g);
+        if (r < 0)
+                return r;
+        size_t width[SPEC_MAX_VARIANTS + 2] = {};
+        for (size_t i = 0; i < g.rows * g.cols; i++)
+                if (strlen(g.cells[i]) > width[i % g.cols])
+                        width[i % g.cols] = strlen(g.cells[i]);
+        print_header(f, rep, "");
+        if (rep->message)
+                fprintf(f, "note: %s\n", rep->message);
+        fputc('\n', f);
+        for (size_t row = 0; row < g.rows; row++) {
+                for (size_t col = 0; col < g.cols; col++) {
+                        fputs(col ? "  " : "", f);
+                        print_cell(f, g.cells[row * g.cols + col], col + 1 == g.cols ? 0 : (int) width[col],
+                                   use_colour && row > 0 && col > 0);
+                }
+                fputc('\n', f);
+        }
+        print_verdicts(f, rep, "  ");
+        print_tradeoff(f, rep, "  ");
+        print_overhead(f, rep, "  ");
+        print_startup(f, rep, "  ");
+        print_noisy(f, rep, "  ");
+        print_outliers(f, rep, "  ");
+        print_failures(f, rep, "  ");
+        return ferror(f) ? -EIO : 0;
+}
+
+int render_report_markdown(FILE *f, const Report *rep) {
+        _cleanup_(grid_done) Grid g = {};
+        int r = grid_build(rep, &g);
+        if (r < 0)
+                return r;
+        print_header(f, rep, "- ");
+        fputc('\n', f);
+        for (size_t row = 0; row < g.rows; row++) {
+                for (size_t col = 0; col < g.cols; col++)
+                        fprintf(f, "| %s ", g.cells[row * g.cols + col]);
+                fprintf(f, "|\n");
+                if (row == 0) {
+                        for (size_t col = 0; col < g.cols; col++)
+                                fprintf(f, "|%s", col ? "---:" : "---");
+                        fprintf(f, "|\n");
+                }
+        }
+        print_verdicts(f, rep, "- ");
+        print_tradeoff(f, rep, "- ");
+        print_overhead(f, rep, "- ");
+        print_startup(f, rep, "- ");
+        print_noisy(f, rep, "- ");
+        print_outliers(f, rep, "- ");
+        print_failures(f, rep, "- ");
+        return ferror(f) ? -EIO : 0;
+}
