@@ -13,10 +13,10 @@
 
 #include "cli/cli.h"
 #include "cli/render.h"
-#include "db/probejson.h"
 #include "runner/allocator.h"
 #include "runner/census.h"
 #include "runner/options.h"
+#include "runner/probe-json.h"
 #include "util/cleanup.h"
 #include "util/paths.h"
 
@@ -105,7 +105,7 @@ int cmd_census(int argc, char **argv) {
                 return EXIT_ENVIRONMENT;
         }
         const ProbeResult *result = &census.probe;
-        json_t *j = probejson_from_result(result);
+        json_t *j = probe_json_from_result(result);
         if (!j) {
                 cli_error("census", "out of memory");
                 return EXIT_ENVIRONMENT;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A probe report (db/probejson.h form) for people: alloclab census, show --probe. */
+/* A probe report (runner/probe-json.h form) for people: alloclab census, show --probe. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>

@@ -60,6 +60,6 @@ int render_rows(FILE *f, OutputFormat format, const json_t *table);
  * its UUID, times and counts). Returns 0, -EIO, -ENOMEM. */
 int render_runs(FILE *f, OutputFormat format, const RunSummary *runs, size_t n);
 
-/* A probe report (db/probejson.h form) for people: effective allocator, options, census with a
+/* A probe report (runner/probe-json.h form) for people: effective allocator, options, census with a
  * warning for several allocator copies, counters. */
 void render_probe(FILE *f, json_t *probe);

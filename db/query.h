@@ -141,7 +141,7 @@ typedef struct VariantAllocator {
         char *path;      /* preloaded file, "" for glibc */
         char *sha256;
         char *version;      /* package version */
-        char *probe_report; /* JSON (db/probejson.h), or NULL when the run had no probe */
+        char *probe_report; /* JSON (runner/probe-json.h), or NULL when the run had no probe */
 } VariantAllocator;
 
 /* Variants of a run in order. Returns 0 and an array (free with query_allocators_free), -EIO. */

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db/probejson.h"
 #include "db/record.h"
 #include "db/sql.h"
 #include "runner/env.h"
+#include "runner/probe-json.h"
 #include "runner/sample-field.h"
 #include "util/cleanup.h"
 #include "util/proc.h"
@@ -347,7 +347,7 @@ static int64_t tv_us(const struct timeval *tv) {
 }
 
 static int insert_probe_report(Recorder *rec, int64_t sample_id, const ProbeResult *probe) {
-        json_t *j = probejson_from_result(probe);
+        json_t *j = probe_json_from_result(probe);
         _cleanup_free_ char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(j);
         if (!text)

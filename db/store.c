@@ -126,7 +126,7 @@ static const char *const migrations[] = {
         "  sample_id INTEGER PRIMARY KEY REFERENCES samples(id) ON DELETE CASCADE,"
         "  effective_path TEXT NOT NULL, family TEXT NOT NULL, version TEXT NOT NULL,"
         "  allocator_copies INTEGER NOT NULL,"
-        "  report TEXT NOT NULL);", /* the whole report as JSON (db/probejson.c) */
+        "  report TEXT NOT NULL);", /* the whole report as JSON (runner/probe-json.c) */
         /* 2 -> 3: the daemon's job queue */
         "CREATE TABLE jobs ("
         "  id INTEGER PRIMARY KEY,"

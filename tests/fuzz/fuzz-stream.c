@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/probejson.h"
+#include "runner/probe-json.h"
 #include "runner/stream.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -27,7 +27,7 @@ static int on_sample(void *u, const Plan *p, const Sample *s) {
                 *seen += read_text(s->metrics[i].name) + (s->metrics[i].value > 0);
         *seen += read_text(p->spec->variants[s->step->variant].name);
         if (s->probe) {
-                json_t *json = probejson_from_result(s->probe);
+                json_t *json = probe_json_from_result(s->probe);
                 if (json) {
                         free(json_dumps(json, JSON_COMPACT));
                         json_decref(json);

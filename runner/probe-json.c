@@ -3,7 +3,7 @@
  * ProbeResult -> JSON. Counters are numbers; option values stay strings, as the allocators
  * report them.
  */
-#include "db/probejson.h"
+#include "runner/probe-json.h"
 #include "util/cleanup.h"
 
 static json_t *families_json(uint32_t families) {
@@ -34,7 +34,7 @@ static json_t *processes_json(const ProbeResult *result) {
         return a;
 }
 
-json_t *probejson_from_result(const ProbeResult *result) {
+json_t *probe_json_from_result(const ProbeResult *result) {
         const ProbeReport *r = &result->report;
         json_t *options = json_object(), *census = json_array(), *calls = json_object();
         for (uint32_t i = 0; i < r->n_options; i++)
