@@ -461,6 +461,17 @@ static void print_cell(FILE *f, const char *text, int width, bool colour) {
                 fputc(' ', f);
 }
 
+/* What the table or markdown grid is followed by, each item starting with bullet. */
+static void print_notes(FILE *f, const Report *rep, const char *bullet) {
+        print_verdicts(f, rep, bullet);
+        print_tradeoff(f, rep, bullet);
+        print_overhead(f, rep, bullet);
+        print_startup(f, rep, bullet);
+        print_noisy(f, rep, bullet);
+        print_outliers(f, rep, bullet);
+        print_failures(f, rep, bullet);
+}
+
 int render_report_table(FILE *f, const Report *rep) {
         _cleanup_(grid_done) Grid g = {};
         int r = grid_build(rep, &g);
@@ -482,13 +493,7 @@ int render_report_table(FILE *f, const Report *rep) {
                 }
                 fputc('\n', f);
         }
-        print_verdicts(f, rep, "  ");
-        print_tradeoff(f, rep, "  ");
-        print_overhead(f, rep, "  ");
-        print_startup(f, rep, "  ");
-        print_noisy(f, rep, "  ");
-        print_outliers(f, rep, "  ");
-        print_failures(f, rep, "  ");
+        print_notes(f, rep, "  ");
         return ferror(f) ? -EIO : 0;
 }
 
@@ -509,12 +514,6 @@ int render_report_markdown(FILE *f, const Report *rep) {
                         fprintf(f, "|\n");
                 }
         }
-        print_verdicts(f, rep, "- ");
-        print_tradeoff(f, rep, "- ");
-        print_overhead(f, rep, "- ");
-        print_startup(f, rep, "- ");
-        print_noisy(f, rep, "- ");
-        print_outliers(f, rep, "- ");
-        print_failures(f, rep, "- ");
+        print_notes(f, rep, "- ");
         return ferror(f) ? -EIO : 0;
 }
