@@ -132,7 +132,7 @@ spin_judged() {
 import json, sys
 r = json.load(sys.stdin)["cells"][0]["results"]
 o = r["longer"]
-assert o["verdict"] == "slower", "10% more work is not slower: %r" % o
+assert o["verdict"] == "slower", "10%% more work is not slower: %r" % o
 assert o["ratio_ci_low"] <= 1.11 and o["ratio_ci_high"] >= 1.09, "the interval is not within 1%% of 1.10: %r" % o
 assert r["same"]["verdict"] == "~", "A/A: a significant difference: %r" % r["same"]' <<<"$OUT"
 }
