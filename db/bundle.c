@@ -278,11 +278,11 @@ static int check_file(const char *path, char **ret_message) {
         if ((r = queryf(db, &version, NULL, "SELECT value FROM bundle WHERE key = 'version'")) < 0 ||
             (r = queryf(db, &schema, NULL, "PRAGMA user_version")) < 0)
                 goto out;
-        if (version != BUNDLE_VERSION || schema != STORE_SCHEMA_VERSION)
+        if (version != BUNDLE_VERSION || schema < BUNDLE_OLDEST_SCHEMA || schema > STORE_SCHEMA_VERSION)
                 r = fail(ret_message, -EPROTO,
                          "%s is a bundle of version %lld with schema %lld; this alloclab reads version %d "
-                         "with schema %d: import it with the alloclab that wrote it",
-                         path, (long long) version, (long long) schema, BUNDLE_VERSION,
+                         "with schema %d to %d: import it with the alloclab that wrote it",
+                         path, (long long) version, (long long) schema, BUNDLE_VERSION, BUNDLE_OLDEST_SCHEMA,
                          STORE_SCHEMA_VERSION);
 out:
         sqlite3_close_v2(db);

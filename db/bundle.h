@@ -15,8 +15,11 @@
  * that says what the file is. Runs are known across databases by their UUID.
  */
 
-#define BUNDLE_FORMAT  "alloclab-bundle"
-#define BUNDLE_VERSION 1
+#define BUNDLE_FORMAT        "alloclab-bundle"
+#define BUNDLE_VERSION       1
+/* The oldest schema whose tables this alloclab's are: a bundle of it imports as it is (schema 19
+ * added only an index). */
+#define BUNDLE_OLDEST_SCHEMA 18
 
 /* Writes runs run_ids[0..n) of s (none of them running) into a new bundle at path, replacing
  * what is there only once complete. Returns 0, -ENOENT (no such run), -EBUSY (a run is still

@@ -112,7 +112,12 @@ run_alloclab 0 export latest --bundle "$WORK/fresh.bundle"
 
 cp "$WORK/a.bundle" "$WORK/schema.bundle"
 sqlite3 "$WORK/schema.bundle" "PRAGMA user_version = 99"
-refused "$WORK/schema.bundle" "unknown schema" "with schema 99; this alloclab reads version 1 with schema 18"
+refused "$WORK/schema.bundle" "unknown schema" "with schema 99; this alloclab reads version 1 with schema 18 to 19"
+# A bundle of schema 18 (the same tables; 19 added an index) imports.
+cp "$WORK/a.bundle" "$WORK/schema18.bundle"
+sqlite3 "$WORK/schema18.bundle" "DROP INDEX IF EXISTS runs_running; PRAGMA user_version = 18"
+run_alloclab 0 import "$WORK/schema18.bundle" --db "$WORK/fresh18.db"
+expect_eq "$(sqlite3 "$WORK/fresh18.db" "SELECT count(*) > 0 FROM runs")" 1 "a schema 18 bundle imported"
 
 cp "$WORK/a.bundle" "$WORK/changed.bundle"
 sqlite3 "$WORK/changed.bundle" "UPDATE samples SET wall_ns = wall_ns + 1 WHERE id = (SELECT min(id) FROM samples)"
