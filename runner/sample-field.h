@@ -11,8 +11,8 @@
  * runner process to the recorder; the recorder (db/record.c) stores each field with a column in
  * that column of `samples`; `alloclab export --what samples` (db/export.c) shows the exported
  * ones in table order. A new field is one row here, its member in Sample and its column in a
- * migration (db/store.c); tests/unit/test-sample-field.c checks that the schema and this table
- * agree and that every field survives the stream.
+ * migration (db/store.c); unit/sample-field checks that the schema and this table agree, and
+ * unit/stream that every field survives the stream.
  *
  * Not in the table: the step a sample belongs to (its key: run, cell, variant, phase, round,
  * step), reported metrics and the probe's report, which have tables of their own.
