@@ -155,11 +155,9 @@ unsigned run_auto_min_rounds(const Plan *p) {
  * not change what the cell says. Costs a bootstrap per variant, between children. */
 static bool precise_enough(const Plan *p, const CellState *c, uint32_t cell) {
         const Spec *s = p->spec;
-        static const char *const builtin[] = { [SPEC_METRIC_WALL] = RUN_METRIC_WALL,
-                                               [SPEC_METRIC_USER] = RUN_METRIC_USER,
-                                               [SPEC_METRIC_SYS] = RUN_METRIC_SYS,
-                                               [SPEC_METRIC_MAXRSS] = RUN_METRIC_MAXRSS };
-        const char *metric = s->metric == SPEC_METRIC_REPORTED ? s->metric_name : builtin[s->metric];
+        /* The built-in metrics' series carry the spec's names for them (RUN_METRIC_*). */
+        const char *metric =
+                s->metric == SPEC_METRIC_REPORTED ? s->metric_name : spec_metric_to_string(s->metric);
         const Series *base =
                 c->excluded[s->baseline] ? NULL : find_series(c, (uint32_t) s->baseline, metric);
         if (!base || base->n < 2)
