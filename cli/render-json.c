@@ -6,12 +6,9 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "cli/render-figures.h"
 #include "cli/render.h"
-#include "util/cleanup.h"
 
 int render_report_json(FILE *f, const Report *rep) {
         json_t *root = json_object(), *variants = json_array(), *cells = json_array(),

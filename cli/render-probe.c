@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* A probe report (runner/probe-json.h form) for people: alloclab census, show --probe. */
-#include <errno.h>
+/* A probe report (runner/probe-json.h form) for people: alloclab census and allocators. */
 #include <jansson.h>
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli/render.h"
-#include "util/cleanup.h"
 
 static void print_option_list(FILE *f, json_t *options, const char *indent) {
         const char *key;

@@ -12,7 +12,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 
 #include "cli/render-figures.h"
 #include "cli/render.h"
