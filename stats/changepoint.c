@@ -4,23 +4,8 @@
 #include <string.h>
 
 #include "stats/changepoint.h"
-#include "stats/stats.h"
+#include "stats/sampleset.h"
 #include "util/cleanup.h"
-
-/* The run's median and its interval. */
-static int summarise(const ChangePointRun *run, ChangePoint *p) {
-        _cleanup_free_ double *sorted = malloc((run->n ? run->n : 1) * sizeof(double));
-        if (!sorted)
-                return -ENOMEM;
-        memcpy(sorted, run->values, run->n * sizeof(double));
-        Stats st;
-        int r = stats_compute(sorted, run->n, &st);
-        if (r < 0)
-                return r;
-        compare_median_order_interval(sorted, run->n, COMPARE_LEVEL, &p->lo, &p->hi);
-        p->median = st.median;
-        return 0;
-}
 
 int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
         size_t since = 0; /* the first run after the last change point or new baseline */
@@ -28,7 +13,8 @@ int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
         for (size_t i = 0; i < n; i++) {
                 ChangePoint *p = &ret[i];
                 *p = (ChangePoint){ .change = VERDICT_SAME };
-                int r = summarise(&runs[i], p);
+                SampleSet set = { .values = (double *) runs[i].values, .n = runs[i].n }; /* only read */
+                int r = sampleset_median_interval(&set, &p->median, &p->lo, &p->hi);
                 if (r < 0)
                         return r;
                 if (runs[i].new_baseline) {
