@@ -25,7 +25,6 @@
 #include "runner/run.h"
 #include "util/cleanup.h"
 #include "util/paths.h"
-#include "util/rng.h"
 
 extern char **environ;
 
@@ -314,13 +313,12 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
         _cleanup_free_ char *message = NULL;
         _cleanup_free_ char *probe = paths_probe();
         cgroup_remove_stale(); /* what runs killed with SIGKILL left behind */
-        int r = plan_new(spec,
-                         &(PlanOptions){ .caller_env = environ,
-                                         .seed = spec->has_seed ? spec->seed : rng_seed(),
-                                         .samples = o->samples,
-                                         .samples_fixed = o->samples > 0, /* also for samples: auto */
-                                         .probe_path = probe },
-                         &plan, &message);
+        PlanOptions options = { .caller_env = environ,
+                                .samples = o->samples,
+                                .samples_fixed = o->samples > 0, /* also for samples: auto */
+                                .probe_path = probe };
+        session_new_options(spec, &options);
+        int r = plan_new(spec, &options, &plan, &message);
         if (r < 0) {
                 cli_plan_error(command, spec, message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;

@@ -36,7 +36,6 @@
 #include "db/session.h"
 #include "runner/stream.h"
 #include "util/cleanup.h"
-#include "util/rng.h"
 
 struct Worker {
         WorkerContext ctx;
@@ -382,10 +381,10 @@ int worker_start(const WorkerContext *ctx, Job *job, Worker **ret) {
                 return fail_job(store, &w->job, "%s", first ? first : strerror(-r));
         }
         diag_clear(&diag);
-        /* A resumption continues its run with the seed and counts it started with. */
+        /* A resumption continues its run with the seed and counts it started with; a new run takes the
+         * spec's seed or a fresh one. */
         bool resuming = w->job.trigger && strcmp(w->job.trigger, "resume") == 0 && w->job.run_id > 0;
         PlanOptions options = { .caller_env = w->job.env,
-                                .seed = w->spec->has_seed ? w->spec->seed : rng_seed(),
                                 .probe_path = ctx->probe_path,
                                 .base_dir = w->job.cwd,
                                 .defer_cgroup = true };
@@ -403,7 +402,8 @@ int worker_start(const WorkerContext *ctx, Job *job, Worker **ret) {
                 }
                 session_resume_options(&info, &options);
                 resume_info_done(&info);
-        }
+        } else
+                session_new_options(w->spec, &options);
         /* Everything the job names is found and hashed with the submitter's file permissions;
          * only the cgroup is made with the daemon's. */
         _cleanup_free_ char *message = NULL;

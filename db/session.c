@@ -5,6 +5,7 @@
 #include "db/session.h"
 #include "runner/host.h"
 #include "util/cleanup.h"
+#include "util/rng.h"
 
 int session_check_resumable(Store *store, int64_t run_id, ResumeInfo *ret, char **ret_message) {
         *ret = (ResumeInfo){};
@@ -19,6 +20,10 @@ int session_check_resumable(Store *store, int64_t run_id, ResumeInfo *ret, char 
         if (r < 0)
                 resume_info_done(ret);
         return r;
+}
+
+void session_new_options(const Spec *spec, PlanOptions *o) {
+        o->seed = spec->has_seed ? spec->seed : rng_seed();
 }
 
 void session_resume_options(const ResumeInfo *info, PlanOptions *o) {

@@ -20,6 +20,9 @@
  * -ENOMEM, -EIO. */
 int session_check_resumable(Store *store, int64_t run_id, ResumeInfo *ret, char **ret_message);
 
+/* What a new run fixes in *o: its seed, the spec's or a fresh one. */
+void session_new_options(const Spec *spec, PlanOptions *o);
+
 /* What a resumption fixes in *o: the seed and the counts it started with (under samples: auto
  * the count is the most, and the cells judge their precision again from what is stored). */
 void session_resume_options(const ResumeInfo *info, PlanOptions *o);
