@@ -23,6 +23,7 @@
 #include "runner/plan.h"
 #include "runner/run.h"
 #include "util/cleanup.h"
+#include "util/message.h"
 
 extern char **environ;
 
@@ -99,17 +100,15 @@ static int read_hyperfine(const json_t *doc, Import *im, char **ret_why) {
                 const char *command = json_string_value(json_object_get(r, "command"));
                 const json_t *times = json_object_get(r, "times");
                 if (!command || !json_is_array(times) || json_array_size(times) == 0)
-                        return asprintf(ret_why, "result %zu has no command or no times", i + 1) < 0
-                                       ? -ENOMEM
-                                       : -EINVAL;
+                        return message_fail(ret_why, -EINVAL, "result %zu has no command or no times",
+                                            i + 1);
                 size_t n = json_array_size(times);
                 Series *s = add_series(im, command, command, n);
                 if (!s)
                         return -ENOMEM;
                 if (!numbers(times, n, s->times))
-                        return asprintf(ret_why, "result %zu: times are not all numbers", i + 1) < 0
-                                       ? -ENOMEM
-                                       : -EINVAL;
+                        return message_fail(ret_why, -EINVAL, "result %zu: times are not all numbers",
+                                            i + 1);
                 const json_t *codes = json_object_get(r, "exit_codes");
                 for (size_t k = 0; json_is_array(codes) && k < n && k < json_array_size(codes); k++)
                         s->exit_codes[k] = (int) json_integer_value(json_array_get(codes, k));
@@ -143,16 +142,15 @@ static int read_pyperf(const json_t *doc, Import *im, char **ret_why) {
                 if (!unit)
                         unit = json_string_value(json_object_get(common, "unit"));
                 if (!name)
-                        return asprintf(ret_why, "benchmark %zu has no name", i + 1) < 0 ? -ENOMEM : -EINVAL;
+                        return message_fail(ret_why, -EINVAL, "benchmark %zu has no name", i + 1);
                 if (unit && strcmp(unit, "second") != 0)
-                        return asprintf(ret_why, "benchmark %s is in %s, not seconds", name, unit) < 0
-                                       ? -ENOMEM
-                                       : -EINVAL;
+                        return message_fail(ret_why, -EINVAL, "benchmark %s is in %s, not seconds", name,
+                                            unit);
                 const json_t *runs = json_object_get(b, "runs"), *run;
                 size_t n = 0, k;
                 json_array_foreach(runs, k, run) n += json_array_size(json_object_get(run, "values"));
                 if (n == 0)
-                        return asprintf(ret_why, "benchmark %s has no values", name) < 0 ? -ENOMEM : -EINVAL;
+                        return message_fail(ret_why, -EINVAL, "benchmark %s has no values", name);
                 const char *command = json_string_value(json_object_get(meta, "command"));
                 Series *s = add_series(im, name, command ? command : name, n);
                 if (!s)
@@ -161,10 +159,8 @@ static int read_pyperf(const json_t *doc, Import *im, char **ret_why) {
                 json_array_foreach(runs, k, run) {
                         const json_t *values = json_object_get(run, "values");
                         if (!numbers(values, json_array_size(values), s->times + at))
-                                return asprintf(ret_why, "benchmark %s: values are not all numbers", name) <
-                                                       0
-                                               ? -ENOMEM
-                                               : -EINVAL;
+                                return message_fail(ret_why, -EINVAL,
+                                                    "benchmark %s: values are not all numbers", name);
                         at += json_array_size(values);
                 }
         }

@@ -21,6 +21,7 @@
 #include "db/sql.h"
 #include "runner/host.h"
 #include "util/cleanup.h"
+#include "util/message.h"
 
 static void sqlite3_freep(char **p) {
         sqlite3_free(*p);
@@ -77,18 +78,6 @@ static int queryf(sqlite3 *db, int64_t *ret, char **ret_text, const char *fmt, .
         if (rc != SQLITE_ROW && rc != SQLITE_DONE)
                 r = failed(db);
         sqlite3_finalize(st);
-        return r;
-}
-
-static int fail(char **ret_message, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char **ret_message, int r, const char *fmt, ...) {
-        if (!ret_message)
-                return r;
-        va_list ap;
-        va_start(ap, fmt);
-        if (vasprintf(ret_message, fmt, ap) < 0)
-                *ret_message = NULL;
-        va_end(ap);
         return r;
 }
 
@@ -178,7 +167,7 @@ static int create_empty(const char *path, size_t n_runs, Store **ret, char **ret
                   " ('exported_at', strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', 'now'));",
                   BUNDLE_FORMAT, BUNDLE_VERSION, ALLOCLAB_VERSION, hostname, (long long) n_runs);
         if (r < 0)
-                return fail(ret_message, r, "cannot write %s: %s", path, failure);
+                return message_fail(ret_message, r, "cannot write %s: %s", path, failure);
         *ret = TAKE_PTR(b);
         return 0;
 }
@@ -197,10 +186,10 @@ int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, 
                 if (r < 0)
                         return r;
                 if (!status)
-                        return fail(ret_message, -ENOENT, "no run %lld", (long long) run_ids[i]);
+                        return message_fail(ret_message, -ENOENT, "no run %lld", (long long) run_ids[i]);
                 if (strcmp(status, "running") == 0)
-                        return fail(ret_message, -EBUSY, "run %lld is still running",
-                                    (long long) run_ids[i]);
+                        return message_fail(ret_message, -EBUSY, "run %lld is still running",
+                                            (long long) run_ids[i]);
         }
         /* Written through the bundle's connection, the source attached: a reader of the source
          * (a database it cannot write) can export from it. */
@@ -232,7 +221,8 @@ int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, 
                 r = -errno;
         if (r < 0) {
                 (void) unlink(partial);
-                return fail(ret_message, r, "cannot write %s: %s", path, r == -EIO ? failure : strerror(-r));
+                return message_fail(ret_message, r, "cannot write %s: %s", path,
+                                    r == -EIO ? failure : strerror(-r));
         }
         _cleanup_free_ char *dir = strdup(path);
         if (!dir)
@@ -253,7 +243,7 @@ int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, 
 /* Opens path alone, read-only, and checks that it is an undamaged bundle of this schema. */
 static int check_file(const char *path, char **ret_message) {
         if (access(path, R_OK) < 0)
-                return fail(ret_message, -errno, "%s: %m", path);
+                return message_fail(ret_message, -errno, "%s: %m", path);
         sqlite3 *db = NULL;
         int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
         _cleanup_free_ char *check = NULL, *format = NULL;
@@ -262,28 +252,30 @@ static int check_file(const char *path, char **ret_message) {
         if (r == -ENOMEM)
                 goto out;
         if (r < 0 || !check || strcmp(check, "ok") != 0) {
-                r = fail(ret_message, -EBADMSG, "%s is damaged: %s", path,
-                         check ? check
-                         : db  ? sqlite3_errmsg(db)
-                               : "cannot open it");
+                r = message_fail(ret_message, -EBADMSG, "%s is damaged: %s", path,
+                                 check ? check
+                                 : db  ? sqlite3_errmsg(db)
+                                       : "cannot open it");
                 goto out;
         }
         if ((r = queryf(db, NULL, &format, "SELECT value FROM bundle WHERE key = 'format'")) < 0 ||
             !format || strcmp(format, BUNDLE_FORMAT) != 0) {
-                r = fail(ret_message, -EBADMSG,
-                         "%s is not an alloclab bundle (make one with alloclab export RUN... --bundle FILE)",
-                         path);
+                r = message_fail(
+                        ret_message, -EBADMSG,
+                        "%s is not an alloclab bundle (make one with alloclab export RUN... --bundle FILE)",
+                        path);
                 goto out;
         }
         if ((r = queryf(db, &version, NULL, "SELECT value FROM bundle WHERE key = 'version'")) < 0 ||
             (r = queryf(db, &schema, NULL, "PRAGMA user_version")) < 0)
                 goto out;
         if (version != BUNDLE_VERSION || schema < BUNDLE_OLDEST_SCHEMA || schema > STORE_SCHEMA_VERSION)
-                r = fail(ret_message, -EPROTO,
-                         "%s is a bundle of version %lld with schema %lld; this alloclab reads version %d "
-                         "with schema %d to %d: import it with the alloclab that wrote it",
-                         path, (long long) version, (long long) schema, BUNDLE_VERSION, BUNDLE_OLDEST_SCHEMA,
-                         STORE_SCHEMA_VERSION);
+                r = message_fail(
+                        ret_message, -EPROTO,
+                        "%s is a bundle of version %lld with schema %lld; this alloclab reads version %d "
+                        "with schema %d to %d: import it with the alloclab that wrote it",
+                        path, (long long) version, (long long) schema, BUNDLE_VERSION, BUNDLE_OLDEST_SCHEMA,
+                        STORE_SCHEMA_VERSION);
 out:
         sqlite3_close_v2(db);
         return r;
@@ -298,7 +290,7 @@ static int check_runs(sqlite3 *db, const char *path, const BundleOptions *o, cha
                                " json_extract(r.host_facts, '$.machine_id') FROM b.runs r"
                                " JOIN b.hosts h ON h.id = r.host_id ORDER BY r.id",
                                -1, &st, NULL) != SQLITE_OK)
-                return fail(ret_message, -EBADMSG, "%s: %s", path, sqlite3_errmsg(db));
+                return message_fail(ret_message, -EBADMSG, "%s: %s", path, sqlite3_errmsg(db));
         int rc, r = 0;
         while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
                 const char *uuid = (const char *) sqlite3_column_text(st, 0);
@@ -307,16 +299,17 @@ static int check_runs(sqlite3 *db, const char *path, const BundleOptions *o, cha
                 const char *machine = (const char *) sqlite3_column_text(st, 3);
                 if (!uuid || !hostname)
                         return sqlite3_finalize(st),
-                               fail(ret_message, -EBADMSG, "%s: a run without UUID or host", path);
+                               message_fail(ret_message, -EBADMSG, "%s: a run without UUID or host", path);
                 _cleanup_free_ char *here = NULL, *there = NULL;
                 if ((r = queryf(db, NULL, &here, CONTENT_SQL("main"), uuid)) < 0 ||
                     (r = queryf(db, NULL, &there, CONTENT_SQL("b"), uuid)) < 0)
                         break;
                 if (here && strcmp(here, there) != 0) {
-                        r = fail(ret_message, -EEXIST,
-                                 "%s: run %s is here already with other content (here %s, there %s: status, "
-                                 "samples, and sums of their times, steps and peak memory)",
-                                 path, uuid, here, there);
+                        r = message_fail(
+                                ret_message, -EEXIST,
+                                "%s: run %s is here already with other content (here %s, there %s: status, "
+                                "samples, and sums of their times, steps and peak memory)",
+                                path, uuid, here, there);
                         break;
                 }
                 if (here || !fingerprint)
@@ -339,12 +332,13 @@ static int check_runs(sqlite3 *db, const char *path, const BundleOptions *o, cha
                         break;
                 if (known > 0 && same == 0 && !o->accept_host_change) {
                         bool another = !machine || !other_machine || strcmp(machine, other_machine) != 0;
-                        r = fail(ret_message, -EXDEV,
-                                 "%s: host %s has fingerprint %.12s here and %.12s in run %s (%s): import "
-                                 "with --accept-host-change if it is the same machine, changed",
-                                 path, hostname, other, fingerprint, uuid,
-                                 another ? "its machine-id differs: another machine under the same name?"
-                                         : "the same machine-id: a change of kernel, firmware or settings?");
+                        r = message_fail(
+                                ret_message, -EXDEV,
+                                "%s: host %s has fingerprint %.12s here and %.12s in run %s (%s): import "
+                                "with --accept-host-change if it is the same machine, changed",
+                                path, hostname, other, fingerprint, uuid,
+                                another ? "its machine-id differs: another machine under the same name?"
+                                        : "the same machine-id: a change of kernel, firmware or settings?");
                         break;
                 }
                 r = execf(db, "INSERT OR IGNORE INTO temp.import_hosts VALUES (%Q, %Q, %Q)", hostname,
@@ -506,17 +500,17 @@ int bundle_import(Store *s, char *const *paths, size_t n, const BundleOptions *o
                 if ((r = check_file(paths[i], ret_message)) < 0)
                         break;
                 if ((r = execf(db, "ATTACH %Q AS b", paths[i])) < 0)
-                        return fail(ret_message, r, "cannot open %s: %s", paths[i], failure);
+                        return message_fail(ret_message, r, "cannot open %s: %s", paths[i], failure);
                 r = check_runs(db, paths[i], o, ret_message);
                 (void) execf(db, "DETACH b");
         }
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 if ((r = execf(db, "ATTACH %Q AS b", paths[i])) < 0)
-                        return fail(ret_message, r, "cannot open %s: %s", paths[i], failure);
+                        return message_fail(ret_message, r, "cannot open %s: %s", paths[i], failure);
                 r = import_file(db, ret);
                 if (r < 0)
-                        (void) fail(ret_message, r, "cannot import %s: %s", paths[i],
-                                    r == -EIO ? failure : strerror(-r));
+                        (void) message_fail(ret_message, r, "cannot import %s: %s", paths[i],
+                                            r == -EIO ? failure : strerror(-r));
                 (void) execf(db, "DETACH b");
         }
         (void) execf(db, "DROP TABLE IF EXISTS temp.import_hosts");
