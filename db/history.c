@@ -136,35 +136,23 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
         return r;
 }
 
-/* SELECT run, cell label, variant name, value, host name, the variant's env and preload of
- * every measured sample of the runs read, one series (cell, variant, host) after another, each
- * in run order. NULL on ENOMEM; caller frees with
- * sqlite3_free. */
-static char *values_sql(const HistoryQuery *q, const Builder *b, const char *metric) {
+/* SELECT run, cell label, variant name, host name, the variant's env and preload, cell id and
+ * variant id of every (run, cell, variant) of the runs read, one series (cell, variant, host)
+ * after another, each in run order: a few hundred rows where the samples are many thousand,
+ * so sorting them here is cheap. NULL on ENOMEM; caller frees with sqlite3_free. */
+static char *points_sql(const HistoryQuery *q, const Builder *b) {
         char *ids = sqlite3_mprintf("%lld", (long long) b->runs[0].id);
         for (size_t i = 1; i < b->n_runs && ids; i++)
                 ids = sqlite3_mprintf("%z, %lld", ids, (long long) b->runs[i].id); /* %z frees ids */
-        const char *expression = query_builtin_metric_sql(metric);
-        char *join =
-                expression ? sqlite3_mprintf("")
-                           : sqlite3_mprintf(" JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q",
-                                             strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric);
-        /* Runs, then their cells and variants (filtered), then the samples of each pair: the
-         * CROSS JOINs keep that order, so the samples are found by the whole samples_run prefix
-         * (run, cell, variant) and, for wall time, read from the index alone. */
-        char *sql = ids && join
-                            ? sqlite3_mprintf(
-                                      "SELECT s.run_id, c.label, v.name, %s, h.hostname, v.env, a.name FROM "
-                                      "runs r CROSS JOIN cells c CROSS JOIN variants v CROSS JOIN samples s"
+        char *sql =
+                ids ? sqlite3_mprintf("SELECT r.id, c.label, v.name, h.hostname, v.env, a.name, c.id, v.id"
+                                      " FROM runs r CROSS JOIN cells c CROSS JOIN variants v"
                                       " JOIN allocators a ON a.id = v.allocator_id"
-                                      " JOIN hosts h ON h.id = r.host_id%s"
-                                      " WHERE r.id IN (%s) AND c.run_id = r.id AND v.run_id = r.id"
-                                      " AND s.run_id = r.id AND s.cell_id = c.id AND s.variant_id = v.id"
-                                      " AND s.phase = 'sample' AND s.status = 'ok'",
-                                      expression ? expression : "m.value", join, ids)
-                            : NULL;
+                                      " JOIN hosts h ON h.id = r.host_id"
+                                      " WHERE r.id IN (%s) AND c.run_id = r.id AND v.run_id = r.id",
+                                      ids)
+                    : NULL;
         sqlite3_free(ids);
-        sqlite3_free(join);
         if (sql && q->variant)
                 sql = sqlite3_mprintf("%z AND v.name = %Q", sql, q->variant);
         for (char *const *c = q->cells; sql && c && *c; c++) {
@@ -175,7 +163,21 @@ static char *values_sql(const HistoryQuery *q, const Builder *b, const char *met
                            : NULL;
                 sqlite3_free(path);
         }
-        return sql ? sqlite3_mprintf("%z ORDER BY c.label, v.name, h.hostname, s.run_id", sql) : NULL;
+        return sql ? sqlite3_mprintf("%z ORDER BY c.label, v.name, h.hostname, r.id", sql) : NULL;
+}
+
+/* SELECT the metric's value of every measured sample of one (run ?1, cell ?2, variant ?3): for
+ * wall time read from the samples_run index alone. NULL on ENOMEM; caller frees with
+ * sqlite3_free. */
+static char *values_sql(const char *metric) {
+        const char *expression = query_builtin_metric_sql(metric);
+        const char *where = " WHERE s.run_id = ?1 AND s.cell_id = ?2 AND s.variant_id = ?3"
+                            " AND s.phase = 'sample' AND s.status = 'ok'";
+        return expression
+                       ? sqlite3_mprintf("SELECT %s FROM samples s%s", expression, where)
+                       : sqlite3_mprintf("SELECT m.value FROM samples s"
+                                         " JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q%s",
+                                         strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric, where);
 }
 
 /* NAME=VALUE with a parameter name as specs allow it (letters, digits, '_', '-'). */
@@ -324,18 +326,42 @@ static HistorySeries *new_series(History *h, const char *cell, const char *varia
         return s->cell && s->variant && s->host ? s : NULL;
 }
 
-static int read_values(Store *st, const char *sql, Builder *b) {
-        sqlite3_stmt *stmt;
-        if (sqlite3_prepare_v2(store_db(st), sql, -1, &stmt, NULL) != SQLITE_OK)
+/* One point's values into v (emptied first). */
+static int read_point_values(sqlite3_stmt *values, int64_t run_id, int64_t cell_id, int64_t variant_id,
+                             Values *v) {
+        sqlite3_reset(values);
+        sqlite3_bind_int64(values, 1, run_id);
+        sqlite3_bind_int64(values, 2, cell_id);
+        sqlite3_bind_int64(values, 3, variant_id);
+        v->n = 0;
+        int rc, r = 0;
+        while (r >= 0 && (rc = sqlite3_step(values)) == SQLITE_ROW)
+                r = add_value(v, sqlite3_column_double(values, 0));
+        return r < 0 ? r : rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* Reads the points in series order and each point's values, and analyses each series once it
+ * is read. A point without a measured sample is left out, and a series without points. */
+static int read_series(Store *st, const char *points_sql, const char *values_sql, Builder *b) {
+        sqlite3_stmt *points = NULL, *values = NULL;
+        if (sqlite3_prepare_v2(store_db(st), points_sql, -1, &points, NULL) != SQLITE_OK ||
+            sqlite3_prepare_v2(store_db(st), values_sql, -1, &values, NULL) != SQLITE_OK) {
+                sqlite3_finalize(points);
                 return -EIO;
+        }
         History *h = b->h;
         HistorySeries *s = NULL;
+        Values read = {}; /* the point being read; swapped into its slot when it has values */
         int rc, r = 0;
-        while (r >= 0 && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-                int64_t run_id = sqlite3_column_int64(stmt, 0);
-                const char *cell = (const char *) sqlite3_column_text(stmt, 1);
-                const char *variant = (const char *) sqlite3_column_text(stmt, 2);
-                const char *host = (const char *) sqlite3_column_text(stmt, 4);
+        while (r >= 0 && (rc = sqlite3_step(points)) == SQLITE_ROW) {
+                int64_t run_id = sqlite3_column_int64(points, 0);
+                const char *cell = (const char *) sqlite3_column_text(points, 1);
+                const char *variant = (const char *) sqlite3_column_text(points, 2);
+                const char *host = (const char *) sqlite3_column_text(points, 3);
+                if ((r = read_point_values(values, run_id, sqlite3_column_int64(points, 6),
+                                           sqlite3_column_int64(points, 7), &read)) < 0 ||
+                    read.n == 0)
+                        continue;
                 if (!s || strcmp(s->cell, cell) != 0 || strcmp(s->variant, variant) != 0 ||
                     strcmp(s->host, host) != 0) {
                         if (s && (r = analyse_series(b, s)) < 0)
@@ -345,17 +371,20 @@ static int read_values(Store *st, const char *sql, Builder *b) {
                                 break;
                         }
                 }
-                if (s->n_points == 0 || s->points[s->n_points - 1].run_id != run_id)
-                        if (!new_point(b, s, run_id, (const char *) sqlite3_column_text(stmt, 5),
-                                       (const char *) sqlite3_column_text(stmt, 6))) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                r = add_value(&b->values[s->n_points - 1], sqlite3_column_double(stmt, 3));
+                if (!new_point(b, s, run_id, (const char *) sqlite3_column_text(points, 4),
+                               (const char *) sqlite3_column_text(points, 5))) {
+                        r = -ENOMEM;
+                        break;
+                }
+                Values *slot = &b->values[s->n_points - 1], emptied = *slot;
+                *slot = read;
+                read = emptied;
         }
+        free(read.v);
         if (r >= 0 && rc != SQLITE_DONE)
                 r = -EIO;
-        sqlite3_finalize(stmt);
+        sqlite3_finalize(points);
+        sqlite3_finalize(values);
         if (r >= 0 && s)
                 r = analyse_series(b, s);
         return r;
@@ -412,11 +441,10 @@ int query_history(Store *s, const HistoryQuery *q, History **ret) {
         h->n_runs = b.n_runs;
         if (!(h->metric = strdup(q->metric ? q->metric : b.runs[b.n_runs - 1].metric)))
                 return -ENOMEM;
-        char *sql = values_sql(q, &b, h->metric);
-        if (!sql)
-                return -ENOMEM;
-        r = read_values(s, sql, &b);
-        sqlite3_free(sql);
+        char *points = points_sql(q, &b), *values = values_sql(h->metric);
+        r = points && values ? read_series(s, points, values, &b) : -ENOMEM;
+        sqlite3_free(points);
+        sqlite3_free(values);
         if (r < 0)
                 return r;
         if (h->n_series > 1) /* qsort wants an array, even of none */
