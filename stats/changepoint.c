@@ -5,15 +5,43 @@
 
 #include "stats/changepoint.h"
 #include "stats/sampleset.h"
+#include "stats/stats.h"
 #include "util/cleanup.h"
 
+/* Merges ascending a[0..na) and b[0..nb) into ascending to[0..na + nb). */
+static void merge(const double *a, size_t na, const double *b, size_t nb, double *to) {
+        size_t i = 0, j = 0, k = 0;
+        while (i < na && j < nb)
+                to[k++] = b[j] < a[i] ? b[j++] : a[i++];
+        memcpy(to + k, a + i, (na - i) * sizeof(double));
+        memcpy(to + k + (na - i), b + j, (nb - j) * sizeof(double));
+}
+
+/*
+ * Each run's values are sorted once, and a pool is the merge of its runs' sorted values: the
+ * comparison gets both sides sorted and sorts neither again (the order of values does not
+ * change an independent comparison).
+ */
 int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++)
+                total += runs[i].n;
+        _cleanup_free_ double *sorted = malloc((total ? total : 1) * sizeof(double));
+        _cleanup_free_ size_t *start = malloc((n ? n : 1) * sizeof(size_t)); /* of run i in sorted */
+        _cleanup_free_ double *pool = NULL, *merged = NULL;
+        if (!sorted || !start)
+                return -ENOMEM;
+        for (size_t i = 0, at = 0; i < n; at += runs[i++].n) {
+                start[i] = at;
+                memcpy(sorted + at, runs[i].values, runs[i].n * sizeof(double));
+                stats_sort(sorted + at, runs[i].n);
+        }
         size_t since = 0; /* the first run after the last change point or new baseline */
-        _cleanup_free_ double *pool = NULL;
         for (size_t i = 0; i < n; i++) {
                 ChangePoint *p = &ret[i];
                 *p = (ChangePoint){ .change = VERDICT_SAME };
-                SampleSet set = { .values = (double *) runs[i].values, .n = runs[i].n }; /* only read */
+                const double *values = sorted + start[i];
+                SampleSet set = { .values = (double *) values, .n = runs[i].n }; /* only read */
                 int r = sampleset_median_interval(&set, &p->median, &p->lo, &p->hi);
                 if (r < 0)
                         return r;
@@ -22,19 +50,21 @@ int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
                         continue;
                 }
                 size_t from = i > since + CHANGEPOINT_WINDOW ? i - CHANGEPOINT_WINDOW : since, n_pool = 0;
-                for (size_t j = from; j < i; j++)
-                        n_pool += runs[j].n;
-                if (n_pool == 0)
+                if (from == i)
                         continue;
                 free(pool);
-                if (!(pool = malloc(n_pool * sizeof(double))))
+                free(merged);
+                size_t capacity = start[i] - start[from];
+                if (!(pool = malloc(capacity * sizeof(double))) || !(merged = malloc(capacity * sizeof(double))))
                         return -ENOMEM;
-                n_pool = 0;
                 for (size_t j = from; j < i; j++) {
-                        memcpy(pool + n_pool, runs[j].values, runs[j].n * sizeof(double));
+                        merge(pool, n_pool, sorted + start[j], runs[j].n, merged);
                         n_pool += runs[j].n;
+                        double *t = pool;
+                        pool = merged;
+                        merged = t;
                 }
-                r = compare_screen_to_baseline(pool, n_pool, runs[i].values, runs[i].n, runs[i].seed,
+                r = compare_screen_to_baseline(pool, n_pool, values, runs[i].n, runs[i].seed,
                                                runs[i].min_effect, runs[i].alpha, &p->against);
                 if (r == -ENOMEM)
                         return r;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "stats/compare.h"
+#include "stats/median-sampler.h"
 #include "stats/stats.h"
 #include "util/cleanup.h"
 #include "util/rng.h"
@@ -21,33 +22,49 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /*
- * Bootstrap medians without sorting each resample: x's indices are sorted by value once, a
- * resample is how often each index was drawn, and its median is found by walking the sorted
- * indices until the counts pass the middle: O(n) per resample instead of O(n log n).
+ * One sample's values in ascending order, each with its index in the sample: sorted once, it
+ * gives the median, the ranks of the rank-sum test (by merging two of them), the median sampler
+ * of independent samples and the paired bootstrap's medians without sorting each resample: a
+ * resample of rounds is how often each index was drawn, and its median is found by walking the
+ * sorted values until the counts pass the middle, O(n) per resample instead of O(n log n).
  */
-typedef struct Sampler {
-        const double *x;
-        size_t n;
-        size_t *order; /* indices of x by ascending value */
-} Sampler;
+typedef struct Ranked {
+        double value;
+        size_t index;
+} Ranked;
 
-static int cmp_index(const void *a, const void *b, void *values) {
-        const double *x = values;
-        return cmp_double(&x[*(const size_t *) a], &x[*(const size_t *) b]);
+typedef struct SortedSample {
+        Ranked *by_value;
+        size_t n;
+} SortedSample;
+
+static int cmp_ranked(const void *a, const void *b) {
+        return cmp_double(&((const Ranked *) a)->value, &((const Ranked *) b)->value);
 }
 
-static int sampler_init(Sampler *s, const double *x, size_t n) {
-        *s = (Sampler){ .x = x, .n = n, .order = malloc(n * sizeof(size_t)) };
-        if (!s->order)
+static int sorted_init(SortedSample *s, const double *x, size_t n) {
+        *s = (SortedSample){ .by_value = malloc((n ? n : 1) * sizeof(Ranked)), .n = n };
+        if (!s->by_value)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                s->order[i] = i;
-        qsort_r(s->order, n, sizeof(size_t), cmp_index, (void *) x);
+        bool ascending = true;
+        for (size_t i = 0; i < n; i++) {
+                s->by_value[i] = (Ranked){ x[i], i };
+                ascending = ascending && (i == 0 || x[i - 1] <= x[i]);
+        }
+        if (!ascending) /* history hands its pools over sorted */
+                qsort(s->by_value, n, sizeof(Ranked), cmp_ranked);
         return 0;
 }
 
-static void sampler_done(Sampler *s) {
-        free(s->order);
+static void sorted_done(SortedSample *s) {
+        free(s->by_value);
+}
+
+/* The median, as stats_median_sorted() gives it. */
+static double sorted_median(const SortedSample *s) {
+        const Ranked *v = s->by_value;
+        size_t n = s->n;
+        return n % 2 ? v[n / 2].value : (v[n / 2 - 1].value + v[n / 2].value) / 2;
 }
 
 /* Draws n indices of 0..n-1 into counts (a multiply and shift maps the 64-bit draw onto 0..n-1
@@ -59,21 +76,17 @@ static void draw(unsigned *counts, size_t n, uint64_t *rng) {
 }
 
 /* The median of the resample that counts describes. */
-static double counted_median(const Sampler *s, const unsigned *counts) {
+static double counted_median(const SortedSample *s, const unsigned *counts) {
+        const Ranked *v = s->by_value;
         size_t k = (s->n - 1) / 2, seen = 0, i = 0; /* k: the lower middle position */
-        while (seen + counts[s->order[i]] <= k)
-                seen += counts[s->order[i++]];
-        double low = s->x[s->order[i]];
-        if (s->n % 2 || seen + counts[s->order[i]] > k + 1)
+        while (seen + counts[v[i].index] <= k)
+                seen += counts[v[i++].index];
+        double low = v[i].value;
+        if (s->n % 2 || seen + counts[v[i].index] > k + 1)
                 return low; /* odd n, or both middle positions hold this value */
-        while (counts[s->order[++i]] == 0)
+        while (counts[v[++i].index] == 0)
                 ;
-        return (low + s->x[s->order[i]]) / 2;
-}
-
-static double resampled_median(const Sampler *s, unsigned *counts, uint64_t *rng) {
-        draw(counts, s->n, rng);
-        return counted_median(s, counts);
+        return (low + v[i].value) / 2;
 }
 
 static void swap_double(double *a, double *b) {
@@ -145,32 +158,41 @@ void compare_median_order_interval(const double *sorted, size_t n, double level,
         *ret_hi = sorted[n - 1 - low];
 }
 
-int compare_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
-                     unsigned resamples, double level, double *ret_lo, double *ret_hi) {
-        if (na == 0 || nb == 0 || resamples == 0)
-                return -EINVAL;
-        _cleanup_free_ unsigned *counts = malloc((na > nb ? na : nb) * sizeof(unsigned));
+static int sampler_of(const SortedSample *s, MedianSampler *ret) {
+        double *sorted = malloc(s->n * sizeof(double));
+        if (!sorted)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n; i++)
+                sorted[i] = s->by_value[i].value;
+        return median_sampler_init(ret, sorted, s->n);
+}
+
+/* compare_ratio_ci() of two sorted samples: their resamples' medians drawn directly
+ * (stats/median-sampler.h). */
+static int ratio_ci(const SortedSample *a, const SortedSample *b, uint64_t seed, unsigned resamples,
+                    double level, double *ret_lo, double *ret_hi) {
         _cleanup_free_ double *ratios = malloc(resamples * sizeof(double));
-        _cleanup_(sampler_done) Sampler sa = {}, sb = {};
-        if (!counts || !ratios || sampler_init(&sa, a, na) < 0 || sampler_init(&sb, b, nb) < 0)
+        _cleanup_(median_sampler_done) MedianSampler ma = {}, mb = {};
+        if (!ratios || sampler_of(a, &ma) < 0 || sampler_of(b, &mb) < 0)
                 return -ENOMEM;
         uint64_t rng = seed;
         for (unsigned i = 0; i < resamples; i++) {
-                double ma = resampled_median(&sa, counts, &rng);
-                double mb = resampled_median(&sb, counts, &rng);
-                ratios[i] = ma != 0 ? mb / ma : NAN;
+                double median_a = median_sampler_draw(&ma, &rng);
+                double median_b = median_sampler_draw(&mb, &rng);
+                ratios[i] = median_a != 0 ? median_b / median_a : NAN;
         }
         compare_percentile_interval(ratios, resamples, level, ret_lo, ret_hi);
         return 0;
 }
 
-typedef struct Ranked {
-        double value;
-        size_t index;
-} Ranked;
-
-static int cmp_ranked(const void *a, const void *b) {
-        return cmp_double(&((const Ranked *) a)->value, &((const Ranked *) b)->value);
+int compare_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
+                     unsigned resamples, double level, double *ret_lo, double *ret_hi) {
+        if (na == 0 || nb == 0 || resamples == 0)
+                return -EINVAL;
+        _cleanup_(sorted_done) SortedSample sa = {}, sb = {};
+        if (sorted_init(&sa, a, na) < 0 || sorted_init(&sb, b, nb) < 0)
+                return -ENOMEM;
+        return ratio_ci(&sa, &sb, seed, resamples, level, ret_lo, ret_hi);
 }
 
 /* Average ranks (1-based) of values into ranks[index]; returns sum over tie groups of t^3 - t. */
@@ -242,23 +264,39 @@ static int exact_p(const double *ranks, size_t n, size_t pick, double observed, 
         return 0;
 }
 
-int compare_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *ret_u,
-                         double *ret_p) {
-        if (na == 0 || nb == 0)
-                return -EINVAL;
-        size_t n = na + nb;
-        _cleanup_free_ Ranked *r = malloc(n * sizeof(Ranked));
-        _cleanup_free_ double *ranks = malloc(n * sizeof(double));
-        if (!r || !ranks)
+/* The rank-sum test of two sorted samples: merging them ranks both at once. */
+static int rank_sum_test(const SortedSample *a, const SortedSample *b, double *ret_u, double *ret_p) {
+        size_t na = a->n, nb = b->n, n = na + nb, i = 0, j = 0;
+        _cleanup_free_ double *ranks = malloc(n * sizeof(double)); /* a's, then b's, by index */
+        if (!ranks)
                 return -ENOMEM;
-        for (size_t i = 0; i < na; i++)
-                r[i] = (Ranked){ a[i], i };
-        for (size_t i = 0; i < nb; i++)
-                r[na + i] = (Ranked){ b[i], na + i };
-        double ties = rank(r, n, ranks);
+        const Ranked *va = a->by_value, *vb = b->by_value;
+        double ties = 0; /* sum over tie groups of t^3 - t */
+        while (i < na || j < nb) {
+                /* The next group of equal values, from both sides; at least one value. */
+                size_t first_a = i, first_b = j;
+                double v;
+                if (j == nb || (i < na && va[i].value <= vb[j].value))
+                        for (v = va[i++].value; i < na && va[i].value == v;)
+                                i++;
+                else
+                        v = vb[j].value;
+                while (j < nb && vb[j].value == v)
+                        j++;
+                if (j == first_b && i == first_a)
+                        j++; /* a NaN of b's equals nothing: a group of its own */
+                size_t first = first_a + first_b, last = i + j - 1;
+                double average = (double) (first + last) / 2 + 1;
+                for (size_t k = first_a; k < i; k++)
+                        ranks[va[k].index] = average;
+                for (size_t k = first_b; k < j; k++)
+                        ranks[na + vb[k].index] = average;
+                double t = (double) (last - first + 1);
+                ties += t * t * t - t;
+        }
         double ra = 0;
-        for (size_t i = 0; i < na; i++)
-                ra += ranks[i];
+        for (size_t k = 0; k < na; k++)
+                ra += ranks[k];
         double u = ra - (double) na * (double) (na + 1) / 2;
         *ret_u = u;
         if (n <= COMPARE_EXACT_MAX)
@@ -268,6 +306,16 @@ int compare_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
                 (double) na * (double) nb / 12 * ((double) (n + 1) - ties / ((double) n * (double) (n - 1)));
         *ret_p = two_sided_p(u, mean, sqrt(variance));
         return 0;
+}
+
+int compare_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *ret_u,
+                         double *ret_p) {
+        if (na == 0 || nb == 0)
+                return -EINVAL;
+        _cleanup_(sorted_done) SortedSample sa = {}, sb = {};
+        if (sorted_init(&sa, a, na) < 0 || sorted_init(&sb, b, nb) < 0)
+                return -ENOMEM;
+        return rank_sum_test(&sa, &sb, ret_u, ret_p);
 }
 
 int compare_wilcoxon(const double *a, const double *b, size_t n, double *ret_w, double *ret_p) {
@@ -340,12 +388,6 @@ int compare_outliers(const double *x, size_t n, bool *ret_flags) {
         return flagged;
 }
 
-static double median_of(const double *x, size_t n, double *scratch) {
-        memcpy(scratch, x, n * sizeof(double));
-        qsort(scratch, n, sizeof(double), cmp_double);
-        return stats_median_sorted(scratch, n);
-}
-
 /* The verdict rule of compare.h, shared by both designs. */
 static void decide(Comparison *c, double min_effect, double alpha) {
         bool significant = c->p < alpha && (c->lo > 1 || c->hi < 1) && fabs(c->ratio - 1) >= min_effect;
@@ -356,20 +398,20 @@ static int independent(const double *base, size_t nb, const double *x, size_t nx
                        double min_effect, double alpha, bool screen, Comparison *ret) {
         if (nb == 0 || nx == 0)
                 return -EINVAL;
-        _cleanup_free_ double *scratch = malloc((nb > nx ? nb : nx) * sizeof(double));
-        if (!scratch)
+        _cleanup_(sorted_done) SortedSample sb = {}, sx = {};
+        if (sorted_init(&sb, base, nb) < 0 || sorted_init(&sx, x, nx) < 0)
                 return -ENOMEM;
-        double mb = median_of(base, nb, scratch), mx = median_of(x, nx, scratch);
+        double mb = sorted_median(&sb);
         if (mb == 0)
                 return -EINVAL;
-        Comparison c = { .ratio = mx / mb, .lo = NAN, .hi = NAN };
+        Comparison c = { .ratio = sorted_median(&sx) / mb, .lo = NAN, .hi = NAN };
         double u;
-        int r = compare_mann_whitney(base, nb, x, nx, &u, &c.p);
+        int r = rank_sum_test(&sb, &sx, &u, &c.p);
         if (r < 0)
                 return r;
         bool candidate = c.p < alpha && fabs(c.ratio - 1) >= min_effect;
-        if ((!screen || candidate) && (r = compare_ratio_ci(base, nb, x, nx, seed, COMPARE_RESAMPLES,
-                                                            COMPARE_LEVEL, &c.lo, &c.hi)) < 0)
+        if ((!screen || candidate) &&
+            (r = ratio_ci(&sb, &sx, seed, COMPARE_RESAMPLES, COMPARE_LEVEL, &c.lo, &c.hi)) < 0)
                 return r;
         decide(&c, min_effect, alpha); /* NAN bounds compare false: never a difference */
         *ret = c;
@@ -390,16 +432,15 @@ int compare_paired_to_baseline(const double *base, const double *x, size_t n, ui
                                double min_effect, double alpha, Comparison *ret) {
         if (n == 0)
                 return -EINVAL;
-        _cleanup_free_ double *scratch = malloc(n * sizeof(double));
         _cleanup_free_ unsigned *counts = malloc(n * sizeof(unsigned));
         _cleanup_free_ double *ratios = malloc(COMPARE_RESAMPLES * sizeof(double));
-        _cleanup_(sampler_done) Sampler sb = {}, sx = {};
-        if (!scratch || !counts || !ratios || sampler_init(&sb, base, n) < 0 || sampler_init(&sx, x, n) < 0)
+        _cleanup_(sorted_done) SortedSample sb = {}, sx = {};
+        if (!counts || !ratios || sorted_init(&sb, base, n) < 0 || sorted_init(&sx, x, n) < 0)
                 return -ENOMEM;
-        double mb = median_of(base, n, scratch), mx = median_of(x, n, scratch);
+        double mb = sorted_median(&sb);
         if (mb == 0)
                 return -EINVAL;
-        Comparison c = { .ratio = mx / mb, .paired = true };
+        Comparison c = { .ratio = sorted_median(&sx) / mb, .paired = true };
         /* Resampling whole rounds keeps each pair together: one draw of rounds, both medians. */
         uint64_t rng = seed;
         for (unsigned i = 0; i < COMPARE_RESAMPLES; i++) {

@@ -16,7 +16,11 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 void stats_sort(double *values, size_t n) {
-        qsort(values, n, sizeof(double), cmp_double);
+        size_t i = 1;
+        while (i < n && values[i - 1] <= values[i])
+                i++;
+        if (i < n) /* sorted input (history's runs, sorted once) costs one pass */
+                qsort(values, n, sizeof(double), cmp_double);
 }
 
 double stats_median_sorted(const double *sorted, size_t n) {
