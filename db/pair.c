@@ -241,10 +241,10 @@ int query_run_pair(Store *s, int64_t a, int64_t b, RunPair **ret, int64_t *ret_m
         _cleanup_(run_pair_freep) RunPair *p = calloc(1, sizeof(RunPair));
         if (!p || !(p->differences = calloc(1, sizeof(char *))))
                 return -ENOMEM;
-        int r = query_report(s, a, NULL, &p->a);
+        int r = query_report_values(s, a, NULL, &p->a);
         if (r == -ENOENT)
                 *ret_missing = a;
-        if (r >= 0 && (r = query_report(s, b, p->a->run.metric, &p->b)) == -ENOENT)
+        if (r >= 0 && (r = query_report_values(s, b, p->a->run.metric, &p->b)) == -ENOENT)
                 *ret_missing = b;
         if (r < 0 || (r = find_differences(s, p)) < 0 || (r = compute_changes(p)) < 0)
                 return r;

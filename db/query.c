@@ -406,10 +406,10 @@ static SampleSet entry_samples(ReportEntry *e) {
         return (SampleSet){ .values = e->values, .rounds = e->rounds, .n = e->n_values };
 }
 
-/* Outliers of every entry, then each measured variant against its cell's measured baseline
- * (stats/sampleset.h). The bootstrap seed is the run's, so showing a run twice gives the same
+/* Outliers of every entry, then (compare_variants) each measured variant against its cell's measured
+ * baseline (stats/sampleset.h). The bootstrap seed is the run's, so showing a run twice gives the same
  * intervals. */
-static int analyse_entries(Report *rep) {
+static int analyse_entries(Report *rep, bool compare_variants) {
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
                 ReportEntry *e = &rep->entries[i];
                 SampleSet set = entry_samples(e);
@@ -426,7 +426,7 @@ static int analyse_entries(Report *rep) {
                 }
         }
         bool side_by_side = strcmp(rep->order, "blocked") != 0;
-        for (size_t c = 0; c < rep->n_cells; c++) {
+        for (size_t c = 0; c < rep->n_cells && compare_variants; c++) {
                 ReportEntry *base = &rep->entries[c * rep->n_variants + rep->baseline];
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         ReportEntry *e = &rep->entries[c * rep->n_variants + v];
@@ -563,7 +563,8 @@ int query_run_metrics(Store *s, int64_t run_id, char ***ret) {
         return r;
 }
 
-int query_report(Store *s, int64_t run_id, const char *metric_override, Report **ret) {
+static int read_report(Store *s, int64_t run_id, const char *metric_override, bool compare_variants,
+                       Report **ret) {
         _cleanup_(query_report_freep) Report *rep = calloc(1, sizeof(Report));
         if (!rep)
                 return -ENOMEM;
@@ -672,7 +673,7 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
         if (!values_sql)
                 return -ENOMEM;
         if ((r = for_each_row(s, run_id, values_sql, rep, row_value)) < 0 ||
-            (r = analyse_entries(rep)) < 0 || (r = query_startup(s, run_id, rep)) < 0 ||
+            (r = analyse_entries(rep, compare_variants)) < 0 || (r = query_startup(s, run_id, rep)) < 0 ||
             (r = mark_pareto_front(rep)) < 0)
                 return r;
         for (size_t i = 0; i < nc; i++)
@@ -683,6 +684,14 @@ int query_report(Store *s, int64_t run_id, const char *metric_override, Report *
                         return -EBADMSG;
         *ret = TAKE_PTR(rep);
         return 0;
+}
+
+int query_report(Store *s, int64_t run_id, const char *metric, Report **ret) {
+        return read_report(s, run_id, metric, true, ret);
+}
+
+int query_report_values(Store *s, int64_t run_id, const char *metric, Report **ret) {
+        return read_report(s, run_id, metric, false, ret);
 }
 
 static void clear_allocator(void *element) {

@@ -121,6 +121,11 @@ void query_runs_free(RunSummary *runs, size_t n);
  * else a name query_run_metrics returns. Returns 0, -ENOENT when no such run, -EIO. */
 int query_report(Store *s, int64_t run_id, const char *metric, Report **ret);
 
+/* query_report without the variants' comparisons with the run's baseline (has_comparison stays
+ * false): the values and statistics that comparing two runs (db/pair.c) needs, without the
+ * bootstrap of every variant that it would not show. */
+int query_report_values(Store *s, int64_t run_id, const char *metric, Report **ret);
+
 /* The SQL expression of a built-in metric ("wall", "user", "sys", "maxrss") over `samples s`, in
  * the metric's unit (seconds, bytes); NULL for any other name. */
 const char *query_builtin_metric_sql(const char *metric);
