@@ -139,7 +139,9 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
 /* SELECT run, cell label, variant name, host name, the variant's env and preload, cell id and
  * variant id of every (run, cell, variant) of the runs read, one series (cell, variant, host)
  * after another, each in run order: a few hundred rows where the samples are many thousand,
- * so sorting them here is cheap. NULL on ENOMEM; caller frees with sqlite3_free. */
+ * so sorting them here is cheap. The CROSS JOINs fix the loops' order: the runs read, then
+ * the rows that belong to them by key (left to itself, SQLite scanned allocators and hosts
+ * outermost). NULL on ENOMEM; caller frees with sqlite3_free. */
 static char *points_sql(const HistoryQuery *q, const Builder *b) {
         char *ids = sqlite3_mprintf("%lld", (long long) b->runs[0].id);
         for (size_t i = 1; i < b->n_runs && ids; i++)
@@ -147,9 +149,9 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
         char *sql =
                 ids ? sqlite3_mprintf("SELECT r.id, c.label, v.name, h.hostname, v.env, a.name, c.id, v.id"
                                       " FROM runs r CROSS JOIN cells c CROSS JOIN variants v"
-                                      " JOIN allocators a ON a.id = v.allocator_id"
-                                      " JOIN hosts h ON h.id = r.host_id"
-                                      " WHERE r.id IN (%s) AND c.run_id = r.id AND v.run_id = r.id",
+                                      " CROSS JOIN allocators a CROSS JOIN hosts h"
+                                      " WHERE r.id IN (%s) AND c.run_id = r.id AND v.run_id = r.id"
+                                      " AND a.id = v.allocator_id AND h.id = r.host_id",
                                       ids)
                     : NULL;
         sqlite3_free(ids);
