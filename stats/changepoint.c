@@ -55,7 +55,8 @@ int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
                 free(pool);
                 free(merged);
                 size_t capacity = start[i] - start[from];
-                if (!(pool = malloc(capacity * sizeof(double))) || !(merged = malloc(capacity * sizeof(double))))
+                if (!(pool = malloc(capacity * sizeof(double))) ||
+                    !(merged = malloc(capacity * sizeof(double))))
                         return -ENOMEM;
                 for (size_t j = from; j < i; j++) {
                         merge(pool, n_pool, sorted + start[j], runs[j].n, merged);
