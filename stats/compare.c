@@ -143,15 +143,16 @@ void compare_median_order_interval(const double *sorted, size_t n, double level,
                                    double *ret_hi) {
         /* The largest j with P(Binomial(n, 1/2) < j) <= (1 - level) / 2: then [x(j), x(n-j+1)]
          * (1-based order statistics) covers the median with probability at least `level`. */
-        double tail = (1 - level) / 2, cdf = 0;
+        double tail = (1 - level) / 2, cdf = 0, log_pmf = -(double) n * M_LN2; /* log P(X = 0) */
         size_t j = 0;
         for (size_t i = 0; i < n; i++) {
-                double pmf = exp(lgamma((double) n + 1) - lgamma((double) i + 1) -
-                                 lgamma((double) (n - i) + 1) - (double) n * M_LN2);
+                double pmf = exp(log_pmf);
                 if (cdf + pmf > tail)
                         break;
                 cdf += pmf;
                 j = i + 1;
+                log_pmf += log((double) (n - i) /
+                               (double) (i + 1)); /* C(n, i + 1) = C(n, i) (n - i) / (i + 1) */
         }
         size_t low = j > 0 ? j - 1 : 0; /* 0-based */
         *ret_lo = sorted[low];
@@ -264,14 +265,15 @@ static int exact_p(const double *ranks, size_t n, size_t pick, double observed, 
         return 0;
 }
 
-/* The rank-sum test of two sorted samples: merging them ranks both at once. */
+/* The rank-sum test of two sorted samples: merging them ranks both at once. The ranks are kept
+ * (a's, then b's, by index) only for the exact p. */
 static int rank_sum_test(const SortedSample *a, const SortedSample *b, double *ret_u, double *ret_p) {
         size_t na = a->n, nb = b->n, n = na + nb, i = 0, j = 0;
-        _cleanup_free_ double *ranks = malloc(n * sizeof(double)); /* a's, then b's, by index */
-        if (!ranks)
+        _cleanup_free_ double *ranks = n <= COMPARE_EXACT_MAX ? malloc(n * sizeof(double)) : NULL;
+        if (n <= COMPARE_EXACT_MAX && !ranks)
                 return -ENOMEM;
         const Ranked *va = a->by_value, *vb = b->by_value;
-        double ties = 0; /* sum over tie groups of t^3 - t */
+        double ties = 0, ra = 0; /* sum over tie groups of t^3 - t; a's rank sum (exact: halves) */
         while (i < na || j < nb) {
                 /* The next group of equal values, from both sides; at least one value. */
                 size_t first_a = i, first_b = j;
@@ -286,20 +288,17 @@ static int rank_sum_test(const SortedSample *a, const SortedSample *b, double *r
                 if (j == first_b && i == first_a)
                         j++; /* a NaN of b's equals nothing: a group of its own */
                 size_t first = first_a + first_b, last = i + j - 1;
-                double average = (double) (first + last) / 2 + 1;
-                for (size_t k = first_a; k < i; k++)
-                        ranks[va[k].index] = average;
-                for (size_t k = first_b; k < j; k++)
-                        ranks[na + vb[k].index] = average;
-                double t = (double) (last - first + 1);
+                double average = (double) (first + last) / 2 + 1, t = (double) (last - first + 1);
+                ra += average * (double) (i - first_a);
                 ties += t * t * t - t;
+                for (size_t k = first_a; ranks && k < i; k++)
+                        ranks[va[k].index] = average;
+                for (size_t k = first_b; ranks && k < j; k++)
+                        ranks[na + vb[k].index] = average;
         }
-        double ra = 0;
-        for (size_t k = 0; k < na; k++)
-                ra += ranks[k];
         double u = ra - (double) na * (double) (na + 1) / 2;
         *ret_u = u;
-        if (n <= COMPARE_EXACT_MAX)
+        if (ranks)
                 return exact_p(ranks, n, na, ra, ret_p);
         double mean = (double) na * (double) nb / 2;
         double variance =
