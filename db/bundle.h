@@ -17,8 +17,8 @@
 
 #define BUNDLE_FORMAT        "alloclab-bundle"
 #define BUNDLE_VERSION       1
-/* The oldest schema whose tables this alloclab's are: a bundle of it imports as it is (schema 19
- * added only an index). */
+/* The oldest schema whose tables this alloclab's are: a bundle of it imports as it is (schemas 19
+ * and 20 added only indexes). */
 #define BUNDLE_OLDEST_SCHEMA 18
 
 /* Writes runs run_ids[0..n) of s (none of them running) into a new bundle at path, replacing

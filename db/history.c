@@ -29,6 +29,7 @@ typedef struct Values {
 
 typedef struct Builder {
         History *h;
+        int64_t experiment_id;
         RunInfo *runs;
         size_t n_runs;
         Values *values; /* parallel to the current series' points */
@@ -89,16 +90,19 @@ static const RunInfo *run_info(const Builder *b, int64_t id) {
         return NULL;
 }
 
-/* The last q->last finished runs of the experiment, oldest first. */
+/* The last q->last finished runs of the experiment, oldest first: from the runs_history index
+ * alone, read backwards from the experiment's last run (a join with experiments would make
+ * SQLite read all of them and sort). */
 static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(
                     store_db(s),
                     "SELECT r.id, r.started_at, h.hostname, r.metric, r.min_effect, r.alpha, r.seed,"
-                    " r.host_fingerprint, r.label, r.commit_id"
-                    " FROM runs r JOIN experiments x ON x.id = r.experiment_id"
-                    " JOIN hosts h ON h.id = r.host_id"
-                    " WHERE x.name = ?1 AND r.status IN ('done', 'interrupted')"
+                    " r.host_fingerprint, r.label, r.commit_id, r.experiment_id"
+                    " FROM runs r INDEXED BY runs_history CROSS JOIN hosts h"
+                    " WHERE r.experiment_id = (SELECT id FROM experiments WHERE name = ?1)"
+                    " AND h.id = r.host_id"
+                    " AND r.status IN ('done', 'interrupted')"
                     " AND (?2 = 0 OR r.id <= ?2) ORDER BY r.id DESC LIMIT ?3",
                     -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
@@ -122,6 +126,7 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
                                 .fingerprint = sql_text_or_null(st, 7),
                                 .label = sql_text_or_null(st, 8),
                                 .commit = sql_text_or_null(st, 9) };
+                b->experiment_id = sqlite3_column_int64(st, 10);
                 if (!x->started_at || !x->hostname || !x->metric)
                         r = -ENOMEM;
         }
@@ -139,20 +144,21 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
 /* SELECT run, cell label, variant name, host name, the variant's env and preload, cell id and
  * variant id of every (run, cell, variant) of the runs read, one series (cell, variant, host)
  * after another, each in run order: a few hundred rows where the samples are many thousand,
- * so sorting them here is cheap. The CROSS JOINs fix the loops' order: the runs read, then
- * the rows that belong to them by key (left to itself, SQLite scanned allocators and hosts
- * outermost). NULL on ENOMEM; caller frees with sqlite3_free. */
+ * so sorting them here is cheap. The CROSS JOINs fix the loops' order: the runs read (their
+ * host from the runs_history index, not from the runs' fat rows), then the rows that belong to
+ * them by key (left to itself, SQLite scanned allocators and hosts outermost). NULL on ENOMEM;
+ * caller frees with sqlite3_free. */
 static char *points_sql(const HistoryQuery *q, const Builder *b) {
         char *ids = sqlite3_mprintf("%lld", (long long) b->runs[0].id);
         for (size_t i = 1; i < b->n_runs && ids; i++)
                 ids = sqlite3_mprintf("%z, %lld", ids, (long long) b->runs[i].id); /* %z frees ids */
         char *sql =
                 ids ? sqlite3_mprintf("SELECT r.id, c.label, v.name, h.hostname, v.env, a.name, c.id, v.id"
-                                      " FROM runs r CROSS JOIN cells c CROSS JOIN variants v"
-                                      " CROSS JOIN allocators a CROSS JOIN hosts h"
-                                      " WHERE r.id IN (%s) AND c.run_id = r.id AND v.run_id = r.id"
-                                      " AND a.id = v.allocator_id AND h.id = r.host_id",
-                                      ids)
+                                      " FROM runs r INDEXED BY runs_history CROSS JOIN cells c"
+                                      " CROSS JOIN variants v CROSS JOIN allocators a CROSS JOIN hosts h"
+                                      " WHERE r.experiment_id = %lld AND r.id IN (%s) AND c.run_id = r.id"
+                                      " AND v.run_id = r.id AND a.id = v.allocator_id AND h.id = r.host_id",
+                                      (long long) b->experiment_id, ids)
                     : NULL;
         sqlite3_free(ids);
         if (sql && q->variant)

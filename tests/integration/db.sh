@@ -24,12 +24,22 @@ run_output=$OUT
 
 expect_eq "$(q "PRAGMA integrity_check")" ok "integrity"
 expect_eq "$(q "PRAGMA journal_mode")" wal "journal mode"
-expect_eq "$(q "PRAGMA user_version")" 19 "schema version"
+expect_eq "$(q "PRAGMA user_version")" 20 "schema version"
 # Every writable open looks for this host's runs left running: from an index of the running
 # runs, not by reading the whole runs table (6-7 ms of every show at 1,000 runs).
 expect_contains "$(q "EXPLAIN QUERY PLAN SELECT runs.id, runs.pid, runs.pid_start FROM runs
                       JOIN hosts ON hosts.id = runs.host_id WHERE runs.status = 'running' AND hosts.hostname = 'x'")" \
     "USING INDEX runs_running" "the recovery's query plan"
+# history reads an experiment's runs from the runs_history index alone, backwards from its last
+# run, without reading the runs' rows or sorting them.
+run_alloclab 0 history store --db "$DB" --format json
+plan=$(q "EXPLAIN QUERY PLAN SELECT r.id, r.started_at, h.hostname, r.metric, r.min_effect, r.alpha, r.seed,
+          r.host_fingerprint, r.label, r.commit_id, r.experiment_id FROM runs r INDEXED BY runs_history
+          CROSS JOIN hosts h WHERE r.experiment_id = (SELECT id FROM experiments WHERE name = 'store')
+          AND h.id = r.host_id AND r.status IN ('done', 'interrupted') AND (0 = 0 OR r.id <= 0)
+          ORDER BY r.id DESC LIMIT 20")
+expect_contains "$plan" "USING COVERING INDEX runs_history" "history's runs from the index alone"
+[[ $plan != *"TEMP B-TREE"* ]] || fail "history sorts the runs it reads: $plan"
 [[ $(q "SELECT uuid FROM runs") =~ ^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$ ]] ||
     fail "the run's UUID: $(q "SELECT uuid FROM runs")"
 expect_eq "$(q "SELECT slurm_job_id, slurm_array_task_id, slurm_node FROM runs")" "4242|3|node7" "Slurm job and node"
@@ -117,13 +127,13 @@ kill -TERM "$daemon"
 wait "$daemon" || true
 
 # A database of schema 15 gains a UUID for each of its runs, all different, on its first open.
-q "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; ALTER TABLE runs DROP COLUMN slurm_job_id;
+q "DROP INDEX runs_history; DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; ALTER TABLE runs DROP COLUMN slurm_job_id;
    ALTER TABLE runs DROP COLUMN slurm_array_task_id; ALTER TABLE runs DROP COLUMN slurm_node;
    ALTER TABLE runs DROP COLUMN label; ALTER TABLE runs DROP COLUMN commit_id;
    ALTER TABLE runs DROP COLUMN samples_min; DROP INDEX runs_running; PRAGMA user_version = 15"
 runs=$(q "SELECT count(*) FROM runs")
 run_alloclab 0 runs
-expect_eq "$(q "PRAGMA user_version")" 19 "migrated to schema 19"
+expect_eq "$(q "PRAGMA user_version")" 20 "migrated to schema 20"
 expect_eq "$(q "SELECT count(DISTINCT uuid) FROM runs WHERE length(uuid) = 36")" "$runs" "a UUID for every old run"
 
 # A migration that fails says which and why (it said "not an error": the ROLLBACK had cleared
@@ -132,4 +142,4 @@ q "PRAGMA user_version = 16"
 run_alloclab 4 runs
 expect_contains "$ERR" "cannot migrate $DB from schema 16 to 17: duplicate column name: label" "a failed migration"
 expect_eq "$(q "PRAGMA user_version")" 16 "nothing migrated"
-q "PRAGMA user_version = 19"
+q "PRAGMA user_version = 20"
