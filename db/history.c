@@ -433,7 +433,7 @@ static int compare_series(const void *x, const void *y) {
         return c != 0 ? c : strcmp(a->host, b->host);
 }
 
-int query_history(Store *s, const HistoryQuery *q, History **ret) {
+static int read_history(Store *s, const HistoryQuery *q, History **ret) {
         for (char *const *c = q->cells; c && *c; c++)
                 if (!valid_cell_filter(*c))
                         return -EINVAL;
@@ -459,4 +459,19 @@ int query_history(Store *s, const HistoryQuery *q, History **ret) {
                 qsort(h->series, h->n_series, sizeof(HistorySeries), compare_series);
         *ret = TAKE_PTR(h);
         return 0;
+}
+
+/* History streams through the samples index, reading each leaf once: with a page cache this
+ * small SQLite reuses its buffers instead of taking fresh memory for every page read, each a
+ * page fault (about 12 us on the development VM): 200 runs of one series, 376 pages read,
+ * 22 -> 15 ms. The connection's own size is put back: the daemon keeps its connection. */
+#define HISTORY_CACHE_PAGES 64
+
+int query_history(Store *s, const HistoryQuery *q, History **ret) {
+        int previous;
+        bool small = store_cache_size(s, HISTORY_CACHE_PAGES, &previous) == 0; /* else only slower */
+        int r = read_history(s, q, ret);
+        if (small)
+                (void) store_cache_size(s, previous, &(int){ 0 });
+        return r;
 }

@@ -313,6 +313,13 @@ static int pragma_int(Store *s, const char *sql, int *ret) {
         return r;
 }
 
+int store_cache_size(Store *s, int size, int *ret_previous) {
+        char pragma[64];
+        snprintf(pragma, sizeof(pragma), "PRAGMA cache_size = %d;", size);
+        int r = pragma_int(s, "PRAGMA cache_size", ret_previous);
+        return r < 0 ? r : sqlite3_exec(s->db, pragma, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
 /* *ret (when wanted) to a new message; NULL when there is no memory for it. */
 static void set_message(char **ret, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_message(char **ret, const char *fmt, ...) {

@@ -38,6 +38,10 @@ typedef enum StoreMode {
  */
 int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message);
 
+/* Sets the connection's page cache to `size` (PRAGMA cache_size: pages, or -KiB when negative)
+ * and gives the size it had. Returns 0 or -EIO. */
+int store_cache_size(Store *s, int size, int *ret_previous);
+
 Store *store_free(Store *s);
 static inline void store_freep(Store **s) {
         store_free(*s);
