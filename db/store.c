@@ -229,7 +229,7 @@ static const char *const migrations[] = {
         "CREATE INDEX runs_running ON runs (host_id) WHERE status = 'running';",
         /* 19 -> 20: what history reads of an experiment's runs, in run order: the runs' rows
          * carry the host's facts and are fat (3 to a page), and 200 runs cost 69 page reads of
-         * about 440; from this index, 8 (bench/scale.sh). */
+         * about 440; from this index, 11 (bench/scale.sh). */
         "CREATE INDEX runs_history ON runs (experiment_id, id, status, host_id, started_at, metric,"
         " min_effect, alpha, seed, host_fingerprint, label, commit_id);",
 };
