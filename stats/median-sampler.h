@@ -8,8 +8,8 @@
  * The bootstrap distribution of a sample's median, drawn from directly. Resampling n values with
  * replacement and taking the median is, for the sorted sample, choosing which positions the
  * resample's middle order statistics land on, and those positions have a known distribution: the
- * j-th smallest position or below holds the m-th order statistic exactly when at least m of the n
- * draws fall at or below j, a binomial count (Efron, 1982). So one draw costs a binary search
+ * k-th smallest draw lies at position j or below exactly when at least k of the n draws do, a
+ * Binomial(n, j/n) tail (Efron, 1982). So one draw costs a binary search
  * over a table of n binomial tails instead of n draws and a walk: the same distribution as
  * resampling, at O(log n) per resample.
  */
