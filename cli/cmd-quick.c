@@ -13,6 +13,7 @@
 #include "configs/schema.h"
 #include "configs/spec-text.h"
 #include "util/cleanup.h"
+#include "util/io.h"
 #include "util/strv.h"
 
 static const char quick_usage[] =
@@ -317,11 +318,7 @@ static char *quick_spec(const Quick *q) {
                 spec_text_scalar(f, q->timeout);
                 fputc('\n', f);
         }
-        if (fclose(f) != 0) {
-                free(text);
-                return NULL;
-        }
-        return text;
+        return memstream_text(f, &text);
 }
 
 int cmd_quick(int argc, char **argv) {

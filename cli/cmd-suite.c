@@ -249,11 +249,7 @@ static char *workload_spec(const char *text, const char *dir, const SuiteOptions
                 fputs("}", f);
         }
         fputc('\n', f);
-        if (fclose(f) != 0) {
-                free(spec);
-                return NULL;
-        }
-        return spec;
+        return memstream_text(f, &spec);
 }
 
 /* The description: line of a workload, for --list. */

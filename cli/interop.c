@@ -23,6 +23,7 @@
 #include "runner/plan.h"
 #include "runner/run.h"
 #include "util/cleanup.h"
+#include "util/io.h"
 #include "util/message.h"
 
 extern char **environ;
@@ -211,11 +212,7 @@ static char *import_spec(const Import *im, const char *experiment, const char *p
                 fputs("}", f);
         }
         fprintf(f, "\nsamples: %zu\nwarmup: 0\nverify: none\nprobe: never\n", samples);
-        if (fclose(f) != 0) {
-                free(text);
-                return NULL;
-        }
-        return text;
+        return memstream_text(f, &text);
 }
 
 /* The plan's step for a sample round of a variant in its only cell. */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "configs/spec-text.h"
+#include "util/io.h"
 
 void spec_text_scalar(FILE *f, const char *s) {
         fputc('"', f);
@@ -54,7 +55,7 @@ void spec_text_template(FILE *f, const char *s, char *const *names) {
                 else
                         fputc(*p, t);
         }
-        if (fclose(t) == 0)
+        if (memstream_text(t, &text))
                 spec_text_scalar(f, text);
         free(text);
 }

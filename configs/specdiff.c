@@ -7,6 +7,7 @@
 #include "configs/specdiff.h"
 #include "configs/yamltree.h"
 #include "util/cleanup.h"
+#include "util/io.h"
 #include "util/strv.h"
 
 #define RENDER_MAX 60 /* characters of a value shown whole; longer ones end in "..." */
@@ -47,10 +48,8 @@ static char *rendered(const YamlNode *n) {
         if (!f)
                 return NULL;
         render(n, f);
-        if (fclose(f) != 0) {
-                free(text);
+        if (!memstream_text(f, &text))
                 return NULL;
-        }
         if (size > RENDER_MAX)
                 strcpy(text + RENDER_MAX - 3, "...");
         return text;

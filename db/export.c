@@ -9,6 +9,7 @@
 #include "db/sql.h"
 #include "runner/sample-field.h"
 #include "util/cleanup.h"
+#include "util/io.h"
 
 static json_t *column_json(sqlite3_stmt *st, int i) {
         switch (sqlite3_column_type(st, i)) {
@@ -52,11 +53,7 @@ static char *sample_select_sql(void) {
               " JOIN variants v ON v.id = s.variant_id JOIN allocators a ON a.id = v.allocator_id"
               " WHERE s.run_id = ?1 ORDER BY s.id",
               f);
-        if (fclose(f) != 0) {
-                free(sql);
-                return NULL;
-        }
-        return sql;
+        return memstream_text(f, &sql);
 }
 
 typedef struct SampleTable {

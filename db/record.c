@@ -19,6 +19,7 @@
 #include "runner/probe-json.h"
 #include "runner/sample-field.h"
 #include "util/cleanup.h"
+#include "util/io.h"
 #include "util/proc.h"
 #include "util/sha256.h"
 
@@ -225,11 +226,7 @@ static char *sample_insert_sql(void) {
         for (size_t i = 1; i < n; i++)
                 fputs(", ?", f);
         fputs(", strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))", f);
-        if (fclose(f) != 0) {
-                free(sql);
-                return NULL;
-        }
-        return sql;
+        return memstream_text(f, &sql);
 }
 
 static int prepare(Recorder *rec) {

@@ -20,6 +20,7 @@
 #include "probe/report.h"
 #include "runner/env.h"
 #include "runner/plan.h"
+#include "util/io.h"
 #include "util/rng.h"
 #include "util/sha256.h"
 #include "util/strv.h"
@@ -69,11 +70,7 @@ char *plan_cell_label(const Plan *p, size_t cell) {
                 fprintf(f, "%s%s=", i ? " " : "", s->params[i].name);
                 put_shown(f, plan_cell_value(p, cell, i));
         }
-        if (fclose(f) != 0) {
-                free(out);
-                return NULL;
-        }
-        return out;
+        return memstream_text(f, &out);
 }
 
 Plan *plan_free(Plan *p) {

@@ -48,3 +48,11 @@ int read_text_file(const char *path, size_t max, char **ret, size_t *ret_size) {
                 *ret_size = (size_t) n;
         return 0;
 }
+
+char *memstream_text(FILE *f, char **text) {
+        if (fclose(f) != 0) { /* open_memstream() sets *text only here */
+                free(*text);
+                *text = NULL;
+        }
+        return *text;
+}

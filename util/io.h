@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdio.h>
 #include <sys/types.h>
 
 /*
@@ -16,3 +17,7 @@ ssize_t read_full_at(int fd, void *buf, size_t size, off_t offset);
 /* A whole file of at most max bytes into *ret (NUL-terminated, caller frees) and its size into
  * *ret_size (may be NULL). Returns 0, -EFBIG past max, -errno. */
 int read_text_file(const char *path, size_t max, char **ret, size_t *ret_size);
+
+/* Closes f, opened with open_memstream(text, ...), and gives the text written: *text, or NULL
+ * (and *text freed) when a write failed for want of memory. */
+char *memstream_text(FILE *f, char **text);
