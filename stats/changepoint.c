@@ -23,13 +23,18 @@ static void merge(const double *a, size_t na, const double *b, size_t nb, double
  * change an independent comparison).
  */
 int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
-        size_t total = 0;
-        for (size_t i = 0; i < n; i++)
+        size_t total = 0, widest = 1; /* widest: the most values CHANGEPOINT_WINDOW runs hold */
+        for (size_t i = 0, window = 0; i < n; i++) {
                 total += runs[i].n;
+                window += runs[i].n - (i >= CHANGEPOINT_WINDOW ? runs[i - CHANGEPOINT_WINDOW].n : 0);
+                widest = window > widest ? window : widest;
+        }
         _cleanup_free_ double *sorted = malloc((total ? total : 1) * sizeof(double));
         _cleanup_free_ size_t *start = malloc((n ? n : 1) * sizeof(size_t)); /* of run i in sorted */
-        _cleanup_free_ double *pool = NULL, *merged = NULL;
-        if (!sorted || !start)
+        /* A pool, and the merge that grows it by one run. */
+        _cleanup_free_ double *pool = malloc(widest * sizeof(double));
+        _cleanup_free_ double *merged = malloc(widest * sizeof(double));
+        if (!sorted || !start || !pool || !merged)
                 return -ENOMEM;
         for (size_t i = 0, at = 0; i < n; at += runs[i++].n) {
                 start[i] = at;
@@ -52,12 +57,6 @@ int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
                 size_t from = i > since + CHANGEPOINT_WINDOW ? i - CHANGEPOINT_WINDOW : since, n_pool = 0;
                 if (from == i)
                         continue;
-                free(pool);
-                free(merged);
-                size_t capacity = start[i] - start[from];
-                if (!(pool = malloc(capacity * sizeof(double))) ||
-                    !(merged = malloc(capacity * sizeof(double))))
-                        return -ENOMEM;
                 for (size_t j = from; j < i; j++) {
                         merge(pool, n_pool, sorted + start[j], runs[j].n, merged);
                         n_pool += runs[j].n;
