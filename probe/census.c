@@ -45,9 +45,14 @@ static void *symbol_address(const struct link_map *map, const char *name) {
         return (void *) (map->l_addr + sym->st_value);
 }
 
-/* The main program's link map: the head of the loader's list. */
+/* The main program's link map: the head of the loader's list, reached from the probe's own
+ * entry. Not through _r_debug: that is ld.so's symbol, and linking ld.so puts it early in every
+ * program's search order, where each later symbol lookup of the loader pays for checking it. */
 static struct link_map *first_object(void) {
-        return _r_debug.r_map;
+        struct link_map *map = object_of((void *) first_object);
+        while (map && map->l_prev)
+                map = map->l_prev;
+        return map;
 }
 
 /* Symbol prefixes of jemalloc builds seen in the wild; the forward-mode prefix is tried too. */
