@@ -71,7 +71,7 @@ static uint32_t families_of(void *map, bool shims, char *prefix, size_t prefix_s
                 candidates[n++] = forward_prefix;
         for (size_t i = 0; i < n; i++) {
                 char name[64];
-                snprintf(name, sizeof(name), "%smallctl", candidates[i]);
+                join_text(name, sizeof(name), candidates[i], "mallctl");
                 if (defines(map, name)) {
                         f |= PROBE_FAMILY_JEMALLOC;
                         copy_text(prefix, prefix_size, candidates[i]);
@@ -101,7 +101,7 @@ typedef int (*MallctlFn)(const char *, void *, size_t *, void *, size_t);
 
 static void identify_jemalloc(void *map, const char *prefix) {
         char name[64];
-        snprintf(name, sizeof(name), "%smallctl", prefix);
+        join_text(name, sizeof(name), prefix, "mallctl");
         MallctlFn mallctl = (MallctlFn) symbol_address(map, name);
         if (!mallctl)
                 return;

@@ -44,6 +44,8 @@ extern int32_t process_index;       /* this process's entry in report->processes
 
 /* Copies src into dst, truncated and always terminated; never allocates. */
 void copy_text(char *dst, size_t size, const char *src);
+/* The same for a followed by b (a symbol prefix and a name). */
+void join_text(char *dst, size_t size, const char *a, const char *b);
 
 /* A symbol defined in map itself (its own dynamic symbol table), or NULL. */
 const ElfW(Sym) * find_symbol(const struct link_map *map, const char *name);

@@ -136,6 +136,12 @@ void copy_text(char *dst, size_t size, const char *src) {
         dst[n] = 0;
 }
 
+void join_text(char *dst, size_t size, const char *a, const char *b) {
+        copy_text(dst, size, a);
+        size_t n = strlen(dst);
+        copy_text(dst + n, size - n, b);
+}
+
 /* ---- resolution ----------------------------------------------------------------------- */
 
 /* Looks name up in one object's own dynamic symbol table through its GNU hash table, without
@@ -156,6 +162,8 @@ const ElfW(Sym) * find_symbol(const struct link_map *map, const char *name) {
                         strtab = (const char *) ptr;
                 else if (d->d_tag == DT_GNU_HASH)
                         gnu = (const uint32_t *) ptr;
+                if (symtab && strtab && gnu)
+                        break;
         }
         if (!symtab || !strtab || !gnu)
                 return NULL;
@@ -206,7 +214,7 @@ void *next_definition(const char *name) {
 static void *lookup(void *handle, const char *prefix, const char *const *names) {
         for (size_t i = 0; names[i]; i++) {
                 char symbol[96];
-                snprintf(symbol, sizeof(symbol), "%s%s", prefix, names[i]);
+                join_text(symbol, sizeof(symbol), prefix, names[i]);
                 void *p = handle == RTLD_NEXT ? next_definition(symbol) : dlsym(handle, symbol);
                 if (p)
                         return p;
