@@ -118,9 +118,11 @@ void render_probe(FILE *f, json_t *probe) {
                 if (json_integer_value(value))
                         fprintf(f, " %s=%lld", key, (long long) json_integer_value(value));
         }
-        char requested[32], peak[32] = "not measured";
-        render_value("maxrss", (double) json_integer_value(json_object_get(counters, "bytes_requested")),
-                     requested, sizeof(requested));
+        char requested[32] = "not measured", peak[32] = "not measured";
+        json_t *requested_bytes = json_object_get(counters, "bytes_requested");
+        if (json_is_integer(requested_bytes))
+                render_value("maxrss", (double) json_integer_value(requested_bytes), requested,
+                             sizeof(requested));
         json_t *peak_bytes = json_object_get(counters, "peak_live_bytes");
         if (json_is_integer(peak_bytes))
                 render_value("maxrss", (double) json_integer_value(peak_bytes), peak, sizeof(peak));

@@ -60,7 +60,8 @@ char forward_prefix[16]; /* forward mode's symbol prefix, also a jemalloc prefix
  * comes from another object than usable_size (an allocator that lacks pvalloc leaves it to
  * glibc, and asking jemalloc for the size of a glibc block would crash the program). */
 static bool measurable[_PROBE_FUNCTION_MAX];
-static bool measuring;       /* live bytes were requested and can be measured: smoke runs */
+static bool sizing;          /* sizes were requested (smoke runs, census): the slow path only */
+static bool measuring;       /* live bytes can be measured too */
 int init_state;              /* 0: not yet, 1: resolving, 2: ready */
 ProbeReport fallback_report; /* no runner: nobody reads it, so nothing is requested */
 ProbeReport *report = &fallback_report;
@@ -70,7 +71,7 @@ int32_t process_index = -1; /* this process's entry in report->processes; -1: un
 /* Everything the fast path needs of its thread, in one initial-exec TLS block: one offset
  * load from the GOT reaches all of it.
  *
- * The fast path is for a thread that owns its counter slot in a run without live bytes (timed
+ * The fast path is for a thread that owns its counter slot in a run without sizes (timed
  * samples): it takes idle_slot, counts, forwards, puts idle_slot back. Taking it is the depth
  * guard: a call made meanwhile (by the allocator, or by something it calls) finds NULL, goes
  * the slow way, and sees from fast_slot that it is nested. Every other call (the thread's
@@ -269,7 +270,10 @@ static void resolve_family(Family *f, void *handle, const char *prefix) {
                 /* A missing function is derived from the family itself in forward mode. */
                 measurable[i] = sizer && (!fns[i] || object_of(fns[i]) == sizer);
         measurable[PROBE_FREE] = measurable[PROBE_MALLOC];
-        if (!(report->requests & PROBE_REQUEST_LIVE_BYTES))
+        sizing = report->requests & PROBE_REQUEST_SIZES;
+        if (sizing)
+                report->state |= PROBE_STATE_SIZES;
+        if (!sizing)
                 memset(measurable, 0, sizeof(measurable));
         else if (measurable[PROBE_MALLOC]) {
                 measuring = true;
@@ -443,7 +447,7 @@ static ProbeSlot *slot(void) {
                 this_thread.slot->process = process_index;
         else if (i == PROBE_MAX_SLOTS - 1)
                 this_thread.slot->process = -1; /* shared by the processes of later threads */
-        if (!this_thread.shared && !measuring) {
+        if (!this_thread.shared && !sizing) {
                 this_thread.errno_location = &errno;
                 this_thread.fast_slot = this_thread.slot; /* from the end of this outermost call */
         }
@@ -466,12 +470,12 @@ void flush_live(void) {
                 ;
 }
 
-/* Records one outermost call of the slow path and the bytes it requested. */
+/* Records one outermost call of the slow path, and when sizing the bytes it requested. */
 static void count(ProbeFunction f, size_t requested) {
         ProbeSlot *s = slot();
         bool shared = this_thread.shared;
         add(&s->calls[f], 1, shared);
-        if (requested)
+        if (sizing && requested)
                 add(&s->bytes_requested, requested, shared);
 }
 
@@ -538,13 +542,12 @@ static bool valid_alignment(size_t a) {
  * take it, counts, forwards and returns `call`'s result. Nothing lives across the call but the
  * TLS offset: the count comes before it, and idle_slot is restored from fast_slot (which it
  * equals whenever it is not NULL). */
-#define FAST_PATH(call, function, requested)                                                                \
+#define FAST_PATH(call, function)                                                                           \
         do {                                                                                                \
                 ProbeSlot *idle_ = this_thread.idle_slot;                                                   \
                 if (LIKELY(idle_ != NULL)) {                                                                \
                         this_thread.idle_slot = NULL;                                                       \
                         idle_->calls[function]++;                                                           \
-                        idle_->bytes_requested += (requested);                                              \
                         __typeof__(call) result_ = call;                                                    \
                         this_thread.idle_slot = this_thread.fast_slot;                                      \
                         return result_;                                                                     \
@@ -578,7 +581,7 @@ static NOINLINE void *malloc_slow(size_t size) {
 }
 
 EXPORT void *malloc(size_t size) {
-        FAST_PATH(next.malloc(size), PROBE_MALLOC, size);
+        FAST_PATH(next.malloc(size), PROBE_MALLOC);
         return malloc_slow(size);
 }
 
@@ -630,7 +633,7 @@ EXPORT void *calloc(size_t n, size_t size) {
                 errno = ENOMEM;
                 return NULL;
         }
-        FAST_PATH(next.calloc(n, size), PROBE_CALLOC, total);
+        FAST_PATH(next.calloc(n, size), PROBE_CALLOC);
         return calloc_slow(n, size, total);
 }
 
@@ -659,7 +662,7 @@ static NOINLINE void *realloc_slow(void *old, size_t size) {
 EXPORT void *realloc(void *old, size_t size) {
         if (UNLIKELY(in_arena(old)))
                 return realloc_from_arena(old, size);
-        FAST_PATH(next.realloc(old, size), PROBE_REALLOC, size);
+        FAST_PATH(next.realloc(old, size), PROBE_REALLOC);
         return realloc_slow(old, size);
 }
 
@@ -675,7 +678,7 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size) {
         }
         if (UNLIKELY(in_arena(old)))
                 return realloc_from_arena(old, total);
-        FAST_PATH(forward_reallocarray(old, n, size, total), PROBE_REALLOCARRAY, total);
+        FAST_PATH(forward_reallocarray(old, n, size, total), PROBE_REALLOCARRAY);
         int64_t before = before_realloc(PROBE_REALLOCARRAY, old);
         void *p;
         GUARDED(p, forward_reallocarray(old, n, size, total), PROBE_REALLOCARRAY, total,
@@ -705,7 +708,7 @@ static int arena_posix_memalign(void **ret, size_t alignment, size_t size) {
 EXPORT int posix_memalign(void **ret, size_t alignment, size_t size) {
         if (!valid_alignment(alignment) || alignment % sizeof(void *) != 0)
                 return EINVAL;
-        FAST_PATH(forward_posix_memalign(ret, alignment, size), PROBE_POSIX_MEMALIGN, size);
+        FAST_PATH(forward_posix_memalign(ret, alignment, size), PROBE_POSIX_MEMALIGN);
         int r;
         GUARDED(r, forward_posix_memalign(ret, alignment, size), PROBE_POSIX_MEMALIGN, size,
                 r == 0 ? measured(PROBE_POSIX_MEMALIGN, *ret) : 0,
@@ -718,7 +721,7 @@ static inline void *forward_aligned_alloc(size_t alignment, size_t size) {
 }
 
 EXPORT void *aligned_alloc(size_t alignment, size_t size) {
-        FAST_PATH(forward_aligned_alloc(alignment, size), PROBE_ALIGNED_ALLOC, size);
+        FAST_PATH(forward_aligned_alloc(alignment, size), PROBE_ALIGNED_ALLOC);
         void *p;
         GUARDED(p, forward_aligned_alloc(alignment, size), PROBE_ALIGNED_ALLOC, size,
                 measured(PROBE_ALIGNED_ALLOC, p), arena_alloc(size, alignment));
@@ -726,7 +729,7 @@ EXPORT void *aligned_alloc(size_t alignment, size_t size) {
 }
 
 EXPORT void *memalign(size_t alignment, size_t size) {
-        FAST_PATH(aligned(alignment, size), PROBE_MEMALIGN, size);
+        FAST_PATH(aligned(alignment, size), PROBE_MEMALIGN);
         void *p;
         GUARDED(p, aligned(alignment, size), PROBE_MEMALIGN, size, measured(PROBE_MEMALIGN, p),
                 arena_alloc(size, alignment));
@@ -735,7 +738,7 @@ EXPORT void *memalign(size_t alignment, size_t size) {
 
 EXPORT void *valloc(size_t size) {
         size_t page = (size_t) sysconf(_SC_PAGESIZE);
-        FAST_PATH(next.valloc ? next.valloc(size) : aligned(page, size), PROBE_VALLOC, size);
+        FAST_PATH(next.valloc ? next.valloc(size) : aligned(page, size), PROBE_VALLOC);
         void *p;
         GUARDED(p, next.valloc ? next.valloc(size) : aligned(page, size), PROBE_VALLOC, size,
                 measured(PROBE_VALLOC, p), arena_alloc(size, page));
@@ -749,7 +752,7 @@ EXPORT void *pvalloc(size_t size) {
                 errno = ENOMEM;
                 return NULL;
         }
-        FAST_PATH(next.pvalloc ? next.pvalloc(size) : aligned(page, rounded), PROBE_PVALLOC, size);
+        FAST_PATH(next.pvalloc ? next.pvalloc(size) : aligned(page, rounded), PROBE_PVALLOC);
         void *p;
         GUARDED(p, next.pvalloc ? next.pvalloc(size) : aligned(page, rounded), PROBE_PVALLOC, size,
                 measured(PROBE_PVALLOC, p), arena_alloc(rounded, page));
@@ -761,7 +764,7 @@ EXPORT size_t malloc_usable_size(void *p) {
                 return 0;
         if (in_arena(p))
                 return arena_size(p);
-        FAST_PATH(usable(p), PROBE_MALLOC_USABLE_SIZE, 0);
+        FAST_PATH(usable(p), PROBE_MALLOC_USABLE_SIZE);
         size_t n;
         GUARDED(n, usable(p), PROBE_MALLOC_USABLE_SIZE, 0, 0, 0);
         return n;

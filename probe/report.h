@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PROBE_REPORT_MAGIC   UINT64_C(0x31424f52504c4c41) /* "ALLPROB1" */
-#define PROBE_REPORT_VERSION 4
+#define PROBE_REPORT_VERSION 5
 
 #define PROBE_ENV_FD              "ALLOCLAB_PROBE_FD"
 #define PROBE_ENV_PARENT          "ALLOCLAB_PROBE_PARENT" /* the entry of the process that exec'd this image */
@@ -66,18 +66,21 @@ enum {
         PROBE_STATE_LIVE_BYTES = 1 << 5,     /* live and peak bytes were measured */
         PROBE_STATE_OPTIONS = 1 << 6,        /* allocator version and effective options filled */
         PROBE_STATE_EXEC = 1 << 7,           /* the process replaced its image: exec_* filled */
+        PROBE_STATE_SIZES = 1 << 8,          /* bytes_requested was counted */
 };
 
 /* What the runner asks of the probe, written into the report before the child starts. Only
  * the untimed smoke run asks for these: they do not vary from sample to sample, and they cost.
- * Live bytes cost an allocator size query in every malloc and free (a few nanoseconds, more
- * under jemalloc). The census and the allocator's version and options cost start-up time:
+ * Sizes (bytes requested, live and peak bytes) keep every call off the fast path, and live
+ * bytes cost an allocator size query in every malloc and free (a few nanoseconds, more under
+ * jemalloc). The census and the allocator's version and options cost start-up time:
  * jemalloc's first mallctl builds its statistics tables (~190,000 instructions, ~40 page
- * faults). Without them a report still names the allocator that served malloc, and counts. */
+ * faults). Without them a report still names the allocator that served malloc, and counts
+ * calls. */
 enum {
-        PROBE_REQUEST_LIVE_BYTES = 1 << 0,
+        PROBE_REQUEST_SIZES = 1 << 0,
         PROBE_REQUEST_IDENTITY = 1 << 1, /* version, effective options and census */
-        PROBE_REQUEST_SMOKE = PROBE_REQUEST_LIVE_BYTES | PROBE_REQUEST_IDENTITY,
+        PROBE_REQUEST_SMOKE = PROBE_REQUEST_SIZES | PROBE_REQUEST_IDENTITY,
 };
 
 typedef struct ProbeOption {
@@ -121,8 +124,9 @@ typedef struct ProbeLibrary {
 /* Counters of one thread, on their own cache lines; only that thread writes them. */
 typedef struct ProbeSlot {
         uint64_t calls[_PROBE_FUNCTION_MAX];
-        uint64_t bytes_requested;
-        int64_t live_bytes; /* usable bytes allocated minus freed by this thread */
+        uint64_t bytes_requested; /* with PROBE_STATE_SIZES */
+        int64_t live_bytes; /* with PROBE_STATE_LIVE_BYTES: usable bytes allocated minus freed by this thread
+                             */
         int32_t process;    /* the thread's process entry; -1: unlisted, or the shared last slot */
         uint32_t pad[3];
 } __attribute__((aligned(64))) ProbeSlot;

@@ -46,8 +46,9 @@ json_t *probe_json_from_result(const ProbeResult *result) {
         for (unsigned f = 0; f < _PROBE_FUNCTION_MAX; f++)
                 json_object_set_new(calls, probe_function_name((ProbeFunction) f),
                                     json_integer((json_int_t) result->calls[f]));
-        /* Live bytes, options and the census come from smoke runs only (PROBE_REQUEST_*): null
-         * where the probe was not asked for them. */
+        /* Sizes, options and the census come from smoke runs only (PROBE_REQUEST_*): null where
+         * the probe was not asked for them. */
+        json_t *requested = result->sized ? json_integer((json_int_t) result->bytes_requested) : json_null();
         json_t *live = result->live_measured ? json_integer(result->live_bytes) : json_null();
         json_t *peak = result->live_measured ? json_integer(result->peak_live_bytes) : json_null();
         json_t *copies = result->census_known ? json_integer(probe_allocator_copies(result)) : json_null();
@@ -56,15 +57,14 @@ json_t *probe_json_from_result(const ProbeResult *result) {
         if (!result->census_known)
                 json_decref(census), census = json_null();
         return json_pack(
-                "{s:b, s:b, s:{s:s, s:s, s:s, s:s?, s:o}, s:o, s:o, s:{s:o, s:I, s:o, s:o, s:I, s:I},"
+                "{s:b, s:b, s:{s:s, s:s, s:s, s:s?, s:o}, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:I, s:I},"
                 " s:{s:s?, s:s?}, s:o, s:I}",
                 "loaded", result->loaded, "exited", result->exited, "effective", "path", r->effective_path,
                 "family", probe_family_name(r->effective_family), "prefix", r->effective_prefix, "version",
                 result->options_known ? r->allocator_version : NULL, "options", options, "census", census,
-                "allocator_copies", copies, "counters", "calls", calls, "bytes_requested",
-                (json_int_t) result->bytes_requested, "live_bytes", live, "peak_live_bytes", peak, "threads",
-                (json_int_t) result->threads, "bootstrap_bytes", (json_int_t) r->bootstrap_bytes, "forward",
-                "library", r->forward_library[0] ? r->forward_library : NULL, "error",
-                r->error[0] ? r->error : NULL, "processes", processes_json(result), "processes_total",
-                (json_int_t) r->n_processes);
+                "allocator_copies", copies, "counters", "calls", calls, "bytes_requested", requested,
+                "live_bytes", live, "peak_live_bytes", peak, "threads", (json_int_t) result->threads,
+                "bootstrap_bytes", (json_int_t) r->bootstrap_bytes, "forward", "library",
+                r->forward_library[0] ? r->forward_library : NULL, "error", r->error[0] ? r->error : NULL,
+                "processes", processes_json(result), "processes_total", (json_int_t) r->n_processes);
 }

@@ -77,14 +77,17 @@ expect_eq "$(counts 2)" "10|160000|160000|9" "counters of every sample, 8 thread
 sed -i 's/threads, "8", "20000"/threads, "100", "2000"/' "$WORK/always.yaml"
 run_alloclab 0 run "$WORK/always.yaml" --quiet
 expect_eq "$(counts 3)" "10|200000|200000|101" "counters of every sample, 100 threads x 2000 aligned_alloc"
-# Live bytes cost a size query per call: only the untimed smoke run measures them.
-expect_eq "$(q "SELECT s.phase, count(*), count(json_extract(p.report, '$.counters.peak_live_bytes')),
+# Sizes keep every call on the slow path, and live bytes cost a size query per call: only the
+# untimed smoke run counts bytes requested and measures live bytes.
+expect_eq "$(q "SELECT s.phase, count(*), count(json_extract(p.report, '$.counters.bytes_requested')),
+                       min(json_extract(p.report, '$.counters.bytes_requested')) >= 160000 * 64,
+                       count(json_extract(p.report, '$.counters.peak_live_bytes')),
                        min(json_extract(p.report, '$.counters.peak_live_bytes')) > 0
                 FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 2
                 GROUP BY s.phase ORDER BY s.phase")" \
-    "sample|6|0|
-smoke|2|2|1
-warmup|2|0|" "live bytes in smoke runs only"
+    "sample|6|0||0|
+smoke|2|2|1|2|1
+warmup|2|0||0|" "sizes in smoke runs only"
 # Version, options and census cost start-up time (jemalloc's first mallctl builds its
 # statistics): smoke runs only. Every timed report still names the allocator that served malloc.
 expect_eq "$(q "SELECT s.phase, v.name, p.family, count(p.version), count(p.allocator_copies),
