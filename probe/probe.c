@@ -13,12 +13,14 @@
  * Invariants (STYLE item 15):
  *   - never allocates through malloc on its own behalf; calls made while dlsym() resolves are
  *     served from a static bump arena whose blocks free/realloc/malloc_usable_size recognise;
- *   - a thread-local guard (initial-exec TLS) counts only the outermost call: taking the
- *     thread's idle slot on the fast path, a depth counter on the slow one (ThreadState);
+ *   - timed runs take a fast path: count, then jump to the allocator (ThreadState); the slow
+ *     path (smoke runs, a thread's first call) counts only the outermost call, with a depth
+ *     guard in initial-exec TLS;
  *   - no locks: each thread owns a counter slot and is its only writer; threads past
  *     PROBE_MAX_SLOTS share the last slot through atomic read-modify-writes;
- *   - free() preserves errno; posix_memalign() leaves *p alone on error; calloc() and
- *     reallocarray() check for overflow before forwarding;
+ *   - the probe's own work never changes errno: free() leaves it as the allocator's free()
+ *     does; posix_memalign() leaves *p alone on error; calloc() and reallocarray() check for
+ *     overflow before forwarding;
  *   - fork-safe: the child's threads take fresh slots.
  * Peak live bytes: each thread flushes its live-byte delta into a shared total when the delta
  * exceeds PROBE_FLUSH_BYTES, and the peak is taken over those totals, so it can be low by at
@@ -36,6 +38,7 @@
 #include <malloc.h>
 #include <mimalloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -72,27 +75,31 @@ int32_t process_index = -1; /* this process's entry in report->processes; -1: un
  * load from the GOT reaches all of it.
  *
  * The fast path is for a thread that owns its counter slot in a run without sizes (timed
- * samples): it takes idle_slot, counts, forwards, puts idle_slot back. Taking it is the depth
- * guard: a call made meanwhile (by the allocator, or by something it calls) finds NULL, goes
- * the slow way, and sees from fast_slot that it is nested. Every other call (the thread's
- * first, threads sharing the last slot, smoke runs measuring live bytes, calls before the
- * probe is ready) takes the slow path, guarded by depth. */
+ * samples): it counts into fast_slot and jumps to the allocator, which returns straight to the
+ * program. Nothing is left to do after the call, so there is no guard around it: a call the
+ * allocator makes into the family from inside one is counted too (none of the catalog's
+ * allocators makes one; the smoke run, on the slow path, counts exactly). Every other call
+ * (the thread's first, threads sharing the last slot, smoke runs counting sizes, calls before
+ * the probe is ready, calls the probe makes itself) takes the slow path: it counts only
+ * the outermost call, with a depth guard, and clears fast_slot while it runs. */
 typedef struct ThreadState {
-        ProbeSlot *idle_slot; /* fast_slot while the thread is outside every call, else NULL */
-        ProbeSlot *fast_slot; /* this thread's slot when it may take the fast path, else NULL */
-        int *errno_location;  /* &errno, set with fast_slot: free() preserves errno */
-        int saved_errno;      /* errno during a fast-path free() */
-        int depth;            /* slow path: nesting of malloc-family calls; depth 0 is counted */
-        bool shared;          /* slot is the last one, shared by the threads past PROBE_MAX_SLOTS */
-        ProbeSlot *slot;      /* this thread's counters; NULL until its first counted call */
-        int64_t pending_live; /* live-byte change not yet added to the report's total */
+        ProbeSlot *fast_slot;  /* owned_slot outside the slow path, NULL inside it */
+        ProbeSlot *owned_slot; /* this thread's slot when it may take the fast path, else NULL */
+        int depth;             /* slow path: nesting of malloc-family calls; depth 0 is counted */
+        bool shared;           /* slot is the last one, shared by the threads past PROBE_MAX_SLOTS */
+        ProbeSlot *slot;       /* this thread's counters; NULL until its first counted call */
+        int64_t pending_live;  /* live-byte change not yet added to the report's total */
 } ThreadState;
 static TLS ThreadState this_thread;
 
 /* ---- bootstrap arena ------------------------------------------------------------------ */
 
 static char arena[PROBE_ARENA_SIZE] __attribute__((aligned(64)));
+/* Bytes of the arena handed out, or ARENA_SEALED: the probe became ready without serving a
+ * call from it (the usual case), so no block is the arena's and the fast path of free() need
+ * not ask (forward_free). */
 static size_t arena_used;
+#define ARENA_SEALED SIZE_MAX
 
 typedef struct ArenaHeader {
         size_t size;
@@ -104,11 +111,15 @@ static inline bool in_arena(const void *p) {
         return (uintptr_t) p - (uintptr_t) arena < sizeof(arena);
 }
 
+static void *after_seal(size_t size, size_t align);
+
 static void *arena_alloc(size_t size, size_t align) {
         if (align < sizeof(ArenaHeader))
                 align = sizeof(ArenaHeader);
         size_t used = __atomic_load_n(&arena_used, __ATOMIC_RELAXED);
         for (;;) {
+                if (used == ARENA_SEALED)
+                        return after_seal(size, align);
                 uintptr_t start = (uintptr_t) arena + used + sizeof(ArenaHeader);
                 uintptr_t p = (start + align - 1) & ~(uintptr_t) (align - 1);
                 if (size > sizeof(arena) || p + size > (uintptr_t) arena + sizeof(arena)) {
@@ -128,6 +139,14 @@ static void *arena_alloc(size_t size, size_t align) {
 static size_t arena_size(const void *p) {
         return ((const ArenaHeader *) p)[-1].size;
 }
+
+/* What the fast path of free() forwards to: next.free once the arena is sealed (resolve()),
+ * else this. */
+static void free_outside_arena(void *p) {
+        if (!in_arena(p))
+                next.free(p);
+}
+static void (*forward_free)(void *) = free_outside_arena;
 
 /* ---- small string helpers (no allocation, always terminated) -------------------------- */
 
@@ -423,6 +442,10 @@ static void resolve(void) {
                 resolve_family(&next, RTLD_NEXT, "");
         pthread_atfork(NULL, NULL, child_after_fork);
         report->state |= PROBE_STATE_LOADED;
+        size_t unused = 0;
+        if (__atomic_compare_exchange_n(&arena_used, &unused, ARENA_SEALED, false, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+                forward_free = next.free;
         __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
 }
 
@@ -447,10 +470,8 @@ static ProbeSlot *slot(void) {
                 this_thread.slot->process = process_index;
         else if (i == PROBE_MAX_SLOTS - 1)
                 this_thread.slot->process = -1; /* shared by the processes of later threads */
-        if (!this_thread.shared && !sizing) {
-                this_thread.errno_location = &errno;
-                this_thread.fast_slot = this_thread.slot; /* from the end of this outermost call */
-        }
+        if (!this_thread.shared && !sizing)
+                this_thread.owned_slot = this_thread.slot; /* from the end of this outermost call */
         return this_thread.slot;
 }
 
@@ -482,19 +503,19 @@ static void count(ProbeFunction f, size_t requested) {
 /* A section of the slow path: calls inside it are nested and not counted. Back at depth 0 the
  * thread may take the fast path again. */
 static inline bool enter(void) {
-        this_thread.idle_slot = NULL;
+        this_thread.fast_slot = NULL;
         return this_thread.depth++ == 0;
 }
 
 static inline void leave(void) {
         if (--this_thread.depth == 0)
-                this_thread.idle_slot = this_thread.fast_slot;
+                this_thread.fast_slot = this_thread.owned_slot;
 }
 
-/* For a call that found idle_slot NULL: whether it is made inside another call of a thread
+/* For a call that found fast_slot NULL: whether it is made inside the slow path of a thread
  * that may take the fast path (so not counted, and depth is not involved). */
 static inline bool nested(void) {
-        return this_thread.fast_slot != NULL;
+        return this_thread.owned_slot != NULL;
 }
 
 /* Records the change in usable bytes an outermost call made (smoke runs only: `measuring`). */
@@ -532,6 +553,18 @@ static void *aligned(size_t alignment, size_t size) {
         return p;
 }
 
+/* A call of another thread that found the probe resolving and then the arena sealed: the probe
+ * is about to be ready (resolve() seals right before), so it waits for that and is served by
+ * the allocator, zeroed as the arena's blocks are (calloc). */
+static NOINLINE void *after_seal(size_t size, size_t align) {
+        while (!interposer_resolved())
+                sched_yield();
+        void *p = aligned(align, size);
+        if (p)
+                memset(p, 0, size);
+        return p;
+}
+
 static bool valid_alignment(size_t a) {
         return a != 0 && (a & (a - 1)) == 0;
 }
@@ -539,18 +572,15 @@ static bool valid_alignment(size_t a) {
 /* ---- the interposed family ------------------------------------------------------------ */
 
 /* The fast path (see ThreadState), first in every interposed function: when the thread may
- * take it, counts, forwards and returns `call`'s result. Nothing lives across the call but the
- * TLS offset: the count comes before it, and idle_slot is restored from fast_slot (which it
- * equals whenever it is not NULL). */
+ * take it, counts the call and returns `call`, a tail call for the functions that forward as
+ * they are (malloc, free, calloc, realloc: six instructions, the last a jump to the
+ * allocator). */
 #define FAST_PATH(call, function)                                                                           \
         do {                                                                                                \
-                ProbeSlot *idle_ = this_thread.idle_slot;                                                   \
-                if (LIKELY(idle_ != NULL)) {                                                                \
-                        this_thread.idle_slot = NULL;                                                       \
-                        idle_->calls[function]++;                                                           \
-                        __typeof__(call) result_ = call;                                                    \
-                        this_thread.idle_slot = this_thread.fast_slot;                                      \
-                        return result_;                                                                     \
+                ProbeSlot *slot_ = this_thread.fast_slot;                                                   \
+                if (LIKELY(slot_ != NULL)) {                                                                \
+                        slot_->calls[function]++;                                                           \
+                        return call;                                                                        \
                 }                                                                                           \
         } while (0)
 
@@ -585,16 +615,20 @@ EXPORT void *malloc(size_t size) {
         return malloc_slow(size);
 }
 
-/* free() is not GUARDED: it keeps errno, and in smoke runs measures the block before the call. */
+/* free() is not GUARDED: in smoke runs it measures the block before the call, keeping errno. */
 static NOINLINE void free_slow(void *p) {
         if (in_arena(p))
                 return;
-        int saved = errno;
         if (nested())
                 next.free(p);
         else if (ready()) {
                 bool outermost = enter();
-                int64_t size = outermost && measuring ? measured(PROBE_FREE, p) : 0;
+                int64_t size = 0;
+                if (outermost && measuring) {
+                        int saved = errno;
+                        size = measured(PROBE_FREE, p);
+                        errno = saved;
+                }
                 if (p)
                         next.free(p);
                 if (outermost) {
@@ -603,21 +637,16 @@ static NOINLINE void free_slow(void *p) {
                 }
                 leave();
         }
-        errno = saved;
 }
 
 EXPORT void free(void *p) {
-        ProbeSlot *idle = this_thread.idle_slot;
-        if (UNLIKELY(idle == NULL || in_arena(p))) {
-                free_slow(p);
+        ProbeSlot *s = this_thread.fast_slot;
+        if (LIKELY(s != NULL)) {
+                s->calls[PROBE_FREE]++;
+                forward_free(p);
                 return;
         }
-        this_thread.idle_slot = NULL;
-        this_thread.saved_errno = *this_thread.errno_location; /* TLS: no register to save */
-        idle->calls[PROBE_FREE]++;
-        next.free(p);
-        *this_thread.errno_location = this_thread.saved_errno;
-        this_thread.idle_slot = this_thread.fast_slot;
+        free_slow(p);
 }
 
 static NOINLINE void *calloc_slow(size_t n, size_t size, size_t total) {
