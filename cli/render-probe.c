@@ -111,14 +111,15 @@ void render_probe(FILE *f, json_t *probe) {
                         (long long) copies);
 
         json_t *counters = json_object_get(probe, "counters");
-        fprintf(f, "counters:");
+        json_t *calls = json_object_get(counters, "calls");
+        fprintf(f, "counters:%s", json_is_object(calls) ? "" : " not counted");
         const char *key;
         json_t *value;
-        json_object_foreach(json_object_get(counters, "calls"), key, value) {
+        json_object_foreach(calls, key, value) {
                 if (json_integer_value(value))
                         fprintf(f, " %s=%lld", key, (long long) json_integer_value(value));
         }
-        char requested[32] = "not measured", peak[32] = "not measured";
+        char requested[32] = "not measured", peak[32] = "not measured", threads[32] = "not counted";
         json_t *requested_bytes = json_object_get(counters, "bytes_requested");
         if (json_is_integer(requested_bytes))
                 render_value("maxrss", (double) json_integer_value(requested_bytes), requested,
@@ -126,8 +127,10 @@ void render_probe(FILE *f, json_t *probe) {
         json_t *peak_bytes = json_object_get(counters, "peak_live_bytes");
         if (json_is_integer(peak_bytes))
                 render_value("maxrss", (double) json_integer_value(peak_bytes), peak, sizeof(peak));
-        fprintf(f, "\n  bytes requested %s, peak live %s, threads %lld%s\n", requested, peak,
-                (long long) json_integer_value(json_object_get(counters, "threads")),
+        json_t *thread_count = json_object_get(counters, "threads");
+        if (json_is_integer(thread_count))
+                snprintf(threads, sizeof(threads), "%lld", (long long) json_integer_value(thread_count));
+        fprintf(f, "\n  bytes requested %s, peak live %s, threads %s%s\n", requested, peak, threads,
                 json_is_true(json_object_get(probe, "exited")) ? ""
                                                                : " (the process did not exit normally)");
 }

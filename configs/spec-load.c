@@ -452,7 +452,7 @@ static const char *const order_words[] = { "interleaved", "randomized", "blocked
 static const char *const verify_words[] = { "stdout", "none", "file:PATH", NULL };
 static const char *const metric_words[] = { "wall", "user", "sys", "maxrss", "reported:NAME", NULL };
 static const char *const on_failure_words[] = { "continue", "stop", NULL };
-static const char *const probe_words[] = { "smoke", "always", "never", NULL };
+static const char *const probe_words[] = { "smoke", "always", "never", "counters", NULL };
 static const char *const outliers_words[] = { "flag", "exclude", NULL };
 
 /* One of two words into a bool field: true for the second. */

@@ -64,5 +64,5 @@ NAME_TABLE(spec_order_to_string, SpecOrder, "interleaved", "randomized", "blocke
 NAME_TABLE(spec_verify_to_string, SpecVerify, "stdout", "none", "file")
 NAME_TABLE(spec_metric_to_string, SpecMetric, "wall", "user", "sys", "maxrss", "reported")
 NAME_TABLE(spec_on_failure_to_string, SpecOnFailure, "continue", "stop")
-NAME_TABLE(spec_probe_to_string, SpecProbe, "smoke", "always", "never")
+NAME_TABLE(spec_probe_to_string, SpecProbe, "smoke", "always", "never", "counters")
 NAME_TABLE(spec_outliers_to_string, SpecOutliers, "flag", "exclude")

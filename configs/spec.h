@@ -68,9 +68,10 @@ typedef enum SpecOnFailure {
 } SpecOnFailure;
 
 typedef enum SpecProbe {
-        SPEC_PROBE_SMOKE,  /* the probe checks every smoke run; timed runs go without it */
-        SPEC_PROBE_ALWAYS, /* every run carries the probe; its counters are stored per sample */
-        SPEC_PROBE_NEVER,  /* no probe at all (preloads are not verified) */
+        SPEC_PROBE_SMOKE,    /* the probe checks every smoke run; timed runs go without it */
+        SPEC_PROBE_ALWAYS,   /* every run carries the probe: each sample names its allocator */
+        SPEC_PROBE_NEVER,    /* no probe at all (preloads are not verified) */
+        SPEC_PROBE_COUNTERS, /* as always, and every call of every sample is counted */
         _SPEC_PROBE_MAX,
 } SpecProbe;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The probe off the fast path: the constructor and destructor, which allocator serves the
+ * The probe off the direct path: the constructor and destructor, which allocator serves the
  * program and how it is configured (identify), every allocator copy loaded (the census), and
  * the exec and spawn wrappers that hand the report over to the programs this one runs. Only the
  * constructor, the destructor and those wrappers run this code; it calls into probe.c, never
@@ -30,7 +30,7 @@
 #include "probe/report.h"
 #include "probe/interposer.h"
 
-/* ---- identity and census (constructor and destructor only, never on the fast path) ---- */
+/* ---- identity and census (constructor and destructor only) ---------------------------- */
 
 static bool defines(void *map, const char *name) {
         return find_symbol(map, name) != NULL;

@@ -13,9 +13,9 @@
  * Invariants (STYLE item 15):
  *   - never allocates through malloc on its own behalf; calls made while dlsym() resolves are
  *     served from a static bump arena whose blocks free/realloc/malloc_usable_size recognise;
- *   - timed runs take a fast path: count, then jump to the allocator (ThreadState); the slow
- *     path (smoke runs, a thread's first call) counts only the outermost call, with a depth
- *     guard in initial-exec TLS;
+ *   - a run that does not count (timed samples) jumps straight to the allocator (direct); a
+ *     run that counts (smoke runs, census, `probe: counters`) takes the slow path, which
+ *     counts only the outermost call, with a depth guard in initial-exec TLS (ThreadState);
  *   - no locks: each thread owns a counter slot and is its only writer; threads past
  *     PROBE_MAX_SLOTS share the last slot through atomic read-modify-writes;
  *   - the probe's own work never changes errno: free() leaves it as the allocator's free()
@@ -24,7 +24,7 @@
  *   - fork-safe: the child's threads take fresh slots.
  * Peak live bytes: each thread flushes its live-byte delta into a shared total when the delta
  * exceeds PROBE_FLUSH_BYTES, and the peak is taken over those totals, so it can be low by at
- * most PROBE_FLUSH_BYTES per thread. This keeps the fast path free of shared cache lines.
+ * most PROBE_FLUSH_BYTES per thread. This keeps counting free of shared cache lines.
  *
  * Deliberately not done: interposing dlopen() (it would change the caller glibc uses for
  * $ORIGIN and RUNPATH lookups); objects loaded later are caught by the census at exit.
@@ -63,32 +63,24 @@ char forward_prefix[16]; /* forward mode's symbol prefix, also a jemalloc prefix
  * comes from another object than usable_size (an allocator that lacks pvalloc leaves it to
  * glibc, and asking jemalloc for the size of a glibc block would crash the program). */
 static bool measurable[_PROBE_FUNCTION_MAX];
-static bool sizing;          /* sizes were requested (smoke runs, census): the slow path only */
-static bool measuring;       /* live bytes can be measured too */
+static bool counting;  /* counters were requested: every call takes the slow path */
+static bool measuring; /* live bytes were requested and can be measured too */
+/* Calls go straight to the allocator: the probe is ready and counts nothing. */
+static bool direct;
 int init_state;              /* 0: not yet, 1: resolving, 2: ready */
 ProbeReport fallback_report; /* no runner: nobody reads it, so nothing is requested */
 ProbeReport *report = &fallback_report;
 int report_fd = -1;         /* the report's memfd, kept for the programs this one executes */
 int32_t process_index = -1; /* this process's entry in report->processes; -1: unlisted */
 
-/* Everything the fast path needs of its thread, in one initial-exec TLS block: one offset
- * load from the GOT reaches all of it.
- *
- * The fast path is for a thread that owns its counter slot in a run without sizes (timed
- * samples): it counts into fast_slot and jumps to the allocator, which returns straight to the
- * program. Nothing is left to do after the call, so there is no guard around it: a call the
- * allocator makes into the family from inside one is counted too (none of the catalog's
- * allocators makes one; the smoke run, on the slow path, counts exactly). Every other call
- * (the thread's first, threads sharing the last slot, smoke runs counting sizes, calls before
- * the probe is ready, calls the probe makes itself) takes the slow path: it counts only
- * the outermost call, with a depth guard, and clears fast_slot while it runs. */
+/* What the slow path keeps of its thread, in one initial-exec TLS block. Only the outermost
+ * call is counted: a call the allocator (or something it calls, or the probe itself) makes
+ * from inside one finds depth above 0. */
 typedef struct ThreadState {
-        ProbeSlot *fast_slot;  /* owned_slot outside the slow path, NULL inside it */
-        ProbeSlot *owned_slot; /* this thread's slot when it may take the fast path, else NULL */
-        int depth;             /* slow path: nesting of malloc-family calls; depth 0 is counted */
-        bool shared;           /* slot is the last one, shared by the threads past PROBE_MAX_SLOTS */
-        ProbeSlot *slot;       /* this thread's counters; NULL until its first counted call */
-        int64_t pending_live;  /* live-byte change not yet added to the report's total */
+        int depth;            /* nesting of malloc-family calls; depth 0 is counted */
+        bool shared;          /* slot is the last one, shared by the threads past PROBE_MAX_SLOTS */
+        ProbeSlot *slot;      /* this thread's counters; NULL until its first counted call */
+        int64_t pending_live; /* live-byte change not yet added to the report's total */
 } ThreadState;
 static TLS ThreadState this_thread;
 
@@ -96,8 +88,8 @@ static TLS ThreadState this_thread;
 
 static char arena[PROBE_ARENA_SIZE] __attribute__((aligned(64)));
 /* Bytes of the arena handed out, or ARENA_SEALED: the probe became ready without serving a
- * call from it (the usual case), so no block is the arena's and the fast path of free() need
- * not ask (forward_free). */
+ * call from it (the usual case), so no block is the arena's and a direct free() need not ask
+ * (forward_free). */
 static size_t arena_used;
 #define ARENA_SEALED SIZE_MAX
 
@@ -106,7 +98,7 @@ typedef struct ArenaHeader {
         size_t pad;
 } ArenaHeader;
 
-/* Whether p came from the arena: one unsigned comparison, on the fast path of free(). */
+/* Whether p came from the arena: one unsigned comparison. */
 static inline bool in_arena(const void *p) {
         return (uintptr_t) p - (uintptr_t) arena < sizeof(arena);
 }
@@ -140,8 +132,8 @@ static size_t arena_size(const void *p) {
         return ((const ArenaHeader *) p)[-1].size;
 }
 
-/* What the fast path of free() forwards to: next.free once the arena is sealed (resolve()),
- * else this. */
+/* What a direct free() forwards to: next.free once the arena is sealed (resolve()), else
+ * this. */
 static void free_outside_arena(void *p) {
         if (!in_arena(p))
                 next.free(p);
@@ -289,10 +281,10 @@ static void resolve_family(Family *f, void *handle, const char *prefix) {
                 /* A missing function is derived from the family itself in forward mode. */
                 measurable[i] = sizer && (!fns[i] || object_of(fns[i]) == sizer);
         measurable[PROBE_FREE] = measurable[PROBE_MALLOC];
-        sizing = report->requests & PROBE_REQUEST_SIZES;
-        if (sizing)
-                report->state |= PROBE_STATE_SIZES;
-        if (!sizing)
+        counting = report->requests & PROBE_REQUEST_COUNTERS;
+        if (counting)
+                report->state |= PROBE_STATE_COUNTERS;
+        if (!counting || !(report->requests & PROBE_REQUEST_LIVE_BYTES))
                 memset(measurable, 0, sizeof(measurable));
         else if (measurable[PROBE_MALLOC]) {
                 measuring = true;
@@ -447,6 +439,8 @@ static void resolve(void) {
                                         __ATOMIC_RELAXED))
                 forward_free = next.free;
         __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+        if (!counting)
+                __atomic_store_n(&direct, true, __ATOMIC_RELEASE);
 }
 
 static inline bool ready(void) {
@@ -470,8 +464,6 @@ static ProbeSlot *slot(void) {
                 this_thread.slot->process = process_index;
         else if (i == PROBE_MAX_SLOTS - 1)
                 this_thread.slot->process = -1; /* shared by the processes of later threads */
-        if (!this_thread.shared && !sizing)
-                this_thread.owned_slot = this_thread.slot; /* from the end of this outermost call */
         return this_thread.slot;
 }
 
@@ -491,31 +483,24 @@ void flush_live(void) {
                 ;
 }
 
-/* Records one outermost call of the slow path, and when sizing the bytes it requested. */
+/* Records one outermost call and the bytes it requested, when the run counts. */
 static void count(ProbeFunction f, size_t requested) {
+        if (!counting)
+                return; /* a call made before the probe went direct */
         ProbeSlot *s = slot();
         bool shared = this_thread.shared;
         add(&s->calls[f], 1, shared);
-        if (sizing && requested)
+        if (requested)
                 add(&s->bytes_requested, requested, shared);
 }
 
-/* A section of the slow path: calls inside it are nested and not counted. Back at depth 0 the
- * thread may take the fast path again. */
+/* A section of the slow path: calls inside it are nested and not counted. */
 static inline bool enter(void) {
-        this_thread.fast_slot = NULL;
         return this_thread.depth++ == 0;
 }
 
 static inline void leave(void) {
-        if (--this_thread.depth == 0)
-                this_thread.fast_slot = this_thread.owned_slot;
-}
-
-/* For a call that found fast_slot NULL: whether it is made inside the slow path of a thread
- * that may take the fast path (so not counted, and depth is not involved). */
-static inline bool nested(void) {
-        return this_thread.owned_slot != NULL;
+        this_thread.depth--;
 }
 
 /* Records the change in usable bytes an outermost call made (smoke runs only: `measuring`). */
@@ -571,26 +556,22 @@ static bool valid_alignment(size_t a) {
 
 /* ---- the interposed family ------------------------------------------------------------ */
 
-/* The fast path (see ThreadState), first in every interposed function: when the thread may
- * take it, counts the call and returns `call`, a tail call for the functions that forward as
- * they are (malloc, free, calloc, realloc: six instructions, the last a jump to the
- * allocator). */
-#define FAST_PATH(call, function)                                                                           \
+/* First in every interposed function: in a run that does not count, once the probe is ready,
+ * returns `call`, a tail call for the functions that forward as they are (malloc, free, calloc,
+ * realloc: a test of `direct`, then a jump to the allocator, which returns straight to the
+ * program). Nothing is stored: a store on every call, even to a line of its own, costs
+ * allocation-bound programs several percent (bench/probe-overhead.sh). */
+#define DIRECT(call)                                                                                        \
         do {                                                                                                \
-                ProbeSlot *slot_ = this_thread.fast_slot;                                                   \
-                if (LIKELY(slot_ != NULL)) {                                                                \
-                        slot_->calls[function]++;                                                           \
+                if (LIKELY(__atomic_load_n(&direct, __ATOMIC_ACQUIRE)))                                     \
                         return call;                                                                        \
-                }                                                                                           \
         } while (0)
 
 /* The slow path: runs `call`, counting it when it is the outermost one, with the depth guard,
  * live bytes in smoke runs, and `unready` before the probe has resolved the next allocator. */
 #define GUARDED(result, call, function, requested, live_delta_expr, unready)                                \
         do {                                                                                                \
-                if (nested())                                                                               \
-                        result = call;                                                                      \
-                else if (UNLIKELY(!ready()))                                                                \
+                if (UNLIKELY(!ready()))                                                                     \
                         result = unready;                                                                   \
                 else {                                                                                      \
                         if (enter())                                                                        \
@@ -602,8 +583,8 @@ static bool valid_alignment(size_t a) {
                 }                                                                                           \
         } while (0)
 
-/* The slow paths of the hottest functions are out of line: the fast path then needs two saved
- * registers instead of all of them. */
+/* The slow paths of the hottest functions are out of line: the direct path then saves no
+ * register. */
 static NOINLINE void *malloc_slow(size_t size) {
         void *p;
         GUARDED(p, next.malloc(size), PROBE_MALLOC, size, measured(PROBE_MALLOC, p), arena_alloc(size, 16));
@@ -611,7 +592,7 @@ static NOINLINE void *malloc_slow(size_t size) {
 }
 
 EXPORT void *malloc(size_t size) {
-        FAST_PATH(next.malloc(size), PROBE_MALLOC);
+        DIRECT(next.malloc(size));
         return malloc_slow(size);
 }
 
@@ -619,9 +600,7 @@ EXPORT void *malloc(size_t size) {
 static NOINLINE void free_slow(void *p) {
         if (in_arena(p))
                 return;
-        if (nested())
-                next.free(p);
-        else if (ready()) {
+        if (ready()) {
                 bool outermost = enter();
                 int64_t size = 0;
                 if (outermost && measuring) {
@@ -640,9 +619,7 @@ static NOINLINE void free_slow(void *p) {
 }
 
 EXPORT void free(void *p) {
-        ProbeSlot *s = this_thread.fast_slot;
-        if (LIKELY(s != NULL)) {
-                s->calls[PROBE_FREE]++;
+        if (LIKELY(__atomic_load_n(&direct, __ATOMIC_ACQUIRE))) {
                 forward_free(p);
                 return;
         }
@@ -662,7 +639,7 @@ EXPORT void *calloc(size_t n, size_t size) {
                 errno = ENOMEM;
                 return NULL;
         }
-        FAST_PATH(next.calloc(n, size), PROBE_CALLOC);
+        DIRECT(next.calloc(n, size));
         return calloc_slow(n, size, total);
 }
 
@@ -691,7 +668,7 @@ static NOINLINE void *realloc_slow(void *old, size_t size) {
 EXPORT void *realloc(void *old, size_t size) {
         if (UNLIKELY(in_arena(old)))
                 return realloc_from_arena(old, size);
-        FAST_PATH(next.realloc(old, size), PROBE_REALLOC);
+        DIRECT(next.realloc(old, size));
         return realloc_slow(old, size);
 }
 
@@ -707,7 +684,7 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size) {
         }
         if (UNLIKELY(in_arena(old)))
                 return realloc_from_arena(old, total);
-        FAST_PATH(forward_reallocarray(old, n, size, total), PROBE_REALLOCARRAY);
+        DIRECT(forward_reallocarray(old, n, size, total));
         int64_t before = before_realloc(PROBE_REALLOCARRAY, old);
         void *p;
         GUARDED(p, forward_reallocarray(old, n, size, total), PROBE_REALLOCARRAY, total,
@@ -737,7 +714,7 @@ static int arena_posix_memalign(void **ret, size_t alignment, size_t size) {
 EXPORT int posix_memalign(void **ret, size_t alignment, size_t size) {
         if (!valid_alignment(alignment) || alignment % sizeof(void *) != 0)
                 return EINVAL;
-        FAST_PATH(forward_posix_memalign(ret, alignment, size), PROBE_POSIX_MEMALIGN);
+        DIRECT(forward_posix_memalign(ret, alignment, size));
         int r;
         GUARDED(r, forward_posix_memalign(ret, alignment, size), PROBE_POSIX_MEMALIGN, size,
                 r == 0 ? measured(PROBE_POSIX_MEMALIGN, *ret) : 0,
@@ -750,7 +727,7 @@ static inline void *forward_aligned_alloc(size_t alignment, size_t size) {
 }
 
 EXPORT void *aligned_alloc(size_t alignment, size_t size) {
-        FAST_PATH(forward_aligned_alloc(alignment, size), PROBE_ALIGNED_ALLOC);
+        DIRECT(forward_aligned_alloc(alignment, size));
         void *p;
         GUARDED(p, forward_aligned_alloc(alignment, size), PROBE_ALIGNED_ALLOC, size,
                 measured(PROBE_ALIGNED_ALLOC, p), arena_alloc(size, alignment));
@@ -758,7 +735,7 @@ EXPORT void *aligned_alloc(size_t alignment, size_t size) {
 }
 
 EXPORT void *memalign(size_t alignment, size_t size) {
-        FAST_PATH(aligned(alignment, size), PROBE_MEMALIGN);
+        DIRECT(aligned(alignment, size));
         void *p;
         GUARDED(p, aligned(alignment, size), PROBE_MEMALIGN, size, measured(PROBE_MEMALIGN, p),
                 arena_alloc(size, alignment));
@@ -767,7 +744,7 @@ EXPORT void *memalign(size_t alignment, size_t size) {
 
 EXPORT void *valloc(size_t size) {
         size_t page = (size_t) sysconf(_SC_PAGESIZE);
-        FAST_PATH(next.valloc ? next.valloc(size) : aligned(page, size), PROBE_VALLOC);
+        DIRECT(next.valloc ? next.valloc(size) : aligned(page, size));
         void *p;
         GUARDED(p, next.valloc ? next.valloc(size) : aligned(page, size), PROBE_VALLOC, size,
                 measured(PROBE_VALLOC, p), arena_alloc(size, page));
@@ -781,7 +758,7 @@ EXPORT void *pvalloc(size_t size) {
                 errno = ENOMEM;
                 return NULL;
         }
-        FAST_PATH(next.pvalloc ? next.pvalloc(size) : aligned(page, rounded), PROBE_PVALLOC);
+        DIRECT(next.pvalloc ? next.pvalloc(size) : aligned(page, rounded));
         void *p;
         GUARDED(p, next.pvalloc ? next.pvalloc(size) : aligned(page, rounded), PROBE_PVALLOC, size,
                 measured(PROBE_PVALLOC, p), arena_alloc(rounded, page));
@@ -793,13 +770,13 @@ EXPORT size_t malloc_usable_size(void *p) {
                 return 0;
         if (in_arena(p))
                 return arena_size(p);
-        FAST_PATH(usable(p), PROBE_MALLOC_USABLE_SIZE);
+        DIRECT(usable(p));
         size_t n;
         GUARDED(n, usable(p), PROBE_MALLOC_USABLE_SIZE, 0, 0, 0);
         return n;
 }
 
-/* ---- for census.c (off the fast path) -------------------------------------------------- */
+/* ---- for census.c (off the direct path) ------------------------------------------------ */
 
 bool interposer_ready(void) {
         return ready();

@@ -66,21 +66,22 @@ enum {
         PROBE_STATE_LIVE_BYTES = 1 << 5,     /* live and peak bytes were measured */
         PROBE_STATE_OPTIONS = 1 << 6,        /* allocator version and effective options filled */
         PROBE_STATE_EXEC = 1 << 7,           /* the process replaced its image: exec_* filled */
-        PROBE_STATE_SIZES = 1 << 8,          /* bytes_requested was counted */
+        PROBE_STATE_COUNTERS = 1 << 8,       /* calls, bytes requested and threads were counted */
 };
 
-/* What the runner asks of the probe, written into the report before the child starts. Only
- * the untimed smoke run asks for these: they do not vary from sample to sample, and they cost.
- * Sizes (bytes requested, live and peak bytes) keep every call off the fast path, and live
- * bytes cost an allocator size query in every malloc and free (a few nanoseconds, more under
- * jemalloc). The census and the allocator's version and options cost start-up time:
- * jemalloc's first mallctl builds its statistics tables (~190,000 instructions, ~40 page
- * faults). Without them a report still names the allocator that served malloc, and counts
- * calls. */
+/* What the runner asks of the probe, written into the report before the child starts. The
+ * untimed smoke run asks for all of them: they do not vary from sample to sample, and they
+ * cost. Counters take every call through the probe's slow path instead of straight to the
+ * allocator (tens of instructions a call); live bytes add an allocator size query to every
+ * malloc and free (a few nanoseconds, more under jemalloc). The census and the allocator's
+ * version and options cost start-up time: jemalloc's first mallctl builds its statistics
+ * tables (~190,000 instructions, ~40 page faults). Without any of them a report still names
+ * the allocator that served malloc, and the process tree. */
 enum {
-        PROBE_REQUEST_SIZES = 1 << 0,
-        PROBE_REQUEST_IDENTITY = 1 << 1, /* version, effective options and census */
-        PROBE_REQUEST_SMOKE = PROBE_REQUEST_SIZES | PROBE_REQUEST_IDENTITY,
+        PROBE_REQUEST_COUNTERS = 1 << 0,   /* calls per function, bytes requested, threads */
+        PROBE_REQUEST_IDENTITY = 1 << 1,   /* version, effective options and census */
+        PROBE_REQUEST_LIVE_BYTES = 1 << 2, /* with the counters: live and peak bytes */
+        PROBE_REQUEST_SMOKE = PROBE_REQUEST_COUNTERS | PROBE_REQUEST_IDENTITY | PROBE_REQUEST_LIVE_BYTES,
 };
 
 typedef struct ProbeOption {
@@ -124,7 +125,7 @@ typedef struct ProbeLibrary {
 /* Counters of one thread, on their own cache lines; only that thread writes them. */
 typedef struct ProbeSlot {
         uint64_t calls[_PROBE_FUNCTION_MAX];
-        uint64_t bytes_requested; /* with PROBE_STATE_SIZES */
+        uint64_t bytes_requested; /* with PROBE_STATE_COUNTERS, as calls */
         int64_t live_bytes; /* with PROBE_STATE_LIVE_BYTES: usable bytes allocated minus freed by this thread
                              */
         int32_t process;    /* the thread's process entry; -1: unlisted, or the shared last slot */

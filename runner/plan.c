@@ -131,7 +131,13 @@ bool plan_step_probed(const Plan *p, const PlanStep *step) {
         if (step->phase == PHASE_CALIBRATE)
                 return false; /* a forward-mode variant's environment carries its bridge anyway */
         return step->phase == PHASE_SMOKE || p->spec->probe == SPEC_PROBE_ALWAYS ||
-               p->spec->variants[step->variant].forward_library;
+               p->spec->probe == SPEC_PROBE_COUNTERS || p->spec->variants[step->variant].forward_library;
+}
+
+uint32_t plan_step_probe_requests(const Plan *p, const PlanStep *step) {
+        if (step->phase == PHASE_SMOKE)
+                return PROBE_REQUEST_SMOKE;
+        return p->spec->probe == SPEC_PROBE_COUNTERS ? PROBE_REQUEST_COUNTERS : 0;
 }
 
 /* The probed environment: the probe first in LD_PRELOAD, then the allocator (a forward-mode

@@ -115,8 +115,13 @@ int plan_open_cgroup(Plan *p, char **ret_message);
 int plan_hash_programs(Plan *p);
 
 /* Whether a step runs with the probe: smoke runs unless probe: never, every run with probe:
- * always, and every run of a forward-mode variant (the probe is its bridge). */
+ * always or counters, and every run of a forward-mode variant (the probe is its bridge). */
 bool plan_step_probed(const Plan *p, const PlanStep *step);
+
+/* What a probed step asks of the probe (PROBE_REQUEST_*): everything in a smoke run, counters in
+ * every run with probe: counters, nothing else in a timed run (its report still names the
+ * allocator and the process tree). */
+uint32_t plan_step_probe_requests(const Plan *p, const PlanStep *step);
 
 /* spec env_offset: random: the bytes added to every environment in this step's round (the same
  * for every variant and cell of a round of a timed phase, drawn from the run's seed), or -1. */

@@ -14,6 +14,11 @@ static json_t *families_json(uint32_t families) {
         return a;
 }
 
+/* A counter, or null where the run did not count (PROBE_REQUEST_COUNTERS). */
+static json_t *counted(const ProbeResult *result, uint64_t value) {
+        return result->counted ? json_integer((json_int_t) value) : json_null();
+}
+
 /* The process tree: each process with its program, allocator and calls, and a program it
  * executed without the probe (so not in the tree). */
 static json_t *processes_json(const ProbeResult *result) {
@@ -24,12 +29,13 @@ static json_t *processes_json(const ProbeResult *result) {
                                                                    "preload", p->unprobed_preload)
                                                        : json_null();
                 json_array_append_new(
-                        a, json_pack("{s:i, s:i, s:s, s:s, s:s, s:s, s:o, s:I, s:o}", "pid", (int) p->pid,
+                        a, json_pack("{s:i, s:i, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "pid", (int) p->pid,
                                      "parent", (int) p->parent, "how", probe_process_how(p->how), "program",
                                      p->program, "allocator", p->effective_path, "family",
                                      probe_family_name(p->family), "allocator_copies",
                                      result->census_known ? json_integer(p->copies) : json_null(), "calls",
-                                     (json_int_t) result->process_calls[i], "exec_without_probe", unprobed));
+                                     counted(result, result->process_calls[i]), "exec_without_probe",
+                                     unprobed));
         }
         return a;
 }
@@ -46,9 +52,10 @@ json_t *probe_json_from_result(const ProbeResult *result) {
         for (unsigned f = 0; f < _PROBE_FUNCTION_MAX; f++)
                 json_object_set_new(calls, probe_function_name((ProbeFunction) f),
                                     json_integer((json_int_t) result->calls[f]));
-        /* Sizes, options and the census come from smoke runs only (PROBE_REQUEST_*): null where
-         * the probe was not asked for them. */
-        json_t *requested = result->sized ? json_integer((json_int_t) result->bytes_requested) : json_null();
+        /* Counters, live bytes, options and the census come from the runs that asked for them
+         * (PROBE_REQUEST_*): null elsewhere. */
+        if (!result->counted)
+                json_decref(calls), calls = json_null();
         json_t *live = result->live_measured ? json_integer(result->live_bytes) : json_null();
         json_t *peak = result->live_measured ? json_integer(result->peak_live_bytes) : json_null();
         json_t *copies = result->census_known ? json_integer(probe_allocator_copies(result)) : json_null();
@@ -57,14 +64,15 @@ json_t *probe_json_from_result(const ProbeResult *result) {
         if (!result->census_known)
                 json_decref(census), census = json_null();
         return json_pack(
-                "{s:b, s:b, s:{s:s, s:s, s:s, s:s?, s:o}, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:I, s:I},"
+                "{s:b, s:b, s:{s:s, s:s, s:s, s:s?, s:o}, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:I},"
                 " s:{s:s?, s:s?}, s:o, s:I}",
                 "loaded", result->loaded, "exited", result->exited, "effective", "path", r->effective_path,
                 "family", probe_family_name(r->effective_family), "prefix", r->effective_prefix, "version",
                 result->options_known ? r->allocator_version : NULL, "options", options, "census", census,
-                "allocator_copies", copies, "counters", "calls", calls, "bytes_requested", requested,
-                "live_bytes", live, "peak_live_bytes", peak, "threads", (json_int_t) result->threads,
-                "bootstrap_bytes", (json_int_t) r->bootstrap_bytes, "forward", "library",
+                "allocator_copies", copies, "counters", "calls", calls, "bytes_requested",
+                counted(result, result->bytes_requested), "live_bytes", live, "peak_live_bytes", peak,
+                "threads", counted(result, result->threads), "bootstrap_bytes",
+                (json_int_t) r->bootstrap_bytes, "forward", "library",
                 r->forward_library[0] ? r->forward_library : NULL, "error", r->error[0] ? r->error : NULL,
                 "processes", processes_json(result), "processes_total", (json_int_t) r->n_processes);
 }

@@ -60,7 +60,7 @@ int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) 
         ret->loaded = c->state & PROBE_STATE_LOADED;
         ret->exited = c->state & PROBE_STATE_EXITED;
         ret->forward_failed = c->state & PROBE_STATE_FORWARD_FAILED;
-        ret->sized = c->state & PROBE_STATE_SIZES;
+        ret->counted = c->state & PROBE_STATE_COUNTERS;
         ret->live_measured = c->state & PROBE_STATE_LIVE_BYTES;
         ret->options_known = c->state & PROBE_STATE_OPTIONS;
         ret->census_known = c->state & PROBE_STATE_CENSUS;

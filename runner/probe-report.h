@@ -16,7 +16,7 @@ typedef struct ProbeResult {
         bool loaded;         /* the probe ran in the child (magic, version and size match) */
         bool exited;         /* its destructor ran: the child exited normally */
         bool forward_failed; /* forward mode refused its library; see report.error */
-        bool sized;          /* bytes_requested was counted (smoke runs) */
+        bool counted;        /* calls, bytes_requested, threads and process_calls were counted */
         bool live_measured;  /* live_bytes and peak_live_bytes were measured (smoke runs) */
         bool options_known;  /* allocator version and options were read (smoke runs) */
         bool census_known;   /* the census was taken (smoke runs) */

@@ -481,8 +481,7 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
         }
 
         bool probed = plan_step_probed(p, step);
-        _cleanup_close_ int report =
-                probed ? probe_report_memfd(step->phase == PHASE_SMOKE ? PROBE_REQUEST_SMOKE : 0) : -1;
+        _cleanup_close_ int report = probed ? probe_report_memfd(plan_step_probe_requests(p, step)) : -1;
         if (probed && report < 0)
                 return report;
 

@@ -2,7 +2,8 @@
 # Smoke runs under the probe: the effective allocator, its version and options are stored per
 # variant and shown by `alloclab show --allocators`; a misspelled jemalloc option is
 # config-rejected; a static binary, a program with its own malloc and a setuid copy are
-# preload-ineffective at pre-flight; probe: always stores counters per sample, never none.
+# preload-ineffective at pre-flight; probe: always stores a report per sample, counters counts
+# every call of every sample, never stores none.
 . "$(dirname "$0")/lib.sh"
 
 # The probe needs nothing but libc. An object it needs joins every probed program's search order
@@ -54,40 +55,40 @@ expect_contains "$OUT" "dirty_decay_ms         500" "jemalloc option shown"
 expect_contains "$OUT" "allow_decommit          0" "mimalloc option shown"
 expect_contains "$OUT" "effective allocator: /lib/x86_64-linux-gnu/libc.so.6 (glibc" "glibc shown"
 
-# probe: always stores counters for every sample; probe: never stores none. Timed samples take
-# the probe's fast path, smoke runs (measuring live bytes) the slow one: exact counts under 8
-# threads on both.
+# probe: counters counts every call of every sample; probe: never stores no report. Exact
+# counts under 8 threads, in the timed runs as in the smoke run.
 cat >"$WORK/always.yaml" <<YAML
 experiment: always
 command: ["$WORKLOAD", threads, "8", "20000"]
 allocators: {glibc: {}, mimalloc: {preload: mimalloc}}
 samples: 3
-probe: always
+probe: counters
 YAML
 run_alloclab 0 run "$WORK/always.yaml" --quiet
 # counts RUN: the run's probe reports, their fewest and most aligned_alloc calls, fewest threads
 counts() {
-    q "SELECT count(*), min(json_extract(p.report, '$.counters.calls.aligned_alloc')),
+    q "SELECT count(*), count(json_extract(p.report, '$.counters.calls.aligned_alloc')),
+              min(json_extract(p.report, '$.counters.calls.aligned_alloc')),
               max(json_extract(p.report, '$.counters.calls.aligned_alloc')), min(json_extract(p.report, '$.counters.threads'))
        FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = $1"
 }
-expect_eq "$(counts 2)" "10|160000|160000|9" "counters of every sample, 8 threads x 20000 aligned_alloc"
-# Past the report's 64 slots the threads share the last one, through atomic additions on the
-# slow path: still exact.
+expect_eq "$(counts 2)" "10|10|160000|160000|9" "counters of every sample, 8 threads x 20000 aligned_alloc"
+# Past the report's 64 slots the threads share the last one, through atomic additions: still
+# exact.
 sed -i 's/threads, "8", "20000"/threads, "100", "2000"/' "$WORK/always.yaml"
 run_alloclab 0 run "$WORK/always.yaml" --quiet
-expect_eq "$(counts 3)" "10|200000|200000|101" "counters of every sample, 100 threads x 2000 aligned_alloc"
-# Sizes keep every call on the slow path, and live bytes cost a size query per call: only the
-# untimed smoke run counts bytes requested and measures live bytes.
+expect_eq "$(counts 3)" "10|10|200000|200000|101" "counters of every sample, 100 threads x 2000 aligned_alloc"
+# Bytes requested are counted with the calls; live bytes cost a size query per call: only the
+# untimed smoke run measures them.
 expect_eq "$(q "SELECT s.phase, count(*), count(json_extract(p.report, '$.counters.bytes_requested')),
                        min(json_extract(p.report, '$.counters.bytes_requested')) >= 160000 * 64,
                        count(json_extract(p.report, '$.counters.peak_live_bytes')),
                        min(json_extract(p.report, '$.counters.peak_live_bytes')) > 0
                 FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 2
                 GROUP BY s.phase ORDER BY s.phase")" \
-    "sample|6|0||0|
+    "sample|6|6|1|0|
 smoke|2|2|1|2|1
-warmup|2|0||0|" "sizes in smoke runs only"
+warmup|2|2|1|0|" "live bytes in smoke runs only"
 # Version, options and census cost start-up time (jemalloc's first mallctl builds its
 # statistics): smoke runs only. Every timed report still names the allocator that served malloc.
 expect_eq "$(q "SELECT s.phase, v.name, p.family, count(p.version), count(p.allocator_copies),
@@ -100,18 +101,16 @@ smoke|glibc|glibc|1|1|array|object
 smoke|mimalloc|mimalloc|1|1|array|object
 warmup|glibc|glibc|0|0|null|null
 warmup|mimalloc|mimalloc|0|0|null|null" "identity in smoke runs only"
-# The prefixed stand-in's valloc allocates through the global malloc, which is the probe again
-# (tests/workloads/prefixed-allocator.c). 1000 vallocs and their frees add 1000 valloc and 1000
-# free calls. The smoke run's slow path counts only outermost calls: not one malloc. The timed
-# runs' fast path has no guard (docs/probe.md): the 999 vallocs after the thread's first call
-# count their nested malloc. A forked child's calls count too.
+# Only outermost calls count: the prefixed stand-in's valloc allocates through the global malloc,
+# which is the probe again (tests/workloads/prefixed-allocator.c). 1000 vallocs and their frees
+# add 1000 valloc and 1000 free calls and not one malloc; a forked child's calls count too.
 cat >"$WORK/nested.yaml" <<YAML
 experiment: nested
 command: ["$WORKLOAD", "{mode}", "{n}"]
 params: {mode: [vallocs, fork], n: [0, 1000]}
 allocators: {pfx: {forward: {library: "$PREFIXED", prefix: pfx_}}}
 samples: 2
-probe: always
+probe: counters
 YAML
 run_alloclab 0 run "$WORK/nested.yaml" --quiet
 # delta FUNCTION: per phase, the fewest and most calls of FUNCTION with 1000 vallocs beyond those
@@ -125,13 +124,13 @@ delta() {
 }
 expect_eq "$(delta valloc)" "sample|1000|1000 smoke|1000|1000 warmup|1000|1000 " "each valloc counted once"
 expect_eq "$(delta free)" "sample|1000|1000 smoke|1000|1000 warmup|1000|1000 " "each free counted once"
-expect_eq "$(delta malloc)" "sample|999|999 smoke|0|0 warmup|999|999 " "nested mallocs: on the fast path only"
+expect_eq "$(delta malloc)" "sample|0|0 smoke|0|0 warmup|0|0 " "the nested mallocs not counted"
 expect_eq "$(q "SELECT s.phase, group_concat(DISTINCT json_extract(p.report, '$.counters.calls.valloc'))
                 FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN cells c ON c.id = s.cell_id
                 WHERE s.run_id = 4 AND json_extract(c.params, '$.mode') = 'fork' GROUP BY s.phase ORDER BY s.phase" | tr '\n' ' ')" \
     "sample|200 smoke|200 warmup|200 " "a forked child's calls counted too"
-# The family's documented behaviour through the probe, on its fast path (timed samples) and its
-# slow one (the smoke run): tests/workloads/workload.c "semantics". mimalloc's and tcmalloc's
+# The family's documented behaviour through the probe, on its direct path (the timed samples of
+# probe: always) and its slow one (the smoke run): tests/workloads/workload.c "semantics". mimalloc's and tcmalloc's
 # own calloc leave errno alone on overflow: the probe checks for overflow itself.
 cat >"$WORK/semantics.yaml" <<YAML
 experiment: semantics
@@ -147,23 +146,22 @@ YAML
 run_alloclab 0 run "$WORK/semantics.yaml" --quiet
 expect_eq "$(q "SELECT count(*), group_concat(DISTINCT s.status) FROM samples s WHERE s.run_id = 5")" "16|ok" \
     "documented semantics under every allocator, with the probe"
-# The timed runs' counts are the smoke run's, call for call, under every catalog allocator: none
-# of them calls into the family from inside a call, which the fast path would count.
-expect_eq "$(q "SELECT v.name, count(*), count(DISTINCT json_extract(p.report, '$.counters.calls'))
-                FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN variants v ON v.id = s.variant_id
-                WHERE s.run_id = 5 GROUP BY v.name ORDER BY v.position")" \
-    "glibc|4|1
-jemalloc|4|1
-mimalloc|4|1
-tcmalloc|4|1" "the same counts on the fast path as on the slow one"
+# probe: always: every sample's report names the allocator that served malloc, and the process
+# tree; the calls go straight to the allocator, so only the smoke run counts them.
+expect_eq "$(q "SELECT s.phase, count(*), count(p.family), count(json_extract(p.report, '$.processes[0].program')),
+                       count(json_extract(p.report, '$.counters.calls')), count(json_extract(p.report, '$.counters.threads'))
+                FROM probe_reports p JOIN samples s ON s.id = p.sample_id
+                WHERE s.run_id = 5 GROUP BY s.phase ORDER BY s.phase")" \
+    "sample|8|8|8|0|0
+smoke|4|4|4|4|4
+warmup|4|4|4|0|0" "probe: always names the allocator of every sample and counts nothing"
 # The probe adds nothing of its own to errno: the stand-in's free sets EIO, and the program sees
-# it through the probe as it would see it without, on the slow path (the thread's first calls)
-# and on the fast one.
+# it through the probe (here without a runner: direct, as in timed runs) as it would without.
 expect_eq "$(LD_PRELOAD="$BUILD_DIR/probe/liballoclab-probe.so" ALLOCLAB_PROBE_FORWARD_LIBRARY="$PREFIXED" \
              ALLOCLAB_PROBE_FORWARD_PREFIX=pfx_ "$WORKLOAD" semantics)" "broken: errno == 4321" \
     "free() leaves errno as the allocator's free leaves it"
 
-sed -i 's/probe: always/probe: never/' "$WORK/always.yaml"
+sed -i 's/probe: counters/probe: never/' "$WORK/always.yaml"
 run_alloclab 0 run "$WORK/always.yaml" --quiet
 expect_eq "$(q "SELECT count(*) FROM probe_reports p JOIN samples s ON s.id = p.sample_id WHERE s.run_id = 6")" 0 "probe: never"
 
@@ -199,19 +197,20 @@ expect_eq "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.va
     "forward-refused: forward mode refused $mimalloc: $mimalloc lacks core entry points: nope_malloc, nope_free, nope_calloc, nope_realloc, nope_posix_memalign|aligned_alloc|memalign, nope_malloc_usable_size|usable_size|malloc_size" \
     "refusal names what is missing"
 # Every run of a forward variant goes through the probe: 1 smoke + 1 warmup + 2 samples each,
-# all served by the forward library, all 2 x 1000 aligned allocations seen, and the loader's
-# allocations during dlopen() served from the bootstrap arena.
+# all served by the forward library, the smoke run's count of the 2 x 1000 aligned
+# allocations, and the loader's allocations during dlopen() served from the bootstrap arena.
 for v in mi tc; do
     lib=$([[ $v == mi ]] && echo "$mimalloc" || echo "$tcmalloc")
-    expect_eq "$(q "SELECT count(*), min(json_extract(p.report, '$.counters.calls.aligned_alloc')),
+    expect_eq "$(q "SELECT count(*), count(json_extract(p.report, '$.counters.calls.aligned_alloc')),
+                    min(json_extract(p.report, '$.counters.calls.aligned_alloc')),
                     min(json_extract(p.report, '$.counters.bootstrap_bytes') > 0)
                     FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN variants v ON v.id = s.variant_id
                     WHERE v.name = '$v' AND s.status = 'ok' AND p.effective_path = '$lib'")" \
-        "4|2000|1" "forward mode through $v"
+        "4|1|2000|1" "forward mode through $v"
 done
 # When the program loads an object again (libm, loaded already), the loader frees some of what
-# it allocated during the probe's dlopen(): blocks of the bootstrap arena reach free() on the
-# fast path, which must keep them from the allocator (tcmalloc aborts on a pointer it does not
+# it allocated during the probe's dlopen(): blocks of the bootstrap arena reach a direct
+# free(), which must keep them from the allocator (tcmalloc aborts on a pointer it does not
 # own).
 cat >"$WORK/reload.yaml" <<YAML
 experiment: reload
@@ -222,7 +221,7 @@ YAML
 run_alloclab 0 run "$WORK/reload.yaml" --quiet
 expect_eq "$(q "SELECT count(*), group_concat(DISTINCT s.status) FROM samples s JOIN runs r ON r.id = s.run_id
                 JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'reload'")" "4|ok" \
-    "bootstrap blocks freed on the fast path"
+    "bootstrap blocks freed on the direct path"
 
 # A program that re-executes itself with an LD_PRELOAD of its own choosing runs, from then on,
 # under that: the probe sees the exec, and the variant is preload-ineffective with what it was

@@ -45,9 +45,9 @@ static void test_sealed(void **state) {
 static void test_requests(void **state) {
         (void) state;
         /* The runner's request is in place before the probe maps the report. */
-        _cleanup_close_ int fd = probe_report_memfd(PROBE_REQUEST_SIZES);
+        _cleanup_close_ int fd = probe_report_memfd(PROBE_REQUEST_COUNTERS);
         ProbeReport *m = map_report(fd);
-        assert_int_equal(m->requests, PROBE_REQUEST_SIZES);
+        assert_int_equal(m->requests, PROBE_REQUEST_COUNTERS);
         assert_int_equal(m->magic, 0);
         munmap(m, sizeof(ProbeReport));
 }
