@@ -596,26 +596,27 @@ EXPORT void *malloc(size_t size) {
         return malloc_slow(size);
 }
 
-/* free() is not GUARDED: in smoke runs it measures the block before the call, keeping errno. */
+/* free() is not GUARDED: in smoke runs it measures the block before the call. What the probe
+ * does before it (resolving, measuring) keeps errno; what next.free does to it is the
+ * program's to see. */
 static NOINLINE void free_slow(void *p) {
         if (in_arena(p))
                 return;
-        if (ready()) {
-                bool outermost = enter();
-                int64_t size = 0;
-                if (outermost && measuring) {
-                        int saved = errno;
-                        size = measured(PROBE_FREE, p);
-                        errno = saved;
-                }
-                if (p)
-                        next.free(p);
-                if (outermost) {
-                        count(PROBE_FREE, 0);
-                        count_live(-size);
-                }
-                leave();
+        int saved = errno;
+        if (!ready()) {
+                errno = saved;
+                return;
         }
+        bool outermost = enter();
+        int64_t size = outermost && measuring ? measured(PROBE_FREE, p) : 0;
+        errno = saved;
+        if (p)
+                next.free(p);
+        if (outermost) {
+                count(PROBE_FREE, 0);
+                count_live(-size);
+        }
+        leave();
 }
 
 EXPORT void free(void *p) {
