@@ -419,7 +419,7 @@ static int analyse_entries(Report *rep, bool compare_variants) {
                 e->n_outliers = (size_t) n;
                 e->n_values = set.n;
                 if (e->n_values > 0) {
-                        int r = sampleset_median_interval(&set, NULL, &e->median_lo, &e->median_hi);
+                        int r = sampleset_median_interval(&set, &e->median_lo, &e->median_hi);
                         if (r < 0)
                                 return r;
                         e->has_median_ci = true;

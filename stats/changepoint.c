@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "stats/changepoint.h"
-#include "stats/sampleset.h"
 #include "stats/stats.h"
 #include "util/cleanup.h"
 
@@ -46,10 +45,8 @@ int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
                 ChangePoint *p = &ret[i];
                 *p = (ChangePoint){ .change = VERDICT_SAME };
                 const double *values = sorted + start[i];
-                SampleSet set = { .values = (double *) values, .n = runs[i].n }; /* only read */
-                int r = sampleset_median_interval(&set, &p->median, &p->lo, &p->hi);
-                if (r < 0)
-                        return r;
+                p->median = stats_median_sorted(values, runs[i].n);
+                compare_median_order_interval(values, runs[i].n, COMPARE_LEVEL, &p->lo, &p->hi);
                 if (runs[i].new_baseline) {
                         since = i;
                         continue;
@@ -64,8 +61,8 @@ int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
                         pool = merged;
                         merged = t;
                 }
-                r = compare_screen_to_baseline(pool, n_pool, values, runs[i].n, runs[i].seed,
-                                               runs[i].min_effect, runs[i].alpha, &p->against);
+                int r = compare_screen_to_baseline(pool, n_pool, values, runs[i].n, runs[i].seed,
+                                                   runs[i].min_effect, runs[i].alpha, &p->against);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)

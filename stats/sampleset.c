@@ -28,14 +28,12 @@ int sampleset_outliers(SampleSet *s, bool exclude, Stats *stats) {
         return r < 0 ? r : n;
 }
 
-int sampleset_median_interval(const SampleSet *s, double *ret_median, double *ret_lo, double *ret_hi) {
+int sampleset_median_interval(const SampleSet *s, double *ret_lo, double *ret_hi) {
         _cleanup_free_ double *sorted = malloc((s->n ? s->n : 1) * sizeof(double));
         if (!sorted)
                 return -ENOMEM;
         memcpy(sorted, s->values, s->n * sizeof(double));
         stats_sort(sorted, s->n);
-        if (ret_median)
-                *ret_median = stats_median_sorted(sorted, s->n);
         compare_median_order_interval(sorted, s->n, COMPARE_LEVEL, ret_lo, ret_hi);
         return 0;
 }

@@ -25,9 +25,9 @@ typedef struct SampleSet {
  * and recomputes *stats from the rest. Returns the count, or -ENOMEM. */
 int sampleset_outliers(SampleSet *s, bool exclude, Stats *stats);
 
-/* The median (when ret_median is not NULL) and its order-statistic interval at COMPARE_LEVEL
- * (compare_median_order_interval), s->n > 0; the set is not reordered. Returns 0 or -ENOMEM. */
-int sampleset_median_interval(const SampleSet *s, double *ret_median, double *ret_lo, double *ret_hi);
+/* The median's order-statistic interval at COMPARE_LEVEL (compare_median_order_interval), s->n >
+ * 0. Returns 0 or -ENOMEM. */
+int sampleset_median_interval(const SampleSet *s, double *ret_lo, double *ret_hi);
 
 /* Whether x and base pair by round: measured side by side (interleaved or randomized order), the
  * same rounds on both sides (failures can leave gaps), and enough of them for the signed-rank
