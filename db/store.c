@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "db/sql.h"
 #include "db/store.h"
 #include "util/cleanup.h"
+#include "util/message.h"
 #include "util/proc.h"
 
 struct Store {
@@ -320,38 +320,23 @@ int store_cache_size(Store *s, int size, int *ret_previous) {
         return r < 0 ? r : sqlite3_exec(s->db, pragma, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
-/* *ret (when wanted) to a new message; NULL when there is no memory for it. */
-static void set_message(char **ret, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_message(char **ret, const char *fmt, ...) {
-        if (!ret)
-                return;
-        va_list ap;
-        va_start(ap, fmt);
-        if (vasprintf(ret, fmt, ap) < 0)
-                *ret = NULL;
-        va_end(ap);
-}
-
 static int migrate(Store *s, char **ret_message) {
         int version;
         if (pragma_int(s, "PRAGMA user_version", &version) < 0)
                 return -EIO;
-        if (version > STORE_SCHEMA_VERSION) {
-                set_message(ret_message, "database schema version %d is newer than this alloclab (%d)",
-                            version, STORE_SCHEMA_VERSION);
-                return -EPROTO;
-        }
+        if (version > STORE_SCHEMA_VERSION)
+                return message_fail(ret_message, -EPROTO,
+                                    "database schema version %d is newer than this alloclab (%d)", version,
+                                    STORE_SCHEMA_VERSION);
         for (; version < STORE_SCHEMA_VERSION; version++) {
                 char *sql;
                 if (asprintf(&sql, "%s PRAGMA user_version = %d;", migrations[version], version + 1) < 0)
                         return -ENOMEM;
                 int r = store_exec(s, sql);
                 free(sql);
-                if (r < 0) {
-                        set_message(ret_message, "cannot migrate %s from schema %d to %d: %s", store_path(s),
-                                    version, version + 1, store_error(s));
-                        return r;
-                }
+                if (r < 0)
+                        return message_fail(ret_message, r, "cannot migrate %s from schema %d to %d: %s",
+                                            store_path(s), version, version + 1, store_error(s));
         }
         return 0;
 }
@@ -444,14 +429,11 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
         _cleanup_(store_freep) Store *s = calloc(1, sizeof(Store));
         if (!s)
                 return -ENOMEM;
-        if (mode == STORE_READ_ONLY && access(path, F_OK) < 0) {
-                set_message(ret_message, "no database at %s (run an experiment first)", path);
-                return -ENOENT;
-        }
-        if (mode == STORE_READ_WRITE && make_parent_dir(path) < 0) {
-                set_message(ret_message, "cannot create the directory of %s: %m", path);
-                return -EIO;
-        }
+        if (mode == STORE_READ_ONLY && access(path, F_OK) < 0)
+                return message_fail(ret_message, -ENOENT, "no database at %s (run an experiment first)",
+                                    path);
+        if (mode == STORE_READ_WRITE && make_parent_dir(path) < 0)
+                return message_fail(ret_message, -EIO, "cannot create the directory of %s: %m", path);
         int flags =
                 mode == STORE_READ_ONLY ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
         int rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
@@ -475,9 +457,8 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
                                           ? " (on a read-only file system)"
                                   : access(path, W_OK) < 0 && errno != ENOENT ? " (not writable by you)"
                                                                               : "";
-                set_message(ret_message, "cannot open database %s: %s%s", path,
-                            s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc), why);
-                return -EIO;
+                return message_fail(ret_message, -EIO, "cannot open database %s: %s%s", path,
+                                    s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc), why);
         }
 
         int r = 0;
@@ -490,16 +471,15 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
                 r = pragma_int(s, "PRAGMA user_version", &version);
                 if (r < 0 && reopen_immutable(s, path) == 0)
                         r = pragma_int(s, "PRAGMA user_version", &version);
-                if (r >= 0 && version != STORE_SCHEMA_VERSION) {
-                        set_message(ret_message, "database %s has schema version %d, expected %d%s", path,
-                                    version, STORE_SCHEMA_VERSION,
-                                    version < STORE_SCHEMA_VERSION ? " (open it for writing once to migrate)"
-                                                                   : "");
-                        return -EPROTO;
-                }
+                if (r >= 0 && version != STORE_SCHEMA_VERSION)
+                        return message_fail(
+                                ret_message, -EPROTO, "database %s has schema version %d, expected %d%s",
+                                path, version, STORE_SCHEMA_VERSION,
+                                version < STORE_SCHEMA_VERSION ? " (open it for writing once to migrate)"
+                                                               : "");
         }
         if (r == -EIO && ret_message && !*ret_message)
-                set_message(ret_message, "database %s: %s", path, store_error(s));
+                (void) message_fail(ret_message, r, "database %s: %s", path, store_error(s));
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(s);
