@@ -19,6 +19,7 @@
 
 #include "configs/catalog.h"
 #include "configs/spec.h"
+#include "configs/spec-size.h"
 #include "configs/schema.h"
 #include "configs/yamltree.h"
 #include "util/io.h"
@@ -26,13 +27,21 @@
 #include "util/template.h"
 #include "util/units.h"
 
+/* A scalar that may hold {param} placeholders, and what it becomes in a child. */
+typedef struct Template {
+        const YamlNode *node;
+        bool path;     /* a path (cwd, stdin, verify file), else an argument or a variable */
+        size_t prefix; /* bytes before the template in what the child gets ("KEY=") ... */
+        size_t skip;   /* ... or of the node's value that are not the template ("file:") */
+} Template;
+
 typedef struct SpecState {
         Spec *spec;
         const YamlNode *baseline; /* resolved once all variants are known */
         const YamlNode *reference;
         const YamlNode *aa_check;   /* the key's value, for errors about the A/A copy */
         const YamlNode *samples;    /* the key's value, for errors about adaptive samples */
-        const YamlNode **templates; /* scalars that may hold {param} placeholders */
+        Template *templates;
         size_t n_templates;
 } SpecState;
 
@@ -40,18 +49,22 @@ static SpecState *state(Loader *l) {
         return l->userdata;
 }
 
-static int remember_template(Loader *l, const YamlNode *n) {
-        const YamlNode **t = realloc(state(l)->templates, (state(l)->n_templates + 1) * sizeof(*t));
-        if (!t)
+static int remember(Loader *l, Template t) {
+        Template *grown = realloc(state(l)->templates, (state(l)->n_templates + 1) * sizeof(Template));
+        if (!grown)
                 return -ENOMEM;
-        state(l)->templates = t;
-        state(l)->templates[state(l)->n_templates++] = n;
+        state(l)->templates = grown;
+        state(l)->templates[state(l)->n_templates++] = t;
         return 0;
 }
 
-static int parse_template_string(Loader *l, const YamlNode *n, void *field) {
+static int remember_argument(Loader *l, const YamlNode *n) {
+        return remember(l, (Template){ .node = n });
+}
+
+static int parse_path_template(Loader *l, const YamlNode *n, void *field) {
         int r = schema_parse_string(l, n, field);
-        return r < 0 ? r : remember_template(l, n);
+        return r < 0 ? r : remember(l, (Template){ .node = n, .path = true });
 }
 
 static int parse_experiment_name(Loader *l, const YamlNode *n, void *field) {
@@ -73,7 +86,7 @@ static int parse_argv(Loader *l, const YamlNode *n, const char *what, char ***fi
 
         if (n && n->kind == YAML_NODE_SCALAR && !yamltree_is_null(n)) {
                 if ((r = strv_append(&argv, "/bin/sh")) < 0 || (r = strv_append(&argv, "-c")) < 0 ||
-                    (r = strv_append(&argv, n->value)) < 0 || (r = remember_template(l, n)) < 0)
+                    (r = strv_append(&argv, n->value)) < 0 || (r = remember_argument(l, n)) < 0)
                         return r;
         } else {
                 r = schema_expect_kind(l, n, YAML_NODE_SEQUENCE, what);
@@ -88,7 +101,7 @@ static int parse_argv(Loader *l, const YamlNode *n, const char *what, char ***fi
                         if (r < 0)
                                 return r;
                         if ((r = strv_append(&argv, n->items[i]->value)) < 0 ||
-                            (r = remember_template(l, n->items[i])) < 0)
+                            (r = remember_argument(l, n->items[i])) < 0)
                                 return r;
                 }
                 if (argv[0][0] == 0)
@@ -141,7 +154,8 @@ static int parse_env(Loader *l, const YamlNode *n, void *field) {
                         r = q;
                         continue;
                 }
-                if ((q = strv_env_set(&env, k->value, v->value)) < 0 || (q = remember_template(l, v)) < 0)
+                if ((q = strv_env_set(&env, k->value, v->value)) < 0 ||
+                    (q = remember(l, (Template){ .node = v, .prefix = strlen(k->value) + 1 })) < 0)
                         return q;
         }
         if (r < 0)
@@ -203,7 +217,7 @@ static const Field variant_fields[] = {
         { "forward", parse_forward, 0, false },
         { "env", parse_env, offsetof(SpecVariant, env), false },
         { "command", parse_command, offsetof(SpecVariant, command), false },
-        { "cwd", parse_template_string, offsetof(SpecVariant, cwd), false },
+        { "cwd", parse_path_template, offsetof(SpecVariant, cwd), false },
 };
 
 /* The position of map[key]'s value (of the key itself for a null value), or `otherwise`. */
@@ -239,6 +253,7 @@ static void remember_positions(Spec *s, const YamlNode *root) {
                 sv->forward_at = position_of(forward, "library", sv->preload_at);
                 sv->command_at = position_of(map, "command", command);
                 sv->cwd_at = position_of(map, "cwd", cwd);
+                sv->env_at = position_of(map, "env", (SpecPosition){});
         }
 }
 
@@ -521,7 +536,9 @@ static int parse_verify(Loader *l, const YamlNode *n, void *field) {
         if (r < 0)
                 return r;
         s->verify = (SpecVerify) v;
-        return s->verify == SPEC_VERIFY_FILE ? remember_template(l, n) : 0;
+        if (s->verify != SPEC_VERIFY_FILE)
+                return 0;
+        return remember(l, (Template){ .node = n, .path = true, .skip = strlen(n->value) - strlen(s->verify_path) });
 }
 
 static int parse_metric(Loader *l, const YamlNode *n, void *field) {
@@ -727,11 +744,11 @@ static const Field spec_fields[] = {
         { "experiment", parse_experiment_name, offsetof(Spec, experiment), true },
         { "description", schema_parse_string, offsetof(Spec, description), false },
         { "command", parse_command, offsetof(Spec, command), true },
-        { "cwd", parse_template_string, offsetof(Spec, cwd), false },
+        { "cwd", parse_path_template, offsetof(Spec, cwd), false },
         { "setup", parse_setup, 0, false },
         { "prepare", parse_prepare, 0, false },
         { "cleanup", parse_cleanup, 0, false },
-        { "stdin", parse_template_string, offsetof(Spec, stdin_path), false },
+        { "stdin", parse_path_template, offsetof(Spec, stdin_path), false },
         { "params", parse_params, 0, false },
         { "env", parse_env, offsetof(Spec, env), false },
         { "allocators", parse_variants, 0, true },
@@ -813,6 +830,7 @@ static int add_aa_variant(Loader *l) {
                 .forward_at = base->forward_at,
                 .command_at = base->command_at,
                 .cwd_at = base->cwd_at,
+                .env_at = base->env_at,
         };
         v[s->n_variants++] = copy; /* owned by the spec from here, freed with it even if incomplete */
         if ((base->preload && !copy.preload) || (base->env && !copy.env) ||
@@ -830,7 +848,7 @@ static int check_templates(Loader *l) {
                 names[i] = s->params[i].name;
         int r = 0;
         for (size_t i = 0; i < state(l)->n_templates; i++) {
-                const YamlNode *n = state(l)->templates[i];
+                const YamlNode *n = state(l)->templates[i].node;
                 TemplateError e;
                 if (template_expand(n->value, names, names, s->n_params, NULL, &e) >= 0)
                         continue;
@@ -844,8 +862,112 @@ static int check_templates(Loader *l) {
         return r;
 }
 
-/* The plan this spec makes must fit SPEC_MAX_PLAN_WORDS; reported at the parameter matrix (or
- * at the top when there is none), since the matrix multiplies everything else. */
+/* Where a plan that is too large is reported: at the parameter matrix (or at the top when there
+ * is none), since the matrix multiplies everything else. */
+static SpecPosition matrix_position(const YamlNode *root) {
+        const YamlNode *at = root;
+        for (size_t i = 0; i < root->n_items; i++)
+                if (strcmp(root->keys[i]->value, "params") == 0)
+                        at = root->keys[i];
+        return (SpecPosition){ at->line, at->column };
+}
+
+/* Every string a child gets fits the kernel's limit on one, and every path PATH_MAX, in the
+ * cell that gives each parameter its longest value (measured, not expanded). */
+static int check_string_sizes(Loader *l) {
+        const Spec *s = state(l)->spec;
+        int r = 0;
+        for (size_t i = 0; i < state(l)->n_templates; i++) {
+                const Template *t = &state(l)->templates[i];
+                SpecExtent e;
+                int q = spec_size_template(s, t->node->value + t->skip, &e);
+                if (q < 0)
+                        return q;
+                size_t bytes = spec_size_add(spec_size_add(e.longest, t->prefix), 1); /* with its NUL */
+                size_t limit = t->path ? SPEC_MAX_PATH_BYTES : SPEC_MAX_ARG_STRLEN;
+                if (bytes <= limit)
+                        continue;
+                r = diag_add(l->diag, t->node->line, t->node->column,
+                             "this %s expands to %zu bytes with each parameter at its longest value, more "
+                             "than the %zu bytes a%s may have%s",
+                             t->path ? "path" : t->prefix ? "variable" : "argument", bytes - 1, limit - 1,
+                             t->path ? " path" : "n argument or a variable",
+                             t->path ? " (PATH_MAX)" : " (the kernel's MAX_ARG_STRLEN)");
+        }
+        return r;
+}
+
+/* Where the spec sets variant v's environment: its own env, else the experiment's. */
+static SpecPosition env_position(const YamlNode *root, const SpecVariant *v) {
+        return v->env_at.line ? v->env_at : position_of(root, "env", v->command_at);
+}
+
+/* One child's arguments and environment fit SPEC_MAX_CHILD_BYTES, every environment being padded
+ * to the largest (runner/env.c); the plan's strings together fit SPEC_MAX_PLAN_BYTES. Reported
+ * at what is largest: the command or hook, or the environment. */
+static int check_child_sizes(Loader *l, const YamlNode *root) {
+        const Spec *s = state(l)->spec;
+        SpecExtent env[SPEC_MAX_VARIANTS], argv[SPEC_MAX_VARIANTS], hooks[_SPEC_HOOK_MAX] = {};
+        size_t widest = 0; /* the variant with the largest environment */
+        int r;
+        for (size_t v = 0; v < s->n_variants; v++) {
+                const SpecVariant *sv = &s->variants[v];
+                if ((r = spec_size_env(s, v, &env[v])) < 0 ||
+                    (r = spec_size_argv(s, sv->command ? sv->command : s->command, &argv[v])) < 0)
+                        return r;
+                widest = env[v].longest > env[widest].longest ? v : widest;
+        }
+        for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++)
+                if ((r = spec_size_argv(s, s->hooks[h], &hooks[h])) < 0)
+                        return r;
+        size_t padded = env[widest].longest;
+        const char *paths[] = { s->cwd, s->stdin_path, s->verify == SPEC_VERIFY_FILE ? s->verify_path : NULL };
+        size_t plan = 0;
+        for (size_t v = 0; v < s->n_variants; v++) {
+                const SpecVariant *sv = &s->variants[v];
+                size_t child = spec_size_add(argv[v].longest, padded);
+                SpecPosition at = argv[v].longest >= padded ? sv->command_at : env_position(root, &s->variants[widest]);
+                if (child > SPEC_MAX_CHILD_BYTES)
+                        return diag_add(l->diag, at.line, at.column,
+                                        "variant %s: a child would get %zu bytes of arguments and %zu bytes of "
+                                        "environment from the spec%s%s%s, more than the %d bytes a child may "
+                                        "have",
+                                        sv->name, argv[v].longest, padded,
+                                        widest == v ? "" : " (every environment is padded to the largest, "
+                                                           "variant ",
+                                        widest == v ? "" : s->variants[widest].name, widest == v ? "" : "'s)",
+                                        SPEC_MAX_CHILD_BYTES);
+                /* The plan: arguments, hooks and paths per job, and two padded environments. */
+                plan = spec_size_add(plan, argv[v].total);
+                for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++)
+                        plan = spec_size_add(plan, hooks[h].total);
+                for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                        SpecExtent e = {};
+                        const char *path = i == 0 && sv->cwd ? sv->cwd : paths[i];
+                        if (path && (r = spec_size_template(s, path, &e)) < 0)
+                                return r;
+                        plan = spec_size_add(plan, e.total);
+                }
+                plan = spec_size_add(plan, spec_size_mul(2 * padded, spec_n_cells(s)));
+        }
+        for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++) {
+                size_t child = spec_size_add(hooks[h].longest, padded);
+                if (s->hooks[h] && child > SPEC_MAX_CHILD_BYTES)
+                        return diag_add(l->diag, s->hook_at[h].line, s->hook_at[h].column,
+                                        "%s: the hook would get %zu bytes of arguments and %zu bytes of "
+                                        "environment from the spec, more than the %d bytes a child may have",
+                                        spec_hook_to_string(h), hooks[h].longest, padded, SPEC_MAX_CHILD_BYTES);
+        }
+        if (plan <= SPEC_MAX_PLAN_BYTES)
+                return 0;
+        SpecPosition at = matrix_position(root);
+        return diag_add(l->diag, at.line, at.column,
+                        "the plan would hold %zu bytes of arguments, environments and paths over %zu cells, "
+                        "more than %d: fewer cells or variants, or shorter values",
+                        plan, spec_n_cells(s), SPEC_MAX_PLAN_BYTES);
+}
+
+/* The plan this spec makes must fit SPEC_MAX_PLAN_WORDS. */
 static int check_plan_size(Loader *l, const YamlNode *root) {
         const Spec *s = state(l)->spec;
         size_t per_cell = 0;
@@ -857,11 +979,8 @@ static int check_plan_size(Loader *l, const YamlNode *root) {
         size_t cells = spec_n_cells(s);
         if (per_cell == 0 || cells <= SPEC_MAX_PLAN_WORDS / per_cell)
                 return 0;
-        const YamlNode *at = root;
-        for (size_t i = 0; i < root->n_items; i++)
-                if (strcmp(root->keys[i]->value, "params") == 0)
-                        at = root->keys[i];
-        return diag_add(l->diag, at->line, at->column,
+        SpecPosition at = matrix_position(root);
+        return diag_add(l->diag, at.line, at.column,
                         "the plan would hold %zu cells x %zu arguments and variables of its variants, more "
                         "than %d: fewer cells, variants or variables",
                         cells, per_cell, SPEC_MAX_PLAN_WORDS);
@@ -926,6 +1045,10 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         }
         if (r >= 0)
                 r = check_plan_size(&l, root);
+        if (r >= 0)
+                r = check_string_sizes(&l);
+        if (r >= 0)
+                r = check_child_sizes(&l, root);
         free(st.templates);
         if (r < 0)
                 return r;

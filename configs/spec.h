@@ -133,8 +133,8 @@ typedef struct SpecVariant {
         char *forward_prefix;  /* ... and forwards the malloc family to <prefix>malloc etc. */
         bool is_aa;            /* the baseline's A/A copy that aa_check adds */
         /* What names a file: the preload (else the variant's name), the forward library, the
-         * command and the cwd (the variant's own, else the experiment's). */
-        SpecPosition preload_at, forward_at, command_at, cwd_at;
+         * command and the cwd (the variant's own, else the experiment's); its own env, if any. */
+        SpecPosition preload_at, forward_at, command_at, cwd_at, env_at;
 } SpecVariant;
 
 typedef struct Spec {

@@ -90,9 +90,49 @@ int env_offset(char *const *env, size_t extra, char ***ret) {
         return 0;
 }
 
+/* The name of the k-th pad variable (k from 1): ALLOCLAB_PAD, ALLOCLAB_PAD2, ... */
+static void pad_key(unsigned k, char key[static 32]) {
+        if (k == 1)
+                snprintf(key, 32, "%s", ENV_PAD_KEY);
+        else
+                snprintf(key, 32, "%s%u", ENV_PAD_KEY, k);
+}
+
+/* What a pad variable with an empty value adds to env_stack_size(). */
+static size_t pad_overhead(unsigned k) {
+        char key[32];
+        pad_key(k, key);
+        return strlen(key) + 2 + sizeof(char *);
+}
+
+/* Adds exactly `need` bytes of env_stack_size() (at least pad_overhead(1)) in pad variables of at
+ * most ENV_PAD_CHUNK bytes each. */
+static int add_pad(char ***env, size_t need) {
+        for (unsigned k = 1; need > 0; k++) {
+                size_t fill = need - pad_overhead(k);
+                if (fill > ENV_PAD_CHUNK) {
+                        /* What is left must make a whole variable: at least an empty one. */
+                        size_t rest = fill - ENV_PAD_CHUNK;
+                        fill = ENV_PAD_CHUNK - (rest < pad_overhead(k + 1) ? pad_overhead(k + 1) - rest : 0);
+                }
+                _cleanup_free_ char *value = malloc(fill + 1);
+                if (!value)
+                        return -ENOMEM;
+                memset(value, 'x', fill);
+                value[fill] = 0;
+                char key[32];
+                pad_key(k, key);
+                int r = strv_env_set(env, key, value);
+                if (r < 0)
+                        return r;
+                need -= pad_overhead(k) + fill;
+        }
+        return 0;
+}
+
 int env_pad(char ***envs[], size_t n) {
         /* With an empty value the pad adds its key, "=", the terminator and a pointer. */
-        const size_t minimum = strlen(ENV_PAD_KEY) + 2 + sizeof(char *);
+        const size_t minimum = pad_overhead(1);
         size_t target = 0;
         for (size_t i = 0; i < n; i++)
                 if (envs[i] && *envs[i] && env_stack_size(*envs[i]) + minimum > target)
@@ -100,13 +140,7 @@ int env_pad(char ***envs[], size_t n) {
         for (size_t i = 0; i < n; i++) {
                 if (!envs[i] || !*envs[i])
                         continue;
-                size_t fill = target - env_stack_size(*envs[i]) - minimum;
-                _cleanup_free_ char *value = malloc(fill + 1);
-                if (!value)
-                        return -ENOMEM;
-                memset(value, 'x', fill);
-                value[fill] = 0;
-                int r = strv_env_set(envs[i], ENV_PAD_KEY, value);
+                int r = add_pad(envs[i], target - env_stack_size(*envs[i]));
                 if (r < 0)
                         return r;
         }

@@ -31,10 +31,15 @@ int env_build(char *const *caller_env, char *const *spec_env, char *const *varia
  * terminators, and the pointer array with its NULL. */
 size_t env_stack_size(char *const *env);
 
+/* The most bytes of one pad variable's value: with ENV_OFFSET_MAX added it stays far below the
+ * kernel's limit on one variable (MAX_ARG_STRLEN, 128 KiB). */
+#define ENV_PAD_CHUNK 65536
+
 /*
  * Appends ALLOCLAB_PAD=xxx... to each of the n environments (NULL entries are skipped) so that
  * all of them have the same env_stack_size(): strings of different lengths shift the initial
  * stack, and that alone can change timings, so variants should differ only in what they set.
+ * A pad longer than ENV_PAD_CHUNK goes on in ALLOCLAB_PAD2, ALLOCLAB_PAD3, ...
  * Returns 0 or -ENOMEM.
  */
 int env_pad(char ***envs[], size_t n);

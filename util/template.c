@@ -31,9 +31,10 @@ static int fail(TemplateError *e, TemplateProblem p, size_t offset, size_t lengt
 }
 
 /* One pass: validates, and counts (out == NULL) or writes the expansion. Returns its length or
- * -EINVAL. */
+ * -EINVAL. With `uses`, placeholders are counted per name instead (uses[k] for names[k]; values
+ * may then be NULL) and the length returned is that of the text around them. */
 static ssize_t walk(const char *tmpl, const char *const *names, const char *const *values, size_t n,
-                    char *out, TemplateError *ret_error) {
+                    char *out, size_t *uses, TemplateError *ret_error) {
         size_t length = 0;
         for (size_t i = 0; tmpl[i];) {
                 const char *c = tmpl + i;
@@ -57,9 +58,13 @@ static ssize_t walk(const char *tmpl, const char *const *names, const char *cons
                                 k++;
                         if (k == n)
                                 return fail(ret_error, TEMPLATE_UNDEFINED, i + 1, len);
+                        i += len + 2;
+                        if (uses) {
+                                uses[k]++;
+                                continue;
+                        }
                         piece = values[k];
                         piece_len = strlen(values[k]);
-                        i += len + 2;
                 }
                 if (out)
                         memcpy(out + length, piece, piece_len);
@@ -70,7 +75,7 @@ static ssize_t walk(const char *tmpl, const char *const *names, const char *cons
 
 int template_expand(const char *tmpl, const char *const *names, const char *const *values, size_t n,
                     char **ret, TemplateError *ret_error) {
-        ssize_t length = walk(tmpl, names, values, n, NULL, ret_error);
+        ssize_t length = walk(tmpl, names, values, n, NULL, NULL, ret_error);
         if (length < 0)
                 return (int) length;
         if (ret_error)
@@ -80,9 +85,20 @@ int template_expand(const char *tmpl, const char *const *names, const char *cons
         char *out = malloc((size_t) length + 1);
         if (!out)
                 return -ENOMEM;
-        (void) walk(tmpl, names, values, n, out, NULL);
+        (void) walk(tmpl, names, values, n, out, NULL, NULL);
         out[length] = 0;
         *ret = out;
+        return 0;
+}
+
+int template_measure(const char *tmpl, const char *const *names, size_t n, size_t *ret_literal,
+                     size_t *ret_uses) {
+        if (n > 0)
+                memset(ret_uses, 0, n * sizeof(size_t));
+        ssize_t length = walk(tmpl, names, NULL, n, NULL, ret_uses, NULL);
+        if (length < 0)
+                return (int) length;
+        *ret_literal = (size_t) length;
         return 0;
 }
 

@@ -31,5 +31,14 @@ typedef struct TemplateError {
 int template_expand(const char *tmpl, const char *const *names, const char *const *values, size_t n,
                     char **ret, TemplateError *ret_error);
 
+/*
+ * What tmpl expands to, without expanding it: *ret_literal gets the bytes outside placeholders
+ * ("{{" counts as the one brace it stands for) and ret_uses[k] (n entries) how many placeholders
+ * name names[k], so that the length of an expansion is literal + sum(uses[k] * strlen(value k)),
+ * known before a byte is written. Returns 0, or -EINVAL for a template template_expand refuses.
+ */
+int template_measure(const char *tmpl, const char *const *names, size_t n, size_t *ret_literal,
+                     size_t *ret_uses);
+
 /* A short English description of a problem, for error messages. */
 const char *template_problem_to_string(TemplateProblem p);

@@ -20,6 +20,23 @@ expect_eq "$OUT" "" "stdout"
 
 run_alloclab 3 check "$WORK/bad.yaml"
 
+# An expansion bomb (issue 25): 340 KB within every limit of the file, 8 GB once each of its
+# 40 variables repeats a 100 KB value 2000 times. Refused where each variable is written, without
+# expanding it (check died of memory at 3.7 GB).
+python3 - "$WORK/bomb.yaml" <<'PY'
+import sys
+lines = ["experiment: bomb", "command: [/bin/true]", "params:", '  a: ["%s"]' % ("x" * 100000), "env:"]
+lines += ['  V%02d: "%s"' % (i, "{a}" * 2000) for i in range(40)]
+lines += ["allocators: {glibc: {}}"]
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PY
+run_alloclab 3 check "$WORK/bomb.yaml"
+expect_eq "$(wc -l <<<"$ERR")" 40 "one diagnostic per variable"
+expect_contains "$ERR" "$WORK/bomb.yaml:6:8: this variable expands to 200000004 bytes with each parameter at its longest value, more than the 131071 bytes an argument or a variable may have (the kernel's MAX_ARG_STRLEN)" \
+    "the bomb, at its first variable"
+run_alloclab 3 run "$WORK/bomb.yaml"
+[[ ! -e "$DB" ]] || fail "a bomb created the database"
+
 # With an existing database: nothing changes.
 cat >"$WORK/good.yaml" <<YAML
 experiment: good

@@ -68,4 +68,26 @@ while IFS='|' read -r round distinct bytes offsets offset; do
 done <<<"$(sizes sample)"
 (( $(cut -d'|' -f5 <<<"$(sizes sample)" | sort -u | wc -l) > 1 )) || fail "the offset never changed"
 expect_eq "$(q "SELECT env_offset FROM runs WHERE id = (SELECT max(id) FROM runs)")" random "recorded per run"
+
+# A variant with 200 KB of environment beside one with none: the small one's pad is split into
+# variables below the kernel's limit on one (in one variable, its execve() failed with E2BIG),
+# and the two children's environments still take the same room.
+long=$(head -c 100000 /dev/zero | tr '\0' v)
+cat >"$WORK/long.yaml" <<YAML
+experiment: long-env
+command: ["$WORKLOAD", env, "$WORK/{who}.env"]
+params: {who: [small], value: ["$long"]}
+allocators:
+  glibc: {}
+  big: {env: {A: "{value}", B: "{value}"}, command: ["$WORKLOAD", env, "$WORK/big.env"]}
+samples: 2
+warmup: 0
+probe: never
+YAML
+run_alloclab 0 run "$WORK/long.yaml" --quiet
+expect_eq "$(q "SELECT group_concat(DISTINCT status) FROM samples WHERE run_id = (SELECT max(id) FROM runs)")" ok \
+    "samples of a 200 KB environment and of its padded neighbour"
+expect_eq "$(stack_size "$WORK/small.env")" "$(stack_size "$WORK/big.env")" "equal sizes with a pad over 128 KiB"
+(( $(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$WORK/small.env") < 131072 )) ||
+    fail "a pad variable over MAX_ARG_STRLEN"
 exit 0

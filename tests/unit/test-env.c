@@ -91,12 +91,45 @@ static void test_pad(void **state) {
         strv_free(b);
 }
 
+/* A pad of hundreds of kilobytes is split: one variable past the kernel's MAX_ARG_STRLEN (128 KiB)
+ * made execve() fail with E2BIG for the variant with the small environment. Every remainder is
+ * tried, down to a last variable that must be empty. */
+static void test_pad_long(void **state) {
+        (void) state;
+        for (size_t extra = 0; extra < 40; extra++) {
+                size_t len = 3 * ENV_PAD_CHUNK + 1000 + extra;
+                char *big = malloc(len + 3);
+                assert_non_null(big);
+                memcpy(big, "B=", 2);
+                memset(big + 2, 'b', len);
+                big[len + 2] = 0;
+                char **a = strv_copy((char *const[]){ (char *) "PATH=/bin", NULL });
+                char **b = strv_copy((char *const[]){ (char *) "PATH=/bin", big, NULL });
+                char ***all[] = { &a, &b };
+                assert_int_equal(env_pad(all, 2), 0);
+                assert_int_equal(env_stack_size(a), env_stack_size(b));
+                for (char **e = a; *e; e++)
+                        assert_true(strlen(*e) < strlen(ENV_PAD_KEY) + 8 + ENV_PAD_CHUNK);
+                assert_non_null(env_get(a, ENV_PAD_KEY "4"));
+                /* env_offset lengthens the first pad variable only, and stays below the limit. */
+                char **shifted = NULL;
+                assert_int_equal(env_offset(a, ENV_OFFSET_MAX, &shifted), 0);
+                assert_int_equal(env_stack_size(shifted), env_stack_size(a) + ENV_OFFSET_MAX);
+                assert_true(strlen(env_get(shifted, ENV_PAD_KEY)) < 131072 - 64);
+                strv_free(shifted);
+                strv_free(a);
+                strv_free(b);
+                free(big);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_nothing_leaks),
                 cmocka_unit_test(test_layers_override),
                 cmocka_unit_test(test_default_path),
                 cmocka_unit_test(test_pad),
+                cmocka_unit_test(test_pad_long),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

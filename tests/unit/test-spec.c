@@ -331,6 +331,117 @@ static void test_defaults_and_shell_command(void **state) {
         diag_clear(&d);
 }
 
+/* A spec whose parameter a has a value of `value_len` bytes ('v...') and the value "b", then
+ * `body` (more parameters, then other keys): loaded, its diagnostics returned. */
+static char *load_with_value(size_t value_len, const char *body) {
+        size_t size = value_len + 64 * 1024, n = 0;
+        _cleanup_free_ char *yaml = malloc(size);
+        assert_non_null(yaml);
+        n += (size_t) snprintf(yaml + n, size - n, "experiment: t\nparams:\n  a: [\"");
+        memset(yaml + n, 'v', value_len);
+        n += value_len;
+        n += (size_t) snprintf(yaml + n, size - n, "\", b]\n%s%s", body,
+                               strstr(body, "allocators:") ? "" : "allocators: {glibc: {}}\n");
+        return load_diagnostics(yaml, n);
+}
+
+#define assert_prefix(got, prefix) assert_memory_equal(got, prefix, strlen(prefix))
+
+/* The issue's bomb: 340 KB within every limit, 8 GB once expanded. Measured, not expanded: every
+ * variable is refused where it is written, in a few milliseconds and kilobytes. */
+static void test_expansion_bomb(void **state) {
+        (void) state;
+        size_t size = 400 * 1024, n = 0;
+        _cleanup_free_ char *yaml = malloc(size);
+        assert_non_null(yaml);
+        n += (size_t) snprintf(yaml + n, size - n, "experiment: t\ncommand: [/bin/true]\nparams:\n  a: [\"");
+        memset(yaml + n, 'x', 100000);
+        n += 100000;
+        n += (size_t) snprintf(yaml + n, size - n, "\"]\nenv:\n");
+        for (int i = 0; i < 40; i++) {
+                n += (size_t) snprintf(yaml + n, size - n, "  V%02d: \"", i);
+                for (int k = 0; k < 2000; k++)
+                        n += (size_t) snprintf(yaml + n, size - n, "{a}");
+                n += (size_t) snprintf(yaml + n, size - n, "\"\n");
+        }
+        n += (size_t) snprintf(yaml + n, size - n, "allocators: {glibc: {}}\n");
+        _cleanup_free_ char *got = load_diagnostics(yaml, n);
+        const char *first = "t.yaml:6:8: this variable expands to 200000004 bytes with each parameter at "
+                            "its longest value, more than the 131071 bytes an argument or a variable may "
+                            "have (the kernel's MAX_ARG_STRLEN)\n";
+        assert_memory_equal(got, first, strlen(first));
+        size_t lines = 1;
+        for (const char *c = got; *c; c++)
+                lines += *c == '\n';
+        assert_int_equal(lines, 40);
+}
+
+/* MAX_ARG_STRLEN counts the NUL: 131071 bytes pass, one more is refused, wherever the string
+ * is (an argument, a hook's, a variable with its name); paths stop at PATH_MAX. */
+static void test_string_limits(void **state) {
+        (void) state;
+        _cleanup_free_ char *fits = load_with_value(131070, "command: [echo, \"{a}x\"]\n");
+        assert_string_equal(fits, "");
+        _cleanup_free_ char *arg = load_with_value(131070, "command: [echo, \"{a}xy\"]\n");
+        assert_string_equal(arg, "t.yaml:4:17: this argument expands to 131072 bytes with each parameter at "
+                                 "its longest value, more than the 131071 bytes an argument or a variable "
+                                 "may have (the kernel's MAX_ARG_STRLEN)");
+        _cleanup_free_ char *var = load_with_value(131068, "command: [echo]\nenv: {AB: \"{a}\"}\n");
+        assert_string_equal(var, "");
+        _cleanup_free_ char *var2 = load_with_value(131069, "command: [echo]\nenv: {AB: \"{a}\"}\n");
+        assert_prefix(var2, "t.yaml:5:11: this variable expands to 131072 bytes");
+        _cleanup_free_ char *hook = load_with_value(70000, "command: [echo]\nsetup: \"echo {a}{a}\"\n");
+        assert_prefix(hook, "t.yaml:5:8: this argument expands to 140005 bytes");
+        _cleanup_free_ char *cwd = load_with_value(4094, "command: [echo]\ncwd: \"/{a}\"\n");
+        assert_string_equal(cwd, "");
+        _cleanup_free_ char *cwd2 = load_with_value(4095, "command: [echo]\ncwd: \"/{a}\"\n");
+        assert_string_equal(cwd2, "t.yaml:5:6: this path expands to 4096 bytes with each parameter at its "
+                                  "longest value, more than the 4095 bytes a path may have (PATH_MAX)");
+        _cleanup_free_ char *stdin_path = load_with_value(5000, "command: [echo]\nstdin: \"{a}\"\n");
+        assert_prefix(stdin_path, "t.yaml:5:8: this path expands to 5000 bytes");
+        _cleanup_free_ char *verify = load_with_value(5000, "command: [echo]\nverify: \"file:{a}\"\n");
+        assert_prefix(verify, "t.yaml:5:9: this path expands to 5000 bytes");
+        _cleanup_free_ char *variant_cwd = load_with_value(
+                5000, "command: [echo]\nallocators: {glibc: {cwd: \"{a}\"}}\n");
+        assert_prefix(variant_cwd, "t.yaml:");
+}
+
+/* A child's arguments plus the largest environment (every one is padded to it) fit 1 MiB; the
+ * plan's strings together 128 MiB. */
+static void test_child_and_plan_limits(void **state) {
+        (void) state;
+        /* 9 variables of 120,000 bytes: each fits, together 1,080,000 do not. */
+        _cleanup_free_ char *env = load_with_value(
+                120000, "command: [echo]\nenv: {A: \"{a}\", B: \"{a}\", C: \"{a}\", D: \"{a}\", E: \"{a}\", "
+                        "F: \"{a}\", G: \"{a}\", H: \"{a}\", I: \"{a}\"}\n");
+        assert_string_equal(env, "t.yaml:5:6: variant glibc: a child would get 13 bytes of arguments and "
+                                 "1080099 bytes of environment from the spec, more than the 1048576 bytes a child may have");
+        /* The padding counts: a variant with a long command next to one with a long environment. */
+        _cleanup_free_ char *padded = load_with_value(
+                120000, "command: [echo, \"{a}\", \"{a}\", \"{a}\", \"{a}\", \"{a}\"]\nallocators:\n"
+                        "  glibc: {}\n  big: {env: {A: \"{a}\", B: \"{a}\", C: \"{a}\", D: \"{a}\"}}\n");
+        assert_string_equal(padded,
+                            "t.yaml:4:10: variant glibc: a child would get 600058 bytes of arguments and "
+                            "480044 bytes of environment from the spec (every environment is padded to the largest, "
+                            "variant big's), more than the 1048576 bytes a child may have");
+        _cleanup_free_ char *hook = load_with_value(
+                120000, "command: [echo]\nprepare: [echo, \"{a}\", \"{a}\", \"{a}\", \"{a}\", \"{a}\", "
+                        "\"{a}\", \"{a}\", \"{a}\", \"{a}\"]\n");
+        assert_string_equal(hook, "t.yaml:5:10: prepare: the hook would get 1080094 bytes of arguments and 0 "
+                                  "bytes of environment from the spec, more than the 1048576 bytes a child may have");
+        /* 100,000 bytes of environment in 2 x 256 x 8 = 4096 cells: 800 MiB of padded
+         * environments. */
+        char body[4096];
+        size_t n = (size_t) snprintf(body, sizeof(body), "  c: [");
+        for (int i = 0; i < 256; i++)
+                n += (size_t) snprintf(body + n, sizeof(body) - n, "%s%d", i ? "," : "", i);
+        snprintf(body + n, sizeof(body) - n, "]\n  d: [0,1,2,3,4,5,6,7]\ncommand: [echo]\nenv: {A: \"{a}\"}\n");
+        _cleanup_free_ char *plan = load_with_value(100000, body);
+        assert_prefix(plan, "t.yaml:2:1: the plan would hold ");
+        assert_non_null(strstr(plan, "bytes of arguments, environments and paths over 4096 cells, more than "
+                                     "134217728: fewer cells or variants, or shorter values"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_bad_specs),
@@ -344,6 +455,9 @@ int main(void) {
                 cmocka_unit_test(test_alias_count),
                 cmocka_unit_test(test_quickstart_loads),
                 cmocka_unit_test(test_defaults_and_shell_command),
+                cmocka_unit_test(test_expansion_bomb),
+                cmocka_unit_test(test_string_limits),
+                cmocka_unit_test(test_child_and_plan_limits),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
