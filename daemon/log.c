@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Journal messages with fields (sd_journal_sendv), or lines on stderr when not under the journal.
+ * A message names what others wrote (spec paths, file names, a job's error): its control
+ * characters are escaped, so that it can neither forge a line nor drive a reader's terminal.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 
 #include "daemon/log.h"
 #include "util/cleanup.h"
+#include "util/text.h"
 
 static bool log_to_journal;
 
@@ -20,8 +23,10 @@ void log_open(bool to_journal) {
 }
 
 static void logv(int priority, const LogContext *ctx, const char *fmt, va_list ap) {
-        char message[1024];
-        vsnprintf(message, sizeof(message), fmt, ap);
+        char raw[1024];
+        vsnprintf(raw, sizeof(raw), fmt, ap);
+        _cleanup_free_ char *shown = text_shown(raw);
+        const char *message = shown ? shown : "(a message was lost for want of memory)";
         if (!log_to_journal) {
                 fprintf(stderr, "alloclabd: %s\n", message);
                 return;

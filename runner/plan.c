@@ -25,6 +25,7 @@
 #include "util/sha256.h"
 #include "util/strv.h"
 #include "util/template.h"
+#include "util/text.h"
 
 const char *phase_to_string(Phase p) {
         static const char *const names[] = { "smoke", "warmup", "sample", "calibrate" };
@@ -39,24 +40,6 @@ const char *plan_cell_value(const Plan *p, size_t cell, size_t param) {
         return s->params[param].values[(cell / stride) % s->params[param].n_values];
 }
 
-/* Writes a parameter value for people to read: control characters (an escape sequence would
- * drive the reader's terminal) as \xNN, and the Unicode controls that reorder text on screen
- * (bidirectional embeddings, overrides and isolates) as \u{NNNN}. */
-static void put_shown(FILE *f, const char *value) {
-        for (const unsigned char *c = (const unsigned char *) value; *c; c++) {
-                /* U+200E-200F, U+202A-202E: E2 80 8E-8F, AA-AE; U+2066-2069: E2 81 A6-A9 */
-                if (c[0] == 0xe2 &&
-                    ((c[1] == 0x80 && ((c[2] >= 0x8e && c[2] <= 0x8f) || (c[2] >= 0xaa && c[2] <= 0xae))) ||
-                     (c[1] == 0x81 && c[2] >= 0xa6 && c[2] <= 0xa9))) {
-                        fprintf(f, "\\u{%04x}", 0x2000 | ((c[1] & 0x3f) << 6) | (c[2] & 0x3f));
-                        c += 2;
-                } else if (*c < 0x20 || *c == 0x7f || *c == '\\')
-                        fprintf(f, *c == '\\' ? "\\\\" : "\\x%02x", *c);
-                else
-                        fputc(*c, f);
-        }
-}
-
 char *plan_cell_label(const Plan *p, size_t cell) {
         const Spec *s = p->spec;
         if (s->n_params == 0)
@@ -68,7 +51,7 @@ char *plan_cell_label(const Plan *p, size_t cell) {
                 return NULL;
         for (size_t i = 0; i < s->n_params; i++) {
                 fprintf(f, "%s%s=", i ? " " : "", s->params[i].name);
-                put_shown(f, plan_cell_value(p, cell, i));
+                text_put_shown(f, plan_cell_value(p, cell, i));
         }
         return memstream_text(f, &out);
 }

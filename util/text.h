@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/*
+ * Text from outside (a child's stderr, an imported run, a submitted path, a file name) on its
+ * way to people: a terminal obeys escape sequences in it (clear the screen, set the window
+ * title, move the cursor), a log reader takes a newline in it for a new entry, and Unicode's
+ * bidirectional controls reorder what is shown. Such characters are written as escapes instead
+ * (\x1b, \u{202e}, and \\ for the backslash itself, so that a shown text reads back unambiguously).
+ *
+ * The characters meant: C0 controls and DEL, C1 controls (U+0080-U+009F, which some terminals
+ * obey as ESC sequences), the bidirectional marks, embeddings, overrides and isolates (U+200E,
+ * U+200F, U+202A-U+202E, U+2066-U+2069), and bytes that are not UTF-8.
+ */
+
+/* Whether s is valid UTF-8 without any of those characters: what a name or a path that comes in
+ * (a submitted spec path, an imported experiment or host) must be. */
+bool text_is_clean(const char *s);
+
+/* Writes s to f with those characters and backslashes escaped. */
+void text_put_shown(FILE *f, const char *s);
+
+/* The same as a new string (caller frees), or NULL for want of memory. s may be NULL: NULL. */
+char *text_shown(const char *s);
