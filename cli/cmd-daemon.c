@@ -6,21 +6,23 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <jansson.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/render.h"
-#include "configs/yamltree.h"
 #include "db/query.h"
 #include "util/cleanup.h"
 #include "util/paths.h"
+#include "util/text.h"
 
 extern char **environ;
 
@@ -52,11 +54,21 @@ static int client_connect(Client *c, const char *socket_path) {
         }
         strcpy(sa.sun_path, c->socket_path);
         c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (c->fd < 0 || connect(c->fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
-                cli_error(c->command, "no daemon is running at %s (start alloclabd): %m", c->socket_path);
-                return EXIT_ENVIRONMENT;
-        }
-        return EXIT_OK;
+        if (c->fd >= 0 && connect(c->fd, (struct sockaddr *) &sa, sizeof(sa)) == 0)
+                return EXIT_OK;
+        int e = errno;
+        if (e == EACCES || e == EPERM) {
+                /* The socket is there: the daemon's users are its owner and its group. */
+                struct stat st;
+                struct group *g = stat(c->socket_path, &st) == 0 ? getgrgid(st.st_gid) : NULL;
+                cli_error(c->command,
+                          "you may not use the daemon's socket %s (%s): it is for root and the members of "
+                          "group %s",
+                          c->socket_path, strerror(e), g ? g->gr_name : "alloclab");
+        } else
+                cli_error(c->command, "no daemon is running at %s (start alloclabd): %s", c->socket_path,
+                          strerror(e));
+        return EXIT_ENVIRONMENT;
 }
 
 /* Sends {"method": M, "parameters": P} (taking P). Returns 0 or -1 (reported). */
@@ -254,21 +266,26 @@ int cmd_submit(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         const char *spec_arg = argv[optind];
-        _cleanup_free_ char *spec_path = realpath(spec_arg, NULL);
-        _cleanup_fclose_ FILE *f = spec_path ? fopen(spec_path, "re") : NULL;
-        if (!f) {
-                cli_error("submit", "cannot read %s: %m", spec_arg);
-                return EXIT_SPEC;
-        }
-        _cleanup_free_ char *yaml = calloc(1, YAML_MAX_INPUT_BYTES + 2);
-        size_t n = yaml ? fread(yaml, 1, YAML_MAX_INPUT_BYTES + 1, f) : 0;
-        if (!yaml || n > YAML_MAX_INPUT_BYTES) {
-                cli_error("submit", "%s: spec is larger than %d bytes", spec_arg, YAML_MAX_INPUT_BYTES);
+        /* Checked here as alloclab check checks it, so that both say the same of a bad spec. */
+        _cleanup_(spec_freep) Spec *spec = NULL;
+        if ((e = cli_load_spec("submit", spec_arg, &spec)) != EXIT_OK)
+                return e;
+        /* The daemon refuses names with control characters, which root's queue would print. */
+        if (!text_is_clean(spec_arg)) {
+                _cleanup_free_ char *shown = text_shown(spec_arg);
+                cli_error("submit", "the spec's path '%s' holds control characters or is not UTF-8: rename it",
+                          shown ? shown : "?");
                 return EXIT_SPEC;
         }
         char cwd[PATH_MAX];
         if (!getcwd(cwd, sizeof(cwd))) {
                 cli_error("submit", "cannot determine the current directory: %m");
+                return EXIT_ENVIRONMENT;
+        }
+        if (!text_is_clean(cwd)) {
+                _cleanup_free_ char *shown = text_shown(cwd);
+                cli_error("submit", "the current directory '%s' holds control characters or is not UTF-8",
+                          shown ? shown : "?");
                 return EXIT_ENVIRONMENT;
         }
         json_t *env = json_array();
@@ -280,9 +297,11 @@ int cmd_submit(int argc, char **argv) {
                 json_decref(env);
                 return e;
         }
+        mode_t mask = umask(0);
+        umask(mask);
         json_t *reply = client_call(&c, "io.alloclab.Submit",
-                                    json_pack("{s:s, s:s, s:s, s:o}", "spec_path", spec_arg, "spec", yaml,
-                                              "cwd", cwd, "env", env),
+                                    json_pack("{s:s, s:s, s:s, s:o, s:I}", "spec_path", spec_arg, "spec",
+                                              spec->source, "cwd", cwd, "env", env, "umask", (json_int_t) mask),
                                     CLIENT_TIMEOUT_MS);
         if (!reply)
                 return EXIT_ENVIRONMENT;

@@ -24,9 +24,11 @@
 #include "daemon/identity.h"
 #include "daemon/log.h"
 #include "db/jobs.h"
+#include "runner/cgroup.h"
 #include "runner/plan.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
+#include "util/text.h"
 
 typedef struct Connection Connection;
 
@@ -54,22 +56,27 @@ struct Connection {
         int64_t waiting_for;  /* job id of a pending io.alloclab.Wait, or 0 */
         bool submitting;      /* its Submit waits for the next commit of submissions */
         uint64_t last_active; /* CLOCK_MONOTONIC usec of the last byte read or accepted */
+        uint64_t last_request; /* ... of the last whole request, or of the accept */
         bool closing;         /* close once the output is flushed */
+        bool parked;          /* accepted while the table was full: not read until it has a slot */
 };
 
 struct Control {
         ControlContext ctx;
         int fd;
         sd_event_source *accept;
-        sd_event_source *accept_retry; /* re-enables accept when a full table may have room */
+        sd_event_source *accept_retry; /* while connections are parked: tries to give them slots */
+        sd_event_source *unpark_soon;  /* a slot freed: the connection parked longest takes it */
         /* Parsed submissions not yet checked and stored: done together when the loop has
          * nothing else to do (one identity switch per submitter, one sync for a burst), and only
          * then answered. */
         PendingSubmission pending[CONTROL_MAX_CONNECTIONS];
         size_t n_pending;
         sd_event_source *commit;
-        Connection *connections;
+        Connection *connections; /* the table: read and served */
         unsigned n_connections;
+        Connection *parked, *parked_last; /* first come, first given a slot */
+        unsigned n_parked;
         char scratch[CONTROL_INITIAL_INPUT]; /* see read_whole_requests() */
 };
 
@@ -78,13 +85,23 @@ static void connection_free(Connection *c) {
         for (size_t i = 0; i < ctl->n_pending; i++)
                 if (ctl->pending[i].connection == c)
                         ctl->pending[i].connection = NULL;
-        for (Connection **p = &ctl->connections; *p; p = &(*p)->next)
+        Connection **list = c->parked ? &ctl->parked : &ctl->connections, *before = NULL;
+        for (Connection **p = list; *p; before = *p, p = &(*p)->next)
                 if (*p == c) {
                         *p = c->next;
                         break;
                 }
-        ctl->n_connections--;
+        if (c->parked) {
+                ctl->n_parked--;
+                if (ctl->parked_last == c)
+                        ctl->parked_last = before;
+        } else
+                ctl->n_connections--;
         (void) sd_event_source_set_enabled(ctl->accept, SD_EVENT_ON); /* paused while full */
+        /* A slot freed: the connection parked longest takes it, once this turn of the loop is done
+         * (a connection is freed in the middle of much). */
+        if (!c->parked && ctl->parked)
+                (void) sd_event_source_set_enabled(ctl->unpark_soon, SD_EVENT_ONESHOT);
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->idle);
         safe_close(c->fd);
@@ -96,10 +113,13 @@ static void connection_free(Connection *c) {
 Control *control_free(Control *c) {
         if (!c)
                 return NULL;
+        while (c->parked)
+                connection_free(c->parked);
         while (c->connections)
                 connection_free(c->connections);
         sd_event_source_disable_unref(c->accept);
         sd_event_source_disable_unref(c->accept_retry);
+        sd_event_source_disable_unref(c->unpark_soon);
         sd_event_source_disable_unref(c->commit);
         for (size_t i = 0; i < c->n_pending; i++) {
                 job_done(&c->pending[i].job);
@@ -207,15 +227,22 @@ static json_t *job_json_for(const Connection *c, const Job *j) {
 static json_t *method_submit(Connection *c, json_t *params) {
         const char *spec_path = NULL, *yaml = NULL, *cwd = NULL;
         json_t *env = NULL;
-        if (json_unpack(params, "{s:s, s:s, s:s, s:o}", "spec_path", &spec_path, "spec", &yaml, "cwd", &cwd,
-                        "env", &env) < 0 ||
-            !json_is_array(env))
+        json_int_t umask = JOB_DEFAULT_UMASK; /* clients before 0.25 did not send theirs */
+        if (json_unpack(params, "{s:s, s:s, s:s, s:o, s?I}", "spec_path", &spec_path, "spec", &yaml, "cwd",
+                        &cwd, "env", &env, "umask", &umask) < 0 ||
+            !json_is_array(env) || umask < 0 || umask > 0777)
                 return error_reply("io.alloclab.InvalidParameter",
-                                   json_pack("{s:s}", "message", "expected spec_path, spec, cwd and env"));
+                                   json_pack("{s:s}", "message",
+                                             "expected spec_path, spec, cwd, env and a umask from 0 to 0777"));
         if (strlen(spec_path) > CONTROL_MAX_SPEC_PATH || strlen(cwd) > CONTROL_MAX_SPEC_PATH)
                 return error_reply(
                         "io.alloclab.InvalidParameter",
                         json_pack("{s:s}", "message", "spec_path or cwd is longer than PATH_MAX"));
+        /* Both are shown to others (root's queue, the log): no escape sequence rides along. */
+        if (!text_is_clean(spec_path) || !text_is_clean(cwd))
+                return error_reply("io.alloclab.InvalidParameter",
+                                   json_pack("{s:s}", "message",
+                                             "spec_path or cwd holds control characters or is not UTF-8"));
         if (manager_stopping(c->control->ctx.manager))
                 return error_reply("io.alloclab.ShuttingDown", NULL);
 
@@ -233,7 +260,7 @@ static json_t *method_submit(Connection *c, json_t *params) {
         }
         diag_clear(&diag);
 
-        Job job = { .uid = c->peer.uid, .gid = c->peer.gid };
+        Job job = { .uid = c->peer.uid, .gid = c->peer.gid, .umask = (mode_t) umask };
         size_t i;
         json_t *v;
         json_array_foreach(env, i, v) {
@@ -303,6 +330,15 @@ static void plan_submissions(const ControlContext *ctx, PendingSubmission *pendi
                 PendingSubmission *p = &pending[i];
                 if (p->result >= 0 && (p->spec->memory_max || p->spec->pids_max))
                         p->result = plan_open_cgroup(p->plan, &p->message);
+                /* A runner joins the v1 pids cgroup around each child, and v1 cannot be handed
+                 * to a user: only a job that keeps root's identity may use it. */
+                if (p->result >= 0 && p->spec->pids_max && p->plan->cgroup->pids_v1_fd >= 0 &&
+                    geteuid() == 0 && p->job.uid != 0) {
+                        p->result = -EPERM;
+                        p->message = strdup("pids_max: this host has the pids controller only in its cgroup "
+                                            "v1 hierarchy, which cannot be handed to a user's job; leave "
+                                            "pids_max out, or run the spec as root");
+                }
                 p->plan = plan_free(p->plan);
         }
 }
@@ -498,6 +534,7 @@ static Method find_method(const char *name) {
 }
 
 static void handle_request(Connection *c, const char *text) {
+        (void) sd_event_now(c->control->ctx.event, CLOCK_MONOTONIC, &c->last_request);
         json_error_t err;
         json_t *request = json_loads(text, 0, &err);
         const char *name = json_string_value(json_object_get(request, "method"));
@@ -606,6 +643,11 @@ static int read_whole_requests(Connection *c) {
 static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Connection *c = userdata;
         (void) s;
+        if (c->parked) { /* only a hang-up is watched: a client that gave up frees its place */
+                if (revents & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+                        connection_free(c);
+                return 0;
+        }
         if (revents & EPOLLIN) {
                 if (c->in_size >= CONTROL_MAX_MESSAGE) {
                         queue_reply(c, error_reply("io.alloclab.MessageTooLarge",
@@ -667,68 +709,152 @@ static bool is_idle(const Connection *c, uint64_t now) {
                pending_output(c) == 0 && ioctl(c->fd, FIONREAD, &unread) == 0 && unread == 0;
 }
 
-static int on_accept_retry(sd_event_source *s, uint64_t usec, void *userdata) {
-        Control *ctl = userdata;
-        (void) s;
-        (void) usec;
-        return sd_event_source_set_enabled(ctl->accept, SD_EVENT_ON);
+/* How many connections of the table uid holds. */
+static unsigned connections_of(const Control *ctl, uid_t uid) {
+        unsigned n = 0;
+        for (const Connection *c = ctl->connections; c; c = c->next)
+                n += c->peer.uid == uid;
+        return n;
 }
 
-/* Whether there is room for one more connection, made if need be by closing the idle one that
- * has been quiet longest: idle clients must not lock out a working one. When every connection
- * is at work (a burst of submitters), accepting pauses and the next ones wait in the listen
- * backlog until one closes, instead of a working one being dropped. */
-static bool make_room(Control *ctl) {
-        if (ctl->n_connections < CONTROL_MAX_CONNECTIONS)
-                return true;
+/* Whether a connection may give its slot to another user's: it has sent no whole request for
+ * CONTROL_STALE_USEC (a client trickling a request byte by byte never does; one that has just
+ * connected is about to), and is not submitting. */
+static bool is_stale(const Connection *c, uint64_t now) {
+        return !c->submitting && now >= c->last_request + CONTROL_STALE_USEC;
+}
+
+/* The connection to close for one of uid when the table is full: the idle one quiet longest
+ * (unless `fifo`: then idle slots go to the connections parked longest, by on_unpark());
+ * else, when uid holds fewer connections than another user, that user's stale connection whose
+ * last whole request is oldest. NULL: none may be closed. */
+static Connection *victim_for(const Control *ctl, uid_t uid, bool fifo) {
         uint64_t now = 0;
         (void) sd_event_now(ctl->ctx.event, CLOCK_MONOTONIC, &now);
-        Connection *victim = NULL;
+        Connection *idle = NULL;
+        unsigned most = 0;
+        uid_t busiest = uid;
+        for (Connection *c = ctl->connections; c; c = c->next) {
+                if (!fifo && is_idle(c, now) && (!idle || c->last_active < idle->last_active))
+                        idle = c;
+                unsigned held = connections_of(ctl, c->peer.uid);
+                if (held > most) {
+                        most = held;
+                        busiest = c->peer.uid;
+                }
+        }
+        if (idle || busiest == uid || connections_of(ctl, uid) >= most)
+                return idle;
+        Connection *stale = NULL;
         for (Connection *c = ctl->connections; c; c = c->next)
-                if (is_idle(c, now) && (!victim || c->last_active < victim->last_active))
-                        victim = c;
-        if (victim) {
-                connection_free(victim);
-                return true;
-        }
-        /* Until a connection closes, or one may have become idle. */
-        if (!ctl->accept_retry)
-                (void) sd_event_add_time_relative(ctl->ctx.event, &ctl->accept_retry, CLOCK_MONOTONIC,
-                                                  CONTROL_EVICT_AFTER_USEC, 0, on_accept_retry, ctl);
-        else {
-                (void) sd_event_source_set_time_relative(ctl->accept_retry, CONTROL_EVICT_AFTER_USEC);
-                (void) sd_event_source_set_enabled(ctl->accept_retry, SD_EVENT_ONESHOT);
-        }
-        (void) sd_event_source_set_enabled(ctl->accept, SD_EVENT_OFF);
-        return false;
+                if (c->peer.uid == busiest && is_stale(c, now) && (!stale || c->last_request < stale->last_request))
+                        stale = c;
+        return stale;
 }
 
-/* Accepts one connection and serves what it has sent already. Returns false when there was
- * none to accept. */
-static bool accept_one(Control *ctl, int fd) {
-        _cleanup_close_ int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (cfd < 0)
-                return false;
-        Connection *c = calloc(1, sizeof(Connection));
-        if (!c)
-                return true;
-        socklen_t len = sizeof(c->peer);
-        c->control = ctl;
-        c->fd = TAKE_FD(cfd);
+/* Moves c from the parked list into the table, where it is read and served, with an idle
+ * timer; serves what it has sent already. */
+static void activate(Connection *c) {
+        Control *ctl = c->control;
+        Connection **p = &ctl->parked, *before = NULL;
+        while (*p != c) {
+                before = *p;
+                p = &(*p)->next;
+        }
+        *p = c->next;
+        if (ctl->parked_last == c)
+                ctl->parked_last = before;
+        ctl->n_parked--;
+        c->parked = false;
         c->next = ctl->connections;
         ctl->connections = c;
         ctl->n_connections++;
         (void) sd_event_now(ctl->ctx.event, CLOCK_MONOTONIC, &c->last_active);
-        if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0 ||
-            sd_event_add_io(ctl->ctx.event, &c->io, c->fd, EPOLLIN, on_connection, c) < 0 ||
+        c->last_request = c->last_active;
+        if (sd_event_source_set_io_events(c->io, EPOLLIN) < 0 ||
             sd_event_add_time_relative(ctl->ctx.event, &c->idle, CLOCK_MONOTONIC, ctl->ctx.idle_timeout_usec,
                                        0, on_idle, c) < 0) {
                 connection_free(c);
-                return true;
+                return;
         }
         /* A client sends its request right after connecting: read it now rather than after
          * another turn of the loop (a no-op when nothing is there yet). */
         (void) on_connection(c->io, c->fd, EPOLLIN, c);
+}
+
+/* Whether parked connection c gets a slot now, closing a victim_for() it if need be. */
+static bool give_slot(Control *ctl, Connection *c, bool fifo) {
+        if (ctl->n_connections >= CONTROL_MAX_CONNECTIONS) {
+                Connection *victim = victim_for(ctl, c->peer.uid, fifo);
+                if (!victim)
+                        return false;
+                connection_free(victim);
+        }
+        activate(c);
+        return true;
+}
+
+/* Gives the connections parked longest the free slots and those that idle or stale connections
+ * make; while some stay parked, or accepting is paused, looks again in CONTROL_EVICT_AFTER_USEC. */
+static int unpark(Control *ctl) {
+        while (ctl->parked && give_slot(ctl, ctl->parked, false))
+                ;
+        bool paused = sd_event_source_get_enabled(ctl->accept, NULL) <= 0;
+        if (!ctl->parked && !paused)
+                return sd_event_source_set_enabled(ctl->accept_retry, SD_EVENT_OFF);
+        if (sd_event_source_get_enabled(ctl->accept_retry, NULL) > 0)
+                return 0;
+        int r = sd_event_source_set_time_relative(ctl->accept_retry, CONTROL_EVICT_AFTER_USEC);
+        return r < 0 ? r : sd_event_source_set_enabled(ctl->accept_retry, SD_EVENT_ONESHOT);
+}
+
+static int on_unpark(sd_event_source *s, void *userdata) {
+        (void) s;
+        return unpark(userdata);
+}
+
+/* Also where accepting resumes after a pause for want of descriptors. */
+static int on_unpark_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Control *ctl = userdata;
+        (void) s;
+        (void) usec;
+        (void) sd_event_source_set_enabled(ctl->accept, SD_EVENT_ON);
+        return unpark(ctl);
+}
+
+/* Accepts one connection. It is parked (an fd and a little memory, watched only for a hang-up)
+ * behind those parked before it, and gets a slot at once when none are, or when it takes the
+ * slot of a stale connection of a user who holds more than its user (victim_for()). Returns
+ * false when there was none to accept, or accepting pauses: CONTROL_MAX_PARKED are parked, or
+ * the process is out of descriptors (the next ones wait in the listen backlog). */
+static bool accept_one(Control *ctl, int fd) {
+        if (ctl->n_parked >= CONTROL_MAX_PARKED) {
+                (void) sd_event_source_set_enabled(ctl->accept, SD_EVENT_OFF);
+                return false;
+        }
+        _cleanup_close_ int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0) {
+                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                        (void) sd_event_source_set_enabled(ctl->accept, SD_EVENT_OFF);
+                return false;
+        }
+        Connection *c = calloc(1, sizeof(Connection));
+        if (!c)
+                return true;
+        socklen_t len = sizeof(c->peer);
+        *c = (Connection){ .control = ctl, .fd = TAKE_FD(cfd), .parked = true };
+        if (ctl->parked_last)
+                ctl->parked_last->next = c;
+        else
+                ctl->parked = c;
+        ctl->parked_last = c;
+        ctl->n_parked++;
+        if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0 ||
+            sd_event_add_io(ctl->ctx.event, &c->io, c->fd, EPOLLRDHUP, on_connection, c) < 0) {
+                connection_free(c);
+                return true;
+        }
+        (void) give_slot(ctl, c, ctl->parked != c);
         return true;
 }
 
@@ -738,9 +864,9 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         (void) revents;
         /* A few per turn of the loop: a burst is accepted in fewer turns, and the connections
          * already open still get theirs. */
-        for (unsigned k = 0; k < CONTROL_ACCEPT_BATCH && make_room(ctl) && accept_one(ctl, fd); k++)
+        for (unsigned k = 0; k < CONTROL_ACCEPT_BATCH && accept_one(ctl, fd); k++)
                 ;
-        return 0;
+        return unpark(ctl);
 }
 
 int control_new(const ControlContext *ctx, int listen_fd, Control **ret) {
@@ -760,6 +886,11 @@ int control_new(const ControlContext *ctx, int listen_fd, Control **ret) {
         if (r >= 0 && (r = sd_event_add_defer(ctx->event, &c->commit, on_submissions, c)) >= 0 &&
             (r = sd_event_source_set_priority(c->commit, SD_EVENT_PRIORITY_IDLE)) >= 0)
                 r = sd_event_source_set_enabled(c->commit, SD_EVENT_OFF);
+        if (r >= 0 && (r = sd_event_add_defer(ctx->event, &c->unpark_soon, on_unpark, c)) >= 0)
+                r = sd_event_source_set_enabled(c->unpark_soon, SD_EVENT_OFF);
+        if (r >= 0 && (r = sd_event_add_time_relative(ctx->event, &c->accept_retry, CLOCK_MONOTONIC,
+                                                      CONTROL_EVICT_AFTER_USEC, 0, on_unpark_timer, c)) >= 0)
+                r = sd_event_source_set_enabled(c->accept_retry, SD_EVENT_OFF);
         if (r < 0) {
                 control_free(c);
                 return r;

@@ -16,11 +16,19 @@
 
 #define CONTROL_MAX_MESSAGE        (1024 * 1024)     /* a request larger than this closes the connection */
 #define CONTROL_INITIAL_INPUT      (16 * 1024)       /* a connection's input buffer to begin with */
-#define CONTROL_MAX_CONNECTIONS    64                /* past this, the longest-quiet one is closed */
+/* Connections read and served at once; past this, a new one is parked (its fd kept, nothing read)
+ * until one of them closes, goes idle, or (for another user's) stops sending whole requests. */
+#define CONTROL_MAX_CONNECTIONS    64
+/* Past this, the next connections wait in the listen backlog. With the table's and the daemon's
+ * own, the descriptors stay below the usual RLIMIT_NOFILE of 1024. */
+#define CONTROL_MAX_PARKED         768
+/* A connection without a whole request for this long may give its slot to another user's: one
+ * that has just connected is about to send its request, one that trickles bytes never does. */
+#define CONTROL_STALE_USEC         (100ULL * 1000)
 #define CONTROL_ACCEPT_BATCH       16                /* connections accepted per turn of the loop */
 #define CONTROL_DEFAULT_IDLE_USEC  (30ULL * 1000000) /* silence after which a connection is closed */
-/* When every connection slot is taken, one that has sent nothing for this long may be closed to
- * make room; a younger one may still be about to send its request. */
+/* When every connection slot is taken, one that has sent nothing for this long is closed to
+ * give its slot to the connection parked longest. */
 #define CONTROL_EVICT_AFTER_USEC   (500ULL * 1000)
 /* Replies not yet taken by a client: past this, its further requests wait unread until it reads
  * (and the idle timer closes a client that never does). One reply is at most CONTROL_MAX_REPLY. */

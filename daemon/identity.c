@@ -99,3 +99,19 @@ void identity_leave(Identity *saved) {
                 abort();
         saved->entered = false;
 }
+
+int identity_account_group(uid_t uid, gid_t member_of, gid_t *ret_gid) {
+        struct passwd *pw = getpwuid(uid);
+        if (!pw)
+                return -ENOENT;
+        gid_t primary = pw->pw_gid;
+        const Account *a = account_of(uid, primary);
+        if (!a)
+                return -ENOMEM;
+        for (int i = 0; i < a->n_groups; i++)
+                if (a->groups[i] == member_of) {
+                        *ret_gid = primary;
+                        return 0;
+                }
+        return -EPERM;
+}

@@ -38,3 +38,9 @@ void identity_leave(Identity *saved);
 /* The name of uid (NULL in *ret when it has none), as the user database said at most
  * IDENTITY_ACCOUNT_TTL_USEC ago. Returns 0 or -ENOMEM. */
 int identity_user_name(uid_t uid, gid_t gid, char **ret);
+
+/* The primary group of uid's account, when group member_of is one of the account's groups
+ * (primary or supplementary): a spec file runs as its owner with the owner's own groups, never
+ * with the file's group, which a setgid directory chooses. Returns 0 and *ret_gid, -ENOENT when
+ * uid has no account, -EPERM when it is not in member_of, -ENOMEM. */
+int identity_account_group(uid_t uid, gid_t member_of, gid_t *ret_gid);

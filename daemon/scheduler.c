@@ -12,7 +12,10 @@
  * A spec runs as its file's owner, so the owner is read from the very descriptor that is parsed
  * (opened without following symlinks), and files whose owner does not say who wrote them are
  * refused: symlinks, hard links, files writable by others, and every file of a directory that
- * others may write to without the sticky bit.
+ * others may write to without the sticky bit. It runs with its owner's groups (the account's),
+ * never with its file's group, and a file whose group its owner is not in is refused too: a
+ * setgid directory of group root made a user's spec run with gid 0. File names with control
+ * characters are refused, since they are shown in root's terminal and in the log.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,11 +29,13 @@
 #include <unistd.h>
 
 #include "configs/spec.h"
+#include "daemon/identity.h"
 #include "daemon/log.h"
 #include "daemon/scheduler.h"
 #include "db/jobs.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
+#include "util/text.h"
 
 #define SCHEDULER_MAX_SPECS 1024
 
@@ -105,6 +110,7 @@ static int enqueue(Scheduler *s, Scheduled *it, time_t now) {
                 .cwd = dir[0] ? dir : (char *) "/",
                 .uid = it->uid,
                 .gid = it->gid,
+                .umask = JOB_DEFAULT_UMASK, /* a file does not say its owner's */
                 .submitter = pw ? pw->pw_name : NULL,
                 .trigger = (char *) "schedule",
         };
@@ -172,8 +178,20 @@ static int spec_owner(const struct stat *dir, int fd, uid_t *ret_uid, gid_t *ret
                            : NULL;
         if (*ret_why)
                 return -EPERM;
-        *ret_uid = geteuid() == 0 ? st.st_uid : geteuid();
-        *ret_gid = geteuid() == 0 ? st.st_gid : getegid();
+        if (geteuid() != 0) {
+                *ret_uid = geteuid();
+                *ret_gid = getegid();
+                return 0;
+        }
+        /* The owner's groups, from the account (initgroups in the worker): a setgid directory
+         * gives its files its own group, which their owners need not be in. */
+        int r = identity_account_group(st.st_uid, st.st_gid, ret_gid);
+        *ret_why = r == -ENOENT  ? "its owner has no account to take groups from"
+                   : r == -EPERM ? "its group is not one of its owner's groups (chgrp it to one of them)"
+                                 : NULL;
+        if (r < 0)
+                return r;
+        *ret_uid = st.st_uid;
         return 0;
 }
 
@@ -267,6 +285,11 @@ int scheduler_reload(Scheduler *s) {
                 if (e->d_name[0] == '.' || !((len > 5 && strcmp(e->d_name + len - 5, ".yaml") == 0) ||
                                              (len > 4 && strcmp(e->d_name + len - 4, ".yml") == 0)))
                         continue;
+                if (!text_is_clean(e->d_name)) {
+                        log_message(LOG_ERR, 0, "skipping %s/%s: its name holds control characters or is not UTF-8",
+                                    s->dir, e->d_name); /* shown escaped */
+                        continue;
+                }
                 if (!(names[n] = strdup(e->d_name)))
                         break;
                 n++;

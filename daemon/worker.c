@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -160,6 +161,8 @@ static _Noreturn void runner_main(Worker *w, int fd) {
         /* Here, not in the daemon's loop: it may wait for what dead runs left to leave. */
         cgroup_remove_stale();
         int r = drop_privileges(&w->job, w->plan);
+        /* The submitter's, not the daemon's (0027): hooks and children make the user's files. */
+        umask(w->job.umask);
         if (r >= 0 && chdir(w->job.cwd) < 0)
                 r = negative_errno();
         sigset_t stop;

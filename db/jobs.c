@@ -46,7 +46,7 @@ void job_done(Job *j) {
 
 #define JOB_COLUMNS                                                                                         \
         "id, spec_path, spec_yaml, env, cwd, uid, gid, submitter, trigger, status, run_id,"                 \
-        " submitted_at, started_at, ended_at, message"
+        " submitted_at, started_at, ended_at, message, umask"
 
 static int read_job(sqlite3_stmt *st, Job *j) {
         *j = (Job){
@@ -64,6 +64,8 @@ static int read_job(sqlite3_stmt *st, Job *j) {
                 .started_at = sql_text_or_null(st, 12),
                 .ended_at = sql_text_or_null(st, 13),
                 .message = sql_text_or_null(st, 14),
+                .umask = sqlite3_column_type(st, 15) == SQLITE_NULL ? JOB_DEFAULT_UMASK
+                                                                    : (mode_t) sqlite3_column_int(st, 15),
         };
         json_t *env = json_loads((const char *) sqlite3_column_text(st, 3), 0, NULL);
         size_t i;
@@ -87,7 +89,7 @@ static int insert_jobs(sqlite3 *db, const Job *jobs, size_t n, int64_t *ret_ids)
         if (sqlite3_prepare_v2(
                     db,
                     "INSERT INTO jobs (spec_path, spec_yaml, env, cwd, uid, gid, submitter, trigger,"
-                    " run_id, status, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued',"
+                    " umask, run_id, status, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued',"
                     " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
                     -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
@@ -104,9 +106,9 @@ static int insert_jobs(sqlite3 *db, const Job *jobs, size_t n, int64_t *ret_ids)
                         break;
                 }
                 sqlite3_reset(st);
-                r = sql_step(db, st, &ret_ids[i], j->run_id > 0 ? "ttttiitti" : "ttttiittn", j->spec_path,
+                r = sql_step(db, st, &ret_ids[i], j->run_id > 0 ? "ttttiittii" : "ttttiittin", j->spec_path,
                              j->spec_yaml, env_json, j->cwd, (int64_t) j->uid, (int64_t) j->gid,
-                             j->submitter, j->trigger, j->run_id);
+                             j->submitter, j->trigger, (int64_t) (j->umask & 0777), j->run_id);
         }
         sqlite3_finalize(st);
         return r;

@@ -27,6 +27,9 @@ typedef enum JobStatus {
 
 const char *job_status_to_string(JobStatus s);
 
+/* The umask of jobs whose submitter's is not known: scheduled ones, and older queues. */
+#define JOB_DEFAULT_UMASK 0022
+
 typedef struct Job {
         int64_t id;
         char *spec_path;
@@ -35,6 +38,7 @@ typedef struct Job {
         char *cwd;
         uid_t uid;
         gid_t gid;
+        mode_t umask; /* the files a job makes get the submitter's umask */
         char *submitter;
         char *trigger; /* "submit", "schedule", or "resume" (run_id names the run to continue) */
         JobStatus status;

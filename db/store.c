@@ -232,6 +232,8 @@ static const char *const migrations[] = {
          * about 440; from this index, 11 (bench/scale.sh). */
         "CREATE INDEX runs_history ON runs (experiment_id, id, status, host_id, started_at, metric,"
         " min_effect, alpha, seed, host_fingerprint, label, commit_id);",
+        /* 20 -> 21: the submitter's umask, which a job's files get (NULL: JOB_DEFAULT_UMASK) */
+        "ALTER TABLE jobs ADD COLUMN umask INTEGER CHECK (umask BETWEEN 0 AND 511);",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -340,6 +340,15 @@ static int check_options(const Plan *p, const PlanJob *job, Sample *s) {
         return r <= 0 ? r : set_detail(s, SAMPLE_CONFIG_REJECTED, "%s", message);
 }
 
+/* The sample fails as no-output-file, with a detail that names the verify file: "<doing> PATH<why>:
+ * <error>". Returns 0 or -ENOMEM. */
+static int verify_failed(const PlanJob *job, Sample *s, const char *doing, const char *why, int error) {
+        _cleanup_free_ char *full = NULL;
+        if (plan_path_in(job->cwd, job->verify_path, &full) < 0)
+                return -ENOMEM;
+        return set_detail(s, SAMPLE_NO_OUTPUT_FILE, "%s %s%s: %s", doing, full, why, strerror(-error));
+}
+
 /* Judges a finished child: output size, metrics, then the digest and the comparison with the
  * oracle. Returns 0, or -errno for failures of this process. *ret_output is the fd holding what
  * was verified, for the caller to keep as the oracle. */
@@ -379,8 +388,10 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
                                 return verified;
                         if (verified == -EFBIG)
                                 s->status = SAMPLE_OUTPUT_LIMIT;
-                        else if (verified < 0)
+                        else if (verified == -ENOENT)
                                 s->status = SAMPLE_NO_OUTPUT_FILE;
+                        else if (verified < 0 && verify_failed(job, s, "cannot read", "", verified) < 0)
+                                return -ENOMEM;
                 }
         } else if ((verified = fcntl(out, F_DUPFD_CLOEXEC, 0)) < 0)
                 return negative_errno();
@@ -461,11 +472,14 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
         _cleanup_close_ int metrics = output_memfd("alloclab-metrics");
         if (out < 0 || err < 0 || metrics < 0)
                 return out < 0 ? out : err < 0 ? err : metrics;
-        /* The output file must come from this child, not linger from the previous one. */
+        /* The output file must come from this child, not linger from the previous one: one
+         * that cannot be removed (another user's file) fails the sample, and says which. */
         if (job->verify_path) {
                 int r = output_remove_file(job->verify_path, job->cwd);
-                if (r < 0)
+                if (r == -ENOMEM)
                         return r;
+                if (r < 0)
+                        return verify_failed(job, s, "cannot remove", " before the child writes it", r);
         }
 
         bool calibrating = step->phase == PHASE_CALIBRATE;

@@ -234,7 +234,8 @@ YAML
     expect_eq "$(q "SELECT uid, submitter FROM jobs WHERE id = $job")" "$nobody|nobody" "job submitter"
     expect_eq "$(q "SELECT group_concat(m.name || '=' || CAST(m.value AS INTEGER), ' ') FROM sample_metrics m
                     JOIN samples s ON s.id = m.sample_id JOIN jobs j ON j.run_id = s.run_id
-                    WHERE j.id = $job AND s.phase = 'sample' ORDER BY m.name")" \
+                    WHERE j.id = $job AND s.phase = 'sample' AND m.name IN ('egid', 'euid', 'gid', 'uid')
+                    ORDER BY m.name")" \
         "egid=$nogroup euid=$nobody gid=$nogroup uid=$nobody" "the workload ran as the submitter"
     # The runner handed the run's cgroup to the submitter before taking its identity, so its
     # children still got cgroups of their own.

@@ -65,7 +65,7 @@ probe: never
 schedule: "0 3 * * *"
 YAML
 sed 's/root-owned/user-owned/' "$SPECS/root.yaml" >"$SPECS/user.yaml"
-chown nobody "$SPECS/user.yaml"
+chown nobody:nogroup "$SPECS/user.yaml"
 as_nobody ln -s "$SPECS/root.yaml" "$SPECS/pwn.yaml"
 sed 's/root-owned/writable/' "$SPECS/root.yaml" >"$SPECS/writable.yaml"
 chmod 0666 "$SPECS/writable.yaml"
@@ -133,8 +133,8 @@ out=$(cd /tmp && as_nobody "$ALLOCLAB" cancel "$root_job" 2>&1) || rc=$?
 run_alloclab 0 cancel "$root_job"
 wait_job "$root_job" canceled
 
-# verify: file:/etc/shadow as nobody: the job fails with a reason, the daemon lives on, and
-# /etc/shadow is neither removed nor read.
+# verify: file:/etc/shadow as nobody: the variant is excluded with a reason that names the file,
+# the daemon lives on, and /etc/shadow is neither removed nor read.
 shadow_before=$(sha256sum /etc/shadow)
 mkdir -m 0777 "$WORK/user"
 cat >"$WORK/user/shadow.yaml" <<YAML
@@ -160,8 +160,11 @@ YAML
 chmod 0644 "$WORK/user/"*.yaml
 out=$(cd "$WORK/user" && as_nobody "$ALLOCLAB" submit shadow.yaml 2>&1) || fail "submit as nobody: $out"
 job=$(grep -o '[0-9]*' <<<"$out" | head -1)
-wait_job "$job" failed
-expect_contains "$(q "SELECT message FROM jobs WHERE id = $job")" "ermission denied" "the reason"
+wait_job "$job" done
+# The verify file that cannot be removed before the child writes it fails the sample, and the
+# reason names it (issue 25: the run failed with a bare "Permission denied").
+expect_contains "$(q "SELECT x.reason FROM exclusions x JOIN jobs j ON j.run_id = x.run_id WHERE j.id = $job")" \
+    "no-output-file: cannot remove /etc/shadow before the child writes it: Permission denied" "the reason"
 expect_eq "$(sha256sum /etc/shadow)" "$shadow_before" "/etc/shadow untouched"
 [[ $(cat "$WORK/daemon.log") != *"invalid pointer"* ]] || fail "the runner freed an invalid pointer"
 run_alloclab 0 status

@@ -31,13 +31,15 @@
  *                    and exit 1
  *   crashalloc       10 pvalloc that are never freed, then SIGSEGV
  *   dlopen LIB       dlopen LIB and exit normally
- *   ids              report metrics uid, gid, euid and egid, print "ids"
+ *   ids              report metrics uid, gid, euid, egid, groups (how many supplementary),
+ *                    root_group (1 when gid 0 is among them), umask (in octal digits), print "ids"
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <signal.h>
 #include <stdint.h>
@@ -322,8 +324,13 @@ int main(int argc, char **argv) {
                 FILE *m = metrics();
                 if (!m)
                         return 4;
-                fprintf(m, "uid %u\ngid %u\neuid %u\negid %u\n", (unsigned) getuid(), (unsigned) getgid(),
-                        (unsigned) geteuid(), (unsigned) getegid());
+                gid_t groups[256];
+                int n = getgroups(256, groups), root_group = getegid() == 0;
+                for (int i = 0; i < n; i++)
+                        root_group |= groups[i] == 0;
+                fprintf(m, "uid %u\ngid %u\neuid %u\negid %u\ngroups %d\nroot_group %d\numask %o\n",
+                        (unsigned) getuid(), (unsigned) getgid(), (unsigned) geteuid(), (unsigned) getegid(), n,
+                        root_group, (unsigned) umask(0));
                 fclose(m);
                 printf("ids\n");
                 return 0;
