@@ -44,3 +44,38 @@ run_alloclab() {
 stdout: $OUT
 stderr: $ERR"
 }
+
+# skip_test REASON: this test cannot run here; says why, records it for the summary that
+# scripts/test.sh prints at the end (ALLOCLAB_SKIP_LOG), and exits 77 (ctest: skipped).
+skip_test() {
+    echo "SKIP: $1"
+    [[ -n ${ALLOCLAB_SKIP_LOG:-} ]] && echo "$(basename "$0" .sh): $1" >>"$ALLOCLAB_SKIP_LOG"
+    exit 77
+}
+
+# skip_part REASON: a part of this test cannot run here: said and recorded as skip_test does,
+# and the test goes on.
+skip_part() {
+    echo "SKIP (part): $1"
+    [[ -n ${ALLOCLAB_SKIP_LOG:-} ]] && echo "$(basename "$0" .sh) (part): $1" >>"$ALLOCLAB_SKIP_LOG"
+    return 0
+}
+
+# machine_is_quiet: whether nothing else competes for the CPUs now, for checks that judge
+# elapsed time: no CPU pressure over the last 10 s (/proc/pressure/cpu some avg10 at most 10%)
+# and the CPUs at most 30% busy over one second (/proc/stat). Otherwise false, with
+# QUIET_REASON saying what was seen.
+machine_is_quiet() {
+    QUIET_REASON=
+    local psi busy
+    psi=$(awk '/^some/ { sub("avg10=", "", $2); print $2 }' /proc/pressure/cpu 2>/dev/null || true)
+    busy=$({ head -1 /proc/stat; sleep 1; head -1 /proc/stat; } | awk '
+        { idle[NR] = $5 + $6; total[NR] = 0; for (i = 2; i <= NF; i++) total[NR] += $i }
+        END { t = total[2] - total[1]; printf "%.0f", (t > 0 ? 100 * (t - (idle[2] - idle[1])) / t : 0) }')
+    if [[ -n $psi ]] && awk -v p="$psi" 'BEGIN { exit !(p > 10) }'; then
+        QUIET_REASON="the machine is busy (CPU pressure some avg10 = $psi%)"
+    elif ((busy > 30)); then
+        QUIET_REASON="the machine is busy (its CPUs were $busy% busy over a second)"
+    fi
+    [[ -z $QUIET_REASON ]]
+}
