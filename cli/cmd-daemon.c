@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "cli/render.h"
 #include "db/query.h"
 #include "util/cleanup.h"
@@ -216,8 +217,10 @@ static void show_progress(void *userdata) {
         json_t *reply = client_call(status, "io.alloclab.Status", json_object(), CLIENT_TIMEOUT_MS);
         const char *text =
                 json_string_value(json_object_get(json_object_get(reply, "parameters"), "progress"));
-        if (text)
-                fprintf(stderr, "\r\033[K%s", text);
+        if (text) {
+                output_raw(stderr, "\r\033[K");
+                fputs(text, stderr);
+        }
         json_decref(reply);
 }
 
@@ -273,7 +276,8 @@ int cmd_submit(int argc, char **argv) {
         /* The daemon refuses names with control characters, which root's queue would print. */
         if (!text_is_clean(spec_arg)) {
                 _cleanup_free_ char *shown = text_shown(spec_arg);
-                cli_error("submit", "the spec's path '%s' holds control characters or is not UTF-8: rename it",
+                cli_error("submit",
+                          "the spec's path '%s' holds control characters or is not UTF-8: rename it",
                           shown ? shown : "?");
                 return EXIT_SPEC;
         }
@@ -299,10 +303,11 @@ int cmd_submit(int argc, char **argv) {
         }
         mode_t mask = umask(0);
         umask(mask);
-        json_t *reply = client_call(&c, "io.alloclab.Submit",
-                                    json_pack("{s:s, s:s, s:s, s:o, s:I}", "spec_path", spec_arg, "spec",
-                                              spec->source, "cwd", cwd, "env", env, "umask", (json_int_t) mask),
-                                    CLIENT_TIMEOUT_MS);
+        json_t *reply =
+                client_call(&c, "io.alloclab.Submit",
+                            json_pack("{s:s, s:s, s:s, s:o, s:I}", "spec_path", spec_arg, "spec",
+                                      spec->source, "cwd", cwd, "env", env, "umask", (json_int_t) mask),
+                            CLIENT_TIMEOUT_MS);
         if (!reply)
                 return EXIT_ENVIRONMENT;
         const char *error = json_string_value(json_object_get(reply, "error"));
@@ -332,7 +337,7 @@ int cmd_submit(int argc, char **argv) {
                         ? NULL
                         : client_receive(&c, -1, 1000, progress ? show_progress : NULL, &watcher);
         if (progress)
-                fprintf(stderr, "\r\033[K");
+                output_raw(stderr, "\r\033[K");
         if (!reply || reply_failed("submit", reply)) {
                 json_decref(reply);
                 return EXIT_ENVIRONMENT;

@@ -19,6 +19,8 @@
 #include "db/pair.h"
 #include "db/query.h"
 #include "util/cleanup.h"
+#include "util/io.h"
+#include "util/text.h"
 
 static const char report_usage[] =
         "Usage: alloclab report [RUN|latest] -o FILE [--compare OLD_RUN] [--history] [--db PATH]\n"
@@ -35,9 +37,19 @@ static const char *const palette[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd
                                        "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22" };
 #define COLOUR(v) palette[(v) % ELEMENTSOF(palette)]
 
-/* Text for XHTML: & < > " ' escaped. */
+/* Text for XHTML: control characters but newlines and tabs as util/text.h shows them (XML allows
+ * none of them, not even as references), then & < > " ' escaped. */
 static void put_text(FILE *f, const char *s) {
-        for (; s && *s; s++) {
+        if (!s)
+                return;
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *m = open_memstream(&buf, &size);
+        if (!m)
+                return;
+        (void) text_show(m, s, strlen(s), TEXT_KEEP_LAYOUT);
+        _cleanup_free_ char *shown = memstream_text(m, &buf);
+        for (s = shown; s && *s; s++) {
                 const char *entity = *s == '&'    ? "&amp;"
                                      : *s == '<'  ? "&lt;"
                                      : *s == '>'  ? "&gt;"
@@ -213,7 +225,9 @@ static void forest_plot(FILE *f, const Report *rep) {
                         hi = fmax(hi, rep->entries[i].comparison.hi);
                         rows++;
                 }
-        fprintf(f, "<h2>Ratios to %s</h2>\n", rep->variant_names[rep->baseline]);
+        fputs("<h2>Ratios to ", f);
+        put_text(f, rep->variant_names[rep->baseline]);
+        fputs("</h2>\n", f);
         if (rows == 0) {
                 fputs("<p>No variant was compared with the baseline.</p>\n", f);
                 return;
@@ -564,10 +578,13 @@ static int write_report(FILE *f, const Report *rep, const VariantAllocator *allo
               "pre{background:#f6f6f6;padding:1em;overflow:auto}</style>\n</head>\n<body>\n<h1>",
               f);
         put_text(f, rep->run.experiment);
-        fprintf(f, ": run %lld</h1>\n<p>%s, metric ", (long long) rep->run.id, rep->run.status);
+        fprintf(f, ": run %lld</h1>\n<p>", (long long) rep->run.id);
+        put_text(f, rep->run.status);
+        fputs(", metric ", f);
         put_text(f, rep->run.metric);
-        fprintf(f, ", %lld samples per variant and cell, %s order, outliers %s.</p>\n",
-                (long long) rep->samples, rep->order,
+        fprintf(f, ", %lld samples per variant and cell, ", (long long) rep->samples);
+        put_text(f, rep->order);
+        fprintf(f, " order, outliers %s.</p>\n",
                 rep->exclude_outliers ? "LEFT OUT of every figure (outliers: exclude)" : "kept");
         results_table(f, rep);
         strip_plots(f, rep);

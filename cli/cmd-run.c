@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "cli/render.h"
 #include "db/pair.h"
 #include "db/query.h"
@@ -101,7 +102,8 @@ static void progress_step(void *userdata, const Plan *p, size_t index) {
         if (index > 0)
                 fmt_duration(elapsed * (p->n_steps - index) / index, eta, sizeof(eta));
         unsigned total = plan_phase_rounds(p, st->phase);
-        fprintf(stderr, "\r\033[Kcell %u/%zu [%s] %s %s %u/%u  %s elapsed, ETA %s", st->cell + 1, p->n_cells,
+        output_raw(stderr, "\r\033[K");
+        fprintf(stderr, "cell %u/%zu [%s] %s %s %u/%u  %s elapsed, ETA %s", st->cell + 1, p->n_cells,
                 label ? label : "?", p->spec->variants[st->variant].name, phase_to_string(st->phase),
                 st->round + 1, total, el, eta);
         fflush(stderr);
@@ -259,7 +261,7 @@ static int execute_recorded(const char *command, Store *store, const Plan *plan,
         RunResult result = {};
         int r = run_execute(plan, prior, &sink, stop_fd, &result);
         if (progress.enabled)
-                fprintf(stderr, "\r\033[K");
+                output_raw(stderr, "\r\033[K");
 
         const char *note = r < 0                        ? strerror(-r)
                            : result.end == RUN_CANCELED ? "stopped by a signal"

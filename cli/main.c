@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "cli/render.h"
 #include "util/cleanup.h"
 
@@ -74,5 +75,6 @@ static int run(int argc, char **argv) {
 
 int main(int argc, char **argv) {
         render_use_colour(cli_colour(stdout));
+        (void) output_guard(); /* without it (no memory), output is what it was */
         return run(argc, argv);
 }

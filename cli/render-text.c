@@ -13,9 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/output.h"
 #include "cli/render-figures.h"
 #include "cli/render.h"
 #include "util/cleanup.h"
+#include "util/text.h"
 
 static char *grid_cell(const Report *rep, size_t c, size_t v) {
         const ReportEntry *e = report_entry(rep, c, v);
@@ -356,6 +358,12 @@ static void print_outliers(FILE *f, const Report *rep, const char *bullet) {
         }
 }
 
+/* A stored text on one line: a newline in it (a program's message) must not start a line of the
+ * table's own. */
+static void put_one_line(FILE *f, const char *s, size_t n) {
+        (void) text_show(f, s, n, 0);
+}
+
 static void print_failures(FILE *f, const Report *rep, const char *bullet) {
         bool any_excluded = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
@@ -364,22 +372,27 @@ static void print_failures(FILE *f, const Report *rep, const char *bullet) {
                 fprintf(f, "\nExcluded:\n");
                 for (size_t c = 0; c < rep->n_cells; c++)
                         for (size_t v = 0; v < rep->n_variants; v++)
-                                if (report_entry(rep, c, v)->excluded_reason)
-                                        fprintf(f, "%s[%s] %s: %s\n", bullet, rep->cell_labels[c],
-                                                rep->variant_names[v],
-                                                report_entry(rep, c, v)->excluded_reason);
+                                if (report_entry(rep, c, v)->excluded_reason) {
+                                        const char *reason = report_entry(rep, c, v)->excluded_reason;
+                                        fprintf(f, "%s[%s] %s: ", bullet, rep->cell_labels[c],
+                                                rep->variant_names[v]);
+                                        put_one_line(f, reason, strlen(reason));
+                                        fputc('\n', f);
+                                }
         }
         if (rep->n_failures_listed == 0)
                 return;
         fprintf(f, "\nFailed samples (%lld):\n", (long long) rep->run.n_failures);
         for (size_t i = 0; i < rep->n_failures_listed; i++) {
                 const ReportFailure *x = &rep->failures[i];
-                fprintf(f, "%s[%s] %s %s %lld: %s: %s", bullet, x->cell, x->variant, x->phase,
-                        (long long) x->round + 1, x->status, x->detail);
+                fprintf(f, "%s[%s] %s %s %lld: %s: ", bullet, x->cell, x->variant, x->phase,
+                        (long long) x->round + 1, x->status);
+                put_one_line(f, x->detail, strlen(x->detail));
                 if (x->stderr_excerpt && x->stderr_excerpt[0]) {
                         size_t len = strcspn(x->stderr_excerpt, "\n");
-                        fprintf(f, "; stderr: %.*s%s", (int) (len > 120 ? 120 : len), x->stderr_excerpt,
-                                len > 120 ? "..." : "");
+                        fputs("; stderr: ", f);
+                        put_one_line(f, x->stderr_excerpt, len > 120 ? 120 : len);
+                        fputs(len > 120 ? "..." : "", f);
                 }
                 fputc('\n', f);
         }
@@ -451,10 +464,13 @@ static const char *cell_colour(const char *text, size_t *ret_at, size_t *ret_len
 static void print_cell(FILE *f, const char *text, int width, bool colour) {
         size_t at, len;
         const char *c = colour ? cell_colour(text, &at, &len) : NULL;
-        if (c)
-                fprintf(f, "%.*s%s%.*s%s%s", (int) at, text, c, (int) len, text + at, COLOUR_RESET,
-                        text + at + len);
-        else
+        if (c) {
+                fprintf(f, "%.*s", (int) at, text);
+                output_raw(f, c);
+                fprintf(f, "%.*s", (int) len, text + at);
+                output_raw(f, COLOUR_RESET);
+                fputs(text + at + len, f);
+        } else
                 fputs(text, f);
         for (int pad = width - (int) strlen(text); pad > 0; pad--)
                 fputc(' ', f);

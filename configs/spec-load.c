@@ -39,8 +39,8 @@ typedef struct SpecState {
         Spec *spec;
         const YamlNode *baseline; /* resolved once all variants are known */
         const YamlNode *reference;
-        const YamlNode *aa_check;   /* the key's value, for errors about the A/A copy */
-        const YamlNode *samples;    /* the key's value, for errors about adaptive samples */
+        const YamlNode *aa_check; /* the key's value, for errors about the A/A copy */
+        const YamlNode *samples;  /* the key's value, for errors about adaptive samples */
         Template *templates;
         size_t n_templates;
 } SpecState;
@@ -538,7 +538,8 @@ static int parse_verify(Loader *l, const YamlNode *n, void *field) {
         s->verify = (SpecVerify) v;
         if (s->verify != SPEC_VERIFY_FILE)
                 return 0;
-        return remember(l, (Template){ .node = n, .path = true, .skip = strlen(n->value) - strlen(s->verify_path) });
+        return remember(
+                l, (Template){ .node = n, .path = true, .skip = strlen(n->value) - strlen(s->verify_path) });
 }
 
 static int parse_metric(Loader *l, const YamlNode *n, void *field) {
@@ -890,8 +891,10 @@ static int check_string_sizes(Loader *l) {
                 r = diag_add(l->diag, t->node->line, t->node->column,
                              "this %s expands to %zu bytes with each parameter at its longest value, more "
                              "than the %zu bytes a%s may have%s",
-                             t->path ? "path" : t->prefix ? "variable" : "argument", bytes - 1, limit - 1,
-                             t->path ? " path" : "n argument or a variable",
+                             t->path     ? "path"
+                             : t->prefix ? "variable"
+                                         : "argument",
+                             bytes - 1, limit - 1, t->path ? " path" : "n argument or a variable",
                              t->path ? " (PATH_MAX)" : " (the kernel's MAX_ARG_STRLEN)");
         }
         return r;
@@ -921,22 +924,26 @@ static int check_child_sizes(Loader *l, const YamlNode *root) {
                 if ((r = spec_size_argv(s, s->hooks[h], &hooks[h])) < 0)
                         return r;
         size_t padded = env[widest].longest;
-        const char *paths[] = { s->cwd, s->stdin_path, s->verify == SPEC_VERIFY_FILE ? s->verify_path : NULL };
+        const char *paths[] = { s->cwd, s->stdin_path,
+                                s->verify == SPEC_VERIFY_FILE ? s->verify_path : NULL };
         size_t plan = 0;
         for (size_t v = 0; v < s->n_variants; v++) {
                 const SpecVariant *sv = &s->variants[v];
                 size_t child = spec_size_add(argv[v].longest, padded);
-                SpecPosition at = argv[v].longest >= padded ? sv->command_at : env_position(root, &s->variants[widest]);
+                SpecPosition at = argv[v].longest >= padded ? sv->command_at
+                                                            : env_position(root, &s->variants[widest]);
                 if (child > SPEC_MAX_CHILD_BYTES)
-                        return diag_add(l->diag, at.line, at.column,
-                                        "variant %s: a child would get %zu bytes of arguments and %zu bytes of "
-                                        "environment from the spec%s%s%s, more than the %d bytes a child may "
-                                        "have",
-                                        sv->name, argv[v].longest, padded,
-                                        widest == v ? "" : " (every environment is padded to the largest, "
-                                                           "variant ",
-                                        widest == v ? "" : s->variants[widest].name, widest == v ? "" : "'s)",
-                                        SPEC_MAX_CHILD_BYTES);
+                        return diag_add(
+                                l->diag, at.line, at.column,
+                                "variant %s: a child would get %zu bytes of arguments and %zu bytes of "
+                                "environment from the spec%s%s%s, more than the %d bytes a child may "
+                                "have",
+                                sv->name, argv[v].longest, padded,
+                                widest == v ? ""
+                                            : " (every environment is padded to the largest, "
+                                              "variant ",
+                                widest == v ? "" : s->variants[widest].name, widest == v ? "" : "'s)",
+                                SPEC_MAX_CHILD_BYTES);
                 /* The plan: arguments, hooks and paths per job, and two padded environments. */
                 plan = spec_size_add(plan, argv[v].total);
                 for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++)
@@ -956,7 +963,8 @@ static int check_child_sizes(Loader *l, const YamlNode *root) {
                         return diag_add(l->diag, s->hook_at[h].line, s->hook_at[h].column,
                                         "%s: the hook would get %zu bytes of arguments and %zu bytes of "
                                         "environment from the spec, more than the %d bytes a child may have",
-                                        spec_hook_to_string(h), hooks[h].longest, padded, SPEC_MAX_CHILD_BYTES);
+                                        spec_hook_to_string(h), hooks[h].longest, padded,
+                                        SPEC_MAX_CHILD_BYTES);
         }
         if (plan <= SPEC_MAX_PLAN_BYTES)
                 return 0;

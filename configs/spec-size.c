@@ -43,7 +43,8 @@ int spec_size_template(const Spec *s, const char *tmpl, SpecExtent *ret) {
                         sum += len; /* at most the spec's size */
                 }
                 e.longest = spec_size_add(e.longest, spec_size_mul(uses[i], longest));
-                e.total = spec_size_add(e.total, spec_size_mul(uses[i], spec_size_mul(sum, cells / p->n_values)));
+                e.total = spec_size_add(e.total,
+                                        spec_size_mul(uses[i], spec_size_mul(sum, cells / p->n_values)));
         }
         *ret = e;
         return 0;
@@ -57,7 +58,8 @@ static int add_string(const Spec *s, const char *tmpl, size_t fixed, SpecExtent 
                 return r;
         size_t overhead = fixed + 1 + sizeof(char *);
         sum->longest = spec_size_add(sum->longest, spec_size_add(e.longest, overhead));
-        sum->total = spec_size_add(sum->total, spec_size_add(e.total, spec_size_mul(overhead, spec_n_cells(s))));
+        sum->total =
+                spec_size_add(sum->total, spec_size_add(e.total, spec_size_mul(overhead, spec_n_cells(s))));
         return 0;
 }
 

@@ -17,16 +17,16 @@
 
 /* One argument or environment string "KEY=VALUE", its NUL included: the kernel's MAX_ARG_STRLEN
  * (32 pages of 4 KiB); execve() fails with E2BIG past it. */
-#define SPEC_MAX_ARG_STRLEN 131072
+#define SPEC_MAX_ARG_STRLEN  131072
 /* A path (cwd, stdin, verify: file:), its NUL included: PATH_MAX. */
-#define SPEC_MAX_PATH_BYTES 4096
+#define SPEC_MAX_PATH_BYTES  4096
 /* One child's arguments and environment as execve() counts them (each string with its NUL and
  * a pointer). Linux allows a quarter of the stack limit, 2 MiB under the usual 8 MiB: the other
  * half is left for the caller's variables alloclab passes on, LD_PRELOAD and its own. */
 #define SPEC_MAX_CHILD_BYTES (1024 * 1024)
 /* Every job's arguments, environments (each twice: with and without the probe) and paths, which
  * a plan holds in memory at once, built in the daemon's loop for a submitted spec. */
-#define SPEC_MAX_PLAN_BYTES (128 * 1024 * 1024)
+#define SPEC_MAX_PLAN_BYTES  (128 * 1024 * 1024)
 
 /* A template's (or a vector's) expansions: the longest over the matrix's cells, and all of
  * them summed over the cells. Both saturate at SIZE_MAX. */

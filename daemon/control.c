@@ -53,12 +53,12 @@ struct Connection {
         size_t in_size, in_allocated;
         char *out;
         size_t out_size, out_sent;
-        int64_t waiting_for;  /* job id of a pending io.alloclab.Wait, or 0 */
-        bool submitting;      /* its Submit waits for the next commit of submissions */
-        uint64_t last_active; /* CLOCK_MONOTONIC usec of the last byte read or accepted */
+        int64_t waiting_for;   /* job id of a pending io.alloclab.Wait, or 0 */
+        bool submitting;       /* its Submit waits for the next commit of submissions */
+        uint64_t last_active;  /* CLOCK_MONOTONIC usec of the last byte read or accepted */
         uint64_t last_request; /* ... of the last whole request, or of the accept */
-        bool closing;         /* close once the output is flushed */
-        bool parked;          /* accepted while the table was full: not read until it has a slot */
+        bool closing;          /* close once the output is flushed */
+        bool parked;           /* accepted while the table was full: not read until it has a slot */
 };
 
 struct Control {
@@ -231,9 +231,10 @@ static json_t *method_submit(Connection *c, json_t *params) {
         if (json_unpack(params, "{s:s, s:s, s:s, s:o, s?I}", "spec_path", &spec_path, "spec", &yaml, "cwd",
                         &cwd, "env", &env, "umask", &umask) < 0 ||
             !json_is_array(env) || umask < 0 || umask > 0777)
-                return error_reply("io.alloclab.InvalidParameter",
-                                   json_pack("{s:s}", "message",
-                                             "expected spec_path, spec, cwd, env and a umask from 0 to 0777"));
+                return error_reply(
+                        "io.alloclab.InvalidParameter",
+                        json_pack("{s:s}", "message",
+                                  "expected spec_path, spec, cwd, env and a umask from 0 to 0777"));
         if (strlen(spec_path) > CONTROL_MAX_SPEC_PATH || strlen(cwd) > CONTROL_MAX_SPEC_PATH)
                 return error_reply(
                         "io.alloclab.InvalidParameter",
@@ -747,7 +748,8 @@ static Connection *victim_for(const Control *ctl, uid_t uid, bool fifo) {
                 return idle;
         Connection *stale = NULL;
         for (Connection *c = ctl->connections; c; c = c->next)
-                if (c->peer.uid == busiest && is_stale(c, now) && (!stale || c->last_request < stale->last_request))
+                if (c->peer.uid == busiest && is_stale(c, now) &&
+                    (!stale || c->last_request < stale->last_request))
                         stale = c;
         return stale;
 }

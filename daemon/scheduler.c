@@ -286,7 +286,8 @@ int scheduler_reload(Scheduler *s) {
                                              (len > 4 && strcmp(e->d_name + len - 4, ".yml") == 0)))
                         continue;
                 if (!text_is_clean(e->d_name)) {
-                        log_message(LOG_ERR, 0, "skipping %s/%s: its name holds control characters or is not UTF-8",
+                        log_message(LOG_ERR, 0,
+                                    "skipping %s/%s: its name holds control characters or is not UTF-8",
                                     s->dir, e->d_name); /* shown escaped */
                         continue;
                 }

@@ -1,24 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One decoder for both questions (is it clean, how is it shown): a UTF-8 sequence is taken
+ * One decoder for every question (is it clean, how is it shown): a UTF-8 sequence is taken
  * whole when it is well formed (shortest form, no surrogate, at most U+10FFFF), else its first
  * byte stands alone and is escaped.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/io.h"
 #include "util/text.h"
 
-/* Length of the well-formed UTF-8 sequence at s (its code point in *ret), or 0. */
-static size_t decode(const unsigned char *s, uint32_t *ret) {
-        size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
-                                                              : s[0] >= 0xf0 && s[0] <= 0xf4       ? 4
-                                                                                                   : 0;
+/* Length of the UTF-8 sequence its first byte announces, or 0 for a byte that starts none. */
+static size_t sequence_length(unsigned char b) {
+        return b < 0x80                 ? 1
+               : b >= 0xc2 && b <= 0xdf ? 2
+               : b >= 0xe0 && b <= 0xef ? 3
+               : b >= 0xf0 && b <= 0xf4 ? 4
+                                        : 0;
+}
+
+/* Length of the well-formed sequence at s (n bytes available), its code point in *ret; 0 when it
+ * is not well formed; SIZE_MAX when the n bytes are a well-formed beginning of one. */
+static size_t decode(const unsigned char *s, size_t n, uint32_t *ret) {
+        size_t len = sequence_length(s[0]);
         if (len == 0)
                 return 0;
         uint32_t c = len == 1 ? s[0] : s[0] & (0x7f >> len);
         for (size_t i = 1; i < len; i++) {
+                if (i == n)
+                        return SIZE_MAX;
                 if ((s[i] & 0xc0) != 0x80)
                         return 0;
                 c = (c << 6) | (s[i] & 0x3f);
@@ -37,22 +48,43 @@ static bool is_control(uint32_t c) {
 
 bool text_is_clean(const char *s) {
         const unsigned char *p = (const unsigned char *) s;
-        while (*p) {
+        size_t n = strlen(s);
+        while (n > 0) {
                 uint32_t c;
-                size_t len = decode(p, &c);
-                if (len == 0 || is_control(c))
+                size_t len = decode(p, n, &c);
+                if (len == 0 || len == SIZE_MAX || is_control(c))
                         return false;
                 p += len;
+                n -= len;
         }
         return true;
 }
 
-void text_put_shown(FILE *f, const char *s) {
+/* Whether an ASCII byte passes as it is. */
+static bool plain(unsigned char b, unsigned flags) {
+        if (b >= 0x20 && b < 0x7f)
+                return b != '\\' || !(flags & TEXT_ESCAPE_BACKSLASH);
+        return (flags & TEXT_KEEP_LAYOUT) && (b == '\n' || b == '\t');
+}
+
+size_t text_show(FILE *f, const char *s, size_t n, unsigned flags) {
         const unsigned char *p = (const unsigned char *) s;
-        while (*p) {
+        while (n > 0) {
+                /* Plain ASCII in one write: most text is nothing else. */
+                size_t run = 0;
+                while (run < n && p[run] < 0x80 && plain(p[run], flags))
+                        run++;
+                if (run > 0) {
+                        fwrite(p, 1, run, f);
+                        p += run;
+                        n -= run;
+                        continue;
+                }
                 uint32_t c = 0;
-                size_t len = decode(p, &c);
-                if (len == 0 || (c < 0x80 && is_control(c))) {
+                size_t len = decode(p, n, &c);
+                if (len == SIZE_MAX && (flags & TEXT_PARTIAL))
+                        return n; /* the rest of a sequence comes with the next piece */
+                if (len == 0 || len == SIZE_MAX || (c < 0x80 && c != '\\')) {
                         fprintf(f, "\\x%02x", *p);
                         len = 1;
                 } else if (c == '\\')
@@ -62,7 +94,13 @@ void text_put_shown(FILE *f, const char *s) {
                 else
                         fwrite(p, 1, len, f);
                 p += len;
+                n -= len;
         }
+        return 0;
+}
+
+void text_put_shown(FILE *f, const char *s) {
+        (void) text_show(f, s, strlen(s), TEXT_ESCAPE_BACKSLASH);
 }
 
 char *text_shown(const char *s) {

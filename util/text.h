@@ -23,5 +23,16 @@ bool text_is_clean(const char *s);
 /* Writes s to f with those characters and backslashes escaped. */
 void text_put_shown(FILE *f, const char *s);
 
+typedef enum TextShowFlags {
+        TEXT_ESCAPE_BACKSLASH = 1 << 0, /* "\\" for a backslash, so that the escapes read back */
+        TEXT_KEEP_LAYOUT = 1 << 1,      /* '\n' and '\t' pass: the layout of a printed table */
+        TEXT_PARTIAL = 1 << 2,          /* s is a piece of a stream: see the return value */
+} TextShowFlags;
+
+/* Writes n bytes of s (NUL bytes included, as \x00) to f as text_put_shown() does, as flags
+ * say. Returns 0, or with TEXT_PARTIAL the length of a UTF-8 sequence that s ends in the middle
+ * of: not written, for the caller to put in front of the next piece. */
+size_t text_show(FILE *f, const char *s, size_t n, unsigned flags);
+
 /* The same as a new string (caller frees), or NULL for want of memory. s may be NULL: NULL. */
 char *text_shown(const char *s);

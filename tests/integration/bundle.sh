@@ -112,7 +112,7 @@ run_alloclab 0 export latest --bundle "$WORK/fresh.bundle"
 
 cp "$WORK/a.bundle" "$WORK/schema.bundle"
 sqlite3 "$WORK/schema.bundle" "PRAGMA user_version = 99"
-refused "$WORK/schema.bundle" "unknown schema" "with schema 99; this alloclab reads version 1 with schema 18 to 20"
+refused "$WORK/schema.bundle" "unknown schema" "with schema 99; this alloclab reads version 1 with schema 18 to 21"
 # A bundle of schema 18 (the same tables; 19 and 20 added indexes) imports.
 cp "$WORK/a.bundle" "$WORK/schema18.bundle"
 sqlite3 "$WORK/schema18.bundle" "DROP INDEX IF EXISTS runs_running; DROP INDEX IF EXISTS runs_history; PRAGMA user_version = 18"

@@ -14,6 +14,8 @@ cp "$SOURCE"/configs/examples/*.yaml "$WORK/specs/"
 run_alloclab 0 suite --list
 for w in $(awk '{ print $1 }' <<<"$OUT"); do
     "$ALLOCLAB" suite "$w" --print-spec --threads 1,2 --allocators glibc,jemalloc >"$WORK/specs/suite-$w.yaml"
+    # A workload whose program is not installed prints no spec (and says so): nothing to validate.
+    [[ -s $WORK/specs/suite-$w.yaml ]] || rm "$WORK/specs/suite-$w.yaml"
 done
 "$ALLOCLAB" quick -a glibc,je=jemalloc -e je:MALLOC_CONF=narenas:1 --param n=1,2 --prepare true \
     --input /dev/null --print-spec -- "$WORKLOAD" vallocs '{n}' >"$WORK/specs/quick.yaml"
@@ -28,7 +30,7 @@ for doc in docs:
             open(f"{out}/doc-{name}-{i}.yaml", "w").write(block)
 PY
 n=$(ls "$WORK/specs" | wc -l)
-[[ $n -ge 13 ]] || fail "only $n example specs found"
+[[ $n -ge 12 ]] || fail "only $n example specs found"
 
 python3 - "$SOURCE/docs/spec.schema.json" "$SOURCE/configs/spec-load.c" "$WORK"/specs/*.yaml <<'PY' || fail "schema"
 import json, re, sys, yaml, jsonschema

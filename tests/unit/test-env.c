@@ -125,10 +125,8 @@ static void test_pad_long(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_nothing_leaks),
-                cmocka_unit_test(test_layers_override),
-                cmocka_unit_test(test_default_path),
-                cmocka_unit_test(test_pad),
+                cmocka_unit_test(test_nothing_leaks), cmocka_unit_test(test_layers_override),
+                cmocka_unit_test(test_default_path),  cmocka_unit_test(test_pad),
                 cmocka_unit_test(test_pad_long),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

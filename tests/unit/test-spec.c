@@ -401,8 +401,8 @@ static void test_string_limits(void **state) {
         assert_prefix(stdin_path, "t.yaml:5:8: this path expands to 5000 bytes");
         _cleanup_free_ char *verify = load_with_value(5000, "command: [echo]\nverify: \"file:{a}\"\n");
         assert_prefix(verify, "t.yaml:5:9: this path expands to 5000 bytes");
-        _cleanup_free_ char *variant_cwd = load_with_value(
-                5000, "command: [echo]\nallocators: {glibc: {cwd: \"{a}\"}}\n");
+        _cleanup_free_ char *variant_cwd =
+                load_with_value(5000, "command: [echo]\nallocators: {glibc: {cwd: \"{a}\"}}\n");
         assert_prefix(variant_cwd, "t.yaml:");
 }
 
@@ -414,28 +414,33 @@ static void test_child_and_plan_limits(void **state) {
         _cleanup_free_ char *env = load_with_value(
                 120000, "command: [echo]\nenv: {A: \"{a}\", B: \"{a}\", C: \"{a}\", D: \"{a}\", E: \"{a}\", "
                         "F: \"{a}\", G: \"{a}\", H: \"{a}\", I: \"{a}\"}\n");
-        assert_string_equal(env, "t.yaml:5:6: variant glibc: a child would get 13 bytes of arguments and "
-                                 "1080099 bytes of environment from the spec, more than the 1048576 bytes a child may have");
+        assert_string_equal(
+                env,
+                "t.yaml:5:6: variant glibc: a child would get 13 bytes of arguments and "
+                "1080099 bytes of environment from the spec, more than the 1048576 bytes a child may have");
         /* The padding counts: a variant with a long command next to one with a long environment. */
         _cleanup_free_ char *padded = load_with_value(
                 120000, "command: [echo, \"{a}\", \"{a}\", \"{a}\", \"{a}\", \"{a}\"]\nallocators:\n"
                         "  glibc: {}\n  big: {env: {A: \"{a}\", B: \"{a}\", C: \"{a}\", D: \"{a}\"}}\n");
-        assert_string_equal(padded,
-                            "t.yaml:4:10: variant glibc: a child would get 600058 bytes of arguments and "
-                            "480044 bytes of environment from the spec (every environment is padded to the largest, "
-                            "variant big's), more than the 1048576 bytes a child may have");
+        assert_string_equal(
+                padded,
+                "t.yaml:4:10: variant glibc: a child would get 600058 bytes of arguments and "
+                "480044 bytes of environment from the spec (every environment is padded to the largest, "
+                "variant big's), more than the 1048576 bytes a child may have");
         _cleanup_free_ char *hook = load_with_value(
                 120000, "command: [echo]\nprepare: [echo, \"{a}\", \"{a}\", \"{a}\", \"{a}\", \"{a}\", "
                         "\"{a}\", \"{a}\", \"{a}\", \"{a}\"]\n");
-        assert_string_equal(hook, "t.yaml:5:10: prepare: the hook would get 1080094 bytes of arguments and 0 "
-                                  "bytes of environment from the spec, more than the 1048576 bytes a child may have");
+        assert_string_equal(
+                hook, "t.yaml:5:10: prepare: the hook would get 1080094 bytes of arguments and 0 "
+                      "bytes of environment from the spec, more than the 1048576 bytes a child may have");
         /* 100,000 bytes of environment in 2 x 256 x 8 = 4096 cells: 800 MiB of padded
          * environments. */
         char body[4096];
         size_t n = (size_t) snprintf(body, sizeof(body), "  c: [");
         for (int i = 0; i < 256; i++)
                 n += (size_t) snprintf(body + n, sizeof(body) - n, "%s%d", i ? "," : "", i);
-        snprintf(body + n, sizeof(body) - n, "]\n  d: [0,1,2,3,4,5,6,7]\ncommand: [echo]\nenv: {A: \"{a}\"}\n");
+        snprintf(body + n, sizeof(body) - n,
+                 "]\n  d: [0,1,2,3,4,5,6,7]\ncommand: [echo]\nenv: {A: \"{a}\"}\n");
         _cleanup_free_ char *plan = load_with_value(100000, body);
         assert_prefix(plan, "t.yaml:2:1: the plan would hold ");
         assert_non_null(strstr(plan, "bytes of arguments, environments and paths over 4096 cells, more than "

@@ -16,12 +16,13 @@ static void test_clean(void **state) {
         assert_true(text_is_clean("/home/ana/specs/sort 2.yaml"));
         assert_true(text_is_clean("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80")); /* é € and an emoji */
         static const char *const unclean[] = {
-                "a\x1b[2Jb",            /* clear the screen */
-                "a\x1b]0;owned\x07",    /* set the window title */
-                "line\nforged",         /* a second log line */
-                "tab\there",            /* C0 */
-                "del\x7f",              /* DEL */
-                "c1 \xc2\x9b" "31m",    /* U+009B, CSI for some terminals */
+                "a\x1b[2Jb",         /* clear the screen */
+                "a\x1b]0;owned\x07", /* set the window title */
+                "line\nforged",      /* a second log line */
+                "tab\there",         /* C0 */
+                "del\x7f",           /* DEL */
+                "c1 \xc2\x9b"
+                "31m",                  /* U+009B, CSI for some terminals */
                 "bidi \xe2\x80\xae",    /* U+202E right-to-left override */
                 "isolate \xe2\x81\xa6", /* U+2066 */
                 "mark \xe2\x80\x8f",    /* U+200F */
@@ -45,8 +46,12 @@ static void test_shown(void **state) {
                 { "\x1b[2J\x1b]0;t\x07", "\\x1b[2J\\x1b]0;t\\x07" },
                 { "a\nb\r\tc", "a\\x0ab\\x0d\\x09c" },
                 { "back\\slash", "back\\\\slash" },
-                { "\xc2\x9b" "31m", "\\u{009b}31m" },
-                { "\xe2\x80\xae" "evil", "\\u{202e}evil" },
+                { "\xc2\x9b"
+                  "31m",
+                  "\\u{009b}31m" },
+                { "\xe2\x80\xae"
+                  "evil",
+                  "\\u{202e}evil" },
                 { "\xe9t\xe9", "\\xe9t\\xe9" },
                 { "\xe2\x82", "\\xe2\\x82" },
                 { "\x7f", "\\x7f" },

@@ -329,8 +329,8 @@ int main(int argc, char **argv) {
                 for (int i = 0; i < n; i++)
                         root_group |= groups[i] == 0;
                 fprintf(m, "uid %u\ngid %u\neuid %u\negid %u\ngroups %d\nroot_group %d\numask %o\n",
-                        (unsigned) getuid(), (unsigned) getgid(), (unsigned) geteuid(), (unsigned) getegid(), n,
-                        root_group, (unsigned) umask(0));
+                        (unsigned) getuid(), (unsigned) getgid(), (unsigned) geteuid(), (unsigned) getegid(),
+                        n, root_group, (unsigned) umask(0));
                 fclose(m);
                 printf("ids\n");
                 return 0;

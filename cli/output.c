@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The filter of output.h: a fopencookie() stream over the original FILE. stdio hands the cookie
+ * its buffer in pieces that may split a UTF-8 sequence: the piece's incomplete end waits for
+ * the next one (at most 3 bytes), and is escaped if the stream closes first.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <unistd.h>
+
+#include "cli/output.h"
+#include "util/cleanup.h"
+#include "util/text.h"
+
+typedef struct Filter {
+        FILE *under;
+        char pending[4];
+        size_t n_pending;
+} Filter;
+
+static Filter filters[2]; /* stdout's and stderr's */
+
+static ssize_t filter_write(void *cookie, const char *buf, size_t size) {
+        Filter *f = cookie;
+        size_t taken = 0;
+        /* Complete the sequence the last piece ended in, a byte at a time. */
+        while (f->n_pending > 0 && taken < size) {
+                f->pending[f->n_pending++] = buf[taken++];
+                size_t left = text_show(f->under, f->pending, f->n_pending, TEXT_KEEP_LAYOUT | TEXT_PARTIAL);
+                if (left == 0)
+                        f->n_pending = 0;
+                else if (left < f->n_pending) { /* written in part: keep what is still open */
+                        memmove(f->pending, f->pending + f->n_pending - left, left);
+                        f->n_pending = left;
+                }
+        }
+        size_t left = text_show(f->under, buf + taken, size - taken, TEXT_KEEP_LAYOUT | TEXT_PARTIAL);
+        memcpy(f->pending + f->n_pending, buf + size - left, left);
+        f->n_pending += left;
+        return ferror(f->under) ? -1 : (ssize_t) size;
+}
+
+static int filter_close(void *cookie) {
+        Filter *f = cookie;
+        (void) text_show(f->under, f->pending, f->n_pending, TEXT_KEEP_LAYOUT);
+        f->n_pending = 0;
+        return fflush(f->under) == 0 ? 0 : EOF;
+}
+
+static FILE *filtered(Filter *f, FILE *under, int mode) {
+        *f = (Filter){ .under = under };
+        FILE *out =
+                fopencookie(f, "w", (cookie_io_functions_t){ .write = filter_write, .close = filter_close });
+        if (out && setvbuf(out, NULL, mode, BUFSIZ) != 0) {
+                fclose(out);
+                return NULL;
+        }
+        return out;
+}
+
+/* At exit, before stdio flushes what is left: the filters' last pieces into the streams beneath,
+ * which then take their places again. */
+static void output_unguard(void) {
+        if (!filters[0].under)
+                return;
+        FILE *out = stdout, *err = stderr;
+        stdout = filters[0].under;
+        stderr = filters[1].under;
+        fclose(out);
+        fclose(err);
+        filters[0].under = filters[1].under = NULL;
+}
+
+int output_guard(void) {
+        FILE *out = filtered(&filters[0], stdout, _IOFBF);
+        FILE *err = filtered(&filters[1], stderr, _IONBF);
+        if (!out || !err) {
+                if (out)
+                        fclose(out);
+                if (err)
+                        fclose(err);
+                return -ENOMEM;
+        }
+        /* A terminal shows stdout as it comes, as it did unfiltered. */
+        if (isatty(fileno(stdout)))
+                (void) setvbuf(out, NULL, _IOLBF, BUFSIZ);
+        stdout = out;
+        stderr = err;
+        return atexit(output_unguard) == 0 ? 0 : -ENOMEM;
+}
+
+void output_raw(FILE *f, const char *seq) {
+        for (size_t i = 0; i < ELEMENTSOF(filters); i++)
+                if (f == (i == 0 ? stdout : stderr) && filters[i].under) {
+                        fflush(f);
+                        fputs(seq, filters[i].under);
+                        return;
+                }
+        fputs(seq, f);
+}

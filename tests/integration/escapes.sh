@@ -1,0 +1,42 @@
+#!/bin/bash
+# What others wrote reaches a terminal, a file or a page only escaped (issue 25, item 3): a
+# child that prints terminal escape sequences (clear the screen, set the title), a C1 control,
+# a right-to-left override and a newline to its stderr and fails is shown by run, show (table,
+# markdown, csv) with every control character escaped, and the HTML report stays
+# well-formed XML. JSON keeps the text as it was (JSON escapes it itself).
+. "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/loud.sh" <<'SH'
+#!/bin/sh
+printf '\033[2J\033]0;owned\007\302\23331m\342\200\256evil\nsecond line\n' >&2
+exit 3
+SH
+chmod +x "$WORK/loud.sh"
+cat >"$WORK/loud.yaml" <<YAML
+experiment: loud
+command: ["$WORK/loud.sh"]
+allocators: {glibc: {}}
+samples: 1
+warmup: 0
+probe: never
+YAML
+raw() { # TEXT: whether it holds ESC, BEL, CSI (U+009B) or the override U+202E
+    [[ $1 == *$'\e'* || $1 == *$'\a'* || $1 == *$'\xc2\x9b'* || $1 == *$'\xe2\x80\xae'* ]]
+}
+run_alloclab 1 run "$WORK/loud.yaml"
+! raw "$OUT$ERR" || fail "run printed control characters: $OUT"
+expect_contains "$OUT" 'stderr: \x1b[2J\x1b]0;owned\x07\u{009b}31m\u{202e}evil' "run shows the stderr escaped"
+[[ $OUT != *"second line"* ]] || fail "a child's second stderr line in the table"
+for format in table markdown csv; do
+    run_alloclab 0 show --format "$format"
+    ! raw "$OUT" || fail "show --format $format printed control characters"
+done
+run_alloclab 0 export --what samples --format csv
+! raw "$OUT" || fail "export printed control characters"
+run_alloclab 0 show --format json
+expect_contains "$OUT" '\u001B[2J\u001B]0;owned\u0007' "JSON keeps the text, escaped as JSON"
+run_alloclab 0 report -o "$WORK/loud.html"
+python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$WORK/loud.html" ||
+    fail "the report is not well-formed XML"
+! raw "$(cat "$WORK/loud.html")" || fail "the report holds control characters"
+exit 0
