@@ -21,12 +21,15 @@ static const char import_usage[] =
         "run of experiment NAME (default hyperfine-FILE or pyperf-FILE), one variant per command or\n"
         "benchmark, its times the samples (docs/export.md).\n"
         "\n"
-        "Merges bundles (alloclab export RUN... --bundle FILE) into the database, each run in its\n"
-        "own transaction under a new local number; runs are known by their UUID, so a run that is\n"
-        "here already adds nothing. Every file is checked before anything is written; the import\n"
-        "is refused (exit 4) for a damaged file or one that is not a bundle, a schema this alloclab\n"
-        "does not read, a UUID that is here with other content, and a host name whose fingerprint\n"
-        "differs from the one known here, unless --accept-host-change says that machine changed.\n";
+        "Merges bundles (alloclab export RUN... --bundle FILE) into the database, at most 10 files\n"
+        "in one transaction: all of it, or nothing. Each run gets a new local number; runs are known\n"
+        "by their UUID, so a run that is here already with the same content adds nothing. Every\n"
+        "file is checked before anything is written; the import is refused (exit 4) for what is not\n"
+        "a regular file, a damaged file or one that is not a bundle, a schema this alloclab does not\n"
+        "read or objects it does not make (views, triggers), a value its column does not take, a\n"
+        "name no spec could carry or text with control characters, a UUID that is here with other\n"
+        "content, and a host name whose fingerprint differs from the one known here, unless\n"
+        "--accept-host-change says that machine changed.\n";
 
 int cmd_export_bundle(int argc, char **argv) {
         const char *db_path = NULL, *bundle = NULL;
@@ -138,10 +141,8 @@ int cmd_import(int argc, char **argv) {
         _cleanup_free_ char *message = NULL;
         int r = bundle_import(store, files, n, &o, &tally, &message);
         if (r < 0) {
-                cli_error("import", "%s", message ? message : strerror(-r));
-                if (tally.runs > 0)
-                        fprintf(stderr, "alloclab import: %zu runs were imported before that\n", tally.runs);
-                return EXIT_ENVIRONMENT;
+                cli_error("import", "%s; nothing was imported", message ? message : strerror(-r));
+                return r == -E2BIG ? EXIT_USAGE : EXIT_ENVIRONMENT;
         }
         printf("imported %zu run%s (%lld samples) from %zu file%s; %zu already here\n", tally.runs,
                tally.runs == 1 ? "" : "s", (long long) tally.samples, n, n == 1 ? "" : "s", tally.present);

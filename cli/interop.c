@@ -9,10 +9,12 @@
  * trigger is "import", and the run's message names the file.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -56,9 +58,18 @@ static void import_done(Import *im) {
 }
 
 bool interop_is_json(const char *path) {
-        FILE *f = fopen(path, "re");
-        if (!f)
+        /* Never blocks: a FIFO is not opened for good, and is no JSON file (import refuses it). */
+        int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                safe_close(fd);
                 return false;
+        }
+        FILE *f = fdopen(fd, "re");
+        if (!f) {
+                safe_close(fd);
+                return false;
+        }
         int c;
         while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\t' || c == '\r')
                 ;

@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -16,12 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "db/bundle.h"
 #include "db/sql.h"
+#include "configs/schema.h"
 #include "runner/host.h"
 #include "util/cleanup.h"
 #include "util/message.h"
+#include "util/text.h"
 
 static void sqlite3_freep(char **p) {
         sqlite3_free(*p);
@@ -234,86 +239,461 @@ int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, 
 
 /* ---- import ---- */
 
-/* A run's content, to tell a copy of it from another run under the same UUID. */
-#define CONTENT_SQL(schema)                                                                                 \
-        "SELECT r.status || ':' || count(s.id) || ':' || total(s.wall_ns) || ':' || total(s.step) || ':'"   \
-        " || total(s.maxrss_kib) FROM " schema ".runs r LEFT JOIN " schema ".samples s ON s.run_id = r.id"  \
-        " WHERE r.uuid = %Q"
+/* A bundle being imported: the file named, held open, and attached as `schema` (b0, b1, ...). */
+typedef struct Source {
+        const char *path;
+        int fd;
+        char uri[64]; /* file:/proc/self/fd/N?mode=ro&immutable=1: the very file checked */
+        char schema[16];
+} Source;
 
-/* Opens path alone, read-only, and checks that it is an undamaged bundle of this schema. */
-static int check_file(const char *path, char **ret_message) {
-        if (access(path, R_OK) < 0)
-                return message_fail(ret_message, -errno, "%s: %m", path);
+/* Text columns whose text a program or an allocator wrote (a child's stderr, a reason or an end
+ * note quoting it, what an allocator says of itself) or a spec's YAML: any text, which is shown
+ * escaped. Every other text column of a bundle's run must be clean (util/text.h). */
+static const struct {
+        const char *table, *column;
+} free_text[] = {
+        { "specs", "yaml" },
+        { "samples", "stderr_excerpt" },
+        { "samples", "detail" },
+        { "exclusions", "reason" },
+        { "runs", "message" },
+        { "allocators", "version" },
+        { "probe_reports", "version" },
+        { "probe_reports", "report" },
+};
+
+/* Columns that hold names, which follow the spec's rule (1-64 letters, digits, '_', '-', '.'). */
+static const struct {
+        const char *table, *column;
+} names[] = {
+        { "experiments", "name" },
+        { "variants", "name" },
+        { "sample_metrics", "name" },
+        { "stats", "metric" },
+};
+
+/* The tables a run is imported from, as bundle_export() writes them. */
+static const char *const run_tables[] = { "hosts",          "experiments",   "specs",      "allocators",
+                                          "runs",           "variants",      "cells",      "samples",
+                                          "sample_metrics", "probe_reports", "exclusions", "stats",
+                                          "calibration" };
+
+/* SQL functions of the checks (registered on the checking connection only, SQLITE_DIRECTONLY:
+ * nothing in a bundle's schema may call them): alloclab_clean(x) is 1 when x is no text, or
+ * clean text; alloclab_name(x) when x is text that follows the names' rule. */
+static void sql_clean(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+        (void) argc;
+        const char *text = (const char *) sqlite3_value_text(argv[0]);
+        int bytes = sqlite3_value_bytes(argv[0]);
+        bool clean = sqlite3_value_type(argv[0]) != SQLITE_TEXT ||
+                     (text && (size_t) bytes == strlen(text) && text_is_clean(text));
+        sqlite3_result_int(ctx, clean);
+}
+
+static void sql_name(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+        (void) argc;
+        const char *text = (const char *) sqlite3_value_text(argv[0]);
+        sqlite3_result_int(ctx, sqlite3_value_type(argv[0]) == SQLITE_TEXT && text &&
+                                        (size_t) sqlite3_value_bytes(argv[0]) == strlen(text) &&
+                                        schema_is_identifier(text, true));
+}
+
+/* The typeof() values a column of declared type `type` may hold. */
+static const char *allowed_types(const char *type) {
+        return strcasecmp(type, "INTEGER") == 0 ? "'integer', 'null'"
+               : strcasecmp(type, "REAL") == 0  ? "'real', 'integer', 'null'"
+               : strcasecmp(type, "TEXT") == 0  ? "'text', 'null'"
+                                                : NULL;
+}
+
+static bool listed(const char *table, const char *column, const void *list, size_t n) {
+        const struct { const char *table, *column; } *l = list;
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(l[i].table, table) == 0 && strcmp(l[i].column, column) == 0)
+                        return true;
+        return false;
+}
+
+/* What column `column` (of declared type `type`) of `table` must satisfy, as an SQL condition;
+ * NULL for none (sqlite3_free() it). */
+static char *column_rule(const char *table, const char *column, const char *type) {
+        const char *types = allowed_types(type);
+        if (!types)
+                return NULL;
+        if (strcasecmp(type, "TEXT") != 0 || listed(table, column, free_text, ELEMENTSOF(free_text)))
+                return sqlite3_mprintf("(typeof(\"%w\") IN (%s))", column, types);
+        if (listed(table, column, names, ELEMENTSOF(names)))
+                return sqlite3_mprintf(
+                        "(typeof(\"%w\") IN (%s) AND (\"%w\" IS NULL OR alloclab_name(\"%w\")))", column,
+                        types, column, column);
+        return sqlite3_mprintf("(typeof(\"%w\") IN (%s) AND alloclab_clean(\"%w\"))", column, types, column);
+}
+
+/* Checks every row of `table`: each column holds its declared type, names follow the names'
+ * rule, and other text is clean. One scan; the first offending row and column are named. */
+static int check_table(sqlite3 *db, const Source *src, const char *table, char **ret_message) {
+        char *sql = sqlite3_mprintf("SELECT name, type FROM pragma_table_info(%Q) ORDER BY cid", table);
+        sqlite3_stmt *st = NULL;
+        int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+        sqlite3_free(sql);
+        if (rc != SQLITE_OK)
+                return rc == SQLITE_NOMEM ? -ENOMEM : failed(db);
+        sqlite3_str *all = sqlite3_str_new(db);
+        char *rules[64] = {}, columns[64][64], declared[64][16];
+        size_t n = 0;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < ELEMENTSOF(columns)) {
+                const char *column = (const char *) sqlite3_column_text(st, 0);
+                char *rule = column_rule(table, column, (const char *) sqlite3_column_text(st, 1));
+                if (!rule)
+                        continue;
+                snprintf(columns[n], sizeof(columns[n]), "%s", column);
+                snprintf(declared[n], sizeof(declared[n]), "%s", (const char *) sqlite3_column_text(st, 1));
+                rules[n++] = rule;
+                sqlite3_str_appendf(all, "%s%s", sqlite3_str_length(all) ? " AND " : "", rule);
+        }
+        sqlite3_finalize(st);
+        _cleanup_(sqlite3_freep) char *every = sqlite3_str_finish(all);
+        /* The first row that breaks a rule, with each rule's verdict and each column's type. */
+        sqlite3_str *q = sqlite3_str_new(db);
+        for (size_t i = 0; i < n; i++)
+                sqlite3_str_appendf(q, "%sNOT %s, typeof(\"%w\"), substr(CAST(\"%w\" AS TEXT), 1, 40)",
+                                    i ? ", " : "", rules[i], columns[i], columns[i]);
+        _cleanup_(sqlite3_freep) char *checks = sqlite3_str_finish(q);
+        sql = n == 0 || !every || !checks ? NULL
+                                          : sqlite3_mprintf("SELECT %s FROM \"%w\" WHERE NOT (%s) LIMIT 1",
+                                                            checks, table, every);
+        int r = 0;
+        if (n > 0 && !sql)
+                r = -ENOMEM;
+        else if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+                r = failed(db);
+        else if (sql && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                size_t i = 0;
+                while (i + 1 < n && !sqlite3_column_int(st, (int) (3 * i)))
+                        i++;
+                const char *type = (const char *) sqlite3_column_text(st, (int) (3 * i + 1));
+                const char *value = (const char *) sqlite3_column_text(st, (int) (3 * i + 2));
+                char quoted[32];
+                snprintf(quoted, sizeof(quoted), "'%s'", type ? type : "");
+                bool typed = strstr(allowed_types(declared[i]), quoted) != NULL;
+                const char *why =
+                        !typed ? "a value of a type its column does not take"
+                        : listed(table, columns[i], names, ELEMENTSOF(names))
+                                ? "a name that breaks the rule of names (1-64 letters, digits, '_', "
+                                  "'-' or '.')"
+                                : "text with control characters, or not UTF-8";
+                r = message_fail(ret_message, -EBADMSG, "%s: %s.%s holds %s: '%s'%s", src->path, table,
+                                 columns[i], why, value ? value : "",
+                                 strlen(value ? value : "") < 40 ? "" : "...");
+        } else if (sql && rc != SQLITE_DONE)
+                r = failed(db);
+        if (sql)
+                sqlite3_finalize(st);
+        sqlite3_free(sql);
+        for (size_t i = 0; i < n; i++)
+                sqlite3_free(rules[i]);
+        return r;
+}
+
+/* Opens src->path (refusing anything but a regular file, without blocking on a FIFO) and checks
+ * it alone, read-only and with trusted_schema off: an undamaged bundle of a schema this alloclab
+ * reads, whose schema objects are exactly that schema's (no view, trigger or other object), and
+ * whose rows hold what their columns take. */
+static int check_file(Source *src, char **ret_message) {
+        src->fd = open(src->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        struct stat st;
+        if (src->fd < 0 || fstat(src->fd, &st) < 0)
+                return message_fail(ret_message, -errno, "%s: %m", src->path);
+        if (!S_ISREG(st.st_mode))
+                return message_fail(ret_message, -EBADMSG, "%s is not a regular file", src->path);
+        snprintf(src->uri, sizeof(src->uri), "file:/proc/self/fd/%d?mode=ro&immutable=1", src->fd);
         sqlite3 *db = NULL;
-        int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
-        _cleanup_free_ char *check = NULL, *format = NULL;
+        int rc = sqlite3_open_v2(src->uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                                 NULL);
+        _cleanup_free_ char *check = NULL, *format = NULL, *have = NULL, *want = NULL, *bundle_sql = NULL;
         int64_t version = 0, schema = 0;
-        int r = rc == SQLITE_OK ? queryf(db, NULL, &check, "PRAGMA quick_check") : -EIO;
+        int r = rc == SQLITE_OK ? execf(db, "PRAGMA trusted_schema = OFF") : -EIO;
+        if (r >= 0)
+                r = queryf(db, NULL, &check, "PRAGMA quick_check");
         if (r == -ENOMEM)
                 goto out;
         if (r < 0 || !check || strcmp(check, "ok") != 0) {
-                r = message_fail(ret_message, -EBADMSG, "%s is damaged: %s", path,
+                r = message_fail(ret_message, -EBADMSG, "%s is damaged: %s", src->path,
                                  check ? check
                                  : db  ? sqlite3_errmsg(db)
                                        : "cannot open it");
                 goto out;
         }
-        if ((r = queryf(db, NULL, &format, "SELECT value FROM bundle WHERE key = 'format'")) < 0 ||
+        /* The table that says what the file is must be that table before it is read. */
+        if ((r = queryf(db, NULL, &bundle_sql,
+                        "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'bundle'")) < 0)
+                goto out;
+        if (!bundle_sql ||
+            strcmp(bundle_sql, "CREATE TABLE bundle (key TEXT PRIMARY KEY, value TEXT NOT NULL)") != 0 ||
+            (r = queryf(db, NULL, &format, "SELECT value FROM bundle WHERE key = 'format'")) < 0 ||
             !format || strcmp(format, BUNDLE_FORMAT) != 0) {
                 r = message_fail(
                         ret_message, -EBADMSG,
                         "%s is not an alloclab bundle (make one with alloclab export RUN... --bundle FILE)",
-                        path);
+                        src->path);
                 goto out;
         }
         if ((r = queryf(db, &version, NULL, "SELECT value FROM bundle WHERE key = 'version'")) < 0 ||
             (r = queryf(db, &schema, NULL, "PRAGMA user_version")) < 0)
                 goto out;
-        if (version != BUNDLE_VERSION || schema < BUNDLE_OLDEST_SCHEMA || schema > STORE_SCHEMA_VERSION)
+        if (version != BUNDLE_VERSION || schema < BUNDLE_OLDEST_SCHEMA || schema > STORE_SCHEMA_VERSION) {
                 r = message_fail(
                         ret_message, -EPROTO,
                         "%s is a bundle of version %lld with schema %lld; this alloclab reads version %d "
                         "with schema %d to %d: import it with the alloclab that wrote it",
-                        path, (long long) version, (long long) schema, BUNDLE_VERSION, BUNDLE_OLDEST_SCHEMA,
-                        STORE_SCHEMA_VERSION);
+                        src->path, (long long) version, (long long) schema, BUNDLE_VERSION,
+                        BUNDLE_OLDEST_SCHEMA, STORE_SCHEMA_VERSION);
+                goto out;
+        }
+        if ((r = store_schema_text(db, "main", &have)) < 0 ||
+            (r = store_expected_schema((int) schema, &want)) < 0)
+                goto out;
+        if (strcmp(have, want) != 0) {
+                /* The first line that differs names the object. */
+                size_t at = 0;
+                while (have[at] && have[at] == want[at])
+                        at++;
+                while (at > 0 && have[at - 1] != '\n')
+                        at--;
+                r = message_fail(ret_message, -EBADMSG,
+                                 "%s: its schema is not that of schema %lld: it has '%.*s' where %s",
+                                 src->path, (long long) schema, (int) strcspn(have + at, "\n"), have + at,
+                                 want[at] ? "another object belongs" : "nothing more belongs");
+                goto out;
+        }
+        if ((rc = sqlite3_create_function(db, "alloclab_clean", 1,
+                                          SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
+                                          sql_clean, NULL, NULL)) != SQLITE_OK ||
+            (rc = sqlite3_create_function(db, "alloclab_name", 1,
+                                          SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
+                                          sql_name, NULL, NULL)) != SQLITE_OK) {
+                r = rc == SQLITE_NOMEM ? -ENOMEM : failed(db);
+                goto out;
+        }
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(run_tables); i++)
+                r = check_table(db, src, run_tables[i], ret_message);
+        if (r == -EIO)
+                r = message_fail(ret_message, r, "%s: %s", src->path, failure);
 out:
         sqlite3_close_v2(db);
         return r;
 }
 
-/* Checks the runs of the bundle attached as b against this database and the bundles checked
- * before it (temp.import_hosts: every host name with the fingerprints accepted for it). */
-static int check_runs(sqlite3 *db, const char *path, const BundleOptions *o, char **ret_message) {
+/* ---- a run's content, to tell a copy of it from another run under the same UUID ---- */
+
+/* What makes a shared row what it is, for a column that refers to one: the row's natural key in
+ * place of its local id. */
+static const struct {
+        const char *column, *key;
+} shared_keys[] = {
+        { "host_id", "(SELECT json_array(hostname, kernel, cpu_model, cpus, glibc, thp) FROM %s.hosts WHERE "
+                     "id = t.host_id)" },
+        { "experiment_id", "(SELECT name FROM %s.experiments WHERE id = t.experiment_id)" },
+        { "spec_id", "(SELECT sha256 FROM %s.specs WHERE id = t.spec_id)" },
+        { "allocator_id",
+          "(SELECT json_array(name, path, sha256, version) FROM %s.allocators WHERE id = t.allocator_id)" },
+};
+
+/* Columns that refer to a row of the run's own, moved by one offset per table on import: their
+ * value less the run's smallest id of that table is the same in every copy of the run. */
+static const struct {
+        const char *column, *table;
+} own_keys[] = { { "variant_id", "variants" }, { "cell_id", "cells" }, { "sample_id", "samples" } };
+
+/* The statement that reads the rows of one table of a run (?1: the run's id in `schema`) as
+ * the content hash sees them: every column, ids as above, ordered by all of them. */
+static int prepare_table_rows(sqlite3 *db, const char *schema, const char *table, sqlite3_stmt **ret) {
+        char *sql =
+                sqlite3_mprintf("SELECT name FROM pragma_table_info(%Q, %Q) ORDER BY cid", table, schema);
+        sqlite3_stmt *st = NULL;
+        int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+        sqlite3_free(sql);
+        if (rc != SQLITE_OK)
+                return rc == SQLITE_NOMEM ? -ENOMEM : failed(db);
+        sqlite3_str *select = sqlite3_str_new(db), *order = sqlite3_str_new(db);
+        size_t n = 0;
+        bool has_run_id = false;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                const char *column = (const char *) sqlite3_column_text(st, 0);
+                if (strcmp(column, "run_id") == 0) {
+                        has_run_id = true;
+                        continue;
+                }
+                const char *sep = n++ ? ", " : "";
+                sqlite3_str_appendf(order, "%s%lld", sep, (long long) n);
+                bool done = false;
+                for (size_t i = 0; i < ELEMENTSOF(shared_keys) && !done; i++)
+                        if ((done = strcmp(column, shared_keys[i].column) == 0)) {
+                                sqlite3_str_appendall(select, sep);
+                                sqlite3_str_appendf(select, shared_keys[i].key, schema);
+                        }
+                for (size_t i = 0; i < ELEMENTSOF(own_keys) && !done; i++)
+                        if ((done = strcmp(column, own_keys[i].column) == 0))
+                                sqlite3_str_appendf(select,
+                                                    "%st.%s - (SELECT min(id) FROM %s.%s WHERE run_id = ?1)",
+                                                    sep, column, schema, own_keys[i].table);
+                if (done)
+                        continue;
+                if (strcmp(column, "id") == 0 && strcmp(table, "runs") == 0)
+                        sqlite3_str_appendf(select, "%s0", sep);
+                else if (strcmp(column, "id") == 0)
+                        sqlite3_str_appendf(select, "%st.id - (SELECT min(id) FROM %s.%s WHERE run_id = ?1)",
+                                            sep, schema, table);
+                else if (strcmp(table, "runs") == 0 && strcmp(column, "status") == 0)
+                        /* import_run() makes a running run interrupted */
+                        sqlite3_str_appendf(
+                                select,
+                                "%sCASE t.status WHEN 'running' THEN 'interrupted' ELSE t.status END", sep);
+                else
+                        sqlite3_str_appendf(select, "%st.\"%w\"", sep, column);
+        }
+        sqlite3_finalize(st);
+        _cleanup_(sqlite3_freep) char *columns = sqlite3_str_finish(select);
+        _cleanup_(sqlite3_freep) char *order_by = sqlite3_str_finish(order);
+        if (rc != SQLITE_DONE)
+                return failed(db);
+        if (!columns || !order_by)
+                return -ENOMEM;
+        sql = strcmp(table, "runs") == 0
+                      ? sqlite3_mprintf("SELECT %s FROM %s.runs t WHERE t.id = ?1", columns, schema)
+              : has_run_id ? sqlite3_mprintf("SELECT %s FROM %s.%s t WHERE t.run_id = ?1 ORDER BY %s",
+                                             columns, schema, table, order_by)
+                           : sqlite3_mprintf(
+                                     "SELECT %s FROM %s.%s t WHERE t.sample_id IN (SELECT id FROM %s.samples"
+                                     " WHERE run_id = ?1) ORDER BY %s",
+                                     columns, schema, table, schema, order_by);
+        rc = sql ? sqlite3_prepare_v2(db, sql, -1, ret, NULL) : SQLITE_NOMEM;
+        sqlite3_free(sql);
+        return rc == SQLITE_OK ? 0 : rc == SQLITE_NOMEM ? -ENOMEM : failed(db);
+}
+
+/* The tables of a run's own rows, from runs on (run_tables[RUN_OWN...]), each read by a
+ * statement prepared once for every run of an import. */
+#define RUN_OWN 4
+
+typedef struct Hasher {
+        sqlite3 *db;
+        const char *schema;
+        sqlite3_stmt *tables[ELEMENTSOF(run_tables) - RUN_OWN];
+} Hasher;
+
+static void hasher_done(Hasher *h) {
+        for (size_t i = 0; i < ELEMENTSOF(h->tables); i++)
+                sqlite3_finalize(h->tables[i]);
+}
+
+static int hasher_init(Hasher *h, sqlite3 *db, const char *schema) {
+        *h = (Hasher){ .db = db, .schema = schema };
+        for (size_t i = 0; i < ELEMENTSOF(h->tables); i++) {
+                int r = prepare_table_rows(db, schema, run_tables[RUN_OWN + i], &h->tables[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+#define CONTENT_HEX_SIZE 33
+
+/* The content hash (XXH3-128, as outputs are hashed) of the run with UUID uuid: every row of
+ * every table of the run, as prepare_table_rows() reads them, each value with its type and
+ * length. Returns 0 with ret_hex, -ENOENT when the run is not there. */
+static int hasher_run(Hasher *h, const char *uuid, char ret_hex[CONTENT_HEX_SIZE]) {
+        int64_t id = 0;
+        int r = queryf(h->db, &id, NULL, "SELECT coalesce((SELECT id FROM %s.runs WHERE uuid = %Q), 0)",
+                       h->schema, uuid);
+        if (r < 0)
+                return r;
+        if (id == 0)
+                return -ENOENT;
+        XXH3_state_t *state = XXH3_createState();
+        if (!state)
+                return -ENOMEM;
+        XXH3_128bits_reset(state);
+        for (size_t k = 0; k < ELEMENTSOF(h->tables); k++) {
+                sqlite3_stmt *st = h->tables[k];
+                sqlite3_reset(st);
+                sqlite3_bind_int64(st, 1, id);
+                XXH3_128bits_update(state, run_tables[RUN_OWN + k], strlen(run_tables[RUN_OWN + k]) + 1);
+                int rc;
+                while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+                        for (int c = 0; c < sqlite3_column_count(st); c++) {
+                                /* Type, length and bytes: no two different rows feed the same bytes. */
+                                uint8_t type = (uint8_t) sqlite3_column_type(st, c);
+                                XXH3_128bits_update(state, &type, 1);
+                                if (type == SQLITE_INTEGER) {
+                                        int64_t v = sqlite3_column_int64(st, c);
+                                        XXH3_128bits_update(state, &v, sizeof(v));
+                                } else if (type == SQLITE_FLOAT) {
+                                        double v = sqlite3_column_double(st, c);
+                                        XXH3_128bits_update(state, &v, sizeof(v));
+                                } else if (type != SQLITE_NULL) {
+                                        const void *bytes = sqlite3_column_blob(st, c);
+                                        uint64_t len = (uint64_t) sqlite3_column_bytes(st, c);
+                                        XXH3_128bits_update(state, &len, sizeof(len));
+                                        XXH3_128bits_update(state, bytes, len);
+                                }
+                        }
+                if (rc != SQLITE_DONE) {
+                        XXH3_freeState(state);
+                        return failed(h->db);
+                }
+        }
+        XXH128_hash_t digest = XXH3_128bits_digest(state);
+        XXH3_freeState(state);
+        snprintf(ret_hex, CONTENT_HEX_SIZE, "%016llx%016llx", (unsigned long long) digest.high64,
+                 (unsigned long long) digest.low64);
+        return 0;
+}
+
+/* Checks the runs of the bundle attached as src->schema against this database (in which the
+ * bundles before it in this import are already, uncommitted) and the hosts accepted so far
+ * (temp.import_hosts: every host name with the fingerprints accepted for it). */
+static int check_runs(sqlite3 *db, const Source *src, const BundleOptions *o, char **ret_message) {
         sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(db,
-                               "SELECT r.uuid, h.hostname, r.host_fingerprint,"
-                               " json_extract(r.host_facts, '$.machine_id') FROM b.runs r"
-                               " JOIN b.hosts h ON h.id = r.host_id ORDER BY r.id",
-                               -1, &st, NULL) != SQLITE_OK)
-                return message_fail(ret_message, -EBADMSG, "%s: %s", path, sqlite3_errmsg(db));
-        int rc, r = 0;
+        char *sql = sqlite3_mprintf("SELECT r.uuid, h.hostname, r.host_fingerprint,"
+                                    " json_extract(r.host_facts, '$.machine_id') FROM %s.runs r"
+                                    " JOIN %s.hosts h ON h.id = r.host_id ORDER BY r.id",
+                                    src->schema, src->schema);
+        int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+        sqlite3_free(sql);
+        if (rc != SQLITE_OK)
+                return message_fail(ret_message, -EBADMSG, "%s: %s", src->path, sqlite3_errmsg(db));
+        Hasher here_hasher = {}, there_hasher = {};
+        int r = hasher_init(&here_hasher, db, "main");
+        if (r >= 0)
+                r = hasher_init(&there_hasher, db, src->schema);
         while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
                 const char *uuid = (const char *) sqlite3_column_text(st, 0);
                 const char *hostname = (const char *) sqlite3_column_text(st, 1);
                 const char *fingerprint = (const char *) sqlite3_column_text(st, 2);
                 const char *machine = (const char *) sqlite3_column_text(st, 3);
-                if (!uuid || !hostname)
-                        return sqlite3_finalize(st),
-                               message_fail(ret_message, -EBADMSG, "%s: a run without UUID or host", path);
-                _cleanup_free_ char *here = NULL, *there = NULL;
-                if ((r = queryf(db, NULL, &here, CONTENT_SQL("main"), uuid)) < 0 ||
-                    (r = queryf(db, NULL, &there, CONTENT_SQL("b"), uuid)) < 0)
-                        break;
-                if (here && strcmp(here, there) != 0) {
-                        r = message_fail(
-                                ret_message, -EEXIST,
-                                "%s: run %s is here already with other content (here %s, there %s: status, "
-                                "samples, and sums of their times, steps and peak memory)",
-                                path, uuid, here, there);
+                if (!uuid || !hostname) {
+                        r = message_fail(ret_message, -EBADMSG, "%s: a run without UUID or host", src->path);
                         break;
                 }
-                if (here || !fingerprint)
+                char here[CONTENT_HEX_SIZE], there[CONTENT_HEX_SIZE];
+                r = hasher_run(&here_hasher, uuid, here);
+                if (r == 0 && (r = hasher_run(&there_hasher, uuid, there)) >= 0 &&
+                    strcmp(here, there) != 0) {
+                        r = message_fail(
+                                ret_message, -EEXIST,
+                                "%s: run %s is here already with other content (content hash %.12s "
+                                "here, %.12s there: samples, metrics, statistics or settings differ)",
+                                src->path, uuid, here, there);
+                        break;
+                }
+                if (r == 0 || !fingerprint) { /* here already, the same: nothing to add */
+                        r = r == -ENOENT ? 0 : r;
                         continue;
+                }
+                if (r != -ENOENT)
+                        break;
                 int64_t known = 0, same = 0;
                 _cleanup_free_ char *other = NULL, *other_machine = NULL;
                 if ((r = queryf(db, &known, NULL,
@@ -336,7 +716,7 @@ static int check_runs(sqlite3 *db, const char *path, const BundleOptions *o, cha
                                 ret_message, -EXDEV,
                                 "%s: host %s has fingerprint %.12s here and %.12s in run %s (%s): import "
                                 "with --accept-host-change if it is the same machine, changed",
-                                path, hostname, other, fingerprint, uuid,
+                                src->path, hostname, other, fingerprint, uuid,
                                 another ? "its machine-id differs: another machine under the same name?"
                                         : "the same machine-id: a change of kernel, firmware or settings?");
                         break;
@@ -344,45 +724,47 @@ static int check_runs(sqlite3 *db, const char *path, const BundleOptions *o, cha
                 r = execf(db, "INSERT OR IGNORE INTO temp.import_hosts VALUES (%Q, %Q, %Q)", hostname,
                           fingerprint, machine);
         }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = failed(db);
         sqlite3_finalize(st);
+        hasher_done(&here_hasher);
+        hasher_done(&there_hasher);
         return r;
 }
 
-/* Adds run `old` of the bundle attached as b in one transaction. */
-static int import_run(sqlite3 *db, int64_t old, BundleTally *tally) {
-        int r = sql_begin(db);
-        if (r < 0)
-                return r;
+/* Adds run `old` of the bundle attached as `b` (inside the import's transaction). */
+static int import_run(sqlite3 *db, const char *b, int64_t old, BundleTally *tally) {
         /* Hosts, experiments, specs and allocators are shared by runs: found, or added. */
-        r = execf(db,
-                  "INSERT OR IGNORE INTO main.hosts (hostname, kernel, cpu_model, cpus, glibc, thp)"
-                  " SELECT hostname, kernel, cpu_model, cpus, glibc, thp FROM b.hosts"
-                  " WHERE id = (SELECT host_id FROM b.runs WHERE id = %lld);"
-                  "INSERT OR IGNORE INTO main.experiments (name) SELECT name FROM b.experiments"
-                  " WHERE id = (SELECT experiment_id FROM b.runs WHERE id = %lld);"
-                  "INSERT OR IGNORE INTO main.specs (sha256, yaml) SELECT sha256, yaml FROM b.specs"
-                  " WHERE id = (SELECT spec_id FROM b.runs WHERE id = %lld);"
-                  "INSERT OR IGNORE INTO main.allocators (name, path, sha256, version)"
-                  " SELECT name, path, sha256, version FROM b.allocators"
-                  " WHERE id IN (SELECT allocator_id FROM b.variants WHERE run_id = %lld);",
-                  (long long) old, (long long) old, (long long) old, (long long) old);
+        int r = execf(db,
+                      "INSERT OR IGNORE INTO main.hosts (hostname, kernel, cpu_model, cpus, glibc, thp)"
+                      " SELECT hostname, kernel, cpu_model, cpus, glibc, thp FROM %s.hosts"
+                      " WHERE id = (SELECT host_id FROM %s.runs WHERE id = %lld);"
+                      "INSERT OR IGNORE INTO main.experiments (name) SELECT name FROM %s.experiments"
+                      " WHERE id = (SELECT experiment_id FROM %s.runs WHERE id = %lld);"
+                      "INSERT OR IGNORE INTO main.specs (sha256, yaml) SELECT sha256, yaml FROM %s.specs"
+                      " WHERE id = (SELECT spec_id FROM %s.runs WHERE id = %lld);"
+                      "INSERT OR IGNORE INTO main.allocators (name, path, sha256, version)"
+                      " SELECT name, path, sha256, version FROM %s.allocators"
+                      " WHERE id IN (SELECT allocator_id FROM %s.variants WHERE run_id = %lld);",
+                      b, b, (long long) old, b, b, (long long) old, b, b, (long long) old, b, b,
+                      (long long) old);
         int64_t id = 0, dv = 0, dc = 0, ds = 0, dk = 0, n_samples = 0;
         /* Each table's rows of the run move past the largest id here, by one offset per table. */
 #define OFFSET(table, where)                                                                                \
         "SELECT coalesce((SELECT max(id) FROM main." table "), 0) + 1"                                      \
-        " - coalesce((SELECT min(id) FROM b." table " WHERE " where " = %lld), 0)"
+        " - coalesce((SELECT min(id) FROM %s." table " WHERE " where " = %lld), 0)"
         if (r >= 0)
                 r = queryf(db, &id, NULL, "SELECT coalesce(max(id), 0) + 1 FROM main.runs");
         if (r >= 0)
-                r = queryf(db, &dv, NULL, OFFSET("variants", "run_id"), (long long) old);
+                r = queryf(db, &dv, NULL, OFFSET("variants", "run_id"), b, (long long) old);
         if (r >= 0)
-                r = queryf(db, &dc, NULL, OFFSET("cells", "run_id"), (long long) old);
+                r = queryf(db, &dc, NULL, OFFSET("cells", "run_id"), b, (long long) old);
         if (r >= 0)
-                r = queryf(db, &ds, NULL, OFFSET("samples", "run_id"), (long long) old);
+                r = queryf(db, &ds, NULL, OFFSET("samples", "run_id"), b, (long long) old);
         if (r >= 0)
-                r = queryf(db, &dk, NULL, OFFSET("calibration", "run_id"), (long long) old);
+                r = queryf(db, &dk, NULL, OFFSET("calibration", "run_id"), b, (long long) old);
         if (r >= 0)
-                r = queryf(db, &n_samples, NULL, "SELECT count(*) FROM b.samples WHERE run_id = %lld",
+                r = queryf(db, &n_samples, NULL, "SELECT count(*) FROM %s.samples WHERE run_id = %lld", b,
                            (long long) old);
 #undef OFFSET
         /* The columns' new values as SQL over the bundle's row `src`: numbers moved by the
@@ -397,16 +779,24 @@ static int import_run(sqlite3 *db, int64_t old, BundleTally *tally) {
                 snprintf(own[i], sizeof(own[i]), "src.id + %lld", (long long) own_offsets[i]);
         snprintf(in_run, sizeof(in_run), "src.run_id = %lld", (long long) old);
         snprintf(the_run, sizeof(the_run), "src.id = %lld", (long long) old);
-        snprintf(of_run, sizeof(of_run), "src.sample_id IN (SELECT id FROM b.samples WHERE run_id = %lld)",
-                 (long long) old);
-        static const char host[] = "(SELECT m.id FROM main.hosts m JOIN b.hosts h USING (hostname, kernel,"
-                                   " cpu_model, cpus, glibc, thp) WHERE h.id = src.host_id)";
-        static const char experiment[] = "(SELECT m.id FROM main.experiments m JOIN b.experiments e"
-                                         " USING (name) WHERE e.id = src.experiment_id)";
-        static const char spec[] = "(SELECT m.id FROM main.specs m JOIN b.specs p USING (sha256)"
-                                   " WHERE p.id = src.spec_id)";
-        static const char allocator[] = "(SELECT m.id FROM main.allocators m JOIN b.allocators a USING"
-                                        " (name, path, sha256, version) WHERE a.id = src.allocator_id)";
+        snprintf(of_run, sizeof(of_run), "src.sample_id IN (SELECT id FROM %s.samples WHERE run_id = %lld)",
+                 b, (long long) old);
+        char host[256], experiment[160], spec[160], allocator[200];
+        snprintf(host, sizeof(host),
+                 "(SELECT m.id FROM main.hosts m JOIN %s.hosts h USING (hostname, kernel,"
+                 " cpu_model, cpus, glibc, thp) WHERE h.id = src.host_id)",
+                 b);
+        snprintf(experiment, sizeof(experiment),
+                 "(SELECT m.id FROM main.experiments m JOIN %s.experiments e"
+                 " USING (name) WHERE e.id = src.experiment_id)",
+                 b);
+        snprintf(spec, sizeof(spec),
+                 "(SELECT m.id FROM main.specs m JOIN %s.specs p USING (sha256) WHERE p.id = src.spec_id)",
+                 b);
+        snprintf(allocator, sizeof(allocator),
+                 "(SELECT m.id FROM main.allocators m JOIN %s.allocators a USING"
+                 " (name, path, sha256, version) WHERE a.id = src.allocator_id)",
+                 b);
         /* A run that a bundle says is running was running where it came from; here it is what
          * recovery would make of it. */
         const Mapping runs[] = {
@@ -441,8 +831,7 @@ static int import_run(sqlite3 *db, int64_t old, BundleTally *tally) {
                 { "calibration", calibration, ELEMENTSOF(calibration), in_run },
         };
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(steps); i++)
-                r = copy_rows(db, "b", "main", steps[i].table, steps[i].map, steps[i].n_map, steps[i].where);
-        r = sql_commit(db, r);
+                r = copy_rows(db, b, "main", steps[i].table, steps[i].map, steps[i].n_map, steps[i].where);
         if (r >= 0) {
                 tally->runs++;
                 tally->samples += n_samples;
@@ -451,16 +840,17 @@ static int import_run(sqlite3 *db, int64_t old, BundleTally *tally) {
 }
 
 /* Imports the runs of the bundle attached as b that are not here yet. */
-static int import_file(sqlite3 *db, BundleTally *tally) {
+static int import_file(sqlite3 *db, const char *b, BundleTally *tally) {
         sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(
-                    db,
-                    "SELECT id, uuid IN (SELECT uuid FROM main.runs) FROM b.runs ORDER BY started_at, id",
-                    -1, &st, NULL) != SQLITE_OK)
-                return -EIO;
+        char *sql = sqlite3_mprintf(
+                "SELECT id, uuid IN (SELECT uuid FROM main.runs) FROM %s.runs ORDER BY started_at, id", b);
+        int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+        sqlite3_free(sql);
+        if (rc != SQLITE_OK)
+                return rc == SQLITE_NOMEM ? -ENOMEM : failed(db);
         int64_t *ids = NULL;
         size_t n = 0;
-        int rc, r = 0;
+        int r = 0;
         /* The list first: the statement must not read b while the runs are written. */
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 if (sqlite3_column_int(st, 1)) {
@@ -476,10 +866,10 @@ static int import_file(sqlite3 *db, BundleTally *tally) {
                 ids[n++] = sqlite3_column_int64(st, 0);
         }
         if (r >= 0 && rc != SQLITE_DONE)
-                r = -EIO;
+                r = failed(db);
         sqlite3_finalize(st);
         for (size_t i = 0; r >= 0 && i < n; i++)
-                r = import_run(db, ids[i], tally);
+                r = import_run(db, b, ids[i], tally);
         free(ids);
         return r;
 }
@@ -488,31 +878,63 @@ int bundle_import(Store *s, char *const *paths, size_t n, const BundleOptions *o
                   char **ret_message) {
         sqlite3 *db = store_db(s);
         *ret = (BundleTally){};
-        int r = execf(db,
-                      "DROP TABLE IF EXISTS temp.import_hosts;"
-                      "CREATE TEMP TABLE import_hosts (hostname TEXT NOT NULL, fingerprint TEXT NOT NULL,"
-                      " machine_id TEXT, PRIMARY KEY (hostname, fingerprint));"
-                      "INSERT OR IGNORE INTO temp.import_hosts SELECT h.hostname, r.host_fingerprint,"
-                      " json_extract(r.host_facts, '$.machine_id') FROM main.runs r JOIN main.hosts h"
-                      " ON h.id = r.host_id WHERE r.host_fingerprint IS NOT NULL ORDER BY r.id");
-        /* Every file is checked before anything is written. */
+        /* One transaction over every file: each is attached until it commits (SQLite cannot
+         * detach inside a transaction), and SQLite attaches at most so many. */
+        int most = sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, -1);
+        if (n > (size_t) most)
+                return message_fail(
+                        ret_message, -E2BIG,
+                        "%zu files: import takes at most %d at a time (SQLite attaches no more), so "
+                        "that each import is one transaction; import them in groups",
+                        n, most);
+        _cleanup_free_ Source *sources = calloc(n, sizeof(Source));
+        if (!sources)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                sources[i] = (Source){ .path = paths[i], .fd = -1 };
+        /* Every file is checked alone before anything is attached or written. */
+        int r = 0;
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = check_file(&sources[i], ret_message);
+        if (r >= 0)
+                r = execf(
+                        db,
+                        "PRAGMA trusted_schema = OFF;"
+                        "DROP TABLE IF EXISTS temp.import_hosts;"
+                        "CREATE TEMP TABLE import_hosts (hostname TEXT NOT NULL, fingerprint TEXT NOT NULL,"
+                        " machine_id TEXT, PRIMARY KEY (hostname, fingerprint));"
+                        "INSERT OR IGNORE INTO temp.import_hosts SELECT h.hostname, r.host_fingerprint,"
+                        " json_extract(r.host_facts, '$.machine_id') FROM main.runs r JOIN main.hosts h"
+                        " ON h.id = r.host_id WHERE r.host_fingerprint IS NOT NULL ORDER BY r.id");
+        size_t attached = 0;
+        bool began = false;
+        if (r >= 0 && (r = sql_begin(db)) >= 0)
+                began = true;
         for (size_t i = 0; r >= 0 && i < n; i++) {
-                if ((r = check_file(paths[i], ret_message)) < 0)
+                Source *src = &sources[i];
+                snprintf(src->schema, sizeof(src->schema), "b%u", (unsigned) i);
+                if ((r = execf(db, "ATTACH %Q AS %s", src->uri, src->schema)) < 0) {
+                        r = message_fail(ret_message, r, "cannot open %s: %s", src->path, failure);
                         break;
-                if ((r = execf(db, "ATTACH %Q AS b", paths[i])) < 0)
-                        return message_fail(ret_message, r, "cannot open %s: %s", paths[i], failure);
-                r = check_runs(db, paths[i], o, ret_message);
-                (void) execf(db, "DETACH b");
-        }
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                if ((r = execf(db, "ATTACH %Q AS b", paths[i])) < 0)
-                        return message_fail(ret_message, r, "cannot open %s: %s", paths[i], failure);
-                r = import_file(db, ret);
-                if (r < 0)
-                        (void) message_fail(ret_message, r, "cannot import %s: %s", paths[i],
+                }
+                attached++;
+                if ((r = check_runs(db, src, o, ret_message)) < 0)
+                        break;
+                if ((r = import_file(db, src->schema, ret)) < 0)
+                        (void) message_fail(ret_message, r, "cannot import %s: %s", src->path,
                                             r == -EIO ? failure : strerror(-r));
-                (void) execf(db, "DETACH b");
         }
+        if (began)
+                r = sql_commit(db, r);
+        if (r < 0 && ret_message && !*ret_message)
+                (void) message_fail(ret_message, r, "cannot import: %s",
+                                    r == -EIO ? sql_last_failure() : strerror(-r));
+        for (size_t i = 0; i < attached; i++)
+                (void) execf(db, "DETACH %s", sources[i].schema);
         (void) execf(db, "DROP TABLE IF EXISTS temp.import_hosts");
+        for (size_t i = 0; i < n; i++)
+                safe_close(sources[i].fd);
+        if (r < 0)
+                *ret = (BundleTally){}; /* one transaction: nothing of it stays */
         return r;
 }

@@ -14,11 +14,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "db/sql.h"
 #include "db/store.h"
 #include "util/cleanup.h"
+#include "util/io.h"
 #include "util/message.h"
 #include "util/proc.h"
 
@@ -322,25 +324,90 @@ int store_cache_size(Store *s, int size, int *ret_previous) {
         return r < 0 ? r : sqlite3_exec(s->db, pragma, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
+/* Brings the schema to STORE_SCHEMA_VERSION, one migration per transaction. The version is read
+ * inside each write transaction: two processes that open a new database at once take turns, and
+ * the second finds the first's work done (it failed with "table hosts already exists"). */
 static int migrate(Store *s, char **ret_message) {
-        int version;
-        if (pragma_int(s, "PRAGMA user_version", &version) < 0)
-                return -EIO;
-        if (version > STORE_SCHEMA_VERSION)
-                return message_fail(ret_message, -EPROTO,
-                                    "database schema version %d is newer than this alloclab (%d)", version,
-                                    STORE_SCHEMA_VERSION);
-        for (; version < STORE_SCHEMA_VERSION; version++) {
-                char *sql;
-                if (asprintf(&sql, "%s PRAGMA user_version = %d;", migrations[version], version + 1) < 0)
+        for (;;) {
+                if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+                        return message_fail(ret_message, -EIO, "cannot migrate %s: %s", store_path(s),
+                                            sqlite3_errmsg(s->db));
+                int version, r = pragma_int(s, "PRAGMA user_version", &version);
+                if (r >= 0 && version > STORE_SCHEMA_VERSION)
+                        r = message_fail(ret_message, -EPROTO,
+                                         "database schema version %d is newer than this alloclab (%d)",
+                                         version, STORE_SCHEMA_VERSION);
+                if (r < 0 || version >= STORE_SCHEMA_VERSION) {
+                        sqlite3_exec(s->db, r < 0 ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+                        return r;
+                }
+                _cleanup_free_ char *sql = NULL;
+                if (asprintf(&sql, "%s PRAGMA user_version = %d;", migrations[version], version + 1) < 0) {
+                        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
                         return -ENOMEM;
-                int r = store_exec(s, sql);
-                free(sql);
-                if (r < 0)
-                        return message_fail(ret_message, r, "cannot migrate %s from schema %d to %d: %s",
+                }
+                if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+                        (void) sql_failed(s->db); /* its reason, which the ROLLBACK clears */
+                        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+                        return message_fail(ret_message, -EIO, "cannot migrate %s from schema %d to %d: %s",
                                             store_path(s), version, version + 1, store_error(s));
+                }
+                if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+                        (void) sql_failed(s->db);
+                        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+                        return message_fail(ret_message, -EIO, "cannot migrate %s from schema %d to %d: %s",
+                                            store_path(s), version, version + 1, store_error(s));
+                }
+        }
+}
+
+int store_schema_text(sqlite3 *db, const char *schema, char **ret) {
+        char *sql =
+                sqlite3_mprintf("SELECT type, name, tbl_name, coalesce(sql, '') FROM %w.sqlite_schema"
+                                " WHERE name NOT IN ('bundle', 'sqlite_autoindex_bundle_1') ORDER BY name",
+                                schema);
+        sqlite3_stmt *st = NULL;
+        int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+        sqlite3_free(sql);
+        if (rc != SQLITE_OK)
+                return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        if (!f) {
+                sqlite3_finalize(st);
+                return -ENOMEM;
+        }
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+                fprintf(f, "%s %s on %s: %s\n", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1),
+                        sqlite3_column_text(st, 2), sqlite3_column_text(st, 3));
+        sqlite3_finalize(st);
+        if (!(*ret = memstream_text(f, &text)))
+                return -ENOMEM;
+        if (rc != SQLITE_DONE) {
+                free(*ret);
+                *ret = NULL;
+                return -EIO;
         }
         return 0;
+}
+
+int store_expected_schema(int version, char **ret) {
+        if (version < 0 || version > STORE_SCHEMA_VERSION)
+                return -EINVAL;
+        sqlite3 *db = NULL;
+        if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+            SQLITE_OK) {
+                sqlite3_close_v2(db);
+                return -ENOMEM;
+        }
+        int r = 0;
+        for (int v = 0; r >= 0 && v < version; v++)
+                r = sqlite3_exec(db, migrations[v], NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+        if (r >= 0)
+                r = store_schema_text(db, "main", ret);
+        sqlite3_close_v2(db);
+        return r;
 }
 
 /* Marks runs of vanished processes on this host as interrupted. A run whose process is still
@@ -427,6 +494,20 @@ static int reopen_immutable(Store *s, const char *path) {
         return 0;
 }
 
+/* Puts a database into WAL mode. On a new file two processes may try at once, and the change of
+ * journal mode does not wait for the other's lock as statements do (SQLITE_BUSY at once): tried
+ * again for as long as the busy timeout. */
+static int set_wal(sqlite3 *db) {
+        int rc = SQLITE_BUSY;
+        for (int waited = 0; waited <= STORE_BUSY_TIMEOUT_MS; waited += 10) {
+                rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL;", NULL, NULL, NULL);
+                if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+                        break;
+                (void) nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+        }
+        return rc;
+}
+
 int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message) {
         _cleanup_(store_freep) Store *s = calloc(1, sizeof(Store));
         if (!s)
@@ -442,8 +523,9 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
         if (rc == SQLITE_OK)
                 rc = sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
         if (rc == SQLITE_OK && mode == STORE_READ_WRITE)
-                rc = sqlite3_exec(s->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;", NULL, NULL,
-                                  NULL);
+                rc = set_wal(s->db);
+        if (rc == SQLITE_OK && mode == STORE_READ_WRITE)
+                rc = sqlite3_exec(s->db, "PRAGMA synchronous = FULL;", NULL, NULL, NULL);
         if (rc == SQLITE_OK && mode == STORE_READ_WRITE) {
                 char limit[64];
                 snprintf(limit, sizeof(limit), "PRAGMA journal_size_limit = %d;", STORE_WAL_LIMIT_BYTES);

@@ -79,3 +79,13 @@ char *store_default_path(void);
 
 /* Runs a statement list inside one transaction. Returns 0 or -EIO. */
 int store_exec(Store *s, const char *sql);
+
+/* The schema objects of database `schema` (main, or an attached one) of db as text, a line each
+ * ("TYPE NAME on TABLE: SQL", in name order), a bundle's own table left out. Returns 0, -EIO,
+ * -ENOMEM. */
+int store_schema_text(sqlite3 *db, const char *schema, char **ret);
+
+/* The same for what this alloclab's migrations make of an empty database at schema `version`:
+ * what a database, or a bundle, of that version holds and nothing else. Returns 0, -EINVAL (a
+ * version it does not know), -EIO, -ENOMEM. */
+int store_expected_schema(int version, char **ret);

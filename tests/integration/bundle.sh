@@ -1,8 +1,9 @@
 #!/bin/bash
 # Bundles: alloclab export RUN... --bundle FILE, then alloclab import FILE... into another
 # database conserves every row exactly (compared row by row, local ids replaced by what they
-# name); importing again adds nothing; the four refusals (unknown schema, a UUID with other
-# content, a host name with a new fingerprint, a damaged file) exit 4 and write nothing.
+# name); importing again adds nothing; the refusals (unknown schema, a UUID with other content,
+# a host name with a new fingerprint, a damaged file, and issue 25's: schema objects, types,
+# names, control characters, a FIFO, a CHECK that fails mid-import) exit 4 and write nothing.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$WORK/spec.yaml" <<YAML
@@ -113,9 +114,10 @@ run_alloclab 0 export latest --bundle "$WORK/fresh.bundle"
 cp "$WORK/a.bundle" "$WORK/schema.bundle"
 sqlite3 "$WORK/schema.bundle" "PRAGMA user_version = 99"
 refused "$WORK/schema.bundle" "unknown schema" "with schema 99; this alloclab reads version 1 with schema 18 to 21"
-# A bundle of schema 18 (the same tables; 19 and 20 added indexes) imports.
+# A bundle of schema 18 (the same tables of runs; 19 and 20 added indexes, 21 a column of jobs) imports.
 cp "$WORK/a.bundle" "$WORK/schema18.bundle"
-sqlite3 "$WORK/schema18.bundle" "DROP INDEX IF EXISTS runs_running; DROP INDEX IF EXISTS runs_history; PRAGMA user_version = 18"
+sqlite3 "$WORK/schema18.bundle" "DROP INDEX IF EXISTS runs_running; DROP INDEX IF EXISTS runs_history;
+    ALTER TABLE jobs DROP COLUMN umask; PRAGMA user_version = 18"
 run_alloclab 0 import "$WORK/schema18.bundle" --db "$WORK/fresh18.db"
 expect_eq "$(sqlite3 "$WORK/fresh18.db" "SELECT count(*) > 0 FROM runs")" 1 "a schema 18 bundle imported"
 
@@ -137,6 +139,59 @@ echo "not a database" >"$WORK/text.bundle"
 refused "$WORK/text.bundle" "not a database" "is damaged"
 sqlite3 "$WORK/other.db" "CREATE TABLE t (x)"
 refused "$WORK/other.db" "not a bundle" "is not an alloclab bundle"
+
+# Issue 25: what a hostile or broken bundle must not get in. Each is refused before a row is
+# written, or (a CHECK that only the database can judge) rolled back with everything before it.
+hostile() { # NAME SQL: a copy of a.bundle, changed by SQL (CHECK constraints off while changing)
+    cp "$WORK/a.bundle" "$WORK/$1.bundle"
+    sqlite3 "$WORK/$1.bundle" "PRAGMA ignore_check_constraints = ON; $2"
+}
+fresh_uuids='UPDATE runs SET uuid = lower(hex(randomblob(16)));'
+# The second run breaks a CHECK constraint: the first is not left behind (it was committed).
+hostile check "$fresh_uuids UPDATE runs SET status = 'bogus' WHERE id = (SELECT max(id) FROM runs)"
+refused "$WORK/check.bundle" "a run that breaks a CHECK" "CHECK constraint failed"
+expect_contains "$ERR" "nothing was imported" "one transaction"
+hostile dropped "$fresh_uuids DROP TABLE calibration"
+refused "$WORK/dropped.bundle" "a dropped table" "its schema is not that of schema 21"
+hostile view "$fresh_uuids ALTER TABLE runs RENAME TO runs_data; CREATE VIEW runs AS SELECT * FROM runs_data"
+refused "$WORK/view.bundle" "runs as a view" "its schema is not that of schema 21"
+hostile extra "$fresh_uuids CREATE TABLE extra (x)"
+refused "$WORK/extra.bundle" "an extra table" "it has 'table extra on extra: CREATE TABLE extra (x)'"
+hostile trigger "$fresh_uuids CREATE TRIGGER t AFTER INSERT ON hosts BEGIN DELETE FROM runs; END"
+refused "$WORK/trigger.bundle" "a trigger" "it has 'trigger t on hosts"
+hostile unique "DROP INDEX runs_uuid; UPDATE runs SET uuid = (SELECT min(uuid) FROM runs)"
+refused "$WORK/unique.bundle" "a duplicate UUID without its index" "its schema is not that of schema 21"
+hostile wall "$fresh_uuids UPDATE samples SET wall_ns = 'abc' WHERE id = (SELECT max(id) FROM samples)"
+refused "$WORK/wall.bundle" "wall_ns = 'abc'" "samples.wall_ns holds a value of a type its column does not take: 'abc'"
+hostile name "$fresh_uuids UPDATE experiments SET name = 'no spec has this name!'"
+refused "$WORK/name.bundle" "an experiment name no spec could carry" \
+    "experiments.name holds a name that breaks the rule of names"
+hostile escape "$fresh_uuids UPDATE hosts SET hostname = 'evil' || char(27) || '[2J'"
+refused "$WORK/escape.bundle" "a host name with an escape sequence" \
+    "hosts.hostname holds text with control characters, or not UTF-8"
+[[ $ERR != *$'\e'* ]] || fail "the refusal printed the escape sequence"
+hostile label "$fresh_uuids UPDATE runs SET label = 'a' || char(10) || 'forged line'"
+refused "$WORK/label.bundle" "a label with a newline" "runs.label holds text with control characters"
+# A FIFO is refused at once, without blocking (import held the database lock for ever).
+mkfifo "$WORK/fifo.bundle"
+start=$SECONDS
+rc=0
+timeout 20 "$ALLOCLAB" import "$WORK/fifo.bundle" --db "$B" >/dev/null 2>"$WORK/fifo.err" || rc=$?
+expect_eq "$rc" 4 "import of a FIFO"
+expect_contains "$(cat "$WORK/fifo.err")" "fifo.bundle is not a regular file" "the reason"
+# A run here already, changed in any way its sums did not see: each is other content.
+for edit in "UPDATE samples SET wall_ns = CASE id WHEN (SELECT min(id) FROM samples WHERE run_id = 1 AND phase = 'sample')
+                 THEN (SELECT wall_ns FROM samples WHERE id = (SELECT min(id) + 1 FROM samples WHERE run_id = 1 AND phase = 'sample'))
+                 ELSE (SELECT wall_ns FROM samples WHERE id = (SELECT min(id) FROM samples WHERE run_id = 1 AND phase = 'sample')) END
+             WHERE id IN (SELECT min(id) FROM samples WHERE run_id = 1 AND phase = 'sample' UNION
+                          SELECT min(id) + 1 FROM samples WHERE run_id = 1 AND phase = 'sample')" \
+    "UPDATE samples SET status = 'crash' WHERE id = (SELECT max(id) FROM samples WHERE run_id = 1 AND status = 'ok')" \
+    "UPDATE sample_metrics SET value = value + 1 WHERE sample_id = (SELECT max(sample_id) FROM sample_metrics)" \
+    "UPDATE stats SET median = median * 2 WHERE rowid = (SELECT min(rowid) FROM stats)" \
+    "UPDATE runs SET label = 'relabelled' WHERE id = 1"; do
+    hostile edited "$edit"
+    refused "$WORK/edited.bundle" "a run here already, edited ($edit)" "is here already with other content"
+done
 
 # The same machine, changed: accepted when said so.
 run_alloclab 0 import "$WORK/host.bundle" --db "$B" --accept-host-change

@@ -106,3 +106,18 @@ expect_contains "$(cat "$WORK/second.err")" "waiting for alloclab run, pid $firs
 expect_eq "$(q "SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'slow' AND r.status = 'done'")" 2 "both runs done"
 expect_eq "$(q "SELECT count(*) FROM runs a JOIN runs b ON a.id < b.id WHERE b.started_at < a.ended_at AND a.experiment_id = b.experiment_id")" 0 \
     "the runs did not overlap"
+
+# Two first runs on a new database at once (issue 25): both migrate it, one after the other; the
+# second failed with "cannot migrate ... table hosts already exists" every time.
+printf 'experiment: first\ncommand: [/bin/true]\nallocators: {glibc: {}}\nsamples: 1\nwarmup: 0\nprobe: never\n' \
+    >"$WORK/first.yaml"
+for i in 1 2 3 4 5; do
+    fresh="$WORK/fresh-$i.db"
+    "$ALLOCLAB" run "$WORK/first.yaml" --quiet --db "$fresh" >"$WORK/a$i.out" 2>&1 &
+    a=$!
+    "$ALLOCLAB" run "$WORK/first.yaml" --quiet --db "$fresh" >"$WORK/b$i.out" 2>&1 &
+    b=$!
+    wait "$a" || fail "the first of two first runs: $(cat "$WORK/a$i.out")"
+    wait "$b" || fail "the second of two first runs: $(cat "$WORK/b$i.out")"
+    expect_eq "$(sqlite3 "$fresh" "SELECT count(*) FROM runs WHERE status = 'done'")" 2 "two runs on a database made at once"
+done
