@@ -49,12 +49,15 @@ static const char show_usage[] =
         "variant's allocator instead: file, sha256, package version and what the probe found in its\n"
         "first smoke run (effective allocator, version, effective options, census).\n";
 
-/* Opens for writing when the file is writable (to recover interrupted runs), else read-only. */
+/* Opens for writing when it can (recovery marks the runs of vanished processes interrupted),
+ * else read-only: a reader reads all the same on a full disk, a read-only file system or in a
+ * directory it may not write to (there a vanished process's run still shows as running). */
 static int open_for_reading(const char *command, const char *db_path, Store **ret) {
         _cleanup_free_ char *fallback = db_path ? NULL : store_default_path();
         const char *path = db_path ? db_path : fallback;
-        StoreMode mode = path && access(path, W_OK) == 0 ? STORE_READ_WRITE : STORE_READ_ONLY;
-        return cli_open_store(command, path, mode, ret);
+        if (path && access(path, W_OK) == 0 && store_open(path, STORE_READ_WRITE, ret, NULL) >= 0)
+                return EXIT_OK;
+        return cli_open_store(command, path, STORE_READ_ONLY, ret);
 }
 
 typedef struct ReadOptions {

@@ -259,16 +259,26 @@ static int execute_recorded(const char *command, Store *store, const Plan *plan,
                 .cell_stats = progress_stats,
         };
         RunResult result = {};
+        /* Room kept for the writes that close the run, should its samples fill the disk: a run
+         * left "running" with "cannot close the run" told nothing of why. */
+        (void) store_reserve(store);
         int r = run_execute(plan, prior, &sink, stop_fd, &result);
         if (progress.enabled)
                 output_raw(stderr, "\r\033[K");
+        if (r == -EIO)
+                store_release_reserve(store);
 
         const char *note = r < 0                        ? strerror(-r)
                            : result.end == RUN_CANCELED ? "stopped by a signal"
                            : result.end == RUN_STOPPED  ? "stopped at the first failure (on_failure: stop)"
                                                         : NULL;
-        if (record_finish(rec, &result, r, note) < 0) {
-                cli_error(command, "cannot close the run: %s", store_error(store));
+        if (r == -EIO && !(note = store_error(store)))
+                note = "a storage failure";
+        int closed = record_finish(rec, &result, r, note);
+        store_release_reserve(store);
+        if (closed < 0) {
+                cli_error(command, "cannot close run %lld: %s", (long long) record_run_id(rec),
+                          store_error(store));
                 return EXIT_ENVIRONMENT;
         }
         if (r < 0) {

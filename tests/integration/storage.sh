@@ -74,6 +74,25 @@ expect_contains "$ERR" "database or disk is full" "alloclab run on a full disk"
 [[ $ERR != *"not an error"* ]] || fail "alloclab run said 'not an error': $ERR"
 expect_eq "$(q "PRAGMA integrity_check")" ok "integrity after alloclab run on a full disk"
 
+# Readers read a full disk's database (issue 25: opening for reading wrote, and failed).
+run_alloclab 0 runs
+expect_contains "$OUT" "fill" "runs on a full disk"
+run_alloclab 0 show
+expect_contains "$OUT" "fill run" "show on a full disk"
+
+# alloclab run that fills the disk itself (issue 25): the run is closed as failed, from the
+# space kept in reserve, and the disk is named full; it was left running with "cannot close the
+# run". What was committed stays.
+umount "$WORK/small"
+mount -t tmpfs -o size=3m tmpfs "$WORK/small"
+run_alloclab 4 run "$WORK/fill.yaml" --quiet
+expect_contains "$ERR" "aborted: database or disk is full" "alloclab run that fills the disk"
+expect_eq "$(q "SELECT status FROM runs")" failed "the run that filled the disk is closed, failed"
+expect_contains "$(q "SELECT message FROM runs")" "database or disk is full" "and says why"
+(( $(q "SELECT count(*) FROM samples") > 0 )) || fail "no sample of the run that filled the disk was kept"
+[[ ! -e $DB-reserve ]] || fail "the reserve was left behind"
+expect_eq "$(q "PRAGMA integrity_check")" ok "integrity after a run filled the disk"
+
 # A read-only database: a clear error, exit 4.
 umount "$WORK/small"
 mount -t tmpfs -o size=8m tmpfs "$WORK/small"
@@ -83,3 +102,8 @@ mount -o remount,ro "$WORK/small"
 run_alloclab 4 run "$WORK/fill.yaml" --quiet
 [[ $ERR != *"not an error"* ]] || fail "a read-only database: 'not an error': $ERR"
 expect_contains "$ERR" "read-only" "a read-only database is named as such"
+# ... which its readers read all the same.
+run_alloclab 0 runs
+expect_contains "$OUT" "fill" "runs on a read-only file system"
+run_alloclab 0 show
+expect_contains "$OUT" "fill run" "show on a read-only file system"
