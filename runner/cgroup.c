@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -184,21 +185,50 @@ static void remove_children_of(int fd) {
         remove_subtrees(fd, 0);
 }
 
+/* Whether name is a run cgroup's: RUN_PREFIX, a PID, '-', a number, and nothing else (others
+ * may name cgroups alloclab-something). */
+static bool is_run_name(const char *name) {
+        if (strncmp(name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0)
+                return false;
+        const char *p = name + strlen(RUN_PREFIX);
+        size_t pid = strspn(p, "0123456789");
+        return pid > 0 && p[pid] == '-' && p[pid + 1] &&
+               strspn(p + pid + 1, "0123456789") == strlen(p + pid + 1);
+}
+
 /* Run cgroups of alloclab processes that are gone (killed with SIGKILL, say) below base: kill
- * what they left running and remove them, depth first. */
+ * what they left running and remove them, depth first. A run holds an flock on its cgroup
+ * directory for as long as it lives (lock_run_dir()): one whose lock can be taken is stale. The
+ * PID in the name is no test of that: in a PID namespace that shares the cgroup tree (a Slurm
+ * step, unshare -p, a container) every other run's PID looks dead, and their children were
+ * killed mid-sample. The lock is held while the tree is removed. */
 static void remove_stale_in(int base) {
         _cleanup_(closedirp) DIR *d = open_dir_of(base);
         if (!d)
                 return;
         for (struct dirent *e; (e = readdir(d));) {
-                char *end;
-                if (strncmp(e->d_name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0)
+                if (!is_run_name(e->d_name))
                         continue;
-                long pid = strtol(e->d_name + strlen(RUN_PREFIX), &end, 10);
-                if ((*end && *end != '-') || pid <= 0 || kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+                _cleanup_close_ int fd =
+                        openat(base, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
                         continue;
                 remove_tree_at(base, e->d_name, 0);
         }
+}
+
+/* Takes the run's lock on its new cgroup directory `name` (fd) in base: held by fd, and by every
+ * process that inherits it, until the run closes it. Returns 0, or -EAGAIN when the directory is
+ * not the run's to keep: another alloclab holds the lock (it found the directory between mkdir
+ * and this lock, unlocked, and is removing it) or removed it already. */
+static int lock_run_dir(int base, const char *name, int fd) {
+        struct stat mine, now;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK ? -EAGAIN : negative_errno();
+        if (fstat(fd, &mine) < 0 || fstatat(base, name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
+            mine.st_ino != now.st_ino)
+                return -EAGAIN;
+        return 0;
 }
 
 int cgroup_take_delegation(void) {
@@ -237,7 +267,8 @@ bool cgroup_run_pids_v1(CgroupRun *run) {
         int fd = -1;
         if ((mkdirat(home_fd, name, 0755) < 0 && errno != EEXIST) ||
             (fd = openat(home_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
-            faccessat(fd, "pids.max", W_OK, 0) < 0 || faccessat(home_fd, "cgroup.procs", W_OK, 0) < 0) {
+            lock_run_dir(home_fd, name, fd) < 0 || faccessat(fd, "pids.max", W_OK, 0) < 0 ||
+            faccessat(home_fd, "cgroup.procs", W_OK, 0) < 0) {
                 safe_close(fd);
                 (void) unlinkat(home_fd, name, AT_REMOVEDIR);
                 safe_close(home_fd);
@@ -291,13 +322,25 @@ int cgroup_run_open(CgroupRun *ret) {
                 return no_cgroup(ret, "%s is not a cgroup v2 directory", base);
 
         /* One per plan: the daemon builds a plan per job, and a job's cgroup may still be going
-         * while the next one's is made. */
+         * while the next one's is made. A name another alloclab took from under us (see
+         * lock_run_dir()) is given up for the next. */
         static unsigned plans;
         char name[64];
-        snprintf(name, sizeof(name), RUN_PREFIX "%d-%u", (int) getpid(), plans++);
-        if (mkdirat(base_fd, name, 0755) < 0 && errno != EEXIST)
-                return no_cgroup(ret, "cannot create a cgroup in %s: %s", base, strerror(errno));
-        int fd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int fd = -1;
+        for (unsigned tries = 0; fd < 0; tries++) {
+                snprintf(name, sizeof(name), RUN_PREFIX "%d-%u", (int) getpid(), plans++);
+                if (mkdirat(base_fd, name, 0755) < 0 && errno != EEXIST)
+                        return no_cgroup(ret, "cannot create a cgroup in %s: %s", base, strerror(errno));
+                if ((fd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && errno != ENOENT)
+                        break;
+                int r = fd < 0 ? -EAGAIN : lock_run_dir(base_fd, name, fd);
+                if (r < 0) {
+                        fd = safe_close(fd);
+                        if (r != -EAGAIN || tries >= 8)
+                                return no_cgroup(ret, "cannot lock a cgroup in %s: %s", base,
+                                                 r == -EAGAIN ? "others keep taking it" : strerror(-r));
+                }
+        }
         if (fd < 0 || faccessat(fd, "cgroup.kill", W_OK, 0) < 0) {
                 int err = errno;
                 safe_close(fd);

@@ -30,16 +30,18 @@ mkdir -m 1777 "$SPECS"
 mkdir -m 0700 "$WORK/db"
 DB="$WORK/db/results.db"
 daemon_pid=
+test_scope_start || skip_test "needs a cgroup v2 of its own, to end whatever the daemon leaves"
 cleanup() {
     [[ -n $daemon_pid ]] && kill -9 "$daemon_pid" 2>/dev/null
-    pkill -9 -f "$WORKLOAD sleep" 2>/dev/null || true
+    test_scope_end # the daemon's runner and its children, should one outlive it
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 start_daemon() {
     # Under ASan, freed memory waits in a 256 MiB quarantine: keep it small, so that the RSS the
     # slow-reader check measures is the daemon's own (no effect on other builds).
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4" "$ALLOCLABD" --db "$DB" --specs-dir "$SPECS" --socket "$ALLOCLAB_SOCKET" 2>>"$WORK/daemon.log" &
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4" test_scope_run "$ALLOCLABD" --db "$DB" \
+        --specs-dir "$SPECS" --socket "$ALLOCLAB_SOCKET" 2>>"$WORK/daemon.log" &
     daemon_pid=$!
     for _ in $(seq 100); do
         "$ALLOCLAB" status >/dev/null 2>&1 && chmod 0666 "$ALLOCLAB_SOCKET" && return 0

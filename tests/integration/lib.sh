@@ -79,3 +79,36 @@ machine_is_quiet() {
     fi
     [[ -z $QUIET_REASON ]]
 }
+
+# A cgroup v2 of this test's own, for what it starts that must end with it whatever it does
+# (a daemon that daemonizes, a cluster's processes): test_scope_start makes it next to the
+# test's own cgroup and returns 1 where none can be made; test_scope_run CMD... & runs CMD in it
+# in the background ($! is CMD's PID); test_scope_end kills everything in it (cgroup.kill) and
+# removes it.
+TEST_SCOPE=
+test_scope_start() {
+    local v2 own
+    v2=$(findmnt -n -t cgroup2 -o TARGET 2>/dev/null | head -1)
+    own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+    [[ -n $v2 ]] || return 1
+    TEST_SCOPE="$v2${own%/}/test-scope-$$"
+    if ! mkdir "$TEST_SCOPE" 2>/dev/null || [[ ! -w $TEST_SCOPE/cgroup.kill ]]; then
+        rmdir "$TEST_SCOPE" 2>/dev/null
+        TEST_SCOPE=
+        return 1
+    fi
+}
+test_scope_run() { # in the background (&): it replaces the shell that runs it
+    exec sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$TEST_SCOPE" "$@"
+}
+test_scope_end() {
+    [[ -n $TEST_SCOPE && -d $TEST_SCOPE ]] || return 0
+    echo 1 >"$TEST_SCOPE/cgroup.kill"
+    for _ in $(seq 200); do
+        grep -q '^populated 0' "$TEST_SCOPE/cgroup.events" && break
+        sleep 0.05
+    done
+    find "$TEST_SCOPE" -depth -type d -exec rmdir {} + 2>/dev/null
+    [[ ! -d $TEST_SCOPE ]] || echo "warning: $TEST_SCOPE could not be removed" >&2
+    TEST_SCOPE=
+}

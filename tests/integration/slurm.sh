@@ -18,6 +18,7 @@ for tool in munged slurmctld slurmd sbatch squeue scancel sinfo unshare; do
         exit 77
     fi
 done
+test_scope_start || skip_test "needs a cgroup v2 of its own, to end every process the cluster starts"
 FLEET=$(cd "$(dirname "$0")/../../contrib/slurm" && pwd)/alloclab-fleet
 start=$SECONDS
 
@@ -66,8 +67,9 @@ NodeName=node2 NodeHostname=node2 NodeAddr=127.0.0.1 Port=$PORT2 CPUs=$(nproc) R
 PartitionName=test Nodes=node1,node2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE
 EOF
 
-# Every daemon runs in the foreground as a child of this script, so that the teardown kills and
-# reaps each one: nothing is left behind, and the namespaces (with their bind mounts) go with
+# Every daemon runs in the foreground as a child of this script, in a cgroup of the test's own,
+# so that the teardown kills and reaps each one, and ends whatever they started (slurmstepd
+# outlives slurmd): nothing is left behind, and the namespaces (with their bind mounts) go with
 # the last process in them.
 pids=()
 teardown() {
@@ -78,21 +80,21 @@ teardown() {
     done
     ((${#pids[@]})) && kill -TERM "${pids[@]}" 2>/dev/null
     ((${#pids[@]})) && wait "${pids[@]}" 2>/dev/null
-    pkill -KILL -f "slurmstepd: \[" 2>/dev/null || true
+    test_scope_end # the slurmstepd processes slurmd left, and whatever else of the cluster's
     rm -rf "$WORK"
 }
 trap teardown EXIT
-munged --foreground --force --key-file="$C/munge/munge.key" --socket="$C/munge/munge.sock" \
+test_scope_run munged --foreground --force --key-file="$C/munge/munge.key" --socket="$C/munge/munge.sock" \
     --pid-file="$C/munge/munged.pid" --log-file="$C/munge/munged.log" --seed-file="$C/munge/seed" \
     2>>"$C/munge/munged.err" &
 pids+=($!)
 for _ in $(seq 50); do [[ -S $C/munge/munge.sock ]] && break; sleep 0.1; done
-slurmctld -D -i -f "$SLURM_CONF" 2>>"$C/slurmctld.err" &
+test_scope_run slurmctld -D -i -f "$SLURM_CONF" 2>>"$C/slurmctld.err" &
 pids+=($!)
 for n in 1 2; do
     printf '%032x\n' "$n" >"$C/machine-id-$n"
     mkdir -p "$C/spool-node$n"
-    unshare --mount --uts --propagation private sh -c \
+    test_scope_run unshare --mount --uts --propagation private sh -c \
         "hostname node$n && mount --bind $C/machine-id-$n /etc/machine-id && exec slurmd -D -N node$n -f $SLURM_CONF" \
         2>>"$C/slurmd-node$n.err" &
     pids+=($!)
