@@ -7,15 +7,13 @@
 SOURCE=$(cd "$(dirname "$0")/../.." && pwd)
 
 if [[ $(id -u) != 0 ]]; then
-    echo "SKIP: installing a package needs root"
-    exit 77
+    skip_test "installing a package needs root"
 fi
 for tool in dpkg-buildpackage dh; do
-    command -v $tool >/dev/null || { echo "SKIP: $tool missing (apt-get install dpkg-dev debhelper)"; exit 77; }
+    command -v $tool >/dev/null || skip_test "$tool missing (apt-get install dpkg-dev debhelper)"
 done
 if dpkg-query -W -f='${Status}' alloclab 2>/dev/null | grep -q 'install ok installed'; then
-    echo "SKIP: an alloclab package is installed on this machine; not replacing it"
-    exit 77
+    skip_test "an alloclab package is installed on this machine; not replacing it"
 fi
 
 # Build from a copy: dpkg-buildpackage writes into the tree and beside it.

@@ -14,8 +14,7 @@
 : "${ALLOCLABD:?ALLOCLABD must point to alloclabd}"
 
 if [[ $(id -u) != 0 ]] || ! command -v setpriv >/dev/null; then
-    echo "SKIP: needs root and setpriv (util-linux) to act as other users"
-    exit 77
+    skip_test "needs root and setpriv (util-linux) to act as other users"
 fi
 nobody=$(id -u nobody)
 nogroup=$(id -g nobody)

@@ -4,8 +4,7 @@
 # times again.
 . "$(dirname "$0")/lib.sh"
 if ! command -v hyperfine >/dev/null; then
-    echo "SKIP: hyperfine is not installed (apt-get install hyperfine)"
-    exit 77
+    skip_test "hyperfine is not installed (apt-get install hyperfine)"
 fi
 cd "$WORK"
 

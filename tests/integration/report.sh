@@ -11,7 +11,8 @@ command: ["$WORKLOAD", spin, "3000000"]
 params: {n: ["1", "2"]}
 allocators:
   glibc: {}
-  longer: {command: ["$WORKLOAD", spin, "3600000"]}
+  # Twice the work: "slower" however busy the machine is with other work.
+  longer: {command: ["$WORKLOAD", spin, "6000000"]}
   jemalloc: {preload: jemalloc, env: {MALLOC_CONF: "dirty_decay_ms:500"}}
   broken: {command: ["$WORKLOAD", exit, "3"]}
 samples: 6

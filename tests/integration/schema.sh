@@ -5,8 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 SOURCE=$(cd "$(dirname "$0")/../.." && pwd)
 if ! python3 -c 'import jsonschema, yaml' 2>/dev/null; then
-    echo "SKIP: python3-jsonschema and python3-yaml are needed (apt-get install python3-jsonschema python3-yaml)"
-    exit 77
+    skip_test "python3-jsonschema and python3-yaml are needed (apt-get install python3-jsonschema python3-yaml)"
 fi
 
 mkdir "$WORK/specs"

@@ -9,13 +9,11 @@
 . "$(dirname "$0")/lib.sh"
 
 if [[ $(id -u) != 0 ]]; then
-    echo "SKIP: needs root to start munged, slurmctld and slurmd"
-    exit 77
+    skip_test "needs root to start munged, slurmctld and slurmd"
 fi
 for tool in munged slurmctld slurmd sbatch squeue scancel sinfo unshare; do
     if ! command -v $tool >/dev/null; then
-        echo "SKIP: $tool is missing (apt-get install slurm-wlm munge)"
-        exit 77
+        skip_test "$tool is missing (apt-get install slurm-wlm munge)"
     fi
 done
 test_scope_start || skip_test "needs a cgroup v2 of its own, to end every process the cluster starts"

@@ -5,7 +5,9 @@
 # database says so and exits 4. Needs root for the mount; skipped with the reason otherwise.
 if [[ -z ${ALLOCLAB_STORAGE_NS:-} ]]; then
     if [[ $(id -u) != 0 ]] || ! command -v unshare >/dev/null; then
+        # (lib.sh is not sourced yet: this process is replaced below.)
         echo "SKIP: needs root and unshare (util-linux) to mount a small tmpfs"
+        [[ -n ${ALLOCLAB_SKIP_LOG:-} ]] && echo "storage: needs root and unshare (util-linux) to mount a small tmpfs" >>"$ALLOCLAB_SKIP_LOG"
         exit 77
     fi
     # The mount lives and dies with this namespace: nothing is left mounted.

@@ -106,14 +106,21 @@ allocators:
   loop: {command: ["$WORKLOAD", spin, "100000000"]}
 samples: 7
 YAML
-run_alloclab 0 run "$WORK/calibrate.yaml" --quiet
-run_alloclab 0 show --format json
-longer=$(python3 -c '
+# Judging wall time needs a machine that is not busy with other work: checked first, and the
+# judging skipped with the reason otherwise (the spec is still made, for aa_check below).
+quiet=true
+machine_is_quiet || quiet=false
+longer=110000000
+if $quiet; then
+    run_alloclab 0 run "$WORK/calibrate.yaml" --quiet
+    run_alloclab 0 show --format json
+    longer=$(python3 -c '
 import json, sys
 r = json.load(sys.stdin)["cells"][0]["results"]
 start, loop = r["none"]["median"], r["loop"]["median"]
 per_iteration = (loop - start) / 100000000
 print(round(110000000 + 0.1 * start / per_iteration))' <<<"$OUT")
+fi
 cat >"$WORK/spin.yaml" <<YAML
 experiment: spin
 command: ["$WORKLOAD", spin, "100000000"]
@@ -136,7 +143,9 @@ assert o["verdict"] == "slower", "10%% more work is not slower: %r" % o
 assert o["ratio_ci_low"] <= 1.11 and o["ratio_ci_high"] >= 1.09, "the interval is not within 1%% of 1.10: %r" % o
 assert r["same"]["verdict"] == "~", "A/A: a significant difference: %r" % r["same"]' <<<"$OUT"
 }
-if ! spin_judged; then
+if ! $quiet; then
+    skip_part "judging 10% more work as slower and an A/A pair as ~: $QUIET_REASON"
+elif ! spin_judged; then
     echo "the spin run was blurred; once more"
     spin_judged || fail "10% more work, and an A/A pair, misjudged twice: $OUT"
 fi
