@@ -55,9 +55,15 @@ static const char show_usage[] =
 static int open_for_reading(const char *command, const char *db_path, Store **ret) {
         _cleanup_free_ char *fallback = db_path ? NULL : store_default_path();
         const char *path = db_path ? db_path : fallback;
-        if (path && access(path, W_OK) == 0 && store_open(path, STORE_READ_WRITE, ret, NULL) >= 0)
+        if (!path || access(path, W_OK) < 0)
+                return cli_open_store(command, path, STORE_READ_ONLY, ret);
+        _cleanup_free_ char *why = NULL;
+        if (store_open(path, STORE_READ_WRITE, ret, &why) >= 0 ||
+            store_open(path, STORE_READ_ONLY, ret, NULL) >= 0)
                 return EXIT_OK;
-        return cli_open_store(command, path, STORE_READ_ONLY, ret);
+        /* Neither: what writing found is the better reason (a migration that failed, say). */
+        cli_error(command, "%s", why ? why : "cannot open the database");
+        return EXIT_ENVIRONMENT;
 }
 
 typedef struct ReadOptions {
