@@ -62,22 +62,28 @@ skip_part() {
 }
 
 # machine_is_quiet: whether nothing else competes for the CPUs now, for checks that judge
-# elapsed time: no CPU pressure over the last 10 s (/proc/pressure/cpu some avg10 at most 10%)
-# and the CPUs at most 30% busy over one second (/proc/stat). Otherwise false, with
+# elapsed time: the CPUs at most 30% busy over a second (/proc/stat), and no CPU pressure
+# (/proc/pressure/cpu some avg10 at most 10%). Pressure is a 10 s average: what the tests before
+# left of it is waited out (at most 30 s) while the CPUs stay idle. Otherwise false, with
 # QUIET_REASON saying what was seen.
 machine_is_quiet() {
     QUIET_REASON=
     local psi busy
-    psi=$(awk '/^some/ { sub("avg10=", "", $2); print $2 }' /proc/pressure/cpu 2>/dev/null || true)
-    busy=$({ head -1 /proc/stat; sleep 1; head -1 /proc/stat; } | awk '
-        { idle[NR] = $5 + $6; total[NR] = 0; for (i = 2; i <= NF; i++) total[NR] += $i }
-        END { t = total[2] - total[1]; printf "%.0f", (t > 0 ? 100 * (t - (idle[2] - idle[1])) / t : 0) }')
-    if [[ -n $psi ]] && awk -v p="$psi" 'BEGIN { exit !(p > 10) }'; then
+    for _ in $(seq 30); do
+        busy=$({ head -1 /proc/stat; sleep 1; head -1 /proc/stat; } | awk '
+            { idle[NR] = $5 + $6; total[NR] = 0; for (i = 2; i <= NF; i++) total[NR] += $i }
+            END { t = total[2] - total[1]; printf "%.0f", (t > 0 ? 100 * (t - (idle[2] - idle[1])) / t : 0) }')
+        if ((busy > 30)); then
+            QUIET_REASON="the machine is busy (its CPUs were $busy% busy over a second)"
+            return 1
+        fi
+        psi=$(awk '/^some/ { sub("avg10=", "", $2); print $2 }' /proc/pressure/cpu 2>/dev/null || true)
+        if [[ -z $psi ]] || awk -v p="$psi" 'BEGIN { exit !(p <= 10) }'; then
+            return 0
+        fi
         QUIET_REASON="the machine is busy (CPU pressure some avg10 = $psi%)"
-    elif ((busy > 30)); then
-        QUIET_REASON="the machine is busy (its CPUs were $busy% busy over a second)"
-    fi
-    [[ -z $QUIET_REASON ]]
+    done
+    return 1
 }
 
 # A cgroup v2 of this test's own, for what it starts that must end with it whatever it does
