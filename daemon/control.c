@@ -227,7 +227,7 @@ static json_t *job_json_for(const Connection *c, const Job *j) {
 static json_t *method_submit(Connection *c, json_t *params) {
         const char *spec_path = NULL, *yaml = NULL, *cwd = NULL;
         json_t *env = NULL;
-        json_int_t umask = JOB_DEFAULT_UMASK; /* clients before 0.25 did not send theirs */
+        json_int_t umask = JOB_DEFAULT_UMASK; /* older clients do not send theirs */
         if (json_unpack(params, "{s:s, s:s, s:s, s:o, s?I}", "spec_path", &spec_path, "spec", &yaml, "cwd",
                         &cwd, "env", &env, "umask", &umask) < 0 ||
             !json_is_array(env) || umask < 0 || umask > 0777)
@@ -727,8 +727,10 @@ static bool is_stale(const Connection *c, uint64_t now) {
 
 /* The connection to close for one of uid when the table is full: the idle one quiet longest
  * (unless `fifo`: then idle slots go to the connections parked longest, by on_unpark());
- * else, when uid holds fewer connections than another user, that user's stale connection whose
- * last whole request is oldest. NULL: none may be closed. */
+ * else, when uid holds fewer connections than another user, that user's connection whose last
+ * whole request is oldest, if it is stale, or if that user holds more than half the table (a
+ * user who keeps every slot busy with requests must not lock the others out either). Never one
+ * that is submitting. NULL: none may be closed. */
 static Connection *victim_for(const Control *ctl, uid_t uid, bool fifo) {
         uint64_t now = 0;
         (void) sd_event_now(ctl->ctx.event, CLOCK_MONOTONIC, &now);
@@ -746,12 +748,12 @@ static Connection *victim_for(const Control *ctl, uid_t uid, bool fifo) {
         }
         if (idle || busiest == uid || connections_of(ctl, uid) >= most)
                 return idle;
-        Connection *stale = NULL;
+        Connection *oldest = NULL;
         for (Connection *c = ctl->connections; c; c = c->next)
-                if (c->peer.uid == busiest && is_stale(c, now) &&
-                    (!stale || c->last_request < stale->last_request))
-                        stale = c;
-        return stale;
+                if (c->peer.uid == busiest && !c->submitting &&
+                    (!oldest || c->last_request < oldest->last_request))
+                        oldest = c;
+        return oldest && (is_stale(oldest, now) || most > CONTROL_MAX_CONNECTIONS / 2) ? oldest : NULL;
 }
 
 /* Moves c from the parked list into the table, where it is read and served, with an idle

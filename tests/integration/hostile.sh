@@ -255,5 +255,38 @@ if machine_is_quiet; then
 else
     skip_part "the 100 ms bound on a Ping among trickling connections: $QUIET_REASON"
 fi
+# 64 connections of nobody's that each send a whole Ping every 30 ms keep every slot busy without
+# ever being stale: nobody holds more than half the table, and gives a slot up to root's Ping.
+as_nobody /usr/bin/python3 - "$ALLOCLAB_SOCKET" "$WORK/user/busy.ready" <<'PY' &
+import json, socket, sys, time
+path, ready = sys.argv[1], sys.argv[2]
+ping = json.dumps({"method": "io.alloclab.Ping"}).encode() + b"\0"
+socks = []
+for _ in range(64):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    s.setblocking(False)
+    socks.append(s)
+open(ready, "w").close()
+end = time.monotonic() + 6
+while time.monotonic() < end:
+    for s in socks:
+        try:
+            s.send(ping)
+            s.recv(65536)
+        except OSError:
+            pass
+    time.sleep(0.03)
+PY
+busy=$!
+for _ in $(seq 100); do [[ -e $WORK/user/busy.ready ]] && break; sleep 0.05; done
+sleep 1
+start=$(date +%s%N)
+run_alloclab 0 status
+took_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+wait "$busy" || true
+echo "status among 64 busy connections of another user: $took_ms ms"
+(( took_ms < 2000 )) || fail "status waited $took_ms ms while another user kept every slot busy"
+
 kill -0 "$daemon_pid" || fail "the daemon died"
 exit 0
