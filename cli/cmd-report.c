@@ -40,15 +40,7 @@ static const char *const palette[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd
 /* Text for XHTML: control characters but newlines and tabs as util/text.h shows them (XML allows
  * none of them, not even as references), then & < > " ' escaped. */
 static void put_text(FILE *f, const char *s) {
-        if (!s)
-                return;
-        char *buf = NULL;
-        size_t size = 0;
-        FILE *m = open_memstream(&buf, &size);
-        if (!m)
-                return;
-        (void) text_show(m, s, strlen(s), TEXT_KEEP_LAYOUT);
-        _cleanup_free_ char *shown = memstream_text(m, &buf);
+        _cleanup_free_ char *shown = text_shown_as(s, TEXT_KEEP_LAYOUT);
         for (s = shown; s && *s; s++) {
                 const char *entity = *s == '&'    ? "&amp;"
                                      : *s == '<'  ? "&lt;"

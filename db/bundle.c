@@ -250,9 +250,11 @@ typedef struct Source {
 /* Text columns whose text a program or an allocator wrote (a child's stderr, a reason or an end
  * note quoting it, what an allocator says of itself) or a spec's YAML: any text, which is shown
  * escaped. Every other text column of a bundle's run must be clean (util/text.h). */
-static const struct {
+typedef struct Column {
         const char *table, *column;
-} free_text[] = {
+} Column;
+
+static const Column free_text[] = {
         { "specs", "yaml" },
         { "samples", "stderr_excerpt" },
         { "samples", "detail" },
@@ -264,9 +266,7 @@ static const struct {
 };
 
 /* Columns that hold names, which follow the spec's rule (1-64 letters, digits, '_', '-', '.'). */
-static const struct {
-        const char *table, *column;
-} names[] = {
+static const Column names[] = {
         { "experiments", "name" },
         { "variants", "name" },
         { "sample_metrics", "name" },
@@ -307,8 +307,7 @@ static const char *allowed_types(const char *type) {
                                                 : NULL;
 }
 
-static bool listed(const char *table, const char *column, const void *list, size_t n) {
-        const struct { const char *table, *column; } *l = list;
+static bool listed(const char *table, const char *column, const Column *l, size_t n) {
         for (size_t i = 0; i < n; i++)
                 if (strcmp(l[i].table, table) == 0 && strcmp(l[i].column, column) == 0)
                         return true;

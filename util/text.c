@@ -103,7 +103,7 @@ void text_put_shown(FILE *f, const char *s) {
         (void) text_show(f, s, strlen(s), TEXT_ESCAPE_BACKSLASH);
 }
 
-char *text_shown(const char *s) {
+char *text_shown_as(const char *s, unsigned flags) {
         if (!s)
                 return NULL;
         char *out = NULL;
@@ -111,6 +111,10 @@ char *text_shown(const char *s) {
         FILE *f = open_memstream(&out, &size);
         if (!f)
                 return NULL;
-        text_put_shown(f, s);
+        (void) text_show(f, s, strlen(s), flags & ~TEXT_PARTIAL);
         return memstream_text(f, &out);
+}
+
+char *text_shown(const char *s) {
+        return text_shown_as(s, TEXT_ESCAPE_BACKSLASH);
 }

@@ -34,5 +34,8 @@ typedef enum TextShowFlags {
  * of: not written, for the caller to put in front of the next piece. */
 size_t text_show(FILE *f, const char *s, size_t n, unsigned flags);
 
+/* text_shown() as flags say (TEXT_PARTIAL aside). */
+char *text_shown_as(const char *s, unsigned flags);
+
 /* The same as a new string (caller frees), or NULL for want of memory. s may be NULL: NULL. */
 char *text_shown(const char *s);

@@ -13,13 +13,8 @@
 . "$(dirname "$0")/lib.sh"
 : "${ALLOCLABD:?ALLOCLABD must point to alloclabd}"
 
-if [[ $(id -u) != 0 ]] || ! command -v setpriv >/dev/null; then
-    skip_test "needs root and setpriv (util-linux) to act as other users"
-fi
-nobody=$(id -u nobody)
-nogroup=$(id -g nobody)
+need_other_users
 other=$(id -u daemon)
-as_nobody() { setpriv --reuid="$nobody" --regid="$nogroup" --clear-groups "$@"; }
 as_other() { setpriv --reuid="$other" --regid="$(id -g daemon)" --clear-groups "$@"; }
 
 chmod 0755 "$WORK"

@@ -15,12 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 : "${ALLOCLABD:?ALLOCLABD must point to alloclabd}"
 
-if [[ $(id -u) != 0 ]] || ! command -v setpriv >/dev/null; then
-    skip_test "needs root and setpriv (util-linux) to act as another user"
-fi
-nobody=$(id -u nobody)
-nogroup=$(id -g nobody)
-as_nobody() { setpriv --reuid="$nobody" --regid="$nogroup" --clear-groups "$@"; }
+need_other_users
 
 chmod 0755 "$WORK"
 export ALLOCLAB_SOCKET="$WORK/ctl.sock"

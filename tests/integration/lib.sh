@@ -118,3 +118,16 @@ test_scope_end() {
     [[ ! -d $TEST_SCOPE ]] || echo "warning: $TEST_SCOPE could not be removed" >&2
     TEST_SCOPE=
 }
+
+# need_other_users: tests that act as another user (nobody) need root and setpriv: skipped with
+# the reason otherwise. as_nobody CMD...: CMD as nobody, without supplementary groups.
+need_other_users() {
+    if [[ $(id -u) != 0 ]] || ! command -v setpriv >/dev/null; then
+        skip_test "needs root and setpriv (util-linux) to act as other users"
+    fi
+    nobody=$(id -u nobody)
+    nogroup=$(id -g nobody)
+}
+as_nobody() {
+    setpriv --reuid="$nobody" --regid="$nogroup" --clear-groups "$@"
+}
