@@ -17,32 +17,7 @@ need_other_users
 other=$(id -u daemon)
 as_other() { setpriv --reuid="$other" --regid="$(id -g daemon)" --clear-groups "$@"; }
 
-chmod 0755 "$WORK"
-export ALLOCLAB_SOCKET="$WORK/ctl.sock"
-SPECS="$WORK/specs.d"
-mkdir -m 1777 "$SPECS"
-mkdir -m 0700 "$WORK/db"
-DB="$WORK/db/results.db"
-daemon_pid=
-test_scope_start || skip_test "needs a cgroup v2 of its own, to end whatever the daemon leaves"
-cleanup() {
-    [[ -n $daemon_pid ]] && kill -9 "$daemon_pid" 2>/dev/null
-    test_scope_end # the daemon's runner and its children, should one outlive it
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-start_daemon() {
-    # Under ASan, freed memory waits in a 256 MiB quarantine: keep it small, so that the RSS the
-    # slow-reader check measures is the daemon's own (no effect on other builds).
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4" test_scope_run "$ALLOCLABD" --db "$DB" \
-        --specs-dir "$SPECS" --socket "$ALLOCLAB_SOCKET" 2>>"$WORK/daemon.log" &
-    daemon_pid=$!
-    for _ in $(seq 100); do
-        "$ALLOCLAB" status >/dev/null 2>&1 && chmod 0666 "$ALLOCLAB_SOCKET" && return 0
-        sleep 0.05
-    done
-    fail "alloclabd did not start: $(cat "$WORK/daemon.log")"
-}
+prepare_users_daemon 1777
 wait_job() { # JOB STATUS
     for _ in $(seq 200); do
         [[ $(q "SELECT status FROM jobs WHERE id = $1") == "$2" ]] && return 0
@@ -65,7 +40,7 @@ chown nobody:nogroup "$SPECS/user.yaml"
 as_nobody ln -s "$SPECS/root.yaml" "$SPECS/pwn.yaml"
 sed 's/root-owned/writable/' "$SPECS/root.yaml" >"$SPECS/writable.yaml"
 chmod 0666 "$SPECS/writable.yaml"
-start_daemon
+start_users_daemon
 run_alloclab 0 schedules
 expect_contains "$OUT" "root-owned" "root's scheduled spec"
 expect_contains "$OUT" "user-owned" "a user's scheduled spec in a sticky directory"

@@ -17,31 +17,9 @@
 
 need_other_users
 
-chmod 0755 "$WORK"
-export ALLOCLAB_SOCKET="$WORK/ctl.sock"
-SPECS="$WORK/specs.d"
-mkdir -m 3777 "$SPECS" # sticky and setgid, group root: its files are born group root
+prepare_users_daemon 3777 # sticky and setgid, group root: its files are born group root
 chown root:root "$SPECS"
 mkdir -m 0777 "$WORK/user"
-mkdir -m 0700 "$WORK/db"
-DB="$WORK/db/results.db"
-daemon_pid=
-cleanup() {
-    [[ -n $daemon_pid ]] && kill -9 "$daemon_pid" 2>/dev/null
-    [[ -n $daemon_pid ]] && { wait "$daemon_pid" 2>/dev/null || true; }
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-start_daemon() {
-    "$ALLOCLABD" --db "$DB" --specs-dir "$SPECS" --socket "$ALLOCLAB_SOCKET" 2>>"$WORK/daemon.log" &
-    daemon_pid=$!
-    for _ in $(seq 100); do
-        "$ALLOCLAB" status >/dev/null 2>&1 && chmod 0666 "$ALLOCLAB_SOCKET" && return 0
-        sleep 0.05
-    done
-    fail "alloclabd did not start: $(cat "$WORK/daemon.log")"
-}
-# raw_request JSON-PARAMS-PYTHON-EXPR [as_nobody]: one request over the socket, its reply on stdout.
 raw_submit() { # SPEC-FILE SPEC-PATH-AS-SENT: Submit as nobody, bypassing the client's checks
     as_nobody /usr/bin/python3 - "$ALLOCLAB_SOCKET" "$1" "$2" <<'PY'
 import json, socket, sys, time
@@ -89,7 +67,7 @@ expect_eq "$(stat -c %g "$SPECS/root-group.yaml")" 0 "a file made in a setgid di
 # A name that would drive root's terminal and forge a log line.
 evil=$'evil\e[2J\e]0;owned\a\nalloclabd: forged.yaml'
 ids_spec evil-name | as_nobody sh -c "cat >'$SPECS/$evil'"
-start_daemon
+start_users_daemon
 log=$(cat "$WORK/daemon.log")
 expect_contains "$log" "skipping $SPECS/root-group.yaml: its group is not one of its owner's groups" \
     "a user's spec of group root is refused"

@@ -131,3 +131,40 @@ need_other_users() {
 as_nobody() {
     setpriv --reuid="$nobody" --regid="$nogroup" --clear-groups "$@"
 }
+
+# prepare_users_daemon SPECS_MODE: the setting of the tests of other users against alloclabd as
+# root: $WORK open to them, the socket $ALLOCLAB_SOCKET, a specs directory $SPECS of that mode,
+# a database $DB in a directory only root may enter, a cgroup of the test's own, and a teardown
+# that kills the daemon and everything in that cgroup.
+prepare_users_daemon() {
+    chmod 0755 "$WORK"
+    export ALLOCLAB_SOCKET="$WORK/ctl.sock"
+    SPECS="$WORK/specs.d"
+    mkdir -m "$1" "$SPECS"
+    mkdir -m 0700 "$WORK/db"
+    DB="$WORK/db/results.db"
+    daemon_pid=
+    test_scope_start || skip_test "needs a cgroup v2 of its own, to end whatever the daemon leaves"
+    trap 'stop_users_daemon' EXIT
+}
+stop_users_daemon() {
+    [[ -n $daemon_pid ]] && kill -9 "$daemon_pid" 2>/dev/null
+    [[ -n $daemon_pid ]] && { wait "$daemon_pid" 2>/dev/null || true; }
+    test_scope_end # the daemon's runner and its children, should one outlive it
+    rm -rf "$WORK"
+}
+
+# start_users_daemon: alloclabd on $DB, $SPECS and $ALLOCLAB_SOCKET, in the test's cgroup, its
+# log in $WORK/daemon.log; daemon_pid is its PID once its socket answers, open to everyone.
+start_users_daemon() {
+    # Under ASan, freed memory waits in a 256 MiB quarantine: keep it small, so that the RSS the
+    # slow-reader check of hardening measures is the daemon's own (no effect on other builds).
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4" test_scope_run "$ALLOCLABD" --db "$DB" \
+        --specs-dir "$SPECS" --socket "$ALLOCLAB_SOCKET" 2>>"$WORK/daemon.log" &
+    daemon_pid=$!
+    for _ in $(seq 100); do
+        "$ALLOCLAB" status >/dev/null 2>&1 && chmod 0666 "$ALLOCLAB_SOCKET" && return 0
+        sleep 0.05
+    done
+    fail "alloclabd did not start: $(cat "$WORK/daemon.log")"
+}
