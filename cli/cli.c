@@ -224,6 +224,24 @@ int cli_take_measure_lock(const char *command, Store *store, int *ret_fd) {
         return EXIT_OK;
 }
 
+int cli_keep_reserve(const char *command, Store *store) {
+        int r = store_reserve(store);
+        if (r == -ENOSPC || r == -EDQUOT) {
+                store_release_reserve(store);
+                cli_error(command,
+                          "the disk of %s has less than %d KiB free, which a run needs kept to close itself "
+                          "should its samples fill the disk: free some space first",
+                          store_path(store), STORE_RESERVE_BYTES / 1024);
+                return EXIT_ENVIRONMENT;
+        }
+        if (r < 0)
+                fprintf(stderr,
+                        "alloclab %s: warning: cannot keep %d KiB in reserve beside %s (%s): a run that "
+                        "fills the disk may not be closed\n",
+                        command, STORE_RESERVE_BYTES / 1024, store_path(store), strerror(-r));
+        return EXIT_OK;
+}
+
 bool cli_colour(FILE *f) {
         const char *no = getenv("NO_COLOR"), *force = getenv("CLICOLOR_FORCE"), *term = getenv("TERM");
         if (no && *no) /* https://no-color.org */

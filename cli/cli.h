@@ -139,6 +139,12 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
 
 /* Whether output to f gets colours: never with NO_COLOR set, always with CLICOLOR_FORCE set (and
  * not "0"), else on a terminal that is not "dumb". */
+/* Keeps STORE_RESERVE_BYTES beside the database for a measuring command (run, resume): the
+ * writes that close a run whose samples fill the disk. Returns EXIT_OK (with a warning when the
+ * reserve cannot be made for another reason), or EXIT_ENVIRONMENT, said, when the disk has not
+ * that much room: then the run does not start. The command releases it when done. */
+int cli_keep_reserve(const char *command, Store *store);
+
 bool cli_colour(FILE *f);
 
 /* Strict unsigned integer parser for option values. */

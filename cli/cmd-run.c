@@ -259,9 +259,6 @@ static int execute_recorded(const char *command, Store *store, const Plan *plan,
                 .cell_stats = progress_stats,
         };
         RunResult result = {};
-        /* Room kept for the writes that close the run, should its samples fill the disk: a run
-         * left "running" with "cannot close the run" told nothing of why. */
-        (void) store_reserve(store);
         int r = run_execute(plan, prior, &sink, stop_fd, &result);
         if (progress.enabled)
                 output_raw(stderr, "\r\033[K");
@@ -343,7 +340,8 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
                 return e;
 
         _cleanup_close_ int lock_fd = -1;
-        if ((e = cli_take_measure_lock(command, store, &lock_fd)) != EXIT_OK)
+        if ((e = cli_take_measure_lock(command, store, &lock_fd)) != EXIT_OK ||
+            (e = cli_keep_reserve(command, store)) != EXIT_OK)
                 return e;
         int64_t base = 0; /* --compare-to, found before anything is written */
         if (o->compare_to && (e = resolve_base(store, spec->experiment, o->compare_to, &base)) != EXIT_OK)
@@ -446,7 +444,8 @@ int cmd_resume(int argc, char **argv) {
         if ((e = cli_open_store("resume", o.db_path, STORE_READ_WRITE, &store)) != EXIT_OK)
                 return e;
         _cleanup_close_ int lock_fd = -1;
-        if ((e = cli_take_measure_lock("resume", store, &lock_fd)) != EXIT_OK)
+        if ((e = cli_take_measure_lock("resume", store, &lock_fd)) != EXIT_OK ||
+            (e = cli_keep_reserve("resume", store)) != EXIT_OK)
                 return e;
         ResumeInfo info = {};
         _cleanup_free_ char *elsewhere = NULL;

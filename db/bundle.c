@@ -26,6 +26,7 @@
 #include "runner/host.h"
 #include "util/cleanup.h"
 #include "util/message.h"
+#include "util/sha256.h"
 #include "util/text.h"
 
 static void sqlite3_freep(char **p) {
@@ -247,30 +248,76 @@ typedef struct Source {
         char schema[16];
 } Source;
 
-/* Text columns whose text a program or an allocator wrote (a child's stderr, a reason or an end
- * note quoting it, what an allocator says of itself) or a spec's YAML: any text, which is shown
- * escaped. Every other text column of a bundle's run must be clean (util/text.h). */
-typedef struct Column {
-        const char *table, *column;
-} Column;
+/* What a column of a bundle's run may hold beyond its declared type. A text column is CLEAN
+ * unless listed: no control characters, UTF-8 (util/text.h). */
+typedef enum Rule {
+        RULE_CLEAN,
+        RULE_FREE,         /* what a program or an allocator wrote, or a spec's YAML: shown escaped */
+        RULE_NAME,         /* a name as a spec names things: 1-64 letters, digits, '_', '-', '.' */
+        RULE_JSON,         /* JSON as alloclab wrote it (its readers parse it) */
+        RULE_UUID,         /* a run's UUID: 36 characters, lowercase hex and dashes */
+        RULE_SPEC_SHA256,  /* the sha256 of the row's yaml: a spec's text is what its hash says */
+        RULE_NON_NEGATIVE, /* a count, a size or a time */
+        _RULE_MAX,
+} Rule;
 
-static const Column free_text[] = {
-        { "specs", "yaml" },
-        { "samples", "stderr_excerpt" },
-        { "samples", "detail" },
-        { "exclusions", "reason" },
-        { "runs", "message" },
-        { "allocators", "version" },
-        { "probe_reports", "version" },
-        { "probe_reports", "report" },
+static const struct {
+        const char *table, *column;
+        Rule rule;
+} column_rules[] = {
+        { "specs", "yaml", RULE_FREE },
+        { "specs", "sha256", RULE_SPEC_SHA256 },
+        { "samples", "stderr_excerpt", RULE_FREE },
+        { "samples", "detail", RULE_FREE },
+        { "exclusions", "reason", RULE_FREE },
+        { "runs", "message", RULE_FREE },
+        { "experiments", "name", RULE_NAME },
+        { "variants", "name", RULE_NAME },
+        { "sample_metrics", "name", RULE_NAME },
+        { "stats", "metric", RULE_NAME },
+        { "runs", "host_facts", RULE_JSON },
+        { "runs", "calibrate_command", RULE_JSON },
+        { "variants", "env", RULE_JSON },
+        { "variants", "command", RULE_JSON },
+        { "cells", "params", RULE_JSON },
+        { "probe_reports", "report", RULE_JSON },
+        { "runs", "uuid", RULE_UUID },
+        { "samples", "wall_ns", RULE_NON_NEGATIVE },
+        { "samples", "user_us", RULE_NON_NEGATIVE },
+        { "samples", "sys_us", RULE_NON_NEGATIVE },
+        { "samples", "maxrss_kib", RULE_NON_NEGATIVE },
+        { "samples", "minflt", RULE_NON_NEGATIVE },
+        { "samples", "majflt", RULE_NON_NEGATIVE },
+        { "samples", "nvcsw", RULE_NON_NEGATIVE },
+        { "samples", "nivcsw", RULE_NON_NEGATIVE },
+        { "samples", "step", RULE_NON_NEGATIVE },
+        { "samples", "round", RULE_NON_NEGATIVE },
+        { "samples", "leftover", RULE_NON_NEGATIVE },
+        { "samples", "leftover_processes", RULE_NON_NEGATIVE },
+        { "samples", "output_size", RULE_NON_NEGATIVE },
+        { "samples", "cpu_us", RULE_NON_NEGATIVE },
+        { "samples", "peak_kib", RULE_NON_NEGATIVE },
+        { "samples", "quiet_wait_ns", RULE_NON_NEGATIVE },
+        { "calibration", "wall_ns", RULE_NON_NEGATIVE },
+        { "calibration", "user_us", RULE_NON_NEGATIVE },
+        { "calibration", "sys_us", RULE_NON_NEGATIVE },
+        { "calibration", "maxrss_kib", RULE_NON_NEGATIVE },
 };
 
-/* Columns that hold names, which follow the spec's rule (1-64 letters, digits, '_', '-', '.'). */
-static const Column names[] = {
-        { "experiments", "name" },
-        { "variants", "name" },
-        { "sample_metrics", "name" },
-        { "stats", "metric" },
+/* Per rule: the SQL condition over the column ($C; the row's other columns by name), and the
+ * words for a value that breaks it. */
+static const struct {
+        const char *sql, *breaks;
+} rule_texts[_RULE_MAX] = {
+        [RULE_CLEAN] = { "alloclab_clean($C)", "text with control characters, or not UTF-8" },
+        [RULE_FREE] = { NULL, NULL },
+        [RULE_NAME] = { "($C IS NULL OR alloclab_name($C))",
+                        "a name that breaks the rule of names (1-64 letters, digits, '_', '-' or '.')" },
+        [RULE_JSON] = { "($C IS NULL OR json_valid($C))", "what is not JSON" },
+        [RULE_UUID] = { "($C IS NULL OR (length($C) = 36 AND NOT $C GLOB '*[^0-9a-f-]*'))",
+                        "what is not a UUID" },
+        [RULE_SPEC_SHA256] = { "$C = alloclab_sha256(yaml)", "a hash that is not the sha256 of its spec" },
+        [RULE_NON_NEGATIVE] = { "($C IS NULL OR $C >= 0)", "a negative value" },
 };
 
 /* The tables a run is imported from, as bundle_export() writes them. */
@@ -281,22 +328,34 @@ static const char *const run_tables[] = { "hosts",          "experiments",   "sp
 
 /* SQL functions of the checks (registered on the checking connection only, SQLITE_DIRECTONLY:
  * nothing in a bundle's schema may call them): alloclab_clean(x) is 1 when x is no text, or
- * clean text; alloclab_name(x) when x is text that follows the names' rule. */
+ * clean text; alloclab_name(x) when x is text that follows the names' rule; alloclab_sha256(x)
+ * is the hex sha256 of text x. A text with a NUL byte in it is neither clean nor a name. */
+static const char *whole_text(sqlite3_value *v) {
+        const char *text = (const char *) sqlite3_value_text(v);
+        return sqlite3_value_type(v) == SQLITE_TEXT && text &&
+                               (size_t) sqlite3_value_bytes(v) == strlen(text)
+                       ? text
+                       : NULL;
+}
+
 static void sql_clean(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
         (void) argc;
-        const char *text = (const char *) sqlite3_value_text(argv[0]);
-        int bytes = sqlite3_value_bytes(argv[0]);
-        bool clean = sqlite3_value_type(argv[0]) != SQLITE_TEXT ||
-                     (text && (size_t) bytes == strlen(text) && text_is_clean(text));
-        sqlite3_result_int(ctx, clean);
+        const char *text = whole_text(argv[0]);
+        sqlite3_result_int(ctx, sqlite3_value_type(argv[0]) != SQLITE_TEXT || (text && text_is_clean(text)));
 }
 
 static void sql_name(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
         (void) argc;
-        const char *text = (const char *) sqlite3_value_text(argv[0]);
-        sqlite3_result_int(ctx, sqlite3_value_type(argv[0]) == SQLITE_TEXT && text &&
-                                        (size_t) sqlite3_value_bytes(argv[0]) == strlen(text) &&
-                                        schema_is_identifier(text, true));
+        const char *text = whole_text(argv[0]);
+        sqlite3_result_int(ctx, text && schema_is_identifier(text, true));
+}
+
+static void sql_sha256(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+        (void) argc;
+        char hex[SHA256_HEX_SIZE];
+        const void *bytes = sqlite3_value_text(argv[0]);
+        sha256_hex(bytes ? bytes : "", (size_t) sqlite3_value_bytes(argv[0]), hex);
+        sqlite3_result_text(ctx, hex, -1, SQLITE_TRANSIENT);
 }
 
 /* The typeof() values a column of declared type `type` may hold. */
@@ -307,26 +366,34 @@ static const char *allowed_types(const char *type) {
                                                 : NULL;
 }
 
-static bool listed(const char *table, const char *column, const Column *l, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                if (strcmp(l[i].table, table) == 0 && strcmp(l[i].column, column) == 0)
-                        return true;
-        return false;
+static Rule rule_of(const char *table, const char *column, const char *type) {
+        for (size_t i = 0; i < ELEMENTSOF(column_rules); i++)
+                if (strcmp(column_rules[i].table, table) == 0 && strcmp(column_rules[i].column, column) == 0)
+                        return column_rules[i].rule;
+        return strcasecmp(type, "TEXT") == 0 ? RULE_CLEAN : RULE_FREE;
 }
 
-/* What column `column` (of declared type `type`) of `table` must satisfy, as an SQL condition;
- * NULL for none (sqlite3_free() it). */
+/* What column `column` (of declared type `type`) of `table` must satisfy, as an SQL condition:
+ * its type, and its rule; NULL for none (sqlite3_free() it). */
 static char *column_rule(const char *table, const char *column, const char *type) {
         const char *types = allowed_types(type);
         if (!types)
                 return NULL;
-        if (strcasecmp(type, "TEXT") != 0 || listed(table, column, free_text, ELEMENTSOF(free_text)))
-                return sqlite3_mprintf("(typeof(\"%w\") IN (%s))", column, types);
-        if (listed(table, column, names, ELEMENTSOF(names)))
-                return sqlite3_mprintf(
-                        "(typeof(\"%w\") IN (%s) AND (\"%w\" IS NULL OR alloclab_name(\"%w\")))", column,
-                        types, column, column);
-        return sqlite3_mprintf("(typeof(\"%w\") IN (%s) AND alloclab_clean(\"%w\"))", column, types, column);
+        const char *rule = rule_texts[rule_of(table, column, type)].sql;
+        sqlite3_str *extra = sqlite3_str_new(NULL);
+        for (const char *at = rule; at && *at;) { /* $C: the column, quoted */
+                const char *c = strstr(at, "$C");
+                size_t len = c ? (size_t) (c - at) : strlen(at);
+                sqlite3_str_append(extra, at, (int) len);
+                if (c)
+                        sqlite3_str_appendf(extra, "\"%w\"", column);
+                at += len + (c ? 2 : 0);
+        }
+        _cleanup_(sqlite3_freep) char *condition = sqlite3_str_finish(extra);
+        if (rule && !condition)
+                return NULL;
+        return sqlite3_mprintf("(typeof(\"%w\") IN (%s)%s%s)", column, types, rule ? " AND " : "",
+                               rule ? condition : "");
 }
 
 /* Checks every row of `table`: each column holds its declared type, names follow the names'
@@ -376,12 +443,10 @@ static int check_table(sqlite3 *db, const Source *src, const char *table, char *
                 char quoted[32];
                 snprintf(quoted, sizeof(quoted), "'%s'", type ? type : "");
                 bool typed = strstr(allowed_types(declared[i]), quoted) != NULL;
-                const char *why =
-                        !typed ? "a value of a type its column does not take"
-                        : listed(table, columns[i], names, ELEMENTSOF(names))
-                                ? "a name that breaks the rule of names (1-64 letters, digits, '_', "
-                                  "'-' or '.')"
-                                : "text with control characters, or not UTF-8";
+                const char *breaks = rule_texts[rule_of(table, columns[i], declared[i])].breaks;
+                const char *why = !typed   ? "a value of a type its column does not take"
+                                  : breaks ? breaks
+                                           : "what its column does not take";
                 r = message_fail(ret_message, -EBADMSG, "%s: %s.%s holds %s: '%s'%s", src->path, table,
                                  columns[i], why, value ? value : "",
                                  strlen(value ? value : "") < 40 ? "" : "...");
@@ -393,6 +458,23 @@ static int check_table(sqlite3 *db, const Source *src, const char *table, char *
         for (size_t i = 0; i < n; i++)
                 sqlite3_free(rules[i]);
         return r;
+}
+
+/* Whether a line of text `a` is not a line of `b`: *ret gets the first such line. */
+static bool first_line_not_in(const char *a, const char *b, const char **ret) {
+        for (const char *line = a; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+                size_t len = strcspn(line, "\n");
+                bool found = false;
+                for (const char *other = b; *other && !found;
+                     other += strcspn(other, "\n") + (other[strcspn(other, "\n")] != 0))
+                        found = strcspn(other, "\n") == len && memcmp(other, line, len) == 0;
+                if (!found) {
+                        *ret = line;
+                        return true;
+                }
+        }
+        *ret = a;
+        return false;
 }
 
 /* Opens src->path (refusing anything but a regular file, without blocking on a FIFO) and checks
@@ -410,7 +492,9 @@ static int check_file(Source *src, char **ret_message) {
         sqlite3 *db = NULL;
         int rc = sqlite3_open_v2(src->uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
                                  NULL);
-        _cleanup_free_ char *check = NULL, *format = NULL, *have = NULL, *want = NULL, *bundle_sql = NULL;
+        /* All here: a goto out must not pass a variable that is cleaned up at the end. */
+        _cleanup_free_ char *check = NULL, *format = NULL, *have = NULL, *want = NULL, *bundle_sql = NULL,
+                            *dangling = NULL;
         int64_t version = 0, schema = 0;
         int r = rc == SQLITE_OK ? execf(db, "PRAGMA trusted_schema = OFF") : -EIO;
         if (r >= 0)
@@ -454,16 +538,16 @@ static int check_file(Source *src, char **ret_message) {
             (r = store_expected_schema((int) schema, &want)) < 0)
                 goto out;
         if (strcmp(have, want) != 0) {
-                /* The first line that differs names the object. */
-                size_t at = 0;
-                while (have[at] && have[at] == want[at])
-                        at++;
-                while (at > 0 && have[at - 1] != '\n')
-                        at--;
+                /* An object it has that the schema does not (a view, a trigger, a changed table),
+                 * else one it lacks. */
+                const char *line = NULL;
+                bool lacks = !first_line_not_in(have, want, &line);
+                if (lacks)
+                        (void) first_line_not_in(want, have, &line);
                 r = message_fail(ret_message, -EBADMSG,
-                                 "%s: its schema is not that of schema %lld: it has '%.*s' where %s",
-                                 src->path, (long long) schema, (int) strcspn(have + at, "\n"), have + at,
-                                 want[at] ? "another object belongs" : "nothing more belongs");
+                                 "%s: its schema is not that of schema %lld: it %s '%.*s'%s", src->path,
+                                 (long long) schema, lacks ? "lacks" : "has", (int) strcspn(line, "\n"),
+                                 line, lacks ? "" : ", which that schema does not");
                 goto out;
         }
         if ((rc = sqlite3_create_function(db, "alloclab_clean", 1,
@@ -471,12 +555,24 @@ static int check_file(Source *src, char **ret_message) {
                                           sql_clean, NULL, NULL)) != SQLITE_OK ||
             (rc = sqlite3_create_function(db, "alloclab_name", 1,
                                           SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
-                                          sql_name, NULL, NULL)) != SQLITE_OK) {
+                                          sql_name, NULL, NULL)) != SQLITE_OK ||
+            (rc = sqlite3_create_function(db, "alloclab_sha256", 1,
+                                          SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
+                                          sql_sha256, NULL, NULL)) != SQLITE_OK) {
                 r = rc == SQLITE_NOMEM ? -ENOMEM : failed(db);
                 goto out;
         }
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(run_tables); i++)
                 r = check_table(db, src, run_tables[i], ret_message);
+        /* Every reference within the file holds: a row that names one not there would fail the
+         * import later with "FOREIGN KEY constraint failed", naming nothing. */
+        if (r >= 0 &&
+            (r = queryf(db, NULL, &dangling,
+                        "SELECT \"table\" || ' row ' || rowid || ' names a row of ' || parent || ' that is "
+                        "not there'"
+                        " FROM pragma_foreign_key_check LIMIT 1")) >= 0 &&
+            dangling)
+                r = message_fail(ret_message, -EBADMSG, "%s: %s", src->path, dangling);
         if (r == -EIO)
                 r = message_fail(ret_message, r, "%s: %s", src->path, failure);
 out:
@@ -682,15 +778,14 @@ static int check_runs(sqlite3 *db, const Source *src, const BundleOptions *o, ch
                     strcmp(here, there) != 0) {
                         r = message_fail(
                                 ret_message, -EEXIST,
-                                "%s: run %s is here already with other content (content hash %.12s "
-                                "here, %.12s there: samples, metrics, statistics or settings differ)",
+                                "%s: run %s is here already (or in a file before it in this import) with "
+                                "other content (content hash %.12s here, %.12s there: samples, metrics, "
+                                "statistics, settings or spec differ)",
                                 src->path, uuid, here, there);
                         break;
                 }
-                if (r == 0 || !fingerprint) { /* here already, the same: nothing to add */
-                        r = r == -ENOENT ? 0 : r;
+                if (r == 0) /* here already, the same: nothing to add */
                         continue;
-                }
                 if (r != -ENOENT)
                         break;
                 int64_t known = 0, same = 0;
@@ -709,6 +804,21 @@ static int check_runs(sqlite3 *db, const Source *src, const BundleOptions *o, ch
                                 "SELECT machine_id FROM temp.import_hosts WHERE hostname = %Q", hostname)) <
                             0)
                         break;
+                /* A run without a fingerprint (alloclab before schema 10) of a host known here
+                 * with one: nothing says it is the same machine. */
+                if (!fingerprint && known > 0 && !o->accept_host_change) {
+                        r = message_fail(
+                                ret_message, -EXDEV,
+                                "%s: run %s of host %s has no fingerprint, and %s is known here with "
+                                "fingerprint %.12s: import with --accept-host-change if it is that "
+                                "machine",
+                                src->path, uuid, hostname, hostname, other);
+                        break;
+                }
+                if (!fingerprint) {
+                        r = 0;
+                        continue;
+                }
                 if (known > 0 && same == 0 && !o->accept_host_change) {
                         bool another = !machine || !other_machine || strcmp(machine, other_machine) != 0;
                         r = message_fail(

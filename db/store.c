@@ -21,8 +21,8 @@
 #include "db/store.h"
 #include "util/cleanup.h"
 #include "util/io.h"
+#include "util/lockfile.h"
 #include "util/message.h"
-#include "util/proc.h"
 
 struct Store {
         sqlite3 *db;
@@ -258,12 +258,14 @@ int store_reserve(Store *s) {
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return negative_errno();
-        for (off_t at = st.st_size; at < STORE_RESERVE_BYTES; at += (off_t) sizeof(zeros))
+        for (off_t at = st.st_size; at < STORE_RESERVE_BYTES; at += (off_t) sizeof(zeros)) {
+                errno = 0;
                 if (pwrite(fd, zeros, sizeof(zeros), at) != (ssize_t) sizeof(zeros)) {
-                        int r = errno ? -errno : -ENOSPC;
-                        (void) !ftruncate(fd, 0); /* best effort: the error is the write's */
+                        int r = errno ? -errno : -ENOSPC; /* a short write: the disk is full */
+                        (void) !ftruncate(fd, 0);         /* best effort: the error is the write's */
                         return r;
                 }
+        }
         return fsync(fd) < 0 ? negative_errno() : 0;
 }
 
@@ -291,6 +293,7 @@ const char *store_error(Store *s) {
 Store *store_free(Store *s) {
         if (!s)
                 return NULL;
+        store_release_reserve(s); /* kept for as long as the store that made it */
         sqlite3_close_v2(s->db);
         free(s->reserve_path);
         free(s);
@@ -410,39 +413,27 @@ int store_expected_schema(int version, char **ret) {
         return r;
 }
 
-/* Marks runs of vanished processes on this host as interrupted. A run whose process is still
- * alive (another alloclab working on the same file) is left alone. */
+/* Marks the runs of this host that are still running interrupted, when nobody holds the
+ * database's measurement lock (util/lockfile.h): every process that writes a run holds it until
+ * the run ends, so a running run with the lock free is one whose process is gone. A PID says
+ * nothing across PID namespaces (a run started in `unshare -p` recorded PID 1, alive anywhere).
+ * While the lock is held, the holder's run is live and the others wait for the next time. */
 static int recover_interrupted(Store *s) {
+        if (lockfile_held(store_path(s)))
+                return 0;
         char hostname[HOST_NAME_MAX + 1] = "";
         gethostname(hostname, sizeof(hostname) - 1);
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(s->db,
-                               "SELECT runs.id, runs.pid, runs.pid_start FROM runs"
-                               " JOIN hosts ON hosts.id = runs.host_id"
-                               " WHERE runs.status = 'running' AND hosts.hostname = ?",
+                               "UPDATE runs SET status = 'interrupted', message = 'the process running it "
+                               "vanished (killed or crashed)' WHERE status = 'running' AND host_id IN"
+                               " (SELECT id FROM hosts WHERE hostname = ?)",
                                -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
         sqlite3_bind_text(st, 1, hostname, -1, SQLITE_STATIC);
-        int64_t dead[64];
-        size_t n_dead = 0;
-        while (sqlite3_step(st) == SQLITE_ROW && n_dead < ELEMENTSOF(dead)) {
-                uint64_t start;
-                pid_t pid = (pid_t) sqlite3_column_int64(st, 1);
-                if (proc_start_time(pid, &start) == 0 && start == (uint64_t) sqlite3_column_int64(st, 2))
-                        continue;
-                dead[n_dead++] = sqlite3_column_int64(st, 0);
-        }
+        int rc = sqlite3_step(st);
         sqlite3_finalize(st);
-        for (size_t i = 0; i < n_dead; i++) {
-                char sql[256];
-                snprintf(sql, sizeof(sql),
-                         "UPDATE runs SET status = 'interrupted', message = 'the process running it "
-                         "vanished (killed or crashed)' WHERE id = %lld AND status = 'running';",
-                         (long long) dead[i]);
-                if (store_exec(s, sql) < 0)
-                        return -EIO;
-        }
-        return 0;
+        return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
 static int make_parent_dir(const char *path) {
@@ -461,17 +452,23 @@ static int make_parent_dir(const char *path) {
 }
 
 /* A WAL database that no writer has open (no -wal file) in a directory this user cannot write
- * to (the daemon's, readable through its group, with the daemon stopped): SQLite cannot create
- * the -shm file a reader needs, so it is opened as immutable, which needs none. Safe only because
- * nobody writes to it: a writer would have made the -wal file. Returns 0 when reopened. */
+ * to (the daemon's, readable through its group, with the daemon stopped), or on a full disk:
+ * SQLite cannot create the -shm file a reader needs, so it is opened as immutable, which needs
+ * none. Safe only because nobody writes to it: a writer would have made the -wal file, or holds
+ * the measurement lock. Returns 0 when reopened. */
 static int reopen_immutable(Store *s, const char *path) {
+        /* Also a full disk: the -shm file a reader needs cannot be made there either. */
         int code = sqlite3_extended_errcode(s->db) & 0xff;
-        if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN)
+        if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN && code != SQLITE_IOERR &&
+            code != SQLITE_FULL)
                 return -EINVAL;
         _cleanup_free_ char *wal = NULL, *uri = NULL;
         if (asprintf(&wal, "%s-wal", path) < 0)
                 return -ENOMEM;
-        if (access(wal, F_OK) == 0)
+        /* A -wal file with frames holds what the database does not have yet; an empty one is a
+         * writer's, unless nobody writes (the measurement lock is free). */
+        struct stat st;
+        if (stat(wal, &st) == 0 && (st.st_size > 0 || lockfile_held(path)))
                 return -EBUSY;
         /* A URI: '%', '?' and '#' in the path are escaped. */
         size_t n = 0;

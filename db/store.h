@@ -66,7 +66,7 @@ const char *store_path(Store *s);
 /* Space kept in reserve next to the database (PATH-reserve, STORE_RESERVE_BYTES) for the few
  * writes that end a job when the disk is full. store_reserve() makes the file (again); returns 0
  * or -errno. store_release_reserve() deletes it, once a write failed for lack of space: the
- * writes that follow (a job marked failed, a run closed) then fit. */
+ * writes that follow (a job marked failed, a run closed) then fit. store_free() deletes it too. */
 #define STORE_RESERVE_BYTES (256 * 1024)
 int store_reserve(Store *s);
 void store_release_reserve(Store *s);

@@ -10,6 +10,16 @@
 #include "util/cleanup.h"
 #include "util/lockfile.h"
 
+bool lockfile_held(const char *db_path) {
+        char path[4096];
+        if ((size_t) snprintf(path, sizeof(path), "%s.lock", db_path) >= sizeof(path))
+                return true; /* in doubt: someone may */
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return false; /* never made: nobody has measured into it */
+        return flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+}
+
 int lockfile_take(const char *db_path, const char *holder, bool wait, char ret_holder[LOCKFILE_HOLDER_MAX]) {
         char path[4096];
         if ((size_t) snprintf(path, sizeof(path), "%s.lock", db_path) >= sizeof(path))

@@ -18,3 +18,8 @@
  * (its text in ret_holder), or -errno when the lock file cannot be opened (a read-only or foreign directory:
  * the caller decides whether to go on). With wait, blocks until the other holder is done. */
 int lockfile_take(const char *db_path, const char *holder, bool wait, char ret_holder[LOCKFILE_HOLDER_MAX]);
+
+/* Whether a process holds the lock of db_path now: whoever writes runs into it (alloclab run,
+ * resume, import; alloclabd) holds it for as long as it does, whatever PID namespace either
+ * process is in. */
+bool lockfile_held(const char *db_path);

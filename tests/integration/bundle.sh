@@ -123,10 +123,13 @@ expect_eq "$(sqlite3 "$WORK/fresh18.db" "SELECT count(*) > 0 FROM runs")" 1 "a s
 
 cp "$WORK/a.bundle" "$WORK/changed.bundle"
 sqlite3 "$WORK/changed.bundle" "UPDATE samples SET wall_ns = wall_ns + 1 WHERE id = (SELECT min(id) FROM samples)"
-refused "$WORK/changed.bundle" "a UUID with other content" "is here already with other content"
+refused "$WORK/changed.bundle" "a UUID with other content" "with other content (content hash"
 
 cp "$WORK/a.bundle" "$WORK/host.bundle"
-sqlite3 "$WORK/host.bundle" "UPDATE runs SET uuid = lower(hex(randomblob(16))),
+# A fresh UUID for each row, in SQL.
+NEW_UUID="lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-a'
+          || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))"
+sqlite3 "$WORK/host.bundle" "UPDATE runs SET uuid = $NEW_UUID,
     host_fingerprint = 'beefbeefbeefbeef', host_facts = json_set(host_facts, '$.machine_id', 'another')"
 refused "$WORK/host.bundle" "a host name with a new fingerprint" \
     "host $(hostname) has fingerprint"
@@ -146,7 +149,7 @@ hostile() { # NAME SQL: a copy of a.bundle, changed by SQL (CHECK constraints of
     cp "$WORK/a.bundle" "$WORK/$1.bundle"
     sqlite3 "$WORK/$1.bundle" "PRAGMA ignore_check_constraints = ON; $2"
 }
-fresh_uuids='UPDATE runs SET uuid = lower(hex(randomblob(16)));'
+fresh_uuids="UPDATE runs SET uuid = $NEW_UUID;"
 # The second run breaks a CHECK constraint: the first is not left behind (it was committed).
 hostile check "$fresh_uuids UPDATE runs SET status = 'bogus' WHERE id = (SELECT max(id) FROM runs)"
 refused "$WORK/check.bundle" "a run that breaks a CHECK" "CHECK constraint failed"
@@ -172,6 +175,27 @@ refused "$WORK/escape.bundle" "a host name with an escape sequence" \
 [[ $ERR != *$'\e'* ]] || fail "the refusal printed the escape sequence"
 hostile label "$fresh_uuids UPDATE runs SET label = 'a' || char(10) || 'forged line'"
 refused "$WORK/label.bundle" "a label with a newline" "runs.label holds text with control characters"
+# A spec whose text is not what its hash says: the text of a run here would be replaced by the
+# attacker's, and a resumed run would run the attacker's command (found by a reviewer).
+hostile spec "$fresh_uuids UPDATE specs SET yaml = yaml || '# and something else'"
+refused "$WORK/spec.bundle" "a spec whose text is not its hash" \
+    "specs.sha256 holds a hash that is not the sha256 of its spec"
+hostile report "$fresh_uuids UPDATE probe_reports SET report = 'garbage'"
+refused "$WORK/report.bundle" "a probe report that is not JSON" "probe_reports.report holds what is not JSON: 'garbage'"
+hostile params "$fresh_uuids UPDATE cells SET params = '{not json'"
+refused "$WORK/params.bundle" "cell parameters that are not JSON" "cells.params holds what is not JSON"
+hostile version "$fresh_uuids UPDATE allocators SET version = 'v' || char(27) || '[2J' || char(10) || 'FORGED'"
+refused "$WORK/version.bundle" "an allocator version with an escape and a newline" \
+    "allocators.version holds text with control characters"
+hostile uuid "UPDATE runs SET uuid = 'not-a-uuid' WHERE id = 1"
+refused "$WORK/uuid.bundle" "a UUID that is none" "runs.uuid holds what is not a UUID: 'not-a-uuid'"
+hostile negative "$fresh_uuids UPDATE samples SET wall_ns = -5 WHERE id = (SELECT max(id) FROM samples)"
+refused "$WORK/negative.bundle" "a negative time" "samples.wall_ns holds a negative value: '-5'"
+hostile dangling "$fresh_uuids PRAGMA foreign_keys = OFF; UPDATE samples SET cell_id = 999999 WHERE id = (SELECT max(id) FROM samples)"
+refused "$WORK/dangling.bundle" "a reference to nothing" "samples row"
+hostile nofingerprint "$fresh_uuids UPDATE runs SET host_fingerprint = NULL"
+refused "$WORK/nofingerprint.bundle" "a run of a known host without a fingerprint" "has no fingerprint, and $(hostname) is known here"
+
 # A FIFO is refused at once, without blocking (import held the database lock for ever).
 mkfifo "$WORK/fifo.bundle"
 start=$SECONDS
@@ -190,7 +214,7 @@ for edit in "UPDATE samples SET wall_ns = CASE id WHEN (SELECT min(id) FROM samp
     "UPDATE stats SET median = median * 2 WHERE rowid = (SELECT min(rowid) FROM stats)" \
     "UPDATE runs SET label = 'relabelled' WHERE id = 1"; do
     hostile edited "$edit"
-    refused "$WORK/edited.bundle" "a run here already, edited ($edit)" "is here already with other content"
+    refused "$WORK/edited.bundle" "a run here already, edited ($edit)" "with other content (content hash"
 done
 
 # The same machine, changed: accepted when said so.
@@ -201,9 +225,9 @@ expect_eq "$(sqlite3 "$B" "PRAGMA integrity_check")" ok "integrity"
 # A run that a bundle says is running (its process was alive where it came from) arrives as
 # what recovery would make of it here.
 cp "$WORK/a.bundle" "$WORK/running.bundle"
-sqlite3 "$WORK/running.bundle" "DELETE FROM runs WHERE id <> 1; UPDATE runs SET status = 'running', uuid = 'r-' || uuid"
+sqlite3 "$WORK/running.bundle" "PRAGMA foreign_keys = ON; DELETE FROM runs WHERE id <> 1; UPDATE runs SET status = 'running', uuid = '00000000-0000-4000-8000-00000000beef'"
 run_alloclab 0 import "$WORK/running.bundle" --db "$B"
-expect_eq "$(sqlite3 "$B" "SELECT status FROM runs WHERE uuid LIKE 'r-%'")" interrupted "a running run arrives interrupted"
+expect_eq "$(sqlite3 "$B" "SELECT status FROM runs WHERE uuid = '00000000-0000-4000-8000-00000000beef'")" interrupted "a running run arrives interrupted"
 
 # Export refuses what it cannot do.
 run_alloclab 2 export 99 --bundle "$WORK/none.bundle"

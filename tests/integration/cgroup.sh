@@ -232,6 +232,27 @@ YAML
     expect_eq "$(q "SELECT group_concat(DISTINCT s.status) FROM samples s JOIN runs r ON r.id = s.run_id
                     JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'outside'")" ok \
         "every sample of the run outside the PID namespace"
+    # A run killed inside a PID namespace (where it was PID 1, and PID 1 is alive anywhere) is
+    # found interrupted by the next to open the database, and can be resumed.
+    sed -i 's/^experiment: outside/experiment: inside/' "$WORK/outside.yaml"
+    unshare --pid --fork --mount-proc "$ALLOCLAB" run "$WORK/outside.yaml" --quiet >/dev/null 2>&1 &
+    ns=$!
+    inside=
+    for _ in $(seq 100); do
+        inside=$(cat "/proc/$ns/task/$ns/children" 2>/dev/null | tr -d ' ')
+        [[ -n $inside && $(q "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id
+                               JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'inside'") -ge 2 ]] && break
+        sleep 0.05
+    done
+    [[ -n $inside ]] || fail "no run started in the PID namespace"
+    kill -9 "$inside"
+    wait "$ns" 2>/dev/null || true
+    run_alloclab 0 runs
+    expect_eq "$(q "SELECT r.status FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'inside'")" \
+        interrupted "a run killed in a PID namespace, as the next reader finds it"
+    run_alloclab 0 resume "$(q "SELECT r.id FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'inside'")" --quiet
+    expect_eq "$(q "SELECT r.status FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'inside'")" \
+        done "resumed"
 else
     skip_part "runs in a PID namespace: needs root and unshare"
 fi

@@ -94,6 +94,20 @@ expect_contains "$(q "SELECT message FROM runs")" "database or disk is full" "an
 (( $(q "SELECT count(*) FROM samples") > 0 )) || fail "no sample of the run that filled the disk was kept"
 [[ ! -e $DB-reserve ]] || fail "the reserve was left behind"
 expect_eq "$(q "PRAGMA integrity_check")" ok "integrity after a run filled the disk"
+# With less than the reserve free a run does not start: it could not be closed (a reviewer saw
+# one left running with 250 KB free).
+runs_before=$(q "SELECT count(*) FROM runs")
+free=$(df -k --output=avail "$WORK/small" | tail -1)
+dd if=/dev/zero of="$WORK/small/filler" bs=1k count=$((free - 100)) 2>/dev/null || true
+run_alloclab 4 run "$WORK/fill.yaml" --quiet
+expect_contains "$ERR" "has less than 256 KiB free, which a run needs kept to close itself" "a run on a nearly full disk"
+[[ ! -e $DB-reserve ]] || fail "a reserve was left behind by the run that did not start"
+# Its readers read it, the disk full to the last byte.
+dd if=/dev/zero of="$WORK/small/filler2" bs=1k count=100000 2>/dev/null || true
+run_alloclab 0 runs
+expect_eq "$(grep -c fill <<<"$OUT")" "$runs_before" "runs on a disk full to the last byte, and no run more"
+run_alloclab 0 show
+expect_contains "$OUT" "fill run" "show on a disk full to the last byte"
 
 # A read-only database: a clear error, exit 4.
 umount "$WORK/small"
