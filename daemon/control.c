@@ -710,12 +710,32 @@ static bool is_idle(const Connection *c, uint64_t now) {
                pending_output(c) == 0 && ioctl(c->fd, FIONREAD, &unread) == 0 && unread == 0;
 }
 
-/* How many connections of the table uid holds. */
-static unsigned connections_of(const Control *ctl, uid_t uid) {
-        unsigned n = 0;
-        for (const Connection *c = ctl->connections; c; c = c->next)
-                n += c->peer.uid == uid;
-        return n;
+/* Who holds how many connections of the table. */
+typedef struct Tally {
+        uid_t uid[CONTROL_MAX_CONNECTIONS];
+        unsigned held[CONTROL_MAX_CONNECTIONS];
+        size_t n;
+} Tally;
+
+static void tally_table(const Control *ctl, Tally *t) {
+        t->n = 0;
+        for (const Connection *c = ctl->connections; c; c = c->next) {
+                size_t i = 0;
+                while (i < t->n && t->uid[i] != c->peer.uid)
+                        i++;
+                if (i == t->n) {
+                        t->uid[t->n] = c->peer.uid;
+                        t->held[t->n++] = 0;
+                }
+                t->held[i]++;
+        }
+}
+
+static unsigned tally_of(const Tally *t, uid_t uid) {
+        for (size_t i = 0; i < t->n; i++)
+                if (t->uid[i] == uid)
+                        return t->held[i];
+        return 0;
 }
 
 /* Whether a connection may give its slot to another user's: it has sent no whole request for
@@ -726,34 +746,40 @@ static bool is_stale(const Connection *c, uint64_t now) {
 }
 
 /* The connection to close for one of uid when the table is full: the idle one quiet longest
- * (unless `fifo`: then idle slots go to the connections parked longest, by on_unpark());
- * else, when uid holds fewer connections than another user, that user's connection whose last
- * whole request is oldest, if it is stale, or if that user holds more than half the table (a
- * user who keeps every slot busy with requests must not lock the others out either). Never one
- * that is submitting. NULL: none may be closed. */
+ * (unless `fifo`: then idle slots go to the connections parked longest, by unpark()); else, when
+ * uid holds fewer connections than another user, that user's connection whose last whole
+ * request is oldest, if it is stale, or if that user holds more than a fair share of the table
+ * (the table divided among its users and uid's): users who keep every slot busy with requests,
+ * alone or together, must not lock the others out. Never one that is submitting. NULL: none may
+ * be closed. */
 static Connection *victim_for(const Control *ctl, uid_t uid, bool fifo) {
         uint64_t now = 0;
         (void) sd_event_now(ctl->ctx.event, CLOCK_MONOTONIC, &now);
         Connection *idle = NULL;
+        for (Connection *c = ctl->connections; c && !fifo; c = c->next)
+                if (is_idle(c, now) && (!idle || c->last_active < idle->last_active))
+                        idle = c;
+        if (idle)
+                return idle;
+        Tally t;
+        tally_table(ctl, &t);
         unsigned most = 0;
         uid_t busiest = uid;
-        for (Connection *c = ctl->connections; c; c = c->next) {
-                if (!fifo && is_idle(c, now) && (!idle || c->last_active < idle->last_active))
-                        idle = c;
-                unsigned held = connections_of(ctl, c->peer.uid);
-                if (held > most) {
-                        most = held;
-                        busiest = c->peer.uid;
+        for (size_t i = 0; i < t.n; i++)
+                if (t.held[i] > most) {
+                        most = t.held[i];
+                        busiest = t.uid[i];
                 }
-        }
-        if (idle || busiest == uid || connections_of(ctl, uid) >= most)
-                return idle;
+        unsigned mine = tally_of(&t, uid);
+        if (busiest == uid || mine >= most)
+                return NULL;
+        unsigned share = CONTROL_MAX_CONNECTIONS / (unsigned) (t.n + (mine == 0));
         Connection *oldest = NULL;
         for (Connection *c = ctl->connections; c; c = c->next)
                 if (c->peer.uid == busiest && !c->submitting &&
                     (!oldest || c->last_request < oldest->last_request))
                         oldest = c;
-        return oldest && (is_stale(oldest, now) || most > CONTROL_MAX_CONNECTIONS / 2) ? oldest : NULL;
+        return oldest && (is_stale(oldest, now) || most > share) ? oldest : NULL;
 }
 
 /* Moves c from the parked list into the table, where it is read and served, with an idle
@@ -798,11 +824,17 @@ static bool give_slot(Control *ctl, Connection *c, bool fifo) {
         return true;
 }
 
-/* Gives the connections parked longest the free slots and those that idle or stale connections
- * make; while some stay parked, or accepting is paused, looks again in CONTROL_EVICT_AFTER_USEC. */
+/* Gives the connection parked longest the free slots and those that idle connections make, and
+ * every parked connection the slots that other users' stale or excess connections make
+ * (victim_for()): one user's parked crowd must not keep another user's connection behind it.
+ * While some stay parked, or accepting is paused, looks again in CONTROL_EVICT_AFTER_USEC. */
 static int unpark(Control *ctl) {
         while (ctl->parked && give_slot(ctl, ctl->parked, false))
                 ;
+        for (Connection *c = ctl->parked, *next; c; c = next) {
+                next = c->next;
+                (void) give_slot(ctl, c, true);
+        }
         bool paused = sd_event_source_get_enabled(ctl->accept, NULL) <= 0;
         if (!ctl->parked && !paused)
                 return sd_event_source_set_enabled(ctl->accept_retry, SD_EVENT_OFF);

@@ -261,5 +261,51 @@ wait "$busy" || true
 echo "status among 64 busy connections of another user: $took_ms ms"
 (( took_ms < 2000 )) || fail "status waited $took_ms ms while another user kept every slot busy"
 
+# Two users together: nobody and daemon hold 250 connections each, every one sending whole Pings
+# a byte at a time or never reading the replies. Neither holds more than half the table; each
+# holds more than a fair share of it once root comes: root's first Ping waited 17 s for them to
+# stop (a reviewer's finding).
+flood() { # USER-SETPRIV-ARGS...: 250 connections, half trickling Pings, half not reading
+    setpriv "$@" --clear-groups /usr/bin/python3 - "$ALLOCLAB_SOCKET" <<'PY' &
+import json, socket, sys, time
+path = sys.argv[1]
+ping = json.dumps({"method": "io.alloclab.Ping"}).encode() + b"\0"
+socks = []
+for _ in range(250):
+    s = socket.socket(socket.AF_UNIX)
+    s.setblocking(False)
+    try:
+        s.connect(path)
+    except OSError:
+        pass
+    socks.append(s)
+at = [0] * len(socks)
+end = time.monotonic() + 7
+while time.monotonic() < end:
+    for i, s in enumerate(socks):
+        try:
+            if i % 2:
+                s.send(ping[at[i] % len(ping):at[i] % len(ping) + 1])
+                at[i] += 1
+            else:
+                s.send(ping)
+        except OSError:
+            pass
+    time.sleep(0.01)
+PY
+}
+flood --reuid="$nobody" --regid="$nogroup"
+flood1=$!
+flood --reuid="$(id -u daemon)" --regid="$(id -g daemon)"
+flood2=$!
+sleep 2
+start=$(date +%s%N)
+run_alloclab 0 status
+took_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+wait "$flood1" || true
+wait "$flood2" || true
+echo "status among 500 connections of two other users: $took_ms ms"
+(( took_ms < 2000 )) || fail "status waited $took_ms ms while two other users filled the table"
+
 kill -0 "$daemon_pid" || fail "the daemon died"
 exit 0
