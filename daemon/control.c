@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "configs/spec.h"
@@ -288,8 +289,10 @@ static json_t *method_submit(Connection *c, json_t *params) {
 
 /* What `alloclab check` checks beyond the spec: the allocators and programs exist for the
  * submitter as the submitter sees them (the caller has taken the submitter's file identity).
- * Leaves the plan, for the cgroup check, or the reason it failed. */
+ * The plan is freed at once: a burst of large valid specs held one plan each (58 MB for a matrix
+ * of 4096 cells), gigabytes in all. */
 static void plan_submission(const ControlContext *ctx, PendingSubmission *p, Memo *memo) {
+        Plan *plan = NULL;
         p->result = plan_new(p->spec,
                              &(PlanOptions){ .caller_env = p->job.env,
                                              .probe_path = ctx->probe_path,
@@ -297,51 +300,66 @@ static void plan_submission(const ControlContext *ctx, PendingSubmission *p, Mem
                                              .defer_cgroup = true,
                                              .check_only = true,
                                              .memo = memo },
-                             &p->plan, &p->message);
+                             &plan, &p->message);
+        plan_free(plan);
 }
 
-/* Plans every submission with its submitter's file identity, taken once per submitter: a burst
+/* Only a limit needs the cgroup to be tried now (with the daemon's identity); the job makes its
+ * own when it starts. */
+static void check_limits(PendingSubmission *p) {
+        bool pids_v1 = false;
+        if (p->result < 0 || (!p->spec->memory_max && !p->spec->pids_max))
+                return;
+        p->result = plan_check_limits(p->spec, &pids_v1, &p->message);
+        /* A runner joins the v1 pids cgroup around each child, and v1 cannot be handed to a user:
+         * only a job that keeps root's identity may use it. */
+        if (p->result >= 0 && p->spec->pids_max && pids_v1 && geteuid() == 0 && p->job.uid != 0) {
+                p->result = -EPERM;
+                p->message = strdup("pids_max: this host has the pids controller only in its cgroup v1 "
+                                    "hierarchy, which cannot be handed to a user's job; leave pids_max out, "
+                                    "or run the spec as root");
+        }
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* Plans submissions with their submitters' file identities, taken once per submitter: a burst
  * of one user's submissions switches identity once, and looks for each allocator, program and
- * directory once. */
-static void plan_submissions(const ControlContext *ctx, PendingSubmission *pending, size_t n) {
-        bool planned[CONTROL_MAX_CONNECTIONS] = {};
-        for (size_t i = 0; i < n; i++) {
-                if (planned[i])
+ * directory once. Stops once CONTROL_PLAN_BUDGET_USEC have gone (after one at least), so that
+ * the loop answers others in between: ret_planned[i] says which were. */
+static void plan_submissions(const ControlContext *ctx, PendingSubmission *pending, size_t n,
+                             bool ret_planned[]) {
+        uint64_t until = now_usec() + CONTROL_PLAN_BUDGET_USEC;
+        memset(ret_planned, 0, n * sizeof(bool));
+        bool spent = false;
+        for (size_t i = 0; i < n && !spent; i++) {
+                if (ret_planned[i])
                         continue;
                 uid_t uid = pending[i].job.uid;
                 gid_t gid = pending[i].job.gid;
                 Identity saved;
                 Memo memo = {};
                 int q = identity_enter(uid, gid, &saved);
-                for (size_t j = i; j < n; j++) {
-                        if (planned[j] || pending[j].job.uid != uid || pending[j].job.gid != gid)
+                for (size_t j = i; j < n && !spent; j++) {
+                        if (ret_planned[j] || pending[j].job.uid != uid || pending[j].job.gid != gid)
                                 continue;
-                        planned[j] = true;
+                        ret_planned[j] = true;
                         if (q < 0)
                                 pending[j].result = q;
                         else
                                 plan_submission(ctx, &pending[j], &memo);
+                        spent = now_usec() >= until;
                 }
                 identity_leave(&saved);
                 memo_clear(&memo);
         }
-        /* Only a limit needs the cgroup to be tried now (with the daemon's identity); the job
-         * makes its own when it starts. */
-        for (size_t i = 0; i < n; i++) {
-                PendingSubmission *p = &pending[i];
-                if (p->result >= 0 && (p->spec->memory_max || p->spec->pids_max))
-                        p->result = plan_open_cgroup(p->plan, &p->message);
-                /* A runner joins the v1 pids cgroup around each child, and v1 cannot be handed
-                 * to a user: only a job that keeps root's identity may use it. */
-                if (p->result >= 0 && p->spec->pids_max && p->plan->cgroup->pids_v1_fd >= 0 &&
-                    geteuid() == 0 && p->job.uid != 0) {
-                        p->result = -EPERM;
-                        p->message = strdup("pids_max: this host has the pids controller only in its cgroup "
-                                            "v1 hierarchy, which cannot be handed to a user's job; leave "
-                                            "pids_max out, or run the spec as root");
-                }
-                p->plan = plan_free(p->plan);
-        }
+        for (size_t i = 0; i < n; i++)
+                if (ret_planned[i])
+                        check_limits(&pending[i]);
 }
 
 static void process_input(Connection *c);
@@ -354,11 +372,21 @@ static int on_submissions(sd_event_source *s, void *userdata) {
         (void) s;
         /* Taken out of the table first: answering a connection reads its next requests, which
          * may park new submissions there. */
-        PendingSubmission taken[ELEMENTSOF(ctl->pending)];
-        size_t n = ctl->n_pending;
-        memcpy(taken, ctl->pending, n * sizeof(*taken));
+        PendingSubmission all[ELEMENTSOF(ctl->pending)], taken[ELEMENTSOF(ctl->pending)];
+        bool planned[ELEMENTSOF(ctl->pending)];
+        size_t n_all = ctl->n_pending, n = 0;
+        memcpy(all, ctl->pending, n_all * sizeof(*all));
         ctl->n_pending = 0;
-        plan_submissions(&ctl->ctx, taken, n);
+        plan_submissions(&ctl->ctx, all, n_all, planned);
+        /* What the budget left waits for the next turn, in its order, before newer ones. */
+        for (size_t i = 0; i < n_all; i++) {
+                if (planned[i])
+                        taken[n++] = all[i];
+                else
+                        ctl->pending[ctl->n_pending++] = all[i];
+        }
+        if (ctl->n_pending > 0)
+                (void) sd_event_source_set_enabled(ctl->commit, SD_EVENT_ONESHOT);
 
         Job jobs[ELEMENTSOF(ctl->pending)];
         int64_t ids[ELEMENTSOF(ctl->pending)] = {};

@@ -35,6 +35,9 @@
 #define CONTROL_MAX_PENDING_OUTPUT (1024 * 1024)
 #define CONTROL_MAX_REPLY          (1024 * 1024)
 #define CONTROL_MAX_SPEC_PATH      4096 /* PATH_MAX */
+/* Submissions are planned (as alloclab check) in the loop: after this long in one turn the rest
+ * wait for the next, so that a burst of large specs does not keep others unanswered. */
+#define CONTROL_PLAN_BUDGET_USEC   (50ULL * 1000)
 
 typedef struct Control Control;
 

@@ -601,36 +601,47 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
         return 0;
 }
 
-int plan_open_cgroup(Plan *p, char **ret_message) {
+/* Makes cg for the children of a run of spec, with the spec's limits set, or says why a limit
+ * cannot be enforced. */
+static int open_limited(const Spec *spec, CgroupRun *cg, char **ret_message) {
         int r;
-        assert(!p->cgroup);
-        if (!(p->cgroup = calloc(1, sizeof(CgroupRun))))
-                return -ENOMEM;
-        if ((r = cgroup_run_open(p->cgroup)) < 0)
+        if ((r = cgroup_run_open(cg)) < 0)
                 return r;
         /* A limit is enforced or the run does not start: never an unlimited run that says otherwise. */
-        if (p->spec->pids_max)
-                (void) cgroup_run_pids_v1(p->cgroup);
-        const char *missing = p->spec->memory_max && !p->cgroup->memory ? "memory_max"
-                              : p->spec->pids_max && !p->cgroup->pids   ? "pids_max"
-                                                                        : NULL;
-        if (missing && !p->cgroup->path)
+        if (spec->pids_max)
+                (void) cgroup_run_pids_v1(cg);
+        const char *missing = spec->memory_max && !cg->memory ? "memory_max"
+                              : spec->pids_max && !cg->pids   ? "pids_max"
+                                                              : NULL;
+        if (missing && !cg->path)
                 return fail(ret_message, -EOPNOTSUPP,
                             "%s needs a cgroup for the children, and there is none: %s", missing,
-                            p->cgroup->why_not);
+                            cg->why_not);
         if (missing)
                 return fail(ret_message, -EOPNOTSUPP,
                             "%s needs the cgroup v2 %s controller, which %s does not get from its parent "
                             "(cgroup.subtree_control; under systemd, Delegate=yes)%s",
-                            missing, p->spec->memory_max && !p->cgroup->memory ? "memory" : "pids",
-                            p->cgroup->path,
-                            p->spec->memory_max && !p->cgroup->memory
-                                    ? ""
-                                    : ", nor from a cgroup v1 pids hierarchy");
-        if ((r = cgroup_run_limit(p->cgroup, p->spec->memory_max, p->spec->pids_max)) < 0)
-                return fail(ret_message, r, "cannot set the children's limits in %s: %s", p->cgroup->path,
+                            missing, spec->memory_max && !cg->memory ? "memory" : "pids", cg->path,
+                            spec->memory_max && !cg->memory ? "" : ", nor from a cgroup v1 pids hierarchy");
+        if ((r = cgroup_run_limit(cg, spec->memory_max, spec->pids_max)) < 0)
+                return fail(ret_message, r, "cannot set the children's limits in %s: %s", cg->path,
                             strerror(-r));
         return 0;
+}
+
+int plan_open_cgroup(Plan *p, char **ret_message) {
+        assert(!p->cgroup);
+        if (!(p->cgroup = calloc(1, sizeof(CgroupRun))))
+                return -ENOMEM;
+        return open_limited(p->spec, p->cgroup, ret_message);
+}
+
+int plan_check_limits(const Spec *spec, bool *ret_pids_v1, char **ret_message) {
+        CgroupRun cg;
+        int r = open_limited(spec, &cg, ret_message);
+        *ret_pids_v1 = cg.pids_v1_fd >= 0;
+        cgroup_run_close(&cg);
+        return r;
 }
 
 int plan_hash_programs(Plan *p) {

@@ -110,6 +110,11 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
  * *ret_message), -errno. */
 int plan_open_cgroup(Plan *p, char **ret_message);
 
+/* The same check without a plan, for a spec that is not run yet (a submission): a run's cgroup is
+ * made, its limits set and removed. *ret_pids_v1 says whether pids_max needs the v1 hierarchy.
+ * Returns as plan_open_cgroup(). */
+int plan_check_limits(const Spec *spec, bool *ret_pids_v1, char **ret_message);
+
 /* The sha256 of each variant's program, into p->program_sha256 ("unknown" where it cannot be
  * read). Reads the files with this process's file permissions. Returns 0 or -ENOMEM. */
 int plan_hash_programs(Plan *p);

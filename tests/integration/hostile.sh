@@ -261,6 +261,35 @@ wait "$busy" || true
 echo "status among 64 busy connections of another user: $took_ms ms"
 (( took_ms < 2000 )) || fail "status waited $took_ms ms while another user kept every slot busy"
 
+# A burst of large valid specs (4096 cells, 14 KB of environment each: within every limit) from
+# a member: each is planned and its plan freed at once, a turn of the loop plans for 50 ms at
+# most. 60 such submissions held 3.5 GB in the daemon and kept a Ping waiting 12.8 s.
+python3 - "$WORK/user/big.yaml" <<'PY'
+import sys
+lines = ["experiment: big", "command: [/bin/true]", "params:", '  a: ["%s"]' % ("x" * 14000),
+         "  b: [%s]" % ", ".join(str(i) for i in range(256)), "  c: [%s]" % ", ".join(str(i) for i in range(16)),
+         "env:", '  V: "{a}{b}{c}"', "allocators: {glibc: {}}", "samples: 1", "warmup: 0", "probe: never"]
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PY
+chmod 0644 "$WORK/user/big.yaml"
+jobs_before=$(q "SELECT count(*) FROM jobs")
+burst=()
+for _ in $(seq 30); do
+    (cd "$WORK/user" && as_nobody "$ALLOCLAB" submit big.yaml >/dev/null 2>&1) &
+    burst+=($!)
+done
+start=$(date +%s%N)
+run_alloclab 0 status
+took_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+for pid in "${burst[@]}"; do wait "$pid" || fail "a submission of the burst failed"; done
+for job in $(q "SELECT id FROM jobs WHERE id > $jobs_before AND status IN ('queued', 'running')"); do
+    "$ALLOCLAB" cancel "$job" >/dev/null 2>&1 || true
+done
+peak=$(awk '/^VmHWM/ {print $2}' "/proc/$daemon_pid/status")
+echo "status during a burst of 30 large submissions: $took_ms ms; the daemon's peak RSS $peak KiB"
+(( took_ms < 5000 )) || fail "status waited $took_ms ms during a burst of large submissions"
+(( peak < 1024 * 1024 )) || fail "the daemon's peak RSS was $peak KiB during a burst of large submissions"
+
 # Two users together: nobody and daemon hold 250 connections each, every one sending whole Pings
 # a byte at a time or never reading the replies. Neither holds more than half the table; each
 # holds more than a fair share of it once root comes: root's first Ping waited 17 s for them to
