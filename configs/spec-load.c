@@ -31,6 +31,7 @@
 typedef struct Template {
         const YamlNode *node;
         bool path;     /* a path (cwd, stdin, verify file), else an argument or a variable */
+        bool literal;  /* no template at all (the calibration command): only measured */
         size_t prefix; /* bytes before the template in what the child gets ("KEY=") ... */
         size_t skip;   /* ... or of the node's value that are not the template ("file:") */
 } Template;
@@ -39,8 +40,9 @@ typedef struct SpecState {
         Spec *spec;
         const YamlNode *baseline; /* resolved once all variants are known */
         const YamlNode *reference;
-        const YamlNode *aa_check; /* the key's value, for errors about the A/A copy */
-        const YamlNode *samples;  /* the key's value, for errors about adaptive samples */
+        const YamlNode *aa_check;  /* the key's value, for errors about the A/A copy */
+        const YamlNode *samples;   /* the key's value, for errors about adaptive samples */
+        const YamlNode *calibrate; /* the key's value when it is a command, for its size */
         Template *templates;
         size_t n_templates;
 } SpecState;
@@ -695,8 +697,10 @@ static int parse_calibrate(Loader *l, const YamlNode *n, void *field) {
         _cleanup_strv_free_ char **argv = NULL;
         for (size_t i = 0; i < n->n_items; i++)
                 if ((r = schema_expect_scalar(l, n->items[i], "calibrate command argument")) < 0 ||
-                    (r = strv_append(&argv, n->items[i]->value)) < 0)
+                    (r = strv_append(&argv, n->items[i]->value)) < 0 ||
+                    (r = remember(l, (Template){ .node = n->items[i], .literal = true })) < 0)
                         return r;
+        state(l)->calibrate = n;
         if (argv[0][0] == 0)
                 return schema_error(l, n->items[0], "calibrate command name must not be empty");
         strv_free(s->calibrate_command);
@@ -851,6 +855,8 @@ static int check_templates(Loader *l) {
         for (size_t i = 0; i < state(l)->n_templates; i++) {
                 const YamlNode *n = state(l)->templates[i].node;
                 TemplateError e;
+                if (state(l)->templates[i].literal)
+                        continue;
                 if (template_expand(n->value, names, names, s->n_params, NULL, &e) >= 0)
                         continue;
                 unsigned col = template_column(n, e.offset);
@@ -880,8 +886,8 @@ static int check_string_sizes(Loader *l) {
         int r = 0;
         for (size_t i = 0; i < state(l)->n_templates; i++) {
                 const Template *t = &state(l)->templates[i];
-                SpecExtent e;
-                int q = spec_size_template(s, t->node->value + t->skip, &e);
+                SpecExtent e = { .longest = strlen(t->node->value) };
+                int q = t->literal ? 0 : spec_size_template(s, t->node->value + t->skip, &e);
                 if (q < 0)
                         return q;
                 size_t bytes = spec_size_add(spec_size_add(e.longest, t->prefix), 1); /* with its NUL */
@@ -889,12 +895,13 @@ static int check_string_sizes(Loader *l) {
                 if (bytes <= limit)
                         continue;
                 r = diag_add(l->diag, t->node->line, t->node->column,
-                             "this %s expands to %zu bytes with each parameter at its longest value, more "
-                             "than the %zu bytes a%s may have%s",
+                             "this %s %s %zu bytes%s, more than the %zu bytes a%s may have%s",
                              t->path     ? "path"
                              : t->prefix ? "variable"
                                          : "argument",
-                             bytes - 1, limit - 1, t->path ? " path" : "n argument or a variable",
+                             t->literal ? "is" : "expands to", bytes - 1,
+                             t->literal ? "" : " with each parameter at its longest value", limit - 1,
+                             t->path ? " path" : "n argument or a variable",
                              t->path ? " (PATH_MAX)" : " (the kernel's MAX_ARG_STRLEN)");
         }
         return r;
@@ -906,23 +913,24 @@ static SpecPosition env_position(const YamlNode *root, const SpecVariant *v) {
 }
 
 /* One child's arguments and environment fit SPEC_MAX_CHILD_BYTES, every environment being padded
- * to the largest (runner/env.c); the plan's strings together fit SPEC_MAX_PLAN_BYTES. Reported
- * at what is largest: the command or hook, or the environment. */
+ * to the largest (runner/env.c): each variant's command, each hook and the calibration command;
+ * the plan's strings together fit SPEC_MAX_PLAN_BYTES. Reported at what is largest: the command
+ * or hook, or the environment. */
 static int check_child_sizes(Loader *l, const YamlNode *root) {
         const Spec *s = state(l)->spec;
         SpecExtent env[SPEC_MAX_VARIANTS], argv[SPEC_MAX_VARIANTS], hooks[_SPEC_HOOK_MAX] = {};
         size_t widest = 0; /* the variant with the largest environment */
-        int r;
+        int r = 0, q;
         for (size_t v = 0; v < s->n_variants; v++) {
                 const SpecVariant *sv = &s->variants[v];
-                if ((r = spec_size_env(s, v, &env[v])) < 0 ||
-                    (r = spec_size_argv(s, sv->command ? sv->command : s->command, &argv[v])) < 0)
-                        return r;
+                if ((q = spec_size_env(s, v, &env[v])) < 0 ||
+                    (q = spec_size_argv(s, sv->command ? sv->command : s->command, &argv[v])) < 0)
+                        return q;
                 widest = env[v].longest > env[widest].longest ? v : widest;
         }
         for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++)
-                if ((r = spec_size_argv(s, s->hooks[h], &hooks[h])) < 0)
-                        return r;
+                if ((q = spec_size_argv(s, s->hooks[h], &hooks[h])) < 0)
+                        return q;
         size_t padded = env[widest].longest;
         const char *paths[] = { s->cwd, s->stdin_path,
                                 s->verify == SPEC_VERIFY_FILE ? s->verify_path : NULL };
@@ -933,17 +941,15 @@ static int check_child_sizes(Loader *l, const YamlNode *root) {
                 SpecPosition at = argv[v].longest >= padded ? sv->command_at
                                                             : env_position(root, &s->variants[widest]);
                 if (child > SPEC_MAX_CHILD_BYTES)
-                        return diag_add(
-                                l->diag, at.line, at.column,
-                                "variant %s: a child would get %zu bytes of arguments and %zu bytes of "
-                                "environment from the spec%s%s%s, more than the %d bytes a child may "
-                                "have",
-                                sv->name, argv[v].longest, padded,
-                                widest == v ? ""
-                                            : " (every environment is padded to the largest, "
-                                              "variant ",
-                                widest == v ? "" : s->variants[widest].name, widest == v ? "" : "'s)",
-                                SPEC_MAX_CHILD_BYTES);
+                        r = diag_add(l->diag, at.line, at.column,
+                                     "variant %s: a child would get %zu bytes of arguments and %zu bytes of "
+                                     "environment from the spec%s%s%s, more than the %d bytes a child may "
+                                     "have",
+                                     sv->name, argv[v].longest, padded,
+                                     widest == v ? ""
+                                                 : " (every environment is padded to the largest, variant ",
+                                     widest == v ? "" : s->variants[widest].name, widest == v ? "" : "'s)",
+                                     SPEC_MAX_CHILD_BYTES);
                 /* The plan: arguments, hooks and paths per job, and two padded environments. */
                 plan = spec_size_add(plan, argv[v].total);
                 for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++)
@@ -951,28 +957,46 @@ static int check_child_sizes(Loader *l, const YamlNode *root) {
                 for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
                         SpecExtent e = {};
                         const char *path = i == 0 && sv->cwd ? sv->cwd : paths[i];
-                        if (path && (r = spec_size_template(s, path, &e)) < 0)
-                                return r;
+                        if (path && (q = spec_size_template(s, path, &e)) < 0)
+                                return q;
                         plan = spec_size_add(plan, e.total);
                 }
                 plan = spec_size_add(plan, spec_size_mul(2 * padded, spec_n_cells(s)));
         }
-        for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++) {
-                size_t child = spec_size_add(hooks[h].longest, padded);
-                if (s->hooks[h] && child > SPEC_MAX_CHILD_BYTES)
-                        return diag_add(l->diag, s->hook_at[h].line, s->hook_at[h].column,
-                                        "%s: the hook would get %zu bytes of arguments and %zu bytes of "
-                                        "environment from the spec, more than the %d bytes a child may have",
-                                        spec_hook_to_string(h), hooks[h].longest, padded,
-                                        SPEC_MAX_CHILD_BYTES);
-        }
-        if (plan <= SPEC_MAX_PLAN_BYTES)
-                return 0;
-        SpecPosition at = matrix_position(root);
-        return diag_add(l->diag, at.line, at.column,
+        for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++)
+                if (s->hooks[h] && spec_size_add(hooks[h].longest, padded) > SPEC_MAX_CHILD_BYTES)
+                        r = diag_add(l->diag, s->hook_at[h].line, s->hook_at[h].column,
+                                     "%s: the hook would get %zu bytes of arguments and %zu bytes of "
+                                     "environment from the spec, more than the %d bytes a child may have",
+                                     spec_hook_to_string(h), hooks[h].longest, padded, SPEC_MAX_CHILD_BYTES);
+        const YamlNode *calibrate = state(l)->calibrate;
+        size_t calibration = spec_size_literal_argv(s->calibrate_command);
+        if (calibrate && spec_size_add(calibration, padded) > SPEC_MAX_CHILD_BYTES)
+                r = diag_add(l->diag, calibrate->line, calibrate->column,
+                             "calibrate: the command would get %zu bytes of arguments and %zu bytes of "
+                             "environment from the spec, more than the %d bytes a child may have",
+                             calibration, padded, SPEC_MAX_CHILD_BYTES);
+        if (plan > SPEC_MAX_PLAN_BYTES) {
+                SpecPosition at = matrix_position(root);
+                r = diag_add(
+                        l->diag, at.line, at.column,
                         "the plan would hold %zu bytes of arguments, environments and paths over %zu cells, "
                         "more than %d: fewer cells or variants, or shorter values",
                         plan, spec_n_cells(s), SPEC_MAX_PLAN_BYTES);
+        }
+        return r;
+}
+
+/* Whether what sizes are measured from is complete: every parameter has its values (one in error
+ * may have none), and the matrix has at most SPEC_MAX_CELLS cells. */
+static bool measurable(const Spec *s) {
+        size_t cells = 1;
+        for (size_t i = 0; i < s->n_params; i++) {
+                if (s->params[i].n_values == 0 || cells > SPEC_MAX_CELLS)
+                        return false;
+                cells *= s->params[i].n_values;
+        }
+        return cells <= SPEC_MAX_CELLS;
 }
 
 /* The plan this spec makes must fit SPEC_MAX_PLAN_WORDS. */
@@ -1016,8 +1040,14 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
                                 .max_cpu_some_avg10 = SPEC_DEFAULT_QUIET_PSI,
                                 .max_load1 = -1 };
 
-        if (memchr(data, 0, size))
-                return diag_add(d, 1, 1, "spec contains a NUL byte");
+        const char *nul = memchr(data, 0, size);
+        if (nul) {
+                unsigned line = 1, column = 1;
+                for (const char *c = data; c < nul; c++, column++)
+                        if (*c == '\n')
+                                line++, column = 0;
+                return diag_add(d, line, column, "spec contains a NUL byte");
+        }
 
         _cleanup_(yamltree_node_freep) YamlNode *root = NULL;
         int r = yamltree_parse(data, size, d, &root);
@@ -1047,16 +1077,23 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         /* Adaptive samples stop a cell between rounds: blocked order has none. */
         if (r >= 0 && s->samples_auto && s->order == SPEC_ORDER_BLOCKED)
                 r = schema_error(&l, st.samples, "samples: auto needs order interleaved or randomized");
+        bool templates_ok = false;
         if (r != -ENOMEM) {
                 int q = check_templates(&l);
+                templates_ok = q >= 0;
                 r = q < 0 ? q : r;
         }
-        if (r >= 0)
-                r = check_plan_size(&l, root);
-        if (r >= 0)
-                r = check_string_sizes(&l);
-        if (r >= 0)
-                r = check_child_sizes(&l, root);
+        /* Sizes are measured whenever the templates and the matrix can be, beside whatever else
+         * is wrong: every problem at once. A child's and the plan's sizes only when no string
+         * alone is too long already, and the plan's word count is within its limit. */
+        if (r != -ENOMEM && templates_ok && measurable(s)) {
+                int q = check_plan_size(&l, root);
+                if (q >= 0)
+                        q = check_string_sizes(&l);
+                if (q >= 0 && s->n_variants > 0)
+                        q = check_child_sizes(&l, root);
+                r = q < 0 ? q : r;
+        }
         free(st.templates);
         if (r < 0)
                 return r;

@@ -74,6 +74,13 @@ int spec_size_argv(const Spec *s, char *const *argv, SpecExtent *ret) {
         return 0;
 }
 
+size_t spec_size_literal_argv(char *const *argv) {
+        size_t sum = 0;
+        for (size_t i = 0; argv && argv[i]; i++)
+                sum = spec_size_add(sum, strlen(argv[i]) + 1 + sizeof(char *));
+        return sum;
+}
+
 /* KEY=VALUE: the key and '=' are literal (never templated), the value a template. */
 static int add_variable(const Spec *s, const char *entry, SpecExtent *sum) {
         const char *eq = strchr(entry, '=');

@@ -46,6 +46,10 @@ int spec_size_argv(const Spec *s, char *const *argv, SpecExtent *ret);
  * variables replacing the spec's of the same name), counted as spec_size_argv() counts. */
 int spec_size_env(const Spec *s, size_t v, SpecExtent *ret);
 
+/* Of a literal argument vector (no templates: the calibration command), as spec_size_argv()
+ * counts. */
+size_t spec_size_literal_argv(char *const *argv);
+
 /* a + b and a * b, at most SIZE_MAX. */
 size_t spec_size_add(size_t a, size_t b);
 size_t spec_size_mul(size_t a, size_t b);

@@ -426,7 +426,9 @@ static void test_child_and_plan_limits(void **state) {
                 padded,
                 "t.yaml:4:10: variant glibc: a child would get 600058 bytes of arguments and "
                 "480044 bytes of environment from the spec (every environment is padded to the largest, "
-                "variant big's), more than the 1048576 bytes a child may have");
+                "variant big's), more than the 1048576 bytes a child may have\n"
+                "t.yaml:4:10: variant big: a child would get 600058 bytes of arguments and 480044 bytes "
+                "of environment from the spec, more than the 1048576 bytes a child may have");
         _cleanup_free_ char *hook = load_with_value(
                 120000, "command: [echo]\nprepare: [echo, \"{a}\", \"{a}\", \"{a}\", \"{a}\", \"{a}\", "
                         "\"{a}\", \"{a}\", \"{a}\", \"{a}\"]\n");
@@ -447,6 +449,35 @@ static void test_child_and_plan_limits(void **state) {
                                      "134217728: fewer cells or variants, or shorter values"));
 }
 
+/* The calibration command is measured too, and sizes are reported beside other problems (a
+ * reviewer's spec had its 1.25 MB of cleanup arguments unreported next to an unknown key). */
+static void test_sizes_beside_other_problems(void **state) {
+        (void) state;
+        _cleanup_free_ char *calibrate =
+                load_with_value(10, "command: [echo]\ncalibrate: [/bin/true, \"{a}\"]\n");
+        assert_string_equal(calibrate, ""); /* literal: no template, "{a}" is two bytes and a name */
+        size_t size = 1100 * 1024, n = 0;
+        _cleanup_free_ char *big = malloc(size);
+        assert_non_null(big);
+        n += (size_t) snprintf(big + n, size - n,
+                               "experiment: t\ncommand: [echo]\nallocators: {glibc: {}}\n"
+                               "sampels: 3\ncalibrate: [/bin/true, \"");
+        memset(big + n, 'q', 200000);
+        n += 200000;
+        n += (size_t) snprintf(big + n, size - n, "\"]\n");
+        _cleanup_free_ char *got = load_diagnostics(big, n);
+        assert_non_null(strstr(got, "t.yaml:4:1: unknown key 'sampels'"));
+        assert_non_null(strstr(got, "t.yaml:5:24: this argument is 200000 bytes, more than the 131071"));
+}
+
+/* A NUL byte is reported where it is (it was at 1:1 wherever it was). */
+static void test_nul_where_it_is(void **state) {
+        (void) state;
+        static const char yaml[] = "experiment: t\ncommand: [/bin/true]\nallocators: {glibc: {}}\0x: 1\n";
+        _cleanup_free_ char *got = load_diagnostics(yaml, sizeof(yaml) - 1);
+        assert_string_equal(got, "t.yaml:3:24: spec contains a NUL byte");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_bad_specs),
@@ -463,6 +494,8 @@ int main(void) {
                 cmocka_unit_test(test_expansion_bomb),
                 cmocka_unit_test(test_string_limits),
                 cmocka_unit_test(test_child_and_plan_limits),
+                cmocka_unit_test(test_sizes_beside_other_problems),
+                cmocka_unit_test(test_nul_where_it_is),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
