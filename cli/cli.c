@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "db/query.h"
 #include "runner/plan.h"
 #include "stats/compare.h"
@@ -145,6 +146,8 @@ int cli_parse_db_format(const char *command, int argc, char **argv, const char *
 }
 
 int cli_parse_format(const char *s, OutputFormat *ret) {
+        if (strcmp(s, "markdown") == 0)
+                output_markdown(); /* whatever is printed in it */
         static const char *const names[_FORMAT_MAX] = { "table", "markdown", "csv", "json" };
         for (unsigned i = 0; i < _FORMAT_MAX; i++)
                 if (strcmp(s, names[i]) == 0) {

@@ -21,6 +21,26 @@ typedef struct Filter {
 } Filter;
 
 static Filter filters[2]; /* stdout's and stderr's */
+static bool markdown;     /* stdout is Markdown: '<', '>' and '&' are entities (output_markdown()) */
+
+/* Writes n bytes of text through f's filter; the end may be a piece of a UTF-8 sequence (its
+ * length is returned, as text_show() does). In Markdown, where a text's '<b>' would be HTML,
+ * '<', '>' and '&' are written as entities: alloclab's own Markdown holds no HTML. */
+static size_t show(Filter *f, const char *text, size_t n) {
+        if (!(markdown && f == &filters[0]))
+                return text_show(f->under, text, n, TEXT_KEEP_LAYOUT | TEXT_PARTIAL);
+        for (;;) {
+                size_t plain = 0;
+                while (plain < n && !strchr("<>&", text[plain]))
+                        plain++;
+                if (plain == n)
+                        return text_show(f->under, text, n, TEXT_KEEP_LAYOUT | TEXT_PARTIAL);
+                (void) text_show(f->under, text, plain, TEXT_KEEP_LAYOUT);
+                fputs(text[plain] == '<' ? "&lt;" : text[plain] == '>' ? "&gt;" : "&amp;", f->under);
+                text += plain + 1;
+                n -= plain + 1;
+        }
+}
 
 static ssize_t filter_write(void *cookie, const char *buf, size_t size) {
         Filter *f = cookie;
@@ -28,7 +48,7 @@ static ssize_t filter_write(void *cookie, const char *buf, size_t size) {
         /* Complete the sequence the last piece ended in, a byte at a time. */
         while (f->n_pending > 0 && taken < size) {
                 f->pending[f->n_pending++] = buf[taken++];
-                size_t left = text_show(f->under, f->pending, f->n_pending, TEXT_KEEP_LAYOUT | TEXT_PARTIAL);
+                size_t left = show(f, f->pending, f->n_pending);
                 if (left == 0)
                         f->n_pending = 0;
                 else if (left < f->n_pending) { /* written in part: keep what is still open */
@@ -36,7 +56,7 @@ static ssize_t filter_write(void *cookie, const char *buf, size_t size) {
                         f->n_pending = left;
                 }
         }
-        size_t left = text_show(f->under, buf + taken, size - taken, TEXT_KEEP_LAYOUT | TEXT_PARTIAL);
+        size_t left = show(f, buf + taken, size - taken);
         memcpy(f->pending + f->n_pending, buf + size - left, left);
         f->n_pending += left;
         return ferror(f->under) ? -1 : (ssize_t) size;
@@ -89,6 +109,10 @@ int output_guard(void) {
         stdout = out;
         stderr = err;
         return atexit(output_unguard) == 0 ? 0 : -ENOMEM;
+}
+
+void output_markdown(void) {
+        markdown = true;
 }
 
 void output_raw(FILE *f, const char *seq) {

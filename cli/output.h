@@ -16,6 +16,10 @@
  * or -errno: then both are left unfiltered. */
 int output_guard(void);
 
+/* From now on stdout is Markdown: '<', '>' and '&' are written as entities, so that no stored
+ * text becomes HTML where the Markdown is shown. */
+void output_markdown(void);
+
 /* Writes seq to f as it is: f's pending text is flushed through the filter first, then seq
  * goes to the stream underneath. */
 void output_raw(FILE *f, const char *seq);

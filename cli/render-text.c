@@ -520,8 +520,16 @@ int render_report_markdown(FILE *f, const Report *rep) {
         print_header(f, rep, "- ");
         fputc('\n', f);
         for (size_t row = 0; row < g.rows; row++) {
-                for (size_t col = 0; col < g.cols; col++)
-                        fprintf(f, "| %s ", g.cells[row * g.cols + col]);
+                for (size_t col = 0; col < g.cols; col++) {
+                        fputs("| ", f);
+                        /* A '|' in a cell (a parameter's value) would start a column of its own. */
+                        for (const char *c = g.cells[row * g.cols + col]; *c; c++)
+                                if (*c == '|')
+                                        fputs("\\|", f);
+                                else
+                                        fputc(*c, f);
+                        fputc(' ', f);
+                }
                 fprintf(f, "|\n");
                 if (row == 0) {
                         for (size_t col = 0; col < g.cols; col++)

@@ -35,6 +35,21 @@ run_alloclab 0 export --what samples --format csv
 ! raw "$OUT" || fail "export printed control characters"
 run_alloclab 0 show --format json
 expect_contains "$OUT" '\u001B[2J\u001B]0;owned\u0007' "JSON keeps the text, escaped as JSON"
+# Markdown: a '|' in a cell would open a column, a '<b>' would be HTML where it is shown.
+cat >"$WORK/md.yaml" <<YAML
+experiment: md
+command: [sh, -c, 'echo "<b>bold</b> & co" >&2; exit 1']
+params: {p: ["a|b<i>&amp;"]}
+allocators: {glibc: {}}
+samples: 1
+warmup: 0
+probe: never
+YAML
+run_alloclab 1 run "$WORK/md.yaml" --format markdown
+row=$(grep '^| p=' <<<"$OUT")
+expect_eq "$(tr -cd '|' <<<"${row//\\|/}" | wc -c)" 3 "a row of two columns: $row"
+[[ $OUT != *"<i>"* && $OUT != *"<b>"* ]] || fail "HTML passed into Markdown: $OUT"
+expect_contains "$OUT" "&lt;b&gt;bold&lt;/b&gt; &amp; co" "stderr as text in Markdown"
 run_alloclab 0 report -o "$WORK/loud.html"
 python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$WORK/loud.html" ||
     fail "the report is not well-formed XML"

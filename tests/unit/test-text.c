@@ -26,6 +26,7 @@ static void test_clean(void **state) {
                 "bidi \xe2\x80\xae",    /* U+202E right-to-left override */
                 "isolate \xe2\x81\xa6", /* U+2066 */
                 "mark \xe2\x80\x8f",    /* U+200F */
+                "line \xe2\x80\xa8sep", /* U+2028 */
                 "latin1 \xe9t\xe9",     /* not UTF-8 */
                 "overlong \xc0\xaf",    /* '/' in two bytes */
                 "surrogate \xed\xa0\x80",
