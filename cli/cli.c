@@ -219,7 +219,7 @@ int cli_take_measure_lock(const char *command, Store *store, int *ret_fd) {
                 return EXIT_ENVIRONMENT;
         }
         if (fd == -EWOULDBLOCK) {
-                fprintf(stderr, "alloclab %s: waiting for %s, which measures into %s\n", command,
+                fprintf(stderr, "alloclab %s: waiting for %s, which writes runs into %s\n", command,
                         holder[0] ? holder : "another alloclab", store_path(store));
                 fd = lockfile_take(store_path(store), self, true, holder);
         }

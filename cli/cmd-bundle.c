@@ -9,10 +9,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "configs/schema.h"
 #include "cli/interop.h"
 #include "db/bundle.h"
 #include "db/query.h"
 #include "util/cleanup.h"
+#include "util/text.h"
 
 static const char import_usage[] =
         "Usage: alloclab import FILE... [--db PATH] [--accept-host-change] [--experiment NAME]\n"
@@ -113,6 +115,13 @@ int cmd_import(int argc, char **argv) {
         }
         if (n == 0) {
                 cli_error("import", "expected one or more bundle FILEs (see alloclab import --help)");
+                return EXIT_USAGE;
+        }
+        /* A name given here is checked here, not as a line of the spec an import makes. */
+        if (experiment && !schema_is_identifier(experiment, true)) {
+                _cleanup_free_ char *shown = text_shown(experiment);
+                cli_error("import", "--experiment '%s' must be 1-64 letters, digits, '_', '-' or '.'",
+                          shown ? shown : "?");
                 return EXIT_USAGE;
         }
         _cleanup_(store_freep) Store *store = NULL;

@@ -62,10 +62,18 @@ static int client_connect(Client *c, const char *socket_path) {
                 /* The socket is there: the daemon's users are its owner and its group. */
                 struct stat st;
                 struct group *g = stat(c->socket_path, &st) == 0 ? getgrgid(st.st_gid) : NULL;
-                cli_error(c->command,
-                          "you may not use the daemon's socket %s (%s): it is for root and the members of "
-                          "group %s",
-                          c->socket_path, strerror(e), g ? g->gr_name : "alloclab");
+                if (g)
+                        cli_error(c->command,
+                                  "you may not use the daemon's socket %s (%s): it is for root and the "
+                                  "members "
+                                  "of group %s",
+                                  c->socket_path, strerror(e), g->gr_name);
+                else /* not even its directory: who may is not to be seen from here */
+                        cli_error(
+                                c->command,
+                                "you may not reach the daemon's socket %s (%s): ask whoever runs alloclabd "
+                                "for access",
+                                c->socket_path, strerror(e));
         } else
                 cli_error(c->command, "no daemon is running at %s (start alloclabd): %s", c->socket_path,
                           strerror(e));
@@ -233,13 +241,24 @@ static const char submit_usage[] =
         "Exit status: as alloclab run for --wait (0, 1, 5 canceled or interrupted); 3 invalid spec;\n"
         "4 no daemon or daemon error.\n";
 
-static int print_run(const char *db_path, int64_t run_id, const char *status) {
-        /* The system daemon's database is readable by root and the alloclab group only. */
+/* Prints the run of a job that ended, from the daemon's database. A submitter who cannot read
+ * it is told so; its exit status then follows what the daemon said of the run (failed: its
+ * failures and exclusions, -1 when it did not say). */
+static int print_run(const char *db_path, int64_t run_id, const char *status, int64_t failed) {
         if (access(db_path, R_OK) < 0) {
-                printf("run %lld %s; its table is in %s, which you cannot read (%s): ask for the "
-                       "alloclab group, or run it yourself with alloclab run\n",
-                       (long long) run_id, status, db_path, strerror(errno));
-                return strcmp(status, "done") == 0 ? EXIT_OK : EXIT_FAILURES;
+                int e = errno;
+                struct stat st;
+                struct group *g = e == EACCES && stat(db_path, &st) == 0 ? getgrgid(st.st_gid) : NULL;
+                printf("run %lld %s; its table is in %s, which you cannot read (%s)", (long long) run_id,
+                       status, db_path, strerror(e));
+                if (g)
+                        printf(": it is for root and the members of group %s, or run it yourself with "
+                               "alloclab "
+                               "run\n",
+                               g->gr_name);
+                else
+                        printf(": run it yourself with alloclab run to see it\n");
+                return strcmp(status, "done") == 0 && failed == 0 ? EXIT_OK : EXIT_FAILURES;
         }
         _cleanup_(store_freep) Store *store = NULL;
         if (cli_open_store("submit", db_path, STORE_READ_ONLY, &store) != EXIT_OK)
@@ -349,6 +368,10 @@ int cmd_submit(int argc, char **argv) {
         fprintf(stderr, "job %lld %s%s%s\n", (long long) job, status ? status : "?", message ? ": " : "",
                 message ? message : "");
         bool ended_early = !status || strcmp(status, "canceled") == 0 || strcmp(status, "interrupted") == 0;
+        json_t *failures = json_object_get(p, "failures"), *excluded = json_object_get(p, "excluded");
+        int64_t failed = json_is_integer(failures) && json_is_integer(excluded)
+                                 ? json_integer_value(failures) + json_integer_value(excluded)
+                                 : -1;
         char final[32];
         snprintf(final, sizeof(final), "%s", status ? status : "?");
         json_decref(reply);
@@ -356,7 +379,7 @@ int cmd_submit(int argc, char **argv) {
         const char *db =
                 st ? json_string_value(json_object_get(json_object_get(st, "parameters"), "database"))
                    : NULL;
-        e = run > 0 && db ? print_run(db, run, final) : EXIT_FAILURES;
+        e = run > 0 && db ? print_run(db, run, final, failed) : EXIT_FAILURES;
         json_decref(st);
         return ended_early ? EXIT_INTERRUPTED : e;
 }
@@ -419,7 +442,7 @@ int cmd_status(int argc, char **argv) {
 
 static const char queue_usage[] =
         "Usage: alloclab queue [--socket PATH] [--format table|json]\n\nThe daemon's "
-        "jobs, newest first: queued, running and ended.\n";
+        "jobs, 50 at most: queued and running ones first, then the latest ended ones, newest first.\n";
 
 static void print_queue(json_t *p, const Client *c) {
         (void) c;

@@ -451,6 +451,9 @@ static json_t *method_status(Connection *c, json_t *params) {
                         waiting++;
         }
         jobs_list_free(queued, n);
+        /* Idle, the text is made now: what was published last may be a job's that has ended. */
+        if (!manager_running_job(ctx->manager))
+                manager_update_status(ctx->manager, NULL);
         return json_pack("{s:{s:s, s:o, s:I, s:s, s:s, s:s}}", "parameters", "state",
                          manager_running_job(ctx->manager) ? "running" : "idle", "running", running,
                          "queued", (json_int_t) waiting, "database", ctx->db_path, "version",
@@ -517,6 +520,20 @@ static json_t *method_cancel(Connection *c, json_t *params) {
 }
 
 /* Wait: replies when the job has ended (at once if it already has). */
+/* The reply to Wait: the job as the peer may see it, and for its submitter (or root) how its run
+ * ended (failures, excluded), which a submitter who cannot read the database needs for its exit
+ * status. */
+static json_t *ended_job_reply(Connection *c, const Job *job) {
+        json_t *j = job_json_for(c, job);
+        int64_t failures = 0, excluded = 0;
+        if (may_see(c, job) && job->run_id > 0 &&
+            jobs_run_outcome(c->control->ctx.store, job->run_id, &failures, &excluded) == 0) {
+                json_object_set_new(j, "failures", json_integer(failures));
+                json_object_set_new(j, "excluded", json_integer(excluded));
+        }
+        return json_pack("{s:o}", "parameters", j);
+}
+
 static json_t *method_wait(Connection *c, json_t *params) {
         Job job;
         json_t *error = requested_job(c, params, &job);
@@ -524,7 +541,7 @@ static json_t *method_wait(Connection *c, json_t *params) {
                 return error;
         int64_t id = job.id;
         bool active = job.status == JOB_QUEUED || job.status == JOB_RUNNING;
-        json_t *reply = active ? NULL : json_pack("{s:o}", "parameters", job_json_for(c, &job));
+        json_t *reply = active ? NULL : ended_job_reply(c, &job);
         job_done(&job);
         if (!reply)
                 c->waiting_for = id;
@@ -595,7 +612,7 @@ void control_job_finished(Control *ctl, int64_t job_id) {
                 Job job;
                 c->waiting_for = 0;
                 if (jobs_get(ctl->ctx.store, job_id, &job) == 0) {
-                        queue_reply(c, json_pack("{s:o}", "parameters", job_json_for(c, &job)));
+                        queue_reply(c, ended_job_reply(c, &job));
                         job_done(&job);
                 } else
                         queue_reply(c, error_reply("io.alloclab.NoSuchJob", NULL));

@@ -68,6 +68,7 @@ static void on_worker_progress(void *userdata, const char *text) {
 static void on_worker_ended(void *userdata, int64_t job_id) {
         Manager *m = userdata;
         m->worker = worker_free(m->worker);
+        manager_update_status(m, NULL); /* no more the job's progress */
         (void) store_reserve(m->store); /* again, if a storage failure used it; fails while full */
         job_finished(m, job_id);
         if (m->stopping) {

@@ -172,10 +172,26 @@ int jobs_get(Store *s, int64_t id, Job *ret) {
         return select_one(s, "WHERE id = ?1", id, ret);
 }
 
+int jobs_run_outcome(Store *s, int64_t run_id, int64_t *ret_failures, int64_t *ret_excluded) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(store_db(s), "SELECT n_failures, n_excluded FROM runs WHERE id = ?", -1, &st,
+                               NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, run_id);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                *ret_failures = sqlite3_column_int64(st, 0);
+                *ret_excluded = sqlite3_column_int64(st, 1);
+        }
+        sqlite3_finalize(st);
+        return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
+}
+
 int jobs_list(Store *s, bool active_only, size_t limit, Job **ret, size_t *ret_n) {
-        return select_jobs(
-                s, active_only ? "WHERE status IN ('queued', 'running') ORDER BY id" : "ORDER BY id DESC", 0,
-                limit, ret, ret_n);
+        return select_jobs(s,
+                           active_only ? "WHERE status IN ('queued', 'running') ORDER BY id"
+                                       : "ORDER BY status IN ('queued', 'running') DESC, id DESC",
+                           0, limit, ret, ret_n);
 }
 
 void jobs_list_free(Job *jobs, size_t n) {

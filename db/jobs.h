@@ -62,8 +62,13 @@ int jobs_next_queued(Store *s, Job *ret);
 /* One job by id, or -ENOENT. */
 int jobs_get(Store *s, int64_t id, Job *ret);
 
-/* Jobs newest first; with active_only, only queued and running ones (oldest first). Returns 0
- * and an array (free with jobs_list_free). */
+/* How many samples of a job's run failed and how many (cell, variant) pairs were excluded: what
+ * its exit status follows. Returns 0, -ENOENT (no such run), -EIO. */
+int jobs_run_outcome(Store *s, int64_t run_id, int64_t *ret_failures, int64_t *ret_excluded);
+
+/* Jobs, queued and running ones first (however many ended after them), each part newest first;
+ * with active_only, only queued and running ones (oldest first). Returns 0 and an array (free
+ * with jobs_list_free). */
 int jobs_list(Store *s, bool active_only, size_t limit, Job **ret, size_t *ret_n);
 void jobs_list_free(Job *jobs, size_t n);
 

@@ -341,11 +341,13 @@ static int check_options(const Plan *p, const PlanJob *job, Sample *s) {
 }
 
 /* The sample fails as no-output-file, with a detail that names the verify file: "<doing> PATH<why>:
- * <error>". Returns 0 or -ENOMEM. */
+ * <error>", or "PATH was not there ..." for ENOENT. Returns 0 or -ENOMEM. */
 static int verify_failed(const PlanJob *job, Sample *s, const char *doing, const char *why, int error) {
         _cleanup_free_ char *full = NULL;
         if (plan_path_in(job->cwd, job->verify_path, &full) < 0)
                 return -ENOMEM;
+        if (error == -ENOENT)
+                return set_detail(s, SAMPLE_NO_OUTPUT_FILE, "%s was not there after the child exited", full);
         return set_detail(s, SAMPLE_NO_OUTPUT_FILE, "%s %s%s: %s", doing, full, why, strerror(-error));
 }
 
@@ -388,8 +390,6 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
                                 return verified;
                         if (verified == -EFBIG)
                                 s->status = SAMPLE_OUTPUT_LIMIT;
-                        else if (verified == -ENOENT)
-                                s->status = SAMPLE_NO_OUTPUT_FILE;
                         else if (verified < 0 && verify_failed(job, s, "cannot read", "", verified) < 0)
                                 return -ENOMEM;
                 }

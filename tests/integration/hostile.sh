@@ -145,6 +145,33 @@ job=$(grep -o '[0-9]*' <<<"$out" | head -1)
 wait_job_done "$job"
 expect_eq "$(ids_of_job "$job")" "egid=$nogroup gid=$nogroup root_group=0 umask=77" "a submitted job's umask"
 
+# A job whose samples fail, waited for by a submitter who may not read the database: it exits 1
+# (it said "done" and exited 0), and status is idle again at once.
+printf 'experiment: fails\ncommand: [/bin/false]\nallocators: {glibc: {}}\nsamples: 1\nwarmup: 0\nprobe: never\n' \
+    >"$WORK/user/fails.yaml"
+chmod 0644 "$WORK/user/fails.yaml"
+rc=0
+out=$(cd "$WORK/user" && as_nobody "$ALLOCLAB" submit --wait fails.yaml 2>&1) || rc=$?
+expect_eq "$rc" 1 "submit --wait of a failing job by a submitter who cannot read the database: $out"
+expect_contains "$out" "which you cannot read (Permission denied): run it yourself with alloclab run to see it" \
+    "why the table is not shown"
+run_alloclab 0 status --format json
+expect_contains "$OUT" '"progress": "idle; ' "status right after a job ended"
+
+# Queued and running jobs are listed however many ended after them: 55 canceled submissions
+# pushed the running job out of the 50 lines of queue.
+printf 'experiment: long\ncommand: [sleep, "30"]\nallocators: {glibc: {}}\nsamples: 1\nwarmup: 0\nprobe: never\nverify: none\n' \
+    >"$WORK/long.yaml"
+run_alloclab 0 submit "$WORK/long.yaml"
+long_job=$(grep -o '[0-9]*' <<<"$OUT" | head -1)
+for _ in $(seq 55); do
+    "$ALLOCLAB" submit "$WORK/user/fails.yaml" >"$WORK/one.out" 2>&1 || fail "submit: $(cat "$WORK/one.out")"
+    "$ALLOCLAB" cancel "$(grep -o '[0-9]*' "$WORK/one.out" | head -1)" >/dev/null 2>&1 || true
+done
+run_alloclab 0 queue
+expect_contains "$(awk -v j="$long_job" '$1 == j' <<<"$OUT")" "$long_job" "the long job in the queue's list"
+run_alloclab 0 cancel "$long_job"
+
 # pids_max where the pids controller is only in cgroup v1 (hybrid hosts): refused at submission
 # for a user's job, with the reason (it failed after acceptance with "Permission denied").
 if [[ -d /sys/fs/cgroup/pids && -f /sys/fs/cgroup/unified/cgroup.controllers ]] &&
