@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-
 #include <unistd.h>
 
 #include "cli/output.h"
@@ -31,7 +30,7 @@ static size_t show(Filter *f, const char *text, size_t n) {
                 return text_show(f->under, text, n, TEXT_KEEP_LAYOUT | TEXT_PARTIAL);
         for (;;) {
                 size_t plain = 0;
-                while (plain < n && !strchr("<>&", text[plain]))
+                while (plain < n && text[plain] != '<' && text[plain] != '>' && text[plain] != '&')
                         plain++;
                 if (plain == n)
                         return text_show(f->under, text, n, TEXT_KEEP_LAYOUT | TEXT_PARTIAL);
