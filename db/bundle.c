@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <strings.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <limits.h>
 #include <sqlite3.h>
@@ -25,6 +26,7 @@
 #include "configs/schema.h"
 #include "runner/host.h"
 #include "util/cleanup.h"
+#include "util/io.h"
 #include "util/message.h"
 #include "util/sha256.h"
 #include "util/text.h"
@@ -240,13 +242,85 @@ int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, 
 
 /* ---- import ---- */
 
-/* A bundle being imported: the file named, held open, and attached as `schema` (b0, b1, ...). */
+/* A bundle being imported: the file named, and the private copy of it that is checked and
+ * attached as `schema` (b0, b1, ...). SQLite opens a file by name (a /proc/self/fd link it
+ * resolves to the name), so the file named could be swapped between check and attach; a copy
+ * in a directory only this process's user can write cannot. */
 typedef struct Source {
         const char *path;
-        int fd;
-        char uri[64]; /* file:/proc/self/fd/N?mode=ro&immutable=1: the very file checked */
+        char *copy_dir; /* $TMPDIR/alloclab-import-XXXXXX, mode 0700; NULL until made */
+        int fd;         /* the copy, held open */
+        char uri[64];   /* file:/proc/self/fd/N?mode=ro&immutable=1: the copy */
         char schema[16];
 } Source;
+
+#define COPY_NAME "bundle"
+
+static void source_done(Source *src) {
+        src->fd = safe_close(src->fd);
+        if (src->copy_dir) {
+                _cleanup_close_ int dir = open(src->copy_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (dir >= 0)
+                        (void) unlinkat(dir, COPY_NAME, 0);
+                (void) rmdir(src->copy_dir);
+                free(src->copy_dir);
+                src->copy_dir = NULL;
+        }
+}
+
+/* Copies src->path (refusing anything but a regular file, without blocking on a FIFO) into a
+ * private directory and holds the copy open in src->fd. */
+static int copy_source(Source *src, char **ret_message) {
+        _cleanup_close_ int in = open(src->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        struct stat st;
+        if (in < 0 || fstat(in, &st) < 0)
+                return message_fail(ret_message, -errno, "%s: %m", src->path);
+        if (!S_ISREG(st.st_mode))
+                return message_fail(ret_message, -EBADMSG, "%s is not a regular file", src->path);
+        const char *tmp = getenv("TMPDIR");
+        if (asprintf(&src->copy_dir, "%s/alloclab-import-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) {
+                src->copy_dir = NULL;
+                return -ENOMEM;
+        }
+        if (!mkdtemp(src->copy_dir)) {
+                int r = message_fail(ret_message, -errno, "cannot make a private copy of %s in %s: %m",
+                                     src->path, tmp && *tmp ? tmp : "/tmp");
+                free(src->copy_dir);
+                src->copy_dir = NULL;
+                return r;
+        }
+        _cleanup_close_ int dir = open(src->copy_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int out =
+                dir < 0 ? -1 : openat(dir, COPY_NAME, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        int r = out < 0 ? -errno : 0;
+        for (ssize_t n = 1; r >= 0 && n > 0;) {
+                n = sendfile(out, in, NULL, 1 << 24);
+                if (n < 0)
+                        r = errno == EINTR ? 0 : -errno;
+        }
+        if (r < 0)
+                return message_fail(ret_message, r, "cannot make a private copy of %s in %s: %s", src->path,
+                                    src->copy_dir, strerror(-r));
+        src->fd = TAKE_FD(out);
+        snprintf(src->uri, sizeof(src->uri), "file:/proc/self/fd/%d?mode=ro&immutable=1", src->fd);
+        return 0;
+}
+
+/* A database in WAL mode may hold committed changes in its -wal file, which a bundle does not
+ * carry and an immutable open ignores. */
+static int refuse_wal(const Source *src, char **ret_message) {
+        uint8_t header[100];
+        ssize_t n = read_full_at(src->fd, header, sizeof(header), 0);
+        if (n < 0)
+                return message_fail(ret_message, (int) n, "%s: %s", src->path, strerror((int) -n));
+        if (n == sizeof(header) && memcmp(header, "SQLite format 3", 16) == 0 &&
+            (header[18] == 2 || header[19] == 2))
+                return message_fail(ret_message, -EBADMSG,
+                                    "%s is a database in WAL mode, not a bundle alloclab export wrote: its "
+                                    "latest changes may be in %s-wal, which import does not read",
+                                    src->path, src->path);
+        return 0;
+}
 
 /* What a column of a bundle's run may hold beyond its declared type. A text column is CLEAN
  * unless listed: no control characters, UTF-8 (util/text.h). */
@@ -477,18 +551,15 @@ static bool first_line_not_in(const char *a, const char *b, const char **ret) {
         return false;
 }
 
-/* Opens src->path (refusing anything but a regular file, without blocking on a FIFO) and checks
- * it alone, read-only and with trusted_schema off: an undamaged bundle of a schema this alloclab
- * reads, whose schema objects are exactly that schema's (no view, trigger or other object), and
- * whose rows hold what their columns take. */
+/* Copies src->path privately and checks the copy alone, read-only and with trusted_schema off:
+ * an undamaged bundle of a schema this alloclab reads, whose schema objects are exactly that
+ * schema's (no view, trigger or other object), and whose rows hold what their columns take. */
 static int check_file(Source *src, char **ret_message) {
-        src->fd = open(src->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        struct stat st;
-        if (src->fd < 0 || fstat(src->fd, &st) < 0)
-                return message_fail(ret_message, -errno, "%s: %m", src->path);
-        if (!S_ISREG(st.st_mode))
-                return message_fail(ret_message, -EBADMSG, "%s is not a regular file", src->path);
-        snprintf(src->uri, sizeof(src->uri), "file:/proc/self/fd/%d?mode=ro&immutable=1", src->fd);
+        int r = copy_source(src, ret_message);
+        if (r >= 0)
+                r = refuse_wal(src, ret_message);
+        if (r < 0)
+                return r;
         sqlite3 *db = NULL;
         int rc = sqlite3_open_v2(src->uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
                                  NULL);
@@ -496,7 +567,7 @@ static int check_file(Source *src, char **ret_message) {
         _cleanup_free_ char *check = NULL, *format = NULL, *have = NULL, *want = NULL, *bundle_sql = NULL,
                             *dangling = NULL;
         int64_t version = 0, schema = 0;
-        int r = rc == SQLITE_OK ? execf(db, "PRAGMA trusted_schema = OFF") : -EIO;
+        r = rc == SQLITE_OK ? execf(db, "PRAGMA trusted_schema = OFF") : -EIO;
         if (r >= 0)
                 r = queryf(db, NULL, &check, "PRAGMA quick_check");
         if (r == -ENOMEM)
@@ -1042,7 +1113,7 @@ int bundle_import(Store *s, char *const *paths, size_t n, const BundleOptions *o
                 (void) execf(db, "DETACH %s", sources[i].schema);
         (void) execf(db, "DROP TABLE IF EXISTS temp.import_hosts");
         for (size_t i = 0; i < n; i++)
-                safe_close(sources[i].fd);
+                source_done(&sources[i]);
         if (r < 0)
                 *ret = (BundleTally){}; /* one transaction: nothing of it stays */
         return r;

@@ -41,9 +41,14 @@ static size_t decode(const unsigned char *s, size_t n, uint32_t *ret) {
         return len;
 }
 
+static bool is_noncharacter(uint32_t c) {
+        return (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) == 0xfffe;
+}
+
 static bool is_control(uint32_t c) {
         return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x200e || c == 0x200f || c == 0x2028 ||
-               c == 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+               c == 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) ||
+               is_noncharacter(c);
 }
 
 bool text_is_clean(const char *s) {

@@ -14,7 +14,9 @@
  * The characters meant: C0 controls and DEL, C1 controls (U+0080-U+009F, which some terminals
  * obey as ESC sequences), the line and paragraph separators (U+2028, U+2029: a new line to many
  * viewers), the bidirectional marks, embeddings, overrides and isolates (U+200E, U+200F,
- * U+202A-U+202E, U+2066-U+2069), and bytes that are not UTF-8.
+ * U+202A-U+202E, U+2066-U+2069), Unicode's noncharacters (U+FDD0-U+FDEF and the last two code
+ * points of every plane, U+FFFE...: an XML or XHTML reader refuses a document holding one), and
+ * bytes that are not UTF-8.
  */
 
 /* Whether s is valid UTF-8 without any of those characters: what a name or a path that comes in

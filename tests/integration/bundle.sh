@@ -203,6 +203,28 @@ rc=0
 timeout 20 "$ALLOCLAB" import "$WORK/fifo.bundle" --db "$B" >/dev/null 2>"$WORK/fifo.err" || rc=$?
 expect_eq "$rc" 4 "import of a FIFO"
 expect_contains "$(cat "$WORK/fifo.err")" "fifo.bundle is not a regular file" "the reason"
+# A database in WAL mode may keep committed rows in its -wal file, which import would not read.
+cp "$WORK/a.bundle" "$WORK/wal.bundle"
+sqlite3 "$WORK/wal.bundle" "PRAGMA journal_mode = WAL" >/dev/null
+refused "$WORK/wal.bundle" "a database in WAL mode" "wal.bundle is a database in WAL mode"
+# What is checked is what is imported: SQLite opens files by name, so import checks and attaches
+# a private copy and never lets SQLite open the file named, which could be swapped in between
+# (a FIFO swapped in hung the import; another file skipped the checks). The copy goes away.
+if command -v strace >/dev/null; then
+    mkdir "$WORK/tmp"
+    cp "$WORK/a.bundle" "$WORK/swap.bundle"
+    TMPDIR=$WORK/tmp strace -f -e trace=openat -o "$WORK/import.trace" \
+        "$ALLOCLAB" import "$WORK/swap.bundle" --db "$WORK/swap.db" >/dev/null || fail "import under strace"
+    ! grep "swap.bundle\", O_RDONLY|O_NOFOLLOW" "$WORK/import.trace" ||
+        fail "SQLite opened the file named, not the copy checked"
+    grep -q "alloclab-import-.*/bundle\", O_RDONLY|O_NOFOLLOW" "$WORK/import.trace" ||
+        fail "SQLite did not open the private copy: $(grep -v ENOENT "$WORK/import.trace")"
+    TMPDIR=$WORK/tmp "$ALLOCLAB" import "$WORK/wal.bundle" --db "$WORK/swap.db" 2>/dev/null &&
+        fail "wal.bundle imported"
+    expect_eq "$(ls -A "$WORK/tmp")" "" "what import leaves in TMPDIR"
+else
+    skip_part "strace is not installed: which file SQLite opens is not watched"
+fi
 # A run here already, changed in any way its sums did not see: each is other content.
 for edit in "UPDATE samples SET wall_ns = CASE id WHEN (SELECT min(id) FROM samples WHERE run_id = 1 AND phase = 'sample')
                  THEN (SELECT wall_ns FROM samples WHERE id = (SELECT min(id) + 1 FROM samples WHERE run_id = 1 AND phase = 'sample'))

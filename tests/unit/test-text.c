@@ -22,13 +22,16 @@ static void test_clean(void **state) {
                 "tab\there",         /* C0 */
                 "del\x7f",           /* DEL */
                 "c1 \xc2\x9b"
-                "31m",                  /* U+009B, CSI for some terminals */
-                "bidi \xe2\x80\xae",    /* U+202E right-to-left override */
-                "isolate \xe2\x81\xa6", /* U+2066 */
-                "mark \xe2\x80\x8f",    /* U+200F */
-                "line \xe2\x80\xa8sep", /* U+2028 */
-                "latin1 \xe9t\xe9",     /* not UTF-8 */
-                "overlong \xc0\xaf",    /* '/' in two bytes */
+                "31m",                    /* U+009B, CSI for some terminals */
+                "bidi \xe2\x80\xae",      /* U+202E right-to-left override */
+                "isolate \xe2\x81\xa6",   /* U+2066 */
+                "mark \xe2\x80\x8f",      /* U+200F */
+                "line \xe2\x80\xa8sep",   /* U+2028 */
+                "xml \xef\xbf\xbe",       /* U+FFFE, refused by XML readers */
+                "xml \xef\xb7\x90",       /* U+FDD0 */
+                "plane \xf0\x9f\xbf\xbf", /* U+1FFFF */
+                "latin1 \xe9t\xe9",       /* not UTF-8 */
+                "overlong \xc0\xaf",      /* '/' in two bytes */
                 "surrogate \xed\xa0\x80",
                 "truncated \xe2\x82",
                 "beyond \xf4\x90\x80\x80",
@@ -56,6 +59,7 @@ static void test_shown(void **state) {
                 { "\xe9t\xe9", "\\xe9t\\xe9" },
                 { "\xe2\x82", "\\xe2\\x82" },
                 { "\x7f", "\\x7f" },
+                { "\xef\xbf\xbf", "\\u{ffff}" },
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
                 _cleanup_free_ char *got = text_shown(cases[i].in);
