@@ -521,9 +521,12 @@ static int check_table(sqlite3 *db, const Source *src, const char *table, char *
                 const char *why = !typed   ? "a value of a type its column does not take"
                                   : breaks ? breaks
                                            : "what its column does not take";
-                r = message_fail(ret_message, -EBADMSG, "%s: %s.%s holds %s: '%s'%s", src->path, table,
-                                 columns[i], why, value ? value : "",
-                                 strlen(value ? value : "") < 40 ? "" : "...");
+                /* Escaped: the value is the bundle's, and may hold a forged line of its own. */
+                _cleanup_free_ char *shown = text_shown(value ? value : "");
+                r = shown ? message_fail(ret_message, -EBADMSG, "%s: %s.%s holds %s: '%s'%s", src->path,
+                                         table, columns[i], why, shown,
+                                         strlen(value ? value : "") < 40 ? "" : "...")
+                          : -ENOMEM;
         } else if (sql && rc != SQLITE_DONE)
                 r = failed(db);
         if (sql)

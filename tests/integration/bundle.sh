@@ -175,6 +175,7 @@ refused "$WORK/escape.bundle" "a host name with an escape sequence" \
 [[ $ERR != *$'\e'* ]] || fail "the refusal printed the escape sequence"
 hostile label "$fresh_uuids UPDATE runs SET label = 'a' || char(10) || 'forged line'"
 refused "$WORK/label.bundle" "a label with a newline" "runs.label holds text with control characters"
+expect_contains "$ERR" "'a\x0aforged line'" "the label shown escaped, on the refusal's line"
 # A spec whose text is not what its hash says: the text of a run here would be replaced by the
 # attacker's, and a resumed run would run the attacker's command (found by a reviewer).
 hostile spec "$fresh_uuids UPDATE specs SET yaml = yaml || '# and something else'"
