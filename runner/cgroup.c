@@ -27,6 +27,9 @@
 #endif
 
 #define RUN_PREFIX        "alloclab-"
+/* A run's directories are its own: another user who could open one could flock it (see
+ * lock_run_dir()) and take the name from the run, or keep a dead run's tree. */
+#define RUN_DIR_MODE      0700
 /* The leaf a delegated runner moves into: a cgroup that hands controllers to its children may
  * not hold processes itself. */
 #define CGROUP_RUNNER     "runner"
@@ -265,7 +268,7 @@ bool cgroup_run_pids_v1(CgroupRun *run) {
                 return false;
         const char *name = strrchr(run->path, '/') + 1; /* the same name as in v2 */
         int fd = -1;
-        if ((mkdirat(home_fd, name, 0755) < 0 && errno != EEXIST) ||
+        if ((mkdirat(home_fd, name, RUN_DIR_MODE) < 0 && errno != EEXIST) ||
             (fd = openat(home_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
             lock_run_dir(home_fd, name, fd) < 0 || faccessat(fd, "pids.max", W_OK, 0) < 0 ||
             faccessat(home_fd, "cgroup.procs", W_OK, 0) < 0) {
@@ -329,7 +332,7 @@ int cgroup_run_open(CgroupRun *ret) {
         int fd = -1;
         for (unsigned tries = 0; fd < 0; tries++) {
                 snprintf(name, sizeof(name), RUN_PREFIX "%d-%u", (int) getpid(), plans++);
-                if (mkdirat(base_fd, name, 0755) < 0 && errno != EEXIST)
+                if (mkdirat(base_fd, name, RUN_DIR_MODE) < 0 && errno != EEXIST)
                         return no_cgroup(ret, "cannot create a cgroup in %s: %s", base, strerror(errno));
                 if ((fd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && errno != ENOENT)
                         break;
@@ -352,7 +355,7 @@ int cgroup_run_open(CgroupRun *ret) {
         bool memory = write_at(fd, "cgroup.subtree_control", "+memory") == 0;
         bool pids = write_at(fd, "cgroup.subtree_control", "+pids") == 0;
         snprintf(ret->children_name, sizeof(ret->children_name), "%s", CGROUP_CHILDREN);
-        if ((mkdirat(fd, CGROUP_CHILDREN, 0755) < 0 && errno != EEXIST) ||
+        if ((mkdirat(fd, CGROUP_CHILDREN, RUN_DIR_MODE) < 0 && errno != EEXIST) ||
             (ret->children_fd = openat(fd, CGROUP_CHILDREN, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
                 int err = errno;
                 safe_close(fd);
@@ -385,7 +388,7 @@ void cgroup_run_close(CgroupRun *c) {
 int cgroup_run_delegate(const CgroupRun *run, uid_t uid, gid_t gid) {
         if (!run->path)
                 return 0;
-        if (mkdirat(run->fd, CGROUP_RUNNER, 0755) < 0 && errno != EEXIST)
+        if (mkdirat(run->fd, CGROUP_RUNNER, RUN_DIR_MODE) < 0 && errno != EEXIST)
                 return negative_errno();
         char self[32];
         snprintf(self, sizeof(self), "%d", (int) getpid());
@@ -535,7 +538,7 @@ static void replace_children(CgroupRun *run) {
         remove_tree_at(run->fd, old, 0);
         snprintf(run->children_name, sizeof(run->children_name), "%s-%u", CGROUP_CHILDREN,
                  ++run->generation);
-        if (mkdirat(run->fd, run->children_name, 0755) < 0 ||
+        if (mkdirat(run->fd, run->children_name, RUN_DIR_MODE) < 0 ||
             (run->children_fd = openat(run->fd, run->children_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) <
                     0 ||
             cgroup_run_limit(run, run->memory_max, run->pids_max) < 0)

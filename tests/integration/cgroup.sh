@@ -205,6 +205,38 @@ run_alloclab 0 run "$WORK/tiny.yaml" --quiet
 [[ ! -e $stale ]] || fail "the dead run's cgroup tree is left: $(find "$stale" -type d)"
 [[ -z $(sleeper) ]] || fail "the dead run's nested process survived: $(sleeper)"
 
+# A run's cgroup directories are its own (mode 0700): another user who could open one could take
+# its lock (runner/cgroup.c lock_run_dir) between mkdir and the run's flock, and make the run give
+# the name up, or keep a dead run's tree from being removed. pids_max makes the v1 pids directory
+# too where the pids controller is v1.
+if [[ $(id -u) == 0 ]] && command -v setpriv >/dev/null; then
+    nobody=$(id -u nobody)
+    printf 'experiment: private\ncommand: ["%s", sleep, "1500"]\nallocators: {glibc: {}}\nsamples: 1\nwarmup: 0\nprobe: never\npids_max: 64\n' \
+        "$WORKLOAD" >"$WORK/private.yaml"
+    "$ALLOCLAB" run "$WORK/private.yaml" --quiet >"$WORK/private.out" 2>&1 &
+    private=$!
+    dir=
+    for _ in $(seq 100); do
+        dir=$(q "SELECT r.cgroup FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'private'")
+        [[ -n $dir && -d $dir ]] && break
+        sleep 0.05
+    done
+    [[ -n $dir ]] || fail "the run recorded no cgroup: $(cat "$WORK/private.out")"
+    dirs=("$dir" "$dir/children")
+    v1=$(awk -F: '$2 == "pids" { print $3 }' /proc/self/cgroup)
+    [[ -n $v1 && -d /sys/fs/cgroup/pids$v1/${dir##*/} ]] && dirs+=("/sys/fs/cgroup/pids$v1/${dir##*/}")
+    for d in "${dirs[@]}"; do
+        expect_eq "$(stat -c %a "$d")" 700 "the mode of $d"
+        setpriv --reuid="$nobody" --regid="$(id -g nobody)" --clear-groups python3 -c '
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)' "$d" 2>/dev/null && fail "another user opened and locked $d"
+    done
+    wait "$private" || fail "the run with private cgroups: $(cat "$WORK/private.out")"
+else
+    skip_part "cgroup directories closed to other users: needs root and setpriv to act as another user"
+fi
+
 # Runs never kill each other's children (issue 25): a run whose cgroup is locked by a live
 # alloclab is not stale, whatever the PID in its name says. From inside a PID namespace that
 # shares the cgroup tree (a Slurm step, unshare -p) every other run's PID looks dead: three runs
