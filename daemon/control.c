@@ -236,15 +236,16 @@ static json_t *method_submit(Connection *c, json_t *params) {
                         "io.alloclab.InvalidParameter",
                         json_pack("{s:s}", "message",
                                   "expected spec_path, spec, cwd, env and a umask from 0 to 0777"));
-        if (strlen(spec_path) > CONTROL_MAX_SPEC_PATH || strlen(cwd) > CONTROL_MAX_SPEC_PATH)
-                return error_reply(
-                        "io.alloclab.InvalidParameter",
-                        json_pack("{s:s}", "message", "spec_path or cwd is longer than PATH_MAX"));
         /* Both are shown to others (root's queue, the log): no escape sequence rides along. */
-        if (!text_is_clean(spec_path) || !text_is_clean(cwd))
-                return error_reply("io.alloclab.InvalidParameter",
-                                   json_pack("{s:s}", "message",
-                                             "spec_path or cwd holds control characters or is not UTF-8"));
+        const char *const paths[][2] = { { "spec_path", spec_path }, { "cwd", cwd } };
+        for (size_t k = 0; k < ELEMENTSOF(paths); k++) {
+                const char *why = strlen(paths[k][1]) > CONTROL_MAX_SPEC_PATH ? "is longer than PATH_MAX"
+                                  : !text_is_clean(paths[k][1]) ? "holds control characters or is not UTF-8"
+                                                                : NULL;
+                if (why)
+                        return error_reply("io.alloclab.InvalidParameter",
+                                           json_pack("{s:s++}", "message", paths[k][0], " ", why));
+        }
         if (manager_stopping(c->control->ctx.manager))
                 return error_reply("io.alloclab.ShuttingDown", NULL);
 

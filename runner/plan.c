@@ -257,12 +257,15 @@ static int resolve_exe(const void *userdata, char **ret) {
         return plan_resolve_exe(q->name, q->envp, q->cwd, ret);
 }
 
+/* A directory the child can enter, as the caller (the daemon: as the submitter) may. */
 static int check_directory(const void *userdata, char **ret) {
         struct stat st;
         *ret = NULL;
         if (stat(userdata, &st) < 0)
                 return negative_errno();
-        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        return faccessat(AT_FDCWD, userdata, X_OK, AT_EACCESS) < 0 ? negative_errno() : 0;
 }
 
 static int check_readable(const void *userdata, char **ret) {
@@ -362,8 +365,11 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, const PlanOpt
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return fail_at(ret_message, -ENOENT, s, v->cwd_at,
-                                       "variant %s: cwd '%s' is not a directory", v->name, job->cwd);
+                        return fail_at(ret_message, -ENOENT, s, v->cwd_at, "variant %s: cwd '%s' %s",
+                                       v->name, job->cwd,
+                                       r == -ENOTDIR || r == -ENOENT ? "is not a directory"
+                                       : r == -EACCES ? "cannot be entered (permission denied)"
+                                                      : strerror(-r));
         }
         r = env_build(caller_env, spec_env, variant_env,
                       v->forward_library ? NULL : p->allocators[variant].path, &job->envp);

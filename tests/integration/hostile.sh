@@ -10,7 +10,8 @@
 # - submit says what check says of invalid UTF-8 and of a NUL byte;
 # - 500 connections that trickle requests byte by byte do not keep a Ping waiting;
 # - a non-member is told it lacks permission on the socket; jobs get their submitter's umask;
-#   pids_max that only root's jobs can enforce here is refused at submission.
+#   pids_max that only root's jobs can enforce here is refused at submission, and so is a cwd
+#   the submitter cannot enter.
 # Needs root and setpriv; skipped with the reason otherwise.
 . "$(dirname "$0")/lib.sh"
 : "${ALLOCLABD:?ALLOCLABD must point to alloclabd}"
@@ -107,7 +108,7 @@ run_alloclab 0 status
 # Control characters in a submitted path: refused by the daemon, and by the client first.
 read -r _ reply < <(raw_submit "$WORK/user/bomb.yaml" $'/tmp/\e[2J\e]0;owned\a\nforged.yaml')
 expect_contains "$reply" '"io.alloclab.InvalidParameter"' "a spec_path with control characters"
-expect_contains "$reply" "control characters" "the reason"
+expect_contains "$reply" "spec_path holds control characters" "the reason, and which path"
 ids_spec submitted | sed '/schedule/d' >"$WORK/user/$evil"
 chmod 0644 "$WORK/user/$evil"
 rc=0
@@ -144,6 +145,17 @@ out=$(cd "$WORK/user" && as_nobody sh -c "umask 077; exec '$ALLOCLAB' submit uma
 job=$(grep -o '[0-9]*' <<<"$out" | head -1)
 wait_job_done "$job"
 expect_eq "$(ids_of_job "$job")" "egid=$nogroup gid=$nogroup root_group=0 umask=77" "a submitted job's umask"
+
+# A cwd the submitter cannot enter is refused at submission, named (each sample failed to chdir).
+mkdir -m 0700 "$WORK/closed"
+printf 'experiment: closed\ncommand: [/bin/true]\ncwd: %s\nallocators: {glibc: {}}\nsamples: 1\n' \
+    "$WORK/closed" >"$WORK/user/closed.yaml"
+chmod 0644 "$WORK/user/closed.yaml"
+rc=0
+out=$(cd "$WORK/user" && as_nobody "$ALLOCLAB" submit closed.yaml 2>&1) || rc=$?
+expect_eq "$rc" 4 "submit of a spec whose cwd the submitter cannot enter: $out"
+expect_contains "$out" "closed.yaml:3:6: variant glibc: cwd '$WORK/closed' cannot be entered (permission denied)" \
+    "the refusal names the cwd"
 
 # A job whose samples fail, waited for by a submitter who may not read the database: it exits 1
 # (it said "done" and exited 0), and status is idle again at once.
