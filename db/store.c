@@ -505,15 +505,26 @@ static int set_wal(sqlite3 *db) {
         return rc;
 }
 
-int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message) {
-        _cleanup_(store_freep) Store *s = calloc(1, sizeof(Store));
-        if (!s)
-                return -ENOMEM;
-        if (mode == STORE_READ_ONLY && access(path, F_OK) < 0)
-                return message_fail(ret_message, -ENOENT, "no database at %s (run an experiment first)",
-                                    path);
-        if (mode == STORE_READ_WRITE && make_parent_dir(path) < 0)
-                return message_fail(ret_message, -EIO, "cannot create the directory of %s: %m", path);
+/* Why a database cannot be written, when the file system says: a hint for SQLite's message
+ * `said` ("unable to open database file", "disk I/O error"), which names no cause. */
+static const char *write_hint(const char *path, const char *said) {
+        struct statvfs fs;
+        _cleanup_free_ char *dir = strdup(path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash)
+                *(slash == dir ? slash + 1 : slash) = 0;
+        if (statvfs(path, &fs) < 0 && statvfs(slash ? dir : ".", &fs) < 0)
+                return "";
+        /* Root may use the blocks reserved for it; less than alloclab keeps in reserve is full. */
+        uint64_t avail = (uint64_t) (geteuid() == 0 ? fs.f_bfree : fs.f_bavail) * fs.f_frsize;
+        return fs.f_flag & ST_RDONLY                       ? " (on a read-only file system)"
+               : access(path, W_OK) < 0 && errno != ENOENT ? " (not writable by you)"
+               : avail < STORE_RESERVE_BYTES && !strstr(said, "disk is full") ? " (the disk is full)"
+                                                                              : "";
+}
+
+/* store_open() but for the cleanup of what it created. */
+static int open_store(Store *s, const char *path, StoreMode mode, char **ret_message) {
         int flags =
                 mode == STORE_READ_ONLY ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
         int rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
@@ -530,17 +541,12 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
         }
         if (rc == SQLITE_OK)
                 rc = sqlite3_exec(s->db, "PRAGMA foreign_keys = ON;", NULL, NULL, NULL);
-        if (rc != SQLITE_OK) {
-                /* SQLite says "unable to open database file" for most causes: name the usual one. */
-                struct statvfs fs;
-                const char *why = mode != STORE_READ_WRITE ? ""
-                                  : statvfs(path, &fs) == 0 && fs.f_flag & ST_RDONLY
-                                          ? " (on a read-only file system)"
-                                  : access(path, W_OK) < 0 && errno != ENOENT ? " (not writable by you)"
-                                                                              : "";
+        if (rc != SQLITE_OK)
                 return message_fail(ret_message, -EIO, "cannot open database %s: %s%s", path,
-                                    s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc), why);
-        }
+                                    s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc),
+                                    mode == STORE_READ_WRITE ? write_hint(path, s->db ? sqlite3_errmsg(s->db)
+                                                                                      : sqlite3_errstr(rc))
+                                                             : "");
 
         int r = 0;
         if (mode == STORE_READ_WRITE) {
@@ -560,10 +566,34 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
                                                                : "");
         }
         if (r == -EIO && ret_message && !*ret_message)
-                (void) message_fail(ret_message, r, "database %s: %s", path, store_error(s));
-        if (r < 0)
+                (void) message_fail(ret_message, r, "database %s: %s%s", path, store_error(s),
+                                    mode == STORE_READ_WRITE ? write_hint(path, store_error(s)) : "");
+        return r;
+}
+
+int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message) {
+        if (mode == STORE_READ_ONLY && access(path, F_OK) < 0)
+                return message_fail(ret_message, -ENOENT, "no database at %s (run an experiment first)",
+                                    path);
+        if (mode == STORE_READ_WRITE && make_parent_dir(path) < 0)
+                return message_fail(ret_message, -EIO, "cannot create the directory of %s: %m", path);
+        Store *s = calloc(1, sizeof(Store));
+        if (!s)
+                return -ENOMEM;
+        bool created = mode == STORE_READ_WRITE && access(path, F_OK) < 0 && errno == ENOENT;
+        int r = open_store(s, path, mode, ret_message);
+        if (r < 0) {
+                store_free(s);
+                /* A database this call created and could not make whole is no database. */
+                static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+                for (size_t i = 0; created && i < ELEMENTSOF(suffixes); i++) {
+                        _cleanup_free_ char *file = NULL;
+                        if (asprintf(&file, "%s%s", path, suffixes[i]) >= 0)
+                                (void) unlink(file);
+                }
                 return r;
-        *ret = TAKE_PTR(s);
+        }
+        *ret = s;
         return 0;
 }
 

@@ -108,6 +108,13 @@ run_alloclab 0 runs
 expect_eq "$(grep -c fill <<<"$OUT")" "$runs_before" "runs on a disk full to the last byte, and no run more"
 run_alloclab 0 show
 expect_contains "$OUT" "fill run" "show on a disk full to the last byte"
+# A writer names the cause (SQLite said "disk I/O error"), and a new database that could not be
+# made is not left behind as an empty file.
+run_alloclab 4 run "$WORK/fill.yaml" --quiet
+expect_contains "$ERR" "(the disk is full)" "a run on a disk full to the last byte"
+run_alloclab 4 run "$WORK/fill.yaml" --quiet --db "$WORK/small/new.db"
+expect_contains "$ERR" "disk is full" "a new database on a full disk"
+expect_eq "$(ls "$WORK/small" | grep new)" "" "what a new database on a full disk left"
 
 # A read-only database: a clear error, exit 4.
 umount "$WORK/small"
