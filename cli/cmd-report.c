@@ -656,16 +656,26 @@ int cmd_report(int argc, char **argv) {
                 query_allocators_free(allocators, n_allocators);
                 return cli_query_failed("report", store, missing, r);
         }
-        FILE *f = fopen(output, "we");
+        /* Written beside it and renamed: a report that could not be written whole (a full
+         * disk) leaves the one before, or none, never a truncated page. */
+        _cleanup_free_ char *partial = NULL;
+        FILE *f = asprintf(&partial, "%s.partial", output) < 0 ? NULL : fopen(partial, "we");
         if (!f) {
                 query_allocators_free(allocators, n_allocators);
-                cli_error("report", "cannot write %s: %m", output);
+                cli_error("report", "cannot write %s: %m", partial ? partial : output);
                 return EXIT_ENVIRONMENT;
         }
         r = write_report(f, rep, allocators, n_allocators, info.spec_yaml, pair, history);
         query_allocators_free(allocators, n_allocators);
-        if (fclose(f) != 0 || r < 0) {
-                cli_error("report", "cannot write %s", output);
+        if (fflush(f) != 0 || r < 0)
+                r = negative_errno();
+        if (fclose(f) != 0 && r >= 0)
+                r = negative_errno();
+        if (r >= 0 && rename(partial, output) < 0)
+                r = negative_errno();
+        if (r < 0) {
+                (void) unlink(partial);
+                cli_error("report", "cannot write %s: %s", output, strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
         return EXIT_OK;

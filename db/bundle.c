@@ -204,11 +204,11 @@ int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, 
         _cleanup_free_ char *partial = NULL;
         if (asprintf(&partial, "%s.partial", path) < 0)
                 return -ENOMEM;
-        (void) unlink(partial);
+        store_remove_files(partial);
         Store *b = NULL;
         int r = create_empty(partial, n, &b, ret_message);
         if (r < 0) {
-                (void) unlink(partial);
+                store_remove_files(partial);
                 return r;
         }
         sqlite3 *to = store_db(b);
@@ -228,7 +228,7 @@ int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, 
         if (r >= 0 && (r = fsync_path(partial, O_RDONLY)) >= 0 && rename(partial, path) < 0)
                 r = -errno;
         if (r < 0) {
-                (void) unlink(partial);
+                store_remove_files(partial);
                 return message_fail(ret_message, r, "cannot write %s: %s", path,
                                     r == -EIO ? failure : strerror(-r));
         }

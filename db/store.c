@@ -327,14 +327,33 @@ int store_cache_size(Store *s, int size, int *ret_previous) {
         return r < 0 ? r : sqlite3_exec(s->db, pragma, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
+/* Why a database cannot be written, when the file system says: a hint for SQLite's message
+ * `said` ("unable to open database file", "disk I/O error"), which names no cause. */
+static const char *write_hint(const char *path, const char *said) {
+        struct statvfs fs;
+        _cleanup_free_ char *dir = strdup(path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash)
+                *(slash == dir ? slash + 1 : slash) = 0;
+        if (statvfs(path, &fs) < 0 && statvfs(slash ? dir : ".", &fs) < 0)
+                return "";
+        /* Root may use the blocks reserved for it; less than alloclab keeps in reserve is full. */
+        uint64_t avail = (uint64_t) (geteuid() == 0 ? fs.f_bfree : fs.f_bavail) * fs.f_frsize;
+        return fs.f_flag & ST_RDONLY                       ? " (on a read-only file system)"
+               : access(path, W_OK) < 0 && errno != ENOENT ? " (not writable by you)"
+               : avail < STORE_RESERVE_BYTES && !strstr(said, "disk is full") ? " (the disk is full)"
+                                                                              : "";
+}
+
 /* Brings the schema to STORE_SCHEMA_VERSION, one migration per transaction. The version is read
  * inside each write transaction: two processes that open a new database at once take turns, and
  * the second finds the first's work done (it failed with "table hosts already exists"). */
 static int migrate(Store *s, char **ret_message) {
         for (;;) {
                 if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-                        return message_fail(ret_message, -EIO, "cannot migrate %s: %s", store_path(s),
-                                            sqlite3_errmsg(s->db));
+                        return message_fail(ret_message, -EIO, "cannot migrate %s: %s%s", store_path(s),
+                                            sqlite3_errmsg(s->db),
+                                            write_hint(store_path(s), sqlite3_errmsg(s->db)));
                 int version, r = pragma_int(s, "PRAGMA user_version", &version);
                 if (r >= 0 && version > STORE_SCHEMA_VERSION)
                         r = message_fail(ret_message, -EPROTO,
@@ -352,14 +371,18 @@ static int migrate(Store *s, char **ret_message) {
                 if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
                         (void) sql_failed(s->db); /* its reason, which the ROLLBACK clears */
                         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-                        return message_fail(ret_message, -EIO, "cannot migrate %s from schema %d to %d: %s",
-                                            store_path(s), version, version + 1, store_error(s));
+                        return message_fail(ret_message, -EIO,
+                                            "cannot migrate %s from schema %d to %d: %s%s", store_path(s),
+                                            version, version + 1, store_error(s),
+                                            write_hint(store_path(s), store_error(s)));
                 }
                 if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
                         (void) sql_failed(s->db);
                         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-                        return message_fail(ret_message, -EIO, "cannot migrate %s from schema %d to %d: %s",
-                                            store_path(s), version, version + 1, store_error(s));
+                        return message_fail(ret_message, -EIO,
+                                            "cannot migrate %s from schema %d to %d: %s%s", store_path(s),
+                                            version, version + 1, store_error(s),
+                                            write_hint(store_path(s), store_error(s)));
                 }
         }
 }
@@ -505,22 +528,13 @@ static int set_wal(sqlite3 *db) {
         return rc;
 }
 
-/* Why a database cannot be written, when the file system says: a hint for SQLite's message
- * `said` ("unable to open database file", "disk I/O error"), which names no cause. */
-static const char *write_hint(const char *path, const char *said) {
-        struct statvfs fs;
-        _cleanup_free_ char *dir = strdup(path);
-        char *slash = dir ? strrchr(dir, '/') : NULL;
-        if (slash)
-                *(slash == dir ? slash + 1 : slash) = 0;
-        if (statvfs(path, &fs) < 0 && statvfs(slash ? dir : ".", &fs) < 0)
-                return "";
-        /* Root may use the blocks reserved for it; less than alloclab keeps in reserve is full. */
-        uint64_t avail = (uint64_t) (geteuid() == 0 ? fs.f_bfree : fs.f_bavail) * fs.f_frsize;
-        return fs.f_flag & ST_RDONLY                       ? " (on a read-only file system)"
-               : access(path, W_OK) < 0 && errno != ENOENT ? " (not writable by you)"
-               : avail < STORE_RESERVE_BYTES && !strstr(said, "disk is full") ? " (the disk is full)"
-                                                                              : "";
+void store_remove_files(const char *path) {
+        static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                _cleanup_free_ char *file = NULL;
+                if (asprintf(&file, "%s%s", path, suffixes[i]) >= 0)
+                        (void) unlink(file);
+        }
 }
 
 /* store_open() but for the cleanup of what it created. */
@@ -584,13 +598,8 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
         int r = open_store(s, path, mode, ret_message);
         if (r < 0) {
                 store_free(s);
-                /* A database this call created and could not make whole is no database. */
-                static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
-                for (size_t i = 0; created && i < ELEMENTSOF(suffixes); i++) {
-                        _cleanup_free_ char *file = NULL;
-                        if (asprintf(&file, "%s%s", path, suffixes[i]) >= 0)
-                                (void) unlink(file);
-                }
+                if (created) /* a database this call created and could not make whole is none */
+                        store_remove_files(path);
                 return r;
         }
         *ret = s;

@@ -38,6 +38,10 @@ typedef enum StoreMode {
  */
 int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message);
 
+/* Deletes the database file at path and SQLite's files beside it (-wal, -shm, -journal): for a
+ * database that was never whole (one being created, a bundle being written). Not for one open. */
+void store_remove_files(const char *path);
+
 /* Sets the connection's page cache to `size` (PRAGMA cache_size: pages, or -KiB when negative)
  * and gives the size it had. Returns 0 or -EIO. */
 int store_cache_size(Store *s, int size, int *ret_previous);

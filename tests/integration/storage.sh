@@ -115,6 +115,17 @@ expect_contains "$ERR" "(the disk is full)" "a run on a disk full to the last by
 run_alloclab 4 run "$WORK/fill.yaml" --quiet --db "$WORK/small/new.db"
 expect_contains "$ERR" "disk is full" "a new database on a full disk"
 expect_eq "$(ls "$WORK/small" | grep new)" "" "what a new database on a full disk left"
+# A report that does not fit says why and leaves no truncated page.
+run_alloclab 4 report -o "$WORK/small/report.html"
+expect_contains "$ERR" "cannot write $WORK/small/report.html: No space left on device" "a report on a full disk"
+expect_eq "$(ls "$WORK/small" | grep report)" "" "what a report on a full disk left"
+# So for a bundle, with 100 KB free: export left the -wal and -shm files of the bundle it
+# could not write.
+rm "$WORK/small/filler2"
+run_alloclab 4 export 1 --bundle "$WORK/small/runs.bundle"
+expect_contains "$ERR" "disk is full" "a bundle on a full disk"
+expect_eq "$(ls "$WORK/small" | grep bundle)" "" "what a bundle on a full disk left"
+dd if=/dev/zero of="$WORK/small/filler2" bs=1k count=100000 2>/dev/null || true
 
 # A read-only database: a clear error, exit 4.
 umount "$WORK/small"
