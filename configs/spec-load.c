@@ -1040,6 +1040,12 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
                                 .max_cpu_some_avg10 = SPEC_DEFAULT_QUIET_PSI,
                                 .max_load1 = -1 };
 
+        /* UTF-16 (a Windows editor's "Unicode") is all NUL bytes to a reader of UTF-8: say so. */
+        const unsigned char *b = (const unsigned char *) data;
+        if (size >= 2 &&
+            ((b[0] == 0xff && b[1] == 0xfe) || (b[0] == 0xfe && b[1] == 0xff) ||
+             (size >= 4 && ((b[0] && !b[1] && b[2] && !b[3]) || (!b[0] && b[1] && !b[2] && b[3])))))
+                return diag_add(d, 1, 1, "spec is UTF-16: save it as UTF-8");
         const char *nul = memchr(data, 0, size);
         if (nul) {
                 unsigned line = 1, column = 1;

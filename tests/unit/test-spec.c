@@ -478,8 +478,28 @@ static void test_nul_where_it_is(void **state) {
         assert_string_equal(got, "t.yaml:3:24: spec contains a NUL byte");
 }
 
+/* UTF-16, with a byte order mark or without (iconv -t UTF-16LE), is named: it was "a NUL byte". */
+static void test_utf16(void **state) {
+        (void) state;
+        static const char le_bom[] = "\xff\xfe"
+                                     "e\0x\0p\0",
+                          be_bom[] = "\xfe\xff\0e\0x\0p", le[] = "e\0x\0p\0", be[] = "\0e\0x\0p";
+        const struct {
+                const char *yaml;
+                size_t size;
+        } cases[] = { { le_bom, sizeof(le_bom) - 1 },
+                      { be_bom, sizeof(be_bom) - 1 },
+                      { le, sizeof(le) - 1 },
+                      { be, sizeof(be) - 1 } };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+                _cleanup_free_ char *got = load_diagnostics(cases[i].yaml, cases[i].size);
+                assert_string_equal(got, "t.yaml:1:1: spec is UTF-16: save it as UTF-8");
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_utf16),
                 cmocka_unit_test(test_bad_specs),
                 cmocka_unit_test(test_too_many_cells),
                 cmocka_unit_test(test_too_many_cells_templated),
