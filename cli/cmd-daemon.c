@@ -74,9 +74,16 @@ static int client_connect(Client *c, const char *socket_path) {
                                 "you may not reach the daemon's socket %s (%s): ask whoever runs alloclabd "
                                 "for access",
                                 c->socket_path, strerror(e));
-        } else
-                cli_error(c->command, "no daemon is running at %s (start alloclabd): %s", c->socket_path,
-                          strerror(e));
+        } else {
+                /* ECONNREFUSED from a file that is no socket: a mistyped ALLOCLAB_SOCKET or --socket. */
+                struct stat st;
+                if (e == ECONNREFUSED && stat(c->socket_path, &st) == 0 && !S_ISSOCK(st.st_mode))
+                        cli_error(c->command, "%s is not a socket (is ALLOCLAB_SOCKET or --socket right?)",
+                                  c->socket_path);
+                else
+                        cli_error(c->command, "no daemon is running at %s (start alloclabd): %s",
+                                  c->socket_path, strerror(e));
+        }
         return EXIT_ENVIRONMENT;
 }
 

@@ -854,7 +854,7 @@ static int check_runs(sqlite3 *db, const Source *src, const BundleOptions *o, ch
                                 ret_message, -EEXIST,
                                 "%s: run %s is here already (or in a file before it in this import) with "
                                 "other content (content hash %.12s here, %.12s there: samples, metrics, "
-                                "statistics, settings or spec differ)",
+                                "statistics, settings, label, spec or host differ)",
                                 src->path, uuid, here, there);
                         break;
                 }
@@ -1023,7 +1023,9 @@ static int import_run(sqlite3 *db, const char *b, int64_t old, BundleTally *tall
 }
 
 /* Imports the runs of the bundle attached as b that are not here yet. */
-static int import_file(sqlite3 *db, const char *b, BundleTally *tally) {
+/* Imports the runs of src not here yet; a failure names the run. */
+static int import_file(sqlite3 *db, const Source *src, BundleTally *tally, char **ret_message) {
+        const char *b = src->schema;
         sqlite3_stmt *st;
         char *sql = sqlite3_mprintf(
                 "SELECT id, uuid IN (SELECT uuid FROM main.runs) FROM %s.runs ORDER BY started_at, id", b);
@@ -1051,8 +1053,20 @@ static int import_file(sqlite3 *db, const char *b, BundleTally *tally) {
         if (r >= 0 && rc != SQLITE_DONE)
                 r = failed(db);
         sqlite3_finalize(st);
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = import_run(db, b, ids[i], tally);
+        size_t i = 0;
+        while (r >= 0 && i < n && (r = import_run(db, b, ids[i], tally)) >= 0)
+                i++;
+        if (r < 0 && r != -ENOMEM) {
+                char *uuid = NULL, why[sizeof(failure)];
+                snprintf(why, sizeof(why), "%s",
+                         r == -EIO ? failure : strerror(-r)); /* kept from the query */
+                if (i < n)
+                        (void) queryf(db, NULL, &uuid, "SELECT uuid FROM %s.runs WHERE id = %lld", b,
+                                      (long long) ids[i]);
+                (void) message_fail(ret_message, r, "cannot import %s%s%s: %s", src->path,
+                                    uuid ? ": run " : "", uuid ? uuid : "", why);
+                free(uuid);
+        }
         free(ids);
         return r;
 }
@@ -1103,9 +1117,7 @@ int bundle_import(Store *s, char *const *paths, size_t n, const BundleOptions *o
                 attached++;
                 if ((r = check_runs(db, src, o, ret_message)) < 0)
                         break;
-                if ((r = import_file(db, src->schema, ret)) < 0)
-                        (void) message_fail(ret_message, r, "cannot import %s: %s", src->path,
-                                            r == -EIO ? failure : strerror(-r));
+                r = import_file(db, src, ret, ret_message);
         }
         if (began)
                 r = sql_commit(db, r);

@@ -152,7 +152,8 @@ hostile() { # NAME SQL: a copy of a.bundle, changed by SQL (CHECK constraints of
 fresh_uuids="UPDATE runs SET uuid = $NEW_UUID;"
 # The second run breaks a CHECK constraint: the first is not left behind (it was committed).
 hostile check "$fresh_uuids UPDATE runs SET status = 'bogus' WHERE id = (SELECT max(id) FROM runs)"
-refused "$WORK/check.bundle" "a run that breaks a CHECK" "CHECK constraint failed"
+refused "$WORK/check.bundle" "a run that breaks a CHECK" \
+    "cannot import $WORK/check.bundle: run $(sqlite3 "$WORK/check.bundle" "SELECT uuid FROM runs WHERE status = 'bogus'"): CHECK constraint failed"
 expect_contains "$ERR" "nothing was imported" "one transaction"
 hostile dropped "$fresh_uuids DROP TABLE calibration"
 refused "$WORK/dropped.bundle" "a dropped table" "its schema is not that of schema 21"

@@ -50,6 +50,14 @@ no_workload_left() {
     if pgrep -f "$WORKLOAD sleep" >/dev/null; then fail "a workload survived: $(pgrep -af "$WORKLOAD sleep")"; fi
 }
 
+# Before the daemon: nothing at the socket's path, or a file that is no socket (a mistyped path).
+run_alloclab 4 status
+expect_contains "$ERR" "no daemon is running at $ALLOCLAB_SOCKET (start alloclabd): No such file or directory" \
+    "status without a daemon"
+touch "$WORK/plain"
+ALLOCLAB_SOCKET=$WORK/plain run_alloclab 4 status
+expect_contains "$ERR" "$WORK/plain is not a socket (is ALLOCLAB_SOCKET or --socket right?)" "status at a file"
+
 start_daemon 1
 run_alloclab 0 status
 expect_contains "$OUT" "idle; 0 queued" "status of an idle daemon"
