@@ -80,6 +80,10 @@ int cmd_export_bundle(int argc, char **argv) {
                                 ids[n++] = all[k - 1].id;
                 query_runs_free(all, all ? n_all : 0);
         }
+        if (n == 0) { /* only "all", and every run is running, or there is none */
+                cli_error("export", "no run to export: none has finished or was interrupted");
+                return EXIT_USAGE;
+        }
         _cleanup_free_ char *message = NULL;
         int r = bundle_export(store, ids, n, bundle, &message);
         if (r < 0) {

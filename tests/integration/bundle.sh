@@ -256,4 +256,9 @@ expect_eq "$(sqlite3 "$B" "SELECT status FROM runs WHERE uuid = '00000000-0000-4
 # Export refuses what it cannot do.
 run_alloclab 2 export 99 --bundle "$WORK/none.bundle"
 run_alloclab 2 export --bundle "$WORK/none.bundle"
+# "all" when every run is still running: no bundle of no run, said so (it wrote "0 runs", exit 0).
+sqlite3 "$DB" ".backup '$WORK/running.db'"
+sqlite3 "$WORK/running.db" "UPDATE runs SET status = 'running'"
+run_alloclab 2 export all --bundle "$WORK/none.bundle" --db "$WORK/running.db"
+expect_contains "$ERR" "no run to export: none has finished or was interrupted" "export all of running runs"
 [[ ! -e $WORK/none.bundle ]] || fail "a bundle was written for no run"
