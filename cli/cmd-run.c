@@ -25,6 +25,7 @@
 #include "runner/options.h"
 #include "runner/run.h"
 #include "util/cleanup.h"
+#include "util/text.h"
 #include "util/paths.h"
 
 extern char **environ;
@@ -49,14 +50,6 @@ static const char run_usage[] =
         "5 interrupted.\n";
 
 #define RUN_MAX_LABEL 200
-
-/* Text without control characters (a label is printed in tables and terminals). */
-static bool printable(const char *s) {
-        for (; *s; s++)
-                if ((unsigned char) *s < 0x20 || *s == 0x7f)
-                        return false;
-        return true;
-}
 
 static const char check_usage[] =
         "Usage: alloclab check SPEC\n"
@@ -312,9 +305,12 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
                 *ret_run = 0;
         const char *const tags[][2] = { { "label", o->label }, { "commit", o->commit } };
         for (size_t i = 0; i < ELEMENTSOF(tags); i++)
-                if (tags[i][1] && (strlen(tags[i][1]) > RUN_MAX_LABEL || !printable(tags[i][1]))) {
-                        cli_error(command, "--%s must be printable text of at most %d bytes", tags[i][0],
-                                  RUN_MAX_LABEL);
+                /* Clean (util/text.h): a label is shown in tables and terminals, and import
+                 * takes no other. */
+                if (tags[i][1] && (strlen(tags[i][1]) > RUN_MAX_LABEL || !text_is_clean(tags[i][1]))) {
+                        cli_error(command,
+                                  "--%s must be UTF-8 text without control characters, of at most %d bytes",
+                                  tags[i][0], RUN_MAX_LABEL);
                         return EXIT_USAGE;
                 }
 

@@ -22,6 +22,7 @@
 #include "util/io.h"
 #include "util/proc.h"
 #include "util/sha256.h"
+#include "util/text.h"
 
 /* run_id, cell_id, variant_id, phase, round, step: the parameters before the fields. */
 #define SAMPLE_KEY_COLUMNS 6
@@ -87,6 +88,16 @@ static int env_into(json_t *o, char *const *env) {
         return 0;
 }
 
+/* A copy of s for a text column that takes no control characters (import refuses them, see
+ * db/bundle.c): text from outside that holds some (a file name, a label, a variable, a spec's
+ * value) is stored as util/text.h shows it, so that every run recorded can be imported. NULL
+ * for NULL; *oom when a copy could not be made. */
+static char *clean_copy(const char *s, bool *oom) {
+        char *copy = !s ? NULL : text_is_clean(s) ? strdup(s) : text_shown(s);
+        *oom |= s && !copy;
+        return copy;
+}
+
 static int insert_header(Recorder *rec, const Plan *p, const Host *h, const RecordContext *ctx) {
         sqlite3 *db = db_of(rec);
         const Spec *s = p->spec;
@@ -125,6 +136,17 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
         if (!facts_json)
                 return -ENOMEM;
 
+        bool oom = false;
+        _cleanup_free_ char *spec_path = clean_copy(s->path, &oom),
+                            *submitter = clean_copy(ctx->submitter, &oom),
+                            *cgroup = clean_copy(p->cgroup ? p->cgroup->path : NULL, &oom),
+                            *cgroup_fallback = clean_copy(p->cgroup ? p->cgroup->why_not : NULL, &oom),
+                            *slurm_job = clean_copy(env_get(ctx->origin_env, "SLURM_JOB_ID"), &oom),
+                            *slurm_task = clean_copy(env_get(ctx->origin_env, "SLURM_ARRAY_TASK_ID"), &oom),
+                            *slurm_node = clean_copy(env_get(ctx->origin_env, "SLURMD_NODENAME"), &oom),
+                            *label = clean_copy(ctx->label, &oom), *commit = clean_copy(ctx->commit, &oom);
+        if (oom)
+                return -ENOMEM;
         int r = sql_exec1(db, &host_id,
                           "INSERT INTO hosts (hostname, kernel, cpu_model, cpus, glibc, thp)"
                           " VALUES (?, ?, ?, ?, ?, ?)" UPSERT_ID,
@@ -148,18 +170,16 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
                         " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " STORE_SQL_UUID ")",
-                        "iiitttiiiitiittttddtttttttttttttt", experiment_id, spec_id, host_id, s->path,
-                        ctx->trigger, ctx->submitter, (int64_t) getpid(), (int64_t) start,
-                        (int64_t) p->samples, (int64_t) p->warmup, spec_order_to_string(s->order),
-                        (int64_t) p->seed, (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
+                        "iiitttiiiitiittttddtttttttttttttt", experiment_id, spec_id, host_id, spec_path,
+                        ctx->trigger, submitter, (int64_t) getpid(), (int64_t) start, (int64_t) p->samples,
+                        (int64_t) p->warmup, spec_order_to_string(s->order), (int64_t) p->seed,
+                        (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
                         spec_on_failure_to_string(s->on_failure),
                         p->probe_path ? spec_probe_to_string(s->probe) : "never", s->min_effect, s->alpha,
                         spec_outliers_to_string(s->outliers), child_cpus, runner_cpus, facts_json,
-                        h->fingerprint, p->cgroup ? p->cgroup->path : NULL,
-                        p->cgroup ? p->cgroup->why_not : NULL, calibrate_json,
-                        s->env_offset_random ? "random" : "none", env_get(ctx->origin_env, "SLURM_JOB_ID"),
-                        env_get(ctx->origin_env, "SLURM_ARRAY_TASK_ID"),
-                        env_get(ctx->origin_env, "SLURMD_NODENAME"), ctx->label, ctx->commit);
+                        h->fingerprint, cgroup, cgroup_fallback, calibrate_json,
+                        s->env_offset_random ? "random" : "none", slurm_job, slurm_task, slurm_node, label,
+                        commit);
 
         if (r >= 0 && p->samples_auto)
                 r = sql_exec1(db, NULL, "UPDATE runs SET samples_min = ? WHERE id = ?", "ii",
@@ -168,10 +188,14 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                 const SpecVariant *sv = &s->variants[v];
                 const Allocator *a = &p->allocators[v];
                 int64_t allocator_id;
+                _cleanup_free_ char *path = clean_copy(a->path ? a->path : "", &oom),
+                                    *version = clean_copy(a->version, &oom);
+                if (oom)
+                        return -ENOMEM;
                 r = sql_exec1(
                         db, &allocator_id,
                         "INSERT INTO allocators (name, path, sha256, version) VALUES (?, ?, ?, ?)" UPSERT_ID,
-                        "tttt", a->name, a->path ? a->path : "", a->sha256, a->version);
+                        "tttt", a->name, path, a->sha256, version);
                 json_t *env = json_object();
                 if (r >= 0 && (env_into(env, s->env) < 0 || env_into(env, sv->env) < 0))
                         r = -ENOMEM;
@@ -192,18 +216,18 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                                 (int64_t) sv->is_aa, program);
         }
         for (size_t c = 0; c < p->n_cells && r >= 0; c++) {
-                _cleanup_free_ char *label = plan_cell_label(p, c);
+                _cleanup_free_ char *raw = plan_cell_label(p, c), *cell_label = clean_copy(raw, &oom);
                 json_t *params = json_object();
                 for (size_t i = 0; i < s->n_params; i++)
                         json_object_set_new(params, s->params[i].name,
                                             json_string(plan_cell_value(p, c, i)));
                 _cleanup_free_ char *params_json = json_dumps(params, JSON_COMPACT | JSON_PRESERVE_ORDER);
                 json_decref(params);
-                if (!label || !params_json)
+                if (!cell_label || !params_json)
                         return -ENOMEM;
                 r = sql_exec1(db, &rec->cell_ids[c],
                               "INSERT INTO cells (run_id, position, label, params) VALUES (?, ?, ?, ?)",
-                              "iitt", rec->run_id, (int64_t) c, label, params_json);
+                              "iitt", rec->run_id, (int64_t) c, cell_label, params_json);
         }
         return r;
 }

@@ -253,6 +253,17 @@ sqlite3 "$WORK/running.bundle" "PRAGMA foreign_keys = ON; DELETE FROM runs WHERE
 run_alloclab 0 import "$WORK/running.bundle" --db "$B"
 expect_eq "$(sqlite3 "$B" "SELECT status FROM runs WHERE uuid = '00000000-0000-4000-8000-00000000beef'")" interrupted "a running run arrives interrupted"
 
+# What alloclab records it imports: a spec file whose name holds a newline, a parameter value
+# with an escape sequence (both refused by import's rules when they were stored as they were).
+odd=$'odd\nname.yaml'
+printf 'experiment: odd\ncommand: [/bin/true, "{p}"]\nparams: {p: ["a\\e[2Jb"]}\nallocators: {glibc: {}}\nsamples: 1\nwarmup: 0\nprobe: never\n' \
+    >"$WORK/$odd"
+run_alloclab 0 run "$WORK/$odd" --quiet --db "$WORK/odd.db"
+run_alloclab 0 export latest --bundle "$WORK/odd.bundle" --db "$WORK/odd.db"
+run_alloclab 0 import "$WORK/odd.bundle" --db "$WORK/odd-imported.db"
+expect_contains "$OUT" "imported 1 run" "a run of an odd spec path and an escape in a parameter"
+expect_eq "$(sqlite3 "$WORK/odd-imported.db" "SELECT label FROM cells")" 'p=a\x1b[2Jb' "the cell, as shown"
+
 # Export refuses what it cannot do.
 run_alloclab 2 export 99 --bundle "$WORK/none.bundle"
 run_alloclab 2 export --bundle "$WORK/none.bundle"

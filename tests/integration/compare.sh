@@ -133,7 +133,10 @@ run_alloclab 0 show latest --format json
 expect_eq "$(python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["label"], d["commit"])' <<<"$OUT")" \
     "pr-7 0123456789abcdef" "label and commit in json"
 run_alloclab 2 run "$WORK/spec.yaml" --quiet --label "$(printf 'a\033[2Jb')"
-expect_contains "$ERR" "--label must be printable text" "a label with control characters"
+expect_contains "$ERR" "--label must be UTF-8 text without control characters" "a label with control characters"
+# A right-to-left override reorders what a terminal shows; import takes no such label.
+run_alloclab 2 run "$WORK/spec.yaml" --quiet --commit "$(printf 'abc\342\200\256fed')"
+expect_contains "$ERR" "--commit must be UTF-8 text without control characters" "a commit with U+202E"
 run_alloclab 0 history compare --cell size=1 --variant glibc
 expect_contains "$OUT" "$(q "SELECT max(id) FROM runs WHERE label = 'pr-7'") (pr-7)" "the label in history"
 run_alloclab 0 history compare --format json
