@@ -26,8 +26,9 @@ int proc_start_time(pid_t pid, uint64_t *ret) {
         char *p = strrchr(buf, ')');
         if (!p)
                 return -EBADMSG;
-        /* After ')' come fields 3..; start time is field 22, i.e. the 20th after ')'. */
-        for (int field = 3; field < 22; field++) {
+        /* After ') ' come fields 3..; each turn moves to the space before the next field, the
+         * last to the one before field 22, the start time (field 21 is always 0). */
+        for (int field = 3; field <= 22; field++) {
                 p = strchr(p + 1, ' ');
                 if (!p)
                         return -EBADMSG;

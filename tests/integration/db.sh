@@ -19,8 +19,17 @@ order: randomized
 seed: 7
 YAML
 
+ticks() { # now, in clock ticks since boot: the unit of /proc/PID/stat's start time
+    awk -v hz="$(getconf CLK_TCK)" '{ printf "%d\n", $1 * hz }' /proc/uptime
+}
+before=$(ticks)
 SLURM_JOB_ID=4242 SLURM_ARRAY_TASK_ID=3 SLURMD_NODENAME=node7 run_alloclab 0 run "$WORK/spec.yaml" --quiet
 run_output=$OUT
+after=$(ticks)
+# The run's process: its pid and its start time (it was always 0: field 21 of /proc/PID/stat).
+pid_start=$(q "SELECT pid_start FROM runs")
+(( before - 1 <= pid_start && pid_start <= after + 1 )) ||
+    fail "pid_start $pid_start is not within the run's life, $before to $after ticks since boot"
 
 expect_eq "$(q "PRAGMA integrity_check")" ok "integrity"
 expect_eq "$(q "PRAGMA journal_mode")" wal "journal mode"
