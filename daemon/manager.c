@@ -5,6 +5,7 @@
  * worker; the worker's end comes back through its callback, and the next job starts.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,7 @@ static void on_worker_progress(void *userdata, const char *text) {
 static void on_worker_ended(void *userdata, int64_t job_id) {
         Manager *m = userdata;
         m->worker = worker_free(m->worker);
+        (void) malloc_trim(0);          /* what the job's plan took, given back while idle */
         manager_update_status(m, NULL); /* no more the job's progress */
         (void) store_reserve(m->store); /* again, if a storage failure used it; fails while full */
         job_finished(m, job_id);

@@ -328,6 +328,15 @@ peak=$(awk '/^VmHWM/ {print $2}' "/proc/$daemon_pid/status")
 echo "status during a burst of 30 large submissions: $took_ms ms; the daemon's peak RSS $peak KiB"
 (( took_ms < 5000 )) || fail "status waited $took_ms ms during a burst of large submissions"
 (( peak < 1024 * 1024 )) || fail "the daemon's peak RSS was $peak KiB during a burst of large submissions"
+# And it gives that memory back once idle (an idle daemon kept 137 MB after such a burst).
+for _ in $(seq 100); do
+    [[ $(q "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')") == 0 ]] && break
+    sleep 0.1
+done
+run_alloclab 0 status
+idle=$(awk '/^VmRSS/ {print $2}' "/proc/$daemon_pid/status")
+echo "the daemon's RSS once idle after the burst: $idle KiB"
+(( idle < 32 * 1024 )) || fail "the idle daemon kept $idle KiB after a burst of large submissions"
 
 # Two users together: nobody and daemon hold 250 connections each, every one sending whole Pings
 # a byte at a time or never reading the replies. Neither holds more than half the table; each
