@@ -128,6 +128,13 @@ int cmd_import(int argc, char **argv) {
                           shown ? shown : "?");
                 return EXIT_USAGE;
         }
+        size_t json = 0;
+        for (size_t i = 0; i < n; i++)
+                json += interop_is_json(files[i]);
+        if (json > 0 && json < n) { /* before the database is opened: a usage error makes none */
+                cli_error("import", "bundles and JSON files cannot be imported at once");
+                return EXIT_USAGE;
+        }
         _cleanup_(store_freep) Store *store = NULL;
         int e = cli_open_store("import", db_path, STORE_READ_WRITE, &store);
         if (e != EXIT_OK)
@@ -135,13 +142,6 @@ int cmd_import(int argc, char **argv) {
         _cleanup_close_ int lock_fd = -1;
         if ((e = cli_take_measure_lock("import", store, &lock_fd)) != EXIT_OK)
                 return e;
-        size_t json = 0;
-        for (size_t i = 0; i < n; i++)
-                json += interop_is_json(files[i]);
-        if (json > 0 && json < n) {
-                cli_error("import", "bundles and JSON files cannot be imported at once");
-                return EXIT_USAGE;
-        }
         for (size_t i = 0; i < json; i++) {
                 int64_t run = 0;
                 if ((e = interop_import(store, files[i], experiment, &run)) != EXIT_OK)

@@ -88,4 +88,8 @@ printf '{"results": [\n  {"command": "x", "times": [1,]}]}\n' >broken.json
 run_alloclab 3 import broken.json
 expect_contains "$ERR" "broken.json:2:" "malformed JSON at its position"
 run_alloclab 2 import hf.json "$WORK/results.db"
+# A usage error makes no database where there was none.
+run_alloclab 2 import hf.json "$WORK/results.db" --db "$WORK/new.db"
+expect_contains "$ERR" "bundles and JSON files cannot be imported at once" "a bundle and a JSON file"
+[[ ! -e $WORK/new.db ]] || fail "a usage error made a database"
 expect_eq "$(q 'SELECT count(*) FROM runs')" "$runs" "nothing written by the refusals"
