@@ -28,7 +28,7 @@ sqlite3 "$db" <<SQL
 PRAGMA synchronous = OFF;
 BEGIN;
 WITH RECURSIVE k(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM k WHERE i < $runs)
-INSERT INTO runs (id, uuid, $run_columns) SELECT k.i, lower(hex(randomblob(16))), $run_columns FROM k, runs WHERE runs.id = 1;
+INSERT INTO runs (id, uuid, $run_columns) SELECT k.i, lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-a' || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6))), $run_columns FROM k, runs WHERE runs.id = 1;
 INSERT INTO cells (run_id, position, label, params)
   SELECT r.id, c.position, c.label, c.params FROM runs r, cells c WHERE r.id > 1 AND c.run_id = 1;
 INSERT INTO variants (run_id, position, name, allocator_id, env, command, is_baseline, is_reference)
