@@ -1022,8 +1022,8 @@ static int import_run(sqlite3 *db, const char *b, int64_t old, BundleTally *tall
         return r;
 }
 
-/* Imports the runs of the bundle attached as b that are not here yet. */
-/* Imports the runs of src not here yet; a failure names the run. */
+/* Imports the runs of the bundle attached as src->schema that are not here yet; a failure
+ * names the run. */
 static int import_file(sqlite3 *db, const Source *src, BundleTally *tally, char **ret_message) {
         const char *b = src->schema;
         sqlite3_stmt *st;
