@@ -212,7 +212,14 @@ int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, 
                 return r;
         }
         sqlite3 *to = store_db(b);
-        r = execf(to, "ATTACH %Q AS source", store_path(s));
+        _cleanup_free_ char *source = NULL;
+        r = store_attach_uri(s, &source);
+        if (r >= 0 && (r = execf(to, "ATTACH %Q AS source", source)) < 0) {
+                (void) message_fail(ret_message, r, "cannot read %s: %s", store_path(s), failure);
+                store_free(b);
+                store_remove_files(partial);
+                return r;
+        }
         if (r >= 0)
                 r = execf(to, "CREATE TEMP TABLE bundle_runs (id INTEGER PRIMARY KEY)");
         for (size_t i = 0; r >= 0 && i < n; i++)

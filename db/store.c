@@ -27,6 +27,7 @@
 struct Store {
         sqlite3 *db;
         char *reserve_path; /* set by store_reserve() */
+        bool immutable;     /* opened with immutable=1 (see open_immutable()) */
 };
 
 static const char *const migrations[] = {
@@ -474,6 +475,54 @@ static int make_parent_dir(const char *path) {
         return 0;
 }
 
+/* path as an SQLite URI with query (without '?'): '%', '?' and '#' escaped, an absolute path
+ * with an empty authority (a path that starts with "//" is no host name). */
+static char *file_uri(const char *path, const char *query) {
+        _cleanup_free_ char *escaped = malloc(3 * strlen(path) + 1);
+        if (!escaped)
+                return NULL;
+        size_t n = 0;
+        for (const char *c = path; *c; c++)
+                n += (size_t) (strchr("%?#", *c) ? sprintf(escaped + n, "%%%02X", (unsigned char) *c)
+                                                 : sprintf(escaped + n, "%c", *c));
+        char *uri = NULL;
+        return asprintf(&uri, "file:%s%s?%s", path[0] == '/' ? "//" : "", escaped, query) < 0 ? NULL : uri;
+}
+
+/* Opens path read-only as immutable: no -shm or -wal file is read or made, and nothing is
+ * locked. Safe only while nobody writes to the database: see the callers. */
+static int open_immutable(Store *s, const char *path) {
+        _cleanup_free_ char *uri = file_uri(path, "mode=ro&immutable=1");
+        if (!uri)
+                return -ENOMEM;
+        sqlite3 *db = NULL;
+        if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) !=
+            SQLITE_OK) {
+                sqlite3_close_v2(db);
+                return -EIO;
+        }
+        sqlite3_close_v2(s->db);
+        s->db = db;
+        s->immutable = true;
+        return 0;
+}
+
+static bool side_file_exists(const char *path, const char *suffix) {
+        _cleanup_free_ char *file = NULL;
+        return asprintf(&file, "%s%s", path, suffix) >= 0 && access(file, F_OK) == 0;
+}
+
+/* Whether a reader that may not write the database opens it as immutable at once: when it has
+ * no -wal file (so no connection has it open, and nothing is in a WAL), the -shm and -wal files
+ * SQLite would make would be this user's, and the database's owner could not write to it
+ * afterwards ("attempt to write a readonly database"; root's are given to the owner). A writer
+ * that starts meanwhile writes into its WAL, which this reader does not see: what it reads is
+ * the database as it was, except that its checkpoint, should it come while this reads, can make
+ * a read fail ("malformed"); the database itself is never touched. */
+static bool read_immutable(const char *path) {
+        return access(path, W_OK) < 0 && !side_file_exists(path, "-wal") && !side_file_exists(path, "-shm");
+}
+
 /* A WAL database that no writer has open (no -wal file) in a directory this user cannot write
  * to (the daemon's, readable through its group, with the daemon stopped), or on a full disk:
  * SQLite cannot create the -shm file a reader needs, so it is opened as immutable, which needs
@@ -485,7 +534,7 @@ static int reopen_immutable(Store *s, const char *path) {
         if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN && code != SQLITE_IOERR &&
             code != SQLITE_FULL)
                 return -EINVAL;
-        _cleanup_free_ char *wal = NULL, *uri = NULL;
+        _cleanup_free_ char *wal = NULL;
         if (asprintf(&wal, "%s-wal", path) < 0)
                 return -ENOMEM;
         /* A -wal file with frames holds what the database does not have yet; an empty one is a
@@ -493,25 +542,12 @@ static int reopen_immutable(Store *s, const char *path) {
         struct stat st;
         if (stat(wal, &st) == 0 && (st.st_size > 0 || lockfile_held(path)))
                 return -EBUSY;
-        /* A URI: '%', '?' and '#' in the path are escaped. */
-        size_t n = 0;
-        _cleanup_free_ char *escaped = malloc(3 * strlen(path) + 1);
-        if (!escaped)
-                return -ENOMEM;
-        for (const char *c = path; *c; c++)
-                n += (size_t) (strchr("%?#", *c) ? sprintf(escaped + n, "%%%02X", (unsigned char) *c)
-                                                 : sprintf(escaped + n, "%c", *c));
-        if (asprintf(&uri, "file:%s?immutable=1", escaped) < 0)
-                return -ENOMEM;
-        sqlite3 *db = NULL;
-        if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) !=
-            SQLITE_OK) {
-                sqlite3_close_v2(db);
-                return -EIO;
-        }
-        sqlite3_close_v2(s->db);
-        s->db = db;
-        return 0;
+        return open_immutable(s, path);
+}
+
+int store_attach_uri(Store *s, char **ret) {
+        *ret = file_uri(store_path(s), s->immutable ? "mode=ro&immutable=1" : "mode=ro");
+        return *ret ? 0 : -ENOMEM;
 }
 
 /* Puts a database into WAL mode. On a new file two processes may try at once, and the change of
@@ -539,9 +575,19 @@ void store_remove_files(const char *path) {
 
 /* store_open() but for the cleanup of what it created. */
 static int open_store(Store *s, const char *path, StoreMode mode, char **ret_message) {
-        int flags =
-                mode == STORE_READ_ONLY ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-        int rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+        if (mode == STORE_READ_ONLY && read_immutable(path)) {
+                int r = open_immutable(s, path);
+                if (r != -EIO)
+                        return r;
+        }
+        /* URIs are taken (ATTACH of a database read-only: store_attach_uri()); a path that
+         * looks like one is a file name all the same. */
+        _cleanup_free_ char *name = NULL;
+        if (strncmp(path, "file:", 5) == 0 && asprintf(&name, "./%s", path) < 0)
+                return -ENOMEM;
+        int flags = SQLITE_OPEN_URI | (mode == STORE_READ_ONLY ? SQLITE_OPEN_READONLY
+                                                               : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        int rc = sqlite3_open_v2(name ? name : path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
         if (rc == SQLITE_OK)
                 rc = sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
         if (rc == SQLITE_OK && mode == STORE_READ_WRITE)

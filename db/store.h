@@ -67,6 +67,10 @@ void store_checkpoint(Store *s);
 /* The database file's absolute path. */
 const char *store_path(Store *s);
 
+/* The URI under which another connection (opened by store_open()) ATTACHes this database
+ * read-only, as this one reads it (immutable where store_open() chose that). */
+int store_attach_uri(Store *s, char **ret);
+
 /* Space kept in reserve next to the database (PATH-reserve, STORE_RESERVE_BYTES) for the few
  * writes that end a job when the disk is full. store_reserve() makes the file (again); returns 0
  * or -errno. store_release_reserve() deletes it, once a write failed for lack of space: the

@@ -283,3 +283,31 @@ chmod 0644 "$DB"
 run=$(q "SELECT max(id) FROM runs WHERE status = 'done'")
 out=$(cd /tmp && as_nobody env ALLOCLAB_DB="$DB" "$ALLOCLAB" show "$run" 2>&1) || fail "show as a reader: $out"
 expect_contains "$out" "run $run: done" "a reader of a stopped daemon's database"
+
+# A reader of another user's database in a shared directory (sticky, writable by all): SQLite
+# made the -wal and -shm files as the reader, and the owner could not write to their database
+# afterwards ("attempt to write a readonly database"). Read as immutable, nothing is left; an
+# export from it reads it the same way (it said "no such database: source").
+mkdir -m 1777 "$WORK/shared-db"
+cat >"$WORK/shared-db/tiny.yaml" <<YAML
+experiment: shared-reader
+command: [/bin/true]
+allocators: {glibc: {}}
+samples: 2
+warmup: 0
+probe: never
+quiet: off
+YAML
+chmod 0644 "$WORK/shared-db/tiny.yaml"
+shared="$WORK/shared-db/owner.db"
+(cd /tmp && as_other "$ALLOCLAB" run "$WORK/shared-db/tiny.yaml" --db "$shared" --quiet) >"$WORK/owner.out" 2>&1 ||
+    fail "a run as its owner: $(cat "$WORK/owner.out")"
+chmod 0644 "$shared"
+out=$(cd /tmp && as_nobody "$ALLOCLAB" runs --db "$shared" 2>&1) || fail "runs as another reader: $out"
+expect_contains "$out" "shared-reader" "another user reads the database"
+out=$(cd /tmp && as_nobody "$ALLOCLAB" export 1 --db "$shared" --bundle "$WORK/shared-db/by-nobody.bundle" 2>&1) ||
+    fail "export as another reader: $out"
+expect_eq "$(sqlite3 "$WORK/shared-db/by-nobody.bundle" "SELECT experiment_id IS NOT NULL FROM runs")" 1 "the run in the bundle"
+expect_eq "$(ls "$WORK/shared-db" | grep -c -e '-wal$' -e '-shm$')" 0 "side files a reader left: $(ls -l "$WORK/shared-db")"
+(cd /tmp && as_other "$ALLOCLAB" run "$WORK/shared-db/tiny.yaml" --db "$shared" --quiet) >"$WORK/owner.out" 2>&1 ||
+    fail "the owner's run after another user read: $(cat "$WORK/owner.out")"

@@ -141,3 +141,7 @@ run_alloclab 0 runs
 expect_contains "$OUT" "fill" "runs on a read-only file system"
 run_alloclab 0 show
 expect_contains "$OUT" "fill run" "show on a read-only file system"
+# ... and export from (it said "no such database: source": the bundle's connection attached
+# the database for writing).
+run_alloclab 0 export 1 --bundle "$WORK/ro.bundle"
+expect_eq "$(sqlite3 "$WORK/ro.bundle" "SELECT count(*) FROM runs")" 1 "the run exported from a read-only file system"
