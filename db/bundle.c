@@ -26,6 +26,7 @@
 #include "configs/schema.h"
 #include "runner/host.h"
 #include "util/cleanup.h"
+#include "util/doomed.h"
 #include "util/io.h"
 #include "util/message.h"
 #include "util/sha256.h"
@@ -185,6 +186,41 @@ static int fsync_path(const char *path, int flags) {
         return fd >= 0 && fsync(fd) == 0 ? 0 : -errno;
 }
 
+/* Writes the bundle of runs run_ids for path into the new file partial, and syncs it. Written through
+ * the bundle's connection, the source attached: a reader of the source (a database it cannot
+ * write) can export from it. */
+static int write_partial(Store *s, const int64_t *run_ids, size_t n, const char *path, const char *partial,
+                         char **ret_message) {
+        Store *b = NULL;
+        int r = create_empty(partial, n, &b, ret_message);
+        if (r < 0)
+                return r;
+        sqlite3 *to = store_db(b);
+        _cleanup_free_ char *source = NULL;
+        r = store_attach_uri(s, &source);
+        if (r >= 0 && (r = execf(to, "ATTACH %Q AS source", source)) < 0) {
+                store_free(b);
+                return message_fail(ret_message, r, "cannot read %s: %s", store_path(s), failure);
+        }
+        if (r >= 0)
+                r = execf(to, "CREATE TEMP TABLE bundle_runs (id INTEGER PRIMARY KEY)");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = execf(to, "INSERT OR IGNORE INTO temp.bundle_runs VALUES (%lld)",
+                          (long long) run_ids[i]);
+        if (r >= 0 && (r = sql_begin(to)) >= 0) {
+                for (size_t i = 0; r >= 0 && i < ELEMENTSOF(selection); i++)
+                        r = copy_rows(to, "source", "main", selection[i].table, NULL, 0, selection[i].where);
+                r = sql_commit(to, r);
+        }
+        (void) execf(to, "DETACH source");
+        store_free(b);
+        if (r >= 0)
+                r = fsync_path(partial, O_RDONLY);
+        return r < 0 ? message_fail(ret_message, r, "cannot write %s: %s", path,
+                                    r == -EIO ? failure : strerror(-r))
+                     : 0;
+}
+
 int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, char **ret_message) {
         sqlite3 *db = store_db(s);
         for (size_t i = 0; i < n; i++) {
@@ -199,46 +235,20 @@ int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, 
                         return message_fail(ret_message, -EBUSY, "run %lld is still running",
                                             (long long) run_ids[i]);
         }
-        /* Written through the bundle's connection, the source attached: a reader of the source
-         * (a database it cannot write) can export from it. */
         _cleanup_free_ char *partial = NULL;
         if (asprintf(&partial, "%s.partial", path) < 0)
                 return -ENOMEM;
         store_remove_files(partial);
-        Store *b = NULL;
-        int r = create_empty(partial, n, &b, ret_message);
-        if (r < 0) {
+        int doomed[STORE_FILES];
+        store_doom_files(partial, doomed);
+        int r = write_partial(s, run_ids, n, path, partial, ret_message);
+        if (r >= 0 && rename(partial, path) < 0)
+                r = message_fail(ret_message, -errno, "cannot write %s: %m", path);
+        if (r < 0)
                 store_remove_files(partial);
+        store_forget_files(doomed);
+        if (r < 0)
                 return r;
-        }
-        sqlite3 *to = store_db(b);
-        _cleanup_free_ char *source = NULL;
-        r = store_attach_uri(s, &source);
-        if (r >= 0 && (r = execf(to, "ATTACH %Q AS source", source)) < 0) {
-                (void) message_fail(ret_message, r, "cannot read %s: %s", store_path(s), failure);
-                store_free(b);
-                store_remove_files(partial);
-                return r;
-        }
-        if (r >= 0)
-                r = execf(to, "CREATE TEMP TABLE bundle_runs (id INTEGER PRIMARY KEY)");
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = execf(to, "INSERT OR IGNORE INTO temp.bundle_runs VALUES (%lld)",
-                          (long long) run_ids[i]);
-        if (r >= 0 && (r = sql_begin(to)) >= 0) {
-                for (size_t i = 0; r >= 0 && i < ELEMENTSOF(selection); i++)
-                        r = copy_rows(to, "source", "main", selection[i].table, NULL, 0, selection[i].where);
-                r = sql_commit(to, r);
-        }
-        (void) execf(to, "DETACH source");
-        store_free(b);
-        if (r >= 0 && (r = fsync_path(partial, O_RDONLY)) >= 0 && rename(partial, path) < 0)
-                r = -errno;
-        if (r < 0) {
-                store_remove_files(partial);
-                return message_fail(ret_message, r, "cannot write %s: %s", path,
-                                    r == -EIO ? failure : strerror(-r));
-        }
         _cleanup_free_ char *dir = strdup(path);
         if (!dir)
                 return -ENOMEM;
@@ -256,6 +266,7 @@ int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, 
 typedef struct Source {
         const char *path;
         char *copy_dir; /* $TMPDIR/alloclab-import-XXXXXX, mode 0700; NULL until made */
+        int doomed[2];  /* copy_dir and the copy, registered for removal (util/doomed.h) */
         int fd;         /* the copy, held open */
         char uri[64];   /* file:/proc/self/fd/N?mode=ro&immutable=1: the copy */
         char schema[16];
@@ -273,6 +284,9 @@ static void source_done(Source *src) {
                 free(src->copy_dir);
                 src->copy_dir = NULL;
         }
+        doomed_forget(src->doomed[1]);
+        doomed_forget(src->doomed[0]);
+        src->doomed[0] = src->doomed[1] = -1;
 }
 
 /* Copies src->path (refusing anything but a regular file, without blocking on a FIFO) into a
@@ -296,6 +310,12 @@ static int copy_source(Source *src, char **ret_message) {
                 src->copy_dir = NULL;
                 return r;
         }
+        /* A signal that ends import takes the copy with it. */
+        _cleanup_free_ char *copy = NULL;
+        if (asprintf(&copy, "%s/" COPY_NAME, src->copy_dir) < 0)
+                return -ENOMEM;
+        src->doomed[0] = doomed_register(src->copy_dir, true);
+        src->doomed[1] = doomed_register(copy, false);
         _cleanup_close_ int dir = open(src->copy_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int out =
                 dir < 0 ? -1 : openat(dir, COPY_NAME, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -1095,7 +1115,7 @@ int bundle_import(Store *s, char *const *paths, size_t n, const BundleOptions *o
         if (!sources)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
-                sources[i] = (Source){ .path = paths[i], .fd = -1 };
+                sources[i] = (Source){ .path = paths[i], .doomed = { -1, -1 }, .fd = -1 };
         /* Every file is checked alone before anything is attached or written. */
         int r = 0;
         for (size_t i = 0; r >= 0 && i < n; i++)

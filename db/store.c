@@ -20,6 +20,7 @@
 #include "db/sql.h"
 #include "db/store.h"
 #include "util/cleanup.h"
+#include "util/doomed.h"
 #include "util/io.h"
 #include "util/lockfile.h"
 #include "util/message.h"
@@ -564,13 +565,28 @@ static int set_wal(sqlite3 *db) {
         return rc;
 }
 
+static const char *const store_file_suffixes[STORE_FILES] = { "", "-wal", "-shm", "-journal" };
+
 void store_remove_files(const char *path) {
-        static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
-        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+        for (size_t i = 0; i < STORE_FILES; i++) {
                 _cleanup_free_ char *file = NULL;
-                if (asprintf(&file, "%s%s", path, suffixes[i]) >= 0)
+                if (asprintf(&file, "%s%s", path, store_file_suffixes[i]) >= 0)
                         (void) unlink(file);
         }
+}
+
+void store_doom_files(const char *path, int handles[STORE_FILES]) {
+        for (size_t i = 0; i < STORE_FILES; i++) {
+                _cleanup_free_ char *file = NULL;
+                handles[i] = asprintf(&file, "%s%s", path, store_file_suffixes[i]) < 0
+                                     ? -ENOMEM
+                                     : doomed_register(file, false);
+        }
+}
+
+void store_forget_files(int handles[STORE_FILES]) {
+        for (size_t i = STORE_FILES; i-- > 0;)
+                doomed_forget(handles[i]);
 }
 
 /* store_open() but for the cleanup of what it created. */

@@ -42,6 +42,12 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
  * database that was never whole (one being created, a bundle being written). Not for one open. */
 void store_remove_files(const char *path);
 
+/* Those files registered to be removed should a signal end the process first (util/doomed.h),
+ * and forgotten (when kept, or removed by the caller). */
+#define STORE_FILES 4
+void store_doom_files(const char *path, int handles[STORE_FILES]);
+void store_forget_files(int handles[STORE_FILES]);
+
 /* Sets the connection's page cache to `size` (PRAGMA cache_size: pages, or -KiB when negative)
  * and gives the size it had. Returns 0 or -EIO. */
 int store_cache_size(Store *s, int size, int *ret_previous);

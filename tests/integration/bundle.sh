@@ -225,8 +225,21 @@ if command -v strace >/dev/null; then
     TMPDIR=$WORK/tmp "$ALLOCLAB" import "$WORK/wal.bundle" --db "$WORK/swap.db" 2>/dev/null &&
         fail "wal.bundle imported"
     expect_eq "$(ls -A "$WORK/tmp")" "" "what import leaves in TMPDIR"
+    # A signal that ends import or export takes what they made with it: the private copy was
+    # left in TMPDIR, and FILE.partial with its journal beside the bundle. (strace sends the
+    # signal at the system call named, after the files are made.)
+    TMPDIR=$WORK/tmp ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+        strace -f -o /dev/null -e trace=sendfile -e inject=sendfile:signal=HUP \
+        "$ALLOCLAB" import "$WORK/swap.bundle" --db "$WORK/hup.db" >/dev/null 2>&1 && fail "import went on after SIGHUP"
+    expect_eq "$(ls -A "$WORK/tmp")" "" "what an import ended by SIGHUP leaves in TMPDIR"
+    mkdir "$WORK/ended"
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+        strace -f -o /dev/null -e trace=fsync -e inject=fsync:signal=TERM \
+        "$ALLOCLAB" export all --db "$WORK/swap.db" --bundle "$WORK/ended/runs.bundle" >/dev/null 2>&1 &&
+        fail "export went on after SIGTERM"
+    expect_eq "$(ls -A "$WORK/ended")" "" "what an export ended by SIGTERM leaves"
 else
-    skip_part "strace is not installed: which file SQLite opens is not watched"
+    skip_part "strace is not installed: which file SQLite opens is not watched, nor what a signal leaves"
 fi
 # A run here already, changed in any way its sums did not see: each is other content.
 for edit in "UPDATE samples SET wall_ns = CASE id WHEN (SELECT min(id) FROM samples WHERE run_id = 1 AND phase = 'sample')
