@@ -49,8 +49,6 @@ static const char run_usage[] =
         "--compare-to) a regression; 2 usage; 3 invalid spec; 4 environment or database error;\n"
         "5 interrupted.\n";
 
-#define RUN_MAX_LABEL 200
-
 static const char check_usage[] =
         "Usage: alloclab check SPEC\n"
         "\n"

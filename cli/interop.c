@@ -89,17 +89,28 @@ static Series *add_series(Import *im, const char *name, const char *command, siz
         return s->name && s->command && s->times && s->exit_codes ? s : NULL;
 }
 
-/* A JSON array of numbers into values (n of them, all numbers); false otherwise. */
-static bool numbers(const json_t *array, size_t n, double *values) {
+/* What a time and a memory figure of another tool may be: a sample alloclab could have taken
+ * (no child runs longer than a spec's longest timeout), a size a machine could have. */
+#define IMPORT_MAX_SECONDS ((double) SPEC_MAX_TIMEOUT_NS / 1e9)
+#define IMPORT_MAX_BYTES   9007199254740992.0 /* 2^53 */
+
+/* A JSON array of n numbers from 0 to max into values. Otherwise fails with a message that
+ * names the array (where, e.g. "results[0].times") and the first value that is not one. */
+static int numbers(const json_t *array, size_t n, double max, double *values, const char *where,
+                   char **ret_why) {
         if (!json_is_array(array) || json_array_size(array) != n)
-                return false;
+                return message_fail(ret_why, -EINVAL, "%s is not an array of %zu numbers", where, n);
         for (size_t i = 0; i < n; i++) {
                 const json_t *v = json_array_get(array, i);
                 if (!json_is_number(v))
-                        return false;
+                        return message_fail(ret_why, -EINVAL, "%s[%zu] is not a number", where, i);
                 values[i] = json_number_value(v);
+                if (!(values[i] >= 0 && values[i] <= max)) /* also NaN */
+                        return message_fail(ret_why, -EINVAL, "%s[%zu] is %g, which is not from 0 to %g %s",
+                                            where, i, values[i], max,
+                                            max == IMPORT_MAX_BYTES ? "bytes" : "seconds");
         }
-        return true;
+        return 0;
 }
 
 /* hyperfine --export-json: {"results": [{"command", "times", "exit_codes", "memory_usage_byte"}]}. */
@@ -118,9 +129,11 @@ static int read_hyperfine(const json_t *doc, Import *im, char **ret_why) {
                 Series *s = add_series(im, command, command, n);
                 if (!s)
                         return -ENOMEM;
-                if (!numbers(times, n, s->times))
-                        return message_fail(ret_why, -EINVAL, "result %zu: times are not all numbers",
-                                            i + 1);
+                char where[64];
+                snprintf(where, sizeof(where), "results[%zu].times", i);
+                int e = numbers(times, n, IMPORT_MAX_SECONDS, s->times, where, ret_why);
+                if (e < 0)
+                        return e;
                 const json_t *codes = json_object_get(r, "exit_codes");
                 for (size_t k = 0; json_is_array(codes) && k < n && k < json_array_size(codes); k++)
                         s->exit_codes[k] = (int) json_integer_value(json_array_get(codes, k));
@@ -128,10 +141,9 @@ static int read_hyperfine(const json_t *doc, Import *im, char **ret_why) {
                 if (json_is_array(memory)) {
                         if (!(s->memory = calloc(n, sizeof(double))))
                                 return -ENOMEM;
-                        if (!numbers(memory, n, s->memory)) {
-                                free(s->memory);
-                                s->memory = NULL;
-                        }
+                        snprintf(where, sizeof(where), "results[%zu].memory_usage_byte", i);
+                        if ((e = numbers(memory, n, IMPORT_MAX_BYTES, s->memory, where, ret_why)) < 0)
+                                return e;
                 }
         }
         return 0;
@@ -170,9 +182,14 @@ static int read_pyperf(const json_t *doc, Import *im, char **ret_why) {
                 size_t at = 0;
                 json_array_foreach(runs, k, run) {
                         const json_t *values = json_object_get(run, "values");
-                        if (!numbers(values, json_array_size(values), s->times + at))
-                                return message_fail(ret_why, -EINVAL,
-                                                    "benchmark %s: values are not all numbers", name);
+                        if (!values)
+                                continue; /* a run of warm-ups only (pyperf's calibration) */
+                        char where[96];
+                        snprintf(where, sizeof(where), "benchmarks[%zu].runs[%zu].values", i, k);
+                        int e = numbers(values, json_array_size(values), IMPORT_MAX_SECONDS, s->times + at,
+                                        where, ret_why);
+                        if (e < 0)
+                                return e;
                         at += json_array_size(values);
                 }
         }

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <strings.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@
 #include <xxhash.h>
 
 #include "db/bundle.h"
+#include "db/record.h"
 #include "db/sql.h"
 #include "configs/schema.h"
 #include "runner/host.h"
@@ -352,15 +354,24 @@ static int refuse_wal(const Source *src, char **ret_message) {
 /* What a column of a bundle's run may hold beyond its declared type. A text column is CLEAN
  * unless listed: no control characters, UTF-8 (util/text.h). */
 typedef enum Rule {
-        RULE_CLEAN,
+        RULE_CLEAN,        /* at most CLEAN_MAX bytes */
+        RULE_LABEL,        /* clean, at most RUN_MAX_LABEL bytes: a run's label or commit */
         RULE_FREE,         /* what a program or an allocator wrote, or a spec's YAML: shown escaped */
         RULE_NAME,         /* a name as a spec names things: 1-64 letters, digits, '_', '-', '.' */
         RULE_JSON,         /* JSON as alloclab wrote it (its readers parse it) */
         RULE_UUID,         /* a run's UUID: 36 characters, lowercase hex and dashes */
         RULE_SPEC_SHA256,  /* the sha256 of the row's yaml: a spec's text is what its hash says */
         RULE_NON_NEGATIVE, /* a count, a size or a time */
+        RULE_FRACTION,     /* a spec's alpha or min_effect */
+        RULE_FINITE,       /* any other REAL: no infinity */
         _RULE_MAX,
 } Rule;
+
+/* Bytes of text a column holds at most (a path, a host's facts, JSON a run wrote): longer
+ * texts are no run alloclab made, and would fill a terminal or a page. */
+#define CLEAN_MAX (4 * 1024)
+#define FREE_MAX  (1024 * 1024) /* a spec (YAML_MAX_INPUT_BYTES), a stderr excerpt, a message */
+#define JSON_MAX  (8 * 1024 * 1024)
 
 static const struct {
         const char *table, *column;
@@ -383,6 +394,19 @@ static const struct {
         { "cells", "params", RULE_JSON },
         { "probe_reports", "report", RULE_JSON },
         { "runs", "uuid", RULE_UUID },
+        { "runs", "label", RULE_LABEL },
+        { "runs", "commit_id", RULE_LABEL },
+        { "runs", "alpha", RULE_FRACTION },
+        { "runs", "min_effect", RULE_FRACTION },
+        { "runs", "samples", RULE_NON_NEGATIVE },
+        { "runs", "samples_min", RULE_NON_NEGATIVE },
+        { "runs", "warmup", RULE_NON_NEGATIVE },
+        { "runs", "timeout_ns", RULE_NON_NEGATIVE },
+        { "runs", "n_runs", RULE_NON_NEGATIVE },
+        { "runs", "n_failures", RULE_NON_NEGATIVE },
+        { "runs", "n_excluded", RULE_NON_NEGATIVE },
+        { "hosts", "cpus", RULE_NON_NEGATIVE },
+        { "stats", "n", RULE_NON_NEGATIVE },
         { "samples", "wall_ns", RULE_NON_NEGATIVE },
         { "samples", "user_us", RULE_NON_NEGATIVE },
         { "samples", "sys_us", RULE_NON_NEGATIVE },
@@ -405,20 +429,33 @@ static const struct {
         { "calibration", "maxrss_kib", RULE_NON_NEGATIVE },
 };
 
+/* The largest finite double, as SQLite reads it: infinity is above it. */
+#define DBL_MAX_SQL "1.7976931348623157e308"
+
 /* Per rule: the SQL condition over the column ($C; the row's other columns by name), and the
  * words for a value that breaks it. */
 static const struct {
         const char *sql, *breaks;
 } rule_texts[_RULE_MAX] = {
-        [RULE_CLEAN] = { "alloclab_clean($C)", "text with control characters, or not UTF-8" },
-        [RULE_FREE] = { NULL, NULL },
+        [RULE_CLEAN] = { "(alloclab_clean($C) AND ifnull(length(CAST($C AS BLOB)), 0) <= " STRINGIFY(
+                                 CLEAN_MAX) ")",
+                         "text with control characters, not UTF-8, or over 4096 bytes" },
+        [RULE_LABEL] = { "(alloclab_clean($C) AND ifnull(length(CAST($C AS BLOB)), 0) <= " STRINGIFY(
+                                 RUN_MAX_LABEL) ")",
+                         "text with control characters, not UTF-8, or over 200 bytes" },
+        [RULE_FREE] = { "ifnull(length(CAST($C AS BLOB)), 0) <= " STRINGIFY(FREE_MAX), "text over 1 MiB" },
         [RULE_NAME] = { "($C IS NULL OR alloclab_name($C))",
                         "a name that breaks the rule of names (1-64 letters, digits, '_', '-' or '.')" },
-        [RULE_JSON] = { "($C IS NULL OR json_valid($C))", "what is not JSON" },
+        [RULE_JSON] = { "($C IS NULL OR (json_valid($C) AND length(CAST($C AS BLOB)) <= " STRINGIFY(
+                                JSON_MAX) "))",
+                        "what is not JSON, or is over 8 MiB" },
         [RULE_UUID] = { "($C IS NULL OR (length($C) = 36 AND NOT $C GLOB '*[^0-9a-f-]*'))",
                         "what is not a UUID" },
         [RULE_SPEC_SHA256] = { "$C = alloclab_sha256(yaml)", "a hash that is not the sha256 of its spec" },
-        [RULE_NON_NEGATIVE] = { "($C IS NULL OR $C >= 0)", "a negative value" },
+        [RULE_NON_NEGATIVE] = { "($C IS NULL OR $C BETWEEN 0 AND " DBL_MAX_SQL ")",
+                                "what is not a finite number of 0 or more" },
+        [RULE_FRACTION] = { "($C IS NULL OR $C BETWEEN 0 AND 1)", "what is not a fraction between 0 and 1" },
+        [RULE_FINITE] = { "($C IS NULL OR abs($C) <= " DBL_MAX_SQL ")", "what is not a finite number" },
 };
 
 /* The tables a run is imported from, as bundle_export() writes them. */
@@ -471,7 +508,9 @@ static Rule rule_of(const char *table, const char *column, const char *type) {
         for (size_t i = 0; i < ELEMENTSOF(column_rules); i++)
                 if (strcmp(column_rules[i].table, table) == 0 && strcmp(column_rules[i].column, column) == 0)
                         return column_rules[i].rule;
-        return strcasecmp(type, "TEXT") == 0 ? RULE_CLEAN : RULE_FREE;
+        return strcasecmp(type, "TEXT") == 0   ? RULE_CLEAN
+               : strcasecmp(type, "REAL") == 0 ? RULE_FINITE
+                                               : RULE_FREE;
 }
 
 /* What column `column` (of declared type `type`) of `table` must satisfy, as an SQL condition:
@@ -524,8 +563,9 @@ static int check_table(sqlite3 *db, const Source *src, const char *table, char *
         /* The first row that breaks a rule, with each rule's verdict and each column's type. */
         sqlite3_str *q = sqlite3_str_new(db);
         for (size_t i = 0; i < n; i++)
-                sqlite3_str_appendf(q, "%sNOT %s, typeof(\"%w\"), substr(CAST(\"%w\" AS TEXT), 1, 40)",
-                                    i ? ", " : "", rules[i], columns[i], columns[i]);
+                sqlite3_str_appendf(
+                        q, "%sNOT %s, typeof(\"%w\"), substr(CAST(\"%w\" AS TEXT), 1, 40), length(\"%w\")",
+                        i ? ", " : "", rules[i], columns[i], columns[i], columns[i]);
         _cleanup_(sqlite3_freep) char *checks = sqlite3_str_finish(q);
         sql = n == 0 || !every || !checks ? NULL
                                           : sqlite3_mprintf("SELECT %s FROM \"%w\" WHERE NOT (%s) LIMIT 1",
@@ -537,10 +577,11 @@ static int check_table(sqlite3 *db, const Source *src, const char *table, char *
                 r = failed(db);
         else if (sql && (rc = sqlite3_step(st)) == SQLITE_ROW) {
                 size_t i = 0;
-                while (i + 1 < n && !sqlite3_column_int(st, (int) (3 * i)))
+                while (i + 1 < n && !sqlite3_column_int(st, (int) (4 * i)))
                         i++;
-                const char *type = (const char *) sqlite3_column_text(st, (int) (3 * i + 1));
-                const char *value = (const char *) sqlite3_column_text(st, (int) (3 * i + 2));
+                const char *type = (const char *) sqlite3_column_text(st, (int) (4 * i + 1));
+                const char *value = (const char *) sqlite3_column_text(st, (int) (4 * i + 2));
+                int64_t length = sqlite3_column_int64(st, (int) (4 * i + 3));
                 char quoted[32];
                 snprintf(quoted, sizeof(quoted), "'%s'", type ? type : "");
                 bool typed = strstr(allowed_types(declared[i]), quoted) != NULL;
@@ -548,12 +589,17 @@ static int check_table(sqlite3 *db, const Source *src, const char *table, char *
                 const char *why = !typed   ? "a value of a type its column does not take"
                                   : breaks ? breaks
                                            : "what its column does not take";
-                /* Escaped: the value is the bundle's, and may hold a forged line of its own. */
-                _cleanup_free_ char *shown = text_shown(value ? value : "");
-                r = shown ? message_fail(ret_message, -EBADMSG, "%s: %s.%s holds %s: '%s'%s", src->path,
-                                         table, columns[i], why, shown,
-                                         strlen(value ? value : "") < 40 ? "" : "...")
-                          : -ENOMEM;
+                /* Escaped: the value is the bundle's, and may hold a forged line of its own. A
+                 * blob is bytes: its length says more. */
+                _cleanup_free_ char *shown = NULL;
+                bool blob = type && strcmp(type, "blob") == 0;
+                r = blob ? asprintf(&shown, "(a blob of %" PRId64 " bytes)", length)
+                    : (shown = text_shown(value ? value : "")) ? 0
+                                                               : -1;
+                r = r >= 0 ? message_fail(ret_message, -EBADMSG, "%s: %s.%s holds %s: %s%s%s%s", src->path,
+                                          table, columns[i], why, blob ? "" : "'", shown, blob ? "" : "'",
+                                          blob || length <= 40 ? "" : "...")
+                           : -ENOMEM;
         } else if (sql && rc != SQLITE_DONE)
                 r = failed(db);
         if (sql)

@@ -15,6 +15,9 @@
 
 typedef struct Recorder Recorder;
 
+/* Bytes of a run's label or commit at most (run --label, --commit; import takes no longer). */
+#define RUN_MAX_LABEL 200
+
 typedef struct RecordContext {
         const char *trigger;   /* "cli", later "daemon", "schedule" */
         const char *submitter; /* user name, or NULL */

@@ -31,6 +31,10 @@
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
+/* A macro's value as a string literal. */
+#define STRINGIFY(x)  STRINGIFY_(x)
+#define STRINGIFY_(x) #x
+
 /* Declares `static inline void name##p(type **p)` that calls func(*p) when *p is non-NULL. */
 #define DEFINE_POINTER_CLEANUP(type, func)                                                                  \
         static inline void func##p(type **p) {                                                              \

@@ -172,7 +172,7 @@ refused "$WORK/name.bundle" "an experiment name no spec could carry" \
     "experiments.name holds a name that breaks the rule of names"
 hostile escape "$fresh_uuids UPDATE hosts SET hostname = 'evil' || char(27) || '[2J'"
 refused "$WORK/escape.bundle" "a host name with an escape sequence" \
-    "hosts.hostname holds text with control characters, or not UTF-8"
+    "hosts.hostname holds text with control characters, not UTF-8, or over 4096 bytes"
 [[ $ERR != *$'\e'* ]] || fail "the refusal printed the escape sequence"
 hostile label "$fresh_uuids UPDATE runs SET label = 'a' || char(10) || 'forged line'"
 refused "$WORK/label.bundle" "a label with a newline" "runs.label holds text with control characters"
@@ -183,7 +183,7 @@ hostile spec "$fresh_uuids UPDATE specs SET yaml = yaml || '# and something else
 refused "$WORK/spec.bundle" "a spec whose text is not its hash" \
     "specs.sha256 holds a hash that is not the sha256 of its spec"
 hostile report "$fresh_uuids UPDATE probe_reports SET report = 'garbage'"
-refused "$WORK/report.bundle" "a probe report that is not JSON" "probe_reports.report holds what is not JSON: 'garbage'"
+refused "$WORK/report.bundle" "a probe report that is not JSON" "probe_reports.report holds what is not JSON, or is over 8 MiB: 'garbage'"
 hostile params "$fresh_uuids UPDATE cells SET params = '{not json'"
 refused "$WORK/params.bundle" "cell parameters that are not JSON" "cells.params holds what is not JSON"
 hostile version "$fresh_uuids UPDATE allocators SET version = 'v' || char(27) || '[2J' || char(10) || 'FORGED'"
@@ -192,7 +192,24 @@ refused "$WORK/version.bundle" "an allocator version with an escape and a newlin
 hostile uuid "UPDATE runs SET uuid = 'not-a-uuid' WHERE id = 1"
 refused "$WORK/uuid.bundle" "a UUID that is none" "runs.uuid holds what is not a UUID: 'not-a-uuid'"
 hostile negative "$fresh_uuids UPDATE samples SET wall_ns = -5 WHERE id = (SELECT max(id) FROM samples)"
-refused "$WORK/negative.bundle" "a negative time" "samples.wall_ns holds a negative value: '-5'"
+refused "$WORK/negative.bundle" "a negative time" "samples.wall_ns holds what is not a finite number of 0 or more: '-5'"
+# Values no run has: an infinite median (show printed 'inf'), a negative sample count, a label
+# of 300 bytes, a path of 5000 (shown whole in tables), a text of 2 MiB where a program's stderr
+# goes; a blob is named by its size (it was shown as '').
+hostile infinite "$fresh_uuids UPDATE stats SET median = 9e999 WHERE rowid = (SELECT min(rowid) FROM stats)"
+refused "$WORK/infinite.bundle" "an infinite median" "stats.median holds what is not a finite number: 'Inf'"
+hostile count "$fresh_uuids UPDATE runs SET samples = -3"
+refused "$WORK/count.bundle" "a negative sample count" "runs.samples holds what is not a finite number of 0 or more: '-3'"
+hostile alpha "$fresh_uuids UPDATE runs SET alpha = 7"
+refused "$WORK/alpha.bundle" "an alpha of 7" "runs.alpha holds what is not a fraction between 0 and 1: '7.0'"
+hostile long_label "$fresh_uuids UPDATE runs SET label = printf('%.300c', 'x')"
+refused "$WORK/long_label.bundle" "a label of 300 bytes" "runs.label holds text with control characters, not UTF-8, or over 200 bytes: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'..."
+hostile long_path "$fresh_uuids UPDATE runs SET spec_path = '/' || printf('%.5000c', 'p')"
+refused "$WORK/long_path.bundle" "a spec path of 5000 bytes" "runs.spec_path holds text with control characters, not UTF-8, or over 4096 bytes"
+hostile long_stderr "$fresh_uuids UPDATE samples SET stderr_excerpt = printf('%.2097152c', 'e') WHERE id = (SELECT max(id) FROM samples)"
+refused "$WORK/long_stderr.bundle" "a stderr excerpt of 2 MiB" "samples.stderr_excerpt holds text over 1 MiB"
+hostile blob "$fresh_uuids UPDATE hosts SET kernel = zeroblob(12)"
+refused "$WORK/blob.bundle" "a blob for a kernel" "hosts.kernel holds a value of a type its column does not take: (a blob of 12 bytes)"
 hostile dangling "$fresh_uuids PRAGMA foreign_keys = OFF; UPDATE samples SET cell_id = 999999 WHERE id = (SELECT max(id) FROM samples)"
 refused "$WORK/dangling.bundle" "a reference to nothing" "samples row"
 hostile nofingerprint "$fresh_uuids UPDATE runs SET host_fingerprint = NULL"

@@ -87,6 +87,18 @@ expect_contains "$ERR" "neither hyperfine's --export-json nor pyperf's JSON" "an
 printf '{"results": [\n  {"command": "x", "times": [1,]}]}\n' >broken.json
 run_alloclab 3 import broken.json
 expect_contains "$ERR" "broken.json:2:" "malformed JSON at its position"
+# Times no sample could have: a negative one, one of 1e308 s (stored as a negative number of
+# nanoseconds), and a negative memory figure; named by their JSON path.
+for bad in 'times: [0.1, -0.5]|results[0].times[1] is -0.5, which is not from 0 to 86400 seconds' \
+    'times: [1e308]|results[0].times[0] is 1e+308, which is not from 0 to 86400 seconds' \
+    'times: [0.1], "memory_usage_byte": [-4]|results[0].memory_usage_byte[0] is -4, which is not from 0 to'; do
+    printf '{"results": [{"command": "x", "exit_codes": [0, 0], %s}]}\n' "${bad%%|*}" | sed 's/times:/"times":/' >bad.json
+    run_alloclab 3 import bad.json
+    expect_contains "$ERR" "${bad#*|}" "an impossible value"
+done
+printf '{"benchmarks": [{"metadata": {"name": "b", "unit": "second"}, "runs": [{"warmups": [[1, 0.1]]}, {"values": [0.1, "x"]}]}]}\n' >bad.json
+run_alloclab 3 import bad.json
+expect_contains "$ERR" "benchmarks[0].runs[1].values[1] is not a number" "pyperf's values, a run of warm-ups skipped"
 run_alloclab 2 import hf.json "$WORK/results.db"
 # A usage error makes no database where there was none.
 run_alloclab 2 import hf.json "$WORK/results.db" --db "$WORK/new.db"
