@@ -22,6 +22,7 @@
 #include "cli/render.h"
 #include "db/query.h"
 #include "util/cleanup.h"
+#include "util/protocol.h"
 #include "util/paths.h"
 #include "util/text.h"
 
@@ -97,6 +98,16 @@ static int client_send(Client *c, const char *method, json_t *params) {
                 return -1;
         }
         size_t n = strlen(text) + 1;
+        if (n > PROTOCOL_MAX_REQUEST) { /* the daemon would close the connection mid-send */
+                cli_error(c->command,
+                          "the request is %.1f MiB as JSON, more than the daemon takes (1 MiB)%s",
+                          n / 1048576.0,
+                          strcmp(method, "io.alloclab.Submit") == 0
+                                  ? ": the spec and this environment, escaped, are too large; make the spec "
+                                    "or the environment smaller, or measure with alloclab run"
+                                  : "");
+                return -1;
+        }
         for (size_t sent = 0; sent < n;) {
                 ssize_t k = send(c->fd, text + sent, n - sent, MSG_NOSIGNAL);
                 if (k < 0) {
@@ -169,6 +180,12 @@ static const struct {
           NULL },
         { "io.alloclab.ShuttingDown", "the daemon is shutting down", NULL, NULL },
         { "io.alloclab.StoreFailed", "the daemon cannot use its database", NULL, NULL },
+        { "io.alloclab.PlanFailed", "the daemon cannot run this spec", NULL, NULL },
+        { "io.alloclab.InvalidParameter", "the daemon refused the request", NULL, NULL },
+        { "io.alloclab.InvalidRequest", "the daemon did not understand the request", NULL, NULL },
+        { "io.alloclab.MethodNotFound",
+          "the daemon does not know this request (is alloclabd older than alloclab?)", NULL, NULL },
+        { "io.alloclab.MessageTooLarge", "the request is larger than the daemon takes", NULL, NULL },
 };
 
 /* Prints a reply's error and returns true when there is one: "no job 99", not

@@ -472,9 +472,12 @@ static json_t *method_queue(Connection *c, json_t *params) {
         (void) json_unpack(params, "{s?I}", "limit", &limit);
         Job *jobs = NULL;
         size_t n = 0;
-        if (limit < 1 || limit > 10000 ||
-            jobs_list(c->control->ctx.store, false, (size_t) limit, &jobs, &n) < 0)
-                return error_reply("io.alloclab.InvalidParameter", NULL);
+        if (limit < 1 || limit > 10000)
+                return error_reply(
+                        "io.alloclab.InvalidParameter",
+                        json_pack("{s:s}", "message", "limit must be an integer from 1 to 10000"));
+        if (jobs_list(c->control->ctx.store, false, (size_t) limit, &jobs, &n) < 0)
+                return error_reply("io.alloclab.StoreFailed", NULL);
         json_t *list = json_array();
         size_t bytes = 0, i = 0;
         /* The newest first, as many as fit in one reply (a job is at most a few KiB). */
@@ -494,7 +497,8 @@ static json_t *method_queue(Connection *c, json_t *params) {
 static json_t *requested_job(Connection *c, json_t *params, Job *ret) {
         json_int_t id;
         if (json_unpack(params, "{s:I}", "job", &id) < 0)
-                return error_reply("io.alloclab.InvalidParameter", NULL);
+                return error_reply("io.alloclab.InvalidParameter",
+                                   json_pack("{s:s}", "message", "expected job, a job's number"));
         if (jobs_get(c->control->ctx.store, id, ret) < 0)
                 return error_reply("io.alloclab.NoSuchJob", json_pack("{s:I}", "job", id));
         return NULL;
@@ -703,7 +707,8 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
         if (revents & EPOLLIN) {
                 if (c->in_size >= CONTROL_MAX_MESSAGE) {
                         queue_reply(c, error_reply("io.alloclab.MessageTooLarge",
-                                                   json_pack("{s:i}", "limit", CONTROL_MAX_MESSAGE)));
+                                                   json_pack("{s:i, s:s}", "limit", CONTROL_MAX_MESSAGE,
+                                                             "message", "a request is at most 1 MiB")));
                         c->closing = true;
                 } else if (c->in_size == 0) {
                         if (read_whole_requests(c) < 0) {

@@ -8,14 +8,15 @@
 #include "daemon/manager.h"
 #include "daemon/scheduler.h"
 #include "db/store.h"
+#include "util/protocol.h"
 
 /*
  * The control socket: varlink-style JSON objects terminated by NUL over a Unix stream socket.
  * Methods io.alloclab.{Ping,Submit,Status,Queue,Cancel,Wait}; see docs/protocol.md.
  */
 
-#define CONTROL_MAX_MESSAGE        (1024 * 1024) /* a request larger than this closes the connection */
-#define CONTROL_INITIAL_INPUT      (16 * 1024)   /* a connection's input buffer to begin with */
+#define CONTROL_MAX_MESSAGE        PROTOCOL_MAX_REQUEST /* a larger request closes the connection */
+#define CONTROL_INITIAL_INPUT      (16 * 1024)          /* a connection's input buffer to begin with */
 /* Connections read and served at once; past this, a new one is parked (its fd kept, nothing read)
  * until one of them closes, goes idle, or (for another user's) stops sending whole requests. */
 #define CONTROL_MAX_CONNECTIONS    64

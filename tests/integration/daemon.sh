@@ -112,7 +112,7 @@ expect_eq "$(q "SELECT count(*) FROM jobs")" 4 "no job for a bad spec"
 # A missing program is found at submission too, as `alloclab check` finds it.
 printf 'experiment: missing\ncommand: [no-such-program-for-alloclab]\nallocators: {glibc: {}}\n' >"$WORK/missing.yaml"
 run_alloclab 4 submit "$WORK/missing.yaml"
-expect_eq "$ERR" "alloclab submit: io.alloclab.PlanFailed: $WORK/missing.yaml:2:10: variant glibc: cannot run 'no-such-program-for-alloclab': No such file or directory" \
+expect_eq "$ERR" "alloclab submit: the daemon cannot run this spec: $WORK/missing.yaml:2:10: variant glibc: cannot run 'no-such-program-for-alloclab': No such file or directory" \
     "submit of a spec whose program is missing"
 expect_eq "$(q "SELECT count(*) FROM jobs")" 4 "no job for a missing program"
 
@@ -171,7 +171,23 @@ start = time.monotonic()
 ok = conn(); ok.sendall(json.dumps({"method": "io.alloclab.Ping"}).encode() + b"\0"); ok.settimeout(3)
 assert b"version" in ok.recv(65536)
 assert time.monotonic() - start < 2, "ping was slow"
+# Parameters out of range are named (they got InvalidParameter and nothing else).
+def ask(method, params):
+    s = conn(); s.settimeout(5)
+    s.sendall(json.dumps({"method": method, "parameters": params}).encode() + b"\0")
+    return json.loads(s.recv(65536)[:-1])
+r = ask("io.alloclab.Queue", {"limit": 0})
+assert r["parameters"]["message"] == "limit must be an integer from 1 to 10000", r
+r = ask("io.alloclab.Wait", {"job": 1e30})
+assert r["parameters"]["message"] == "expected job, a job's number", r
 PY
+
+# A spec within its size limit that JSON escaping makes larger than a request may be: the client
+# says so before sending (it said "Broken pipe" or printed io.alloclab.MessageTooLarge).
+{ printf 'experiment: quoted\ncommand: [/bin/true]\nallocators: {glibc: {}}\n# '; head -c 700000 /dev/zero | tr '\0' '"'; echo; } >"$WORK/quoted.yaml"
+run_alloclab 0 check "$WORK/quoted.yaml"
+run_alloclab 4 submit "$WORK/quoted.yaml"
+expect_contains "$ERR" "alloclab submit: the request is 1.3 MiB as JSON, more than the daemon takes (1 MiB)" "a spec that escapes too large"
 
 # SIGTERM during a job: STOPPING=1, the job interrupted, nothing left running, exit within 10 s.
 run_alloclab 0 submit "$WORK/long.yaml"
