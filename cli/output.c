@@ -110,6 +110,17 @@ int output_guard(void) {
         return atexit(output_unguard) == 0 ? 0 : -ENOMEM;
 }
 
+void output_markdown_cell(FILE *f, const char *s) {
+        for (const char *c = s; *c; c++)
+                if (*c == '\n' || *c == '\r')
+                        fputc(' ', f);
+                else {
+                        if (strchr("|\\*_`[~", *c)) /* ']' closes nothing that '\[' did not open */
+                                fputc('\\', f);
+                        fputc(*c, f);
+                }
+}
+
 void output_markdown(void) {
         markdown = true;
 }

@@ -20,6 +20,11 @@ int output_guard(void);
  * text becomes HTML where the Markdown is shown. */
 void output_markdown(void);
 
+/* Writes s as the text of a Markdown table cell: '|' (a column), line breaks (the row's end)
+ * and Markdown's inline syntax ('\\', '*', '_', '`', '[', '~': emphasis, code, links,
+ * strike-through) are escaped, so that a cell shows its text as it is. */
+void output_markdown_cell(FILE *f, const char *s);
+
 /* Writes seq to f as it is: f's pending text is flushed through the filter first, then seq
  * goes to the stream underneath. */
 void output_raw(FILE *f, const char *seq);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/output.h"
 #include "cli/render-figures.h"
 #include "cli/render.h"
 #include "util/cleanup.h"
@@ -142,16 +143,6 @@ static void csv_field(FILE *f, const char *s) {
         fputc('"', f);
 }
 
-/* Markdown table cell: pipes escaped, line breaks as spaces. */
-static void markdown_field(FILE *f, const char *s) {
-        for (const char *p = s; *p; p++) {
-                if (*p == '|')
-                        fputs("\\|", f);
-                else
-                        fputc(*p == '\n' || *p == '\r' ? ' ' : *p, f);
-        }
-}
-
 /* An aligned text table: columns two spaces apart, null as "-". */
 static int render_rows_aligned(FILE *f, const json_t *columns, const json_t *rows) {
         size_t n = json_array_size(columns), width[64] = {}, i, r;
@@ -189,7 +180,7 @@ int render_rows(FILE *f, OutputFormat format, const json_t *table) {
                 return r < 0 || ferror(f) ? -EIO : 0;
         }
         bool markdown = format == FORMAT_MARKDOWN;
-        void (*field)(FILE *, const char *) = markdown ? markdown_field : csv_field;
+        void (*field)(FILE *, const char *) = markdown ? output_markdown_cell : csv_field;
         const char *open = markdown ? "| " : "", *separator = markdown ? " | " : ",",
                    *close = markdown ? " |\n" : "\n";
         size_t i, n = json_array_size(columns);

@@ -522,12 +522,7 @@ int render_report_markdown(FILE *f, const Report *rep) {
         for (size_t row = 0; row < g.rows; row++) {
                 for (size_t col = 0; col < g.cols; col++) {
                         fputs("| ", f);
-                        /* A '|' in a cell (a parameter's value) would start a column of its own. */
-                        for (const char *c = g.cells[row * g.cols + col]; *c; c++)
-                                if (*c == '|')
-                                        fputs("\\|", f);
-                                else
-                                        fputc(*c, f);
+                        output_markdown_cell(f, g.cells[row * g.cols + col]);
                         fputc(' ', f);
                 }
                 fprintf(f, "|\n");

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 
 #include "configs/diag.h"
+#include "util/cleanup.h"
+#include "util/text.h"
 
 int diag_add(Diagnostics *d, unsigned line, unsigned column, const char *fmt, ...) {
         va_list ap;
@@ -27,17 +29,22 @@ int diag_addv(Diagnostics *d, unsigned line, unsigned column, const char *fmt, v
                 return -ENOMEM;
         d->items = items;
 
-        char *m = NULL;
-        if (vasprintf(&m, fmt, ap) < 0)
+        /* One line whatever the spec's values hold: a newline in one would forge a diagnostic. */
+        _cleanup_free_ char *raw = NULL;
+        if (vasprintf(&raw, fmt, ap) < 0)
+                return -ENOMEM;
+        char *m = text_shown_as(raw, 0);
+        if (!m)
                 return -ENOMEM;
         d->items[d->n_items++] = (Diag){ .line = line, .column = column, .message = m };
         return -EINVAL;
 }
 
 char *diag_format(const Diagnostics *d, size_t i) {
+        _cleanup_free_ char *file = text_shown_as(d->file ? d->file : "<spec>", 0);
         char *s;
-        if (asprintf(&s, "%s:%u:%u: %s", d->file ? d->file : "<spec>", d->items[i].line, d->items[i].column,
-                     d->items[i].message) < 0)
+        if (!file || asprintf(&s, "%s:%u:%u: %s", file, d->items[i].line, d->items[i].column,
+                              d->items[i].message) < 0)
                 return NULL;
         return s;
 }

@@ -18,6 +18,7 @@
 #include "db/sql.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
+#include "util/text.h"
 
 /* The fields of a run that decide comparability, in the order of IDENTITY_SELECT. */
 static const char *const identity_fields[] = {
@@ -53,10 +54,12 @@ static int row_identity(sqlite3_stmt *st, void *userdata) {
 __attribute__((format(printf, 2, 3))) static int differ(RunPair *p, const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
-        char *line = NULL;
-        int n = vasprintf(&line, fmt, ap);
+        _cleanup_free_ char *raw = NULL;
+        int n = vasprintf(&raw, fmt, ap);
         va_end(ap);
-        if (n < 0)
+        /* A difference is a line, whatever the texts compared hold (a spec's description). */
+        char *line = n < 0 ? NULL : text_shown_as(raw, 0);
+        if (!line)
                 return -ENOMEM;
         int r = strv_consume(&p->differences, line);
         if (r < 0)

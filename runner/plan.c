@@ -157,14 +157,13 @@ static int vfail_at(char **ret_message, int r, const Spec *spec, SpecPosition at
                     va_list ap) {
         if (!ret_message)
                 return r;
-        _cleanup_free_ char *text = NULL;
-        if (vasprintf(&text, fmt, ap) < 0)
+        _cleanup_free_ char *raw = NULL, *text = NULL;
+        if (vasprintf(&raw, fmt, ap) < 0)
+                raw = NULL;
+        if (raw && at.line > 0 && asprintf(&text, "%s:%u:%u: %s", spec->path, at.line, at.column, raw) < 0)
                 text = NULL;
-        if (!text)
-                *ret_message = NULL;
-        else if (at.line == 0 ||
-                 asprintf(ret_message, "%s:%u:%u: %s", spec->path, at.line, at.column, text) < 0)
-                *ret_message = TAKE_PTR(text);
+        /* One line, whatever the paths and values in it hold. */
+        *ret_message = text_shown_as(text ? text : raw, 0);
         return r;
 }
 

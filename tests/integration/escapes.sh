@@ -50,6 +50,32 @@ row=$(grep '^| p=' <<<"$OUT")
 expect_eq "$(tr -cd '|' <<<"${row//\\|/}" | wc -c)" 3 "a row of two columns: $row"
 [[ $OUT != *"<i>"* && $OUT != *"<b>"* ]] || fail "HTML passed into Markdown: $OUT"
 expect_contains "$OUT" "&lt;b&gt;bold&lt;/b&gt; &amp; co" "stderr as text in Markdown"
+# Markdown's own syntax in a value is shown as text (a '*' or '_' made emphasis, '~' struck out).
+cat >"$WORK/syntax.yaml" <<'YAML'
+experiment: syntax
+command: [/bin/true]
+params: {p: ["*a* _b_ ~c~ `d` [e](f)"]}
+allocators: {glibc: {}}
+samples: 1
+warmup: 0
+probe: never
+YAML
+run_alloclab 0 run "$WORK/syntax.yaml" --format markdown --db "$WORK/syntax.db"
+expect_contains "$OUT" '| p=\*a\* \_b\_ \~c\~ \`d\` \[e](f) |' "Markdown's syntax escaped in a cell"
+# Messages are lines: a newline in a program's path or a spec's text does not start another
+# (it forged a line of diagnostics, or of compare's differences).
+printf 'experiment: e\ncommand: ["/nope\\nFORGED: all is well"]\nallocators: {glibc: {}}\n' >"$WORK/newline.yaml"
+run_alloclab 4 check "$WORK/newline.yaml"
+expect_eq "$ERR" "$WORK/newline.yaml:2:10: variant glibc: cannot run '/nope\x0aFORGED: all is well': No such file or directory" "a newline in a diagnostic"
+printf 'experiment: e\nbogus: "x\\ny"\ncommand: [/bin/true]\nallocators: {glibc: {}}\n' >"$WORK/newline.yaml"
+run_alloclab 3 check "$WORK/newline.yaml"
+expect_eq "$(wc -l <<<"$ERR")" 1 "one line for one problem: $ERR"
+for d in 'one\nFORGED' 'two\nFORGED'; do
+    printf 'experiment: described\ndescription: "%s"\ncommand: [/bin/true]\nallocators: {glibc: {}}\nsamples: 1\nwarmup: 0\nprobe: never\n' "$d" >"$WORK/described.yaml"
+    run_alloclab 0 run "$WORK/described.yaml" --quiet --db "$WORK/described.db"
+done
+run_alloclab 1 compare 1 2 --db "$WORK/described.db" # NOT COMPARABLE: exit 1
+expect_contains "$OUT" 'spec description: one\x0aFORGED -> two\x0aFORGED' "compare's difference on one line"
 run_alloclab 0 report 1 -o "$WORK/loud.html" # U+FFFE in it: no XML reader takes the page
 python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$WORK/loud.html" ||
     fail "the report is not well-formed XML"
