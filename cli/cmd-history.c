@@ -51,7 +51,8 @@ static const char show_usage[] =
 
 /* Opens for writing when it can (recovery marks the runs of vanished processes interrupted),
  * else read-only: a reader reads all the same on a full disk, a read-only file system or in a
- * directory it may not write to (there a vanished process's run still shows as running). */
+ * directory it may not write to (where a vanished process's run is shown interrupted all the
+ * same: db/store.c). */
 static int open_for_reading(const char *command, const char *db_path, Store **ret) {
         _cleanup_free_ char *fallback = db_path ? NULL : store_default_path();
         const char *path = db_path ? db_path : fallback;

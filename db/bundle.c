@@ -227,14 +227,24 @@ int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, 
         sqlite3 *db = store_db(s);
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *status = NULL;
-                int r = queryf(db, NULL, &status, "SELECT status FROM runs WHERE id = %lld",
-                               (long long) run_ids[i]);
+                int r = queryf(
+                        db, NULL, &status,
+                        "SELECT r.status || ' ' || alloclab_run_status(r.status, h.hostname) FROM runs r"
+                        " JOIN hosts h ON h.id = r.host_id WHERE r.id = %lld",
+                        (long long) run_ids[i]);
                 if (r < 0)
                         return r;
                 if (!status)
                         return message_fail(ret_message, -ENOENT, "no run %lld", (long long) run_ids[i]);
-                if (strcmp(status, "running") == 0)
+                if (strcmp(status, "running running") == 0)
                         return message_fail(ret_message, -EBUSY, "run %lld is still running",
+                                            (long long) run_ids[i]);
+                /* A reader sees it interrupted (db/store.c); the bundle would carry it running. */
+                if (strcmp(status, "running interrupted") == 0)
+                        return message_fail(ret_message, -EBUSY,
+                                            "run %lld is recorded as running, but its process is gone: "
+                                            "the next run, resume or import into this database by a user "
+                                            "who may write it records it as interrupted; export it then",
                                             (long long) run_ids[i]);
         }
         _cleanup_free_ char *partial = NULL;

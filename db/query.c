@@ -52,7 +52,8 @@ void query_runs_free(RunSummary *runs, size_t n) {
 }
 
 #define SUMMARY_COLUMNS                                                                                     \
-        "runs.id, experiments.name, runs.status, runs.started_at, runs.ended_at, hosts.hostname,"           \
+        "runs.id, experiments.name, alloclab_run_status(runs.status, hosts.hostname), runs.started_at, "    \
+        "runs.ended_at, hosts.hostname,"                                                                    \
         " runs.metric, runs.n_runs, runs.n_failures, runs.n_excluded,"                                      \
         " (SELECT count(*) FROM cells WHERE cells.run_id = runs.id),"                                       \
         " (SELECT count(*) FROM variants WHERE variants.run_id = runs.id), runs.uuid, runs.label,"          \

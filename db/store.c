@@ -29,6 +29,10 @@ struct Store {
         sqlite3 *db;
         char *reserve_path; /* set by store_reserve() */
         bool immutable;     /* opened with immutable=1 (see open_immutable()) */
+        /* A reader that found the measurement lock free: this host's runs recorded as running
+         * are interrupted (what recover_interrupted() would write), shown so. */
+        bool running_is_interrupted;
+        char hostname[HOST_NAME_MAX + 1];
 };
 
 static const char *const migrations[] = {
@@ -546,6 +550,20 @@ static int reopen_immutable(Store *s, const char *path) {
         return open_immutable(s, path);
 }
 
+/* alloclab_run_status(status, hostname): a run's status as this reader knows it (see
+ * running_is_interrupted). */
+static void sql_run_status(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+        (void) argc;
+        const Store *s = sqlite3_user_data(ctx);
+        const char *status = (const char *) sqlite3_value_text(argv[0]),
+                   *hostname = (const char *) sqlite3_value_text(argv[1]);
+        if (s->running_is_interrupted && status && hostname && strcmp(status, "running") == 0 &&
+            strcmp(hostname, s->hostname) == 0)
+                sqlite3_result_text(ctx, "interrupted", -1, SQLITE_STATIC);
+        else
+                sqlite3_result_value(ctx, argv[0]);
+}
+
 int store_attach_uri(Store *s, char **ret) {
         *ret = file_uri(store_path(s), s->immutable ? "mode=ro&immutable=1" : "mode=ro");
         return *ret ? 0 : -ENOMEM;
@@ -632,8 +650,17 @@ static int open_store(Store *s, const char *path, StoreMode mode, char **ret_mes
         } else {
                 int version;
                 r = pragma_int(s, "PRAGMA user_version", &version);
-                if (r < 0 && reopen_immutable(s, path) == 0)
+                int reopened = r < 0 ? reopen_immutable(s, path) : -EINVAL;
+                if (reopened == 0)
                         r = pragma_int(s, "PRAGMA user_version", &version);
+                else if (reopened == -EBUSY && !lockfile_held(path))
+                        return message_fail(ret_message, -EIO,
+                                            "cannot read database %s: its latest changes are in %s-wal, "
+                                            "and SQLite must make %s-shm beside it to read them, which "
+                                            "it cannot here (a directory you may not write to, or a "
+                                            "full disk): read it as its owner, or copy %s and %s-wal "
+                                            "together into a directory of yours",
+                                            path, path, path, path, path);
                 if (r >= 0 && version != STORE_SCHEMA_VERSION)
                         return message_fail(
                                 ret_message, -EPROTO, "database %s has schema version %d, expected %d%s",
@@ -647,6 +674,16 @@ static int open_store(Store *s, const char *path, StoreMode mode, char **ret_mes
         return r;
 }
 
+/* The SQL functions of the store's readers (on the connection open_store() ended with). */
+static int add_functions(Store *s, StoreMode mode) {
+        (void) gethostname(s->hostname, sizeof(s->hostname) - 1);
+        s->running_is_interrupted = mode == STORE_READ_ONLY && !lockfile_held(store_path(s));
+        return sqlite3_create_function(s->db, "alloclab_run_status", 2, SQLITE_UTF8, s, sql_run_status, NULL,
+                                       NULL) == SQLITE_OK
+                       ? 0
+                       : -ENOMEM;
+}
+
 int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message) {
         if (mode == STORE_READ_ONLY && access(path, F_OK) < 0)
                 return message_fail(ret_message, -ENOENT, "no database at %s (run an experiment first)",
@@ -658,6 +695,8 @@ int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message
                 return -ENOMEM;
         bool created = mode == STORE_READ_WRITE && access(path, F_OK) < 0 && errno == ENOENT;
         int r = open_store(s, path, mode, ret_message);
+        if (r >= 0)
+                r = add_functions(s, mode);
         if (r < 0) {
                 store_free(s);
                 if (created) /* a database this call created and could not make whole is none */

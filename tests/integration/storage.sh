@@ -145,3 +145,20 @@ expect_contains "$OUT" "fill run" "show on a read-only file system"
 # the database for writing).
 run_alloclab 0 export 1 --bundle "$WORK/ro.bundle"
 expect_eq "$(sqlite3 "$WORK/ro.bundle" "SELECT count(*) FROM runs")" 1 "the run exported from a read-only file system"
+# Changes left in a WAL (a writer killed), no -shm, on a file system the reader cannot write: SQLite
+# said "unable to open database file"; it says why, and what to do.
+mount -o remount,rw "$WORK/small"
+python3 - "$DB" <<'PY'
+import os, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("PRAGMA wal_autocheckpoint = 0")
+db.execute("UPDATE runs SET label = 'in the WAL'")
+db.commit()
+os._exit(0)  # as if killed: the WAL keeps the change
+PY
+rm -f "$DB-shm"
+[[ -s $DB-wal ]] || fail "no WAL with changes to read"
+mount -o remount,ro "$WORK/small"
+run_alloclab 4 runs
+expect_contains "$ERR" "its latest changes are in $DB-wal, and SQLite must make $DB-shm beside it to read them" "a WAL no reader here can read"
+expect_contains "$ERR" "copy $DB and $DB-wal together into a directory of yours" "what to do about it"
