@@ -413,6 +413,18 @@ static SampleSet entry_samples(ReportEntry *e) {
 static int analyse_entries(Report *rep, bool compare_variants) {
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
                 ReportEntry *e = &rep->entries[i];
+                /* Statistics never stored (the run failed before the cell's end, on a full disk
+                 * say): computed from its samples, as the recorder does, rather than shown as
+                 * none while its samples count in the verdicts. */
+                if (!e->has_stats && e->n_values > 0) {
+                        _cleanup_free_ double *copy = malloc(e->n_values * sizeof(double));
+                        if (!copy)
+                                return -ENOMEM;
+                        memcpy(copy, e->values, e->n_values * sizeof(double));
+                        if (stats_compute(copy, e->n_values, &e->stats) < 0)
+                                return -ENOMEM;
+                        e->has_stats = true;
+                }
                 SampleSet set = entry_samples(e);
                 int n = sampleset_outliers(&set, rep->exclude_outliers, &e->stats);
                 if (n < 0)

@@ -153,3 +153,15 @@ run_alloclab 4 runs
 expect_contains "$ERR" "cannot migrate $DB from schema 16 to 17: duplicate column name: label" "a failed migration"
 expect_eq "$(q "PRAGMA user_version")" 16 "nothing migrated"
 q "PRAGMA user_version = 21"
+
+# A run whose cells' statistics were never stored (it failed on a full disk before the cells'
+# ends): its cells are computed from its samples as the recorder computes them (they showed
+# '-' while their samples counted in the verdicts below the table).
+sqlite3 "$DB" ".backup '$WORK/nostats.db'"
+run=$(q "SELECT min(id) FROM runs WHERE status = 'done'")
+table() { sed -n '/^cell /,/geometric mean/p' <<<"$OUT"; } # the cells and their verdicts
+run_alloclab 0 show "$run" --db "$WORK/nostats.db"
+with_stats=$(table)
+sqlite3 "$WORK/nostats.db" "DELETE FROM stats WHERE run_id = $run"
+run_alloclab 0 show "$run" --db "$WORK/nostats.db"
+expect_eq "$(table)" "$with_stats" "a run shown without its stored statistics"
