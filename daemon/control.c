@@ -238,14 +238,21 @@ static json_t *method_submit(Connection *c, json_t *params) {
                         json_pack("{s:s}", "message",
                                   "expected spec_path, spec, cwd, env and a umask from 0 to 0777"));
         /* Both are shown to others (root's queue, the log): no escape sequence rides along. */
-        const char *const paths[][2] = { { "spec_path", spec_path }, { "cwd", cwd } };
+        /* A relative spec_path is the submitter's, relative to cwd, which must be absolute. */
+        const struct {
+                const char *name, *value;
+                bool absolute;
+        } paths[] = { { "spec_path", spec_path, false }, { "cwd", cwd, true } };
         for (size_t k = 0; k < ELEMENTSOF(paths); k++) {
-                const char *why = strlen(paths[k][1]) > CONTROL_MAX_SPEC_PATH ? "is longer than PATH_MAX"
-                                  : !text_is_clean(paths[k][1]) ? "holds control characters or is not UTF-8"
-                                                                : NULL;
+                const char *why =
+                        !paths[k].value[0]                               ? "is empty"
+                        : strlen(paths[k].value) > CONTROL_MAX_SPEC_PATH ? "is longer than PATH_MAX"
+                        : !text_is_clean(paths[k].value) ? "holds control characters or is not UTF-8"
+                        : paths[k].absolute && paths[k].value[0] != '/' ? "must be an absolute path"
+                                                                        : NULL;
                 if (why)
                         return error_reply("io.alloclab.InvalidParameter",
-                                           json_pack("{s:s++}", "message", paths[k][0], " ", why));
+                                           json_pack("{s:s++}", "message", paths[k].name, " ", why));
         }
         if (manager_stopping(c->control->ctx.manager))
                 return error_reply("io.alloclab.ShuttingDown", NULL);

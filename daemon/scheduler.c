@@ -186,7 +186,10 @@ static int spec_owner(const struct stat *dir, int fd, uid_t *ret_uid, gid_t *ret
         /* The owner's groups, from the account (initgroups in the worker): a setgid directory
          * gives its files its own group, which their owners need not be in. */
         int r = identity_account_group(st.st_uid, st.st_gid, ret_gid);
-        *ret_why = r == -ENOENT  ? "its owner has no account to take groups from"
+        static char no_account[64]; /* *ret_why until the next call (the loop's only) */
+        snprintf(no_account, sizeof(no_account), "its owner, uid %u, has no account to take groups from",
+                 (unsigned) st.st_uid);
+        *ret_why = r == -ENOENT  ? no_account
                    : r == -EPERM ? "its group is not one of its owner's groups (chgrp it to one of them)"
                                  : NULL;
         if (r < 0)

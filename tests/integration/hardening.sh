@@ -40,6 +40,11 @@ chown nobody:nogroup "$SPECS/user.yaml"
 as_nobody ln -s "$SPECS/root.yaml" "$SPECS/pwn.yaml"
 sed 's/root-owned/writable/' "$SPECS/root.yaml" >"$SPECS/writable.yaml"
 chmod 0666 "$SPECS/writable.yaml"
+# A file of a uid without an account (a user deleted): refused, and the uid named.
+orphan=4242
+while getent passwd "$orphan" >/dev/null; do orphan=$((orphan + 1)); done
+sed 's/root-owned/orphan/' "$SPECS/root.yaml" >"$SPECS/orphan.yaml"
+chown "$orphan:$orphan" "$SPECS/orphan.yaml"
 start_users_daemon
 run_alloclab 0 schedules
 expect_contains "$OUT" "root-owned" "root's scheduled spec"
@@ -49,6 +54,8 @@ expect_contains "$OUT" "user-owned" "a user's scheduled spec in a sticky directo
 log=$(cat "$WORK/daemon.log")
 expect_contains "$log" "skipping $SPECS/pwn.yaml: a symbolic link" "the symlink is refused"
 expect_contains "$log" "skipping $SPECS/writable.yaml: writable by others than its owner" "writable file refused"
+expect_contains "$log" "skipping $SPECS/orphan.yaml: its owner, uid $orphan, has no account to take groups from" \
+    "a spec whose owner has no account"
 # Each runs as its file's owner.
 uids=$(python3 - "$ALLOCLAB_SOCKET" <<'PY'
 import json, socket, sys

@@ -21,15 +21,15 @@ need_other_users
 prepare_users_daemon 3777 # sticky and setgid, group root: its files are born group root
 chown root:root "$SPECS"
 mkdir -m 0777 "$WORK/user"
-raw_submit() { # SPEC-FILE SPEC-PATH-AS-SENT: Submit as nobody, bypassing the client's checks
-    as_nobody /usr/bin/python3 - "$ALLOCLAB_SOCKET" "$1" "$2" <<'PY'
+raw_submit() { # SPEC-FILE SPEC-PATH-AS-SENT [CWD]: Submit as nobody, bypassing the client's checks
+    as_nobody /usr/bin/python3 - "$ALLOCLAB_SOCKET" "$1" "$2" "${3:-/tmp}" <<'PY'
 import json, socket, sys, time
-path, spec_file, spec_path = sys.argv[1], sys.argv[2], sys.argv[3]
+path, spec_file, spec_path, cwd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 s = socket.socket(socket.AF_UNIX)
 s.connect(path)
 s.settimeout(30)
 req = {"method": "io.alloclab.Submit", "parameters": {"spec_path": spec_path,
-       "spec": open(spec_file).read(), "cwd": "/tmp", "env": ["PATH=/usr/bin:/bin"]}}
+       "spec": open(spec_file).read(), "cwd": cwd, "env": ["PATH=/usr/bin:/bin"]}}
 start = time.monotonic()
 s.sendall(json.dumps(req).encode() + b"\0")
 reply = b""
@@ -109,6 +109,11 @@ run_alloclab 0 status
 read -r _ reply < <(raw_submit "$WORK/user/bomb.yaml" $'/tmp/\e[2J\e]0;owned\a\nforged.yaml')
 expect_contains "$reply" '"io.alloclab.InvalidParameter"' "a spec_path with control characters"
 expect_contains "$reply" "spec_path holds control characters" "the reason, and which path"
+# An empty spec_path (shown as nothing in the queue) and a relative cwd are refused too.
+read -r _ reply < <(raw_submit "$WORK/user/bomb.yaml" "")
+expect_contains "$reply" "spec_path is empty" "an empty spec_path"
+read -r _ reply < <(raw_submit "$WORK/user/bomb.yaml" /tmp/bomb.yaml relative/dir)
+expect_contains "$reply" "cwd must be an absolute path" "a relative cwd"
 ids_spec submitted | sed '/schedule/d' >"$WORK/user/$evil"
 chmod 0644 "$WORK/user/$evil"
 rc=0
