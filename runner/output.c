@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "runner/output.h"
 #include "util/cleanup.h"
 #include "util/io.h"
+#include "util/text.h"
 
 int output_memfd(const char *name) {
         int fd = memfd_create(name, MFD_CLOEXEC);
@@ -173,54 +175,76 @@ static bool metric_name_ok(const char *s, size_t len) {
         return true;
 }
 
-int output_parse_metrics(int fd, Metric **ret, size_t *ret_n) {
+/* The reason of a line that output_parse_metrics() refuses: its number and an excerpt, escaped. */
+static int bad_line(char **ret_why, size_t line, const char *text, size_t len, const char *what) {
+        char excerpt[48];
+        snprintf(excerpt, sizeof(excerpt), "%.*s", (int) (len < 40 ? len : 40), text);
+        _cleanup_free_ char *shown = text_shown(excerpt);
+        if (!shown ||
+            asprintf(ret_why, "metrics line %zu '%s%s': %s", line, shown, len > 40 ? "..." : "", what) < 0)
+                *ret_why = NULL;
+        return -EBADMSG;
+}
+
+int output_parse_metrics(int fd, Metric **ret, size_t *ret_n, char **ret_why) {
         uint64_t size;
         int r = output_size(fd, &size);
         if (r < 0)
                 return r;
         *ret = NULL;
         *ret_n = 0;
+        *ret_why = NULL;
         if (size > OUTPUT_MAX_METRICS_BYTES)
-                return -E2BIG;
+                return asprintf(ret_why, "the metrics fd got %" PRIu64 " bytes, more than %d", size,
+                                OUTPUT_MAX_METRICS_BYTES) < 0
+                               ? -ENOMEM
+                               : -E2BIG;
         _cleanup_free_ char *text = NULL;
         ssize_t have = read_prefix(fd, (size_t) size, &text);
         if (have < 0)
                 return (int) have;
         _cleanup_free_ Metric *list = NULL;
-        size_t n = 0;
+        size_t n = 0, line = 0;
         const char *p = text, *end = p + have;
-        while (p < end) {
+        for (const char *next; p < end; p = next) {
+                line++;
                 const char *nl = memchr(p, '\n', (size_t) (end - p));
                 const char *line_end = nl ? nl : end;
-                const char *sp = memchr(p, ' ', (size_t) (line_end - p));
-                if (line_end == p) { /* empty line */
-                        p = line_end + 1;
+                next = nl ? nl + 1 : end;
+                size_t len = (size_t) (line_end - p);
+                const char *sp = memchr(p, ' ', len);
+                if (line_end == p) /* empty line */
                         continue;
-                }
-                if (!sp || !metric_name_ok(p, (size_t) (sp - p)))
-                        return -EBADMSG;
+                if (!sp)
+                        return bad_line(ret_why, line, p, len, "not NAME VALUE");
+                if (!metric_name_ok(p, (size_t) (sp - p)))
+                        return bad_line(ret_why, line, p, len,
+                                        "a name is 1-" STRINGIFY(OUTPUT_METRIC_NAME_MAX) " letters, digits, "
+                                                                                         "'_', '-' or '.'");
                 char num[64];
                 size_t num_len = (size_t) (line_end - sp - 1);
                 if (num_len == 0 || num_len >= sizeof(num))
-                        return -EBADMSG;
+                        return bad_line(ret_why, line, p, len, "the value is not a number");
                 memcpy(num, sp + 1, num_len);
                 num[num_len] = 0;
                 char *e;
                 errno = 0;
                 double v = strtod(num, &e);
                 if (*e || errno != 0 || !isfinite(v))
-                        return -EBADMSG;
+                        return bad_line(ret_why, line, p, len, "the value is not a finite number");
                 size_t name_len = (size_t) (sp - p), k = 0;
                 while (k < n &&
                        !(strlen(list[k].name) == name_len && memcmp(list[k].name, p, name_len) == 0))
                         k++;
                 if (k < n) { /* reported again: the last value counts */
                         list[k].value = v;
-                        p = line_end + 1;
                         continue;
                 }
                 if (n >= OUTPUT_MAX_METRICS)
-                        return -E2BIG;
+                        return asprintf(ret_why, "more than %d metrics in one sample", OUTPUT_MAX_METRICS) <
+                                               0
+                                       ? -ENOMEM
+                                       : -E2BIG;
                 Metric *grown = realloc(list, (n + 1) * sizeof(Metric));
                 if (!grown)
                         return -ENOMEM;
@@ -229,7 +253,6 @@ int output_parse_metrics(int fd, Metric **ret, size_t *ret_n) {
                 list[n].name[sp - p] = 0;
                 list[n].value = v;
                 n++;
-                p = line_end + 1;
         }
         *ret = TAKE_PTR(list);
         *ret_n = n;

@@ -48,8 +48,9 @@ int output_copy_file(const char *path, const char *cwd, uint64_t limit);
 int output_remove_file(const char *path, const char *cwd);
 
 /* Parses "NAME VALUE" lines. Returns the number of metrics (>= 0) in *ret (caller frees),
- * -EBADMSG for a malformed line, -E2BIG past the limits. */
-int output_parse_metrics(int fd, Metric **ret, size_t *ret_n);
+ * -EBADMSG for a malformed line, -E2BIG past the limits, with the reason in *ret_why (caller
+ * frees; NULL for want of memory). */
+int output_parse_metrics(int fd, Metric **ret, size_t *ret_n, char **ret_why);
 
 /* The first OUTPUT_SCAN_MAX bytes of fd as a NUL-terminated string (NULL when empty), for
  * scanning stderr for allocator complaints. */

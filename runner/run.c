@@ -370,11 +370,12 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
                 return r;
 
         if (s->status == SAMPLE_OK) {
-                r = output_parse_metrics(metrics, &s->metrics, &s->n_metrics);
+                _cleanup_free_ char *why = NULL;
+                r = output_parse_metrics(metrics, &s->metrics, &s->n_metrics, &why);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0)
-                        s->status = SAMPLE_BAD_METRICS;
+                if (r < 0 && set_detail(s, SAMPLE_BAD_METRICS, "%s", why ? why : strerror(-r)) < 0)
+                        return -ENOMEM;
         }
         if (s->status == SAMPLE_OK && spec->metric == SPEC_METRIC_REPORTED) {
                 double v;

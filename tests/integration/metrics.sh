@@ -25,3 +25,23 @@ expect_eq "$(q "SELECT DISTINCT s.status FROM samples s JOIN variants v ON v.id 
     "missing-metric" "variant without the metric"
 expect_eq "$(q "SELECT metric FROM runs")" "reported:read_time" "run metric"
 expect_contains "$OUT" "MISSING-METRIC" "table mark"
+
+# A metrics line alloclab cannot take fails the sample as bad-metrics, and says which line and why
+# (it said bad-metrics alone).
+name65=$(printf 'n%.0s' $(seq 65))
+for bad in "ok 1;$name65 2|metrics line 2 '${name65:0:40}...': a name is 1-64 letters" \
+    "speed fast|metrics line 1 'speed fast': the value is not a finite number" \
+    "no-value|metrics line 1 'no-value': not NAME VALUE"; do
+    cat >"$WORK/bad.yaml" <<YAML
+experiment: bad-metrics
+command: [sh, -c, 'printf "${bad%%|*}\n" | tr ";" "\n" >&\$ALLOCLAB_METRICS_FD']
+allocators: {glibc: {}}
+verify: none
+samples: 1
+warmup: 0
+probe: never
+YAML
+    run_alloclab 1 run "$WORK/bad.yaml" --quiet --db "$WORK/bad.db"
+    expect_eq "$(sqlite3 "$WORK/bad.db" "SELECT status FROM samples ORDER BY id DESC LIMIT 1")" bad-metrics "a bad metrics line"
+    expect_contains "$(sqlite3 "$WORK/bad.db" "SELECT detail FROM samples ORDER BY id DESC LIMIT 1")" "${bad#*|}" "which line and why"
+done
