@@ -4,6 +4,7 @@
  * its buffer in pieces that may split a UTF-8 sequence: the piece's incomplete end waits for
  * the next one (at most 3 bytes), and is escaped if the stream closes first.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -111,14 +112,19 @@ int output_guard(void) {
 }
 
 void output_markdown_cell(FILE *f, const char *s) {
-        for (const char *c = s; *c; c++)
-                if (*c == '\n' || *c == '\r')
+        for (const char *c = s; *c; c++) {
+                if (*c == '\n' || *c == '\r') {
                         fputc(' ', f);
-                else {
-                        if (strchr("|\\*_`[~", *c)) /* ']' closes nothing that '\[' did not open */
-                                fputc('\\', f);
-                        fputc(*c, f);
+                        continue;
                 }
+                /* ']' closes nothing that an escaped '[' did not open; a '_' inside a word (run_id)
+                 * opens no emphasis. */
+                bool in_word = *c == '_' && c > s && isalnum((unsigned char) c[-1]) &&
+                               isalnum((unsigned char) c[1]);
+                if (strchr("|\\*_`[~", *c) && !in_word)
+                        fputc('\\', f);
+                fputc(*c, f);
+        }
 }
 
 void output_markdown(void) {
