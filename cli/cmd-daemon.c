@@ -263,7 +263,17 @@ static const char submit_usage[] =
         "this environment's whitelisted variables. The spec is validated first (as alloclab check).\n"
         "With --wait, waits for the job and prints its result table.\n"
         "Exit status: as alloclab run for --wait (0, 1, 5 canceled or interrupted); 3 invalid spec;\n"
-        "4 no daemon or daemon error.\n";
+        "4 no daemon or daemon error, or the job failed with no sample failing (the daemon's disk\n"
+        "full, say).\n";
+
+/* The exit status of a job that ended with status, failed of its samples failing or excluded
+ * (-1: not known): as alloclab run's, where a run that failed with no sample failing failed for
+ * its environment (the daemon's disk full). */
+static int job_exit(const char *status, int64_t failed) {
+        return strcmp(status, "done") == 0 && failed == 0     ? EXIT_OK
+               : strcmp(status, "failed") == 0 && failed == 0 ? EXIT_ENVIRONMENT
+                                                              : EXIT_FAILURES;
+}
 
 /* Prints the run of a job that ended, from the daemon's database. A submitter who cannot read
  * it is told so; its exit status then follows what the daemon said of the run (failed: its
@@ -282,7 +292,7 @@ static int print_run(const char *db_path, int64_t run_id, const char *status, in
                                g->gr_name);
                 else
                         printf(": run it yourself with alloclab run to see it\n");
-                return strcmp(status, "done") == 0 && failed == 0 ? EXIT_OK : EXIT_FAILURES;
+                return job_exit(status, failed);
         }
         _cleanup_(store_freep) Store *store = NULL;
         if (cli_open_store("submit", db_path, STORE_READ_ONLY, &store) != EXIT_OK)
@@ -295,7 +305,7 @@ static int print_run(const char *db_path, int64_t run_id, const char *status, in
                 return EXIT_ENVIRONMENT;
         }
         render_for(FORMAT_TABLE)(stdout, rep);
-        return rep->run.n_failures > 0 || rep->run.n_excluded > 0 ? EXIT_FAILURES : EXIT_OK;
+        return job_exit(status, rep->run.n_failures + rep->run.n_excluded);
 }
 
 int cmd_submit(int argc, char **argv) {
@@ -403,7 +413,7 @@ int cmd_submit(int argc, char **argv) {
         const char *db =
                 st ? json_string_value(json_object_get(json_object_get(st, "parameters"), "database"))
                    : NULL;
-        e = run > 0 && db ? print_run(db, run, final, failed) : EXIT_FAILURES;
+        e = run > 0 && db ? print_run(db, run, final, failed) : job_exit(final, failed);
         json_decref(st);
         return ended_early ? EXIT_INTERRUPTED : e;
 }

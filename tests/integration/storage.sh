@@ -59,6 +59,9 @@ used=$(( $(cpu) - before ))
 (( used < 30 )) || fail "alloclabd used $used ticks of CPU while idle after a storage failure"
 run_alloclab 0 status
 expect_contains "$OUT" "idle" "the daemon is idle again"
+# submit --wait of a job that fails for want of space exits 4, as alloclab run does (it exited 0).
+run_alloclab 4 submit --wait "$WORK/fill.yaml"
+expect_contains "$ERR" "failed: " "submit --wait says the job failed"
 pgrep -f "alloclabd.*$WORK" | grep -qv "^$daemon_pid$" && fail "a runner process is left: $(pgrep -af "alloclabd.*$WORK")"
 kill -TERM "$daemon_pid"
 for _ in $(seq 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
