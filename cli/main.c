@@ -2,6 +2,7 @@
 /*
  * alloclab: the command-line front end. main() only dispatches to the command table.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,5 +77,12 @@ static int run(int argc, char **argv) {
 int main(int argc, char **argv) {
         render_use_colour(cli_colour(stdout));
         (void) output_guard(); /* without it (no memory), output is what it was */
-        return run(argc, argv);
+        int e = run(argc, argv);
+        /* A table that did not reach its file is no result (a full disk, /dev/full). */
+        int r = output_flush();
+        if (r < 0 && r != -EPIPE) {
+                cli_error(NULL, "cannot write the output: %s", strerror(-r));
+                return EXIT_ENVIRONMENT;
+        }
+        return e;
 }

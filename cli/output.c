@@ -18,6 +18,7 @@ typedef struct Filter {
         FILE *under;
         char pending[4];
         size_t n_pending;
+        int error; /* errno of the first write to under that failed */
 } Filter;
 
 static Filter filters[2]; /* stdout's and stderr's */
@@ -59,6 +60,8 @@ static ssize_t filter_write(void *cookie, const char *buf, size_t size) {
         size_t left = show(f, buf + taken, size - taken);
         memcpy(f->pending + f->n_pending, buf + size - left, left);
         f->n_pending += left;
+        if (ferror(f->under) && !f->error)
+                f->error = errno ? errno : EIO;
         return ferror(f->under) ? -1 : (ssize_t) size;
 }
 
@@ -91,6 +94,17 @@ static void output_unguard(void) {
         fclose(out);
         fclose(err);
         filters[0].under = filters[1].under = NULL;
+}
+
+int output_flush(void) {
+        Filter *f = &filters[0];
+        errno = 0;
+        if (fflush(stdout) != 0 && !f->error)
+                f->error = errno ? errno : EIO;
+        errno = 0;
+        if (f->under && fflush(f->under) != 0 && !f->error)
+                f->error = errno ? errno : EIO;
+        return f->error ? -f->error : ferror(stdout) ? -EIO : 0;
 }
 
 int output_guard(void) {

@@ -16,6 +16,10 @@
  * or -errno: then both are left unfiltered. */
 int output_guard(void);
 
+/* Writes out what stdout holds, through the filter: 0, or -errno when any of stdout's output
+ * could not be written (a full disk, a closed pipe, /dev/full). */
+int output_flush(void);
+
 /* From now on stdout is Markdown: '<', '>' and '&' are written as entities, so that no stored
  * text becomes HTML where the Markdown is shown. */
 void output_markdown(void);

@@ -82,3 +82,11 @@ tty_out=$(TERM=xterm script -qec "$ALLOCLAB show" /dev/null)
 expect_contains "$tty_out" "${esc}1;31mCRASH SIGSEGV${esc}0m" "colour on a terminal"
 tty_out=$(TERM=xterm NO_COLOR=1 script -qec "$ALLOCLAB show" /dev/null)
 [[ $tty_out != *"$esc"* ]] || fail "colour on a terminal despite NO_COLOR"
+
+# Output that cannot be written is an error, in every format (tables, CSV and Markdown exited 0).
+for args in "show" "show --format csv" "show --format markdown" "runs" "export --what samples"; do
+    rc=0
+    "$ALLOCLAB" $args >/dev/full 2>"$WORK/full.err" || rc=$?
+    expect_eq "$rc" 4 "alloclab $args >/dev/full"
+    expect_eq "$(cat "$WORK/full.err")" "alloclab: cannot write the output: No space left on device" "what $args says"
+done
