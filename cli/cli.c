@@ -213,9 +213,12 @@ int cli_take_measure_lock(const char *command, Store *store, int *ret_fd) {
         snprintf(self, sizeof(self), "alloclab %s", command);
         int fd = lockfile_take(store_path(store), self, false, holder);
         if (fd == -EWOULDBLOCK && strncmp(holder, "alloclabd", 9) == 0) {
-                cli_error(command,
-                          "%s is measured into by %s: submit to it (alloclab submit) or use another --db",
-                          store_path(store), holder);
+                /* What measures runs can go to the daemon; an import cannot. */
+                bool measures = strcmp(command, "import") != 0;
+                cli_error(command, "%s is measured into by %s: %s", store_path(store), holder,
+                          measures ? "submit to it (alloclab submit) or use another --db"
+                                   : "it is the database's only writer while it runs: stop it to import, or "
+                                     "import into another --db");
                 return EXIT_ENVIRONMENT;
         }
         if (fd == -EWOULDBLOCK) {

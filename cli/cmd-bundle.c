@@ -135,27 +135,38 @@ int cmd_import(int argc, char **argv) {
                 cli_error("import", "bundles and JSON files cannot be imported at once");
                 return EXIT_USAGE;
         }
-        _cleanup_(store_freep) Store *store = NULL;
-        int e = cli_open_store("import", db_path, STORE_READ_WRITE, &store);
-        if (e != EXIT_OK)
-                return e;
-        _cleanup_close_ int lock_fd = -1;
-        if ((e = cli_take_measure_lock("import", store, &lock_fd)) != EXIT_OK)
-                return e;
-        for (size_t i = 0; i < json; i++) {
-                int64_t run = 0;
-                if ((e = interop_import(store, files[i], experiment, &run)) != EXIT_OK)
-                        return e;
-                printf("imported %s as run %lld\n", files[i], (long long) run);
-        }
-        if (json > 0)
-                return EXIT_OK;
-        BundleTally tally;
+        /* Every file is read and checked before the database is opened: a refusal makes none. */
+        _cleanup_free_ InteropRun **read = json > 0 ? calloc(json, sizeof(InteropRun *)) : NULL;
+        _cleanup_(bundle_files_freep) BundleFiles *bundles = NULL;
         _cleanup_free_ char *message = NULL;
-        int r = bundle_import(store, files, n, &o, &tally, &message);
+        int e = EXIT_OK;
+        if (json > 0 && !read)
+                return EXIT_ENVIRONMENT;
+        for (size_t i = 0; i < json && e == EXIT_OK; i++)
+                e = interop_read(files[i], experiment, &read[i]);
+        int r = json > 0 ? 0 : bundle_files_check(files, n, &bundles, &message);
         if (r < 0) {
                 cli_error("import", "%s; nothing was imported", message ? message : strerror(-r));
-                return r == -E2BIG ? EXIT_USAGE : EXIT_ENVIRONMENT;
+                e = r == -E2BIG ? EXIT_USAGE : EXIT_ENVIRONMENT;
+        }
+        _cleanup_(store_freep) Store *store = NULL;
+        _cleanup_close_ int lock_fd = -1;
+        if (e == EXIT_OK && (e = cli_open_store("import", db_path, STORE_READ_WRITE, &store)) == EXIT_OK)
+                e = cli_take_measure_lock("import", store, &lock_fd);
+        for (size_t i = 0; i < json && e == EXIT_OK; i++) {
+                int64_t run = 0;
+                if ((e = interop_record(store, read[i], &run)) == EXIT_OK)
+                        printf("imported %s as run %lld\n", files[i], (long long) run);
+        }
+        for (size_t i = 0; i < json; i++)
+                interop_run_free(read[i]);
+        if (json > 0 || e != EXIT_OK)
+                return e;
+        BundleTally tally;
+        r = bundle_import(store, bundles, &o, &tally, &message);
+        if (r < 0) {
+                cli_error("import", "%s; nothing was imported", message ? message : strerror(-r));
+                return EXIT_ENVIRONMENT;
         }
         printf("imported %zu run%s (%lld samples) from %zu file%s; %zu already here\n", tally.runs,
                tally.runs == 1 ? "" : "s", (long long) tally.samples, n, n == 1 ? "" : "s", tally.present);

@@ -74,7 +74,7 @@ bool interop_is_json(const char *path) {
         while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\t' || c == '\r')
                 ;
         fclose(f);
-        return c == '{';
+        return c == '{' || c == '[';
 }
 
 static Series *add_series(Import *im, const char *name, const char *command, size_t n) {
@@ -312,19 +312,39 @@ static void default_experiment(const char *tool, const char *path, char *buf, si
         spec_text_name(buf, size, prefix, base, len);
 }
 
-int interop_import(Store *store, const char *path, const char *experiment, int64_t *ret_run) {
+struct InteropRun {
+        const char *path;
+        Import im;
+        Spec *spec;
+        Plan *plan;
+};
+
+void interop_run_free(InteropRun *run) {
+        if (!run)
+                return;
+        import_done(&run->im);
+        plan_free(run->plan);
+        spec_free(run->spec);
+        free(run);
+}
+
+int interop_read(const char *path, const char *experiment, InteropRun **ret) {
         json_error_t error;
         json_auto_t *doc = json_load_file(path, 0, &error);
         if (!doc) {
                 cli_error("import", "%s:%d:%d: %s", path, error.line, error.column, error.text);
                 return EXIT_SPEC;
         }
-        _cleanup_(import_done) Import im = {};
+        _cleanup_(interop_run_freep) InteropRun *run = calloc(1, sizeof(InteropRun));
+        if (!run)
+                return EXIT_ENVIRONMENT;
+        run->path = path;
+        Import *im = &run->im;
         _cleanup_free_ char *why = NULL;
-        int r = json_is_array(json_object_get(doc, "results"))      ? read_hyperfine(doc, &im, &why)
-                : json_is_array(json_object_get(doc, "benchmarks")) ? read_pyperf(doc, &im, &why)
+        int r = json_is_array(json_object_get(doc, "results"))      ? read_hyperfine(doc, im, &why)
+                : json_is_array(json_object_get(doc, "benchmarks")) ? read_pyperf(doc, im, &why)
                                                                     : -EPROTO;
-        if (r == -EPROTO || (r >= 0 && im.n == 0)) {
+        if (r == -EPROTO || (r >= 0 && im->n == 0)) {
                 cli_error("import",
                           "%s: neither hyperfine's --export-json nor pyperf's JSON (no \"results\" "
                           "or \"benchmarks\")",
@@ -336,43 +356,47 @@ int interop_import(Store *store, const char *path, const char *experiment, int64
                 return r == -ENOMEM ? EXIT_ENVIRONMENT : EXIT_SPEC;
         }
         char name[80];
-        default_experiment(im.tool, path, name, sizeof(name));
-        _cleanup_free_ char *text = import_spec(&im, experiment ? experiment : name, path);
-        _cleanup_(spec_freep) Spec *spec = NULL;
+        default_experiment(im->tool, path, name, sizeof(name));
+        _cleanup_free_ char *text = import_spec(im, experiment ? experiment : name, path);
         if (!text)
                 return EXIT_ENVIRONMENT;
-        int e = cli_load_spec_text("import", path, text, &spec);
+        int e = cli_load_spec_text("import", path, text, &run->spec);
         if (e != EXIT_OK)
                 return e;
-        _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
-        r = plan_new(spec, &(PlanOptions){ .caller_env = environ, .defer_cgroup = true }, &plan, &message);
+        r = plan_new(run->spec, &(PlanOptions){ .caller_env = environ, .defer_cgroup = true }, &run->plan,
+                     &message);
         if (r < 0) {
-                cli_plan_error("import", spec, message ? message : strerror(-r));
+                cli_plan_error("import", run->spec, message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
+        *ret = TAKE_PTR(run);
+        return EXIT_OK;
+}
+
+int interop_record(Store *store, InteropRun *run, int64_t *ret_run) {
         Host host = {};
         if (host_read(&host) < 0)
                 return EXIT_ENVIRONMENT;
         _cleanup_free_ char *label = NULL;
-        if (asprintf(&label, "imported from %s", im.tool) < 0)
+        if (asprintf(&label, "imported from %s", run->im.tool) < 0)
                 label = NULL;
         RecordContext ctx = { .trigger = "import", .origin_env = environ, .label = label };
         _cleanup_(record_freep) Recorder *rec = NULL;
-        r = record_begin(store, plan, &host, &ctx, &rec);
+        int r = record_begin(store, run->plan, &host, &ctx, &rec);
         host_done(&host);
         RunResult result = { .end = RUN_COMPLETED };
         if (r >= 0) {
                 RunSink sink = record_sink(rec);
-                r = replay(plan, &im, &sink, &result);
+                r = replay(run->plan, &run->im, &sink, &result);
                 _cleanup_free_ char *note = NULL;
-                if (asprintf(&note, "imported from %s's JSON %s", im.tool, path) < 0)
+                if (asprintf(&note, "imported from %s's JSON %s", run->im.tool, run->path) < 0)
                         note = NULL;
                 int q = record_finish(rec, &result, r, note);
                 r = r < 0 ? r : q;
         }
         if (r < 0) {
-                cli_error("import", "cannot record %s: %s", path,
+                cli_error("import", "cannot record %s: %s", run->path,
                           r == -EIO ? store_error(store) : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }

@@ -7,19 +7,30 @@
 #include <stdio.h>
 
 #include "db/store.h"
+#include "util/cleanup.h"
 
 /*
  * hyperfine's and pyperf's JSON (cli/interop.c): imported as runs, and a run exported in
  * hyperfine's layout, so that their plotting scripts and dashboards read alloclab's runs.
  */
 
-/* Whether the file starts like a JSON object (rather than an SQLite bundle). */
+/* Whether the file starts like JSON, an object or an array (rather than an SQLite bundle). */
 bool interop_is_json(const char *path);
 
-/* Imports hyperfine's --export-json or pyperf's JSON file as a new run of `experiment` (NULL:
- * TOOL-FILE) in store, one variant per command or benchmark. Prints what is wrong; returns the
- * exit status, with the run in *ret_run on success. */
-int interop_import(Store *store, const char *path, const char *experiment, int64_t *ret_run);
+/* hyperfine's --export-json or pyperf's JSON file, read and planned as a run. */
+typedef struct InteropRun InteropRun;
+
+/* Reads path as a run of `experiment` (NULL: TOOL-FILE), one variant per command or benchmark,
+ * before any database is opened. Prints what is wrong; returns the exit status, with the run in
+ * *ret on success. */
+int interop_read(const char *path, const char *experiment, InteropRun **ret);
+
+/* Records a run read by interop_read() as a new run in store. Prints what is wrong; returns the
+ * exit status, with the run's number in *ret_run on success. */
+int interop_record(Store *store, InteropRun *run, int64_t *ret_run);
+
+void interop_run_free(InteropRun *run);
+DEFINE_POINTER_CLEANUP(InteropRun, interop_run_free);
 
 /* The samples table of a run (export_samples()) in hyperfine's --export-json layout: one result
  * per cell and variant, its sample phase's times. Returns 0, -ENOMEM, -EIO. */

@@ -345,15 +345,18 @@ static int copy_source(Source *src, char **ret_message) {
         return 0;
 }
 
-/* A database in WAL mode may hold committed changes in its -wal file, which a bundle does not
- * carry and an immutable open ignores. */
+/* What is no SQLite file is no bundle; a database in WAL mode may hold committed changes in its
+ * -wal file, which a bundle does not carry and an immutable open ignores. */
 static int refuse_wal(const Source *src, char **ret_message) {
         uint8_t header[100];
         ssize_t n = read_full_at(src->fd, header, sizeof(header), 0);
         if (n < 0)
                 return message_fail(ret_message, (int) n, "%s: %s", src->path, strerror((int) -n));
-        if (n == sizeof(header) && memcmp(header, "SQLite format 3", 16) == 0 &&
-            (header[18] == 2 || header[19] == 2))
+        if (n < 16 || memcmp(header, "SQLite format 3", 16) != 0)
+                return message_fail(ret_message, -EBADMSG,
+                                    "%s is neither an alloclab bundle nor hyperfine's or pyperf's JSON",
+                                    src->path);
+        if (n == sizeof(header) && (header[18] == 2 || header[19] == 2))
                 return message_fail(ret_message, -EBADMSG,
                                     "%s is a database in WAL mode, not a bundle alloclab export wrote: its "
                                     "latest changes may be in %s-wal, which import does not read",
@@ -1154,38 +1157,65 @@ static int import_file(sqlite3 *db, const Source *src, BundleTally *tally, char 
         return r;
 }
 
-int bundle_import(Store *s, char *const *paths, size_t n, const BundleOptions *o, BundleTally *ret,
-                  char **ret_message) {
-        sqlite3 *db = store_db(s);
-        *ret = (BundleTally){};
+struct BundleFiles {
+        size_t n;
+        Source sources[];
+};
+
+void bundle_files_free(BundleFiles *f) {
+        if (!f)
+                return;
+        for (size_t i = 0; i < f->n; i++)
+                source_done(&f->sources[i]);
+        free(f);
+}
+
+int bundle_files_check(char *const *paths, size_t n, BundleFiles **ret, char **ret_message) {
         /* One transaction over every file: each is attached until it commits (SQLite cannot
-         * detach inside a transaction), and SQLite attaches at most so many. */
-        int most = sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, -1);
+         * detach inside a transaction), and SQLite attaches at most so many (on any
+         * connection: the limit is the library's). */
+        sqlite3 *memory = NULL;
+        int most = sqlite3_open(":memory:", &memory) == SQLITE_OK
+                           ? sqlite3_limit(memory, SQLITE_LIMIT_ATTACHED, -1)
+                           : -1;
+        sqlite3_close(memory);
+        if (most < 0)
+                return -ENOMEM;
         if (n > (size_t) most)
                 return message_fail(
                         ret_message, -E2BIG,
                         "%zu files: import takes at most %d at a time (SQLite attaches no more), so "
                         "that each import is one transaction; import them in groups",
                         n, most);
-        _cleanup_free_ Source *sources = calloc(n, sizeof(Source));
-        if (!sources)
+        _cleanup_(bundle_files_freep) BundleFiles *f = calloc(1, sizeof(BundleFiles) + n * sizeof(Source));
+        if (!f)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                sources[i] = (Source){ .path = paths[i], .doomed = { -1, -1 }, .fd = -1 };
-        /* Every file is checked alone before anything is attached or written. */
-        int r = 0;
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = check_file(&sources[i], ret_message);
-        if (r >= 0)
-                r = execf(
-                        db,
-                        "PRAGMA trusted_schema = OFF;"
-                        "DROP TABLE IF EXISTS temp.import_hosts;"
-                        "CREATE TEMP TABLE import_hosts (hostname TEXT NOT NULL, fingerprint TEXT NOT NULL,"
-                        " machine_id TEXT, PRIMARY KEY (hostname, fingerprint));"
-                        "INSERT OR IGNORE INTO temp.import_hosts SELECT h.hostname, r.host_fingerprint,"
-                        " json_extract(r.host_facts, '$.machine_id') FROM main.runs r JOIN main.hosts h"
-                        " ON h.id = r.host_id WHERE r.host_fingerprint IS NOT NULL ORDER BY r.id");
+        for (f->n = 0; f->n < n; f->n++)
+                f->sources[f->n] = (Source){ .path = paths[f->n], .doomed = { -1, -1 }, .fd = -1 };
+        /* Every file alone, before a database is opened. */
+        for (size_t i = 0; i < n; i++) {
+                int r = check_file(&f->sources[i], ret_message);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(f);
+        return 0;
+}
+
+int bundle_import(Store *s, BundleFiles *files, const BundleOptions *o, BundleTally *ret,
+                  char **ret_message) {
+        sqlite3 *db = store_db(s);
+        *ret = (BundleTally){};
+        size_t n = files->n;
+        Source *sources = files->sources;
+        int r = execf(db,
+                      "PRAGMA trusted_schema = OFF;"
+                      "DROP TABLE IF EXISTS temp.import_hosts;"
+                      "CREATE TEMP TABLE import_hosts (hostname TEXT NOT NULL, fingerprint TEXT NOT NULL,"
+                      " machine_id TEXT, PRIMARY KEY (hostname, fingerprint));"
+                      "INSERT OR IGNORE INTO temp.import_hosts SELECT h.hostname, r.host_fingerprint,"
+                      " json_extract(r.host_facts, '$.machine_id') FROM main.runs r JOIN main.hosts h"
+                      " ON h.id = r.host_id WHERE r.host_fingerprint IS NOT NULL ORDER BY r.id");
         size_t attached = 0;
         bool began = false;
         if (r >= 0 && (r = sql_begin(db)) >= 0)
@@ -1210,8 +1240,6 @@ int bundle_import(Store *s, char *const *paths, size_t n, const BundleOptions *o
         for (size_t i = 0; i < attached; i++)
                 (void) execf(db, "DETACH %s", sources[i].schema);
         (void) execf(db, "DROP TABLE IF EXISTS temp.import_hosts");
-        for (size_t i = 0; i < n; i++)
-                source_done(&sources[i]);
         if (r < 0)
                 *ret = (BundleTally){}; /* one transaction: nothing of it stays */
         return r;

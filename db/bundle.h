@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "db/store.h"
+#include "util/cleanup.h"
 
 /*
  * Bundles: runs carried from one database to another as a file (docs/fleet.md). A bundle is an
@@ -38,14 +39,26 @@ typedef struct BundleTally {
         int64_t samples; /* samples added */
 } BundleTally;
 
+/* Bundle files being imported: each copied into a private directory and checked alone. */
+typedef struct BundleFiles BundleFiles;
+
 /*
- * Merges the bundles paths[0..n) into s. Every file is checked first: a file that is not a
- * bundle or is damaged, a schema other than this alloclab's, a run whose UUID is here with other
- * content, or a host name seen here with another fingerprint refuses the whole import with
- * nothing written. Then each new run is added in its own transaction (new local ids; its UUID
- * kept); a run present already adds nothing. Returns 0, -EBADMSG (damaged or not a bundle),
- * -EPROTO (schema), -EEXIST (UUID with other content), -EXDEV (host), -EIO, -ENOMEM, with
+ * Copies and checks the bundles paths[0..n), each alone, before any database is opened: a file
+ * that is not a bundle or is damaged, of a schema other than this alloclab's, or with a value
+ * no run has is refused. Returns 0 and *ret, -E2BIG (more files than one import takes),
+ * -EBADMSG (damaged or not a bundle), -EPROTO (schema), -ENOMEM, or -errno, with *ret_message
+ * (if non-NULL) naming the file and the reason.
+ */
+int bundle_files_check(char *const *paths, size_t n, BundleFiles **ret, char **ret_message);
+void bundle_files_free(BundleFiles *f);
+DEFINE_POINTER_CLEANUP(BundleFiles, bundle_files_free);
+
+/*
+ * Merges checked bundle files into s in one transaction: a run whose UUID is here with other
+ * content, or a host name seen here with another fingerprint, refuses the whole import with
+ * nothing written. Each new run gets new local ids (its UUID kept); a run present already adds
+ * nothing. Returns 0, -EEXIST (UUID with other content), -EXDEV (host), -EIO, -ENOMEM, with
  * *ret_message (if non-NULL) naming the file and the reason.
  */
-int bundle_import(Store *s, char *const *paths, size_t n, const BundleOptions *o, BundleTally *ret,
+int bundle_import(Store *s, BundleFiles *files, const BundleOptions *o, BundleTally *ret,
                   char **ret_message);

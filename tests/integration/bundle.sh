@@ -139,7 +139,20 @@ cp "$WORK/a.bundle" "$WORK/damaged.bundle" # a copy cut short
 truncate -s $(($(stat -c %s "$WORK/a.bundle") / 2)) "$WORK/damaged.bundle"
 refused "$WORK/damaged.bundle" "a damaged file" "is damaged"
 echo "not a database" >"$WORK/text.bundle"
-refused "$WORK/text.bundle" "not a database" "is damaged"
+refused "$WORK/text.bundle" "not a database" "text.bundle is neither an alloclab bundle nor hyperfine's or pyperf's JSON"
+# A refused import makes no database where there was none (it left one with its lock file):
+# a file that is not there, one that is not a bundle, JSON that is neither tool's, 11 files.
+echo '[]' >"$WORK/array.json"
+for refusal in "4|$WORK/missing.bundle|missing.bundle: No such file or directory" \
+    "4|$WORK/text.bundle|is neither an alloclab bundle" \
+    "3|$WORK/array.json|neither hyperfine's --export-json nor pyperf's JSON" \
+    "2|$(printf "$WORK/fresh.bundle %.0s" $(seq 11))|11 files: import takes at most 10"; do
+    IFS='|' read -r status args needle <<<"$refusal"
+    # shellcheck disable=SC2086 # the files, one word each
+    run_alloclab "$status" import $args --db "$WORK/never.db"
+    expect_contains "$ERR" "$needle" "a refused import"
+    expect_eq "$(ls "$WORK" | grep -c never)" 0 "what a refused import left: $(ls "$WORK" | grep never)"
+done
 sqlite3 "$WORK/other.db" "CREATE TABLE t (x)"
 refused "$WORK/other.db" "not a bundle" "is not an alloclab bundle"
 
