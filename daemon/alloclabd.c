@@ -279,11 +279,17 @@ static int listen_socket(const Options *o, const DaemonConfig *config, char **re
                 log_message(LOG_ERR, 0, "no socket path (set --socket or XDG_RUNTIME_DIR)");
                 return -EINVAL;
         }
-        fd = control_listen(path, system_instance ? 0660 : 0600);
-        if (fd < 0) {
+        pid_t peer = 0;
+        fd = control_listen(path, system_instance ? 0660 : 0600, &peer);
+        if (fd == -EADDRINUSE)
+                log_message(LOG_ERR, 0,
+                            "cannot listen on %s: alloclabd, pid %d, answers on it (stop it first, or "
+                            "give this one another --socket and --db)",
+                            path, (int) peer);
+        else if (fd < 0)
                 log_message(LOG_ERR, 0, "cannot listen on %s: %s", path, strerror(-fd));
+        if (fd < 0)
                 return fd;
-        }
         if (config->socket_group) {
                 struct group *g = getgrnam(config->socket_group);
                 if (!g || chown(path, (uid_t) -1, g->gr_gid) < 0) {
@@ -342,6 +348,12 @@ static int run(Options *o) {
                 return -EINVAL;
         }
 
+        /* The socket first: a daemon that answers on it already is found before anything is
+         * made (a second one pointed at it left a database behind). */
+        int listen_fd = listen_socket(o, config, &d.socket_path);
+        if (listen_fd < 0)
+                return listen_fd;
+
         /* Under systemd with Delegate=yes the service's cgroup is ours: runs' cgroups go there, with
          * the memory and pids controllers when the system has them (runner/cgroup.h). */
         r = cgroup_take_delegation();
@@ -391,9 +403,6 @@ static int run(Options *o) {
         }
         manager_recover(d.manager);
 
-        int listen_fd = listen_socket(o, config, &d.socket_path);
-        if (listen_fd < 0)
-                return listen_fd;
         _cleanup_free_ char *specs_dir = o->specs_dir ? strdup(o->specs_dir) : default_specs_dir();
         if (specs_dir && (r = scheduler_new(d.event, d.store, d.manager, specs_dir, &d.scheduler)) < 0) {
                 log_message(LOG_ERR, 0, "cannot load the schedules: %s", strerror(-r));

@@ -998,7 +998,7 @@ int control_new(const ControlContext *ctx, int listen_fd, Control **ret) {
         return 0;
 }
 
-int control_listen(const char *path, mode_t mode) {
+int control_listen(const char *path, mode_t mode, pid_t *ret_peer) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         if (strlen(path) >= sizeof(sa.sun_path))
                 return -ENAMETOOLONG;
@@ -1017,8 +1017,12 @@ int control_listen(const char *path, mode_t mode) {
                 return negative_errno();
         /* A socket left by a daemon that died is replaced; one a live daemon answers on is not. */
         _cleanup_close_ int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (probe >= 0 && connect(probe, (struct sockaddr *) &sa, sizeof(sa)) == 0)
+        if (probe >= 0 && connect(probe, (struct sockaddr *) &sa, sizeof(sa)) == 0) {
+                struct ucred peer = {};
+                socklen_t len = sizeof(peer);
+                *ret_peer = getsockopt(probe, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 ? peer.pid : 0;
                 return -EADDRINUSE;
+        }
         (void) unlink(path);
         if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || chmod(path, mode) < 0 ||
             listen(fd, SOMAXCONN) < 0)

@@ -61,5 +61,6 @@ Control *control_free(Control *c);
 void control_job_finished(Control *c, int64_t job_id);
 
 /* Creates, binds and listens on path (its directory is created; a stale socket replaced).
- * Returns the fd or -errno. */
-int control_listen(const char *path, mode_t mode);
+ * Returns the fd, -EADDRINUSE when a process answers on path (its pid in *ret_peer, 0 when not
+ * known), or -errno. */
+int control_listen(const char *path, mode_t mode, pid_t *ret_peer);

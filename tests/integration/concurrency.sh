@@ -21,7 +21,11 @@ expect_contains "$(cat "$WORK/b.log")" "is in use by alloclabd, pid ${pids[0]}" 
 rc=0
 timeout 10 "$ALLOCLABD" --db "$WORK/other.db" --socket "$WORK/a.sock" --specs-dir "$WORK/none" 2>"$WORK/c.log" || rc=$?
 (( rc != 0 )) || fail "a second daemon started on the same socket"
-expect_contains "$(cat "$WORK/c.log")" "Address already in use" "the socket is not taken over"
+expect_contains "$(cat "$WORK/c.log")" "cannot listen on $WORK/a.sock: alloclabd, pid ${pids[0]}, answers on it" \
+    "the socket is not taken over, and its daemon is named"
+# ... and it made nothing (it left other.db and its lock file), nor took the socket of the first.
+expect_eq "$(ls "$WORK" | grep -c other)" 0 "what the second daemon on a socket made"
+[[ ! -e $WORK/b.sock ]] || fail "the daemon refused on the database left its socket"
 run_alloclab 0 status
 expect_contains "$OUT" "idle" "the first daemon still answers on its socket"
 
