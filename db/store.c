@@ -7,7 +7,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -684,10 +686,32 @@ static int add_functions(Store *s, StoreMode mode) {
                        : -ENOMEM;
 }
 
+/* Who may read path (SQLite says only "unable to open database file"): "root and the members of
+ * group alloclab". */
+static int permission_denied(const char *path, char **ret_message) {
+        struct stat st;
+        if (stat(path, &st) < 0)
+                return message_fail(ret_message, -EACCES, "cannot read database %s: %m", path);
+        struct passwd *pw = getpwuid(st.st_uid);
+        char owner[64];
+        if (pw)
+                snprintf(owner, sizeof(owner), "%s", pw->pw_name);
+        else
+                snprintf(owner, sizeof(owner), "uid %u", (unsigned) st.st_uid);
+        struct group *g = getgrgid(st.st_gid);
+        return message_fail(ret_message, -EACCES,
+                            "cannot read database %s: permission denied: it is for %s%s%s%s", path, owner,
+                            (st.st_mode & 0040) ? " and the members of group " : "",
+                            (st.st_mode & 0040) && g ? g->gr_name : "",
+                            (st.st_mode & 0040) && !g ? "(a group without a name)" : "");
+}
+
 int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message) {
         if (mode == STORE_READ_ONLY && access(path, F_OK) < 0)
                 return message_fail(ret_message, -ENOENT, "no database at %s (run an experiment first)",
                                     path);
+        if (access(path, R_OK) < 0 && errno == EACCES)
+                return permission_denied(path, ret_message);
         if (mode == STORE_READ_WRITE && make_parent_dir(path) < 0)
                 return message_fail(ret_message, -EIO, "cannot create the directory of %s: %m", path);
         Store *s = calloc(1, sizeof(Store));

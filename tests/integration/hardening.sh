@@ -318,3 +318,8 @@ expect_eq "$(sqlite3 "$WORK/shared-db/by-nobody.bundle" "SELECT experiment_id IS
 expect_eq "$(ls "$WORK/shared-db" | grep -c -e '-wal$' -e '-shm$')" 0 "side files a reader left: $(ls -l "$WORK/shared-db")"
 (cd /tmp && as_other "$ALLOCLAB" run "$WORK/shared-db/tiny.yaml" --db "$shared" --quiet) >"$WORK/owner.out" 2>&1 ||
     fail "the owner's run after another user read: $(cat "$WORK/owner.out")"
+# A database another user may not read: whose it is, not SQLite's "unable to open database file".
+chmod 0640 "$shared"
+out=$(cd /tmp && as_nobody "$ALLOCLAB" runs --db "$shared" 2>&1) && fail "nobody read a 0640 database: $out"
+expect_contains "$out" "cannot read database $shared: permission denied: it is for daemon and the members of group $(id -gn daemon)" \
+    "a database the reader may not read"
