@@ -121,8 +121,13 @@ int schema_parse_quantity(Loader *l, const YamlNode *n, const char *what, const 
         if (units_parse(n->value, units, bare_factor, &v) < 0)
                 return schema_error(l, n, "%s: cannot parse '%s' (expected e.g. %s)", what, n->value,
                                     example);
-        if (v < (double) min || v > (double) max)
-                return schema_error(l, n, "%s '%s' is out of range", what, n->value);
+        if (v < (double) min || v > (double) max) {
+                char low[32], high[32];
+                units_format((double) min, units, low, sizeof(low));
+                units_format((double) max, units, high, sizeof(high));
+                return schema_error(l, n, "%s '%s' is out of range: from %s to %s", what, n->value, low,
+                                    high);
+        }
         *ret = (uint64_t) v;
         return 0;
 }

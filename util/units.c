@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,4 +34,14 @@ int units_parse(const char *text, const Unit *units, double bare_factor, double 
                 return -EINVAL;
         *ret = v * factor;
         return 0;
+}
+
+void units_format(double v, const Unit *units, char *buf, size_t size) {
+        const Unit *best = units;
+        for (const Unit *u = units; u->suffix; u++)
+                if (u->factor <= v &&
+                    (u->factor > best->factor ||
+                     (u->factor == best->factor && strlen(u->suffix) > strlen(best->suffix))))
+                        best = u; /* of two names, the longer: "GiB", "min" */
+        snprintf(buf, size, "%g%s", v / best->factor, best->suffix);
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stddef.h>
+
 /*
  * Quantities with units: "1.5s", "500ms", "64MiB", "6h". One parser for durations and sizes,
  * so specs and schedules accept the same spellings.
@@ -20,3 +22,7 @@ extern const Unit units_size_bytes[];
  * bare_factor (0 to refuse bare numbers). Returns 0 and the scaled value, or -EINVAL.
  */
 int units_parse(const char *text, const Unit *units, double bare_factor, double *ret);
+
+/* v in the largest unit of units not above it ("1ms", "1d", "1GiB"; %g of the number), into
+ * buf. */
+void units_format(double v, const Unit *units, char *buf, size_t size);

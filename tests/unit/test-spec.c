@@ -57,7 +57,7 @@ static const BadSpec bad_specs[] = {
           "interleaved, randomized, blocked" },
         { HEAD "timeout: 5 parsecs\n",
           "t.yaml:4:10: timeout: cannot parse '5 parsecs' (expected e.g. '60s', '500ms', '2m')" },
-        { HEAD "timeout: 100h\n", "t.yaml:4:10: timeout '100h' is out of range" },
+        { HEAD "timeout: 100h\n", "t.yaml:4:10: timeout '100h' is out of range: from 1ms to 1d" },
         { HEAD "verify: stderr\n",
           "t.yaml:4:9: unknown verify 'stderr'; expected one of: stdout, none, file:PATH" },
         { HEAD "metric: 'reported:'\n", "t.yaml:4:9: metric 'reported:' needs a value after ':'" },
