@@ -39,7 +39,8 @@ void cli_warn_powerless(const char *command, const Plan *plan) {
                 return;
         fprintf(stderr,
                 "alloclab %s: warning: with %u samples per variant no difference can reach alpha %g (the "
-                "smallest p the %s test can give is %.3g): every verdict will be ~; %u samples can\n",
+                "smallest p the %s test can give is %.3g): every verdict will be ~; %u samples can reach "
+                "it\n",
                 command, plan->samples, spec->alpha,
                 rounds && plan->samples >= COMPARE_MIN_PAIRS ? "signed-rank" : "rank-sum", smallest,
                 compare_samples_needed(spec->alpha, rounds));

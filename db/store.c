@@ -353,6 +353,18 @@ static const char *write_hint(const char *path, const char *said) {
                                                                               : "";
 }
 
+/* Rolls back the migration from version that failed, and says why: SQLite's reason, taken
+ * before the ROLLBACK, which replaces it (with "no transaction is active" where SQLite rolled
+ * back already, on a full disk). */
+static int migration_failed(Store *s, int version, char **ret_message) {
+        char why[256];
+        snprintf(why, sizeof(why), "%s", sqlite3_errmsg(s->db));
+        (void) sql_failed(s->db);
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return message_fail(ret_message, -EIO, "cannot migrate %s from schema %d to %d: %s%s", store_path(s),
+                            version, version + 1, why, write_hint(store_path(s), why));
+}
+
 /* Brings the schema to STORE_SCHEMA_VERSION, one migration per transaction. The version is read
  * inside each write transaction: two processes that open a new database at once take turns, and
  * the second finds the first's work done (it failed with "table hosts already exists"). */
@@ -376,22 +388,9 @@ static int migrate(Store *s, char **ret_message) {
                         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
                         return -ENOMEM;
                 }
-                if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
-                        (void) sql_failed(s->db); /* its reason, which the ROLLBACK clears */
-                        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-                        return message_fail(ret_message, -EIO,
-                                            "cannot migrate %s from schema %d to %d: %s%s", store_path(s),
-                                            version, version + 1, store_error(s),
-                                            write_hint(store_path(s), store_error(s)));
-                }
-                if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-                        (void) sql_failed(s->db);
-                        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-                        return message_fail(ret_message, -EIO,
-                                            "cannot migrate %s from schema %d to %d: %s%s", store_path(s),
-                                            version, version + 1, store_error(s),
-                                            write_hint(store_path(s), store_error(s)));
-                }
+                if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK ||
+                    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+                        return migration_failed(s, version, ret_message);
         }
 }
 

@@ -117,6 +117,7 @@ run_alloclab 4 run "$WORK/fill.yaml" --quiet
 expect_contains "$ERR" "(the disk is full)" "a run on a disk full to the last byte"
 run_alloclab 4 run "$WORK/fill.yaml" --quiet --db "$WORK/small/new.db"
 expect_contains "$ERR" "disk is full" "a new database on a full disk"
+[[ $ERR != *"no transaction is active"* ]] || fail "SQLite's rollback, not the reason: $ERR"
 expect_eq "$(ls "$WORK/small" | grep new)" "" "what a new database on a full disk left"
 # A report that does not fit says why and leaves no truncated page.
 run_alloclab 4 report -o "$WORK/small/report.html"
@@ -128,6 +129,12 @@ rm "$WORK/small/filler2"
 run_alloclab 4 export 1 --bundle "$WORK/small/runs.bundle"
 expect_contains "$ERR" "disk is full" "a bundle on a full disk"
 expect_eq "$(ls "$WORK/small" | grep bundle)" "" "what a bundle on a full disk left"
+# A new database whose schema does not fit: SQLite's reason, not what the rollback said after it
+# ("cannot rollback - no transaction is active").
+run_alloclab 4 run "$WORK/fill.yaml" --quiet --db "$WORK/small/new.db"
+expect_contains "$ERR" "cannot migrate $WORK/small/new.db from schema" "a schema that does not fit"
+[[ $ERR != *"no transaction is active"* ]] || fail "SQLite's rollback, not the reason: $ERR"
+expect_eq "$(ls "$WORK/small" | grep new)" "" "what a new database that did not fit left"
 dd if=/dev/zero of="$WORK/small/filler2" bs=1k count=100000 2>/dev/null || true
 
 # A read-only database: a clear error, exit 4.

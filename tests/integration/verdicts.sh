@@ -234,7 +234,7 @@ expect_contains "$(grep ',twice,' <<<"$OUT")" ",0.00793650793650793" "the exact 
 expect_contains "$(grep ',twice,' <<<"$OUT")" ",mann-whitney,higher," "a verdict from 5 samples"
 expect_eq "$ERR" "" "no warning with 5 samples"
 run_alloclab 0 run "$WORK/reported.yaml" --samples 4 --quiet
-expect_contains "$ERR" "alloclab run: warning: with 4 samples per variant no difference can reach alpha 0.01 (the smallest p the rank-sum test can give is 0.0286): every verdict will be ~; 5 samples can" \
+expect_contains "$ERR" "alloclab run: warning: with 4 samples per variant no difference can reach alpha 0.01 (the smallest p the rank-sum test can give is 0.0286): every verdict will be ~; 5 samples can reach it" \
     "run warns before measuring"
 sed 's/^samples: 8$/samples: 3/' "$WORK/reported.yaml" >"$WORK/few.yaml"
 run_alloclab 0 check "$WORK/few.yaml"
