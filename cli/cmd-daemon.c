@@ -457,12 +457,23 @@ static void print_status(json_t *p, const Client *c) {
         json_t *running = json_object_get(p, "running");
         printf("alloclabd %s at %s: %s", json_string_value(json_object_get(p, "version")), c->socket_path,
                json_string_value(json_object_get(p, "state")));
-        if (json_is_object(running))
-                printf(" job %lld (%s, run %lld, submitted by %s)",
-                       (long long) json_integer_value(json_object_get(running, "id")),
-                       json_string_value(json_object_get(running, "spec_path")),
-                       (long long) json_integer_value(json_object_get(running, "run_id")),
-                       json_string_value(json_object_get(running, "submitter")));
+        if (json_is_object(running)) {
+                /* Another user's job comes without its spec, run and submitter (docs/protocol.md). */
+                const char *spec = json_string_value(json_object_get(running, "spec_path")),
+                           *submitter = json_string_value(json_object_get(running, "submitter"));
+                json_int_t run = json_integer_value(json_object_get(running, "run_id"));
+                printf(" job %lld", (long long) json_integer_value(json_object_get(running, "id")));
+                if (spec && spec[0] == '(')
+                        printf(" %s", spec);
+                else {
+                        printf(" (%s", spec ? spec : "?");
+                        if (run > 0)
+                                printf(", run %lld", (long long) run);
+                        if (submitter && strcmp(submitter, "-") != 0)
+                                printf(", submitted by %s", submitter);
+                        fputc(')', stdout);
+                }
+        }
         printf("; %lld queued; database %s\n", (long long) json_integer_value(json_object_get(p, "queued")),
                json_string_value(json_object_get(p, "database")));
         const char *progress = json_string_value(json_object_get(p, "progress"));
@@ -485,10 +496,13 @@ static void print_queue(json_t *p, const Client *c) {
         json_t *j;
         json_array_foreach(json_object_get(p, "jobs"), i, j) {
                 const char *user = json_string_value(json_object_get(j, "submitter"));
-                printf("%-6lld %-12s %-6lld %-10s %-25s %s\n",
+                char run[24] = "-"; /* none yet, or another user's */
+                json_int_t run_id = json_integer_value(json_object_get(j, "run_id"));
+                if (run_id > 0)
+                        snprintf(run, sizeof(run), "%lld", (long long) run_id);
+                printf("%-6lld %-12s %-6s %-10s %-25s %s\n",
                        (long long) json_integer_value(json_object_get(j, "id")),
-                       json_string_value(json_object_get(j, "status")),
-                       (long long) json_integer_value(json_object_get(j, "run_id")), user ? user : "?",
+                       json_string_value(json_object_get(j, "status")), run, user ? user : "?",
                        json_string_value(json_object_get(j, "submitted_at")),
                        json_string_value(json_object_get(j, "spec_path")));
         }

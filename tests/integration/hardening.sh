@@ -103,8 +103,11 @@ wait_job "$root_job" running
 out=$(cd /tmp && as_nobody "$ALLOCLAB" queue 2>&1) || fail "queue as nobody: $out"
 [[ $out != *secret-experiment* ]] || fail "nobody sees root's spec path: $out"
 expect_contains "$out" "another user's job" "root's job anonymised"
+grep -q "^$root_job  *running  *-  *- " <<<"$out" || fail "root's job in nobody's queue has a run: $out"
 out=$(cd /tmp && as_nobody "$ALLOCLAB" status 2>&1) || fail "status as nobody: $out"
 [[ $out != *secret-experiment* ]] || fail "nobody sees root's running job: $out"
+# ... said once, without a run 0 (it read "job N ((another user's job), run 0, submitted by -)").
+expect_contains "$out" "running job $root_job (another user's job); " "another user's running job in status"
 rc=0
 out=$(cd /tmp && as_nobody "$ALLOCLAB" cancel "$root_job" 2>&1) || rc=$?
 [[ $rc != 0 ]] || fail "nobody canceled root's job: $out"
