@@ -25,7 +25,9 @@ void log_open(bool to_journal) {
 static void logv(int priority, const LogContext *ctx, const char *fmt, va_list ap) {
         char raw[1024];
         vsnprintf(raw, sizeof(raw), fmt, ap);
-        _cleanup_free_ char *shown = text_shown(raw);
+        /* Control characters escaped, so that no text forges a line; a backslash is left as it
+         * is: what a message quotes was escaped already where it was made (a diagnostic). */
+        _cleanup_free_ char *shown = text_shown_as(raw, 0);
         const char *message = shown ? shown : "(a message was lost for want of memory)";
         if (!log_to_journal) {
                 fprintf(stderr, "alloclabd: %s\n", message);

@@ -46,9 +46,9 @@ static bool is_noncharacter(uint32_t c) {
 }
 
 static bool is_control(uint32_t c) {
-        return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x200e || c == 0x200f || c == 0x2028 ||
-               c == 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) ||
-               is_noncharacter(c);
+        return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x061c || c == 0x180e ||
+               (c >= 0x200b && c <= 0x200f) || c == 0x2028 || c == 0x2029 || (c >= 0x202a && c <= 0x202e) ||
+               (c >= 0x2060 && c <= 0x206f) || c == 0xfeff || is_noncharacter(c);
 }
 
 bool text_is_clean(const char *s) {

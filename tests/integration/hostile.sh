@@ -68,12 +68,17 @@ expect_eq "$(stat -c %g "$SPECS/root-group.yaml")" 0 "a file made in a setgid di
 # A name that would drive root's terminal and forge a log line.
 evil=$'evil\e[2J\e]0;owned\a\nalloclabd: forged.yaml'
 ids_spec evil-name | as_nobody sh -c "cat >'$SPECS/$evil'"
+# A spec whose experiment name holds an escape: refused, the name escaped once (the log doubled
+# the backslash of the escape the diagnostic had made).
+ids_spec '"x\e[31m"' | as_nobody sh -c "umask 022; cat >'$SPECS/escaped-name.yaml'"
+as_nobody chgrp "$nogroup" "$SPECS/escaped-name.yaml"
 start_users_daemon
 log=$(cat "$WORK/daemon.log")
 expect_contains "$log" "skipping $SPECS/root-group.yaml: its group is not one of its owner's groups" \
     "a user's spec of group root is refused"
 expect_contains "$log" 'skipping '"$SPECS"'/evil\x1b[2J\x1b]0;owned\x07\x0aalloclabd: forged.yaml: its name holds control characters' \
     "a file name with control characters, refused and shown escaped"
+expect_contains "$log" "escaped-name.yaml:1:13: experiment name 'x\x1b[31m' must be" "an escape in a scheduled spec's value, escaped once"
 run_alloclab 0 schedules
 expect_contains "$OUT" "own-group" "a user's spec of the user's group is scheduled"
 [[ $OUT != *root-group* && $OUT != *evil-name* ]] || fail "refused specs were scheduled: $OUT"

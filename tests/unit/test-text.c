@@ -60,6 +60,14 @@ static void test_shown(void **state) {
                 { "\xe2\x82", "\\xe2\\x82" },
                 { "\x7f", "\\x7f" },
                 { "\xef\xbf\xbf", "\\u{ffff}" },
+                /* Characters that show as nothing: a zero-width space, a word joiner, a BOM. */
+                { "p=\xe2\x80\x8bx", "p=\\u{200b}x" },
+                { "a\xe2\x81\xa0"
+                  "b",
+                  "a\\u{2060}b" },
+                { "\xef\xbb\xbf"
+                  "name",
+                  "\\u{feff}name" },
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
                 _cleanup_free_ char *got = text_shown(cases[i].in);
