@@ -695,6 +695,11 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
         for (size_t i = 0; i < nv; i++)
                 if (!rep->variant_names[i])
                         return -EBADMSG;
+        /* The failures counted are the rows listed (an imported run's counter could say
+         * otherwise: "Failed samples (0)" above a failed sample). */
+        rep->run.n_failures = 0;
+        for (size_t i = 0; i < nc * nv; i++)
+                rep->run.n_failures += rep->entries[i].n_failed;
         *ret = TAKE_PTR(rep);
         return 0;
 }

@@ -227,6 +227,12 @@ hostile dangling "$fresh_uuids PRAGMA foreign_keys = OFF; UPDATE samples SET cel
 refused "$WORK/dangling.bundle" "a reference to nothing" "samples row"
 hostile nofingerprint "$fresh_uuids UPDATE runs SET host_fingerprint = NULL"
 refused "$WORK/nofingerprint.bundle" "a run of a known host without a fingerprint" "has no fingerprint, and $(hostname) is known here"
+# A run whose counter of failed samples says fewer than its rows: show counts the rows (it said
+# "Failed samples (0):" above a failed sample).
+hostile miscounted "$fresh_uuids UPDATE samples SET status = 'exit', exit_code = 3 WHERE id = (SELECT max(id) FROM samples WHERE run_id = 1); UPDATE runs SET n_failures = 0"
+run_alloclab 0 import "$WORK/miscounted.bundle" --db "$WORK/miscounted.db"
+run_alloclab 0 show "$(sqlite3 "$WORK/miscounted.db" "SELECT run_id FROM samples WHERE status = 'exit' AND exit_code = 3")" --db "$WORK/miscounted.db"
+expect_contains "$OUT" "Failed samples (1):" "failed samples counted from the rows"
 
 # A FIFO is refused at once, without blocking (import held the database lock for ever).
 mkfifo "$WORK/fifo.bundle"
