@@ -103,6 +103,19 @@ static int grid_build(const Report *rep, Grid *g) {
         return 0;
 }
 
+/* "no", "12" or "3-12": how many samples, from fewest to most (fewest UINT64_MAX: none). */
+static const char *samples_range(uint64_t fewest, uint64_t most) {
+        static char text[48];
+        if (most == 0)
+                snprintf(text, sizeof(text), "%s", fewest == 0 ? "0" : "no");
+        else if (fewest == most || fewest == UINT64_MAX)
+                snprintf(text, sizeof(text), "%llu", (unsigned long long) most);
+        else
+                snprintf(text, sizeof(text), "%llu-%llu", (unsigned long long) fewest,
+                         (unsigned long long) most);
+        return text;
+}
+
 static void print_header(FILE *f, const Report *rep, const char *bullet) {
         fprintf(f, "%s%s run %lld: %s, %s%s%s\n", bullet, rep->run.experiment, (long long) rep->run.id,
                 rep->run.status, rep->run.started_at, rep->run.ended_at ? " - " : "",
@@ -114,24 +127,27 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
                 fprintf(f, "%s%s%s%s%s%s\n", bullet, rep->run.label ? "label " : "",
                         rep->run.label ? rep->run.label : "", rep->run.label && rep->run.commit ? ", " : "",
                         rep->run.commit ? "commit " : "", rep->run.commit ? rep->run.commit : "");
+        /* How many samples the cells' medians are of (fewest counts the cells with none too). */
+        uint64_t fewest = UINT64_MAX, fewest_taken = UINT64_MAX, most = 0;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
+                uint64_t n = rep->entries[i].has_stats ? rep->entries[i].stats.n : 0;
+                fewest = n < fewest ? n : fewest;
+                fewest_taken = n > 0 && n < fewest_taken ? n : fewest_taken;
+                most = n > most ? n : most;
+        }
         char samples[160];
-        if (rep->samples_min > 0) {
-                /* samples: auto: how many the cells took, and the rule that stopped them. */
-                uint64_t fewest = UINT64_MAX, most = 0;
-                for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
-                        if (rep->entries[i].has_stats && rep->entries[i].stats.n > 0) {
-                                fewest = rep->entries[i].stats.n < fewest ? rep->entries[i].stats.n : fewest;
-                                most = rep->entries[i].stats.n > most ? rep->entries[i].stats.n : most;
-                        }
-                int k = most == 0 ? snprintf(samples, sizeof(samples), "no")
-                        : fewest == most
-                                ? snprintf(samples, sizeof(samples), "%llu", (unsigned long long) most)
-                                : snprintf(samples, sizeof(samples), "%llu-%llu",
-                                           (unsigned long long) fewest, (unsigned long long) most);
-                snprintf(samples + k, sizeof(samples) - (size_t) k,
-                         " samples (auto: %lld to %lld, until each ratio's 95%% interval is within +-%g%%; ",
-                         (long long) rep->samples_min, (long long) rep->samples, 100 * rep->min_effect);
-        } else
+        if (rep->samples_min >
+            0) /* samples: auto: how many the cells took, and the rule that stopped them */
+                snprintf(samples, sizeof(samples),
+                         "%s samples (auto: %lld to %lld, until each ratio's 95%% interval is within "
+                         "+-%g%%; ",
+                         samples_range(fewest_taken, most), (long long) rep->samples_min,
+                         (long long) rep->samples, 100 * rep->min_effect);
+        else if (strcmp(rep->run.status, "done") != 0 && most < (uint64_t) rep->samples)
+                /* A run that ended early did not take what was planned (it said "of 3000" after 14). */
+                snprintf(samples, sizeof(samples), "%s of %lld planned samples (the run ended early; ",
+                         samples_range(fewest, most), (long long) rep->samples);
+        else
                 snprintf(samples, sizeof(samples), "%lld samples (", (long long) rep->samples);
         fprintf(f, "%smetric %s: median of %s%lld warmup), order %s, seed %llu, verify %s\n", bullet,
                 rep->run.metric, samples, (long long) rep->warmup, rep->order,

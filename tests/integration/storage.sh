@@ -72,6 +72,9 @@ committed=$(q "SELECT count(*) FROM samples")
 (( committed > 0 )) || fail "no sample was kept"
 expect_eq "$(q "PRAGMA integrity_check")" ok "integrity after the storage failure"
 expect_contains "$(q "SELECT status FROM runs")" failed "the run is failed"
+# Its header says how many samples it took of those planned (it said "median of 5000 samples").
+run_alloclab 0 show
+expect_contains "$OUT" " of 5000 planned samples (the run ended early; 0 warmup)" "the header of a run that ended early"
 
 # alloclab run on the full disk: a clear error, exit 4, what was committed kept.
 run_alloclab 4 run "$WORK/fill.yaml" --quiet
