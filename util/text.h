@@ -16,9 +16,9 @@
  * viewers), the bidirectional marks, embeddings, overrides and isolates (U+061C, U+200E, U+200F,
  * U+202A-U+202E, U+2066-U+2069), characters that show as nothing (zero-width space, joiners,
  * word joiner and invisible operators, U+180E, U+200B-U+200D, U+2060-U+2065, U+206A-U+206F, the
- * byte order mark U+FEFF: a name with one looks like another, and columns shift), Unicode's noncharacters (U+FDD0-U+FDEF and the last two code
- * points of every plane, U+FFFE...: an XML or XHTML reader refuses a document holding one), and
- * bytes that are not UTF-8.
+ * byte order mark U+FEFF: a name with one looks like another, and columns shift), Unicode's
+ * noncharacters (U+FDD0-U+FDEF and the last two code points of every plane, U+FFFE...: an XML
+ * or XHTML reader refuses a document holding one), and bytes that are not UTF-8.
  */
 
 /* Whether s is valid UTF-8 without any of those characters: what a name or a path that comes in
