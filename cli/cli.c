@@ -209,6 +209,24 @@ int cli_query_failed(const char *command, Store *store, int64_t run_id, int r) {
  * measure at once: alloclab run waits for another alloclab run, and refuses a database that
  * alloclabd measures into. Returns EXIT_OK with *ret_fd (-1 where no lock file can be made: a
  * read-only directory, whose store will say more), or the exit status. */
+/* Opens for writing when it can (recovery marks the runs of vanished processes interrupted),
+ * else read-only: a reader reads all the same on a full disk, a read-only file system or in a
+ * directory it may not write to (where a vanished process's run is shown interrupted all the
+ * same: db/store.c). */
+int cli_open_for_reading(const char *command, const char *db_path, Store **ret) {
+        _cleanup_free_ char *fallback = db_path ? NULL : store_default_path();
+        const char *path = db_path ? db_path : fallback;
+        if (!path || access(path, W_OK) < 0)
+                return cli_open_store(command, path, STORE_READ_ONLY, ret);
+        _cleanup_free_ char *why = NULL;
+        if (store_open(path, STORE_READ_WRITE, ret, &why) >= 0 ||
+            store_open(path, STORE_READ_ONLY, ret, NULL) >= 0)
+                return EXIT_OK;
+        /* Neither: what writing found is the better reason (a migration that failed, say). */
+        cli_error(command, "%s", why ? why : "cannot open the database");
+        return EXIT_ENVIRONMENT;
+}
+
 int cli_take_measure_lock(const char *command, Store *store, int *ret_fd) {
         char holder[LOCKFILE_HOLDER_MAX], self[LOCKFILE_HOLDER_MAX];
         snprintf(self, sizeof(self), "alloclab %s", command);

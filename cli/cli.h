@@ -75,6 +75,11 @@ int cli_load_spec_text(const char *command, const char *name, const char *text, 
  * on failure. */
 int cli_open_store(const char *command, const char *db_path, StoreMode mode, Store **ret);
 
+/* Opens the store to read it: for writing where this user may (so that recovery records the
+ * runs of vanished processes as interrupted), else read-only. Prints the error and returns an
+ * exit code on failure. */
+int cli_open_for_reading(const char *command, const char *db_path, Store **ret);
+
 /* The database's measurement lock (util/lockfile.h): alloclab run, resume and import wait for
  * each other and refuse a database alloclabd measures into. Returns EXIT_OK with *ret_fd (-1
  * where no lock file can be made), or prints why not and returns the exit status. */

@@ -56,7 +56,7 @@ int cmd_export_bundle(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         _cleanup_(store_freep) Store *store = NULL;
-        int e = cli_open_store("export", db_path, STORE_READ_ONLY, &store);
+        int e = cli_open_for_reading("export", db_path, &store);
         if (e != EXIT_OK)
                 return e;
         /* Every run named, in order; "all": every finished or interrupted run, oldest first. */

@@ -207,7 +207,7 @@ int cmd_compare(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         _cleanup_(store_freep) Store *store = NULL;
-        e = cli_open_store("compare", db_path, STORE_READ_ONLY, &store);
+        e = cli_open_for_reading("compare", db_path, &store);
         if (e != EXIT_OK)
                 return e;
 

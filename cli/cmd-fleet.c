@@ -257,7 +257,7 @@ int cmd_fleet(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         _cleanup_(store_freep) Store *store = NULL;
-        e = cli_open_store("fleet", db_path, STORE_READ_ONLY, &store);
+        e = cli_open_for_reading("fleet", db_path, &store);
         if (e != EXIT_OK)
                 return e;
         _cleanup_(fleet_freep) Fleet *fleet = NULL;

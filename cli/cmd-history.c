@@ -49,24 +49,6 @@ static const char show_usage[] =
         "variant's allocator instead: file, sha256, package version and what the probe found in its\n"
         "first smoke run (effective allocator, version, effective options, census).\n";
 
-/* Opens for writing when it can (recovery marks the runs of vanished processes interrupted),
- * else read-only: a reader reads all the same on a full disk, a read-only file system or in a
- * directory it may not write to (where a vanished process's run is shown interrupted all the
- * same: db/store.c). */
-static int open_for_reading(const char *command, const char *db_path, Store **ret) {
-        _cleanup_free_ char *fallback = db_path ? NULL : store_default_path();
-        const char *path = db_path ? db_path : fallback;
-        if (!path || access(path, W_OK) < 0)
-                return cli_open_store(command, path, STORE_READ_ONLY, ret);
-        _cleanup_free_ char *why = NULL;
-        if (store_open(path, STORE_READ_WRITE, ret, &why) >= 0 ||
-            store_open(path, STORE_READ_ONLY, ret, NULL) >= 0)
-                return EXIT_OK;
-        /* Neither: what writing found is the better reason (a migration that failed, say). */
-        cli_error(command, "%s", why ? why : "cannot open the database");
-        return EXIT_ENVIRONMENT;
-}
-
 typedef struct ReadOptions {
         const char *db_path;
         OutputFormat format;
@@ -133,7 +115,7 @@ int cmd_runs(int argc, char **argv) {
         if (e != EXIT_OK)
                 return e;
         _cleanup_(store_freep) Store *store = NULL;
-        if ((e = open_for_reading("runs", o.db_path, &store)) != EXIT_OK)
+        if ((e = cli_open_for_reading("runs", o.db_path, &store)) != EXIT_OK)
                 return e;
         RunSummary *runs = NULL;
         size_t n = 0;
@@ -153,7 +135,7 @@ int cmd_runs(int argc, char **argv) {
 
 /* The store and the run the options name. */
 static int open_run(const char *command, const ReadOptions *o, Store **ret_store, int64_t *ret_run) {
-        int e = open_for_reading(command, o->db_path, ret_store);
+        int e = cli_open_for_reading(command, o->db_path, ret_store);
         return e != EXIT_OK ? e : cli_resolve_run(command, *ret_store, o->argument, ret_run);
 }
 
@@ -484,7 +466,7 @@ int cmd_history(int argc, char **argv) {
         q.experiment = argv[optind];
         q.cells = cells;
         _cleanup_(store_freep) Store *store = NULL;
-        int e = open_for_reading("history", db_path, &store);
+        int e = cli_open_for_reading("history", db_path, &store);
         if (e != EXIT_OK)
                 return e;
         _cleanup_(history_freep) History *h = NULL;

@@ -625,7 +625,7 @@ int cmd_report(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         _cleanup_(store_freep) Store *store = NULL;
-        int e = cli_open_store("report", db_path, STORE_READ_ONLY, &store);
+        int e = cli_open_for_reading("report", db_path, &store);
         if (e != EXIT_OK)
                 return e;
         int64_t run_id;

@@ -145,6 +145,9 @@ umount "$WORK/small"
 mount -t tmpfs -o size=8m tmpfs "$WORK/small"
 sed -i 's/^samples: 5000/samples: 2/' "$WORK/fill.yaml"
 run_alloclab 0 run "$WORK/fill.yaml" --quiet
+# ... with a run left running by a process that is gone (the measurement lock is free).
+run_alloclab 0 run "$WORK/fill.yaml" --quiet
+q "UPDATE runs SET status = 'running' WHERE id = (SELECT max(id) FROM runs)"
 mount -o remount,ro "$WORK/small"
 run_alloclab 4 run "$WORK/fill.yaml" --quiet
 [[ $ERR != *"not an error"* ]] || fail "a read-only database: 'not an error': $ERR"
@@ -154,6 +157,11 @@ run_alloclab 0 runs
 expect_contains "$OUT" "fill" "runs on a read-only file system"
 run_alloclab 0 show
 expect_contains "$OUT" "fill run" "show on a read-only file system"
+# A reader that may not write shows the dead run interrupted, as a writer would record it (it
+# showed it running for ever), and export says why it cannot take it yet.
+expect_contains "$OUT" ": interrupted, " "a dead run, as a reader sees it"
+run_alloclab 2 export latest --bundle "$WORK/dead.bundle"
+expect_contains "$ERR" "is recorded as running, but its process is gone" "export of a dead run by a reader"
 # ... and export from (it said "no such database: source": the bundle's connection attached
 # the database for writing).
 run_alloclab 0 export 1 --bundle "$WORK/ro.bundle"
