@@ -99,7 +99,7 @@ static void connection_free(Connection *c) {
                         ctl->parked_last = before;
         } else
                 ctl->n_connections--;
-        (void) sd_event_source_set_enabled(ctl->accept, SD_EVENT_ON); /* paused while full */
+        (void) sd_event_source_set_enabled(ctl->accept, SD_EVENT_ON); /* paused for want of fds */
         /* A slot freed: the connection parked longest takes it, once this turn of the loop is done
          * (a connection is freed in the middle of much). */
         if (!c->parked && ctl->parked)
@@ -921,35 +921,76 @@ static int on_unpark_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return unpark(ctl);
 }
 
+static int compare_uid(const void *a, const void *b) {
+        uid_t x = *(const uid_t *) a, y = *(const uid_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+/* With CONTROL_MAX_PARKED parked, the parked connection to close for a newcomer of uid: the
+ * newest of the user who holds the most of them, unless that is uid's user (or uid holds as
+ * many): NULL, the newcomer goes. One user's crowd of connections, however large, then keeps
+ * nobody else waiting in the listen backlog (it did past 64 + 768). */
+static Connection *parked_victim(const Control *ctl, uid_t uid) {
+        uid_t uids[CONTROL_MAX_PARKED];
+        size_t n = 0;
+        for (const Connection *c = ctl->parked; c && n < ELEMENTSOF(uids); c = c->next)
+                uids[n++] = c->peer.uid;
+        qsort(uids, n, sizeof(uid_t), compare_uid);
+        size_t most = 0, mine = 0;
+        uid_t busiest = uid;
+        for (size_t i = 0, run; i < n; i += run) {
+                for (run = 1; i + run < n && uids[i + run] == uids[i]; run++)
+                        ;
+                if (uids[i] == uid)
+                        mine = run;
+                if (run > most) {
+                        most = run;
+                        busiest = uids[i];
+                }
+        }
+        if (busiest == uid || mine >= most)
+                return NULL;
+        Connection *newest = NULL;
+        for (Connection *c = ctl->parked; c; c = c->next)
+                if (c->peer.uid == busiest && !c->submitting)
+                        newest = c;
+        return newest;
+}
+
 /* Accepts one connection. It is parked (an fd and a little memory, watched only for a hang-up)
  * behind those parked before it, and gets a slot at once when none are, or when it takes the
- * slot of a stale connection of a user who holds more than its user (victim_for()). Returns
- * false when there was none to accept, or accepting pauses: CONTROL_MAX_PARKED are parked, or
- * the process is out of descriptors (the next ones wait in the listen backlog). */
+ * slot of a stale connection of a user who holds more than its user (victim_for()). With
+ * CONTROL_MAX_PARKED parked, it takes the place of a parked_victim(), or is closed. Returns
+ * false when there was none to accept, or accepting pauses: the process is out of descriptors
+ * (the next ones wait in the listen backlog). */
 static bool accept_one(Control *ctl, int fd) {
-        if (ctl->n_parked >= CONTROL_MAX_PARKED) {
-                (void) sd_event_source_set_enabled(ctl->accept, SD_EVENT_OFF);
-                return false;
-        }
         _cleanup_close_ int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0) {
                 if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
                         (void) sd_event_source_set_enabled(ctl->accept, SD_EVENT_OFF);
                 return false;
         }
+        struct ucred peer = {};
+        socklen_t len = sizeof(peer);
+        if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0)
+                return true;
+        if (ctl->n_parked >= CONTROL_MAX_PARKED) {
+                Connection *victim = parked_victim(ctl, peer.uid);
+                if (!victim)
+                        return true; /* closed: its user holds the most */
+                connection_free(victim);
+        }
         Connection *c = calloc(1, sizeof(Connection));
         if (!c)
                 return true;
-        socklen_t len = sizeof(c->peer);
-        *c = (Connection){ .control = ctl, .fd = TAKE_FD(cfd), .parked = true };
+        *c = (Connection){ .control = ctl, .fd = TAKE_FD(cfd), .parked = true, .peer = peer };
         if (ctl->parked_last)
                 ctl->parked_last->next = c;
         else
                 ctl->parked = c;
         ctl->parked_last = c;
         ctl->n_parked++;
-        if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0 ||
-            sd_event_add_io(ctl->ctx.event, &c->io, c->fd, EPOLLRDHUP, on_connection, c) < 0) {
+        if (sd_event_add_io(ctl->ctx.event, &c->io, c->fd, EPOLLRDHUP, on_connection, c) < 0) {
                 connection_free(c);
                 return true;
         }

@@ -20,7 +20,8 @@
 /* Connections read and served at once; past this, a new one is parked (its fd kept, nothing read)
  * until one of them closes, goes idle, or (for another user's) stops sending whole requests. */
 #define CONTROL_MAX_CONNECTIONS    64
-/* Past this, the next connections wait in the listen backlog. With the table's and the daemon's
+/* Past this, a newcomer takes the place of the newest parked connection of the user who holds
+ * the most of them, or is closed when that is its own user. With the table's and the daemon's
  * own, the descriptors stay below the usual RLIMIT_NOFILE of 1024. */
 #define CONTROL_MAX_PARKED         768
 /* A connection without a whole request for this long may give its slot to another user's: one
