@@ -408,7 +408,8 @@ int cmd_check(int argc, char **argv) {
                         return EXIT_ENVIRONMENT;
                 }
         }
-        printf("%s: ok: experiment %s, %zu cells x %zu variants, %zu child runs\n", argv[1],
+        _cleanup_free_ char *shown = text_shown_as(argv[1], 0); /* one line, whatever its name */
+        printf("%s: ok: experiment %s, %zu cells x %zu variants, %zu child runs\n", shown ? shown : argv[1],
                spec->experiment, plan->n_cells, plan->n_variants, plan->n_steps);
         cli_warn_powerless("check", plan);
         return EXIT_OK;

@@ -97,9 +97,13 @@ static int grid_build(const Report *rep, Grid *g) {
                 if (cost)
                         g->cells[(c + 2) * g->cols - 1] = cost_cell(rep, c);
         }
-        for (size_t i = 0; i < g->rows * g->cols; i++)
-                if (!g->cells[i])
+        /* A cell is one line, whatever a stored text in it holds (an imported exclusion reason). */
+        for (size_t i = 0; i < g->rows * g->cols; i++) {
+                char *one_line = g->cells[i] ? text_shown_as(g->cells[i], 0) : NULL;
+                free(g->cells[i]);
+                if (!(g->cells[i] = one_line))
                         return -ENOMEM;
+        }
         return 0;
 }
 
@@ -168,12 +172,34 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         fputc('\n', f);
 }
 
-/* A variant across the cells: its wins against the baseline, the geometric mean of its ratios
- * with an interval, and how often it is on the time/memory Pareto front. */
-/* The allocator's memory overhead in a cell: its smoke run's peak RSS over the peak live bytes
- * the probe counted; NAN when not measured. */
+/* How the notes under the grid are written: each item after bullet; in Markdown, stored text
+ * is escaped as Markdown too. */
+typedef struct Notes {
+        const char *bullet;
+        bool markdown;
+} Notes;
 
-static void print_noise_floor(FILE *f, const Report *rep, const char *bullet) {
+/* A stored text on one line: a newline in it (a program's message) must not start a line of the
+ * table's own; in Markdown its syntax is shown as written (a stored "[link](url)" or "**"). */
+static void put_one_line(FILE *f, const char *s, size_t len, bool markdown) {
+        if (!markdown) {
+                (void) text_show(f, s, len, 0);
+                return;
+        }
+        _cleanup_free_ char *piece = strndup(s, len);
+        _cleanup_free_ char *shown = piece ? text_shown_as(piece, 0) : NULL;
+        if (shown)
+                output_markdown_cell(f, shown);
+}
+
+/* An item about a cell: "bullet[LABEL]", the label (a parameter's value) shown as written. */
+static void put_cell(FILE *f, const Notes *n, const char *label) {
+        fprintf(f, "%s[", n->bullet);
+        put_one_line(f, label, strlen(label), n->markdown);
+        fputc(']', f);
+}
+
+static void print_noise_floor(FILE *f, const Report *rep, const Notes *n) {
         if (rep->aa_variant == SIZE_MAX)
                 return;
         double worst = NAN;
@@ -188,26 +214,28 @@ static void print_noise_floor(FILE *f, const Report *rep, const char *bullet) {
         }
         const char *base = rep->variant_names[rep->baseline], *copy = rep->variant_names[rep->aa_variant];
         if (measured == 0) {
-                fprintf(f, "%sA/A check (%s run again as %s): not measured\n", bullet, base, copy);
+                fprintf(f, "%sA/A check (%s run again as %s): not measured\n", n->bullet, base, copy);
                 return;
         }
         fprintf(f, "%sA/A check (%s run again as %s): noise floor +-%.1f%% (the widest of %zu cells)\n",
-                bullet, base, copy, 100 * worst, measured);
+                n->bullet, base, copy, 100 * worst, measured);
         if (differs)
                 fprintf(f,
                         "%sWARNING: %s differs from %s in %zu of %zu cells: the same configuration measured"
                         " twice is not the same here; trust no small difference in this run\n",
-                        bullet, copy, base, differs, measured);
+                        n->bullet, copy, base, differs, measured);
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++)
-                        if (render_below_noise_floor(rep, c, v))
-                                fprintf(f, "%s[%s] %s: %+.1f%% is below the noise floor of +-%.1f%%\n",
-                                        bullet, rep->cell_labels[c], rep->variant_names[v],
+                        if (render_below_noise_floor(rep, c, v)) {
+                                put_cell(f, n, rep->cell_labels[c]);
+                                fprintf(f, " %s: %+.1f%% is below the noise floor of +-%.1f%%\n",
+                                        rep->variant_names[v],
                                         100 * (report_entry(rep, c, v)->comparison.ratio - 1),
                                         100 * render_noise_floor(rep, c));
+                        }
 }
 
-static void print_verdicts(FILE *f, const Report *rep, const char *bullet) {
+static void print_verdicts(FILE *f, const Report *rep, const Notes *n) {
         bool any = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
                 any |= rep->entries[i].has_comparison;
@@ -221,14 +249,14 @@ static void print_verdicts(FILE *f, const Report *rep, const char *bullet) {
                 if (s.compared == 0)
                         continue;
                 fprintf(f, "%s%s: %s in %zu of %zu cells, %s in %zu; geometric mean %.3fx [%.3f, %.3f]\n",
-                        bullet, rep->variant_names[v], verdict_word(VERDICT_LOWER, time), s.lower,
+                        n->bullet, rep->variant_names[v], verdict_word(VERDICT_LOWER, time), s.lower,
                         s.compared, verdict_word(VERDICT_HIGHER, time), s.higher, s.geomean, s.lo, s.hi);
         }
-        print_noise_floor(f, rep, bullet);
+        print_noise_floor(f, rep, n);
 }
 
 /* Which variants no other one beats in both median wall time and median peak RSS, per cell. */
-static void print_tradeoff(FILE *f, const Report *rep, const char *bullet) {
+static void print_tradeoff(FILE *f, const Report *rep, const Notes *n) {
         bool any = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
                 any |= rep->entries[i].has_tradeoff;
@@ -238,14 +266,14 @@ static void print_tradeoff(FILE *f, const Report *rep, const char *bullet) {
         for (size_t v = 0; v < rep->n_variants; v++) {
                 VariantSummary s = render_summarize(rep, v);
                 if (s.tradeoff_cells)
-                        fprintf(f, "%s%s: on the front in %zu of %zu cells\n", bullet, rep->variant_names[v],
-                                s.pareto_cells, s.tradeoff_cells);
+                        fprintf(f, "%s%s: on the front in %zu of %zu cells\n", n->bullet,
+                                rep->variant_names[v], s.pareto_cells, s.tradeoff_cells);
         }
 }
 
 /* Each variant's memory overhead (render_memory_overhead()): the geometric mean over the cells and
  * the range. */
-static void print_overhead(FILE *f, const Report *rep, const char *bullet) {
+static void print_overhead(FILE *f, const Report *rep, const Notes *n) {
         bool any = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
                 any |= rep->entries[i].has_overhead;
@@ -255,9 +283,9 @@ static void print_overhead(FILE *f, const Report *rep, const char *bullet) {
         for (size_t v = 0; v < rep->n_variants; v++) {
                 VariantSummary s = render_summarize(rep, v);
                 if (s.overhead_cells == 1)
-                        fprintf(f, "%s%s: %.2fx\n", bullet, rep->variant_names[v], s.overhead_geomean);
+                        fprintf(f, "%s%s: %.2fx\n", n->bullet, rep->variant_names[v], s.overhead_geomean);
                 else if (s.overhead_cells > 1)
-                        fprintf(f, "%s%s: %.2fx (geometric mean of %zu cells, %.2f-%.2f)\n", bullet,
+                        fprintf(f, "%s%s: %.2fx (geometric mean of %zu cells, %.2f-%.2f)\n", n->bullet,
                                 rep->variant_names[v], s.overhead_geomean, s.overhead_cells, s.overhead_lo,
                                 s.overhead_hi);
         }
@@ -267,7 +295,7 @@ static void print_overhead(FILE *f, const Report *rep, const char *bullet) {
 
 /* Start-up calibration: each variant's null-workload median, then, for wall time, the medians
  * with it subtracted, labelled as such; the table above stays what was measured. */
-static void print_startup(FILE *f, const Report *rep, const char *bullet) {
+static void print_startup(FILE *f, const Report *rep, const Notes *n) {
         if (!rep->startup)
                 return;
         json_t *argv = json_loads(rep->calibrate_command, 0, NULL);
@@ -282,7 +310,7 @@ static void print_startup(FILE *f, const Report *rep, const char *bullet) {
         for (size_t v = 0; v < rep->n_variants; v++) {
                 const ReportStartup *u = &rep->startup[v];
                 if (u->n == 0) {
-                        fprintf(f, "%s%s: no successful run\n", bullet, rep->variant_names[v]);
+                        fprintf(f, "%s%s: no successful run\n", n->bullet, rep->variant_names[v]);
                         continue;
                 }
                 char median[32], lo[32], hi[32], diff[48] = "";
@@ -292,7 +320,7 @@ static void print_startup(FILE *f, const Report *rep, const char *bullet) {
                 if (v != rep->baseline && base->n > 0)
                         snprintf(diff, sizeof(diff), ", %+.3f ms against %s",
                                  1e3 * (u->median - base->median), rep->variant_names[rep->baseline]);
-                fprintf(f, "%s%s: %s [%s, %s] of %zu runs%s\n", bullet, rep->variant_names[v], median, lo,
+                fprintf(f, "%s%s: %s [%s, %s] of %zu runs%s\n", n->bullet, rep->variant_names[v], median, lo,
                         hi, u->n, diff);
         }
         if (strcmp(rep->run.metric, "wall") != 0)
@@ -300,7 +328,7 @@ static void print_startup(FILE *f, const Report *rep, const char *bullet) {
         fprintf(f, "\nMedian wall time MINUS each variant's start-up (derived; the table above is what was "
                    "measured):\n");
         for (size_t c = 0; c < rep->n_cells; c++) {
-                fprintf(f, "%s[%s]", bullet, rep->cell_labels[c]);
+                put_cell(f, n, rep->cell_labels[c]);
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         double x = render_minus_startup(rep, c, v);
                         char value[32] = "-";
@@ -314,7 +342,7 @@ static void print_startup(FILE *f, const Report *rep, const char *bullet) {
 
 /* The quiet-machine guard: which measured samples started on a machine busier than the spec
  * allows (they are kept, and counted here). */
-static void print_noisy(FILE *f, const Report *rep, const char *bullet) {
+static void print_noisy(FILE *f, const Report *rep, const Notes *n) {
         int64_t checked = 0, noisy = 0;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
                 checked += rep->entries[i].n_quiet_checked;
@@ -330,15 +358,16 @@ static void print_noisy(FILE *f, const Report *rep, const char *bullet) {
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         const ReportEntry *e = report_entry(rep, c, v);
-                        if (e->n_noisy)
-                                fprintf(f, "%s[%s] %s: %lld of %lld noisy\n", bullet, rep->cell_labels[c],
-                                        rep->variant_names[v], (long long) e->n_noisy,
-                                        (long long) e->n_quiet_checked);
+                        if (e->n_noisy) {
+                                put_cell(f, n, rep->cell_labels[c]);
+                                fprintf(f, " %s: %lld of %lld noisy\n", rep->variant_names[v],
+                                        (long long) e->n_noisy, (long long) e->n_quiet_checked);
+                        }
                 }
 }
 
 /* Outliers are kept in every statistic; saying where they are lets a reader judge a verdict. */
-static void print_outliers(FILE *f, const Report *rep, const char *bullet) {
+static void print_outliers(FILE *f, const Report *rep, const Notes *n) {
         bool any = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
                 any |= rep->entries[i].n_outliers > 0;
@@ -362,8 +391,10 @@ static void print_outliers(FILE *f, const Report *rep, const char *bullet) {
                         const ReportEntry *e = report_entry(rep, c, v);
                         if (e->n_outliers == 0)
                                 continue;
-                        if (!separator[0])
-                                fprintf(f, "%s[%s] ", bullet, rep->cell_labels[c]);
+                        if (!separator[0]) {
+                                put_cell(f, n, rep->cell_labels[c]);
+                                fputc(' ', f);
+                        }
                         size_t measured = e->n_values + (rep->exclude_outliers ? e->n_outliers : 0);
                         fprintf(f, "%s%s %zu of %zu", separator, rep->variant_names[v], e->n_outliers,
                                 measured);
@@ -374,13 +405,7 @@ static void print_outliers(FILE *f, const Report *rep, const char *bullet) {
         }
 }
 
-/* A stored text on one line: a newline in it (a program's message) must not start a line of the
- * table's own. */
-static void put_one_line(FILE *f, const char *s, size_t n) {
-        (void) text_show(f, s, n, 0);
-}
-
-static void print_failures(FILE *f, const Report *rep, const char *bullet) {
+static void print_failures(FILE *f, const Report *rep, const Notes *n) {
         bool any_excluded = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
                 any_excluded |= rep->entries[i].excluded_reason != NULL;
@@ -390,9 +415,9 @@ static void print_failures(FILE *f, const Report *rep, const char *bullet) {
                         for (size_t v = 0; v < rep->n_variants; v++)
                                 if (report_entry(rep, c, v)->excluded_reason) {
                                         const char *reason = report_entry(rep, c, v)->excluded_reason;
-                                        fprintf(f, "%s[%s] %s: ", bullet, rep->cell_labels[c],
-                                                rep->variant_names[v]);
-                                        put_one_line(f, reason, strlen(reason));
+                                        put_cell(f, n, rep->cell_labels[c]);
+                                        fprintf(f, " %s: ", rep->variant_names[v]);
+                                        put_one_line(f, reason, strlen(reason), n->markdown);
                                         fputc('\n', f);
                                 }
         }
@@ -401,19 +426,19 @@ static void print_failures(FILE *f, const Report *rep, const char *bullet) {
         fprintf(f, "\nFailed samples (%lld):\n", (long long) rep->run.n_failures);
         for (size_t i = 0; i < rep->n_failures_listed; i++) {
                 const ReportFailure *x = &rep->failures[i];
-                fprintf(f, "%s[%s] %s %s %lld: %s: ", bullet, x->cell, x->variant, x->phase,
-                        (long long) x->round + 1, x->status);
-                put_one_line(f, x->detail, strlen(x->detail));
+                put_cell(f, n, x->cell);
+                fprintf(f, " %s %s %lld: %s: ", x->variant, x->phase, (long long) x->round + 1, x->status);
+                put_one_line(f, x->detail, strlen(x->detail), n->markdown);
                 if (x->stderr_excerpt && x->stderr_excerpt[0]) {
                         size_t len = strcspn(x->stderr_excerpt, "\n");
                         fputs("; stderr: ", f);
-                        put_one_line(f, x->stderr_excerpt, len > 120 ? 120 : len);
+                        put_one_line(f, x->stderr_excerpt, len > 120 ? 120 : len, n->markdown);
                         fputs(len > 120 ? "..." : "", f);
                 }
                 fputc('\n', f);
         }
         if ((int64_t) rep->n_failures_listed < rep->run.n_failures)
-                fprintf(f, "%s... and %lld more\n", bullet,
+                fprintf(f, "%s... and %lld more\n", n->bullet,
                         (long long) (rep->run.n_failures - (int64_t) rep->n_failures_listed));
         /* Some samples' output matched the reference and others did not: the program's output
          * varies from run to run, whatever the allocator. */
@@ -423,13 +448,13 @@ static void print_failures(FILE *f, const Report *rep, const char *bullet) {
                         if (e->n_failed == 0 || e->n_values == 0 || !e->first_failure ||
                             strcmp(e->first_failure, "mismatch") != 0)
                                 continue;
+                        put_cell(f, n, rep->cell_labels[c]);
                         fprintf(f,
-                                "%s[%s] %s: the output is not deterministic: %lld sample%s differed from "
-                                "the "
+                                " %s: the output is not deterministic: %lld sample%s differed from the "
                                 "reference's and %zu matched; verify a file the program writes the same "
                                 "every time (verify: file:PATH) or turn verification off (verify: none)\n",
-                                bullet, rep->cell_labels[c], rep->variant_names[v], (long long) e->n_failed,
-                                e->n_failed == 1 ? "" : "s", e->n_values);
+                                rep->variant_names[v], (long long) e->n_failed, e->n_failed == 1 ? "" : "s",
+                                e->n_values);
                 }
 }
 
@@ -492,15 +517,15 @@ static void print_cell(FILE *f, const char *text, int width, bool colour) {
                 fputc(' ', f);
 }
 
-/* What the table or markdown grid is followed by, each item starting with bullet. */
-static void print_notes(FILE *f, const Report *rep, const char *bullet) {
-        print_verdicts(f, rep, bullet);
-        print_tradeoff(f, rep, bullet);
-        print_overhead(f, rep, bullet);
-        print_startup(f, rep, bullet);
-        print_noisy(f, rep, bullet);
-        print_outliers(f, rep, bullet);
-        print_failures(f, rep, bullet);
+/* What the table or markdown grid is followed by, each item starting with n->bullet. */
+static void print_notes(FILE *f, const Report *rep, const Notes *n) {
+        print_verdicts(f, rep, n);
+        print_tradeoff(f, rep, n);
+        print_overhead(f, rep, n);
+        print_startup(f, rep, n);
+        print_noisy(f, rep, n);
+        print_outliers(f, rep, n);
+        print_failures(f, rep, n);
 }
 
 int render_report_table(FILE *f, const Report *rep) {
@@ -513,8 +538,11 @@ int render_report_table(FILE *f, const Report *rep) {
                 if (strlen(g.cells[i]) > width[i % g.cols])
                         width[i % g.cols] = strlen(g.cells[i]);
         print_header(f, rep, "");
-        if (rep->message)
-                fprintf(f, "note: %s\n", rep->message);
+        if (rep->message) {
+                fputs("note: ", f);
+                put_one_line(f, rep->message, strlen(rep->message), false);
+                fputc('\n', f);
+        }
         fputc('\n', f);
         for (size_t row = 0; row < g.rows; row++) {
                 for (size_t col = 0; col < g.cols; col++) {
@@ -524,7 +552,7 @@ int render_report_table(FILE *f, const Report *rep) {
                 }
                 fputc('\n', f);
         }
-        print_notes(f, rep, "  ");
+        print_notes(f, rep, &(Notes){ .bullet = "  " });
         return ferror(f) ? -EIO : 0;
 }
 
@@ -548,6 +576,6 @@ int render_report_markdown(FILE *f, const Report *rep) {
                         fprintf(f, "|\n");
                 }
         }
-        print_notes(f, rep, "- ");
+        print_notes(f, rep, &(Notes){ .bullet = "- ", .markdown = true });
         return ferror(f) ? -EIO : 0;
 }

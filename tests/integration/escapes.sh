@@ -38,7 +38,7 @@ expect_contains "$OUT" '\u001B[2J\u001B]0;owned\u0007' "JSON keeps the text, esc
 # Markdown: a '|' in a cell would open a column, a '<b>' would be HTML where it is shown.
 cat >"$WORK/md.yaml" <<YAML
 experiment: md
-command: [sh, -c, 'echo "<b>bold</b> & co" >&2; exit 1']
+command: [sh, -c, 'echo "<b>bold</b> & co [link](http://x.example) **b**" >&2; exit 1']
 params: {p: ["a|b<i>&amp;"]}
 allocators: {glibc: {}}
 samples: 1
@@ -50,6 +50,7 @@ row=$(grep '^| p=' <<<"$OUT")
 expect_eq "$(tr -cd '|' <<<"${row//\\|/}" | wc -c)" 3 "a row of two columns: $row"
 [[ $OUT != *"<i>"* && $OUT != *"<b>"* ]] || fail "HTML passed into Markdown: $OUT"
 expect_contains "$OUT" "&lt;b&gt;bold&lt;/b&gt; &amp; co" "stderr as text in Markdown"
+expect_contains "$OUT" '\[link](http://x.example) \*\*b\*\*' "Markdown's syntax in stderr, escaped (a live link)"
 # Markdown's own syntax in a value is shown as text (a '*' or '_' made emphasis, '~' struck out).
 cat >"$WORK/syntax.yaml" <<'YAML'
 experiment: syntax
@@ -76,6 +77,16 @@ for d in 'one\nFORGED' 'two\nFORGED'; do
 done
 run_alloclab 1 compare 1 2 --db "$WORK/described.db" # NOT COMPARABLE: exit 1
 expect_contains "$OUT" 'spec description: one\x0aFORGED -> two\x0aFORGED' "compare's difference on one line"
+# A stored text with a newline (an imported run's message or exclusion reason) does not start a
+# line of its own in show's note or in a table cell (it forged "md run 9: done").
+sqlite3 "$DB" "UPDATE runs SET message = 'ok' || char(10) || 'FORGED run 9: done' WHERE id = 1;
+               UPDATE exclusions SET reason = 'R1' || char(10) || 'FORGED-REASON'"
+run_alloclab 0 show 1
+[[ $OUT != *$'\n'FORGED* ]] || fail "a stored newline started a line: $OUT"
+expect_contains "$OUT" 'note: ok\x0aFORGED run 9: done' "the note on one line"
+printf 'experiment: named\ncommand: [/bin/true]\nallocators: {glibc: {}}\n' >"$WORK/"$'x\nFORGED.yaml'
+run_alloclab 0 check "$WORK/"$'x\nFORGED.yaml'
+expect_contains "$OUT" 'x\x0aFORGED.yaml: ok: ' "check's line, whatever the file's name"
 run_alloclab 0 report 1 -o "$WORK/loud.html" # U+FFFE in it: no XML reader takes the page
 python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$WORK/loud.html" ||
     fail "the report is not well-formed XML"
