@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,12 +187,20 @@ static int spec_owner(const struct stat *dir, int fd, uid_t *ret_uid, gid_t *ret
         /* The owner's groups, from the account (initgroups in the worker): a setgid directory
          * gives its files its own group, which their owners need not be in. */
         int r = identity_account_group(st.st_uid, st.st_gid, ret_gid);
-        static char no_account[64]; /* *ret_why until the next call (the loop's only) */
-        snprintf(no_account, sizeof(no_account), "its owner, uid %u, has no account to take groups from",
-                 (unsigned) st.st_uid);
-        *ret_why = r == -ENOENT  ? no_account
-                   : r == -EPERM ? "its group is not one of its owner's groups (chgrp it to one of them)"
-                                 : NULL;
+        static char why[256]; /* *ret_why until the next call (the loop's only) */
+        if (r == -ENOENT)
+                snprintf(why, sizeof(why), "its owner, uid %u, has no account to take groups from",
+                         (unsigned) st.st_uid);
+        else if (r == -EPERM) {
+                const struct passwd *pw = getpwuid(st.st_uid);
+                const struct group *g = getgrgid(st.st_gid);
+                char group[32];
+                snprintf(group, sizeof(group), "%u", (unsigned) st.st_gid);
+                snprintf(why, sizeof(why),
+                         "its group %s is not one of the groups of its owner %s (chgrp it to one of them)",
+                         g ? g->gr_name : group, pw ? pw->pw_name : "?");
+        }
+        *ret_why = r == -ENOENT || r == -EPERM ? why : NULL;
         if (r < 0)
                 return r;
         *ret_uid = st.st_uid;

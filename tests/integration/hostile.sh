@@ -74,7 +74,7 @@ ids_spec '"x\e[31m"' | as_nobody sh -c "umask 022; cat >'$SPECS/escaped-name.yam
 as_nobody chgrp "$nogroup" "$SPECS/escaped-name.yaml"
 start_users_daemon
 log=$(cat "$WORK/daemon.log")
-expect_contains "$log" "skipping $SPECS/root-group.yaml: its group is not one of its owner's groups" \
+expect_contains "$log" "skipping $SPECS/root-group.yaml: its group root is not one of the groups of its owner nobody" \
     "a user's spec of group root is refused"
 expect_contains "$log" 'skipping '"$SPECS"'/evil\x1b[2J\x1b]0;owned\x07\x0aalloclabd: forged.yaml: its name holds control characters' \
     "a file name with control characters, refused and shown escaped"
