@@ -89,6 +89,11 @@ static int client_connect(Client *c, const char *socket_path) {
 }
 
 /* Sends {"method": M, "parameters": P} (taking P). Returns 0 or -1 (reported). */
+/* Why a daemon closes a connection it has not answered (docs/protocol.md, limits). */
+#define DAEMON_CLOSED_HINT                                                                                  \
+        " (it does when it stops, and to the newest connections of the user who holds the most when "       \
+        "it holds too many: have you many open?)"
+
 static int client_send(Client *c, const char *method, json_t *params) {
         json_t *request = json_pack("{s:s, s:o}", "method", method, "parameters", params);
         _cleanup_free_ char *text = request ? json_dumps(request, JSON_COMPACT) : NULL;
@@ -111,7 +116,8 @@ static int client_send(Client *c, const char *method, json_t *params) {
         for (size_t sent = 0; sent < n;) {
                 ssize_t k = send(c->fd, text + sent, n - sent, MSG_NOSIGNAL);
                 if (k < 0) {
-                        cli_error(c->command, "cannot talk to the daemon: %m");
+                        cli_error(c->command, "cannot talk to the daemon: %m%s",
+                                  errno == EPIPE || errno == ECONNRESET ? DAEMON_CLOSED_HINT : "");
                         return -1;
                 }
                 sent += (size_t) k;
@@ -145,7 +151,8 @@ static json_t *client_receive(Client *c, int timeout_ms, int idle_ms, void (*on_
                 char buf[65536];
                 ssize_t k = r < 0 ? -1 : read(c->fd, buf, sizeof(buf));
                 if (k <= 0 || size + (size_t) k > CLIENT_REPLY_MAX) {
-                        cli_error(c->command, "the daemon closed the connection");
+                        cli_error(c->command, "the daemon closed the connection%s",
+                                  k == 0 ? DAEMON_CLOSED_HINT : "");
                         return NULL;
                 }
                 char *grown = realloc(reply, size + (size_t) k);

@@ -269,6 +269,11 @@ out.sort()
 print("%.4f %.4f" % (out[len(out) // 2], out[-1]))
 PY
 ) || fail "Ping among trickling connections"
+# The user who holds the most connections is the one whose newest are closed, and is told why.
+rc=0
+out=$(cd /tmp && as_nobody "$ALLOCLAB" status 2>&1) || rc=$?
+expect_eq "$rc" 4 "status of the user who holds 1200 connections"
+expect_contains "$out" "have you many open?)" "why the daemon closed the connection: $out"
 wait "$trickler" || true
 read -r median longest <<<"$latencies"
 echo "Ping among 1200 trickling connections: median $median s, longest $longest s"
