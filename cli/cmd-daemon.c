@@ -151,8 +151,9 @@ static json_t *client_receive(Client *c, int timeout_ms, int idle_ms, void (*on_
                 char buf[65536];
                 ssize_t k = r < 0 ? -1 : read(c->fd, buf, sizeof(buf));
                 if (k <= 0 || size + (size_t) k > CLIENT_REPLY_MAX) {
+                        /* Closed with our request unread: a reset, not an end of file. */
                         cli_error(c->command, "the daemon closed the connection%s",
-                                  k == 0 ? DAEMON_CLOSED_HINT : "");
+                                  k == 0 || (k < 0 && errno == ECONNRESET) ? DAEMON_CLOSED_HINT : "");
                         return NULL;
                 }
                 char *grown = realloc(reply, size + (size_t) k);
