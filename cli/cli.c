@@ -205,10 +205,6 @@ int cli_query_failed(const char *command, Store *store, int64_t run_id, int r) {
         return EXIT_ENVIRONMENT;
 }
 
-/* The database's measurement lock (util/lockfile.h), so that two runs into one database never
- * measure at once: alloclab run waits for another alloclab run, and refuses a database that
- * alloclabd measures into. Returns EXIT_OK with *ret_fd (-1 where no lock file can be made: a
- * read-only directory, whose store will say more), or the exit status. */
 /* Opens for writing when it can (recovery marks the runs of vanished processes interrupted),
  * else read-only: a reader reads all the same on a full disk, a read-only file system or in a
  * directory it may not write to (where a vanished process's run is shown interrupted all the
@@ -227,6 +223,10 @@ int cli_open_for_reading(const char *command, const char *db_path, Store **ret) 
         return EXIT_ENVIRONMENT;
 }
 
+/* The database's measurement lock (util/lockfile.h), so that two runs into one database never
+ * measure at once: alloclab run waits for another alloclab run, and refuses a database that
+ * alloclabd measures into. Returns EXIT_OK with *ret_fd (-1 where no lock file can be made: a
+ * read-only directory, whose store will say more), or the exit status. */
 int cli_take_measure_lock(const char *command, Store *store, int *ret_fd) {
         char holder[LOCKFILE_HOLDER_MAX], self[LOCKFILE_HOLDER_MAX];
         snprintf(self, sizeof(self), "alloclab %s", command);

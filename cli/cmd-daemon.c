@@ -88,12 +88,12 @@ static int client_connect(Client *c, const char *socket_path) {
         return EXIT_ENVIRONMENT;
 }
 
-/* Sends {"method": M, "parameters": P} (taking P). Returns 0 or -1 (reported). */
 /* Why a daemon closes a connection it has not answered (docs/protocol.md, limits). */
 #define DAEMON_CLOSED_HINT                                                                                  \
         " (it does when it stops, and to the newest connections of the user who holds the most when "       \
         "it holds too many: have you many open?)"
 
+/* Sends {"method": M, "parameters": P} (taking P). Returns 0 or -1 (reported). */
 static int client_send(Client *c, const char *method, json_t *params) {
         json_t *request = json_pack("{s:s, s:o}", "method", method, "parameters", params);
         _cleanup_free_ char *text = request ? json_dumps(request, JSON_COMPACT) : NULL;

@@ -536,7 +536,6 @@ static json_t *method_cancel(Connection *c, json_t *params) {
         return json_pack("{s:{}}", "parameters");
 }
 
-/* Wait: replies when the job has ended (at once if it already has). */
 /* The reply to Wait: the job as the peer may see it, and for its submitter (or root) how its run
  * ended (failures, excluded), which a submitter who cannot read the database needs for its exit
  * status. */
@@ -551,6 +550,7 @@ static json_t *ended_job_reply(Connection *c, const Job *job) {
         return json_pack("{s:o}", "parameters", j);
 }
 
+/* Wait: replies when the job has ended (at once if it already has). */
 static json_t *method_wait(Connection *c, json_t *params) {
         Job job;
         json_t *error = requested_job(c, params, &job);
