@@ -773,20 +773,23 @@ static bool is_idle(const Connection *c, uint64_t now) {
                pending_output(c) == 0 && ioctl(c->fd, FIONREAD, &unread) == 0 && unread == 0;
 }
 
-/* Who holds how many connections of the table. */
+/* Who holds how many connections of a list: the table, or the parked ones. */
 typedef struct Tally {
-        uid_t uid[CONTROL_MAX_CONNECTIONS];
-        unsigned held[CONTROL_MAX_CONNECTIONS];
+        uid_t uid[CONTROL_MAX_PARKED];
+        unsigned held[CONTROL_MAX_PARKED];
         size_t n;
 } Tally;
+_Static_assert(CONTROL_MAX_PARKED >= CONTROL_MAX_CONNECTIONS, "a Tally holds the table's users too");
 
-static void tally_table(const Control *ctl, Tally *t) {
+static void tally_list(const Connection *list, Tally *t) {
         t->n = 0;
-        for (const Connection *c = ctl->connections; c; c = c->next) {
+        for (const Connection *c = list; c; c = c->next) {
                 size_t i = 0;
                 while (i < t->n && t->uid[i] != c->peer.uid)
                         i++;
                 if (i == t->n) {
+                        if (t->n == ELEMENTSOF(t->uid))
+                                continue;
                         t->uid[t->n] = c->peer.uid;
                         t->held[t->n++] = 0;
                 }
@@ -799,6 +802,19 @@ static unsigned tally_of(const Tally *t, uid_t uid) {
                 if (t->uid[i] == uid)
                         return t->held[i];
         return 0;
+}
+
+/* The user who holds the most, and how many in *ret_most; uid when nobody holds any. */
+static uid_t tally_busiest(const Tally *t, uid_t uid, unsigned *ret_most) {
+        unsigned most = 0;
+        uid_t busiest = uid;
+        for (size_t i = 0; i < t->n; i++)
+                if (t->held[i] > most) {
+                        most = t->held[i];
+                        busiest = t->uid[i];
+                }
+        *ret_most = most;
+        return busiest;
 }
 
 /* Whether a connection may give its slot to another user's: it has sent no whole request for
@@ -825,14 +841,9 @@ static Connection *victim_for(const Control *ctl, uid_t uid, bool fifo) {
         if (idle)
                 return idle;
         Tally t;
-        tally_table(ctl, &t);
-        unsigned most = 0;
-        uid_t busiest = uid;
-        for (size_t i = 0; i < t.n; i++)
-                if (t.held[i] > most) {
-                        most = t.held[i];
-                        busiest = t.uid[i];
-                }
+        tally_list(ctl->connections, &t);
+        unsigned most;
+        uid_t busiest = tally_busiest(&t, uid, &most);
         unsigned mine = tally_of(&t, uid);
         if (busiest == uid || mine >= most)
                 return NULL;
@@ -921,33 +932,16 @@ static int on_unpark_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return unpark(ctl);
 }
 
-static int compare_uid(const void *a, const void *b) {
-        uid_t x = *(const uid_t *) a, y = *(const uid_t *) b;
-        return x < y ? -1 : x > y;
-}
-
 /* With CONTROL_MAX_PARKED parked, the parked connection to close for a newcomer of uid: the
  * newest of the user who holds the most of them, unless that is uid's user (or uid holds as
  * many): NULL, the newcomer goes. One user's crowd of connections, however large, then keeps
  * nobody else waiting in the listen backlog (it did past 64 + 768). */
 static Connection *parked_victim(const Control *ctl, uid_t uid) {
-        uid_t uids[CONTROL_MAX_PARKED];
-        size_t n = 0;
-        for (const Connection *c = ctl->parked; c && n < ELEMENTSOF(uids); c = c->next)
-                uids[n++] = c->peer.uid;
-        qsort(uids, n, sizeof(uid_t), compare_uid);
-        size_t most = 0, mine = 0;
-        uid_t busiest = uid;
-        for (size_t i = 0, run; i < n; i += run) {
-                for (run = 1; i + run < n && uids[i + run] == uids[i]; run++)
-                        ;
-                if (uids[i] == uid)
-                        mine = run;
-                if (run > most) {
-                        most = run;
-                        busiest = uids[i];
-                }
-        }
+        Tally t;
+        tally_list(ctl->parked, &t);
+        unsigned most;
+        uid_t busiest = tally_busiest(&t, uid, &most);
+        unsigned mine = tally_of(&t, uid);
         if (busiest == uid || mine >= most)
                 return NULL;
         Connection *newest = NULL;
