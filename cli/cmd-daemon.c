@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <grp.h>
 #include <jansson.h>
 #include <limits.h>
 #include <poll.h>
@@ -21,6 +20,7 @@
 #include "cli/output.h"
 #include "cli/render.h"
 #include "db/query.h"
+#include "util/accounts.h"
 #include "util/cleanup.h"
 #include "util/protocol.h"
 #include "util/paths.h"
@@ -62,14 +62,12 @@ static int client_connect(Client *c, const char *socket_path) {
         if (e == EACCES || e == EPERM) {
                 /* The socket is there: the daemon's users are its owner and its group. */
                 struct stat st;
-                struct group *g = stat(c->socket_path, &st) == 0 ? getgrgid(st.st_gid) : NULL;
-                if (g)
-                        cli_error(c->command,
-                                  "you may not use the daemon's socket %s (%s): it is for root and the "
-                                  "members "
-                                  "of group %s",
-                                  c->socket_path, strerror(e), g->gr_name);
-                else /* not even its directory: who may is not to be seen from here */
+                char readers[2 * ACCOUNT_NAME_MAX + 32];
+                if (stat(c->socket_path, &st) == 0) {
+                        account_readers(&st, readers, sizeof(readers));
+                        cli_error(c->command, "you may not use the daemon's socket %s (%s): it is for %s",
+                                  c->socket_path, strerror(e), readers);
+                } else /* not even its directory: who may is not to be seen from here */
                         cli_error(
                                 c->command,
                                 "you may not reach the daemon's socket %s (%s): ask whoever runs alloclabd "
@@ -290,15 +288,13 @@ static int print_run(const char *db_path, int64_t run_id, const char *status, in
         if (access(db_path, R_OK) < 0) {
                 int e = errno;
                 struct stat st;
-                struct group *g = e == EACCES && stat(db_path, &st) == 0 ? getgrgid(st.st_gid) : NULL;
                 printf("run %lld %s; its table is in %s, which you cannot read (%s)", (long long) run_id,
                        status, db_path, strerror(e));
-                if (g)
-                        printf(": it is for root and the members of group %s, or run it yourself with "
-                               "alloclab "
-                               "run\n",
-                               g->gr_name);
-                else
+                if (e == EACCES && stat(db_path, &st) == 0) {
+                        char readers[2 * ACCOUNT_NAME_MAX + 32];
+                        account_readers(&st, readers, sizeof(readers));
+                        printf(": it is for %s, or run it yourself with alloclab run\n", readers);
+                } else
                         printf(": run it yourself with alloclab run to see it\n");
                 return job_exit(status, failed);
         }

@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <grp.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +33,7 @@
 #include "daemon/log.h"
 #include "daemon/scheduler.h"
 #include "db/jobs.h"
+#include "util/accounts.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 #include "util/text.h"
@@ -192,13 +192,12 @@ static int spec_owner(const struct stat *dir, int fd, uid_t *ret_uid, gid_t *ret
                 snprintf(why, sizeof(why), "its owner, uid %u, has no account to take groups from",
                          (unsigned) st.st_uid);
         else if (r == -EPERM) {
-                const struct passwd *pw = getpwuid(st.st_uid);
-                const struct group *g = getgrgid(st.st_gid);
-                char group[32];
-                snprintf(group, sizeof(group), "%u", (unsigned) st.st_gid);
+                char owner[ACCOUNT_NAME_MAX], group[ACCOUNT_NAME_MAX];
+                account_user_name(st.st_uid, owner);
+                account_group_name(st.st_gid, group);
                 snprintf(why, sizeof(why),
                          "its group %s is not one of the groups of its owner %s (chgrp it to one of them)",
-                         g ? g->gr_name : group, pw ? pw->pw_name : "?");
+                         group, owner);
         }
         *ret_why = r == -ENOENT || r == -EPERM ? why : NULL;
         if (r < 0)

@@ -7,9 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
-#include <pwd.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +19,7 @@
 
 #include "db/sql.h"
 #include "db/store.h"
+#include "util/accounts.h"
 #include "util/cleanup.h"
 #include "util/doomed.h"
 #include "util/io.h"
@@ -685,24 +684,15 @@ static int add_functions(Store *s, StoreMode mode) {
                        : -ENOMEM;
 }
 
-/* Who may read path (SQLite says only "unable to open database file"): "root and the members of
- * group alloclab". */
+/* Who may read path (SQLite says only "unable to open database file"). */
 static int permission_denied(const char *path, char **ret_message) {
         struct stat st;
         if (stat(path, &st) < 0)
                 return message_fail(ret_message, -EACCES, "cannot read database %s: %m", path);
-        struct passwd *pw = getpwuid(st.st_uid);
-        char owner[64];
-        if (pw)
-                snprintf(owner, sizeof(owner), "%s", pw->pw_name);
-        else
-                snprintf(owner, sizeof(owner), "uid %u", (unsigned) st.st_uid);
-        struct group *g = getgrgid(st.st_gid);
-        return message_fail(ret_message, -EACCES,
-                            "cannot read database %s: permission denied: it is for %s%s%s%s", path, owner,
-                            (st.st_mode & 0040) ? " and the members of group " : "",
-                            (st.st_mode & 0040) && g ? g->gr_name : "",
-                            (st.st_mode & 0040) && !g ? "(a group without a name)" : "");
+        char readers[2 * ACCOUNT_NAME_MAX + 32];
+        account_readers(&st, readers, sizeof(readers));
+        return message_fail(ret_message, -EACCES, "cannot read database %s: permission denied: it is for %s",
+                            path, readers);
 }
 
 int store_open(const char *path, StoreMode mode, Store **ret, char **ret_message) {
