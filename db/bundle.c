@@ -382,9 +382,11 @@ typedef enum Rule {
 
 /* Bytes of text a column holds at most (a path, a host's facts, JSON a run wrote): longer
  * texts are no run alloclab made, and would fill a terminal or a page. */
-#define CLEAN_MAX (4 * 1024)
-#define FREE_MAX  (1024 * 1024) /* a spec (YAML_MAX_INPUT_BYTES), a stderr excerpt, a message */
-#define JSON_MAX  (8 * 1024 * 1024)
+#define CLEAN_MAX          4096
+#define FREE_MAX           (1024 * 1024) /* a spec (YAML_MAX_INPUT_BYTES), a stderr excerpt, a message */
+#define JSON_MAX           (8 * 1024 * 1024)
+/* The SQL condition that $C holds at most max bytes (NULL does). */
+#define AT_MOST_BYTES(max) "ifnull(length(CAST($C AS BLOB)), 0) <= " STRINGIFY(max)
 
 static const struct {
         const char *table, *column;
@@ -450,17 +452,15 @@ static const struct {
 static const struct {
         const char *sql, *breaks;
 } rule_texts[_RULE_MAX] = {
-        [RULE_CLEAN] = { "(alloclab_clean($C) AND ifnull(length(CAST($C AS BLOB)), 0) <= " STRINGIFY(
-                                 CLEAN_MAX) ")",
-                         "text with control characters, not UTF-8, or over 4096 bytes" },
-        [RULE_LABEL] = { "(alloclab_clean($C) AND ifnull(length(CAST($C AS BLOB)), 0) <= " STRINGIFY(
-                                 RUN_MAX_LABEL) ")",
-                         "text with control characters, not UTF-8, or over 200 bytes" },
-        [RULE_FREE] = { "ifnull(length(CAST($C AS BLOB)), 0) <= " STRINGIFY(FREE_MAX), "text over 1 MiB" },
+        [RULE_CLEAN] = { "(alloclab_clean($C) AND " AT_MOST_BYTES(CLEAN_MAX) ")",
+                         "text with control characters, not UTF-8, or over " STRINGIFY(CLEAN_MAX) " bytes" },
+        [RULE_LABEL] = { "(alloclab_clean($C) AND " AT_MOST_BYTES(RUN_MAX_LABEL) ")",
+                         "text with control characters, not UTF-8, or over " STRINGIFY(
+                                 RUN_MAX_LABEL) " bytes" },
+        [RULE_FREE] = { AT_MOST_BYTES(FREE_MAX), "text over 1 MiB" },
         [RULE_NAME] = { "($C IS NULL OR alloclab_name($C))",
                         "a name that breaks the rule of names (1-64 letters, digits, '_', '-' or '.')" },
-        [RULE_JSON] = { "($C IS NULL OR (json_valid($C) AND length(CAST($C AS BLOB)) <= " STRINGIFY(
-                                JSON_MAX) "))",
+        [RULE_JSON] = { "($C IS NULL OR (json_valid($C) AND " AT_MOST_BYTES(JSON_MAX) "))",
                         "what is not JSON, or is over 8 MiB" },
         [RULE_UUID] = { "($C IS NULL OR (length($C) = 36 AND NOT $C GLOB '*[^0-9a-f-]*'))",
                         "what is not a UUID" },
