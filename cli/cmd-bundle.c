@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "configs/schema.h"
 #include "cli/interop.h"
+#include "configs/schema.h"
 #include "db/bundle.h"
 #include "db/query.h"
 #include "util/cleanup.h"
@@ -136,14 +136,14 @@ int cmd_import(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         /* Every file is read and checked before the database is opened: a refusal makes none. */
-        _cleanup_free_ InteropRun **read = json > 0 ? calloc(json, sizeof(InteropRun *)) : NULL;
+        _cleanup_free_ InteropRun **json_runs = json > 0 ? calloc(json, sizeof(InteropRun *)) : NULL;
         _cleanup_(bundle_files_freep) BundleFiles *bundles = NULL;
         _cleanup_free_ char *message = NULL;
         int e = EXIT_OK;
-        if (json > 0 && !read)
+        if (json > 0 && !json_runs)
                 return EXIT_ENVIRONMENT;
         for (size_t i = 0; i < json && e == EXIT_OK; i++)
-                e = interop_read(files[i], experiment, &read[i]);
+                e = interop_read(files[i], experiment, &json_runs[i]);
         int r = json > 0 ? 0 : bundle_files_check(files, n, &bundles, &message);
         if (r < 0) {
                 cli_error("import", "%s; nothing was imported", message ? message : strerror(-r));
@@ -155,11 +155,11 @@ int cmd_import(int argc, char **argv) {
                 e = cli_take_measure_lock("import", store, &lock_fd);
         for (size_t i = 0; i < json && e == EXIT_OK; i++) {
                 int64_t run = 0;
-                if ((e = interop_record(store, read[i], &run)) == EXIT_OK)
+                if ((e = interop_record(store, json_runs[i], &run)) == EXIT_OK)
                         printf("imported %s as run %lld\n", files[i], (long long) run);
         }
         for (size_t i = 0; i < json; i++)
-                interop_run_free(read[i]);
+                interop_run_free(json_runs[i]);
         if (json > 0 || e != EXIT_OK)
                 return e;
         BundleTally tally;

@@ -96,8 +96,8 @@ static Series *add_series(Import *im, const char *name, const char *command, siz
 
 /* A JSON array of n numbers from 0 to max into values. Otherwise fails with a message that
  * names the array (where, e.g. "results[0].times") and the first value that is not one. */
-static int numbers(const json_t *array, size_t n, double max, double *values, const char *where,
-                   char **ret_why) {
+static int numbers(const json_t *array, size_t n, double max, const char *unit, double *values,
+                   const char *where, char **ret_why) {
         if (!json_is_array(array) || json_array_size(array) != n)
                 return message_fail(ret_why, -EINVAL, "%s is not an array of %zu numbers", where, n);
         for (size_t i = 0; i < n; i++) {
@@ -107,8 +107,7 @@ static int numbers(const json_t *array, size_t n, double max, double *values, co
                 values[i] = json_number_value(v);
                 if (!(values[i] >= 0 && values[i] <= max)) /* also NaN */
                         return message_fail(ret_why, -EINVAL, "%s[%zu] is %g, which is not from 0 to %g %s",
-                                            where, i, values[i], max,
-                                            max == IMPORT_MAX_BYTES ? "bytes" : "seconds");
+                                            where, i, values[i], max, unit);
         }
         return 0;
 }
@@ -131,7 +130,7 @@ static int read_hyperfine(const json_t *doc, Import *im, char **ret_why) {
                         return -ENOMEM;
                 char where[64];
                 snprintf(where, sizeof(where), "results[%zu].times", i);
-                int e = numbers(times, n, IMPORT_MAX_SECONDS, s->times, where, ret_why);
+                int e = numbers(times, n, IMPORT_MAX_SECONDS, "seconds", s->times, where, ret_why);
                 if (e < 0)
                         return e;
                 const json_t *codes = json_object_get(r, "exit_codes");
@@ -142,7 +141,8 @@ static int read_hyperfine(const json_t *doc, Import *im, char **ret_why) {
                         if (!(s->memory = calloc(n, sizeof(double))))
                                 return -ENOMEM;
                         snprintf(where, sizeof(where), "results[%zu].memory_usage_byte", i);
-                        if ((e = numbers(memory, n, IMPORT_MAX_BYTES, s->memory, where, ret_why)) < 0)
+                        if ((e = numbers(memory, n, IMPORT_MAX_BYTES, "bytes", s->memory, where, ret_why)) <
+                            0)
                                 return e;
                 }
         }
@@ -186,8 +186,8 @@ static int read_pyperf(const json_t *doc, Import *im, char **ret_why) {
                                 continue; /* a run of warm-ups only (pyperf's calibration) */
                         char where[96];
                         snprintf(where, sizeof(where), "benchmarks[%zu].runs[%zu].values", i, k);
-                        int e = numbers(values, json_array_size(values), IMPORT_MAX_SECONDS, s->times + at,
-                                        where, ret_why);
+                        int e = numbers(values, json_array_size(values), IMPORT_MAX_SECONDS, "seconds",
+                                        s->times + at, where, ret_why);
                         if (e < 0)
                                 return e;
                         at += json_array_size(values);
