@@ -34,16 +34,32 @@ void cli_error(const char *command, const char *fmt, ...) {
 void cli_warn_powerless(const char *command, const Plan *plan) {
         const Spec *spec = plan->spec;
         bool rounds = spec->order != SPEC_ORDER_BLOCKED;
-        double smallest = compare_smallest_p(plan->samples, rounds);
-        if (smallest < spec->alpha || spec->n_variants < 2)
+        CompareRule rule = run_compare_rule(plan);
+        if (spec->n_variants < 2)
                 return;
+        if (!rounds) {
+                fprintf(stderr,
+                        "alloclab %s: warning: order: blocked gives no verdicts (a drift of the machine "
+                        "between "
+                        "blocks cannot be told from a difference between variants); interleaved or "
+                        "randomized "
+                        "order can\n",
+                        command);
+                return;
+        }
+        if (compare_can_decide(plan->samples, rounds, &rule))
+                return;
+        bool paired = compare_pairs(plan->samples, &rule);
+        double level = compare_test_alpha(&rule);
         fprintf(stderr,
-                "alloclab %s: warning: with %u samples per variant no difference can reach alpha %g (the "
-                "smallest p the %s test can give is %.3g): every verdict will be ~; %u samples can reach "
-                "it\n",
-                command, plan->samples, spec->alpha,
-                rounds && plan->samples >= COMPARE_MIN_PAIRS ? "signed-rank" : "rank-sum", smallest,
-                compare_samples_needed(spec->alpha, rounds));
+                "alloclab %s: warning: with %u samples per variant no difference can reach p < %.3g "
+                "(alpha %g%s; the smallest p the %s test can give is %.3g): no verdict can be faster or "
+                "slower; %u samples can reach it\n",
+                command, plan->samples, level, spec->alpha,
+                rule.correction == CORRECTION_NONE || rule.tests < 2 ? ""
+                                                                     : " shared by the run's comparisons",
+                paired ? "signed-rank" : "rank-sum", compare_smallest_p(plan->samples, paired),
+                compare_samples_needed(rounds, &rule));
 }
 
 void cli_plan_error(const char *command, const Spec *spec, const char *message) {
@@ -117,11 +133,12 @@ bool cli_wants_help(int argc, char **argv, const char *usage) {
 }
 
 int cli_parse_db_format(const char *command, int argc, char **argv, const char **ret_db,
-                        OutputFormat *ret_format, bool *ret_fail_on_regression) {
+                        OutputFormat *ret_format, CompareOptions *ret_compare) {
         static const struct option options[] = {
                 { "db", required_argument, NULL, 'd' },
                 { "format", required_argument, NULL, 'f' },
                 { "fail-on", required_argument, NULL, 'F' },
+                { "relative", no_argument, NULL, 'R' },
                 {},
         };
         optind = 1;
@@ -130,16 +147,19 @@ int cli_parse_db_format(const char *command, int argc, char **argv, const char *
                         *ret_db = optarg;
                 else if (c == 'f' && cli_parse_format(optarg, ret_format) == 0)
                         continue;
-                else if (c == 'F' && ret_fail_on_regression && strcmp(optarg, "regression") == 0)
-                        *ret_fail_on_regression = true;
+                else if (c == 'F' && ret_compare && strcmp(optarg, "regression") == 0)
+                        ret_compare->fail_on_regression = true;
+                else if (c == 'R' && ret_compare)
+                        ret_compare->relative = true;
                 else {
                         if (c == 'f')
                                 cli_error(command, "unknown format '%s' (table, markdown, csv, json)",
                                           optarg);
-                        else if (c == 'F' && ret_fail_on_regression)
+                        else if (c == 'F' && ret_compare)
                                 cli_error(command, "--fail-on takes 'regression', not '%s'", optarg);
-                        else if (c == 'F')
-                                cli_error(command, "unrecognized option '--fail-on'");
+                        else if (c == 'F' || c == 'R')
+                                cli_error(command, "unrecognized option '%s'",
+                                          c == 'F' ? "--fail-on" : "--relative");
                         return EXIT_USAGE;
                 }
         }

@@ -112,12 +112,18 @@ typedef enum OutputFormat {
 /* Parses a --format value; returns -EINVAL for unknown names. */
 int cli_parse_format(const char *s, OutputFormat *ret);
 
+/* How two runs are compared (`compare`, `run --compare-to`): --fail-on regression, --relative. */
+typedef struct CompareOptions {
+        bool fail_on_regression;
+        bool relative; /* the within-run ratios to the baseline variant, not the medians */
+} CompareOptions;
+
 /* The options of a command that reads the database and prints in a format: --db PATH and
- * --format F, into *ret_db and *ret_format, and where ret_fail_on_regression is not NULL
- * --fail-on regression. Returns EXIT_OK with optind at the first operand, or prints why not
- * and returns EXIT_USAGE. */
+ * --format F, into *ret_db and *ret_format, and where ret_compare is not NULL --fail-on
+ * regression and --relative. Returns EXIT_OK with optind at the first operand, or prints why
+ * not and returns EXIT_USAGE. */
 int cli_parse_db_format(const char *command, int argc, char **argv, const char **ret_db,
-                        OutputFormat *ret_format, bool *ret_fail_on_regression);
+                        OutputFormat *ret_format, CompareOptions *ret_compare);
 
 /* A comparison of two runs (db/pair.h) in a format (cli/cmd-compare.c), as `compare` and
  * `run --compare-to` print it; and how many of its changes are regressions (run B
@@ -134,6 +140,7 @@ typedef struct MeasureOptions {
         bool quiet;             /* no progress line */
         bool silent;            /* no result printed (suite prints its own summary) */
         const char *compare_to; /* "latest" or a run id; NULL: no comparison */
+        bool compare_relative;  /* --relative: compare_to by the within-run ratios */
         const char *label, *commit;
 } MeasureOptions;
 

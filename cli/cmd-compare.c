@@ -13,17 +13,24 @@
 #include "cli/cli.h"
 #include "cli/render.h"
 #include "db/pair.h"
+#include "stats/changepoint.h"
 #include "util/cleanup.h"
 
 static const char compare_usage[] =
         "Usage: alloclab compare RUN_A RUN_B [--db PATH] [--format table|markdown|csv|json]\n"
-        "                        [--fail-on regression]\n"
+        "                        [--fail-on regression] [--relative]\n"
         "\n"
         "Compares two stored runs of one experiment, cell by cell and variant by variant: the\n"
-        "median of run A's metric in both, the ratio B/A with its 95% interval, the Mann-Whitney\n"
-        "p-value and a verdict (run A's min_effect and alpha). Runs on different hosts, with other\n"
-        "allocator files or another spec are compared all the same, under a warning that says what\n"
-        "differs, and the exit status is 1.\n"
+        "median of run A's metric in both, the ratio B/A with its interval at 1 - alpha and a\n"
+        "verdict (run A's min_effect, alpha and correction). Runs are the unit: the two medians are\n"
+        "compared against how much a run's median moves from run to run, measured on the\n"
+        "experiment's earlier runs on this host (assumed 2% without them, and said so). Runs on\n"
+        "different hosts, with other allocator files or another spec are compared all the same,\n"
+        "under a warning that says what differs, and the exit status is 1.\n"
+        "\n"
+        "--relative compares each variant's ratio to the baseline variant within run B with the\n"
+        "same ratio within run A: whatever moved the whole machine between the runs falls out.\n"
+        "On a shared machine, gate this way, with the reference configuration in both runs.\n"
         "\n"
         "--fail-on regression (a CI gate): the exit status is 1 only when run B is significantly\n"
         "worse than run A somewhere (slower, or a higher value of the metric) by at least run A's\n"
@@ -33,9 +40,26 @@ static const char compare_usage[] =
 /* The raw figures, one row per shared cell and variant (csv, json, markdown). */
 static json_t *changes_table(const RunPair *p) {
         static const char *const names[] = {
-                "run_a",    "run_b", "cell",     "variant",    "metric",       "n_a",
-                "median_a", "n_b",   "median_b", "ratio",      "ratio_ci_low", "ratio_ci_high",
-                "p_value",  "test",  "verdict",  "comparable",
+                "run_a",
+                "run_b",
+                "cell",
+                "variant",
+                "metric",
+                "n_a",
+                "median_a",
+                "n_b",
+                "median_b",
+                "ratio",
+                "ratio_ci_low",
+                "ratio_ci_high",
+                "p_value",
+                "test",
+                "verdict",
+                "comparable",
+                "p_adjusted",
+                "detectable_change",
+                "ratio_to_baseline_a",
+                "ratio_to_baseline_b",
         };
         json_t *table = render_table_new(names, ELEMENTSOF(names));
         bool time = render_time_metric(p->a->run.metric), comparable = p->differences[0] == NULL;
@@ -56,12 +80,16 @@ static json_t *changes_table(const RunPair *p) {
                         json_integer((json_int_t) eb->n_values),
                         eb->n_values ? json_real(eb->stats.median) : json_null(),
                         k ? json_real(c->ratio) : json_null(),
-                        k ? json_real(c->lo) : json_null(),
-                        k ? json_real(c->hi) : json_null(),
-                        k ? json_real(c->p) : json_null(),
+                        k ? render_json_number(c->lo) : json_null(),
+                        k ? render_json_number(c->hi) : json_null(),
+                        k ? render_json_number(c->p) : json_null(),
                         k ? json_string(comparison_test(c)) : json_null(),
                         k ? json_string(verdict_word(c->verdict, time)) : json_null(),
                         json_boolean(comparable),
+                        k ? render_json_number(c->p_adjusted) : json_null(),
+                        k ? render_json_number(c->detectable) : json_null(),
+                        p->relative ? render_json_number(x->value_a) : json_null(),
+                        p->relative ? render_json_number(x->value_b) : json_null(),
                 };
                 render_table_add_row(table, values, ELEMENTSOF(values));
         }
@@ -78,17 +106,25 @@ static json_t *display_table(const RunPair *p, const json_t *changes) {
         json_t *row;
         json_array_foreach(json_object_get(changes, "rows"), i, row) {
                 char va[64] = "-", vb[64] = "-", change[128] = "-";
-                const json_t *ma = json_object_get(row, "median_a"), *mb = json_object_get(row, "median_b");
-                if (json_is_real(ma))
+                const json_t *ma = json_object_get(row, p->relative ? "ratio_to_baseline_a" : "median_a"),
+                             *mb = json_object_get(row, p->relative ? "ratio_to_baseline_b" : "median_b");
+                if (json_is_real(ma) && p->relative)
+                        snprintf(va, sizeof(va), "%.3fx", json_real_value(ma));
+                else if (json_is_real(ma))
                         render_value(p->a->run.metric, json_real_value(ma), va, sizeof(va));
-                if (json_is_real(mb))
+                if (json_is_real(mb) && p->relative)
+                        snprintf(vb, sizeof(vb), "%.3fx", json_real_value(mb));
+                else if (json_is_real(mb))
                         render_value(p->a->run.metric, json_real_value(mb), vb, sizeof(vb));
                 if (json_is_real(json_object_get(row, "ratio")))
                         snprintf(change, sizeof(change), "%.2fx [%.2f, %.2f] %s",
                                  json_real_value(json_object_get(row, "ratio")),
                                  json_real_value(json_object_get(row, "ratio_ci_low")),
                                  json_real_value(json_object_get(row, "ratio_ci_high")),
-                                 json_string_value(json_object_get(row, "verdict")));
+                                 strcmp(json_string_value(json_object_get(row, "verdict")),
+                                        "inconclusive") == 0
+                                         ? "~"
+                                         : json_string_value(json_object_get(row, "verdict")));
                 json_array_append_new(rows, json_pack("{s:O, s:O, s:s, s:s, s:s}", "cell",
                                                       json_object_get(row, "cell"), "variant",
                                                       json_object_get(row, "variant"), a, va, b, vb,
@@ -144,6 +180,42 @@ static void print_regressions(FILE *f, const RunPair *p, const char *bullet) {
         fputc('\n', f);
 }
 
+/* How the changes were judged: runs as the unit, with the between-run spread and where it came
+ * from, and the rule. */
+static void print_method(FILE *f, const RunPair *p) {
+        char rule[512], spread[256];
+        render_verdict_rule(&p->rule, true, rule, sizeof(rule));
+        if (p->spread.runs == 0)
+                snprintf(spread, sizeof(spread),
+                         "+-%.1f%%, assumed: no earlier runs of this experiment on %s to measure it from",
+                         100 * p->spread.spread, p->a->run.hostname);
+        else
+                snprintf(spread, sizeof(spread),
+                         "+-%.1f%%, measured over up to %zu runs of this experiment on %s, pooled with an "
+                         "assumed +-%.0f%%",
+                         100 * p->spread.spread, p->spread.runs, p->a->run.hostname,
+                         100 * CHANGEPOINT_PRIOR_SPREAD);
+        long long a = p->a->run.id, b = p->b->run.id;
+        fputc('\n', f);
+        if (p->relative)
+                fprintf(f,
+                        "Change = (variant / %s within run %lld) / (variant / %s within run %lld), with its "
+                        "%g%% "
+                        "interval: what moved the whole machine between the runs falls out.\n"
+                        "Runs are the unit: a within-run ratio moves from run to run by %s; Student's t on "
+                        "the "
+                        "two ratios.\n",
+                        p->baseline, b, p->baseline, a, 100 * (1 - p->rule.alpha), spread);
+        else
+                fprintf(f,
+                        "Change = median of run %lld / median of run %lld, with its %g%% interval.\n"
+                        "Runs are the unit: a run's median moves from run to run by %s; Student's t on the "
+                        "two "
+                        "medians.\n",
+                        b, a, 100 * (1 - p->rule.alpha), spread);
+        fprintf(f, "Verdicts: %s (run %lld's rule; docs/analysis.md).\n", rule, a);
+}
+
 int compare_render(FILE *f, OutputFormat format, const RunPair *p) {
         json_auto_t *changes = changes_table(p);
         if (!changes)
@@ -155,12 +227,16 @@ int compare_render(FILE *f, OutputFormat format, const RunPair *p) {
                 for (char **d = p->differences; *d; d++)
                         json_array_append_new(differences, json_string(*d));
                 json_auto_t *root = json_pack(
-                        "{s:I, s:I, s:s, s:s, s:b, s:O, s:f, s:f, s:I, s:O}", "run_a",
-                        (json_int_t) p->a->run.id, "run_b", (json_int_t) p->b->run.id, "experiment",
+                        "{s:I, s:I, s:s, s:s, s:b, s:O, s:f, s:f, s:s, s:I, s:b, s:o, s:f, s:I, s:I, s:O}",
+                        "run_a", (json_int_t) p->a->run.id, "run_b", (json_int_t) p->b->run.id, "experiment",
                         p->a->run.experiment, "metric", p->a->run.metric, "comparable",
                         p->differences[0] == NULL, "differences", differences, "min_effect",
-                        p->a->min_effect, "alpha", p->a->alpha, "regressions",
-                        (json_int_t) compare_regressions(p), "changes", json_object_get(changes, "rows"));
+                        p->a->min_effect, "alpha", p->a->alpha, "correction",
+                        correction_to_string(p->rule.correction), "tests", (json_int_t) p->rule.tests,
+                        "relative", p->relative, "baseline", render_json_text(p->baseline),
+                        "between_run_spread", p->spread.spread, "spread_runs", (json_int_t) p->spread.runs,
+                        "regressions", (json_int_t) compare_regressions(p), "changes",
+                        json_object_get(changes, "rows"));
                 int r = root ? json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
                 fputc('\n', f);
                 return r < 0 || ferror(f) ? -EIO : 0;
@@ -177,11 +253,7 @@ int compare_render(FILE *f, OutputFormat format, const RunPair *p) {
         int r = display ? render_rows(f, markdown ? FORMAT_MARKDOWN : FORMAT_TABLE, display) : -ENOMEM;
         if (r < 0)
                 return r;
-        fprintf(f,
-                "\nChange = median of run %lld / median of run %lld, 95%% interval, Mann-Whitney; a\n"
-                "difference needs p < %g and at least %g%% (run %lld's rule; docs/analysis.md).\n",
-                (long long) p->b->run.id, (long long) p->a->run.id, p->a->alpha, p->a->min_effect * 100,
-                (long long) p->a->run.id);
+        print_method(f, p);
         fputc('\n', f);
         print_regressions(f, p, markdown ? "- " : "");
         if (p->differences[0]) {
@@ -196,8 +268,8 @@ int cmd_compare(int argc, char **argv) {
                 return EXIT_OK;
         const char *db_path = NULL;
         OutputFormat format = FORMAT_TABLE;
-        bool gate = false;
-        int e = cli_parse_db_format("compare", argc, argv, &db_path, &format, &gate);
+        CompareOptions how = {};
+        int e = cli_parse_db_format("compare", argc, argv, &db_path, &format, &how);
         if (e != EXIT_OK)
                 return e;
         unsigned long long a, b;
@@ -213,14 +285,14 @@ int cmd_compare(int argc, char **argv) {
 
         _cleanup_(run_pair_freep) RunPair *pair = NULL;
         int64_t missing = 0;
-        int r = query_run_pair(store, (int64_t) a, (int64_t) b, &pair, &missing);
+        int r = query_run_pair(store, (int64_t) a, (int64_t) b, how.relative, &pair, &missing);
         if (r < 0)
                 return cli_query_failed("compare", store, missing, r);
         if (compare_render(stdout, format, pair) < 0 || fflush(stdout) != 0) {
                 cli_error("compare", "cannot write the comparison");
                 return EXIT_ENVIRONMENT;
         }
-        if (gate)
+        if (how.fail_on_regression)
                 return compare_regressions(pair) ? EXIT_FAILURES : EXIT_OK;
         return pair->differences[0] ? EXIT_FAILURES : EXIT_OK;
 }

@@ -116,9 +116,9 @@ static Summary summarize(const Fleet *f, const char *cell, const char *variant) 
         return s;
 }
 
-/* "faster on 2 of 2 hosts", "slower on 1, ~ on 1 of 2 hosts". */
+/* "faster on 2 of 2 hosts", "slower on 1, inconclusive on 1 of 2 hosts". */
 static void verdict_count(const Summary *s, bool time, char *buf, size_t size) {
-        static const Verdict order[] = { VERDICT_HIGHER, VERDICT_LOWER, VERDICT_SAME };
+        static const Verdict order[] = { VERDICT_HIGHER, VERDICT_LOWER, VERDICT_SAME, VERDICT_INCONCLUSIVE };
         size_t n = 0;
         buf[0] = 0;
         for (size_t i = 0; i < ELEMENTSOF(order); i++)

@@ -297,20 +297,28 @@ static const char history_usage[] =
         "                        [--last N] [--db PATH] [--format table|markdown|csv|json]\n"
         "\n"
         "The timeline of an experiment's medians, per cell, variant and host, over its last N finished\n"
-        "runs (default 20): each run's median with its 95% interval, and change points - runs whose\n"
-        "samples differ from the pooled samples of the same host's runs before them (back to the\n"
-        "previous change point, at most 5 runs) by the run's verdict rule - flagged as regression or\n"
-        "improvement.\n";
+        "runs (default 20): each run's median with its 95% interval, and change points. Runs are the\n"
+        "unit: a run is out of line when its median lies outside the prediction interval of the same\n"
+        "host's earlier run medians (since the last change point, at most 10 runs; their spread\n"
+        "counted), and a change point - regression or improvement - when the next run is out of line\n"
+        "the same way; the last run out of line is a tentative change point.\n";
 
 /* One row per point, the same field names as show and compare. */
 static json_t *history_table(const History *h) {
         static const char *const names[] = {
-                "experiment",    "cell",          "variant",       "metric",
-                "run_id",        "started_at",    "host",          "n",
-                "median",        "ci_low",        "ci_high",       "change",
-                "ratio",         "ratio_ci_low",  "ratio_ci_high", "p_value",
-                "baseline_runs", "baseline_from", "host_changed",  "config_change",
+                "experiment",    "cell",
+                "variant",       "metric",
+                "run_id",        "started_at",
+                "host",          "n",
+                "median",        "ci_low",
+                "ci_high",       "change",
+                "ratio",         "ratio_ci_low",
+                "ratio_ci_high", "p_value",
+                "baseline_runs", "baseline_from",
+                "host_changed",  "config_change",
                 "label",         "commit",
+                "tentative",     "confirmed_by",
+                "out_of_line",   "between_run_spread",
         };
         json_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t s = 0; s < h->n_series; s++)
@@ -332,16 +340,20 @@ static json_t *history_table(const History *h) {
                                 json_real(p->lo),
                                 json_real(p->hi),
                                 change ? json_string(change) : json_null(),
-                                k ? json_real(p->against.ratio) : json_null(),
-                                k && !isnan(p->against.lo) ? json_real(p->against.lo) : json_null(),
-                                k && !isnan(p->against.hi) ? json_real(p->against.hi) : json_null(),
-                                k ? json_real(p->against.p) : json_null(),
+                                k ? render_json_number(p->against.ratio) : json_null(),
+                                k ? render_json_number(p->against.lo) : json_null(),
+                                k ? render_json_number(p->against.hi) : json_null(),
+                                k ? render_json_number(p->against.p) : json_null(),
                                 json_integer((json_int_t) p->baseline_runs),
                                 k ? json_integer(p->baseline_from) : json_null(),
                                 json_boolean(p->host_changed),
                                 p->config_change ? json_string(p->config_change) : json_null(),
                                 p->label ? json_string(p->label) : json_null(),
                                 p->commit ? json_string(p->commit) : json_null(),
+                                json_boolean(p->tentative),
+                                p->confirmed_by ? json_integer(p->confirmed_by) : json_null(),
+                                json_boolean(p->outside),
+                                k ? render_json_number(p->spread) : json_null(),
                         };
                         render_table_add_row(table, values, ELEMENTSOF(values));
                 }
@@ -364,11 +376,22 @@ static json_t *series_display(const History *h, const HistorySeries *s) {
                 else if (p->config_change)
                         snprintf(change, sizeof(change), "CONFIG CHANGED (%s): a new baseline",
                                  p->config_change);
-                else if (p->change != HISTORY_STEADY)
-                        snprintf(change, sizeof(change), "%s %.2fx [%.2f, %.2f] vs runs %lld-%lld",
+                else if (p->change != HISTORY_STEADY && p->tentative)
+                        snprintf(change, sizeof(change),
+                                 "%s? %.2fx [%.2f, %.2f] vs runs %lld-%lld, tentative until the next run",
                                  p->change == HISTORY_REGRESSION ? "REGRESSION" : "IMPROVEMENT",
                                  p->against.ratio, p->against.lo, p->against.hi,
                                  (long long) p->baseline_from, (long long) s->points[i - 1].run_id);
+                else if (p->change != HISTORY_STEADY)
+                        snprintf(change, sizeof(change),
+                                 "%s %.2fx [%.2f, %.2f] vs runs %lld-%lld, confirmed by run %lld",
+                                 p->change == HISTORY_REGRESSION ? "REGRESSION" : "IMPROVEMENT",
+                                 p->against.ratio, p->against.lo, p->against.hi,
+                                 (long long) p->baseline_from, (long long) s->points[i - 1].run_id,
+                                 (long long) p->confirmed_by);
+                else if (p->outside)
+                        snprintf(change, sizeof(change), "out of line %.2fx, not confirmed by the next run",
+                                 p->against.ratio);
                 char run[256];
                 snprintf(run, sizeof(run), "%lld%s%s%s", (long long) p->run_id, p->label ? " (" : "",
                          p->label ? p->label : "", p->label ? ")" : "");
@@ -390,8 +413,9 @@ static int render_history(FILE *f, OutputFormat format, const History *h) {
         fprintf(f, "%shistory of %s, metric %s, last %zu finished runs\n", markdown ? "### " : "",
                 h->experiment, h->metric, h->n_runs);
         fprintf(f,
-                "%schange points: against the pooled samples of up to %d previous runs since the last"
-                " change, by each run's verdict rule (docs/analysis.md)\n",
+                "%schange points: each run's median against the prediction interval (1 - alpha) of up to %d "
+                "earlier runs' medians since the last change, their spread counted; confirmed when the "
+                "next run is out of line the same way (docs/analysis.md)\n",
                 markdown ? "\n" : "", HISTORY_WINDOW);
         if (h->n_series == 0)
                 fprintf(f, "\nno measured samples match\n");

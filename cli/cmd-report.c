@@ -213,8 +213,10 @@ static void forest_plot(FILE *f, const Report *rep) {
         size_t rows = 0;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
                 if (rep->entries[i].has_comparison) {
-                        lo = fmin(lo, rep->entries[i].comparison.lo);
-                        hi = fmax(hi, rep->entries[i].comparison.hi);
+                        const Comparison *k = &rep->entries[i].comparison;
+                        bool bounded = k->lo > 0 && isfinite(k->hi); /* no interval: the ratio alone */
+                        lo = fmin(lo, bounded ? k->lo : k->ratio);
+                        hi = fmax(hi, bounded ? k->hi : k->ratio);
                         rows++;
                 }
         fputs("<h2>Ratios to ", f);
@@ -224,10 +226,15 @@ static void forest_plot(FILE *f, const Report *rep) {
                 fputs("<p>No variant was compared with the baseline.</p>\n", f);
                 return;
         }
+        char rule[512];
+        CompareRule verdict_rule = render_rule(rep);
+        render_verdict_rule(&verdict_rule, render_report_has_verdicts(rep), rule, sizeof(rule));
         fprintf(f,
-                "<p>Median / the baseline's median in the same cell, with the 95%% bootstrap interval; a "
-                "difference needs p &lt; %g and at least %g%%.</p>\n",
-                rep->alpha, 100 * rep->min_effect);
+                "<p>Variant / baseline in the same cell (the Hodges-Lehmann estimate: the median of the "
+                "pairwise ratios), with its %g%% interval; ",
+                100 * (1 - rep->alpha));
+        put_text(f, rule);
+        fputs(".</p>\n", f);
         double row = 20, left = 260, width = 900, plot_right = width - 150;
         Axis x = axis(lo, hi, left, plot_right);
         svg_start(f, width, row * (double) rows + 40);
@@ -243,6 +250,7 @@ static void forest_plot(FILE *f, const Report *rep) {
                         if (!e->has_comparison)
                                 continue;
                         const Comparison *k = &e->comparison;
+                        bool bounded = k->lo > 0 && isfinite(k->hi);
                         double y = row * (double) i++ + row / 2;
                         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">[", left - 8, y + 4);
                         put_text(f, rep->cell_labels[c]);
@@ -254,8 +262,9 @@ static void forest_plot(FILE *f, const Report *rep) {
                                 "stroke-width=\"2\"/>\n<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
                                 "fill=\"%s\"/>\n"
                                 "<text x=\"%.1f\" y=\"%.1f\">%.3fx %s</text>\n",
-                                at(&x, k->lo), y, at(&x, k->hi), y, COLOUR(v), at(&x, k->ratio), y,
-                                COLOUR(v), plot_right + 10, y + 4, k->ratio, verdict_word(k->verdict, time));
+                                at(&x, bounded ? k->lo : k->ratio), y, at(&x, bounded ? k->hi : k->ratio), y,
+                                COLOUR(v), at(&x, k->ratio), y, COLOUR(v), plot_right + 10, y + 4, k->ratio,
+                                verdict_mark(k->verdict, time));
                 }
         x_ticks(f, &x, row * (double) rows + 10, NULL);
         fputs("</svg>\n", f);
@@ -369,8 +378,9 @@ static void history_plots(FILE *f, const Report *rep, const History *h) {
 /* The result table: median and ratio with verdict per cell and variant. */
 static void results_table(FILE *f, const Report *rep) {
         bool time = render_time_metric(rep->run.metric);
-        fputs("<h2>Results</h2>\n<p>Median per cell and variant, the ratio to the baseline with its 95% "
-              "interval and verdict; outliers (modified z-score above 3.5) and samples started on a busy "
+        fputs("<h2>Results</h2>\n<p>Median per cell and variant, the ratio to the baseline with its "
+              "interval (at 1 - alpha) and verdict; outliers (modified z-score above 3.5) and samples "
+              "started on a busy "
               "machine are counted below a value.</p>\n<table>\n<tr><th>cell</th>",
               f);
         for (size_t v = 0; v < rep->n_variants; v++) {
@@ -390,9 +400,11 @@ static void results_table(FILE *f, const Report *rep) {
                                 render_value(rep->run.metric, e->stats.median, value, sizeof(value));
                         fputs("<td>", f);
                         put_text(f, e->excluded_reason ? "excluded" : value);
-                        if (e->has_comparison)
+                        if (e->has_comparison && render_report_has_verdicts(rep))
                                 fprintf(f, " %.3fx [%.3f, %.3f] %s", e->comparison.ratio, e->comparison.lo,
                                         e->comparison.hi, verdict_word(e->comparison.verdict, time));
+                        else if (e->has_comparison)
+                                fprintf(f, " %.3fx", e->comparison.ratio);
                         /* What `show` lists below its table: outliers (kept or left out) and samples
                          * the quiet-machine guard found busy. */
                         if (e->n_outliers)
@@ -645,7 +657,7 @@ int cmd_report(int argc, char **argv) {
         if (r >= 0)
                 r = query_allocators(store, run_id, &allocators, &n_allocators);
         if (r >= 0 && other)
-                r = query_run_pair(store, (int64_t) other, run_id, &pair, &missing); /* RUN / OLD */
+                r = query_run_pair(store, (int64_t) other, run_id, false, &pair, &missing); /* RUN / OLD */
         if (r >= 0 && with_history) {
                 HistoryQuery q = { .experiment = rep->run.experiment, .last = HISTORY_DEFAULT_RUNS };
                 r = query_history(store, &q, &history);

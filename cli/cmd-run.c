@@ -32,7 +32,7 @@ extern char **environ;
 
 static const char run_usage[] =
         "Usage: alloclab run SPEC [--db PATH] [--samples N] [--format table|markdown|csv|json] [--quiet]\n"
-        "                         [--compare-to latest|RUN] [--label TEXT] [--commit REV]\n"
+        "                         [--compare-to latest|RUN [--relative]] [--label TEXT] [--commit REV]\n"
         "\n"
         "Runs the experiment in SPEC in this process and stores every sample in the database.\n"
         "\n"
@@ -42,6 +42,7 @@ static const char run_usage[] =
         "  --quiet         no progress line on stderr\n"
         "  --compare-to R  afterwards, compare the new run with run R (latest: the newest finished\n"
         "                  run of this experiment before it) as `compare --fail-on regression` does\n"
+        "  --relative      ... by each variant's ratio to the baseline variant within each run\n"
         "  --label TEXT    what this run measured, in your words (shown by runs, show, report)\n"
         "  --commit REV    the version of what it measured (a git commit)\n"
         "\n"
@@ -118,10 +119,15 @@ static int progress_stats(void *u, const Plan *p, uint32_t c, const StatsRow *ro
 /* The options of run and resume into *o, and their one operand into *ret_operand. */
 static int parse_run_options(int argc, char **argv, MeasureOptions *o, const char **ret_operand) {
         static const struct option options[] = {
-                { "db", required_argument, NULL, 'd' },         { "samples", required_argument, NULL, 's' },
-                { "format", required_argument, NULL, 'f' },     { "quiet", no_argument, NULL, 'q' },
-                { "compare-to", required_argument, NULL, 'c' }, { "label", required_argument, NULL, 'l' },
-                { "commit", required_argument, NULL, 'C' },     {},
+                { "db", required_argument, NULL, 'd' },
+                { "samples", required_argument, NULL, 's' },
+                { "format", required_argument, NULL, 'f' },
+                { "quiet", no_argument, NULL, 'q' },
+                { "compare-to", required_argument, NULL, 'c' },
+                { "label", required_argument, NULL, 'l' },
+                { "commit", required_argument, NULL, 'C' },
+                { "relative", no_argument, NULL, 'R' },
+                {},
         };
         optind = 1;
         for (int c; (c = getopt_long(argc, argv, "d:s:f:q", options, NULL)) >= 0;) {
@@ -158,12 +164,19 @@ static int parse_run_options(int argc, char **argv, MeasureOptions *o, const cha
                 case 'C':
                         *(c == 'l' ? &o->label : &o->commit) = optarg;
                         break;
+                case 'R':
+                        o->compare_relative = true;
+                        break;
                 default:
                         return EXIT_USAGE;
                 }
         }
         if (optind + 1 != argc) {
                 cli_error("run", "expected exactly one SPEC argument (see alloclab run --help)");
+                return EXIT_USAGE;
+        }
+        if (o->compare_relative && !o->compare_to) {
+                cli_error("run", "--relative compares with --compare-to's run; give --compare-to too");
                 return EXIT_USAGE;
         }
         *ret_operand = argv[optind];
@@ -218,10 +231,10 @@ static int resolve_base(Store *store, const char *experiment, const char *compar
 
 /* Prints base -> run as `compare` does; EXIT_FAILURES on a regression, as `--fail-on
  * regression` has it. */
-static int compare_with(Store *store, int64_t base, int64_t run, OutputFormat format) {
+static int compare_with(Store *store, int64_t base, int64_t run, bool relative, OutputFormat format) {
         _cleanup_(run_pair_freep) RunPair *pair = NULL;
         int64_t missing = 0;
-        int r = query_run_pair(store, base, run, &pair, &missing);
+        int r = query_run_pair(store, base, run, relative, &pair, &missing);
         if (r < 0)
                 return cli_query_failed("run", store, missing, r);
         if (format != FORMAT_JSON && format != FORMAT_CSV)
@@ -367,7 +380,7 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
                 *ret_run = record_run_id(rec);
         if (base == 0 || (e != EXIT_OK && e != EXIT_FAILURES))
                 return e;
-        int gate = compare_with(store, base, record_run_id(rec), o->format);
+        int gate = compare_with(store, base, record_run_id(rec), o->compare_relative, o->format);
         return gate > e ? gate : e;
 }
 

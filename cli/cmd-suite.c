@@ -290,14 +290,43 @@ static Standing standing(const Report *rep, size_t v) {
         return s;
 }
 
-/* "faster" when every compared cell says so, "slower" likewise, "~" when none differs, else
- * "mixed". */
+/* "faster" when every compared cell says so, "slower" and "same" likewise, "~" when no cell
+ * differs and not all are the same, else "mixed". */
 static const char *standing_word(const RenderVerdicts *s, bool time) {
         if (s->lower == s->compared)
                 return verdict_word(VERDICT_LOWER, time);
         if (s->higher == s->compared)
                 return verdict_word(VERDICT_HIGHER, time);
+        if (s->same == s->compared)
+                return verdict_word(VERDICT_SAME, time);
         return s->lower == 0 && s->higher == 0 ? "~" : "mixed";
+}
+
+/* The suite is one family: every comparison of every workload's run shares alpha by the first
+ * run's correction (each run corrected only over its own cells would let a suite of 20
+ * workloads make 20 times the false verdicts). Sets each run's n_tests to the suite's. */
+static int correct_across(SuiteRun *runs, size_t n) {
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++)
+                total += runs[i].rep->n_cells * runs[i].rep->n_variants;
+        _cleanup_free_ Comparison **family = calloc(total + 1, sizeof(Comparison *));
+        if (!family)
+                return -ENOMEM;
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < runs[i].rep->n_cells * runs[i].rep->n_variants; j++)
+                        if (runs[i].rep->entries[j].has_comparison)
+                                family[k++] = &runs[i].rep->entries[j].comparison;
+        compare_correct(family, k, runs[0].rep->correction);
+        for (size_t i = 0; i < n; i++) {
+                Report *rep = runs[i].rep;
+                rep->n_tests = k;
+                CompareRule rule = render_rule(rep);
+                for (size_t j = 0; j < rep->n_cells * rep->n_variants; j++)
+                        if (rep->entries[j].has_comparison)
+                                compare_decide(&rep->entries[j].comparison, &rule);
+        }
+        return 0;
 }
 
 /* The workload's winner: of the variants better than the baseline in every cell, the one with
@@ -381,7 +410,7 @@ static json_t *workload_table(const SuiteRun *runs, size_t n) {
 
 /* A variant across the suite. */
 typedef struct Overall {
-        size_t wins, workloads, compared, lower, higher;
+        size_t wins, workloads, compared, lower, higher, same, inconclusive;
         size_t time_cells;
         double time_mean, time_lo, time_hi; /* when time_cells > 0 */
         size_t rss_cells;
@@ -415,12 +444,15 @@ static Overall overall(const SuiteRun *runs, size_t n, size_t v) {
                         o.compared++;
                         o.lower += e->comparison.verdict == VERDICT_LOWER;
                         o.higher += e->comparison.verdict == VERDICT_HIGHER;
+                        o.same += e->comparison.verdict == VERDICT_SAME;
+                        o.inconclusive += e->comparison.verdict == VERDICT_INCONCLUSIVE;
                         if (time)
                                 times[o.time_cells++] = &e->comparison;
                 }
         }
         if (o.time_cells)
-                compare_geomean(times, o.time_cells, COMPARE_LEVEL, &o.time_mean, &o.time_lo, &o.time_hi);
+                compare_geomean(times, o.time_cells, 1 - runs[0].rep->alpha, &o.time_mean, &o.time_lo,
+                                &o.time_hi);
         if (o.rss_cells)
                 o.rss_mean = exp(rss_logs / (double) o.rss_cells);
         return o;
@@ -428,11 +460,13 @@ static Overall overall(const SuiteRun *runs, size_t n, size_t v) {
 
 static void print_overall(FILE *f, const SuiteRun *runs, size_t n, const char *bullet) {
         const Report *first = runs[0].rep;
+        char rule[512];
+        CompareRule verdict_rule = render_rule(first);
+        render_verdict_rule(&verdict_rule, render_report_has_verdicts(first), rule, sizeof(rule));
         fprintf(f,
-                "\nAcross the suite, against %s (a verdict needs p < %g and at least %g%%; * marks a "
+                "\nAcross the suite, against %s (%s, across the suite's workloads; * marks a "
                 "workload's winner: of those better in every cell the best, else %s):\n",
-                first->variant_names[first->baseline], first->alpha, 100 * first->min_effect,
-                first->variant_names[first->baseline]);
+                first->variant_names[first->baseline], rule, first->variant_names[first->baseline]);
         for (size_t i = 0; i < n; i++)
                 if (own_baseline(runs, i))
                         fprintf(f, "%s(%s, measured against %s, is left out)\n", bullet, runs[i].workload,
@@ -441,8 +475,10 @@ static void print_overall(FILE *f, const SuiteRun *runs, size_t n, const char *b
                 Overall o = overall(runs, n, v);
                 fprintf(f, "%s%s: wins %zu of %zu", bullet, first->variant_names[v], o.wins, o.workloads);
                 if (v != first->baseline) {
-                        fprintf(f, "; better in %zu of %zu cells, worse in %zu", o.lower, o.compared,
-                                o.higher);
+                        fprintf(f,
+                                "; better in %zu of %zu cells, worse in %zu, same in %zu, inconclusive in "
+                                "%zu",
+                                o.lower, o.compared, o.higher, o.same, o.inconclusive);
                         if (o.time_cells)
                                 fprintf(f, "; time geometric mean %.3fx [%.3f, %.3f]", o.time_mean,
                                         o.time_lo, o.time_hi);
@@ -464,16 +500,17 @@ static json_t *suite_json(const SuiteRun *runs, size_t n) {
                         const RenderVerdicts *k = &s.verdicts;
                         json_array_append_new(
                                 variants,
-                                json_pack("{s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:b, s:o}", "name",
+                                json_pack("{s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:b, s:o}", "name",
                                           rep->variant_names[v], "ratio",
                                           k->compared ? json_real(k->geomean) : json_null(), "ratio_ci_low",
-                                          k->compared && !isnan(k->lo) ? json_real(k->lo) : json_null(),
+                                          k->compared ? render_json_number(k->lo) : json_null(),
                                           "ratio_ci_high",
-                                          k->compared && !isnan(k->hi) ? json_real(k->hi) : json_null(),
+                                          k->compared ? render_json_number(k->hi) : json_null(),
                                           "cells_compared", (json_int_t) k->compared, "cells_better",
                                           (json_int_t) k->lower, "cells_worse", (json_int_t) k->higher,
-                                          "winner", winner(rep) == v, "failure",
-                                          s.mark[0] ? json_string(s.mark) : json_null()));
+                                          "cells_same", (json_int_t) k->same, "cells_inconclusive",
+                                          (json_int_t) k->inconclusive, "winner", winner(rep) == v,
+                                          "failure", s.mark[0] ? json_string(s.mark) : json_null()));
                 }
                 json_array_append_new(workloads,
                                       json_pack("{s:s, s:s, s:I, s:s, s:o}", "workload", runs[i].workload,
@@ -485,13 +522,16 @@ static json_t *suite_json(const SuiteRun *runs, size_t n) {
                 Overall o = overall(runs, n, v);
                 json_array_append_new(
                         allocators,
-                        json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "name",
+                        json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "name",
                                   first->variant_names[v], "wins", (json_int_t) o.wins, "workloads",
                                   (json_int_t) o.workloads, "cells_compared", (json_int_t) o.compared,
                                   "cells_better", (json_int_t) o.lower, "cells_worse", (json_int_t) o.higher,
-                                  "time_geomean", o.time_cells ? json_real(o.time_mean) : json_null(),
-                                  "time_geomean_ci_low", o.time_cells ? json_real(o.time_lo) : json_null(),
-                                  "time_geomean_ci_high", o.time_cells ? json_real(o.time_hi) : json_null(),
+                                  "cells_same", (json_int_t) o.same, "cells_inconclusive",
+                                  (json_int_t) o.inconclusive, "time_geomean",
+                                  o.time_cells ? json_real(o.time_mean) : json_null(), "time_geomean_ci_low",
+                                  o.time_cells ? render_json_number(o.time_lo) : json_null(),
+                                  "time_geomean_ci_high",
+                                  o.time_cells ? render_json_number(o.time_hi) : json_null(),
                                   "peak_rss_ratio", o.rss_cells ? json_real(o.rss_mean) : json_null()));
         }
         return json_pack("{s:s, s:o, s:o}", "baseline", first->variant_names[first->baseline], "workloads",
@@ -630,7 +670,10 @@ int cmd_suite(int argc, char **argv) {
                 }
                 runs[read++] = runs[i];
         }
-        if (read > 0) {
+        if (read > 0 && correct_across(runs, read) < 0) {
+                cli_error("suite", "out of memory");
+                worst = EXIT_ENVIRONMENT;
+        } else if (read > 0) {
                 if (print_summary(stdout, &o, runs, read) < 0 || fflush(stdout) != 0) {
                         cli_error("suite", "cannot write the summary");
                         worst = EXIT_ENVIRONMENT;

@@ -76,6 +76,8 @@ bool render_report_is_time(const Report *rep) {
 
 double render_ratio(const Report *rep, size_t c, size_t v) {
         const ReportEntry *e = report_entry(rep, c, v), *b = report_entry(rep, c, rep->baseline);
+        if (e->has_comparison)
+                return e->comparison.ratio;
         if (!e->has_stats || !b->has_stats || e->stats.n == 0 || b->stats.median == 0)
                 return 0;
         return e->stats.median / b->stats.median;
@@ -115,9 +117,11 @@ RenderVerdicts render_verdicts(const Report *rep, size_t v) {
                 cs[s.compared++] = &e->comparison;
                 s.lower += e->comparison.verdict == VERDICT_LOWER;
                 s.higher += e->comparison.verdict == VERDICT_HIGHER;
+                s.same += e->comparison.verdict == VERDICT_SAME;
+                s.inconclusive += e->comparison.verdict == VERDICT_INCONCLUSIVE;
         }
         if (s.compared)
-                compare_geomean(cs, s.compared, COMPARE_LEVEL, &s.geomean, &s.lo, &s.hi);
+                compare_geomean(cs, s.compared, 1 - rep->alpha, &s.geomean, &s.lo, &s.hi);
         return s;
 }
 
@@ -169,6 +173,39 @@ double render_minus_startup(const Report *rep, size_t c, size_t v) {
 
 json_t *render_json_text(const char *s) {
         return s ? json_string(s) : json_null();
+}
+
+json_t *render_json_number(double x) {
+        return isfinite(x) ? json_real(x) : json_null();
+}
+
+CompareRule render_rule(const Report *rep) {
+        return (CompareRule){ .min_effect = rep->min_effect,
+                              .alpha = rep->alpha,
+                              .correction = rep->correction,
+                              .tests = rep->n_tests ? rep->n_tests : 1 };
+}
+
+bool render_report_has_verdicts(const Report *rep) {
+        return strcmp(rep->order, "blocked") != 0;
+}
+
+void render_verdict_rule(const CompareRule *rule, bool verdicts, char *buf, size_t size) {
+        if (!verdicts) {
+                snprintf(buf, size,
+                         "no verdicts: order blocked measures each variant's samples after the other's, and "
+                         "no test can tell a drift of the machine between the blocks from a difference "
+                         "between the variants (interleaved or randomized order pairs them); ratios only");
+                return;
+        }
+        char shared[96] = "";
+        if (rule->correction != CORRECTION_NONE && rule->tests > 1)
+                snprintf(shared, sizeof(shared), " (%s over %zu comparisons)",
+                         rule->correction == CORRECTION_HOLM ? "Holm" : "Benjamini-Hochberg", rule->tests);
+        snprintf(buf, size,
+                 "a difference needs p < %g%s and at least %g%%; same: the %g%% interval within +-%g%%",
+                 rule->alpha, shared, 100 * rule->min_effect, 100 * (1 - rule->alpha),
+                 100 * rule->min_effect);
 }
 
 const char *render_outlier_policy(const Report *rep) {

@@ -17,7 +17,8 @@
 const char *render_report_metric(const Report *rep);
 bool render_report_is_time(const Report *rep);
 
-/* Ratio to the baseline's median in the same cell, or 0 when either has no statistics. */
+/* A variant's ratio to the baseline in its cell: its comparison's estimate (stats/compare.h), or
+ * without one the ratio of the medians; 0 when either has no statistics. */
 double render_ratio(const Report *rep, size_t c, size_t v);
 
 /* Peak RSS over peak live bytes in the probed smoke run, or NAN. */
@@ -45,9 +46,6 @@ double render_minus_startup(const Report *rep, size_t c, size_t v);
 
 /* "exclude" or "flag": what the run did with outliers. */
 const char *render_outlier_policy(const Report *rep);
-
-/* A JSON string, or null for NULL. */
-json_t *render_json_text(const char *s);
 
 /* The renderers of a Report, by format. */
 int render_report_table(FILE *f, const Report *rep);    /* render-text.c */

@@ -39,6 +39,9 @@ int render_report_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "baseline", json_string(rep->variant_names[rep->baseline]));
         json_object_set_new(root, "min_effect", json_real(rep->min_effect));
         json_object_set_new(root, "alpha", json_real(rep->alpha));
+        json_object_set_new(root, "correction", json_string(correction_to_string(rep->correction)));
+        json_object_set_new(root, "tests", json_integer((json_int_t) rep->n_tests));
+        json_object_set_new(root, "verdicts", json_boolean(render_report_has_verdicts(rep)));
         json_object_set_new(root, "outlier_policy", json_string(render_outlier_policy(rep)));
         json_object_set_new(root, "cpus", render_json_text(rep->child_cpus));
         json_object_set_new(root, "runner_cpus", render_json_text(rep->runner_cpus));
@@ -54,14 +57,17 @@ int render_report_json(FILE *f, const Report *rep) {
                 VariantSummary s = render_summarize(rep, v);
                 const RenderVerdicts *k = &s.verdicts;
                 json_t *o = json_pack(
-                        "{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "name", rep->variant_names[v],
+                        "{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "name", rep->variant_names[v],
                         "allocator", rep->allocator_names[v], "version", rep->allocator_versions[v],
                         "compared_cells", (json_int_t) k->compared, "lower_cells", (json_int_t) k->lower,
-                        "higher_cells", (json_int_t) k->higher, "tradeoff_cells",
+                        "higher_cells", (json_int_t) k->higher, "same_cells", (json_int_t) k->same,
+                        "inconclusive_cells", (json_int_t) k->inconclusive, "tradeoff_cells",
                         (json_int_t) s.tradeoff_cells, "pareto_cells", (json_int_t) s.pareto_cells);
                 json_object_set_new(o, "geomean", k->compared ? json_real(k->geomean) : json_null());
-                json_object_set_new(o, "geomean_ci_low", k->compared ? json_real(k->lo) : json_null());
-                json_object_set_new(o, "geomean_ci_high", k->compared ? json_real(k->hi) : json_null());
+                json_object_set_new(o, "geomean_ci_low",
+                                    k->compared ? render_json_number(k->lo) : json_null());
+                json_object_set_new(o, "geomean_ci_high",
+                                    k->compared ? render_json_number(k->hi) : json_null());
                 const ReportStartup *u = rep->startup ? &rep->startup[v] : NULL;
                 json_object_set_new(o, "startup",
                                     u && u->n ? json_pack("{s:I, s:f, s:f, s:f}", "n", (json_int_t) u->n,
@@ -91,9 +97,13 @@ int render_report_json(FILE *f, const Report *rep) {
                         double r = render_ratio(rep, c, v);
                         json_object_set_new(o, "ratio_to_baseline", r > 0 ? json_real(r) : json_null());
                         if (e->has_comparison) {
-                                json_object_set_new(o, "ratio_ci_low", json_real(e->comparison.lo));
-                                json_object_set_new(o, "ratio_ci_high", json_real(e->comparison.hi));
-                                json_object_set_new(o, "p_value", json_real(e->comparison.p));
+                                const Comparison *k = &e->comparison;
+                                json_object_set_new(o, "ratio_ci_low", render_json_number(k->lo));
+                                json_object_set_new(o, "ratio_ci_high", render_json_number(k->hi));
+                                json_object_set_new(o, "p_value", render_json_number(k->p));
+                                json_object_set_new(o, "p_adjusted", render_json_number(k->p_adjusted));
+                                json_object_set_new(o, "detectable_change",
+                                                    render_json_number(k->detectable));
                                 json_object_set_new(o, "test", json_string(comparison_test(&e->comparison)));
                                 json_object_set_new(o, "verdict",
                                                     json_string(verdict_word(e->comparison.verdict,

@@ -63,6 +63,8 @@ json_t *render_stats_table(const Report *rep) {
                 "below_noise_floor",
                 "median_ci_low",
                 "median_ci_high",
+                "p_adjusted",
+                "detectable_change",
         };
         json_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t c = 0; c < rep->n_cells; c++)
@@ -90,9 +92,9 @@ json_t *render_stats_table(const Report *rep) {
                                 json_integer(e->n_failed),
                                 render_json_text(e->first_failure),
                                 render_json_text(e->excluded_reason),
-                                k ? json_real(cmp->lo) : json_null(),
-                                k ? json_real(cmp->hi) : json_null(),
-                                k ? json_real(cmp->p) : json_null(),
+                                k ? render_json_number(cmp->lo) : json_null(),
+                                k ? render_json_number(cmp->hi) : json_null(),
+                                k ? render_json_number(cmp->p) : json_null(),
                                 k ? json_string(comparison_test(cmp)) : json_null(),
                                 k ? json_string(verdict_word(cmp->verdict, render_report_is_time(rep)))
                                   : json_null(),
@@ -104,6 +106,8 @@ json_t *render_stats_table(const Report *rep) {
                                              : json_boolean(render_below_noise_floor(rep, c, v)),
                                 e->has_median_ci ? json_real(e->median_lo) : json_null(),
                                 e->has_median_ci ? json_real(e->median_hi) : json_null(),
+                                k ? render_json_number(cmp->p_adjusted) : json_null(),
+                                k ? render_json_number(cmp->detectable) : json_null(),
                         };
                         render_table_add_row(table, values, ELEMENTSOF(values));
                 }

@@ -32,7 +32,7 @@ static char *grid_cell(const Report *rep, size_t c, size_t v) {
                 if (v != rep->baseline && r > 0)
                         snprintf(rat, sizeof(rat), " %.2fx%s%s", r, e->has_comparison ? " " : "",
                                  e->has_comparison
-                                         ? verdict_word(e->comparison.verdict, render_report_is_time(rep))
+                                         ? verdict_mark(e->comparison.verdict, render_report_is_time(rep))
                                          : "");
         }
         if (e->excluded_reason || e->n_failed > 0) {
@@ -143,10 +143,10 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         if (rep->samples_min >
             0) /* samples: auto: how many the cells took, and the rule that stopped them */
                 snprintf(samples, sizeof(samples),
-                         "%s samples (auto: %lld to %lld, until each ratio's 95%% interval is within "
+                         "%s samples (auto: %lld to %lld, until each ratio's %g%% interval is within "
                          "+-%g%%; ",
                          samples_range(fewest_taken, most), (long long) rep->samples_min,
-                         (long long) rep->samples, 100 * rep->min_effect);
+                         (long long) rep->samples, 100 * (1 - rep->alpha), 100 * rep->min_effect);
         else if (strcmp(rep->run.status, "done") != 0 && most < (uint64_t) rep->samples)
                 /* A run that ended early did not take what was planned (it said "of 3000" after 14). */
                 snprintf(samples, sizeof(samples), "%s of %lld planned samples (the run ended early; ",
@@ -209,7 +209,8 @@ static void print_noise_floor(FILE *f, const Report *rep, const Notes *n) {
                 if (isnan(floor))
                         continue;
                 measured++;
-                differs += report_entry(rep, c, rep->aa_variant)->comparison.verdict != VERDICT_SAME;
+                Verdict aa = report_entry(rep, c, rep->aa_variant)->comparison.verdict;
+                differs += aa == VERDICT_LOWER || aa == VERDICT_HIGHER;
                 worst = isnan(worst) || floor > worst ? floor : worst;
         }
         const char *base = rep->variant_names[rep->baseline], *copy = rep->variant_names[rep->aa_variant];
@@ -235,23 +236,62 @@ static void print_noise_floor(FILE *f, const Report *rep, const Notes *n) {
                         }
 }
 
+/* What each inconclusive comparison could have told: the smallest change its test finds 80% of
+ * the time at its samples and noise (Comparison.detectable). */
+static void print_inconclusive(FILE *f, const Report *rep, const Notes *n) {
+        CompareRule rule = render_rule(rep);
+        bool header = false;
+        for (size_t c = 0; c < rep->n_cells && render_report_has_verdicts(rep); c++)
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = report_entry(rep, c, v);
+                        if (!e->has_comparison || e->comparison.verdict != VERDICT_INCONCLUSIVE)
+                                continue;
+                        if (!header)
+                                fprintf(f,
+                                        "%s~ inconclusive: neither a difference nor within +-%g%%; the "
+                                        "smallest "
+                                        "change each would detect (%g%% of the time):\n",
+                                        n->bullet, 100 * rep->min_effect, 100 * COMPARE_POWER);
+                        header = true;
+                        put_cell(f, n, rep->cell_labels[c]);
+                        if (isfinite(e->comparison.detectable))
+                                fprintf(f, " %s: +-%.1f%%\n", rep->variant_names[v],
+                                        100 * e->comparison.detectable);
+                        else
+                                fprintf(f, " %s: none, too few samples for p < %.3g\n",
+                                        rep->variant_names[v], compare_test_alpha(&rule));
+                }
+}
+
 static void print_verdicts(FILE *f, const Report *rep, const Notes *n) {
         bool any = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
                 any |= rep->entries[i].has_comparison;
         if (!any)
                 return;
-        fprintf(f, "\nAgainst %s (a difference needs p < %g and at least %g%%; docs/analysis.md):\n",
-                rep->variant_names[rep->baseline], rep->alpha, 100 * rep->min_effect);
+        char rule[512];
+        CompareRule verdict_rule = render_rule(rep);
+        render_verdict_rule(&verdict_rule, render_report_has_verdicts(rep), rule, sizeof(rule));
+        fprintf(f, "\nAgainst %s (%s; docs/analysis.md):\n", rep->variant_names[rep->baseline], rule);
         bool time = render_report_is_time(rep);
         for (size_t v = 0; v < rep->n_variants; v++) {
                 RenderVerdicts s = render_verdicts(rep, v);
                 if (s.compared == 0)
                         continue;
-                fprintf(f, "%s%s: %s in %zu of %zu cells, %s in %zu; geometric mean %.3fx [%.3f, %.3f]\n",
+                if (!render_report_has_verdicts(rep)) {
+                        fprintf(f, "%s%s: geometric mean of %zu cells %.3fx\n", n->bullet,
+                                rep->variant_names[v], s.compared, s.geomean);
+                        continue;
+                }
+                fprintf(f,
+                        "%s%s: %s in %zu of %zu cells, %s in %zu, same in %zu, inconclusive in %zu; "
+                        "geometric mean "
+                        "%.3fx [%.3f, %.3f]\n",
                         n->bullet, rep->variant_names[v], verdict_word(VERDICT_LOWER, time), s.lower,
-                        s.compared, verdict_word(VERDICT_HIGHER, time), s.higher, s.geomean, s.lo, s.hi);
+                        s.compared, verdict_word(VERDICT_HIGHER, time), s.higher, s.same, s.inconclusive,
+                        s.geomean, s.lo, s.hi);
         }
+        print_inconclusive(f, rep, n);
         print_noise_floor(f, rep, n);
 }
 

@@ -28,13 +28,30 @@ const char *render_value(const char *metric, double v, char *buf, size_t size);
  * reference failed) shows the status its exclusion reason starts with. */
 void render_failure_mark(const ReportEntry *e, char *buf, size_t size);
 
-/* A variant across a run's cells against the baseline: the cells compared, those whose verdict
- * is lower or higher, and the geometric mean of its ratios with its 95% interval (compare_geomean). */
+/* A variant across a run's cells against the baseline: the cells compared, their verdicts, and
+ * the geometric mean of its ratios with its interval at the cells' level, 1 - alpha
+ * (compare_geomean; NAN bounds when no test was valid). */
 typedef struct RenderVerdicts {
-        size_t compared, lower, higher;
+        size_t compared, lower, higher, same, inconclusive;
         double geomean, lo, hi; /* when compared > 0 */
 } RenderVerdicts;
 RenderVerdicts render_verdicts(const Report *rep, size_t v);
+
+/* A JSON string, or null for NULL. */
+json_t *render_json_text(const char *s);
+
+/* A JSON number, or null for a NAN or an infinity (which JSON cannot say). */
+json_t *render_json_number(double x);
+
+/* A verdict rule in words, into buf: "a difference needs p < 0.01 (Holm over 12 comparisons) and
+ * at least 2%; same: the 99% interval within +-2%", or (blocked order) why there are none. */
+void render_verdict_rule(const CompareRule *rule, bool verdicts, char *buf, size_t size);
+
+/* The rule the report's verdicts were decided by (stats/compare.h). */
+CompareRule render_rule(const Report *rep);
+
+/* Whether the report's order gives verdicts (blocked does not). */
+bool render_report_has_verdicts(const Report *rep);
 
 /* Whether a metric ("wall", "maxrss", "reported:NAME") is a time: its verdicts say
  * faster/slower rather than lower/higher. */

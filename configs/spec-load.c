@@ -471,6 +471,7 @@ static const char *const metric_words[] = { "wall", "user", "sys", "maxrss", "re
 static const char *const on_failure_words[] = { "continue", "stop", NULL };
 static const char *const probe_words[] = { "smoke", "always", "never", "counters", NULL };
 static const char *const outliers_words[] = { "flag", "exclude", NULL };
+static const char *const correction_words[] = { "holm", "bh", "none", NULL };
 
 /* One of two words into a bool field: true for the second. */
 static int parse_either(Loader *l, const YamlNode *n, const char *what, const char *no, const char *yes,
@@ -492,6 +493,14 @@ static int parse_outliers(Loader *l, const YamlNode *n, void *field) {
         int r = schema_parse_keyword(l, n, "outliers", outliers_words, &v, NULL);
         if (r >= 0)
                 *(SpecOutliers *) field = (SpecOutliers) v;
+        return r;
+}
+
+static int parse_correction(Loader *l, const YamlNode *n, void *field) {
+        unsigned v;
+        int r = schema_parse_keyword(l, n, "correction", correction_words, &v, NULL);
+        if (r >= 0)
+                *(SpecCorrection *) field = (SpecCorrection) v;
         return r;
 }
 
@@ -775,6 +784,7 @@ static const Field spec_fields[] = {
         { "min_effect", parse_min_effect, offsetof(Spec, min_effect), false },
         { "alpha", parse_alpha, offsetof(Spec, alpha), false },
         { "outliers", parse_outliers, offsetof(Spec, outliers), false },
+        { "correction", parse_correction, offsetof(Spec, correction), false },
         { "env_offset", parse_env_offset, offsetof(Spec, env_offset_random), false },
         { "aa_check", parse_aa_check, offsetof(Spec, aa_check), false },
         { "cpus", parse_cpus, 0, false },
@@ -1036,6 +1046,7 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         s->regression_threshold = SPEC_DEFAULT_REGRESSION_THRESHOLD;
         s->min_effect = SPEC_DEFAULT_MIN_EFFECT;
         s->alpha = SPEC_DEFAULT_ALPHA;
+        s->correction = SPEC_CORRECTION_HOLM;
         s->quiet = (SpecQuiet){ .enabled = true,
                                 .max_cpu_some_avg10 = SPEC_DEFAULT_QUIET_PSI,
                                 .max_load1 = -1 };

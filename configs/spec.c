@@ -66,3 +66,4 @@ NAME_TABLE(spec_metric_to_string, SpecMetric, "wall", "user", "sys", "maxrss", "
 NAME_TABLE(spec_on_failure_to_string, SpecOnFailure, "continue", "stop")
 NAME_TABLE(spec_probe_to_string, SpecProbe, "smoke", "always", "never", "counters")
 NAME_TABLE(spec_outliers_to_string, SpecOutliers, "flag", "exclude")
+NAME_TABLE(spec_correction_to_string, SpecCorrection, "holm", "bh", "none")

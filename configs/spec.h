@@ -81,6 +81,14 @@ typedef enum SpecOutliers {
         _SPEC_OUTLIERS_MAX,
 } SpecOutliers;
 
+/* How many comparisons at once keep their error rate (stats/compare.h has the methods). */
+typedef enum SpecCorrection {
+        SPEC_CORRECTION_HOLM, /* the chance of any false verdict among a run's is at most alpha */
+        SPEC_CORRECTION_BH,   /* Benjamini-Hochberg: false verdicts at most alpha of the verdicts */
+        SPEC_CORRECTION_NONE, /* alpha per comparison */
+        _SPEC_CORRECTION_MAX,
+} SpecCorrection;
+
 #define SPEC_MAX_CPU 1023 /* highest CPU number a spec may name (CPU_SETSIZE - 1) */
 
 typedef enum SpecCpus {
@@ -182,6 +190,7 @@ typedef struct Spec {
         double regression_threshold; /* relative change of a median that a scheduled run reports */
         double min_effect;           /* smallest relative change a verdict calls a difference */
         double alpha;                /* significance level of the verdicts' rank tests */
+        SpecCorrection correction;   /* over a run's comparisons (cells x variants) */
         SpecOutliers outliers;
         bool aa_check; /* the baseline runs twice, the second time as variant "<baseline>-aa" */
         SpecQuiet quiet;
@@ -211,6 +220,7 @@ const char *spec_metric_to_string(SpecMetric m);
 const char *spec_on_failure_to_string(SpecOnFailure f);
 const char *spec_probe_to_string(SpecProbe p);
 const char *spec_outliers_to_string(SpecOutliers o);
+const char *spec_correction_to_string(SpecCorrection c);
 
 /*
  * Loads and validates a spec from memory. path is used for messages only. Returns 0 and a Spec

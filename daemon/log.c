@@ -87,7 +87,12 @@ void log_change_point(const char *experiment, const char *metric, const HistoryS
                       const HistoryPoint *point) {
         const Comparison *c = &point->against;
         const char *change = history_change_word(point->change);
-        char f[9][96];
+        char f[11][96], status[64];
+        if (point->tentative)
+                snprintf(status, sizeof(status), "possible %s (tentative until the next run)", change);
+        else
+                snprintf(status, sizeof(status), "%s (confirmed by run %lld)", change,
+                         (long long) point->confirmed_by);
         snprintf(f[0], sizeof(f[0]), "METRIC=%s", metric);
         snprintf(f[1], sizeof(f[1]), "CHANGE=%s", change);
         snprintf(f[2], sizeof(f[2]), "MEDIAN=%.9g", point->median);
@@ -97,15 +102,18 @@ void log_change_point(const char *experiment, const char *metric, const HistoryS
         snprintf(f[6], sizeof(f[6]), "P_VALUE=%.3g", c->p);
         snprintf(f[7], sizeof(f[7]), "BASELINE_FROM_RUN=%lld", (long long) point->baseline_from);
         snprintf(f[8], sizeof(f[8]), "BASELINE_RUNS=%zu", point->baseline_runs);
-        char *fields[] = { f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], NULL };
+        snprintf(f[9], sizeof(f[9]), "STATUS=%s", point->tentative ? "tentative" : "confirmed");
+        snprintf(f[10], sizeof(f[10]), "CONFIRMED_BY_RUN=%lld", (long long) point->confirmed_by);
+        char *fields[] = { f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], NULL };
         LogContext ctx = { .message_id = LOG_MESSAGE_CHANGE_POINT,
                            .run_id = point->run_id,
                            .experiment = experiment,
                            .variant = series->variant,
                            .cell = series->cell,
                            .fields = fields };
-        log_context(point->change == HISTORY_REGRESSION ? LOG_WARNING : LOG_NOTICE, &ctx,
+        log_context(point->change == HISTORY_REGRESSION && !point->tentative ? LOG_WARNING : LOG_NOTICE,
+                    &ctx,
                     "%s run %lld: %s [%s] %s: %s %.3fx [%.3f, %.3f] against runs %lld.. (%zu runs, p %.2g)",
-                    experiment, (long long) point->run_id, series->variant, series->cell, change, metric,
+                    experiment, (long long) point->run_id, series->variant, series->cell, status, metric,
                     c->ratio, c->lo, c->hi, (long long) point->baseline_from, point->baseline_runs, c->p);
 }

@@ -36,8 +36,10 @@ void log_context(int priority, const LogContext *ctx, const char *fmt, ...)
 /* The same with only a run id (0 for none). */
 void log_message(int priority, int64_t run_id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* A change point of a scheduled run (db/history.h): a warning for a regression, a notice for an
- * improvement, with MESSAGE_ID, RUN_ID, EXPERIMENT, VARIANT, CELL, METRIC, CHANGE, MEDIAN, RATIO,
- * RATIO_CI_LOW, RATIO_CI_HIGH, P_VALUE, BASELINE_FROM_RUN and BASELINE_RUNS fields. */
+/* A change point of a scheduled run (db/history.h): a warning for a confirmed regression, a
+ * notice for an improvement or a tentative change, with MESSAGE_ID, RUN_ID (the change point's
+ * run), EXPERIMENT, VARIANT, CELL, METRIC, CHANGE, MEDIAN, RATIO, RATIO_CI_LOW, RATIO_CI_HIGH,
+ * P_VALUE, BASELINE_FROM_RUN, BASELINE_RUNS, STATUS (confirmed or tentative) and CONFIRMED_BY_RUN
+ * fields. */
 void log_change_point(const char *experiment, const char *metric, const HistorySeries *series,
                       const HistoryPoint *point);

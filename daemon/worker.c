@@ -276,9 +276,9 @@ static JobStatus final_status(const Worker *w) {
         return JOB_DONE;
 }
 
-/* After a scheduled run: the run's change points in the experiment's history (the check
- * `alloclab history` shows) that moved by more than the spec's regression_threshold, each as a
- * structured journal message. */
+/* After a scheduled run: the change points in the experiment's history (the check `alloclab
+ * history` shows) that this run confirmed, and a tentative one at this run, that moved by more
+ * than the spec's regression_threshold, each as a structured journal message. */
 static void report_changes(Worker *w) {
         int64_t run = worker_run_id(w);
         _cleanup_(history_freep) History *h = NULL;
@@ -294,10 +294,14 @@ static void report_changes(Worker *w) {
         }
         for (size_t s = 0; s < h->n_series; s++) {
                 const HistorySeries *series = &h->series[s];
-                const HistoryPoint *last = series->n_points ? &series->points[series->n_points - 1] : NULL;
-                if (last && last->run_id == run && last->change != HISTORY_STEADY &&
-                    fabs(last->against.ratio - 1) > w->spec->regression_threshold)
-                        log_change_point(h->experiment, h->metric, series, last);
+                for (size_t i = series->n_points >= 2 ? series->n_points - 2 : 0; i < series->n_points;
+                     i++) {
+                        const HistoryPoint *p = &series->points[i];
+                        bool news = p->tentative ? p->run_id == run : p->confirmed_by == run;
+                        if (news && p->change != HISTORY_STEADY &&
+                            fabs(p->against.ratio - 1) > w->spec->regression_threshold)
+                                log_change_point(h->experiment, h->metric, series, p);
+                }
         }
 }
 

@@ -101,11 +101,14 @@ typedef struct Mapping {
 
 /*
  * INSERT INTO to.table SELECT FROM from.table AS src WHERE where: every column of the table by
- * name, each from the source row's column of that name or as mapped. Returns 0, -EIO, -ENOMEM.
+ * name, each from the source row's column of that name or as mapped; a column the source does
+ * not have (a bundle of an earlier schema) takes its default. Returns 0, -EIO, -ENOMEM.
  */
 static int copy_rows(sqlite3 *db, const char *from, const char *to, const char *table, const Mapping *map,
                      size_t n_map, const char *where) {
-        char *sql = sqlite3_mprintf("SELECT name FROM pragma_table_info(%Q, %Q) ORDER BY cid", table, to);
+        char *sql = sqlite3_mprintf("SELECT name, name IN (SELECT name FROM pragma_table_info(%Q, %Q))"
+                                    " FROM pragma_table_info(%Q, %Q) ORDER BY cid",
+                                    table, from, table, to);
         sqlite3_stmt *st = NULL;
         int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
         sqlite3_free(sql);
@@ -119,6 +122,8 @@ static int copy_rows(sqlite3 *db, const char *from, const char *to, const char *
                 for (size_t i = 0; i < n_map; i++)
                         if (strcmp(map[i].column, column) == 0)
                                 expr = map[i].expr;
+                if (!expr && !sqlite3_column_int(st, 1))
+                        continue;
                 sqlite3_str_appendf(columns, "%s%s", sep, column);
                 if (expr)
                         sqlite3_str_appendf(values, "%s%s", sep, expr);

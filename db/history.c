@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,6 @@ typedef struct RunInfo {
         char *fingerprint;    /* NULL for runs older than the host fingerprint */
         char *label, *commit; /* run --label, --commit; or NULL */
         double min_effect, alpha;
-        uint64_t seed;
 } RunInfo;
 
 /* The values of one point while its series is read. */
@@ -35,6 +35,79 @@ typedef struct Builder {
         Values *values; /* parallel to the current series' points */
         size_t values_capacity;
 } Builder;
+
+/* Adds a segment's squared deviations of log medians from their mean, and its degrees of
+ * freedom. */
+static void add_segment(const double *logs, size_t n, double *squares, double *df) {
+        if (n < 2)
+                return;
+        double mean = 0;
+        for (size_t i = 0; i < n; i++)
+                mean += logs[i] / (double) n;
+        for (size_t i = 0; i < n; i++)
+                *squares += (logs[i] - mean) * (logs[i] - mean);
+        *df += (double) (n - 1);
+}
+
+/* The series of variant baseline in s's cell on s's host, or NULL. */
+static const HistorySeries *baseline_series(const History *h, const HistorySeries *s, const char *baseline) {
+        for (size_t i = 0; i < h->n_series; i++) {
+                const HistorySeries *b = &h->series[i];
+                if (strcmp(b->variant, baseline) == 0 && strcmp(b->cell, s->cell) == 0 &&
+                    strcmp(b->host, s->host) == 0)
+                        return b;
+        }
+        return NULL;
+}
+
+/* The point of run_id in s, or NULL. */
+static const HistoryPoint *point_of(const HistorySeries *s, int64_t run_id) {
+        for (size_t i = 0; s && i < s->n_points; i++)
+                if (s->points[i].run_id == run_id)
+                        return &s->points[i];
+        return NULL;
+}
+
+/* Where a series starts over for the spread: another host or configuration, or a confirmed
+ * change point. */
+static bool starts_over(const HistoryPoint *p) {
+        return p && (p->host_changed || p->config_change || (p->change != HISTORY_STEADY && !p->tentative));
+}
+
+int history_spread(const History *h, const char *host, const char *baseline, int64_t skip_run,
+                   HistorySpread *ret) {
+        double squares = 0, df = 0;
+        size_t longest = 0;
+        for (size_t i = 0; i < h->n_series; i++) {
+                const HistorySeries *s = &h->series[i];
+                if (strcmp(s->host, host) != 0 || (baseline && strcmp(s->variant, baseline) == 0))
+                        continue;
+                const HistorySeries *base = baseline ? baseline_series(h, s, baseline) : NULL;
+                if (baseline && !base)
+                        continue;
+                _cleanup_free_ double *logs = malloc((s->n_points ? s->n_points : 1) * sizeof(double));
+                if (!logs)
+                        return -ENOMEM;
+                size_t n = 0, used = 0;
+                for (size_t j = 0; j < s->n_points; j++) {
+                        const HistoryPoint *p = &s->points[j], *b = base ? point_of(base, p->run_id) : NULL;
+                        if (starts_over(p) || starts_over(b)) {
+                                add_segment(logs, n, &squares, &df);
+                                n = 0;
+                        }
+                        double value = base ? (b && b->median > 0 ? p->median / b->median : NAN) : p->median;
+                        if (p->run_id == skip_run || !(value > 0))
+                                continue;
+                        logs[n++] = log(value);
+                        used++;
+                }
+                add_segment(logs, n, &squares, &df);
+                longest = used > longest ? used : longest;
+        }
+        changepoint_pool_spread(squares, df, &ret->spread, &ret->df);
+        ret->runs = df > 0 ? longest : 0;
+        return 0;
+}
 
 const char *history_change_word(HistoryChange c) {
         return c == HISTORY_REGRESSION ? "regression" : c == HISTORY_IMPROVEMENT ? "improvement" : NULL;
@@ -95,16 +168,15 @@ static const RunInfo *run_info(const Builder *b, int64_t id) {
  * SQLite read all of them and sort). */
 static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
         sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(
-                    store_db(s),
-                    "SELECT r.id, r.started_at, h.hostname, r.metric, r.min_effect, r.alpha, r.seed,"
-                    " r.host_fingerprint, r.label, r.commit_id, r.experiment_id"
-                    " FROM runs r INDEXED BY runs_history CROSS JOIN hosts h"
-                    " WHERE r.experiment_id = (SELECT id FROM experiments WHERE name = ?1)"
-                    " AND h.id = r.host_id"
-                    " AND r.status IN ('done', 'interrupted')"
-                    " AND (?2 = 0 OR r.id <= ?2) ORDER BY r.id DESC LIMIT ?3",
-                    -1, &st, NULL) != SQLITE_OK)
+        if (sqlite3_prepare_v2(store_db(s),
+                               "SELECT r.id, r.started_at, h.hostname, r.metric, r.min_effect, r.alpha,"
+                               " r.host_fingerprint, r.label, r.commit_id, r.experiment_id"
+                               " FROM runs r INDEXED BY runs_history CROSS JOIN hosts h"
+                               " WHERE r.experiment_id = (SELECT id FROM experiments WHERE name = ?1)"
+                               " AND h.id = r.host_id"
+                               " AND r.status IN ('done', 'interrupted')"
+                               " AND (?2 = 0 OR r.id <= ?2) ORDER BY r.id DESC LIMIT ?3",
+                               -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
         sqlite3_bind_text(st, 1, q->experiment, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, q->until_run);
@@ -122,11 +194,10 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
                                 .metric = sql_text(st, 3),
                                 .min_effect = sqlite3_column_double(st, 4),
                                 .alpha = sqlite3_column_double(st, 5),
-                                .seed = (uint64_t) sqlite3_column_int64(st, 6),
-                                .fingerprint = sql_text_or_null(st, 7),
-                                .label = sql_text_or_null(st, 8),
-                                .commit = sql_text_or_null(st, 9) };
-                b->experiment_id = sqlite3_column_int64(st, 10);
+                                .fingerprint = sql_text_or_null(st, 6),
+                                .label = sql_text_or_null(st, 7),
+                                .commit = sql_text_or_null(st, 8) };
+                b->experiment_id = sqlite3_column_int64(st, 9);
                 if (!x->started_at || !x->hostname || !x->metric)
                         r = -ENOMEM;
         }
@@ -272,7 +343,6 @@ static int analyse_series(Builder *b, HistorySeries *s) {
                         return -EBADMSG; /* every point's run was read first */
                 runs[i] = (ChangePointRun){ .values = b->values[i].v,
                                             .n = b->values[i].n,
-                                            .seed = run->seed,
                                             .min_effect = run->min_effect,
                                             .alpha = run->alpha };
         }
@@ -287,6 +357,10 @@ static int analyse_series(Builder *b, HistorySeries *s) {
                 p->lo = c->lo;
                 p->hi = c->hi;
                 p->against = c->against;
+                p->spread = c->spread;
+                p->outside = c->outside;
+                p->tentative = c->tentative;
+                p->confirmed_by = c->confirmed_by ? s->points[c->confirmed_by].run_id : 0;
                 p->baseline_runs = c->baseline_runs;
                 p->baseline_from = c->baseline_runs ? s->points[c->baseline_from].run_id : 0;
                 p->change = c->change == VERDICT_HIGHER  ? HISTORY_REGRESSION

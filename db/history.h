@@ -10,13 +10,12 @@
 
 /*
  * An experiment's history: per cell and variant, the median of one metric in each run with its
- * distribution-free interval, and change points. A run is a change point when its samples differ from
- * the pooled samples of the runs before it (back to the previous change point, at most
- * HISTORY_WINDOW runs) by the run's own verdict rule: Mann-Whitney p < alpha and a ratio of
- * medians at least min_effect away from 1 (docs/analysis.md).
+ * distribution-free interval, and change points found on the series of run medians
+ * (stats/changepoint.h): a run out of line with the earlier runs' medians (their spread counted),
+ * confirmed by the next run (docs/analysis.md).
  */
 
-#define HISTORY_WINDOW       CHANGEPOINT_WINDOW /* previous runs pooled (stats/changepoint.h) */
+#define HISTORY_WINDOW       CHANGEPOINT_WINDOW /* earlier runs a run is checked against */
 #define HISTORY_DEFAULT_RUNS 20                 /* runs `alloclab history` and the daemon's check read */
 
 typedef enum HistoryChange {
@@ -31,11 +30,14 @@ typedef struct HistoryPoint {
         char *hostname;
         size_t n;              /* measured samples */
         double median, lo, hi; /* the median and its 95% distribution-free interval */
-        size_t baseline_runs;  /* previous runs pooled for the check; 0: not checked */
+        size_t baseline_runs;  /* earlier runs it was checked against; 0: not checked */
         int64_t baseline_from; /* the first of them (run id) */
-        Comparison against;    /* this run against the pool, when baseline_runs > 0; the interval
-                                * only for a possible change (compare_screen_to_baseline), else NAN */
-        HistoryChange change;
+        Comparison against;    /* against them, when baseline_runs > 0 (ChangePoint.against) */
+        double spread;         /* the between-run spread of a median used (log sd) */
+        bool outside;          /* out of line with the earlier runs */
+        HistoryChange change;  /* at a change point: confirmed, or tentative (the last run) */
+        bool tentative;
+        int64_t confirmed_by; /* the run that confirmed the change point, or 0 */
         bool host_changed;    /* the host fingerprint differs from the previous point's: not compared,
                                * and the runs before it are not pooled for later points */
         char *env, *preload;  /* the variant's configuration in this run: env (JSON), allocator name */
@@ -79,6 +81,21 @@ History *history_free(History *h);
 static inline void history_freep(History **h) {
         history_free(*h);
 }
+
+/* How much a run's median varies between runs of the experiment on one host, pooled over its
+ * series (stats/changepoint.h, changepoint_pool_spread): the deviations of each series' log
+ * medians from their mean between new baselines and confirmed change points. */
+typedef struct HistorySpread {
+        double spread; /* log sd of a run's median */
+        double df;     /* its degrees of freedom, the prior's included */
+        size_t runs;   /* runs of the longest series it was estimated from (0: the prior alone) */
+} HistorySpread;
+
+/* The spread from h's series on host, leaving out the points of run skip_run: of each run's
+ * median, or (baseline not NULL) of each run's ratio of a variant's median to the median of
+ * variant `baseline` in the same cell and run. Returns 0 or -ENOMEM. */
+int history_spread(const History *h, const char *host, const char *baseline, int64_t skip_run,
+                   HistorySpread *ret);
 
 /* "regression", "improvement" or NULL. */
 const char *history_change_word(HistoryChange c);

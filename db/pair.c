@@ -6,6 +6,7 @@
  * is for the reader to judge, so the changes are computed all the same.
  */
 #include <errno.h>
+#include <math.h>
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include "configs/specdiff.h"
 #include "db/pair.h"
 #include "db/sql.h"
+#include "stats/changepoint.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 #include "util/text.h"
@@ -211,45 +213,92 @@ static int find_differences(Store *s, RunPair *p) {
         return 0;
 }
 
-static int compute_changes(RunPair *p) {
+/* The between-run spread that two runs' values are compared with: from the history of A's
+ * experiment on A's host up to A, B left out (without one, the prior's alone). */
+static int between_runs(Store *s, RunPair *p) {
+        _cleanup_(history_freep) History *h = NULL;
+        HistoryQuery q = { .experiment = p->a->run.experiment,
+                           .metric = p->a->run.metric,
+                           .last = HISTORY_DEFAULT_RUNS,
+                           .until_run = p->a->run.id };
+        int r = query_history(s, &q, &h);
+        if (r == -ENOENT) {
+                changepoint_pool_spread(0, 0, &p->spread.spread, &p->spread.df);
+                return 0;
+        }
+        return r < 0 ? r : history_spread(h, p->a->run.hostname, p->baseline, p->b->run.id, &p->spread);
+}
+
+/* A change's two values: the runs' medians, or (relative) their within-run ratios. */
+static bool change_values(const RunPair *p, PairChange *x) {
+        const Report *a = p->a, *b = p->b;
+        const ReportEntry *ea = &a->entries[x->cell_a * a->n_variants + x->variant_a];
+        const ReportEntry *eb = &b->entries[x->cell_b * b->n_variants + x->variant_b];
+        if (p->relative) {
+                x->value_a = ea->has_comparison ? ea->comparison.ratio : NAN;
+                x->value_b = eb->has_comparison ? eb->comparison.ratio : NAN;
+        } else {
+                x->value_a = ea->n_values > 0 ? ea->stats.median : NAN;
+                x->value_b = eb->n_values > 0 ? eb->stats.median : NAN;
+        }
+        return x->value_a > 0 && x->value_b > 0;
+}
+
+static int compute_changes(Store *s, RunPair *p) {
         const Report *a = p->a, *b = p->b;
         p->changes = calloc(a->n_cells * a->n_variants + 1, sizeof(PairChange));
-        if (!p->changes)
+        _cleanup_free_ Comparison **family = calloc(a->n_cells * a->n_variants + 1, sizeof(Comparison *));
+        if (!p->changes || !family)
                 return -ENOMEM;
+        p->baseline = p->relative ? a->variant_names[a->baseline] : NULL;
+        int r = between_runs(s, p);
+        if (r < 0)
+                return r;
+        size_t n = 0;
         for (size_t c = 0; c < a->n_cells; c++) {
                 ssize_t cb = find(b->cell_labels, b->n_cells, a->cell_labels[c]);
                 for (size_t v = 0; v < a->n_variants && cb >= 0; v++) {
                         ssize_t vb = find(b->variant_names, b->n_variants, a->variant_names[v]);
-                        if (vb < 0)
+                        if (vb < 0 || (p->relative && v == a->baseline))
                                 continue;
                         PairChange *x = &p->changes[p->n_changes++];
                         *x = (PairChange){
                                 .cell_a = c, .variant_a = v, .cell_b = (size_t) cb, .variant_b = (size_t) vb
                         };
-                        const ReportEntry *ea = &a->entries[c * a->n_variants + v];
-                        const ReportEntry *eb = &b->entries[(size_t) cb * b->n_variants + (size_t) vb];
-                        if (ea->n_values == 0 || eb->n_values == 0)
-                                continue;
-                        int r = compare_to_baseline(ea->values, ea->n_values, eb->values, eb->n_values,
-                                                    a->seed, a->min_effect, a->alpha, &x->comparison);
-                        if (r == -ENOMEM)
-                                return r;
-                        x->has_comparison = r == 0;
+                        if ((x->has_comparison = change_values(p, x)))
+                                family[n++] = &x->comparison;
                 }
         }
+        /* Every change of the pair is one family: each test at the level its size leaves. */
+        p->rule = (CompareRule){
+                .min_effect = a->min_effect, .alpha = a->alpha, .correction = a->correction, .tests = n
+        };
+        for (size_t i = 0; i < p->n_changes; i++) {
+                PairChange *x = &p->changes[i];
+                if (x->has_comparison)
+                        (void) compare_run_medians(x->value_a, x->value_b, p->spread.spread, p->spread.df,
+                                                   &p->rule, &x->comparison);
+        }
+        compare_correct(family, n, p->rule.correction);
+        for (size_t i = 0; i < n; i++)
+                compare_decide(family[i], &p->rule);
         return 0;
 }
 
-int query_run_pair(Store *s, int64_t a, int64_t b, RunPair **ret, int64_t *ret_missing) {
+int query_run_pair(Store *s, int64_t a, int64_t b, bool relative, RunPair **ret, int64_t *ret_missing) {
         _cleanup_(run_pair_freep) RunPair *p = calloc(1, sizeof(RunPair));
         if (!p || !(p->differences = calloc(1, sizeof(char *))))
                 return -ENOMEM;
-        int r = query_report_values(s, a, NULL, &p->a);
+        p->relative = relative;
+        /* Relative compares each run's own comparisons with its baseline; else values do. */
+        int (*read)(Store *, int64_t, const char *, Report **) =
+                relative ? query_report : query_report_values;
+        int r = read(s, a, NULL, &p->a);
         if (r == -ENOENT)
                 *ret_missing = a;
-        if (r >= 0 && (r = query_report_values(s, b, p->a->run.metric, &p->b)) == -ENOENT)
+        if (r >= 0 && (r = read(s, b, p->a->run.metric, &p->b)) == -ENOENT)
                 *ret_missing = b;
-        if (r < 0 || (r = find_differences(s, p)) < 0 || (r = compute_changes(p)) < 0)
+        if (r < 0 || (r = find_differences(s, p)) < 0 || (r = compute_changes(s, p)) < 0)
                 return r;
         *ret = TAKE_PTR(p);
         return 0;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "db/history.h"
 #include "db/query.h"
 #include "stats/compare.h"
 
@@ -16,8 +17,9 @@
 typedef struct PairChange {
         size_t cell_a, variant_a; /* indexes into a's cell_labels and variant_names */
         size_t cell_b, variant_b; /* the same cell label and variant name in b */
-        bool has_comparison;      /* both sides have measured values */
-        Comparison comparison;    /* B against A: ratio = median(B) / median(A), Mann-Whitney */
+        double value_a, value_b;  /* each run's median; relative: each run's ratio to its baseline */
+        bool has_comparison;      /* both values positive */
+        Comparison comparison;    /* B against A: value_b / value_a (compare_run_medians) */
 } PairChange;
 
 typedef struct RunPair {
@@ -26,11 +28,18 @@ typedef struct RunPair {
                              * matrix, in words ("THP: madvise -> always"); empty: comparable */
         PairChange *changes;
         size_t n_changes;
+        /* Relative: each variant's within-run ratio to the baseline variant (A's baseline, by
+         * name) in B against the same in A, so that what moves the whole machine between the
+         * runs falls out; the baseline itself is not a change. */
+        bool relative;
+        const char *baseline; /* relative: the baseline variant's name (in a) */
+        HistorySpread spread; /* between runs of A's experiment on A's host, B left out */
+        CompareRule rule;     /* A's min_effect, alpha and correction over the changes compared */
 } RunPair;
 
-/* Reads runs a and b. Returns 0, -ENOENT when either does not exist (*ret_missing says which),
- * -ENOMEM, -EIO. The intervals are seeded by a's seed, so the same pair compares the same. */
-int query_run_pair(Store *s, int64_t a, int64_t b, RunPair **ret, int64_t *ret_missing);
+/* Reads runs a and b and compares them (relative: their within-run ratios). Returns 0, -ENOENT
+ * when either does not exist (*ret_missing says which), -ENOMEM, -EIO. */
+int query_run_pair(Store *s, int64_t a, int64_t b, bool relative, RunPair **ret, int64_t *ret_missing);
 RunPair *run_pair_free(RunPair *p);
 static inline void run_pair_freep(RunPair **p) {
         run_pair_free(*p);

@@ -235,6 +235,9 @@ static int row_header(Report *rep, sqlite3_stmt *st) {
         rep->cgroup_fallback = sql_text_or_null(st, SUMMARY_N_COLUMNS + 18);
         rep->calibrate_command = sql_text_or_null(st, SUMMARY_N_COLUMNS + 19);
         rep->samples_min = sqlite3_column_int64(st, SUMMARY_N_COLUMNS + 20);
+        int correction =
+                correction_from_string((const char *) sqlite3_column_text(st, SUMMARY_N_COLUMNS + 21));
+        rep->correction = correction >= 0 ? (Correction) correction : CORRECTION_HOLM;
         rep->n_cells = (size_t) rep->run.n_cells;
         rep->n_variants = (size_t) rep->run.n_variants;
         return r;
@@ -407,6 +410,51 @@ static SampleSet entry_samples(ReportEntry *e) {
         return (SampleSet){ .values = e->values, .rounds = e->rounds, .n = e->n_values };
 }
 
+/* Whether variant v of cell c is compared with its cell's baseline: both measured. */
+static bool compared(const Report *rep, size_t c, size_t v) {
+        const ReportEntry *base = &rep->entries[c * rep->n_variants + rep->baseline];
+        const ReportEntry *e = &rep->entries[c * rep->n_variants + v];
+        return v != rep->baseline && !e->excluded_reason && !base->excluded_reason && e->n_values > 0 &&
+               base->n_values > 0;
+}
+
+/* Each measured variant against its cell's measured baseline (stats/sampleset.h), every
+ * comparison of the run one family whose verdicts share alpha by the run's correction. */
+static int compare_entries(Report *rep) {
+        size_t n = 0;
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++)
+                        n += compared(rep, c, v);
+        /* The family's size sets the level each test must reach, and with it the design. */
+        rep->n_tests = n;
+        CompareRule rule = {
+                .min_effect = rep->min_effect, .alpha = rep->alpha, .correction = rep->correction, .tests = n
+        };
+        bool side_by_side = strcmp(rep->order, "blocked") != 0;
+        _cleanup_free_ Comparison **family = calloc(n + 1, sizeof(Comparison *));
+        if (!family)
+                return -ENOMEM;
+        size_t k = 0;
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        if (!compared(rep, c, v))
+                                continue;
+                        ReportEntry *e = &rep->entries[c * rep->n_variants + v];
+                        SampleSet b = entry_samples(&rep->entries[c * rep->n_variants + rep->baseline]),
+                                  x = entry_samples(e);
+                        int r = sampleset_compare(&b, &x, side_by_side, &rule, &e->comparison);
+                        if (r == -ENOMEM)
+                                return r;
+                        e->has_comparison = r == 0;
+                        if (r == 0)
+                                family[k++] = &e->comparison;
+                }
+        compare_correct(family, k, rep->correction);
+        for (size_t i = 0; i < k; i++)
+                compare_decide(family[i], &rule);
+        return 0;
+}
+
 /* Outliers of every entry, then (compare_variants) each measured variant against its cell's measured
  * baseline (stats/sampleset.h). The bootstrap seed is the run's, so showing a run twice gives the same
  * intervals. */
@@ -438,22 +486,8 @@ static int analyse_entries(Report *rep, bool compare_variants) {
                         e->has_median_ci = true;
                 }
         }
-        bool side_by_side = strcmp(rep->order, "blocked") != 0;
-        for (size_t c = 0; c < rep->n_cells && compare_variants; c++) {
-                ReportEntry *base = &rep->entries[c * rep->n_variants + rep->baseline];
-                for (size_t v = 0; v < rep->n_variants; v++) {
-                        ReportEntry *e = &rep->entries[c * rep->n_variants + v];
-                        if (v == rep->baseline || e->excluded_reason || base->excluded_reason ||
-                            e->n_values == 0 || base->n_values == 0)
-                                continue;
-                        SampleSet b = entry_samples(base), x = entry_samples(e);
-                        int r = sampleset_compare(&b, &x, side_by_side, rep->seed, rep->min_effect,
-                                                  rep->alpha, &e->comparison);
-                        if (r == -ENOMEM)
-                                return r;
-                        e->has_comparison = r == 0;
-                }
-        }
+        if (compare_variants)
+                return compare_entries(rep);
         return 0;
 }
 
@@ -587,8 +621,8 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
                              " runs.warmup, runs.seed, runs.verify, runs.message, hosts.kernel,"
                              " hosts.cpu_model, hosts.glibc, hosts.thp, hosts.cpus, runs.min_effect, "
                              "runs.alpha, runs.outliers, runs.cpus, runs.runner_cpus, runs.cgroup,"
-                             " runs.cgroup_fallback, runs.calibrate_command, runs.samples_min" SUMMARY_FROM
-                             " WHERE runs.id = ?1",
+                             " runs.cgroup_fallback, runs.calibrate_command, runs.samples_min, "
+                             "runs.correction" SUMMARY_FROM " WHERE runs.id = ?1",
                              rep, row_header);
         if (r < 0)
                 return r;

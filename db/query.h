@@ -89,6 +89,8 @@ typedef struct Report {
         char *kernel, *cpu_model, *glibc, *thp;
         int64_t cpus;
         double min_effect, alpha;       /* the verdicts' rule (docs/analysis.md) */
+        Correction correction;          /* ... over the run's comparisons */
+        size_t n_tests;                 /* comparisons that share alpha under the correction */
         bool exclude_outliers;          /* spec outliers: exclude; the entries' figures leave them out */
         char *child_cpus, *runner_cpus; /* spec cpus: where children and alloclab ran, or NULL */
         char *cgroup,

@@ -163,23 +163,24 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         db, &rec->run_id,
                         "INSERT INTO runs (experiment_id, spec_id, host_id, spec_path, status, trigger,"
                         " submitter, pid, pid_start, started_at, samples, warmup, order_mode, seed,"
-                        " timeout_ns, verify, metric, on_failure, probe, min_effect, alpha, outliers, cpus,"
+                        " timeout_ns, verify, metric, on_failure, probe, min_effect, alpha, correction, "
+                        "outliers, cpus,"
                         " runner_cpus, host_facts, host_fingerprint, cgroup, cgroup_fallback,"
                         " calibrate_command, env_offset, slurm_job_id, slurm_array_task_id, slurm_node, "
                         "label, commit_id, uuid)"
                         " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
                         " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " STORE_SQL_UUID ")",
-                        "iiitttiiiitiittttddtttttttttttttt", experiment_id, spec_id, host_id, spec_path,
+                        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " STORE_SQL_UUID ")",
+                        "iiitttiiiitiittttddttttttttttttttt", experiment_id, spec_id, host_id, spec_path,
                         ctx->trigger, submitter, (int64_t) getpid(), (int64_t) start, (int64_t) p->samples,
                         (int64_t) p->warmup, spec_order_to_string(s->order), (int64_t) p->seed,
                         (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
                         spec_on_failure_to_string(s->on_failure),
                         p->probe_path ? spec_probe_to_string(s->probe) : "never", s->min_effect, s->alpha,
-                        spec_outliers_to_string(s->outliers), child_cpus, runner_cpus, facts_json,
-                        h->fingerprint, cgroup, cgroup_fallback, calibrate_json,
-                        s->env_offset_random ? "random" : "none", slurm_job, slurm_task, slurm_node, label,
-                        commit);
+                        spec_correction_to_string(s->correction), spec_outliers_to_string(s->outliers),
+                        child_cpus, runner_cpus, facts_json, h->fingerprint, cgroup, cgroup_fallback,
+                        calibrate_json, s->env_offset_random ? "random" : "none", slurm_job, slurm_task,
+                        slurm_node, label, commit);
 
         if (r >= 0 && p->samples_auto)
                 r = sql_exec1(db, NULL, "UPDATE runs SET samples_min = ? WHERE id = ?", "ii",

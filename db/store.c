@@ -243,6 +243,10 @@ static const char *const migrations[] = {
         " min_effect, alpha, seed, host_fingerprint, label, commit_id);",
         /* 20 -> 21: the submitter's umask, which a job's files get (NULL: JOB_DEFAULT_UMASK) */
         "ALTER TABLE jobs ADD COLUMN umask INTEGER CHECK (umask BETWEEN 0 AND 511);",
+        /* 21 -> 22: how a run's verdicts share alpha (spec correction); earlier runs are read
+         * with the default, as the figures are recomputed on every read */
+        "ALTER TABLE runs ADD COLUMN correction TEXT NOT NULL DEFAULT 'holm'"
+        " CHECK (correction IN ('holm', 'bh', 'none'));",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -144,16 +144,32 @@ static int collect(CellState *c, const Sample *s) {
         return 0;
 }
 
+CompareRule run_compare_rule(const Plan *p) {
+        const Spec *s = p->spec;
+        static const Correction corrections[_SPEC_CORRECTION_MAX] = {
+                [SPEC_CORRECTION_HOLM] = CORRECTION_HOLM,
+                [SPEC_CORRECTION_BH] = CORRECTION_BH,
+                [SPEC_CORRECTION_NONE] = CORRECTION_NONE,
+        };
+        size_t tests = p->n_cells * (p->n_variants > 1 ? p->n_variants - 1 : 0);
+        return (CompareRule){ .min_effect = s->min_effect,
+                              .alpha = s->alpha,
+                              .correction = corrections[s->correction],
+                              .tests = tests ? tests : 1 };
+}
+
 unsigned run_auto_min_rounds(const Plan *p) {
         const Spec *s = p->spec;
-        unsigned needed = s->samples_min ? s->samples_min : compare_samples_needed(s->alpha, true);
+        CompareRule rule = run_compare_rule(p);
+        unsigned needed = s->samples_min ? s->samples_min : compare_samples_needed(true, &rule);
         return needed < 3 ? 3 : needed > p->samples ? p->samples : needed;
 }
 
 /* samples: auto: whether every measured variant's ratio to the baseline on the primary metric
- * is known within min_effect (its bootstrap interval's half-width), so that more rounds would
- * not change what the cell says. Costs a bootstrap per variant, between children. */
-static bool precise_enough(const Plan *p, const CellState *c, uint32_t cell) {
+ * is known within min_effect (the half-width of its interval at 1 - alpha, as show computes it
+ * for rounds that do not pair), so that more rounds would not change what the cell says. Costs
+ * a few linear passes per variant, between children. */
+static bool precise_enough(const Plan *p, const CellState *c) {
         const Spec *s = p->spec;
         /* The built-in metrics' series carry the spec's names for them (RUN_METRIC_*). */
         const char *metric =
@@ -162,15 +178,15 @@ static bool precise_enough(const Plan *p, const CellState *c, uint32_t cell) {
                 c->excluded[s->baseline] ? NULL : find_series(c, (uint32_t) s->baseline, metric);
         if (!base || base->n < 2)
                 return false;
+        CompareRule rule = run_compare_rule(p);
         for (uint32_t v = 0; v < p->n_variants; v++) {
                 if (v == s->baseline || c->excluded[v])
                         continue;
                 const Series *x = find_series(c, v, metric);
-                double lo, hi;
+                Comparison k;
                 if (!x || x->n < 2 ||
-                    compare_ratio_ci(base->values, base->n, x->values, x->n, p->seed ^ cell,
-                                     COMPARE_RESAMPLES, COMPARE_LEVEL, &lo, &hi) < 0 ||
-                    isnan(lo) || isnan(hi) || (hi - lo) / 2 > s->min_effect)
+                    compare_independent(base->values, base->n, x->values, x->n, &rule, &k) < 0 ||
+                    !isfinite(k.lo) || !isfinite(k.hi) || (k.hi - k.lo) / 2 > s->min_effect)
                         return false;
         }
         return true;
@@ -741,7 +757,7 @@ int run_execute(const Plan *p, const RunPrior *prior, const RunSink *sink, int c
                 if (step->phase == PHASE_SAMPLE && p->samples_auto && !cell.precise &&
                     step->round >= run_auto_min_rounds(p) && step->round >= cell.judged) {
                         cell.judged = step->round + 1;
-                        cell.precise = precise_enough(p, &cell, step->cell);
+                        cell.precise = precise_enough(p, &cell);
                 }
                 if (cell.excluded[step->variant] || (step->phase == PHASE_SAMPLE && cell.precise))
                         continue;

@@ -7,6 +7,7 @@
 
 #include "runner/output.h"
 #include "runner/plan.h"
+#include "stats/compare.h"
 #include "runner/probe-report.h"
 #include "runner/spawn.h"
 #include "stats/stats.h"
@@ -136,6 +137,10 @@ int run_execute(const Plan *plan, const RunPrior *prior, const RunSink *sink, in
 /* samples: auto: the sample rounds every cell runs before its precision is judged (the spec's
  * min, else the fewest with which a verdict is possible, at least 3). */
 unsigned run_auto_min_rounds(const Plan *p);
+
+/* The verdict rule of the plan's run: its spec's min_effect, alpha and correction over every
+ * comparison the run will make (each cell's variants but the baseline). */
+CompareRule run_compare_rule(const Plan *p);
 
 /* The value of a built-in or reported metric in a sample; false when the sample lacks it. */
 bool run_sample_metric(const Sample *s, const char *metric, double *ret);

@@ -1,77 +1,115 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stats/changepoint.h"
 #include "stats/stats.h"
+#include "stats/student.h"
 #include "util/cleanup.h"
 
-/* Merges ascending a[0..na) and b[0..nb) into ascending to[0..na + nb). */
-static void merge(const double *a, size_t na, const double *b, size_t nb, double *to) {
-        size_t i = 0, j = 0, k = 0;
-        while (i < na && j < nb)
-                to[k++] = b[j] < a[i] ? b[j++] : a[i++];
-        memcpy(to + k, a + i, (na - i) * sizeof(double));
-        memcpy(to + k + (na - i), b + j, (nb - j) * sizeof(double));
+void changepoint_pool_spread(double squares, double df, double *ret_spread, double *ret_df) {
+        double prior = CHANGEPOINT_PRIOR_RUNS * CHANGEPOINT_PRIOR_SPREAD * CHANGEPOINT_PRIOR_SPREAD;
+        *ret_df = df + CHANGEPOINT_PRIOR_RUNS;
+        *ret_spread = sqrt((squares + prior) / *ret_df);
 }
 
-/*
- * Each run's values are sorted once, and a pool is the merge of its runs' sorted values: the
- * comparison gets both sides sorted and sorts neither again (the order of values does not
- * change an independent comparison).
- */
-int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
-        size_t total = 0, widest = 1; /* widest: the most values CHANGEPOINT_WINDOW runs hold */
-        for (size_t i = 0, window = 0; i < n; i++) {
-                total += runs[i].n;
-                window += runs[i].n - (i >= CHANGEPOINT_WINDOW ? runs[i - CHANGEPOINT_WINDOW].n : 0);
-                widest = window > widest ? window : widest;
-        }
-        _cleanup_free_ double *sorted = malloc((total ? total : 1) * sizeof(double));
-        _cleanup_free_ size_t *start = malloc((n ? n : 1) * sizeof(size_t)); /* of run i in sorted */
-        /* A pool, and the merge that grows it by one run. */
-        _cleanup_free_ double *pool = malloc(widest * sizeof(double));
-        _cleanup_free_ double *merged = malloc(widest * sizeof(double));
-        if (!sorted || !start || !pool || !merged)
+/* The log median of each run, and its median and order-statistic interval into ret. */
+static int summarise(const ChangePointRun *run, ChangePoint *ret, double *ret_log_median) {
+        _cleanup_free_ double *sorted = malloc(run->n * sizeof(double));
+        if (!sorted)
                 return -ENOMEM;
-        for (size_t i = 0, at = 0; i < n; at += runs[i++].n) {
-                start[i] = at;
-                memcpy(sorted + at, runs[i].values, runs[i].n * sizeof(double));
-                stats_sort(sorted + at, runs[i].n);
+        memcpy(sorted, run->values, run->n * sizeof(double));
+        stats_sort(sorted, run->n);
+        ret->median = stats_median_sorted(sorted, run->n);
+        compare_median_order_interval(sorted, run->n, COMPARE_LEVEL, &ret->lo, &ret->hi);
+        *ret_log_median = ret->median > 0 ? log(ret->median) : NAN;
+        return 0;
+}
+
+/* The level the earlier runs from..to-1 set, and how far a run may lie from it. */
+typedef struct Level {
+        double mean;  /* of their log medians */
+        double scale; /* the standard error of a new run's distance from mean */
+        double df;
+        double spread;
+} Level;
+
+static bool level_of(const double *log_medians, size_t from, size_t to, Level *ret) {
+        double k = (double) (to - from), sum = 0, squares = 0;
+        for (size_t j = from; j < to; j++)
+                sum += log_medians[j];
+        double mean = sum / k;
+        for (size_t j = from; j < to; j++)
+                squares += (log_medians[j] - mean) * (log_medians[j] - mean);
+        if (!isfinite(mean))
+                return false; /* a median of 0 or less: no ratio */
+        double spread, df;
+        changepoint_pool_spread(squares, k - 1, &spread, &df);
+        *ret = (Level){ .mean = mean, .scale = spread * sqrt(1 + 1 / k), .df = df, .spread = spread };
+        return true;
+}
+
+/* Run i against level: fills p->against and p->outside. */
+static void check(const ChangePointRun *run, double log_median, const Level *level, ChangePoint *p) {
+        double distance = log_median - level->mean, t = fabs(distance) / level->scale;
+        double reach = student_quantile(run->alpha, level->df) * level->scale;
+        p->against = (Comparison){ .ratio = exp(distance),
+                                   .lo = exp(distance - reach),
+                                   .hi = exp(distance + reach),
+                                   .p = student_p(t, level->df),
+                                   .detectable = expm1(reach),
+                                   .test = COMPARE_TEST_NONE };
+        p->against.p_adjusted = p->against.p;
+        p->spread = level->spread;
+        p->outside = isfinite(log_median) && p->against.p < run->alpha &&
+                     fabs(p->against.ratio - 1) >= run->min_effect;
+        p->against.verdict = !p->outside            ? VERDICT_INCONCLUSIVE
+                             : p->against.ratio > 1 ? VERDICT_HIGHER
+                                                    : VERDICT_LOWER;
+}
+
+int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
+        _cleanup_free_ double *log_medians = malloc((n ? n : 1) * sizeof(double));
+        if (!log_medians)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                ret[i] = (ChangePoint){ .change = VERDICT_INCONCLUSIVE };
+                if (summarise(&runs[i], &ret[i], &log_medians[i]) < 0)
+                        return -ENOMEM;
         }
         size_t since = 0; /* the first run after the last change point or new baseline */
         for (size_t i = 0; i < n; i++) {
                 ChangePoint *p = &ret[i];
-                *p = (ChangePoint){ .change = VERDICT_SAME };
-                const double *values = sorted + start[i];
-                p->median = stats_median_sorted(values, runs[i].n);
-                compare_median_order_interval(values, runs[i].n, COMPARE_LEVEL, &p->lo, &p->hi);
                 if (runs[i].new_baseline) {
                         since = i;
                         continue;
                 }
-                size_t from = i > since + CHANGEPOINT_WINDOW ? i - CHANGEPOINT_WINDOW : since, n_pool = 0;
-                if (from == i)
-                        continue;
-                for (size_t j = from; j < i; j++) {
-                        merge(pool, n_pool, sorted + start[j], runs[j].n, merged);
-                        n_pool += runs[j].n;
-                        double *t = pool;
-                        pool = merged;
-                        merged = t;
-                }
-                int r = compare_screen_to_baseline(pool, n_pool, values, runs[i].n, runs[i].seed,
-                                                   runs[i].min_effect, runs[i].alpha, &p->against);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
+                size_t from = i > since + CHANGEPOINT_WINDOW ? i - CHANGEPOINT_WINDOW : since;
+                Level level;
+                if (from == i || !level_of(log_medians, from, i, &level))
                         continue;
                 p->baseline_runs = i - from;
                 p->baseline_from = from;
-                p->change = p->against.verdict;
-                if (p->change != VERDICT_SAME)
+                check(&runs[i], log_medians[i], &level, p);
+                if (!p->outside)
+                        continue;
+                if (i + 1 == n) { /* nothing after it yet */
+                        p->change = p->against.verdict;
+                        p->tentative = true;
+                        continue;
+                }
+                if (runs[i + 1].new_baseline)
+                        continue;
+                /* The next run against the same earlier runs: out of line the same way? */
+                ChangePoint next = {};
+                check(&runs[i + 1], log_medians[i + 1], &level, &next);
+                if (next.outside && next.against.verdict == p->against.verdict) {
+                        p->change = p->against.verdict;
+                        p->confirmed_by = i + 1;
                         since = i;
+                }
         }
         return 0;
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Statistics for comparisons. Ranks use average ranks for ties; p-values use the normal
- * approximation with tie correction and a 0.5 continuity correction, which is what the usual
- * references call "asymptotic"; exact small-sample tables are not used. The bootstrap draws
- * from rng_next() so results depend only on the data and the seed.
+ * The ratios behind an estimate are never listed: n m of them (or n(n+1)/2 Walsh averages) would
+ * be a million for two samples of a thousand. They form a set sorted implicitly by the two sorted
+ * samples, whose members at or below a value are counted in one pass (two pointers), so the k-th
+ * smallest is found by bisecting over the doubles themselves, at most 64 counts: O(n) memory and
+ * O(64 n) time for every order statistic of the set (compare the median-of-pairwise-differences
+ * algorithms of Monahan, 1984). The counts, taken at the ratio 1, are also the test statistics.
  */
 #include <errno.h>
 #include <math.h>
@@ -11,132 +13,324 @@
 #include <string.h>
 
 #include "stats/compare.h"
-#include "stats/median-sampler.h"
+#include "stats/ranks.h"
 #include "stats/stats.h"
+#include "stats/student.h"
 #include "util/cleanup.h"
-#include "util/rng.h"
 
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return (x > y) - (x < y);
+/* The implicit set: every combine(x[j], base[i]) (cross), or every combine(d[i], d[j]) with
+ * i <= j (Walsh), of ascending arrays. combine is a ratio (or a geometric mean of two ratios) on
+ * positive values, a difference (or a mean) otherwise; it rises with its first argument and, for
+ * cross, falls with its second, which is what the counting needs. */
+typedef struct PairSet {
+        const double *x, *base; /* Walsh: x only */
+        size_t nx, nb;
+        bool walsh, ratio;
+} PairSet;
+
+static double combine(const PairSet *s, double a, double b) {
+        if (s->walsh)
+                return s->ratio ? sqrt(a * b) : (a + b) / 2;
+        return s->ratio ? a / b : a - b;
+}
+
+static size_t pair_count(const PairSet *s) {
+        return s->walsh ? s->nx * (s->nx + 1) / 2 : s->nx * s->nb;
+}
+
+/* How many members are <= t (or < t when strict). */
+static size_t count_below(const PairSet *s, double t, bool strict) {
+#define BELOW(v) (strict ? (v) < t : (v) <= t)
+        size_t count = 0;
+        if (!s->walsh) {
+                /* For each x[j], the base values that keep the member below t are a suffix of
+                 * base, whose start only moves right as x[j] grows. */
+                size_t first = 0;
+                for (size_t j = 0; j < s->nx; j++) {
+                        while (first < s->nb && !BELOW(combine(s, s->x[j], s->base[first])))
+                                first++;
+                        count += s->nb - first;
+                }
+                return count;
+        }
+        /* For each i, the j >= i that keep it below t are a prefix up to last, which only moves
+         * left as i grows. */
+        ptrdiff_t last = (ptrdiff_t) s->nx - 1;
+        for (size_t i = 0; i < s->nx; i++) {
+                while (last >= (ptrdiff_t) i && !BELOW(combine(s, s->x[i], s->x[last])))
+                        last--;
+                if (last < (ptrdiff_t) i)
+                        break;
+                count += (size_t) (last - (ptrdiff_t) i + 1);
+        }
+        return count;
+#undef BELOW
+}
+
+/* Doubles as unsigned integers in the same order (negative ones reversed), for bisection. */
+static uint64_t order_key(double v) {
+        uint64_t u;
+        memcpy(&u, &v, sizeof(u));
+        return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
+static double key_value(uint64_t k) {
+        uint64_t u = k >> 63 ? k & ~(UINT64_C(1) << 63) : ~k;
+        double v;
+        memcpy(&v, &u, sizeof(v));
+        return v;
+}
+
+/* The k-th smallest member (1 <= k <= pair_count): the smallest double with at least k members
+ * at or below it, which is a member. */
+static double kth(const PairSet *s, size_t k) {
+        size_t nb = s->walsh ? s->nx : s->nb;
+        const double *b = s->walsh ? s->x : s->base;
+        double smallest = combine(s, s->x[0], s->walsh ? b[0] : b[nb - 1]);
+        double largest = combine(s, s->x[s->nx - 1], s->walsh ? b[nb - 1] : b[0]);
+        uint64_t lo = order_key(smallest), hi = order_key(largest);
+        while (lo < hi) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                if (count_below(s, key_value(mid), false) >= k)
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+        return key_value(lo);
+}
+
+/* The median of the set: the Hodges-Lehmann estimate (for an even count, the middle two's mean
+ * by combine: on ratios their geometric mean, the mean of their logs). */
+static double set_median(const PairSet *s) {
+        size_t n = pair_count(s);
+        double low = kth(s, (n + 1) / 2);
+        if (n % 2)
+                return low;
+        double high = kth(s, n / 2 + 1);
+        return s->ratio ? sqrt(low * high) : (low + high) / 2;
+}
+
+/* z with P(Z <= z) = p for a standard normal Z, 0.5 <= p < 1, by bisection on erfc. */
+static double normal_quantile(double p) {
+        double lo = 0, hi = 40;
+        for (int i = 0; i < 200; i++) {
+                double mid = (lo + hi) / 2;
+                if (1 - erfc(mid / sqrt(2)) / 2 < p)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return (lo + hi) / 2;
+}
+
+double compare_test_alpha(const CompareRule *rule) {
+        size_t tests = rule->tests ? rule->tests : 1;
+        return rule->correction == CORRECTION_NONE ? rule->alpha : rule->alpha / (double) tests;
+}
+
+double compare_smallest_p(size_t n, bool paired) {
+        if (n == 0)
+                return 1;
+        double p = 2;
+        if (paired) /* signed-rank: every round one way, 2 / 2^n */
+                for (size_t i = 0; i < n; i++)
+                        p /= 2;
+        else /* rank-sum: the two samples fully apart, 2 / C(2n, n) */
+                for (size_t i = 1; i <= n; i++)
+                        p *= (double) i / (double) (n + i);
+        return fmin(1, p);
+}
+
+bool compare_pairs(size_t n, const CompareRule *rule) {
+        return n >= COMPARE_MIN_PAIRS && compare_smallest_p(n, true) < compare_test_alpha(rule) / 4;
+}
+
+bool compare_can_decide(size_t n, bool rounds, const CompareRule *rule) {
+        return compare_smallest_p(n, rounds && compare_pairs(n, rule)) < compare_test_alpha(rule);
+}
+
+unsigned compare_samples_needed(bool rounds, const CompareRule *rule) {
+        unsigned n = 1;
+        while (n < 1000 && !compare_can_decide(n, rounds, rule))
+                n++;
+        return n;
 }
 
 /*
- * One sample's values in ascending order, each with its index in the sample: sorted once, it
- * gives the median, the ranks of the rank-sum test (by merging two of them), the median sampler
- * of independent samples and the paired bootstrap's medians without sorting each resample: a
- * resample of rounds is how often each index was drawn, and its median is found by walking the
- * sorted values until the counts pass the middle, O(n) per resample instead of O(n log n).
+ * Estimate, interval, test and detectable change from the set s and the null distribution of
+ * its count statistic. neutral is "no difference" (1 for ratios, 0 for differences); scale turns
+ * a difference into a fraction of the baseline (1 for ratios).
  */
-typedef struct Ranked {
-        double value;
-        size_t index;
-} Ranked;
-
-typedef struct SortedSample {
-        Ranked *by_value;
-        size_t n;
-} SortedSample;
-
-static int cmp_ranked(const void *a, const void *b) {
-        return cmp_double(&((const Ranked *) a)->value, &((const Ranked *) b)->value);
+static void estimate(const PairSet *s, const RankNull *null, double neutral, double scale,
+                     const CompareRule *rule, Comparison *c) {
+        size_t n = pair_count(s);
+        double mid = set_median(s);
+        /* The two one-sided counts at "no difference", ties there counted against a decision:
+         * the interval excludes neutral from above exactly when its lower bound's rank k exceeds
+         * the members at or below neutral, i.e. when P(T <= that count) < alpha / 2. */
+        size_t at_or_below = count_below(s, neutral, false);
+        size_t at_or_above = n - count_below(s, neutral, true);
+        c->p = fmin(1, 2 * fmin(rank_null_cdf(null, at_or_below), rank_null_cdf(null, at_or_above)));
+        c->p_adjusted = c->p;
+        size_t k = rank_null_bound(null, rule->alpha / 2);
+        double lo = k > 0 ? kth(s, k) : s->ratio ? 0 : -INFINITY;
+        double hi = k > 0 ? kth(s, n + 1 - k) : INFINITY;
+        if (s->ratio) {
+                c->ratio = mid, c->lo = lo, c->hi = hi;
+        } else {
+                c->ratio = 1 + mid / scale, c->lo = 1 + lo / scale, c->hi = 1 + hi / scale;
+        }
+        /* The interval's half-width on the log (or fraction) scale read as z standard errors;
+         * a change is found with COMPARE_POWER when it lies z_test + z_power of them out. */
+        double test_alpha = compare_test_alpha(rule);
+        double half = s->ratio ? (log(c->hi) - log(c->lo)) / 2 : (c->hi - c->lo) / 2;
+        double se = half / normal_quantile(1 - rule->alpha / 2);
+        double reach = (normal_quantile(1 - test_alpha / 2) + normal_quantile(COMPARE_POWER)) * se;
+        bool can = rank_null_smallest_p(null) < test_alpha && isfinite(se);
+        c->detectable = !can ? INFINITY : s->ratio ? expm1(reach) : reach;
 }
 
-static int sorted_init(SortedSample *s, const double *x, size_t n) {
-        *s = (SortedSample){ .by_value = malloc((n ? n : 1) * sizeof(Ranked)), .n = n };
-        if (!s->by_value)
+/* Ascending copies of values, and whether they are all positive (ratios) or not (differences). */
+static double *sorted_copy(const double *v, size_t n) {
+        double *copy = malloc(n * sizeof(double));
+        if (!copy)
+                return NULL;
+        memcpy(copy, v, n * sizeof(double));
+        stats_sort(copy, n);
+        return copy;
+}
+
+static bool all_positive(const double *v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (!(v[i] > 0))
+                        return false;
+        return true;
+}
+
+int compare_independent(const double *base, size_t nb, const double *x, size_t nx, const CompareRule *rule,
+                        Comparison *ret) {
+        if (nb == 0 || nx == 0)
+                return -EINVAL;
+        _cleanup_free_ double *sb = sorted_copy(base, nb), *sx = sorted_copy(x, nx);
+        if (!sb || !sx)
                 return -ENOMEM;
-        bool ascending = true;
-        for (size_t i = 0; i < n; i++) {
-                s->by_value[i] = (Ranked){ x[i], i };
-                ascending = ascending && (i == 0 || x[i - 1] <= x[i]);
-        }
-        if (!ascending) /* history hands its pools over sorted */
-                qsort(s->by_value, n, sizeof(Ranked), cmp_ranked);
+        PairSet s = {
+                .x = sx, .base = sb, .nx = nx, .nb = nb, .ratio = all_positive(sb, 1) && all_positive(sx, 1)
+        };
+        double scale = 1;
+        if (!s.ratio && (scale = fabs(stats_median_sorted(sb, nb))) == 0)
+                return -EINVAL;
+        _cleanup_(rank_null_done) RankNull null = {};
+        if (rank_null_rank_sum(&null, nb, nx) < 0)
+                return -ENOMEM;
+        Comparison c = { .test = COMPARE_TEST_RANK_SUM };
+        estimate(&s, &null, s.ratio ? 1 : 0, scale, rule, &c);
+        *ret = c;
         return 0;
 }
 
-static void sorted_done(SortedSample *s) {
-        free(s->by_value);
-}
-
-/* The median, as stats_median_sorted() gives it. */
-static double sorted_median(const SortedSample *s) {
-        const Ranked *v = s->by_value;
-        size_t n = s->n;
-        return n % 2 ? v[n / 2].value : (v[n / 2 - 1].value + v[n / 2].value) / 2;
-}
-
-/* Draws n indices of 0..n-1 into counts (a multiply and shift maps the 64-bit draw onto 0..n-1
- * without a division). */
-static void draw(unsigned *counts, size_t n, uint64_t *rng) {
-        memset(counts, 0, n * sizeof(unsigned));
+int compare_paired(const double *base, const double *x, size_t n, const CompareRule *rule, Comparison *ret) {
+        if (n == 0)
+                return -EINVAL;
+        bool ratio = all_positive(base, n) && all_positive(x, n);
+        _cleanup_free_ double *d = malloc(n * sizeof(double)), *sb = sorted_copy(base, n);
+        if (!d || !sb)
+                return -ENOMEM;
         for (size_t i = 0; i < n; i++)
-                counts[(size_t) (((unsigned __int128) rng_next(rng) * n) >> 64)]++;
+                d[i] = ratio ? x[i] / base[i] : x[i] - base[i];
+        stats_sort(d, n);
+        double scale = 1;
+        if (!ratio && (scale = fabs(stats_median_sorted(sb, n))) == 0)
+                return -EINVAL;
+        _cleanup_(rank_null_done) RankNull null = {};
+        if (rank_null_signed_rank(&null, n) < 0)
+                return -ENOMEM;
+        PairSet s = { .x = d, .nx = n, .walsh = true, .ratio = ratio };
+        Comparison c = { .test = COMPARE_TEST_SIGNED_RANK };
+        estimate(&s, &null, ratio ? 1 : 0, scale, rule, &c);
+        *ret = c;
+        return 0;
 }
 
-/* The median of the resample that counts describes. */
-static double counted_median(const SortedSample *s, const unsigned *counts) {
-        const Ranked *v = s->by_value;
-        size_t k = (s->n - 1) / 2, seen = 0, i = 0; /* k: the lower middle position */
-        while (seen + counts[v[i].index] <= k)
-                seen += counts[v[i++].index];
-        double low = v[i].value;
-        if (s->n % 2 || seen + counts[v[i].index] > k + 1)
-                return low; /* odd n, or both middle positions hold this value */
-        while (counts[v[++i].index] == 0)
-                ;
-        return (low + v[i].value) / 2;
+int compare_run_medians(double ma, double mb, double spread, double df, const CompareRule *rule,
+                        Comparison *ret) {
+        if (!(ma > 0) || !(mb > 0) || !(spread > 0) || !(df > 0))
+                return -EINVAL;
+        /* Each log median strays from its level by spread: their difference by spread sqrt 2. */
+        double distance = log(mb / ma), se = spread * M_SQRT2;
+        double reach = student_quantile(rule->alpha, df) * se;
+        double power = student_quantile(compare_test_alpha(rule), df) +
+                       student_quantile(2 * (1 - COMPARE_POWER), df);
+        *ret = (Comparison){ .ratio = mb / ma,
+                             .lo = exp(distance - reach),
+                             .hi = exp(distance + reach),
+                             .p = student_p(fabs(distance) / se, df),
+                             .detectable = expm1(power * se),
+                             .test = COMPARE_TEST_RUNS };
+        ret->p_adjusted = ret->p;
+        return 0;
 }
 
-static void swap_double(double *a, double *b) {
-        double t = *a;
-        *a = *b;
-        *b = t;
+int compare_ratio_only(const double *base, size_t nb, const double *x, size_t nx, Comparison *ret) {
+        CompareRule any = { .alpha = 0.05, .correction = CORRECTION_NONE, .tests = 1 };
+        int r = compare_independent(base, nb, x, nx, &any, ret);
+        if (r < 0)
+                return r;
+        ret->lo = ret->hi = ret->p = ret->p_adjusted = NAN;
+        ret->detectable = INFINITY;
+        ret->test = COMPARE_TEST_NONE;
+        ret->verdict = VERDICT_INCONCLUSIVE;
+        return 0;
 }
 
-/* Moves the k-th smallest of v[0..n) to v[k], smaller ones before it and larger ones after
- * (Hoare's selection with a median-of-three pivot): O(n) where sorting all of v would take
- * O(n log n), and the same value as sorting would put there. */
-static void select_kth(double *v, size_t n, size_t k) {
-        ptrdiff_t left = 0, right = (ptrdiff_t) n - 1, target = (ptrdiff_t) k;
-        while (right > left) {
-                ptrdiff_t mid = left + (right - left) / 2;
-                if (v[mid] < v[left])
-                        swap_double(&v[mid], &v[left]);
-                if (v[right] < v[left])
-                        swap_double(&v[right], &v[left]);
-                if (v[right] < v[mid])
-                        swap_double(&v[right], &v[mid]);
-                double pivot = v[mid];
-                ptrdiff_t i = left, j = right;
-                while (i <= j) {
-                        while (v[i] < pivot)
-                                i++;
-                        while (v[j] > pivot)
-                                j--;
-                        if (i <= j)
-                                swap_double(&v[i++], &v[j--]);
-                }
-                /* Now v[left..j] <= pivot <= v[i..right], and whatever lies between equals it. */
-                if (target <= j)
-                        right = j;
-                else if (target >= i)
-                        left = i;
-                else
-                        return;
+static int cmp_by_p(const void *a, const void *b) {
+        const Comparison *x = *(Comparison *const *) a, *y = *(Comparison *const *) b;
+        return (x->p > y->p) - (x->p < y->p);
+}
+
+void compare_correct(Comparison *const *c, size_t n, Correction correction) {
+        _cleanup_free_ Comparison **by_p = malloc((n ? n : 1) * sizeof(Comparison *));
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+                c[i]->p_adjusted = c[i]->p;
+                if (by_p && c[i]->test != COMPARE_TEST_NONE)
+                        by_p[m++] = c[i];
         }
+        if (!by_p || correction == CORRECTION_NONE || m < 2)
+                return; /* out of memory: unadjusted, which errs toward verdicts; never reached in practice
+                         */
+        qsort(by_p, m, sizeof(Comparison *), cmp_by_p);
+        if (correction == CORRECTION_HOLM) /* step down: max over the smaller ones of (m - j) p */
+                for (size_t j = 0; j < m; j++) {
+                        double adjusted = fmin(1, (double) (m - j) * by_p[j]->p);
+                        by_p[j]->p_adjusted = j > 0 ? fmax(adjusted, by_p[j - 1]->p_adjusted) : adjusted;
+                }
+        else /* Benjamini-Hochberg, step up: min over the larger ones of m p / rank */
+                for (size_t j = m; j-- > 0;) {
+                        double adjusted = fmin(1, (double) m * by_p[j]->p / (double) (j + 1));
+                        by_p[j]->p_adjusted = j + 1 < m ? fmin(adjusted, by_p[j + 1]->p_adjusted) : adjusted;
+                }
 }
 
-void compare_percentile_interval(double *values, size_t n, double level, double *lo, double *hi) {
-        double tail = (1 - level) / 2;
-        size_t a = (size_t) floor(tail * (double) (n - 1)), b = (size_t) ceil((1 - tail) * (double) (n - 1));
-        b = b < n ? b : n - 1;
-        select_kth(values, n, a);
-        *lo = values[a];
-        /* Everything from a on is at least values[a]: the upper one is among them. */
-        select_kth(values + a, n - a, b - a);
-        *hi = values[b];
+void compare_decide(Comparison *c, const CompareRule *rule) {
+        if (c->test == COMPARE_TEST_NONE) {
+                c->verdict = VERDICT_INCONCLUSIVE;
+                return;
+        }
+        bool difference = c->p_adjusted < rule->alpha && (c->lo > 1 || c->hi < 1) &&
+                          fabs(c->ratio - 1) >= rule->min_effect;
+        bool within = c->lo >= 1 - rule->min_effect && c->hi <= 1 + rule->min_effect;
+        c->verdict = difference ? (c->ratio < 1 ? VERDICT_LOWER : VERDICT_HIGHER)
+                     : within   ? VERDICT_SAME
+                                : VERDICT_INCONCLUSIVE;
+}
+
+int compare_to_baseline(const double *base, size_t nb, const double *x, size_t nx, const CompareRule *rule,
+                        Comparison *ret) {
+        int r = compare_independent(base, nb, x, nx, rule, ret);
+        if (r >= 0)
+                compare_decide(ret, rule);
+        return r;
 }
 
 void compare_median_order_interval(const double *sorted, size_t n, double level, double *ret_lo,
@@ -159,211 +353,72 @@ void compare_median_order_interval(const double *sorted, size_t n, double level,
         *ret_hi = sorted[n - 1 - low];
 }
 
-static int sampler_of(const SortedSample *s, MedianSampler *ret) {
-        double *sorted = malloc(s->n * sizeof(double));
-        if (!sorted)
-                return -ENOMEM;
-        for (size_t i = 0; i < s->n; i++)
-                sorted[i] = s->by_value[i].value;
-        return median_sampler_init(ret, sorted, s->n);
-}
-
-/* compare_ratio_ci() of two sorted samples: their resamples' medians drawn directly
- * (stats/median-sampler.h). */
-static int ratio_ci(const SortedSample *a, const SortedSample *b, uint64_t seed, unsigned resamples,
-                    double level, double *ret_lo, double *ret_hi) {
-        _cleanup_free_ double *ratios = malloc(resamples * sizeof(double));
-        _cleanup_(median_sampler_done) MedianSampler ma = {}, mb = {};
-        if (!ratios || sampler_of(a, &ma) < 0 || sampler_of(b, &mb) < 0)
-                return -ENOMEM;
-        uint64_t rng = seed;
-        for (unsigned i = 0; i < resamples; i++) {
-                double median_a = median_sampler_draw(&ma, &rng);
-                double median_b = median_sampler_draw(&mb, &rng);
-                ratios[i] = median_a != 0 ? median_b / median_a : NAN;
-        }
-        compare_percentile_interval(ratios, resamples, level, ret_lo, ret_hi);
-        return 0;
-}
-
-int compare_ratio_ci(const double *a, size_t na, const double *b, size_t nb, uint64_t seed,
-                     unsigned resamples, double level, double *ret_lo, double *ret_hi) {
-        if (na == 0 || nb == 0 || resamples == 0)
-                return -EINVAL;
-        _cleanup_(sorted_done) SortedSample sa = {}, sb = {};
-        if (sorted_init(&sa, a, na) < 0 || sorted_init(&sb, b, nb) < 0)
-                return -ENOMEM;
-        return ratio_ci(&sa, &sb, seed, resamples, level, ret_lo, ret_hi);
-}
-
-/* Average ranks (1-based) of values into ranks[index]; returns sum over tie groups of t^3 - t. */
-static double rank(Ranked *r, size_t n, double *ranks) {
-        qsort(r, n, sizeof(Ranked), cmp_ranked);
-        double ties = 0;
-        for (size_t i = 0; i < n;) {
-                size_t j = i;
-                while (j + 1 < n && r[j + 1].value == r[i].value)
-                        j++;
-                double average = (double) (i + j) / 2 + 1;
-                for (size_t k = i; k <= j; k++)
-                        ranks[r[k].index] = average;
-                double t = (double) (j - i + 1);
-                ties += t * t * t - t;
-                i = j + 1;
-        }
-        return ties;
-}
-
-/* Two-sided p-value of a normal statistic with a continuity correction. */
-static double two_sided_p(double statistic, double mean, double sd) {
-        if (sd <= 0)
-                return 1;
-        double z = (fabs(statistic - mean) - 0.5) / sd;
-        if (z < 0)
-                z = 0;
-        return erfc(z / sqrt(2));
-}
-
-/*
- * The exact two-sided p of a rank statistic: the probability, over every equally likely way the
- * ranks could have fallen, that a sum of ranks is at least as far from its mean as the observed
- * one. ranks[0..n) are the (average, so tie-aware) ranks; with `pick` > 0 the statistic sums
- * `pick` of them chosen without replacement (rank-sum: which values are sample a's), with
- * pick == 0 each rank is in or out on its own (signed-rank: which differences are positive).
- * Ranks are whole or halves, so doubled they count exactly; the counts are doubles, exact
- * below 2^53, which COMPARE_EXACT_MAX keeps them under. Returns 0 or -ENOMEM.
- */
-static int exact_p(const double *ranks, size_t n, size_t pick, double observed, double *ret_p) {
-        size_t total = 0;
-        for (size_t i = 0; i < n; i++)
-                total += (size_t) llround(2 * ranks[i]);
-        size_t rows = pick ? pick + 1 : 1, width = total + 1;
-        _cleanup_free_ double *ways = calloc(rows * width, sizeof(double)); /* ways[k][sum] */
-        if (!ways)
-                return -ENOMEM;
-        ways[0] = 1;
-        for (size_t i = 0; i < n; i++) {
-                size_t r = (size_t) llround(2 * ranks[i]);
-                /* Rows and sums descending, so that each rank counts once in a way. */
-                for (size_t k = rows; k-- > (pick ? 1 : 0);) {
-                        double *to = &ways[k * width];
-                        const double *from = pick ? to - width : to;
-                        for (size_t sum = total + 1; sum-- > r;)
-                                to[sum] += from[sum - r];
-                }
-        }
-        const double *last = &ways[(rows - 1) * width];
-        /* The mean of the doubled sum: pick/n of the total, or half of it. */
-        double mean = pick ? (double) total * (double) pick / (double) n : (double) total / 2;
-        double distance = fabs(2 * observed - mean) - 1e-9, all = 0, tail = 0;
-        for (size_t sum = 0; sum <= total; sum++) {
-                all += last[sum];
-                if (fabs((double) sum - mean) >= distance)
-                        tail += last[sum];
-        }
-        *ret_p = all > 0 ? fmin(1, tail / all) : 1;
-        return 0;
-}
-
-/* The rank-sum test of two sorted samples: merging them ranks both at once. The ranks are kept
- * (a's, then b's, by index) only for the exact p. */
-static int rank_sum_test(const SortedSample *a, const SortedSample *b, double *ret_u, double *ret_p) {
-        size_t na = a->n, nb = b->n, n = na + nb, i = 0, j = 0;
-        _cleanup_free_ double *ranks = n <= COMPARE_EXACT_MAX ? malloc(n * sizeof(double)) : NULL;
-        if (n <= COMPARE_EXACT_MAX && !ranks)
-                return -ENOMEM;
-        const Ranked *va = a->by_value, *vb = b->by_value;
-        double ties = 0, ra = 0; /* sum over tie groups of t^3 - t; a's rank sum (exact: halves) */
-        while (i < na || j < nb) {
-                /* The next group of equal values, from both sides; at least one value. */
-                size_t first_a = i, first_b = j;
-                double v;
-                if (j == nb || (i < na && va[i].value <= vb[j].value))
-                        for (v = va[i++].value; i < na && va[i].value == v;)
-                                i++;
-                else
-                        v = vb[j].value;
-                while (j < nb && vb[j].value == v)
-                        j++;
-                if (j == first_b && i == first_a)
-                        j++; /* a NaN of b's equals nothing: a group of its own */
-                size_t first = first_a + first_b, last = i + j - 1;
-                double average = (double) (first + last) / 2 + 1, t = (double) (last - first + 1);
-                ra += average * (double) (i - first_a);
-                ties += t * t * t - t;
-                for (size_t k = first_a; ranks && k < i; k++)
-                        ranks[va[k].index] = average;
-                for (size_t k = first_b; ranks && k < j; k++)
-                        ranks[na + vb[k].index] = average;
-        }
-        double u = ra - (double) na * (double) (na + 1) / 2;
-        *ret_u = u;
-        if (ranks)
-                return exact_p(ranks, n, na, ra, ret_p);
-        double mean = (double) na * (double) nb / 2;
-        double variance =
-                (double) na * (double) nb / 12 * ((double) (n + 1) - ties / ((double) n * (double) (n - 1)));
-        *ret_p = two_sided_p(u, mean, sqrt(variance));
-        return 0;
-}
-
-int compare_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *ret_u,
-                         double *ret_p) {
-        if (na == 0 || nb == 0)
-                return -EINVAL;
-        _cleanup_(sorted_done) SortedSample sa = {}, sb = {};
-        if (sorted_init(&sa, a, na) < 0 || sorted_init(&sb, b, nb) < 0)
-                return -ENOMEM;
-        return rank_sum_test(&sa, &sb, ret_u, ret_p);
-}
-
-int compare_wilcoxon(const double *a, const double *b, size_t n, double *ret_w, double *ret_p) {
-        _cleanup_free_ Ranked *r = malloc((n ? n : 1) * sizeof(Ranked));
-        _cleanup_free_ double *ranks = malloc((n ? n : 1) * sizeof(double));
-        _cleanup_free_ double *d = malloc((n ? n : 1) * sizeof(double));
-        if (!r || !ranks || !d)
-                return -ENOMEM;
-        size_t m = 0;
-        for (size_t i = 0; i < n; i++)
-                if (b[i] - a[i] != 0) {
-                        d[m] = b[i] - a[i];
-                        r[m] = (Ranked){ fabs(d[m]), m };
-                        m++;
-                }
-        if (m == 0)
-                return -EINVAL;
-        double ties = rank(r, m, ranks);
-        double plus = 0, minus = 0;
-        for (size_t i = 0; i < m; i++)
-                *(d[i] > 0 ? &plus : &minus) += ranks[i];
-        *ret_w = plus < minus ? plus : minus;
-        if (m <= COMPARE_EXACT_MAX)
-                return exact_p(ranks, m, 0, plus, ret_p);
-        double mm = (double) m;
-        double mean = mm * (mm + 1) / 4;
-        double variance = mm * (mm + 1) * (2 * mm + 1) / 24 - ties / 48;
-        *ret_p = two_sided_p(*ret_w, mean, sqrt(variance));
-        return 0;
-}
-
-double compare_smallest_p(size_t n, bool rounds) {
+int compare_geomean(const Comparison *const *c, size_t n, double level, double *ret_mean, double *ret_lo,
+                    double *ret_hi) {
         if (n == 0)
-                return 1;
-        double p = 2;
-        if (rounds && n >= COMPARE_MIN_PAIRS) /* signed-rank: every pair one way, 2 / 2^n */
-                for (size_t i = 0; i < n; i++)
-                        p /= 2;
-        else /* rank-sum: the two samples fully apart, 2 / C(2n, n) */
-                for (size_t i = 1; i <= n; i++)
-                        p *= (double) i / (double) (n + i);
-        return fmin(1, p);
+                return -EINVAL;
+        double z = normal_quantile(1 - (1 - level) / 2), sum = 0, variance = 0;
+        for (size_t i = 0; i < n; i++) {
+                sum += log(c[i]->ratio);
+                if (c[i]->test == COMPARE_TEST_NONE)
+                        variance = NAN; /* no interval of its own: none for the mean */
+                else if (c[i]->lo > 0 && isfinite(c[i]->hi))
+                        variance += pow((log(c[i]->hi) - log(c[i]->lo)) / (2 * z), 2);
+                else
+                        variance += INFINITY; /* a cell the test could not bound */
+        }
+        double mean = sum / (double) n, se = sqrt(variance) / (double) n;
+        *ret_mean = exp(mean);
+        *ret_lo = n == 1 ? c[0]->lo : exp(mean - z * se); /* one cell: its own interval */
+        *ret_hi = n == 1 ? c[0]->hi : exp(mean + z * se);
+        return 0;
 }
 
-unsigned compare_samples_needed(double alpha, bool rounds) {
-        unsigned n = 1;
-        while (n < 1000 && compare_smallest_p(n, rounds) >= alpha)
-                n++;
-        return n;
+const char *comparison_test(const Comparison *c) {
+        switch (c->test) {
+        case COMPARE_TEST_SIGNED_RANK:
+                return "wilcoxon";
+        case COMPARE_TEST_RANK_SUM:
+                return "mann-whitney";
+        case COMPARE_TEST_RUNS:
+                return "runs-t";
+        default:
+                return "none";
+        }
+}
+
+const char *verdict_word(Verdict v, bool time_metric) {
+        switch (v) {
+        case VERDICT_LOWER:
+                return time_metric ? "faster" : "lower";
+        case VERDICT_HIGHER:
+                return time_metric ? "slower" : "higher";
+        case VERDICT_SAME:
+                return "same";
+        default:
+                return "inconclusive";
+        }
+}
+
+const char *verdict_mark(Verdict v, bool time_metric) {
+        return v == VERDICT_INCONCLUSIVE ? "~" : verdict_word(v, time_metric);
+}
+
+static const char *const correction_names[_CORRECTION_MAX] = {
+        [CORRECTION_HOLM] = "holm",
+        [CORRECTION_BH] = "bh",
+        [CORRECTION_NONE] = "none",
+};
+
+const char *correction_to_string(Correction c) {
+        return c >= 0 && c < _CORRECTION_MAX ? correction_names[c] : NULL;
+}
+
+int correction_from_string(const char *s) {
+        for (Correction c = 0; c < _CORRECTION_MAX; c++)
+                if (s && strcmp(s, correction_names[c]) == 0)
+                        return c;
+        return -1;
 }
 
 int compare_outliers(const double *x, size_t n, bool *ret_flags) {
@@ -385,123 +440,4 @@ int compare_outliers(const double *x, size_t n, bool *ret_flags) {
                 flagged += outlier;
         }
         return flagged;
-}
-
-/* The verdict rule of compare.h, shared by both designs. */
-static void decide(Comparison *c, double min_effect, double alpha) {
-        bool significant = c->p < alpha && (c->lo > 1 || c->hi < 1) && fabs(c->ratio - 1) >= min_effect;
-        c->verdict = !significant ? VERDICT_SAME : c->ratio < 1 ? VERDICT_LOWER : VERDICT_HIGHER;
-}
-
-static int independent(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
-                       double min_effect, double alpha, bool screen, Comparison *ret) {
-        if (nb == 0 || nx == 0)
-                return -EINVAL;
-        _cleanup_(sorted_done) SortedSample sb = {}, sx = {};
-        if (sorted_init(&sb, base, nb) < 0 || sorted_init(&sx, x, nx) < 0)
-                return -ENOMEM;
-        double mb = sorted_median(&sb);
-        if (mb == 0)
-                return -EINVAL;
-        Comparison c = { .ratio = sorted_median(&sx) / mb, .lo = NAN, .hi = NAN };
-        double u;
-        int r = rank_sum_test(&sb, &sx, &u, &c.p);
-        if (r < 0)
-                return r;
-        bool candidate = c.p < alpha && fabs(c.ratio - 1) >= min_effect;
-        if ((!screen || candidate) &&
-            (r = ratio_ci(&sb, &sx, seed, COMPARE_RESAMPLES, COMPARE_LEVEL, &c.lo, &c.hi)) < 0)
-                return r;
-        decide(&c, min_effect, alpha); /* NAN bounds compare false: never a difference */
-        *ret = c;
-        return 0;
-}
-
-int compare_to_baseline(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
-                        double min_effect, double alpha, Comparison *ret) {
-        return independent(base, nb, x, nx, seed, min_effect, alpha, false, ret);
-}
-
-int compare_screen_to_baseline(const double *base, size_t nb, const double *x, size_t nx, uint64_t seed,
-                               double min_effect, double alpha, Comparison *ret) {
-        return independent(base, nb, x, nx, seed, min_effect, alpha, true, ret);
-}
-
-int compare_paired_to_baseline(const double *base, const double *x, size_t n, uint64_t seed,
-                               double min_effect, double alpha, Comparison *ret) {
-        if (n == 0)
-                return -EINVAL;
-        _cleanup_free_ unsigned *counts = malloc(n * sizeof(unsigned));
-        _cleanup_free_ double *ratios = malloc(COMPARE_RESAMPLES * sizeof(double));
-        _cleanup_(sorted_done) SortedSample sb = {}, sx = {};
-        if (!counts || !ratios || sorted_init(&sb, base, n) < 0 || sorted_init(&sx, x, n) < 0)
-                return -ENOMEM;
-        double mb = sorted_median(&sb);
-        if (mb == 0)
-                return -EINVAL;
-        Comparison c = { .ratio = sorted_median(&sx) / mb, .paired = true };
-        /* Resampling whole rounds keeps each pair together: one draw of rounds, both medians. */
-        uint64_t rng = seed;
-        for (unsigned i = 0; i < COMPARE_RESAMPLES; i++) {
-                draw(counts, n, &rng);
-                double b = counted_median(&sb, counts);
-                ratios[i] = b != 0 ? counted_median(&sx, counts) / b : NAN;
-        }
-        compare_percentile_interval(ratios, COMPARE_RESAMPLES, COMPARE_LEVEL, &c.lo, &c.hi);
-        double w;
-        int r = compare_wilcoxon(base, x, n, &w, &c.p);
-        if (r == -EINVAL) /* every pair equal: no difference at all */
-                c.p = 1;
-        else if (r < 0)
-                return r;
-        decide(&c, min_effect, alpha);
-        *ret = c;
-        return 0;
-}
-
-/* z with P(Z <= z) = p for a standard normal Z, 0.5 <= p < 1, by bisection on erfc. */
-static double normal_quantile(double p) {
-        double lo = 0, hi = 40;
-        for (int i = 0; i < 200; i++) {
-                double mid = (lo + hi) / 2;
-                if (1 - erfc(mid / sqrt(2)) / 2 < p)
-                        lo = mid;
-                else
-                        hi = mid;
-        }
-        return (lo + hi) / 2;
-}
-
-int compare_geomean(const Comparison *const *c, size_t n, double level, double *ret_mean, double *ret_lo,
-                    double *ret_hi) {
-        if (n == 0)
-                return -EINVAL;
-        double z = normal_quantile(1 - (1 - level) / 2), sum = 0, variance = 0;
-        for (size_t i = 0; i < n; i++) {
-                sum += log(c[i]->ratio);
-                if (c[i]->lo > 0 && c[i]->hi > 0) {
-                        double se = (log(c[i]->hi) - log(c[i]->lo)) / (2 * z);
-                        variance += se * se;
-                }
-        }
-        double mean = sum / (double) n, se = sqrt(variance) / (double) n;
-        *ret_mean = exp(mean);
-        *ret_lo = n == 1 ? c[0]->lo : exp(mean - z * se); /* one cell: its own interval */
-        *ret_hi = n == 1 ? c[0]->hi : exp(mean + z * se);
-        return 0;
-}
-
-const char *comparison_test(const Comparison *c) {
-        return c->paired ? "wilcoxon" : "mann-whitney";
-}
-
-const char *verdict_word(Verdict v, bool time_metric) {
-        switch (v) {
-        case VERDICT_LOWER:
-                return time_metric ? "faster" : "lower";
-        case VERDICT_HIGHER:
-                return time_metric ? "slower" : "higher";
-        default:
-                return "~";
-        }
 }

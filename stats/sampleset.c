@@ -38,18 +38,20 @@ int sampleset_median_interval(const SampleSet *s, double *ret_lo, double *ret_hi
         return 0;
 }
 
-bool sampleset_paired(const SampleSet *base, const SampleSet *x, bool side_by_side) {
-        if (!side_by_side || base->n != x->n || x->n < COMPARE_MIN_PAIRS)
+bool sampleset_paired(const SampleSet *base, const SampleSet *x, bool side_by_side,
+                      const CompareRule *rule) {
+        if (!side_by_side || base->n != x->n || !compare_pairs(x->n, rule))
                 return false;
         return memcmp(base->rounds, x->rounds, x->n * sizeof(int64_t)) == 0;
 }
 
-int sampleset_compare(const SampleSet *base, const SampleSet *x, bool side_by_side, uint64_t seed,
-                      double min_effect, double alpha, Comparison *ret) {
-        if (sampleset_paired(base, x, side_by_side))
-                return compare_paired_to_baseline(base->values, x->values, x->n, seed, min_effect, alpha,
-                                                  ret);
-        return compare_to_baseline(base->values, base->n, x->values, x->n, seed, min_effect, alpha, ret);
+int sampleset_compare(const SampleSet *base, const SampleSet *x, bool side_by_side, const CompareRule *rule,
+                      Comparison *ret) {
+        if (!side_by_side)
+                return compare_ratio_only(base->values, base->n, x->values, x->n, ret);
+        if (sampleset_paired(base, x, side_by_side, rule))
+                return compare_paired(base->values, x->values, x->n, rule, ret);
+        return compare_independent(base->values, base->n, x->values, x->n, rule, ret);
 }
 
 void sampleset_pareto_front(const double *wall, const double *rss, const bool *eligible, size_t n,

@@ -30,13 +30,15 @@ int sampleset_outliers(SampleSet *s, bool exclude, Stats *stats);
 int sampleset_median_interval(const SampleSet *s, double *ret_lo, double *ret_hi);
 
 /* Whether x and base pair by round: measured side by side (interleaved or randomized order), the
- * same rounds on both sides (failures can leave gaps), and enough of them for the signed-rank
- * test's normal approximation (COMPARE_MIN_PAIRS). */
-bool sampleset_paired(const SampleSet *base, const SampleSet *x, bool side_by_side);
+ * same rounds on both sides (failures can leave gaps), and enough of them (compare_pairs). */
+bool sampleset_paired(const SampleSet *base, const SampleSet *x, bool side_by_side, const CompareRule *rule);
 
-/* x against base: compare_paired_to_baseline() when they pair, else compare_to_baseline(). */
-int sampleset_compare(const SampleSet *base, const SampleSet *x, bool side_by_side, uint64_t seed,
-                      double min_effect, double alpha, Comparison *ret);
+/* x against base, its verdict not yet decided (compare_correct, compare_decide): by the
+ * signed-rank test when they pair, else by the rank-sum test when side by side; blocks (one
+ * variant's samples after the other's) get only a ratio, since no test can tell a drift of the
+ * machine between blocks from a difference between the variants. */
+int sampleset_compare(const SampleSet *base, const SampleSet *x, bool side_by_side, const CompareRule *rule,
+                      Comparison *ret);
 
 /* For n points (wall[i], rss[i]): front[i] when eligible[i] and no other eligible point is at
  * least as low in both and lower in one. */

@@ -32,8 +32,8 @@ expect_contains "$OUT" "fleet: fleet on 2 hosts: the latest finished run of each
 expect_contains "$OUT" "host-b  2    $(q "SELECT uuid FROM runs WHERE id = 2")" "host B and its run"
 row=$(grep '^size=1 ' <<<"$OUT")
 expect_contains "$row" "1.10x [1.10, 1.10] higher" "host B's ratio and verdict"
-expect_contains "$row" "1.00x [1.00, 1.00] ~" "host A's"
-expect_contains "$row" "1.05x           1.00-1.10  higher on 1, ~ on 1 of 2 hosts" "hosts as the unit"
+expect_contains "$row" "1.00x [1.00, 1.00] same" "host A's: the interval within +-min_effect"
+expect_contains "$row" "1.05x           1.00-1.10  higher on 1, same on 1 of 2 hosts" "hosts as the unit"
 
 run_alloclab 0 fleet fleet --format json
 python3 -c '
@@ -42,7 +42,7 @@ f = json.load(sys.stdin)
 assert [h["host"] for h in f["hosts"]] == sorted(["host-b", sys.argv[1]]), f["hosts"]
 assert len(f["ratios"]) == 2 * 2, f["ratios"]
 s = next(x for x in f["summary"] if x["cell"] == "size=2")
-assert s["hosts"] == 2 and s["verdicts"] == {"~": 1, "lower": 0, "higher": 1}, s
+assert s["hosts"] == 2 and s["verdicts"] == {"inconclusive": 0, "same": 1, "lower": 0, "higher": 1}, s
 assert abs(s["geomean_ratio"] - math.sqrt(1.1)) < 1e-9 and s["min_ratio"] == 1 and s["max_ratio"] == 1.1, s
 ' "$(hostname)" <<<"$OUT" || fail "fleet json: $OUT"
 run_alloclab 0 fleet fleet --format csv

@@ -1,10 +1,10 @@
 #!/bin/bash
-# alloclab history: an experiment's medians over its runs, with change points flagged against
-# the pooled runs before them; filters by cell, variant, metric and count.
+# alloclab history: an experiment's medians over its runs, with change points flagged on the
+# series of run medians (confirmed by the next run); filters by cell, variant, metric and count.
 . "$(dirname "$0")/lib.sh"
 
-# The cost each run reports comes from a file: 10 three times, then 15 (a regression), then 14
-# (an improvement of 7%, beyond the 2% minimum effect).
+# The cost each run reports comes from a file: 10 three times, then 15 three times (a
+# regression, confirmed by the run after it), then 12 twice (an improvement of 20%, confirmed).
 cat >"$WORK/spec.yaml" <<YAML
 experiment: trend
 command: [sh, -c, 'echo "cost \$(cat $WORK/cost)" >&\$ALLOCLAB_METRICS_FD']
@@ -14,17 +14,17 @@ metric: reported:cost
 verify: none
 samples: 6
 YAML
-for cost in 10 10 10 15 15 15 14; do
+for cost in 10 10 10 15 15 15 12 12; do
     echo $cost >"$WORK/cost"
     run_alloclab 0 run "$WORK/spec.yaml" --quiet
 done
 
 run_alloclab 0 history trend --cell size=1 --variant glibc
-expect_contains "$OUT" "history of trend, metric reported:cost, last 7 finished runs" "header"
+expect_contains "$OUT" "history of trend, metric reported:cost, last 8 finished runs" "header"
 expect_contains "$OUT" "[size=1] glibc" "series named"
-expect_eq "$(grep -c '^[0-9]' <<<"$OUT")" 7 "a point per run"
-expect_contains "$OUT" "REGRESSION 1.50x [1.50, 1.50] vs runs 1-3" "regression against the runs before"
-expect_contains "$OUT" "IMPROVEMENT 0.93x [0.93, 0.93] vs runs 4-6" "improvement against the runs since the change"
+expect_eq "$(grep -c '^[0-9]' <<<"$OUT")" 8 "a point per run"
+expect_contains "$OUT" "REGRESSION 1.50x [1.39, 1.62] vs runs 1-3, confirmed by run 5" "regression against the runs before"
+expect_contains "$OUT" "IMPROVEMENT 0.80x [0.74, 0.86] vs runs 4-6, confirmed by run 8" "improvement against the runs since the change"
 expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 2 "steady runs are not flagged"
 [[ $OUT != *"[size=2]"* && $OUT != *"] other"* ]] || fail "filters ignored: $OUT"
 
@@ -32,16 +32,18 @@ run_alloclab 0 history trend --format json
 python3 -c '
 import json, sys
 rows = json.load(sys.stdin)
-assert len(rows) == 4 * 7, len(rows)
+assert len(rows) == 4 * 8, len(rows)
 changes = [(r["cell"], r["variant"], r["run_id"], r["change"]) for r in rows if r["change"]]
 assert len(changes) == 8 and {c[3] for c in changes} == {"regression", "improvement"}, changes
 r4 = next(r for r in rows if r["run_id"] == 4 and r["cell"] == "size=2" and r["variant"] == "other")
-assert (r4["median"], r4["ratio"], r4["baseline_runs"], r4["baseline_from"]) == (15, 1.5, 3, 1), r4
-assert r4["p_value"] < 0.01 and r4["ratio_ci_low"] == 1.5 and r4["ci_low"] == 15, r4' <<<"$OUT" || fail "json history"
+assert (r4["median"], r4["baseline_runs"], r4["baseline_from"]) == (15, 3, 1) and abs(r4["ratio"] - 1.5) < 1e-12, r4
+assert r4["p_value"] < 0.01 and 1 < r4["ratio_ci_low"] < 1.5 and r4["ci_low"] == 15, r4
+assert (r4["tentative"], r4["confirmed_by"], r4["out_of_line"]) == (False, 5, True), r4
+assert 0 < r4["between_run_spread"] < 0.02, r4' <<<"$OUT" || fail "json history"
 
 run_alloclab 0 history trend --last 2 --cell size=2 --variant other --format csv
 expect_eq "$(wc -l <<<"$OUT")" 3 "--last 2: header and two runs"
-expect_contains "$OUT" "trend,size=2,other,reported:cost,7," "the latest run"
+expect_contains "$OUT" "trend,size=2,other,reported:cost,8," "the latest run"
 run_alloclab 0 history trend --metric wall --cell size=1 --variant glibc --format csv
 expect_eq "$(cut -d, -f4 <<<"$OUT" | sort -u | head -1)" "metric" "header"
 expect_eq "$(tail -n +2 <<<"$OUT" | cut -d, -f4 | sort -u)" "wall" "another metric"
@@ -74,19 +76,19 @@ metric: reported:cost
 verify: none
 samples: 6
 YAML
-for cost in 10 20 10 20 10 20 10 30; do # hosts A B A B A B A B
+for cost in 10 20 10 20 10 20 10 30 10 30; do # hosts A B A B A B A B A B
     echo $cost >"$WORK/cost"
     run_alloclab 0 run "$WORK/two.yaml" --quiet
 done
 q "INSERT INTO hosts (hostname, kernel, cpu_model, cpus, glibc, thp)
    SELECT 'host-b', kernel, cpu_model, cpus, glibc, thp FROM hosts LIMIT 1"
 q "UPDATE runs SET host_id = (SELECT id FROM hosts WHERE hostname = 'host-b'), host_fingerprint = 'b'
-   WHERE experiment_id = (SELECT id FROM experiments WHERE name = 'two-hosts') AND id % 2 = 1"
+   WHERE experiment_id = (SELECT id FROM experiments WHERE name = 'two-hosts') AND id % 2 = 0"
 run_alloclab 0 history two-hosts
 expect_contains "$OUT" "[-] glibc on $(hostname)" "host A's series"
 expect_contains "$OUT" "[-] glibc on host-b" "host B's series"
 expect_eq "$(grep -c 'HOST CHANGED' <<<"$OUT")" 0 "interleaved hosts are no host changes"
-expect_contains "$OUT" "REGRESSION 1.50x [1.50, 1.50] vs runs 9-13" "host B's regression against its own runs"
+expect_contains "$OUT" "REGRESSION 1.50x [1.39, 1.62] vs runs 10-14, confirmed by run 18" "host B's regression against its own runs"
 expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 1 "nothing else flagged"
 
 # A variant whose environment or allocator changes between runs measures something else from
@@ -112,7 +114,8 @@ expect_contains "$OUT" 'CONFIG CHANGED (env {"KNOB":"1"} -> {"KNOB":"2"}): a new
 expect_contains "$OUT" "CONFIG CHANGED (preload glibc -> jemalloc): a new baseline" "preload change marked"
 expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 0 "no change point across configurations"
 run_alloclab 0 history reconfigured --format csv
-expect_eq "$(tail -n +2 <<<"$OUT" | awk -F, '{print $(NF-2)}' | grep -c .)" 2 "csv: config_change on two runs"
+expect_eq "$(python3 -c 'import csv, sys; print(sum(bool(r["config_change"]) for r in csv.DictReader(sys.stdin)))' <<<"$OUT")" 2 \
+    "csv: config_change on two runs"
 
 # Numeric parameter values in numeric order: n=2 before n=10 (as text, n=10 came first).
 cat >"$WORK/numbers.yaml" <<YAML

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Every variant is compared with the baseline of its cell: a clearly separated variant gets a
-# verdict with an interval of the ratio, an identical one gets "~", and the table counts wins.
+# verdict with an interval of the ratio, an identical one or one within min_effect "same", and
+# the table counts the verdicts; what cannot be told is "~", with what could have been.
 . "$(dirname "$0")/lib.sh"
 
 # Reported metric: exact values, so the verdicts are certain (8 against 8 fully separated
@@ -26,9 +27,12 @@ run_alloclab 0 run "$WORK/reported.yaml" --quiet
 run_alloclab 0 show
 expect_contains "$OUT" "2.00x higher" "a doubled cost"
 expect_contains "$OUT" "0.50x lower" "a halved cost"
-expect_contains "$OUT" "1.01x ~" "a significant change below the minimum effect"
-expect_contains "$OUT" "1.00x ~" "the same configuration twice"
-expect_contains "$OUT" "twice: lower in 0 of 1 cells, higher in 1; geometric mean 2.000x" "win count"
+expect_contains "$OUT" "1.01x same" "a significant change below the minimum effect, its interval within it"
+expect_contains "$OUT" "1.00x same" "the same configuration twice"
+expect_contains "$OUT" "twice: lower in 0 of 1 cells, higher in 1, same in 0, inconclusive in 0; geometric mean 2.000x" \
+    "verdict counts"
+expect_contains "$OUT" "a difference needs p < 0.01 (Holm over 5 comparisons) and at least 2%; same: the 99% interval within +-2%" \
+    "the rule and its correction are stated"
 expect_contains "$OUT" "Outliers (modified z-score above 3.5; kept in every figure):
   [cost=10] spiky 1 of 8" "outliers listed"
 expect_eq "$(q "SELECT s.median, s.max FROM stats s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'spiky' AND s.metric = 'cost'")" \
@@ -46,7 +50,7 @@ o = json.load(sys.stdin)["cells"][0]["results"][sys.argv[1]]
 print(o.get("verdict"), "%.2f %.2f" % (o["ratio_ci_low"], o["ratio_ci_high"]) if "verdict" in o else "", o["p_value"] < 0.01 if "verdict" in o else "")' "$1" <<<"$OUT"
 }
 expect_eq "$(verdict twice)" "higher 2.00 2.00 True" "json verdict of a doubled cost"
-expect_eq "$(verdict near)" "~ 1.01 1.01 True" "json verdict below the minimum effect"
+expect_eq "$(verdict near)" "same 1.01 1.01 True" "json verdict below the minimum effect"
 expect_eq "$(verdict glibc)" "None  " "the baseline has no verdict"
 expect_eq "$(field spiky outliers) $(field glibc outliers)" "1 0" "json outlier counts"
 
@@ -62,7 +66,7 @@ sed 's/^samples: 8$/samples: 8\nmin_effect: 0.5%/' "$WORK/reported.yaml" >"$WORK
 run_alloclab 0 run "$WORK/effect.yaml" --quiet
 run_alloclab 0 show
 expect_contains "$OUT" "1.01x higher" "min_effect from the spec"
-expect_contains "$OUT" "a difference needs p < 0.01 and at least 0.5%" "the rule is stated"
+expect_contains "$OUT" "a difference needs p < 0.01 (Holm over 5 comparisons) and at least 0.5%" "the rule is stated"
 sed 's/^samples: 8$/samples: 8\nalpha: 0.00001/' "$WORK/reported.yaml" >"$WORK/alpha.yaml"
 run_alloclab 0 run "$WORK/alpha.yaml" --quiet
 run_alloclab 0 show
@@ -141,7 +145,7 @@ r = json.load(sys.stdin)["cells"][0]["results"]
 o = r["longer"]
 assert o["verdict"] == "slower", "10%% more work is not slower: %r" % o
 assert o["ratio_ci_low"] <= 1.11 and o["ratio_ci_high"] >= 1.09, "the interval is not within 1%% of 1.10: %r" % o
-assert r["same"]["verdict"] == "~", "A/A: a significant difference: %r" % r["same"]' <<<"$OUT"
+assert r["same"]["verdict"] in ("same", "inconclusive"), "A/A: a significant difference: %r" % r["same"]' <<<"$OUT"
 }
 if ! $quiet; then
     skip_part "judging 10% more work as slower and an A/A pair as ~: $QUIET_REASON"
@@ -167,7 +171,7 @@ expect_contains "$OUT" "Time/memory trade-off (Pareto front of median wall time 
   small: on the front in 1 of 1 cells
   big: on the front in 1 of 1 cells
   bigslow: on the front in 0 of 1 cells" "Pareto front"
-[[ $OUT =~ bigslow:\ faster\ in\ 0\ of\ 1\ cells,\ slower\ in\ 1\;\ geometric\ mean\ [0-9.]+x\ \[[0-9.]+,\ [0-9.]+\] ]] ||
+[[ $OUT =~ bigslow:\ faster\ in\ 0\ of\ 1\ cells,\ slower\ in\ 1,\ same\ in\ 0,\ inconclusive\ in\ 0\;\ geometric\ mean\ [0-9.]+x\ \[[0-9.]+,\ [0-9.]+\] ]] ||
     fail "geometric mean with its interval: $OUT"
 run_alloclab 0 show --format json
 expect_eq "$(field big pareto) $(field bigslow pareto)" "True False" "pareto in json"
@@ -196,7 +200,7 @@ printf 'experiment: x\ncommand: [/bin/true]\nallocators: {glibc: {}, glibc-aa: {
 run_alloclab 3 check "$WORK/clash.yaml"
 expect_contains "$ERR" "clash.yaml:4:11: aa_check adds the variant 'glibc-aa', and one of that name exists" "name clash"
 
-# Showing a run twice gives the same intervals: the bootstrap is seeded by the run.
+# Showing a run twice gives the same figures: nothing in them is drawn at random.
 run_alloclab 0 show --format json
 first=$OUT
 run_alloclab 0 show --format json
@@ -228,15 +232,22 @@ run_alloclab 3 check "$WORK/bad.yaml"
 expect_contains "$ERR" "bad.yaml:" "bad outliers value located"
 
 # Small samples: the exact test decides from 5 against 5 (p = 2/252 = 0.0079; the normal
-# approximation's 0.012 never could), and run and check say up front when the samples cannot.
-run_alloclab 0 run "$WORK/reported.yaml" --samples 5 --quiet --format csv
+# approximation's 0.012 never could) when the comparison has alpha to itself; shared by the run's
+# 5 comparisons (Holm), each must reach 0.002, which takes 7. Run and check say up front when the
+# samples cannot.
+sed 's/^samples: 8$/samples: 8\ncorrection: none/' "$WORK/reported.yaml" >"$WORK/alone.yaml"
+run_alloclab 0 run "$WORK/alone.yaml" --samples 5 --quiet --format csv
 expect_contains "$(grep ',twice,' <<<"$OUT")" ",0.00793650793650793" "the exact p of 5 against 5"
 expect_contains "$(grep ',twice,' <<<"$OUT")" ",mann-whitney,higher," "a verdict from 5 samples"
 expect_eq "$ERR" "" "no warning with 5 samples"
-run_alloclab 0 run "$WORK/reported.yaml" --samples 4 --quiet
-expect_contains "$ERR" "alloclab run: warning: with 4 samples per variant no difference can reach alpha 0.01 (the smallest p the rank-sum test can give is 0.0286): every verdict will be ~; 5 samples can reach it" \
+run_alloclab 0 run "$WORK/alone.yaml" --samples 4 --quiet
+expect_contains "$ERR" "alloclab run: warning: with 4 samples per variant no difference can reach p < 0.01 (alpha 0.01; the smallest p the rank-sum test can give is 0.0286): no verdict can be faster or slower; 5 samples can reach it" \
     "run warns before measuring"
+run_alloclab 0 run "$WORK/reported.yaml" --samples 5 --quiet --format csv
+expect_contains "$ERR" "with 5 samples per variant no difference can reach p < 0.002 (alpha 0.01 shared by the run's comparisons; the smallest p the rank-sum test can give is 0.00794): no verdict can be faster or slower; 7 samples can reach it" \
+    "Holm's share of alpha"
+expect_contains "$(grep ',twice,' <<<"$OUT")" ",mann-whitney,inconclusive," "no verdict at the shared level"
 sed 's/^samples: 8$/samples: 3/' "$WORK/reported.yaml" >"$WORK/few.yaml"
 run_alloclab 0 check "$WORK/few.yaml"
-expect_contains "$ERR" "with 3 samples per variant no difference can reach alpha 0.01 (the smallest p the rank-sum test can give is 0.1)" \
+expect_contains "$ERR" "with 3 samples per variant no difference can reach p < 0.002 (alpha 0.01 shared by the run's comparisons; the smallest p the rank-sum test can give is 0.1)" \
     "check says so too"

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Comparison statistics against values computed by hand from the textbook formulas: exact
- * p-values of small samples (against enumerating every arrangement, ties included), the normal
- * approximation past them, bootstrap intervals that are reproducible for a seed, outliers.
+ * Comparison statistics against brute force: the rank statistics' null distributions against
+ * enumerating every arrangement; the Hodges-Lehmann ratio and its interval against listing and
+ * sorting every pairwise ratio (or Walsh average); the test against the interval it inverts;
+ * the ability to decide over a grid of sample counts and levels, with real comparisons; the four
+ * verdicts, the corrections for many comparisons, and two runs' medians by Student's t.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,189 +18,336 @@
 
 #include <cmocka.h>
 
-#include "runner/plan.h"
 #include "stats/compare.h"
+#include "stats/ranks.h"
+#include "stats/sampleset.h"
+#include "stats/student.h"
 #include "util/rng.h"
 
-/* Average ranks (1-based) of x[0..n), ties sharing theirs: the reference for the brute force. */
-static void ranks_of(const double *x, size_t n, double *ranks) {
-        for (size_t i = 0; i < n; i++) {
-                size_t below = 0, equal = 0;
-                for (size_t k = 0; k < n; k++) {
-                        below += x[k] < x[i];
-                        equal += x[k] == x[i];
-                }
-                ranks[i] = (double) below + (double) (equal + 1) / 2;
-        }
+static const CompareRule rule_01 = {
+        .min_effect = 0.02, .alpha = 0.01, .correction = CORRECTION_NONE, .tests = 1
+};
+
+static int cmp_values(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return (x > y) - (x < y);
 }
 
-/* The rank-sum test's exact p by enumerating every way to pick a's na values out of all n. */
-static double brute_rank_sum_p(const double *a, size_t na, const double *b, size_t nb) {
-        double all[16], ranks[16];
-        size_t n = na + nb;
-        memcpy(all, a, na * sizeof(double));
-        memcpy(all + na, b, nb * sizeof(double));
-        ranks_of(all, n, ranks);
-        double observed = 0, mean = (double) na * (double) (n + 1) / 2;
-        for (size_t i = 0; i < na; i++)
-                observed += ranks[i];
-        size_t tail = 0, total = 0;
-        for (unsigned mask = 0; mask < 1u << n; mask++) {
-                if ((size_t) __builtin_popcount(mask) != na)
+/* The rank-sum null by enumerating which m of m + n positions are the first sample's: U counts
+ * the pairs (first, second) with the first one later. */
+static void brute_rank_sum(size_t m, size_t n, double *cdf) {
+        size_t counts[200] = { 0 }, total = 0;
+        for (unsigned mask = 0; mask < 1u << (m + n); mask++) {
+                if ((size_t) __builtin_popcount(mask) != m)
                         continue;
-                double sum = 0;
-                for (size_t i = 0; i < n; i++)
+                size_t u = 0, seen_second = 0;
+                for (size_t i = 0; i < m + n; i++) {
                         if (mask & 1u << i)
-                                sum += ranks[i];
+                                u += seen_second;
+                        else
+                                seen_second++;
+                }
+                counts[u]++;
                 total++;
-                tail += fabs(sum - mean) >= fabs(observed - mean) - 1e-9;
         }
-        return (double) tail / (double) total;
+        for (size_t t = 0, running = 0; t <= m * n; t++)
+                cdf[t] = (double) (running += counts[t]) / (double) total;
 }
 
-/* The signed-rank test's exact p by enumerating every sign of the nonzero differences. */
-static double brute_signed_rank_p(const double *a, const double *b, size_t n) {
-        double d[16], magnitude[16], ranks[16];
-        size_t m = 0;
-        for (size_t i = 0; i < n; i++)
-                if (b[i] != a[i]) {
-                        d[m] = b[i] - a[i];
-                        magnitude[m] = fabs(d[m]);
-                        m++;
+static void test_rank_null(void **state) {
+        (void) state;
+        for (size_t m = 1; m <= 7; m++)
+                for (size_t n = 1; n <= 7; n++) {
+                        double cdf[64];
+                        RankNull r;
+                        brute_rank_sum(m, n, cdf);
+                        assert_int_equal(rank_null_rank_sum(&r, m, n), 0);
+                        for (size_t t = 0; t <= m * n; t++)
+                                assert_true(fabs(rank_null_cdf(&r, t) - cdf[t]) < 1e-12);
+                        rank_null_done(&r);
                 }
-        ranks_of(magnitude, m, ranks);
-        double observed = 0, mean = 0;
-        for (size_t i = 0; i < m; i++) {
-                observed += d[i] > 0 ? ranks[i] : 0;
-                mean += ranks[i] / 2;
-        }
-        size_t tail = 0;
-        for (unsigned mask = 0; mask < 1u << m; mask++) {
-                double sum = 0;
-                for (size_t i = 0; i < m; i++)
-                        if (mask & 1u << i)
-                                sum += ranks[i];
-                tail += fabs(sum - mean) >= fabs(observed - mean) - 1e-9;
-        }
-        return (double) tail / (double) (1u << m);
-}
-
-static void test_mann_whitney(void **state) {
-        (void) state;
-        /* Exact for small samples: fully apart, 3 vs 3 is 2 / C(6, 3), 4 vs 4 is 2 / 70 and 5 vs 5
-         * is 2 / 252 = 0.0079, the textbook values (the normal approximation said 0.081 and
-         * 0.012 for 3 and 5: no verdict at n = 5 was ever possible at alpha 0.01). */
-        double a[] = { 1, 2, 3, 4, 5 }, b[] = { 6, 7, 8, 9, 10 }, u, p;
-        assert_int_equal(compare_mann_whitney(a, 3, b, 3, &u, &p), 0);
-        assert_float_equal(u, 0, 0);
-        assert_float_equal(p, 2.0 / 20, 1e-12);
-        assert_int_equal(compare_mann_whitney(a, 4, b, 4, &u, &p), 0);
-        assert_float_equal(p, 2.0 / 70, 1e-12);
-        assert_int_equal(compare_mann_whitney(a, 5, b, 5, &u, &p), 0);
-        assert_float_equal(p, 2.0 / 252, 1e-12);
-        assert_int_equal(compare_mann_whitney(b, 5, a, 5, &u, &p), 0);
-        assert_float_equal(u, 25, 0);
-        assert_float_equal(p, 2.0 / 252, 1e-12);
-        /* Ties: the exact distribution of the tied (average) ranks, as enumeration gives it. */
-        double c[] = { 1, 2, 2, 7 }, d[] = { 2, 3, 4, 5, 6 };
-        assert_int_equal(compare_mann_whitney(c, 4, d, 5, &u, &p), 0);
-        assert_float_equal(u, 6, 0);
-        assert_float_equal(p, brute_rank_sum_p(c, 4, d, 5), 1e-12);
-        /* Many small samples with many ties against the enumeration. */
-        uint64_t rng = 7;
-        for (int round = 0; round < 200; round++) {
-                double x[8], y[8];
-                size_t nx = 1 + round % 7, ny = 1 + (round / 7) % 7;
-                for (size_t i = 0; i < nx + ny; i++) {
-                        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-                        (i < nx ? x : y)[i < nx ? i : i - nx] = (double) (rng >> 61); /* 0..7: ties */
+        for (size_t n = 1; n <= 12; n++) { /* signed-rank: every subset of ranks 1..n is positive */
+                size_t counts[100] = { 0 };
+                for (unsigned mask = 0; mask < 1u << n; mask++) {
+                        size_t sum = 0;
+                        for (size_t i = 0; i < n; i++)
+                                sum += mask & 1u << i ? i + 1 : 0;
+                        counts[sum]++;
                 }
-                assert_int_equal(compare_mann_whitney(x, nx, y, ny, &u, &p), 0);
-                assert_float_equal(p, brute_rank_sum_p(x, nx, y, ny), 1e-9);
+                RankNull r;
+                assert_int_equal(rank_null_signed_rank(&r, n), 0);
+                for (size_t t = 0, running = 0; t <= n * (n + 1) / 2; t++)
+                        assert_true(fabs(rank_null_cdf(&r, t) -
+                                         (double) (running += counts[t]) / (double) (1u << n)) < 1e-12);
+                rank_null_done(&r);
         }
-        assert_int_equal(compare_mann_whitney(a, 0, b, 3, &u, &p), -EINVAL);
+        /* Textbook smallest p: 3 vs 3 fully apart 2 / 20, 5 vs 5 2 / 252, 10 pairs 2 / 1024. */
+        RankNull r;
+        assert_int_equal(rank_null_rank_sum(&r, 3, 3), 0);
+        assert_float_equal(rank_null_smallest_p(&r), 0.1, 1e-12);
+        rank_null_done(&r);
+        assert_int_equal(rank_null_rank_sum(&r, 5, 5), 0);
+        assert_float_equal(rank_null_smallest_p(&r), 2.0 / 252, 1e-12);
+        rank_null_done(&r);
+        assert_int_equal(rank_null_signed_rank(&r, 10), 0);
+        assert_float_equal(rank_null_smallest_p(&r), 2.0 / 1024, 1e-12);
+        rank_null_done(&r);
+        /* Past the exact range, the normal approximation: symmetric about its mean. */
+        assert_int_equal(rank_null_rank_sum(&r, 40, 40), 0);
+        assert_null(r.cdf);
+        assert_float_equal(rank_null_cdf(&r, 800) + rank_null_cdf(&r, 799), 1, 1e-9);
+        rank_null_done(&r);
 }
 
-static void test_mann_whitney_large(void **state) {
-        (void) state;
-        /* Past COMPARE_EXACT_MAX values, the normal approximation with the continuity
-         * correction: 30 vs 30 fully apart, z = (450 - 0.5) / sqrt(30 * 30 * 61 / 12). */
-        double a[30], b[30], u, p;
-        for (int i = 0; i < 30; i++) {
-                a[i] = i;
-                b[i] = 100 + i;
+/* The k-th smallest (1-based) of every ratio x[j] / base[i], or of every geometric mean of two
+ * paired ratios (i <= j), listed and sorted. */
+static double brute_kth(const double *base, size_t nb, const double *x, size_t nx, bool walsh, size_t k) {
+        static double all[4096];
+        size_t n = 0;
+        if (walsh) {
+                double r[64];
+                for (size_t i = 0; i < nx; i++)
+                        r[i] = x[i] / base[i];
+                for (size_t i = 0; i < nx; i++)
+                        for (size_t j = i; j < nx; j++)
+                                all[n++] = sqrt(r[i] * r[j]);
+        } else {
+                for (size_t i = 0; i < nb; i++)
+                        for (size_t j = 0; j < nx; j++)
+                                all[n++] = x[j] / base[i];
         }
-        assert_int_equal(compare_mann_whitney(a, 30, b, 30, &u, &p), 0);
-        assert_float_equal(p, erfc((450 - 0.5) / sqrt(30.0 * 30 * 61 / 12) / sqrt(2)), 1e-12);
+        qsort(all, n, sizeof(double), cmp_values);
+        return all[k - 1];
 }
 
-static void test_wilcoxon(void **state) {
+/* Random samples with and without ties, of every size up to 12 (paired: up to 30): the ratio is
+ * the median of the listed ratios, the interval their order statistics at the rank the null
+ * distribution gives, and p < alpha exactly when the interval excludes 1. */
+static void test_hodges_lehmann(void **state) {
         (void) state;
-        /* Every one of 5 pairs the same way: exactly 2 / 2^5. */
-        double a[] = { 1, 2, 3, 4, 5 }, b[] = { 2, 4, 6, 8, 10 }, w, p;
-        assert_int_equal(compare_wilcoxon(a, b, 5, &w, &p), 0);
-        assert_float_equal(w, 0, 0);
-        assert_float_equal(p, 2.0 / 32, 1e-12);
-        /* A zero difference is dropped; the 3 others, all positive: 2 / 2^3. */
-        double x[] = { 10, 11, 12, 13 }, y[] = { 11, 11, 14, 13.5 };
-        assert_int_equal(compare_wilcoxon(x, y, 4, &w, &p), 0);
-        assert_float_equal(w, 0, 0);
-        assert_float_equal(p, 2.0 / 8, 1e-12);
-        assert_int_equal(compare_wilcoxon(x, x, 4, &w, &p), -EINVAL);
-        /* Tied magnitudes and mixed signs against the enumeration. */
         uint64_t rng = 11;
-        for (int round = 0; round < 200; round++) {
-                double base[12], other[12];
-                size_t n = 1 + round % 12;
-                for (size_t i = 0; i < n; i++) {
-                        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-                        base[i] = 10;
-                        other[i] = 10 + (double) (int) (rng >> 61) - 3; /* -3..4: ties and zeros */
+        const double alphas[] = { 0.05, 0.01, 0.001 };
+        for (int round = 0; round < 400; round++) {
+                bool paired = round % 2, ties = round % 3 == 0;
+                size_t nb = 1 + rng_next(&rng) % (paired ? 30 : 12),
+                       nx = paired ? nb : 1 + rng_next(&rng) % 12;
+                double base[64], x[64], shift = 1 + (double) (rng_next(&rng) % 5) * 0.05;
+                for (size_t i = 0; i < nb; i++)
+                        base[i] = ties ? 10 + (double) (rng_next(&rng) % 4)
+                                       : 10 + (double) (rng_next(&rng) % 100000) / 10000;
+                for (size_t j = 0; j < nx; j++)
+                        x[j] = shift * (ties ? 10 + (double) (rng_next(&rng) % 4)
+                                             : 10 + (double) (rng_next(&rng) % 100000) / 10000);
+                const CompareRule rule = { .min_effect = 0.02,
+                                           .alpha = alphas[round % 3],
+                                           .correction = CORRECTION_NONE,
+                                           .tests = 1 };
+                Comparison c;
+                RankNull null;
+                size_t pairs = paired ? nb * (nb + 1) / 2 : nb * nx;
+                if (paired) {
+                        assert_int_equal(compare_paired(base, x, nb, &rule, &c), 0);
+                        assert_int_equal(rank_null_signed_rank(&null, nb), 0);
+                } else {
+                        assert_int_equal(compare_independent(base, nb, x, nx, &rule, &c), 0);
+                        assert_int_equal(rank_null_rank_sum(&null, nb, nx), 0);
                 }
-                if (compare_wilcoxon(base, other, n, &w, &p) == -EINVAL)
-                        continue;
-                assert_float_equal(p, brute_signed_rank_p(base, other, n), 1e-9);
+                double low = brute_kth(base, nb, x, nx, paired, (pairs + 1) / 2),
+                       high = brute_kth(base, nb, x, nx, paired, pairs / 2 + 1);
+                double median = pairs % 2 ? low : sqrt(low * high);
+                assert_true(fabs(c.ratio - median) <= 1e-12 * median);
+                size_t k = rank_null_bound(&null, rule.alpha / 2);
+                if (k > 0) {
+                        assert_true(c.lo == brute_kth(base, nb, x, nx, paired, k));
+                        assert_true(c.hi == brute_kth(base, nb, x, nx, paired, pairs + 1 - k));
+                } else {
+                        assert_true(c.lo == 0 && isinf(c.hi));
+                }
+                assert_true(c.lo <= c.ratio && c.ratio <= c.hi);
+                assert_true((c.p < rule.alpha) == (c.lo > 1 || c.hi < 1));
+                rank_null_done(&null);
         }
 }
 
-/* Whether a verdict is possible at all with n samples: 5 per variant at alpha 0.01 (2/252);
- * 7 at 0.001 (2/3432, where 6 gives 2/924); with pairs from 10 on, 2 / 2^n. */
-static void test_smallest_p(void **state) {
+/* The ratio of fully separated samples is exact where the values allow it, and zeros (a reported
+ * metric) are compared by differences, as a fraction of the baseline's median. */
+static void test_exact_ratio(void **state) {
         (void) state;
-        assert_float_equal(compare_smallest_p(3, false), 0.1, 1e-12);
-        assert_float_equal(compare_smallest_p(5, true), 2.0 / 252, 1e-12);
-        assert_float_equal(compare_smallest_p(10, true), 2.0 / 1024, 1e-12);
-        assert_float_equal(compare_smallest_p(10, false), 2.0 / 184756, 1e-15);
-        assert_int_equal(compare_samples_needed(0.01, false), 5);
-        assert_int_equal(compare_samples_needed(0.01, true), 5);
-        assert_int_equal(compare_samples_needed(0.001, false), 7);
-        assert_int_equal(compare_samples_needed(0.05, false), 4);
-        /* 5 vs 5 fully apart now gives a verdict at alpha 0.01. */
-        double base[] = { 10, 10.1, 10.2, 10.3, 10.4 }, x[] = { 11, 11.1, 11.2, 11.3, 11.4 };
+        double ten[8] = { 10, 10, 10, 10, 10, 10, 10, 10 }, twenty[8] = { 20, 20, 20, 20, 20, 20, 20, 20 };
         Comparison c;
-        assert_int_equal(compare_to_baseline(base, 5, x, 5, 1, 0.02, 0.01, &c), 0);
+        assert_int_equal(compare_to_baseline(ten, 8, twenty, 8, &rule_01, &c), 0);
+        assert_true(c.ratio == 2 && c.lo == 2 && c.hi == 2);
+        assert_float_equal(c.p, 2.0 / 12870, 1e-15); /* 2 / C(16, 8) */
         assert_int_equal(c.verdict, VERDICT_HIGHER);
-        assert_float_equal(c.p, 2.0 / 252, 1e-12);
+        double with_zero[5] = { 0, 1, 2, 3, 4 }, plus_one[5] = { 1, 2, 3, 4, 5 };
+        assert_int_equal(compare_independent(with_zero, 5, plus_one, 5, &rule_01, &c), 0);
+        assert_float_equal(c.ratio, 1.5, 1e-12); /* a shift of 1 on a median of 2 */
+        double zeros[3] = { 0, 0, 0 };
+        assert_int_equal(compare_independent(zeros, 3, plus_one, 5, &rule_01, &c), -EINVAL);
+        assert_int_equal(compare_independent(ten, 0, twenty, 8, &rule_01, &c), -EINVAL);
 }
 
-static void test_bootstrap(void **state) {
+/* Whether n values per variant can decide, over the grid of the issue: alpha 0.05, 0.01 and
+ * 0.001, n from 3 to 30, alone or shared by 16 comparisons, in rounds or not. If some n can, so
+ * can every larger n; and real comparisons of samples fully apart decide exactly then. */
+static void test_decidable_grid(void **state) {
         (void) state;
-        double x[] = { 10, 11, 9, 10.5, 9.5, 10.2, 30 }, y[] = { 20, 22, 18, 21, 19, 20.4, 60 };
-        double lo1, hi1, lo2, hi2, lo3, hi3;
-        assert_int_equal(compare_ratio_ci(x, 7, y, 7, 42, 2000, 0.95, &lo1, &hi1), 0);
-        assert_int_equal(compare_ratio_ci(x, 7, y, 7, 42, 2000, 0.95, &lo2, &hi2), 0);
-        assert_float_equal(lo1, lo2, 0); /* same data, same seed: same interval */
-        assert_float_equal(hi1, hi2, 0);
-        assert_true(lo1 <= 2 && 2 <= hi1);
-        double constant[] = { 5, 5, 5 };
-        assert_int_equal(compare_ratio_ci(constant, 3, constant, 3, 1, 100, 0.95, &lo3, &hi3), 0);
-        assert_float_equal(lo3, 1, 0);
-        assert_float_equal(hi3, 1, 0);
-        /* b is twice a: every resampled ratio lies between the extreme pairings. */
-        double a[] = { 1, 2, 3, 4 }, b[] = { 2, 4, 6, 8 };
-        assert_int_equal(compare_ratio_ci(a, 4, b, 4, 7, 2000, 0.95, &lo3, &hi3), 0);
-        assert_true(lo3 > 0.5 && lo3 <= 2 && hi3 >= 2 && hi3 < 8);
-        assert_int_equal(compare_ratio_ci(x, 0, y, 7, 1, 100, 0.95, &lo3, &hi3), -EINVAL);
+        const double alphas[] = { 0.05, 0.01, 0.001 };
+        for (size_t a = 0; a < 3; a++)
+                for (size_t tests = 1; tests <= 16; tests += 15)
+                        for (int rounds = 0; rounds < 2; rounds++) {
+                                CompareRule rule = { .min_effect = 0.02,
+                                                     .alpha = alphas[a],
+                                                     .correction =
+                                                             tests > 1 ? CORRECTION_HOLM : CORRECTION_NONE,
+                                                     .tests = tests };
+                                bool could = false;
+                                for (size_t n = 3; n <= 30; n++) {
+                                        bool can = compare_can_decide(n, rounds, &rule);
+                                        assert_true(can || !could);
+                                        could = can;
+                                        double base[30], x[30];
+                                        int64_t r[30];
+                                        for (size_t i = 0; i < n; i++) {
+                                                base[i] = 100 + (double) ((i * 7) % n);
+                                                x[i] = 1.5 * base[i] + (double) ((i * 3) % 5);
+                                                r[i] = (int64_t) i;
+                                        }
+                                        SampleSet sb = { base, r, n }, sx = { x, r, n };
+                                        Comparison c;
+                                        assert_int_equal(sampleset_compare(&sb, &sx, rounds, &rule, &c), 0);
+                                        if (!rounds) /* blocked: no test */
+                                                continue;
+                                        /* The smallest p the design gives, for data fully apart. */
+                                        assert_true(
+                                                fabs(c.p - compare_smallest_p(
+                                                                   n, c.test == COMPARE_TEST_SIGNED_RANK)) <
+                                                1e-12 * c.p);
+                                        assert_true((c.p < compare_test_alpha(&rule)) == can);
+                                }
+                                assert_true(could);
+                                assert_int_equal(compare_can_decide(compare_samples_needed(rounds, &rule),
+                                                                    rounds, &rule),
+                                                 true);
+                        }
+        /* The textbook counts: 5 at 0.01, 7 at 0.001, 4 at 0.05; 10 rounds pair at 0.01. */
+        CompareRule r = rule_01;
+        assert_int_equal(compare_samples_needed(true, &r), 5);
+        assert_true(compare_pairs(10, &r));
+        r.alpha = 0.001;
+        assert_int_equal(compare_samples_needed(true, &r), 7);
+        assert_false(compare_pairs(10, &r)); /* 2 / 1024 > 0.001: the rank-sum test keeps deciding */
+        r.alpha = 0.05;
+        assert_int_equal(compare_samples_needed(false, &r), 4);
+}
+
+static void test_four_verdicts(void **state) {
+        (void) state;
+        double base[20], slower[20], near[20], noisy[20];
+        for (int i = 0; i < 20; i++) {
+                base[i] = 100 + (i * 7) % 20 * 0.01;
+                slower[i] = 110 + (i * 3) % 20 * 0.01;
+                near[i] = 100.5 + (i * 11) % 20 * 0.01; /* significant, and within 2% */
+                noisy[i] = 100 * (1 + 0.25 * ((i * 13) % 20 - 9.5) / 10);
+        }
+        Comparison c;
+        assert_int_equal(compare_to_baseline(base, 20, slower, 20, &rule_01, &c), 0);
+        assert_int_equal(c.verdict, VERDICT_HIGHER);
+        assert_string_equal(verdict_word(c.verdict, true), "slower");
+        assert_int_equal(compare_to_baseline(slower, 20, base, 20, &rule_01, &c), 0);
+        assert_int_equal(c.verdict, VERDICT_LOWER);
+        assert_string_equal(verdict_word(c.verdict, true), "faster");
+        assert_int_equal(compare_to_baseline(base, 20, near, 20, &rule_01, &c), 0);
+        assert_true(c.p < 0.01);
+        assert_int_equal(c.verdict, VERDICT_SAME);
+        assert_true(c.lo >= 0.98 && c.hi <= 1.02);
+        assert_string_equal(verdict_word(c.verdict, false), "same");
+        /* 25% noise: neither a difference nor within 2%; what could be seen is stated. */
+        assert_int_equal(compare_to_baseline(base, 20, noisy, 20, &rule_01, &c), 0);
+        assert_int_equal(c.verdict, VERDICT_INCONCLUSIVE);
+        assert_string_equal(verdict_mark(c.verdict, true), "~");
+        assert_string_equal(verdict_word(c.verdict, true), "inconclusive");
+        assert_true(isfinite(c.detectable) && c.detectable > 0.02);
+        /* Three values can decide nothing at 0.01: nothing is detectable. */
+        assert_int_equal(compare_to_baseline(base, 3, slower, 3, &rule_01, &c), 0);
+        assert_int_equal(c.verdict, VERDICT_INCONCLUSIVE);
+        assert_true(isinf(c.detectable));
+        /* Blocked: a ratio and nothing else. */
+        assert_int_equal(compare_ratio_only(base, 20, slower, 20, &c), 0);
+        assert_int_equal(c.test, COMPARE_TEST_NONE);
+        assert_true(isnan(c.lo) && isnan(c.p) && c.ratio > 1.09);
+        assert_string_equal(comparison_test(&c), "none");
+        compare_decide(&c, &rule_01);
+        assert_int_equal(c.verdict, VERDICT_INCONCLUSIVE);
+}
+
+/* Rounds drift by 20% each, the variant is 5% above the baseline in every round: the
+ * independent test drowns in the drift, the paired one sees all 10 rounds agree (p = 2 / 2^10). */
+static void test_paired(void **state) {
+        (void) state;
+        double base[10], x[10];
+        for (int i = 0; i < 10; i++) {
+                base[i] = 100 + 20 * i;
+                x[i] = base[i] * 1.05;
+        }
+        Comparison c;
+        assert_int_equal(compare_to_baseline(base, 10, x, 10, &rule_01, &c), 0);
+        assert_int_equal(c.verdict, VERDICT_INCONCLUSIVE);
+        assert_int_equal(compare_paired(base, x, 10, &rule_01, &c), 0);
+        compare_decide(&c, &rule_01);
+        assert_string_equal(comparison_test(&c), "wilcoxon");
+        assert_int_equal(c.verdict, VERDICT_HIGHER);
+        assert_float_equal(c.p, 2.0 / 1024, 1e-12);
+        assert_true(fabs(c.lo - 1.05) < 1e-9 && fabs(c.hi - 1.05) < 1e-9);
+        assert_int_equal(compare_paired(base, base, 10, &rule_01, &c), 0);
+        compare_decide(&c, &rule_01);
+        assert_int_equal(c.verdict, VERDICT_SAME);
+        assert_true(c.p == 1);
+}
+
+static void test_corrections(void **state) {
+        (void) state;
+        const double p[] = { 0.01, 0.04, 0.03, 0.005 };
+        const double holm[] = { 0.03, 0.06, 0.06, 0.02 }, bh[] = { 0.02, 0.04, 0.04, 0.02 };
+        Comparison c[5];
+        Comparison *family[5];
+        for (int k = 0; k < 3; k++) {
+                for (int i = 0; i < 4; i++) {
+                        c[i] = (Comparison){ .p = p[i], .test = COMPARE_TEST_RANK_SUM };
+                        family[i] = &c[i];
+                }
+                c[4] = (Comparison){ .p = NAN, .test = COMPARE_TEST_NONE }; /* not a test: not counted */
+                family[4] = &c[4];
+                Correction correction = k == 0 ? CORRECTION_HOLM : k == 1 ? CORRECTION_BH : CORRECTION_NONE;
+                compare_correct(family, 5, correction);
+                for (int i = 0; i < 4; i++)
+                        assert_float_equal(c[i].p_adjusted, k == 0 ? holm[i] : k == 1 ? bh[i] : p[i], 1e-12);
+        }
+        assert_string_equal(correction_to_string(CORRECTION_BH), "bh");
+        assert_int_equal(correction_from_string("holm"), CORRECTION_HOLM);
+        assert_int_equal(correction_from_string("bonferroni"), -1);
+        /* A per-test level: alpha / tests under a correction. */
+        CompareRule r = { .alpha = 0.01, .correction = CORRECTION_HOLM, .tests = 48 };
+        assert_float_equal(compare_test_alpha(&r), 0.01 / 48, 1e-15);
+}
+
+/* Two runs' medians: t = log(1.1) / (0.02 sqrt 2) = 3.37 with 10 degrees of freedom. */
+static void test_run_medians(void **state) {
+        (void) state;
+        Comparison c;
+        assert_int_equal(compare_run_medians(100, 110, 0.02, 10, &rule_01, &c), 0);
+        assert_float_equal(c.ratio, 1.1, 1e-12);
+        assert_float_equal(c.p, student_p(log(1.1) / (0.02 * M_SQRT2), 10), 1e-12);
+        assert_true(c.p > 0.005 && c.p < 0.01);
+        double reach = student_quantile(0.01, 10) * 0.02 * M_SQRT2;
+        assert_float_equal(c.lo, 1.1 * exp(-reach), 1e-12);
+        assert_true((c.p < 0.01) == (c.lo > 1));
+        assert_string_equal(comparison_test(&c), "runs-t");
+        assert_int_equal(compare_run_medians(0, 110, 0.02, 10, &rule_01, &c), -EINVAL);
+        /* Student's t against table values. */
+        assert_float_equal(student_quantile(0.05, 10), 2.228139, 1e-5);
+        assert_float_equal(student_quantile(0.01, 6), 3.707428, 1e-5);
+        assert_float_equal(student_p(2.228139, 10), 0.05, 1e-6);
 }
 
 static void test_outliers(void **state) {
@@ -214,59 +363,6 @@ static void test_outliers(void **state) {
         assert_true(flags[3]);
 }
 
-static void test_verdict(void **state) {
-        (void) state;
-        /* 12 samples each, fully separated, 10% apart: p ~ 7e-5, interval near 1.1. */
-        double base[12], slower[12], close[12];
-        for (int i = 0; i < 12; i++) {
-                base[i] = 100 + i * 0.1;
-                slower[i] = 110 + i * 0.1;
-                close[i] = 101 + i * 0.1; /* separated too, but only 1% apart */
-        }
-        Comparison c;
-        assert_int_equal(compare_to_baseline(base, 12, slower, 12, 1, 0.02, 0.01, &c), 0);
-        assert_int_equal(c.verdict, VERDICT_HIGHER);
-        assert_true(c.p < 1e-3 && c.lo > 1.05 && c.hi < 1.15 && c.ratio > c.lo && c.ratio < c.hi);
-        assert_int_equal(compare_to_baseline(slower, 12, base, 12, 1, 0.02, 0.01, &c), 0);
-        assert_int_equal(c.verdict, VERDICT_LOWER);
-        assert_string_equal(verdict_word(c.verdict, true), "faster");
-        /* Significant but below the minimum effect. */
-        assert_int_equal(compare_to_baseline(base, 12, close, 12, 1, 0.02, 0.01, &c), 0);
-        assert_true(c.p < 0.01);
-        assert_int_equal(c.verdict, VERDICT_SAME);
-        /* Identical series: no difference. */
-        assert_int_equal(compare_to_baseline(base, 12, base, 12, 1, 0.02, 0.01, &c), 0);
-        assert_int_equal(c.verdict, VERDICT_SAME);
-        assert_true(c.p > 0.5);
-        double zero[] = { 0, 0 };
-        assert_int_equal(compare_to_baseline(zero, 2, base, 12, 1, 0.02, 0.01, &c), -EINVAL);
-}
-
-static void test_paired_verdict(void **state) {
-        (void) state;
-        /* Rounds drift by 20% each, the variant is 5% above the baseline in every round: the
-         * independent test drowns in the drift, the paired one sees all 10 pairs agree
-         * (W = 0, exactly p = 2 / 2^10). */
-        double base[10], x[10];
-        for (int i = 0; i < 10; i++) {
-                base[i] = 100 + 20 * i;
-                x[i] = base[i] * 1.05;
-        }
-        Comparison c;
-        assert_int_equal(compare_to_baseline(base, 10, x, 10, 3, 0.02, 0.01, &c), 0);
-        assert_int_equal(c.verdict, VERDICT_SAME);
-        assert_false(c.paired);
-        assert_int_equal(compare_paired_to_baseline(base, x, 10, 3, 0.02, 0.01, &c), 0);
-        assert_true(c.paired);
-        assert_int_equal(c.verdict, VERDICT_HIGHER);
-        assert_float_equal(c.p, 2.0 / 1024, 1e-12);
-        assert_true(fabs(c.lo - 1.05) < 1e-9 && fabs(c.hi - 1.05) < 1e-9);
-        /* Identical pairs: no difference, p = 1. */
-        assert_int_equal(compare_paired_to_baseline(base, base, 10, 3, 0.02, 0.01, &c), 0);
-        assert_int_equal(c.verdict, VERDICT_SAME);
-        assert_true(c.p == 1);
-}
-
 /* Textbook order-statistic intervals of the median at 95%: (x(2), x(9)) for n = 10 and
  * (x(6), x(15)) for n = 20 (binomial tails 0.011 and 0.021); for n = 5 none exists. */
 static void test_order_interval(void **state) {
@@ -280,26 +376,6 @@ static void test_order_interval(void **state) {
         assert_true(lo == 6 && hi == 15);
         compare_median_order_interval(x, 5, 0.95, &lo, &hi);
         assert_true(lo == 1 && hi == 5);
-}
-
-/* The screened comparison agrees with the full one on the verdict, and skips the interval only
- * where there is no difference. */
-static void test_screened(void **state) {
-        (void) state;
-        double base[12], same[12], slower[12];
-        for (int i = 0; i < 12; i++) {
-                base[i] = 100 + i % 4;
-                same[i] = 100 + (i + 1) % 4;
-                slower[i] = 110 + i % 4;
-        }
-        Comparison full, screened;
-        assert_int_equal(compare_to_baseline(base, 12, slower, 12, 3, 0.02, 0.01, &full), 0);
-        assert_int_equal(compare_screen_to_baseline(base, 12, slower, 12, 3, 0.02, 0.01, &screened), 0);
-        assert_int_equal(screened.verdict, VERDICT_HIGHER);
-        assert_true(screened.lo == full.lo && screened.hi == full.hi && screened.p == full.p);
-        assert_int_equal(compare_screen_to_baseline(base, 12, same, 12, 3, 0.02, 0.01, &screened), 0);
-        assert_int_equal(screened.verdict, VERDICT_SAME);
-        assert_true(isnan(screened.lo) && isnan(screened.hi) && screened.p > 0.01);
 }
 
 /* Two cells with ratios 1.1 and 1.21 (geometric mean 1.1537) and log-symmetric intervals whose
@@ -318,42 +394,25 @@ static void test_geomean(void **state) {
         assert_int_equal(compare_geomean(both, 1, 0.95, &mean, &lo, &hi), 0);
         assert_true(mean == 1.1 && lo == a.lo && hi == a.hi);
         assert_int_equal(compare_geomean(both, 0, 0.95, &mean, &lo, &hi), -EINVAL);
-}
-
-static int cmp_values(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return (x > y) - (x < y);
-}
-
-/* The selection finds what sorting finds: random arrays of every size up to 300, with and
- * without ties, at several levels. */
-static void test_percentile_interval(void **state) {
-        (void) state;
-        uint64_t rng = 7;
-        for (size_t n = 1; n <= 300; n++)
-                for (int ties = 0; ties < 2; ties++) {
-                        double v[300], sorted[300];
-                        for (size_t i = 0; i < n; i++)
-                                v[i] = sorted[i] = (double) (rng_next(&rng) % (ties ? 7 : 1000000));
-                        qsort(sorted, n, sizeof(double), cmp_values);
-                        const double level = n % 3 == 0 ? 0.95 : n % 3 == 1 ? 0.5 : 0.99;
-                        double tail = (1 - level) / 2, lo, hi;
-                        size_t a = (size_t) floor(tail * (double) (n - 1)),
-                               b = (size_t) ceil((1 - tail) * (double) (n - 1));
-                        compare_percentile_interval(v, n, level, &lo, &hi);
-                        assert_true(lo == sorted[a]);
-                        assert_true(hi == sorted[b < n ? b : n - 1]);
-                }
+        /* A cell without a bound leaves the mean without one; a cell without a test, none. */
+        Comparison open = { .ratio = 1.2, .lo = 0, .hi = INFINITY };
+        const Comparison *with_open[] = { &a, &open };
+        assert_int_equal(compare_geomean(with_open, 2, 0.95, &mean, &lo, &hi), 0);
+        assert_true(lo == 0 && isinf(hi));
+        Comparison none = { .ratio = 1.2, .lo = NAN, .hi = NAN, .test = COMPARE_TEST_NONE };
+        const Comparison *with_none[] = { &a, &none };
+        assert_int_equal(compare_geomean(with_none, 2, 0.95, &mean, &lo, &hi), 0);
+        assert_true(isnan(lo) && isnan(hi));
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_mann_whitney),   cmocka_unit_test(test_mann_whitney_large),
-                cmocka_unit_test(test_wilcoxon),       cmocka_unit_test(test_smallest_p),
-                cmocka_unit_test(test_bootstrap),      cmocka_unit_test(test_outliers),
-                cmocka_unit_test(test_verdict),        cmocka_unit_test(test_paired_verdict),
-                cmocka_unit_test(test_order_interval), cmocka_unit_test(test_screened),
-                cmocka_unit_test(test_geomean),        cmocka_unit_test(test_percentile_interval),
+                cmocka_unit_test(test_rank_null),     cmocka_unit_test(test_hodges_lehmann),
+                cmocka_unit_test(test_exact_ratio),   cmocka_unit_test(test_decidable_grid),
+                cmocka_unit_test(test_four_verdicts), cmocka_unit_test(test_paired),
+                cmocka_unit_test(test_corrections),   cmocka_unit_test(test_run_medians),
+                cmocka_unit_test(test_outliers),      cmocka_unit_test(test_order_interval),
+                cmocka_unit_test(test_geomean),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,20 +57,31 @@ static void test_pairing(void **state) {
                 ra[i] = rb[i] = i;
         }
         SampleSet base = { a, ra, 12 }, x = { b, rb, 12 };
-        assert_true(sampleset_paired(&base, &x, true));
-        assert_false(sampleset_paired(&base, &x, false)); /* blocked order: nothing pairs */
-        rb[11] = 12;                                      /* a gap on one side */
-        assert_false(sampleset_paired(&base, &x, true));
+        const CompareRule rule = {
+                .min_effect = 0.02, .alpha = 0.01, .correction = CORRECTION_NONE, .tests = 1
+        };
+        assert_true(sampleset_paired(&base, &x, true, &rule));
+        assert_false(sampleset_paired(&base, &x, false, &rule)); /* blocked order: nothing pairs */
+        rb[11] = 12;                                             /* a gap on one side */
+        assert_false(sampleset_paired(&base, &x, true, &rule));
         rb[11] = 11;
         SampleSet short_x = { b, rb, COMPARE_MIN_PAIRS - 1 }, short_base = { a, ra, COMPARE_MIN_PAIRS - 1 };
-        assert_false(sampleset_paired(&short_base, &short_x, true));
+        assert_false(sampleset_paired(&short_base, &short_x, true, &rule));
+        /* 12 rounds shared by 16 comparisons: the signed-rank test could not reach 0.01 / 16 / 4. */
+        const CompareRule shared = {
+                .min_effect = 0.02, .alpha = 0.01, .correction = CORRECTION_HOLM, .tests = 16
+        };
+        assert_false(sampleset_paired(&base, &x, true, &shared));
 
         Comparison c;
-        assert_int_equal(sampleset_compare(&base, &x, true, 1, 0.02, 0.01, &c), 0);
-        assert_true(c.paired);
+        assert_int_equal(sampleset_compare(&base, &x, true, &rule, &c), 0);
+        assert_int_equal(c.test, COMPARE_TEST_SIGNED_RANK);
+        compare_decide(&c, &rule);
         assert_int_equal(c.verdict, VERDICT_LOWER);
-        assert_int_equal(sampleset_compare(&base, &x, false, 1, 0.02, 0.01, &c), 0);
-        assert_false(c.paired);
+        assert_int_equal(sampleset_compare(&base, &x, true, &shared, &c), 0);
+        assert_int_equal(c.test, COMPARE_TEST_RANK_SUM);
+        assert_int_equal(sampleset_compare(&base, &x, false, &rule, &c), 0);
+        assert_int_equal(c.test, COMPARE_TEST_NONE);
 }
 
 static void test_pareto_front(void **state) {
