@@ -259,6 +259,14 @@ static char *values_sql(const char *metric) {
                                          strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric, where);
 }
 
+/* The same from the stats table: the point's stored median, one value. */
+static char *medians_sql(const char *metric) {
+        return sqlite3_mprintf(
+                "SELECT median FROM stats WHERE cell_id = ?2 AND variant_id = ?3 AND metric = %Q"
+                " AND run_id = ?1",
+                strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric);
+}
+
 /* NAME=VALUE with a parameter name as specs allow it (letters, digits, '_', '-'). */
 static bool valid_cell_filter(const char *filter) {
         const char *eq = strchr(filter, '=');
@@ -523,7 +531,8 @@ static int read_history(Store *s, const HistoryQuery *q, History **ret) {
         h->n_runs = b.n_runs;
         if (!(h->metric = strdup(q->metric ? q->metric : b.runs[b.n_runs - 1].metric)))
                 return -ENOMEM;
-        char *points = points_sql(q, &b), *values = values_sql(h->metric);
+        char *points = points_sql(q, &b),
+             *values = q->medians_only ? medians_sql(h->metric) : values_sql(h->metric);
         r = points && values ? read_series(s, points, values, &b) : -ENOMEM;
         sqlite3_free(points);
         sqlite3_free(values);

@@ -72,6 +72,10 @@ typedef struct HistoryQuery {
         const char *metric;  /* NULL: the latest run's metric */
         size_t last;         /* the last N finished runs */
         int64_t until_run;   /* only runs up to this id (0: all) */
+        /* Each point from its run's stored median (the stats table) instead of its samples:
+         * what the change points and the spread need, a point's interval then the median
+         * alone (compare reads every series this way). */
+        bool medians_only;
 } HistoryQuery;
 
 /* Returns 0, -ENOENT when the experiment has no finished run, -EINVAL for a malformed cell

@@ -220,7 +220,8 @@ static int between_runs(Store *s, RunPair *p) {
         HistoryQuery q = { .experiment = p->a->run.experiment,
                            .metric = p->a->run.metric,
                            .last = HISTORY_DEFAULT_RUNS,
-                           .until_run = p->a->run.id };
+                           .until_run = p->a->run.id,
+                           .medians_only = true };
         int r = query_history(s, &q, &h);
         if (r == -ENOENT) {
                 changepoint_pool_spread(0, 0, &p->spread.spread, &p->spread.df);
