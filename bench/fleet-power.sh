@@ -11,13 +11,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 seeds=${2:-20}
-alloclab=$build/cli/alloclab
-workload=$build/tests/workloads/alloclab-workload
-[[ -x $alloclab && -x $workload ]] || { echo "build alloclab with -DBUILD_TESTING=ON first" >&2; exit 1; }
-work=$(mktemp -d)
-[[ -n ${KEEP:-} ]] || trap 'rm -rf "$work"' EXIT
+. "$root/bench/workload.sh" "$build"
 
-spin=20000000 # about 20 ms
 spec() { # CANDIDATE_SPIN SEED
     cat <<YAML
 experiment: power
