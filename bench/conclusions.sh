@@ -7,7 +7,7 @@
 #                 run 6 on: flagged at run 6 or confirmed by run 7 or 8 (target: at least 18 of
 #                 20), and never the wrong way.
 #   gate          20 runs of 16 cells x 2 variants, the same allocator twice, interleaved, 8
-#                 samples (the fewest that can decide when 16 comparisons share alpha 0.01):
+#                 samples (7 is the fewest that can decide when 16 comparisons share alpha 0.01):
 #                 `compare --fail-on regression` of consecutive runs (target: fails in at most 1 of
 #                 19), the same with --relative, and within the runs, A/A verdicts per cell; then
 #                 order: blocked, whose verdicts must come from a valid test or not at all

@@ -132,6 +132,9 @@ typedef struct RunPair RunPair;
 int compare_render(FILE *f, OutputFormat format, const RunPair *p);
 size_t compare_regressions(const RunPair *p);
 
+/* EXIT_OK, or (--relative with nothing but the baseline to compare) EXIT_USAGE, saying why. */
+int compare_usable(const char *command, const RunPair *p);
+
 /* What a command that measures (run, quick, suite) asks of it. */
 typedef struct MeasureOptions {
         const char *db_path; /* NULL: the default database */

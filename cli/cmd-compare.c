@@ -6,6 +6,7 @@
  * before the changes and after them, and makes the exit status 1.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -96,6 +97,19 @@ static json_t *changes_table(const RunPair *p) {
         return table;
 }
 
+/* A row's verdict for people (render_verdict_text). */
+static const char *verdict_text(const json_t *row, char *buf, size_t size) {
+        const char *word = json_string_value(json_object_get(row, "verdict"));
+        const json_t *detectable = json_object_get(row, "detectable_change");
+        if (strcmp(word, "inconclusive") != 0)
+                snprintf(buf, size, "%s", word);
+        else
+                render_verdict_text(VERDICT_INCONCLUSIVE,
+                                    json_is_real(detectable) ? json_real_value(detectable) : INFINITY, false,
+                                    buf, size);
+        return buf;
+}
+
 /* The same changes for people: values with units, "1.03x [1.01, 1.05] slower". */
 static json_t *display_table(const RunPair *p, const json_t *changes) {
         char a[64], b[64];
@@ -105,7 +119,7 @@ static json_t *display_table(const RunPair *p, const json_t *changes) {
         size_t i;
         json_t *row;
         json_array_foreach(json_object_get(changes, "rows"), i, row) {
-                char va[64] = "-", vb[64] = "-", change[128] = "-";
+                char va[64] = "-", vb[64] = "-", change[160] = "-", word[64];
                 const json_t *ma = json_object_get(row, p->relative ? "ratio_to_baseline_a" : "median_a"),
                              *mb = json_object_get(row, p->relative ? "ratio_to_baseline_b" : "median_b");
                 if (json_is_real(ma) && p->relative)
@@ -121,10 +135,7 @@ static json_t *display_table(const RunPair *p, const json_t *changes) {
                                  json_real_value(json_object_get(row, "ratio")),
                                  json_real_value(json_object_get(row, "ratio_ci_low")),
                                  json_real_value(json_object_get(row, "ratio_ci_high")),
-                                 strcmp(json_string_value(json_object_get(row, "verdict")),
-                                        "inconclusive") == 0
-                                         ? "~"
-                                         : json_string_value(json_object_get(row, "verdict")));
+                                 verdict_text(row, word, sizeof(word)));
                 json_array_append_new(rows, json_pack("{s:O, s:O, s:s, s:s, s:s}", "cell",
                                                       json_object_get(row, "cell"), "variant",
                                                       json_object_get(row, "variant"), a, va, b, vb,
@@ -150,6 +161,17 @@ static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
 /* Run B significantly higher than run A (slower, or more of the metric) beyond min_effect. */
 static bool is_regression(const PairChange *x) {
         return x->has_comparison && x->comparison.verdict == VERDICT_HIGHER;
+}
+
+int compare_usable(const char *command, const RunPair *p) {
+        if (!p->relative || p->a->n_variants > 1)
+                return EXIT_OK;
+        cli_error(command,
+                  "--relative compares each variant's ratio to the baseline variant '%s' within each run, "
+                  "and run "
+                  "%lld has no other variant",
+                  p->baseline, (long long) p->a->run.id);
+        return EXIT_USAGE;
 }
 
 size_t compare_regressions(const RunPair *p) {
@@ -187,11 +209,13 @@ static void print_method(FILE *f, const RunPair *p) {
         render_verdict_rule(&p->rule, true, rule, sizeof(rule));
         if (p->spread.runs == 0)
                 snprintf(spread, sizeof(spread),
-                         "+-%.1f%%, assumed: no earlier runs of this experiment on %s to measure it from",
-                         100 * p->spread.spread, p->a->run.hostname);
+                         "+-%.1f%%, assumed: no earlier %s of this experiment on %s to measure it from",
+                         100 * p->spread.spread, p->relative ? "within-run ratios" : "runs",
+                         p->a->run.hostname);
         else
                 snprintf(spread, sizeof(spread),
-                         "+-%.1f%%, measured over up to %zu runs of this experiment on %s, pooled with an "
+                         "+-%.1f%%, measured over up to %zu earlier runs of this experiment on %s, pooled "
+                         "with an "
                          "assumed +-%.0f%%",
                          100 * p->spread.spread, p->spread.runs, p->a->run.hostname,
                          100 * CHANGEPOINT_PRIOR_SPREAD);
@@ -227,12 +251,15 @@ int compare_render(FILE *f, OutputFormat format, const RunPair *p) {
                 for (char **d = p->differences; *d; d++)
                         json_array_append_new(differences, json_string(*d));
                 json_auto_t *root = json_pack(
-                        "{s:I, s:I, s:s, s:s, s:b, s:O, s:f, s:f, s:s, s:I, s:b, s:o, s:f, s:I, s:I, s:O}",
+                        "{s:I, s:I, s:s, s:s, s:b, s:O, s:f, s:f, s:s, s:I, s:f, s:b, s:o, s:f, s:I, s:I, "
+                        "s:O}",
                         "run_a", (json_int_t) p->a->run.id, "run_b", (json_int_t) p->b->run.id, "experiment",
                         p->a->run.experiment, "metric", p->a->run.metric, "comparable",
                         p->differences[0] == NULL, "differences", differences, "min_effect",
                         p->a->min_effect, "alpha", p->a->alpha, "correction",
                         correction_to_string(p->rule.correction), "tests", (json_int_t) p->rule.tests,
+                        "interval_level",
+                        1 - (p->rule.interval_alpha > 0 ? p->rule.interval_alpha : p->rule.alpha),
                         "relative", p->relative, "baseline", render_json_text(p->baseline),
                         "between_run_spread", p->spread.spread, "spread_runs", (json_int_t) p->spread.runs,
                         "regressions", (json_int_t) compare_regressions(p), "changes",
@@ -288,6 +315,8 @@ int cmd_compare(int argc, char **argv) {
         int r = query_run_pair(store, (int64_t) a, (int64_t) b, how.relative, &pair, &missing);
         if (r < 0)
                 return cli_query_failed("compare", store, missing, r);
+        if ((e = compare_usable("compare", pair)) != EXIT_OK)
+                return e;
         if (compare_render(stdout, format, pair) < 0 || fflush(stdout) != 0) {
                 cli_error("compare", "cannot write the comparison");
                 return EXIT_ENVIRONMENT;

@@ -22,8 +22,9 @@ static const char fleet_usage[] =
         "Usage: alloclab fleet EXPERIMENT [--db PATH] [--format table|markdown|csv|json]\n"
         "\n"
         "The experiment across hosts (runs merged with alloclab import): per host name its latest\n"
-        "finished run, and per cell and variant that run's ratio to its baseline with the 95%\n"
-        "interval and verdict; then, hosts as the unit, the geometric mean and range of the ratios\n"
+        "finished run, and per cell and variant that run's ratio to its baseline with its interval\n"
+        "and verdict (by that run's rule and correction); then, hosts as the unit, the geometric mean and "
+        "range of the ratios\n"
         "and on how many hosts each verdict holds. Samples of different hosts are never pooled.\n";
 
 /* Where a variant of a cell is in a host's report, or NULL. */
@@ -160,11 +161,12 @@ static json_t *display_table(const Fleet *f, char **cells, char **variants, bool
                 json_t *row = json_pack("{s:s, s:s}", "cell", cells[i], "variant", variants[i]);
                 for (size_t h = 0; h < f->n_hosts; h++) {
                         const ReportEntry *e = entry_of(f->hosts[h].report, cells[i], variants[i]);
-                        char text[128] = "-";
+                        char text[128] = "-", word[64];
                         if (e && e->has_comparison)
                                 snprintf(text, sizeof(text), "%.2fx [%.2f, %.2f] %s", e->comparison.ratio,
                                          e->comparison.lo, e->comparison.hi,
-                                         verdict_word(e->comparison.verdict, time));
+                                         render_verdict_text(e->comparison.verdict, e->comparison.detectable,
+                                                             time, word, sizeof(word)));
                         json_object_set_new(row, f->hosts[h].hostname, json_string(text));
                 }
                 Summary s = summarize(f, cells[i], variants[i]);
@@ -237,10 +239,11 @@ static int render_fleet(FILE *f, OutputFormat format, const Fleet *fleet) {
         if (r < 0)
                 return r;
         fprintf(f,
-                "\nEach host: median of the variant / median of its baseline within that host's run, 95%%\n"
-                "interval and verdict by the run's rule. Hosts: the geometric mean and range of those\n"
-                "ratios, and on how many hosts each verdict holds; samples of different hosts are never "
-                "pooled.\n");
+                "\nEach host: the variant / its baseline within that host's run (the Hodges-Lehmann "
+                "estimate),\n"
+                "its interval and verdict by the run's rule and correction (docs/analysis.md). Hosts: the\n"
+                "geometric mean and range of those ratios, and on how many hosts each verdict holds;\n"
+                "samples of different hosts are never pooled.\n");
         return ferror(f) ? -EIO : 0;
 }
 

@@ -414,9 +414,11 @@ static int render_history(FILE *f, OutputFormat format, const History *h) {
                 h->experiment, h->metric, h->n_runs);
         fprintf(f,
                 "%schange points: each run's median against the prediction interval (1 - alpha) of up to %d "
-                "earlier runs' medians since the last change, their spread counted; confirmed when the "
-                "next run is out of line the same way (docs/analysis.md)\n",
-                markdown ? "\n" : "", HISTORY_WINDOW);
+                "earlier runs' medians since the last change, their spread pooled with an assumed +-%.0f%% "
+                "worth %d runs (so mostly assumed while they are few); confirmed when the next run is out "
+                "of line the same way (docs/analysis.md)\n",
+                markdown ? "\n" : "", HISTORY_WINDOW, 100 * CHANGEPOINT_PRIOR_SPREAD,
+                CHANGEPOINT_PRIOR_RUNS);
         if (h->n_series == 0)
                 fprintf(f, "\nno measured samples match\n");
         for (size_t s = 0; s < h->n_series; s++) {

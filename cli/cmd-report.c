@@ -232,7 +232,7 @@ static void forest_plot(FILE *f, const Report *rep) {
         fprintf(f,
                 "<p>Variant / baseline in the same cell (the Hodges-Lehmann estimate: the median of the "
                 "pairwise ratios), with its %g%% interval; ",
-                100 * (1 - rep->alpha));
+                100 * render_interval_level(rep));
         put_text(f, rule);
         fputs(".</p>\n", f);
         double row = 20, left = 260, width = 900, plot_right = width - 150;
@@ -326,8 +326,8 @@ static const char *variant_colour(const Report *rep, const char *name) {
 static void history_plots(FILE *f, const Report *rep, const History *h) {
         fprintf(f,
                 "<h2>History</h2>\n<p>Medians of %s over the last %zu finished runs; red rings are "
-                "regressions, "
-                "green ones improvements (docs/analysis.md).</p>\n",
+                "regressions, green ones improvements, each confirmed by the run after it; dashed rings "
+                "are tentative, the last run out of line, not yet confirmed (docs/analysis.md).</p>\n",
                 h->metric, h->n_runs);
         for (size_t s = 0; s < h->n_series; s++) {
                 const HistorySeries *series = &h->series[s];
@@ -354,12 +354,16 @@ static void history_plots(FILE *f, const Report *rep, const History *h) {
                         fprintf(f,
                                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>"
                                 "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" stroke=\"%s\" "
-                                "stroke-width=\"2\"/>\n",
+                                "stroke-width=\"2\"%s><title>run %lld%s</title></circle>\n",
                                 px, at(&y, p->lo), px, at(&y, p->hi), colour, px, at(&y, p->median),
                                 p->change == HISTORY_STEADY ? 3 : 6, colour,
                                 p->change == HISTORY_REGRESSION    ? "#d00"
                                 : p->change == HISTORY_IMPROVEMENT ? "#0a0"
-                                                                   : colour);
+                                                                   : colour,
+                                p->tentative ? " stroke-dasharray=\"3 2\"" : "", (long long) p->run_id,
+                                p->change == HISTORY_STEADY ? ""
+                                : p->tentative              ? ": a tentative change point"
+                                                            : ": a change point");
                 }
                 fprintf(f,
                         "<text x=\"60\" y=\"%.1f\" class=\"tick\">run %lld</text>"
@@ -400,9 +404,12 @@ static void results_table(FILE *f, const Report *rep) {
                                 render_value(rep->run.metric, e->stats.median, value, sizeof(value));
                         fputs("<td>", f);
                         put_text(f, e->excluded_reason ? "excluded" : value);
+                        char word[64];
                         if (e->has_comparison && render_report_has_verdicts(rep))
                                 fprintf(f, " %.3fx [%.3f, %.3f] %s", e->comparison.ratio, e->comparison.lo,
-                                        e->comparison.hi, verdict_word(e->comparison.verdict, time));
+                                        e->comparison.hi,
+                                        render_verdict_text(e->comparison.verdict, e->comparison.detectable,
+                                                            time, word, sizeof(word)));
                         else if (e->has_comparison)
                                 fprintf(f, " %.3fx", e->comparison.ratio);
                         /* What `show` lists below its table: outliers (kept or left out) and samples
@@ -437,6 +444,19 @@ static void comparison_section(FILE *f, const RunPair *pair) {
                       "variants.</p>\n",
                       f);
         bool time = render_time_metric(pair->a->run.metric);
+        char rule[512];
+        render_verdict_rule(&pair->rule, true, rule, sizeof(rule));
+        fprintf(f,
+                "<p>Median of run %lld / median of run %lld. Runs are the unit: a run's median moves from "
+                "run to run by +-%.1f%%, ",
+                (long long) pair->b->run.id, (long long) pair->a->run.id, 100 * pair->spread.spread);
+        if (pair->spread.runs)
+                fprintf(f, "measured over up to %zu earlier runs of this experiment on this host; ",
+                        pair->spread.runs);
+        else
+                fputs("assumed: no earlier runs of this experiment on this host to measure it from; ", f);
+        put_text(f, rule);
+        fputs(".</p>\n", f);
         fputs("<table>\n<tr><th>cell</th><th>variant</th><th>change</th></tr>\n", f);
         for (size_t i = 0; i < pair->n_changes; i++) {
                 const PairChange *x = &pair->changes[i];
@@ -444,10 +464,12 @@ static void comparison_section(FILE *f, const RunPair *pair) {
                 put_text(f, pair->a->cell_labels[x->cell_a]);
                 fputs("</td><td>", f);
                 put_text(f, pair->a->variant_names[x->variant_a]);
+                char word[64];
                 if (x->has_comparison)
                         fprintf(f, "</td><td>%.3fx [%.3f, %.3f] %s</td></tr>\n", x->comparison.ratio,
                                 x->comparison.lo, x->comparison.hi,
-                                verdict_word(x->comparison.verdict, time));
+                                render_verdict_text(x->comparison.verdict, x->comparison.detectable, time,
+                                                    word, sizeof(word)));
                 else
                         fputs("</td><td>-</td></tr>\n", f);
         }

@@ -237,6 +237,8 @@ static int compare_with(Store *store, int64_t base, int64_t run, bool relative, 
         int r = query_run_pair(store, base, run, relative, &pair, &missing);
         if (r < 0)
                 return cli_query_failed("run", store, missing, r);
+        if ((r = compare_usable("run", pair)) != EXIT_OK)
+                return r;
         if (format != FORMAT_JSON && format != FORMAT_CSV)
                 fputc('\n', stdout);
         if (compare_render(stdout, format, pair) < 0 || fflush(stdout) != 0) {

@@ -26,6 +26,7 @@
 #include "runner/allocator.h"
 #include "runner/plan.h"
 #include "stats/compare.h"
+#include "stats/sampleset.h"
 #include "util/cleanup.h"
 #include "util/io.h"
 #include "util/paths.h"
@@ -40,8 +41,9 @@ static const char suite_usage[] =
         "\n"
         "Runs the bundled workloads (all, or those named) under every installed catalog allocator,\n"
         "one stored run each, and prints one summary: per workload each allocator's ratio to glibc\n"
-        "and verdict, then per allocator its wins, verdict counts, geometric mean with its 95%\n"
-        "interval and peak RSS.\n"
+        "and verdict, then per allocator its wins, verdict counts, geometric mean with its interval\n"
+        "and peak RSS. Every workload's comparisons are corrected as one family (the workloads'\n"
+        "correction: bh, the false-discovery rate).\n"
         "\n"
         "  --threads LIST    the threads axis (default: 1 and the CPUs alloclab may use)\n"
         "  --scale PERCENT   the amount of work of each workload (default 100)\n"
@@ -302,31 +304,64 @@ static const char *standing_word(const RenderVerdicts *s, bool time) {
         return s->lower == 0 && s->higher == 0 ? "~" : "mixed";
 }
 
+/* Every comparison of every workload's run, for compare_family(). */
+typedef struct SuiteFamily {
+        ReportEntry **entries, **bases;
+        const Report **reports; /* of each */
+} SuiteFamily;
+
+/* A comparison again at the suite's interval level, by the design its run chose for it (the
+ * design follows the run's own number of comparisons). */
+static int compare_suite_member(void *userdata, size_t i, const CompareRule *rule, Comparison *ret) {
+        SuiteFamily *f = userdata;
+        CompareRule own = *rule;
+        own.tests = f->reports[i]->n_tests;
+        SampleSet b = { f->bases[i]->values, f->bases[i]->rounds, f->bases[i]->n_values },
+                  x = { f->entries[i]->values, f->entries[i]->rounds, f->entries[i]->n_values };
+        return sampleset_compare(&b, &x, render_report_has_verdicts(f->reports[i]), &own, ret);
+}
+
 /* The suite is one family: every comparison of every workload's run shares alpha by the first
  * run's correction (each run corrected only over its own cells would let a suite of 20
- * workloads make 20 times the false verdicts). Sets each run's n_tests to the suite's. */
+ * workloads make 20 times the false verdicts), its intervals computed again at the level where
+ * they agree with the suite's decisions. Sets each run's n_tests and interval level to the
+ * suite's. */
 static int correct_across(SuiteRun *runs, size_t n) {
         size_t total = 0;
         for (size_t i = 0; i < n; i++)
                 total += runs[i].rep->n_cells * runs[i].rep->n_variants;
-        _cleanup_free_ Comparison **family = calloc(total + 1, sizeof(Comparison *));
-        if (!family)
+        _cleanup_free_ Comparison **members = calloc(total + 1, sizeof(Comparison *));
+        _cleanup_free_ ReportEntry **entries = calloc(total + 1, sizeof(ReportEntry *));
+        _cleanup_free_ ReportEntry **bases = calloc(total + 1, sizeof(ReportEntry *));
+        _cleanup_free_ const Report **reports = calloc(total + 1, sizeof(Report *));
+        if (!members || !entries || !bases || !reports)
                 return -ENOMEM;
         size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-                for (size_t j = 0; j < runs[i].rep->n_cells * runs[i].rep->n_variants; j++)
-                        if (runs[i].rep->entries[j].has_comparison)
-                                family[k++] = &runs[i].rep->entries[j].comparison;
-        compare_correct(family, k, runs[0].rep->correction);
         for (size_t i = 0; i < n; i++) {
                 Report *rep = runs[i].rep;
-                rep->n_tests = k;
-                CompareRule rule = render_rule(rep);
-                for (size_t j = 0; j < rep->n_cells * rep->n_variants; j++)
-                        if (rep->entries[j].has_comparison)
-                                compare_decide(&rep->entries[j].comparison, &rule);
+                for (size_t c = 0; c < rep->n_cells; c++)
+                        for (size_t v = 0; v < rep->n_variants; v++) {
+                                ReportEntry *e = &rep->entries[c * rep->n_variants + v];
+                                if (!e->has_comparison)
+                                        continue;
+                                entries[k] = e;
+                                bases[k] = &rep->entries[c * rep->n_variants + rep->baseline];
+                                reports[k] = rep;
+                                members[k++] = &e->comparison;
+                        }
         }
-        return 0;
+        const Report *first = runs[0].rep;
+        CompareRule rule = { .min_effect = first->min_effect,
+                             .alpha = first->alpha,
+                             .correction = first->correction,
+                             .tests = k };
+        SuiteFamily family = { entries, bases, reports };
+        int r = compare_family(members, k, &rule, compare_suite_member, &family);
+        for (size_t i = 0; i < n; i++) { /* after: the members' designs read each run's own */
+                runs[i].rep->n_tests = k;
+                runs[i].rep->interval_alpha = rule.interval_alpha;
+        }
+        return r;
 }
 
 /* The workload's winner: of the variants better than the baseline in every cell, the one with
@@ -451,8 +486,8 @@ static Overall overall(const SuiteRun *runs, size_t n, size_t v) {
                 }
         }
         if (o.time_cells)
-                compare_geomean(times, o.time_cells, 1 - runs[0].rep->alpha, &o.time_mean, &o.time_lo,
-                                &o.time_hi);
+                compare_geomean(times, o.time_cells, render_interval_level(runs[0].rep), &o.time_mean,
+                                &o.time_lo, &o.time_hi);
         if (o.rss_cells)
                 o.rss_mean = exp(rss_logs / (double) o.rss_cells);
         return o;

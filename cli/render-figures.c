@@ -121,7 +121,7 @@ RenderVerdicts render_verdicts(const Report *rep, size_t v) {
                 s.inconclusive += e->comparison.verdict == VERDICT_INCONCLUSIVE;
         }
         if (s.compared)
-                compare_geomean(cs, s.compared, 1 - rep->alpha, &s.geomean, &s.lo, &s.hi);
+                compare_geomean(cs, s.compared, render_interval_level(rep), &s.geomean, &s.lo, &s.hi);
         return s;
 }
 
@@ -183,7 +183,22 @@ CompareRule render_rule(const Report *rep) {
         return (CompareRule){ .min_effect = rep->min_effect,
                               .alpha = rep->alpha,
                               .correction = rep->correction,
-                              .tests = rep->n_tests ? rep->n_tests : 1 };
+                              .tests = rep->n_tests ? rep->n_tests : 1,
+                              .interval_alpha = rep->interval_alpha };
+}
+
+const char *render_verdict_text(Verdict v, double detectable, bool time, char *buf, size_t size) {
+        if (v != VERDICT_INCONCLUSIVE)
+                snprintf(buf, size, "%s", verdict_word(v, time));
+        else if (isfinite(detectable))
+                snprintf(buf, size, "~ (detects +-%.0f%%)", 100 * detectable);
+        else
+                snprintf(buf, size, "~ (too few samples)");
+        return buf;
+}
+
+double render_interval_level(const Report *rep) {
+        return 1 - (rep->interval_alpha > 0 ? rep->interval_alpha : rep->alpha);
 }
 
 bool render_report_has_verdicts(const Report *rep) {
@@ -199,13 +214,16 @@ void render_verdict_rule(const CompareRule *rule, bool verdicts, char *buf, size
                 return;
         }
         char shared[96] = "";
-        if (rule->correction != CORRECTION_NONE && rule->tests > 1)
+        if (rule->tests > 1)
                 snprintf(shared, sizeof(shared), " (%s over %zu comparisons)",
-                         rule->correction == CORRECTION_HOLM ? "Holm" : "Benjamini-Hochberg", rule->tests);
+                         rule->correction == CORRECTION_HOLM ? "Holm"
+                         : rule->correction == CORRECTION_BH ? "Benjamini-Hochberg"
+                                                             : "no correction",
+                         rule->tests);
+        double level = 100 * (1 - (rule->interval_alpha > 0 ? rule->interval_alpha : rule->alpha));
         snprintf(buf, size,
-                 "a difference needs p < %g%s and at least %g%%; same: the %g%% interval within +-%g%%",
-                 rule->alpha, shared, 100 * rule->min_effect, 100 * (1 - rule->alpha),
-                 100 * rule->min_effect);
+                 "a difference needs p < %g%s and at least %g%%; same: the %.4g%% interval within +-%g%%",
+                 rule->alpha, shared, 100 * rule->min_effect, level, 100 * rule->min_effect);
 }
 
 const char *render_outlier_policy(const Report *rep) {

@@ -41,6 +41,7 @@ int render_report_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "alpha", json_real(rep->alpha));
         json_object_set_new(root, "correction", json_string(correction_to_string(rep->correction)));
         json_object_set_new(root, "tests", json_integer((json_int_t) rep->n_tests));
+        json_object_set_new(root, "interval_level", json_real(render_interval_level(rep)));
         json_object_set_new(root, "verdicts", json_boolean(render_report_has_verdicts(rep)));
         json_object_set_new(root, "outlier_policy", json_string(render_outlier_policy(rep)));
         json_object_set_new(root, "cpus", render_json_text(rep->child_cpus));

@@ -29,10 +29,10 @@ static char *grid_cell(const Report *rep, size_t c, size_t v) {
                 if (e->stats.median != 0)
                         snprintf(spread, sizeof(spread), " +-%.1f%%", 100 * e->stats.mad / e->stats.median);
                 double r = render_ratio(rep, c, v);
+                bool verdict = e->has_comparison && e->comparison.test != COMPARE_TEST_NONE;
                 if (v != rep->baseline && r > 0)
-                        snprintf(rat, sizeof(rat), " %.2fx%s%s", r, e->has_comparison ? " " : "",
-                                 e->has_comparison
-                                         ? verdict_mark(e->comparison.verdict, render_report_is_time(rep))
+                        snprintf(rat, sizeof(rat), " %.2fx%s%s", r, verdict ? " " : "",
+                                 verdict ? verdict_mark(e->comparison.verdict, render_report_is_time(rep))
                                          : "");
         }
         if (e->excluded_reason || e->n_failed > 0) {
@@ -61,17 +61,18 @@ static void grid_done(Grid *g) {
 }
 
 /* With exactly two variants the question is one number per cell: what the other costs against
- * the baseline, in percent, with its interval ("+2.3% [+1.1, +3.4]"). */
+ * the baseline, in percent, with its interval ("+2.3% [+1.1, +3.4]"; the change alone where the
+ * test could not bound it or there is no test). */
 static char *cost_cell(const Report *rep, size_t c) {
         const ReportEntry *e = report_entry(rep, c, 1 - rep->baseline);
         if (!e->has_comparison)
                 return strdup("-");
         const Comparison *k = &e->comparison;
         char *s;
-        return asprintf(&s, "%+.1f%% [%+.1f, %+.1f]", 100 * (k->ratio - 1), 100 * (k->lo - 1),
-                        100 * (k->hi - 1)) < 0
-                       ? NULL
-                       : s;
+        int r = k->lo > 0 && isfinite(k->hi) ? asprintf(&s, "%+.1f%% [%+.1f, %+.1f]", 100 * (k->ratio - 1),
+                                                        100 * (k->lo - 1), 100 * (k->hi - 1))
+                                             : asprintf(&s, "%+.1f%%", 100 * (k->ratio - 1));
+        return r < 0 ? NULL : s;
 }
 
 static int grid_build(const Report *rep, Grid *g) {
@@ -279,8 +280,8 @@ static void print_verdicts(FILE *f, const Report *rep, const Notes *n) {
                 if (s.compared == 0)
                         continue;
                 if (!render_report_has_verdicts(rep)) {
-                        fprintf(f, "%s%s: geometric mean of %zu cells %.3fx\n", n->bullet,
-                                rep->variant_names[v], s.compared, s.geomean);
+                        fprintf(f, "%s%s: geometric mean %.3fx over %zu cell%s, no verdict\n", n->bullet,
+                                rep->variant_names[v], s.geomean, s.compared, s.compared == 1 ? "" : "s");
                         continue;
                 }
                 fprintf(f,

@@ -50,6 +50,14 @@ void render_verdict_rule(const CompareRule *rule, bool verdicts, char *buf, size
 /* The rule the report's verdicts were decided by (stats/compare.h). */
 CompareRule render_rule(const Report *rep);
 
+/* A verdict for people, into buf: its word, and for inconclusive "~ (detects +-12%)", the
+ * smallest change the comparison would have found (Comparison.detectable; "~ (too few
+ * samples)" when none). Returns buf. */
+const char *render_verdict_text(Verdict v, double detectable, bool time, char *buf, size_t size);
+
+/* The confidence level of the report's ratio intervals (1 - its interval_alpha). */
+double render_interval_level(const Report *rep);
+
 /* Whether the report's order gives verdicts (blocked does not). */
 bool render_report_has_verdicts(const Report *rep);
 

@@ -245,6 +245,18 @@ static bool change_values(const RunPair *p, PairChange *x) {
         return x->value_a > 0 && x->value_b > 0;
 }
 
+/* The i-th change with a comparison, B's value against A's (compare_family()'s recompute). */
+static int change_member(void *userdata, size_t i, const CompareRule *rule, Comparison *ret) {
+        RunPair *p = userdata;
+        for (size_t j = 0; j < p->n_changes; j++) {
+                PairChange *x = &p->changes[j];
+                if (x->has_comparison && i-- == 0)
+                        return compare_run_medians(x->value_a, x->value_b, p->spread.spread, p->spread.df,
+                                                   rule, ret);
+        }
+        return -EINVAL;
+}
+
 static int compute_changes(Store *s, RunPair *p) {
         const Report *a = p->a, *b = p->b;
         p->changes = calloc(a->n_cells * a->n_variants + 1, sizeof(PairChange));
@@ -274,16 +286,9 @@ static int compute_changes(Store *s, RunPair *p) {
         p->rule = (CompareRule){
                 .min_effect = a->min_effect, .alpha = a->alpha, .correction = a->correction, .tests = n
         };
-        for (size_t i = 0; i < p->n_changes; i++) {
-                PairChange *x = &p->changes[i];
-                if (x->has_comparison)
-                        (void) compare_run_medians(x->value_a, x->value_b, p->spread.spread, p->spread.df,
-                                                   &p->rule, &x->comparison);
-        }
-        compare_correct(family, n, p->rule.correction);
         for (size_t i = 0; i < n; i++)
-                compare_decide(family[i], &p->rule);
-        return 0;
+                (void) change_member(p, i, &p->rule, family[i]);
+        return compare_family(family, n, &p->rule, change_member, p);
 }
 
 int query_run_pair(Store *s, int64_t a, int64_t b, bool relative, RunPair **ret, int64_t *ret_missing) {

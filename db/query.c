@@ -418,6 +418,18 @@ static bool compared(const Report *rep, size_t c, size_t v) {
                base->n_values > 0;
 }
 
+/* The comparisons of a run, for compare_family(): each entry and its cell's baseline. */
+typedef struct Family {
+        ReportEntry **entries, **bases;
+        bool side_by_side;
+} Family;
+
+static int compare_member(void *userdata, size_t i, const CompareRule *rule, Comparison *ret) {
+        Family *f = userdata;
+        SampleSet b = entry_samples(f->bases[i]), x = entry_samples(f->entries[i]);
+        return sampleset_compare(&b, &x, f->side_by_side, rule, ret);
+}
+
 /* Each measured variant against its cell's measured baseline (stats/sampleset.h), every
  * comparison of the run one family whose verdicts share alpha by the run's correction. */
 static int compare_entries(Report *rep) {
@@ -430,34 +442,35 @@ static int compare_entries(Report *rep) {
         CompareRule rule = {
                 .min_effect = rep->min_effect, .alpha = rep->alpha, .correction = rep->correction, .tests = n
         };
-        bool side_by_side = strcmp(rep->order, "blocked") != 0;
-        _cleanup_free_ Comparison **family = calloc(n + 1, sizeof(Comparison *));
-        if (!family)
+        _cleanup_free_ Comparison **members = calloc(n + 1, sizeof(Comparison *));
+        _cleanup_free_ ReportEntry **entries = calloc(n + 1, sizeof(ReportEntry *));
+        _cleanup_free_ ReportEntry **bases = calloc(n + 1, sizeof(ReportEntry *));
+        if (!members || !entries || !bases)
                 return -ENOMEM;
+        Family family = { entries, bases, strcmp(rep->order, "blocked") != 0 };
         size_t k = 0;
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         if (!compared(rep, c, v))
                                 continue;
-                        ReportEntry *e = &rep->entries[c * rep->n_variants + v];
-                        SampleSet b = entry_samples(&rep->entries[c * rep->n_variants + rep->baseline]),
-                                  x = entry_samples(e);
-                        int r = sampleset_compare(&b, &x, side_by_side, &rule, &e->comparison);
+                        entries[k] = &rep->entries[c * rep->n_variants + v];
+                        bases[k] = &rep->entries[c * rep->n_variants + rep->baseline];
+                        int r = compare_member(&family, k, &rule, &entries[k]->comparison);
                         if (r == -ENOMEM)
                                 return r;
-                        e->has_comparison = r == 0;
-                        if (r == 0)
-                                family[k++] = &e->comparison;
+                        entries[k]->has_comparison = r == 0;
+                        if (r == 0) {
+                                members[k] = &entries[k]->comparison;
+                                k++;
+                        }
                 }
-        compare_correct(family, k, rep->correction);
-        for (size_t i = 0; i < k; i++)
-                compare_decide(family[i], &rule);
-        return 0;
+        int r = compare_family(members, k, &rule, compare_member, &family);
+        rep->interval_alpha = rule.interval_alpha;
+        return r;
 }
 
 /* Outliers of every entry, then (compare_variants) each measured variant against its cell's measured
- * baseline (stats/sampleset.h). The bootstrap seed is the run's, so showing a run twice gives the same
- * intervals. */
+ * baseline (compare_entries). Nothing in it is random: showing a run twice gives the same figures. */
 static int analyse_entries(Report *rep, bool compare_variants) {
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
                 ReportEntry *e = &rep->entries[i];

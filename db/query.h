@@ -49,7 +49,7 @@ typedef struct ReportEntry {
         int64_t *rounds;       /* the round of each value */
         size_t n_values;
         bool has_median_ci;               /* measured values: the median's interval below */
-        double median_lo, median_hi;      /* seeded bootstrap 95% interval of the median */
+        double median_lo, median_hi;      /* order-statistic 95% interval of the median */
         int64_t n_quiet_checked, n_noisy; /* measured samples the quiet guard checked / found busy */
         size_t n_outliers;                /* values whose modified z-score exceeds COMPARE_OUTLIER_Z: kept in
                                            * values and stats, or with Report.exclude_outliers removed from both */
@@ -91,6 +91,7 @@ typedef struct Report {
         double min_effect, alpha;       /* the verdicts' rule (docs/analysis.md) */
         Correction correction;          /* ... over the run's comparisons */
         size_t n_tests;                 /* comparisons that share alpha under the correction */
+        double interval_alpha;          /* the comparisons' intervals are at 1 - this (compare_family) */
         bool exclude_outliers;          /* spec outliers: exclude; the entries' figures leave them out */
         char *child_cpus, *runner_cpus; /* spec cpus: where children and alloclab ran, or NULL */
         char *cgroup,
@@ -124,8 +125,7 @@ void query_runs_free(RunSummary *runs, size_t n);
 int query_report(Store *s, int64_t run_id, const char *metric, Report **ret);
 
 /* query_report without the variants' comparisons with the run's baseline (has_comparison stays
- * false): the values and statistics that comparing two runs (db/pair.c) needs, without the
- * bootstrap of every variant that it would not show. */
+ * false): the values and statistics that comparing two runs' medians (db/pair.c) needs. */
 int query_report_values(Store *s, int64_t run_id, const char *metric, Report **ret);
 
 /* The SQL expression of a built-in metric ("wall", "user", "sys", "maxrss") over `samples s`, in

@@ -51,10 +51,11 @@ static bool level_of(const double *log_medians, size_t from, size_t to, Level *r
         return true;
 }
 
-/* Run i against level: fills p->against and p->outside. */
-static void check(const ChangePointRun *run, double log_median, const Level *level, ChangePoint *p) {
+/* Run i against level at alpha: fills p->against and p->outside. */
+static void check(const ChangePointRun *run, double log_median, const Level *level, double alpha,
+                  ChangePoint *p) {
         double distance = log_median - level->mean, t = fabs(distance) / level->scale;
-        double reach = student_quantile(run->alpha, level->df) * level->scale;
+        double reach = student_quantile(alpha, level->df) * level->scale;
         p->against = (Comparison){ .ratio = exp(distance),
                                    .lo = exp(distance - reach),
                                    .hi = exp(distance + reach),
@@ -63,7 +64,7 @@ static void check(const ChangePointRun *run, double log_median, const Level *lev
                                    .test = COMPARE_TEST_NONE };
         p->against.p_adjusted = p->against.p;
         p->spread = level->spread;
-        p->outside = isfinite(log_median) && p->against.p < run->alpha &&
+        p->outside = isfinite(log_median) && p->against.p < alpha &&
                      fabs(p->against.ratio - 1) >= run->min_effect;
         p->against.verdict = !p->outside            ? VERDICT_INCONCLUSIVE
                              : p->against.ratio > 1 ? VERDICT_HIGHER
@@ -92,7 +93,7 @@ int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
                         continue;
                 p->baseline_runs = i - from;
                 p->baseline_from = from;
-                check(&runs[i], log_medians[i], &level, p);
+                check(&runs[i], log_medians[i], &level, runs[i].alpha, p);
                 if (!p->outside)
                         continue;
                 if (i + 1 == n) { /* nothing after it yet */
@@ -104,7 +105,9 @@ int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
                         continue;
                 /* The next run against the same earlier runs: out of line the same way? */
                 ChangePoint next = {};
-                check(&runs[i + 1], log_medians[i + 1], &level, &next);
+                check(&runs[i + 1], log_medians[i + 1], &level,
+                      fmin(CHANGEPOINT_CONFIRM_ALPHA_MAX, CHANGEPOINT_CONFIRM_FACTOR * runs[i + 1].alpha),
+                      &next);
                 if (next.outside && next.against.verdict == p->against.verdict) {
                         p->change = p->against.verdict;
                         p->confirmed_by = i + 1;

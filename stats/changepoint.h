@@ -16,13 +16,19 @@
  * point or new baseline, at most CHANGEPOINT_WINDOW runs): Student's t with their spread, shrunk
  * toward CHANGEPOINT_PRIOR_SPREAD while they are few, and at least min_effect away. A change
  * point is a run out of line whose next run is out of line the same way against the same earlier
- * runs: one run out of line is a busy moment of the machine, two are a new level. The series'
+ * runs (at CHANGEPOINT_CONFIRM_FACTOR alpha): one run out of line is a busy moment of the
+ * machine, two are a new level. The series'
  * last run out of line is a tentative change point until the next run. (docs/analysis.md)
  */
 
-#define CHANGEPOINT_WINDOW       10   /* earlier runs that set the level a run is checked against */
-#define CHANGEPOINT_PRIOR_SPREAD 0.02 /* assumed spread of a run's median between runs (log sd) */
-#define CHANGEPOINT_PRIOR_RUNS   2    /* ... worth as much as this many runs' spread */
+#define CHANGEPOINT_WINDOW            10   /* earlier runs that set the level a run is checked against */
+#define CHANGEPOINT_PRIOR_SPREAD      0.02 /* assumed spread of a run's median between runs (log sd) */
+#define CHANGEPOINT_PRIOR_RUNS        2    /* ... worth as much as this many runs' spread */
+/* The next run confirms a run out of line when it is out of line the same way at this many
+ * times the run's alpha (at most CHANGEPOINT_CONFIRM_ALPHA_MAX): a false change point needs a
+ * run beyond alpha and the next one beyond 10 alpha, one-sided, the same way. */
+#define CHANGEPOINT_CONFIRM_FACTOR    10
+#define CHANGEPOINT_CONFIRM_ALPHA_MAX 0.2
 
 typedef struct ChangePointRun {
         const double *values; /* the run's measured values */

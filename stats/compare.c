@@ -146,7 +146,8 @@ bool compare_pairs(size_t n, const CompareRule *rule) {
 }
 
 bool compare_can_decide(size_t n, bool rounds, const CompareRule *rule) {
-        return compare_smallest_p(n, rounds && compare_pairs(n, rule)) < compare_test_alpha(rule);
+        double best = rule->correction == CORRECTION_BH ? rule->alpha : compare_test_alpha(rule);
+        return compare_smallest_p(n, rounds && compare_pairs(n, rule)) < best;
 }
 
 unsigned compare_samples_needed(bool rounds, const CompareRule *rule) {
@@ -172,7 +173,8 @@ static void estimate(const PairSet *s, const RankNull *null, double neutral, dou
         size_t at_or_above = n - count_below(s, neutral, true);
         c->p = fmin(1, 2 * fmin(rank_null_cdf(null, at_or_below), rank_null_cdf(null, at_or_above)));
         c->p_adjusted = c->p;
-        size_t k = rank_null_bound(null, rule->alpha / 2);
+        double interval_alpha = rule->interval_alpha > 0 ? rule->interval_alpha : rule->alpha;
+        size_t k = rank_null_bound(null, interval_alpha / 2);
         double lo = k > 0 ? kth(s, k) : s->ratio ? 0 : -INFINITY;
         double hi = k > 0 ? kth(s, n + 1 - k) : INFINITY;
         if (s->ratio) {
@@ -184,7 +186,7 @@ static void estimate(const PairSet *s, const RankNull *null, double neutral, dou
          * a change is found with COMPARE_POWER when it lies z_test + z_power of them out. */
         double test_alpha = compare_test_alpha(rule);
         double half = s->ratio ? (log(c->hi) - log(c->lo)) / 2 : (c->hi - c->lo) / 2;
-        double se = half / normal_quantile(1 - rule->alpha / 2);
+        double se = half / normal_quantile(1 - interval_alpha / 2);
         double reach = (normal_quantile(1 - test_alpha / 2) + normal_quantile(COMPARE_POWER)) * se;
         bool can = rank_null_smallest_p(null) < test_alpha && isfinite(se);
         c->detectable = !can ? INFINITY : s->ratio ? expm1(reach) : reach;
@@ -258,7 +260,8 @@ int compare_run_medians(double ma, double mb, double spread, double df, const Co
                 return -EINVAL;
         /* Each log median strays from its level by spread: their difference by spread sqrt 2. */
         double distance = log(mb / ma), se = spread * M_SQRT2;
-        double reach = student_quantile(rule->alpha, df) * se;
+        double reach =
+                student_quantile(rule->interval_alpha > 0 ? rule->interval_alpha : rule->alpha, df) * se;
         double power = student_quantile(compare_test_alpha(rule), df) +
                        student_quantile(2 * (1 - COMPARE_POWER), df);
         *ret = (Comparison){ .ratio = mb / ma,
@@ -288,7 +291,7 @@ static int cmp_by_p(const void *a, const void *b) {
         return (x->p > y->p) - (x->p < y->p);
 }
 
-void compare_correct(Comparison *const *c, size_t n, Correction correction) {
+double compare_correct(Comparison *const *c, size_t n, Correction correction, double alpha) {
         _cleanup_free_ Comparison **by_p = malloc((n ? n : 1) * sizeof(Comparison *));
         size_t m = 0;
         for (size_t i = 0; i < n; i++) {
@@ -297,8 +300,8 @@ void compare_correct(Comparison *const *c, size_t n, Correction correction) {
                         by_p[m++] = c[i];
         }
         if (!by_p || correction == CORRECTION_NONE || m < 2)
-                return; /* out of memory: unadjusted, which errs toward verdicts; never reached in practice
-                         */
+                return alpha; /* out of memory: unadjusted, which errs toward verdicts; never reached in
+                                 practice */
         qsort(by_p, m, sizeof(Comparison *), cmp_by_p);
         if (correction == CORRECTION_HOLM) /* step down: max over the smaller ones of (m - j) p */
                 for (size_t j = 0; j < m; j++) {
@@ -310,6 +313,29 @@ void compare_correct(Comparison *const *c, size_t n, Correction correction) {
                         double adjusted = fmin(1, (double) m * by_p[j]->p / (double) (j + 1));
                         by_p[j]->p_adjusted = j + 1 < m ? fmin(adjusted, by_p[j + 1]->p_adjusted) : adjusted;
                 }
+        size_t rejected = 0;
+        while (rejected < m && by_p[rejected]->p_adjusted < alpha)
+                rejected++;
+        if (correction == CORRECTION_HOLM)
+                return rejected < m ? alpha / (double) (m - rejected) : alpha;
+        return (double) (rejected ? rejected : 1) * alpha / (double) m;
+}
+
+int compare_family(Comparison *const *c, size_t n, CompareRule *rule,
+                   int (*recompute)(void *userdata, size_t i, const CompareRule *rule, Comparison *ret),
+                   void *userdata) {
+        rule->interval_alpha = compare_correct(c, n, rule->correction, rule->alpha);
+        for (size_t i = 0; i < n; i++) {
+                if (rule->interval_alpha != rule->alpha) {
+                        double adjusted = c[i]->p_adjusted;
+                        int r = recompute(userdata, i, rule, c[i]);
+                        if (r < 0)
+                                return r;
+                        c[i]->p_adjusted = adjusted;
+                }
+                compare_decide(c[i], rule);
+        }
+        return 0;
 }
 
 void compare_decide(Comparison *c, const CompareRule *rule) {

@@ -52,11 +52,14 @@ typedef struct CompareRule {
         double min_effect, alpha;
         Correction correction;
         size_t tests; /* comparisons in the family (>= 1) */
+        /* The intervals are at 1 - interval_alpha (0: alpha): compare_family() sets the level at
+         * which the family's corrected decisions and its intervals agree. */
+        double interval_alpha;
 } CompareRule;
 
 typedef struct Comparison {
         double ratio;      /* variant / baseline (Hodges-Lehmann) */
-        double lo, hi;     /* its interval at 1 - alpha; NAN with COMPARE_TEST_NONE */
+        double lo, hi;     /* its interval at 1 - interval_alpha; NAN with COMPARE_TEST_NONE */
         double p;          /* two-sided p of the test; NAN with COMPARE_TEST_NONE */
         double p_adjusted; /* p after the family's correction (compare_correct) */
         /* The smallest change, as a fraction (0.08: 8%), this test would find with COMPARE_POWER
@@ -96,8 +99,20 @@ int compare_run_medians(double ma, double mb, double spread, double df, const Co
 /* Without a valid test: only the ratio, test COMPARE_TEST_NONE, verdict inconclusive. */
 int compare_ratio_only(const double *base, size_t nb, const double *x, size_t nx, Comparison *ret);
 
-/* Sets p_adjusted of c[0..n) (a family of n tests) by rule->correction. */
-void compare_correct(Comparison *const *c, size_t n, Correction correction);
+/* Sets p_adjusted of c[0..n) (a family of n tests) by correction, and returns the level alpha'
+ * at which intervals agree with the corrected decisions at alpha: with R of the m tests
+ * rejected, Holm's alpha / (m - R) (every rejected p lies below it, every other one above), the
+ * Benjamini-Yekutieli false-coverage level R alpha / m for Benjamini-Hochberg (alpha / m with no
+ * rejection), alpha without a correction. */
+double compare_correct(Comparison *const *c, size_t n, Correction correction, double alpha);
+
+/* A family decided as one: corrects c[0..n) by rule, sets rule->interval_alpha to the level
+ * compare_correct() returns, has recompute(userdata, i, rule, c[i]) compute each comparison's
+ * interval again at that level (its p_adjusted kept), and decides each. Returns 0 or what
+ * recompute returned below 0. */
+int compare_family(Comparison *const *c, size_t n, CompareRule *rule,
+                   int (*recompute)(void *userdata, size_t i, const CompareRule *rule, Comparison *ret),
+                   void *userdata);
 
 /* The verdict from p_adjusted, the interval and min_effect: a difference when p_adjusted < alpha
  * and the ratio is at least min_effect away from 1 (its interval then excludes 1); same when the
@@ -128,8 +143,9 @@ const char *comparison_test(const Comparison *c);
  * the signed-rank test's 2 / 2^n, else the rank-sum test's 2 / C(2n, n). */
 double compare_smallest_p(size_t n, bool paired);
 
-/* Whether n values per variant (in rounds, or not) can give a verdict under rule, and the
- * smallest n that can. */
+/* Whether n values per variant (in rounds, or not) can give a verdict under rule in the best
+ * case (Holm needs alpha / tests even then; Benjamini-Hochberg alpha, when every comparison
+ * differs), and the smallest n that can. */
 bool compare_can_decide(size_t n, bool rounds, const CompareRule *rule);
 unsigned compare_samples_needed(bool rounds, const CompareRule *rule);
 

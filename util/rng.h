@@ -8,8 +8,7 @@
 uint64_t rng_seed(void);
 
 /* Deterministic 64-bit generator (splitmix64): the same state gives the same sequence, so that
- * shuffles and bootstrap intervals depend only on the seed. Inline: a bootstrap interval draws
- * it millions of times. */
+ * shuffles (randomized order, env_offset) depend only on the seed. Inline: tests draw it often. */
 static inline uint64_t rng_next(uint64_t *state) {
         uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
         z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

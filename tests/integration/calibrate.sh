@@ -31,8 +31,9 @@ import json, sys
 d = json.loads(sys.argv[1])
 startup = {v["name"]: v["startup"] for v in d["variants"]}
 glibc, tcmalloc = startup["glibc"]["median"], startup["tcmalloc"]["median"]
-# The full tcmalloc sets up its heap profiler and sampler at start-up: milliseconds on true.
-assert tcmalloc - glibc > 0.002, (glibc, tcmalloc)
+# The full tcmalloc sets up its heap profiler and sampler at start-up: on true, several times
+# glibc's start-up (2 ms against 0.7 here, 15 ms once; a fixed 2 ms margin failed at 1.9).
+assert tcmalloc > 1.5 * glibc, (glibc, tcmalloc)
 assert startup["glibc"]["ci_low"] <= glibc <= startup["glibc"]["ci_high"]
 for name, r in d["cells"][0]["results"].items():
     assert abs(r["median"] - startup[name]["median"] - r["median_minus_startup"]) < 1e-12, (name, r)

@@ -31,8 +31,9 @@ expect_contains "$OUT" "1.01x same" "a significant change below the minimum effe
 expect_contains "$OUT" "1.00x same" "the same configuration twice"
 expect_contains "$OUT" "twice: lower in 0 of 1 cells, higher in 1, same in 0, inconclusive in 0; geometric mean 2.000x" \
     "verdict counts"
-expect_contains "$OUT" "a difference needs p < 0.01 (Holm over 5 comparisons) and at least 2%; same: the 99% interval within +-2%" \
-    "the rule and its correction are stated"
+# Holm rejected 3 of the 5 (twice, half, near): the intervals agree with that at 0.01 / (5 - 3).
+expect_contains "$OUT" "a difference needs p < 0.01 (Holm over 5 comparisons) and at least 2%; same: the 99.5% interval within +-2%" \
+    "the rule, its correction and the intervals' level are stated"
 expect_contains "$OUT" "Outliers (modified z-score above 3.5; kept in every figure):
   [cost=10] spiky 1 of 8" "outliers listed"
 expect_eq "$(q "SELECT s.median, s.max FROM stats s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'spiky' AND s.metric = 'cost'")" \
@@ -153,6 +154,36 @@ elif ! spin_judged; then
     echo "the spin run was blurred; once more"
     spin_judged || fail "10% more work, and an A/A pair, misjudged twice: $OUT"
 fi
+
+# Blocked order: every sample of one variant, then the other's. No test tells a drift of the
+# machine between the blocks from a difference, so there is no verdict, only the ratio, and the
+# run says why (an A/A blocked run got verdicts in 15% of cells from the rank-sum test).
+cat >"$WORK/blocked.yaml" <<YAML
+experiment: blocked
+command: ["$WORKLOAD", report, cost, "10"]
+allocators:
+  glibc: {}
+  twice: {command: ["$WORKLOAD", report, cost, "20"]}
+metric: reported:cost
+verify: none
+order: blocked
+samples: 8
+YAML
+run_alloclab 0 check "$WORK/blocked.yaml"
+expect_contains "$ERR" "warning: order: blocked gives no verdicts" "check warns"
+run_alloclab 0 run "$WORK/blocked.yaml" --quiet
+[[ $(grep -m1 -A1 "^cell " <<<"$OUT" | tail -1) =~ \ 2\.00x\ +\+100\.0%$ ]] || fail "the ratio, no verdict: $OUT"
+expect_contains "$OUT" "no verdicts: order blocked measures each variant's samples after the other's" "and why"
+expect_contains "$OUT" "twice: geometric mean 2.000x over 1 cell, no verdict" "no verdict counts"
+[[ $OUT != *"inconclusive: neither"* ]] || fail "blocked cells listed as inconclusive: $OUT"
+run_alloclab 0 show --format json
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+o = d["cells"][0]["results"]["twice"]
+assert d["verdicts"] is False and o["test"] == "none" and o["verdict"] == "inconclusive", (d["verdicts"], o)
+assert o["ratio_ci_low"] is None and o["p_value"] is None and o["ratio_to_baseline"] == 2, o' <<<"$OUT" ||
+    fail "blocked in json: $OUT"
 
 # The time/memory trade-off: the small slow variant and the big fast one are both on the Pareto
 # front; the big slow one is beaten by both. The geometric mean carries its interval.

@@ -87,6 +87,18 @@ static void test_lone_run(void **state) {
                 assert_int_equal(p[i].change, VERDICT_INCONCLUSIVE);
 }
 
+/* The next run confirms at CHANGEPOINT_CONFIRM_FACTOR alpha: a run 10% out of line followed by
+ * one 4% out (inside the band at alpha, outside at 10 alpha) is a change. */
+static void test_confirmed_at_a_looser_level(void **state) {
+        (void) state;
+        const double levels[] = { 100, 100, 100, 100, 100, 110, 104 };
+        ChangePoint p[7];
+        series(levels, NULL, 7, p);
+        assert_int_equal(p[5].change, VERDICT_HIGHER);
+        assert_int_equal(p[5].confirmed_by, 6);
+        assert_true(p[5].against.hi / p[5].against.ratio > 1.04); /* 4% is inside the band at alpha */
+}
+
 /* The last run out of line is a change point the next run has yet to confirm. */
 static void test_tentative(void **state) {
         (void) state;
@@ -122,7 +134,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_steady),       cmocka_unit_test(test_step),
                 cmocka_unit_test(test_lone_run),     cmocka_unit_test(test_tentative),
-                cmocka_unit_test(test_new_baseline),
+                cmocka_unit_test(test_new_baseline), cmocka_unit_test(test_confirmed_at_a_looser_level),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -319,7 +319,10 @@ static void test_corrections(void **state) {
                 c[4] = (Comparison){ .p = NAN, .test = COMPARE_TEST_NONE }; /* not a test: not counted */
                 family[4] = &c[4];
                 Correction correction = k == 0 ? CORRECTION_HOLM : k == 1 ? CORRECTION_BH : CORRECTION_NONE;
-                compare_correct(family, 5, correction);
+                /* At 0.05 Holm rejects 2 of 4 (their intervals agree at 0.05 / (4 - 2)), BH all 4
+                 * (at 4 * 0.05 / 4); none leaves 0.05. */
+                double level = compare_correct(family, 5, correction, 0.05);
+                assert_float_equal(level, k == 0 ? 0.025 : 0.05, 1e-15);
                 for (int i = 0; i < 4; i++)
                         assert_float_equal(c[i].p_adjusted, k == 0 ? holm[i] : k == 1 ? bh[i] : p[i], 1e-12);
         }
@@ -329,6 +332,49 @@ static void test_corrections(void **state) {
         /* A per-test level: alpha / tests under a correction. */
         CompareRule r = { .alpha = 0.01, .correction = CORRECTION_HOLM, .tests = 48 };
         assert_float_equal(compare_test_alpha(&r), 0.01 / 48, 1e-15);
+}
+
+typedef struct Samples {
+        double base[16][12], x[16][12];
+} Samples;
+
+static int recompare(void *userdata, size_t i, const CompareRule *rule, Comparison *ret) {
+        Samples *s = userdata;
+        return compare_independent(s->base[i], 12, s->x[i], 12, rule, ret);
+}
+
+/* A family of 16 comparisons of real data, some shifted by up to 6%, decided as one: under
+ * every correction a difference is declared exactly where the interval excludes 1, and the
+ * intervals are no narrower than the uncorrected ones. */
+static void test_family_agrees(void **state) {
+        (void) state;
+        uint64_t rng = 5;
+        for (int round = 0; round < 60; round++) {
+                Samples s;
+                Comparison c[16], alone[16];
+                Comparison *family[16];
+                CompareRule rule = {
+                        .min_effect = 0, .alpha = 0.05, .correction = (Correction) (round % 3), .tests = 16
+                };
+                for (size_t i = 0; i < 16; i++) {
+                        double shift = 1 + (double) (rng_next(&rng) % 4) * 0.02;
+                        for (size_t k = 0; k < 12; k++) {
+                                s.base[i][k] = 100 + (double) (rng_next(&rng) % 1000) / 100;
+                                s.x[i][k] = shift * (100 + (double) (rng_next(&rng) % 1000) / 100);
+                        }
+                        assert_int_equal(recompare(&s, i, &rule, &c[i]), 0);
+                        alone[i] = c[i];
+                        family[i] = &c[i];
+                }
+                assert_int_equal(compare_family(family, 16, &rule, recompare, &s), 0);
+                for (size_t i = 0; i < 16; i++) {
+                        bool differs = c[i].verdict == VERDICT_LOWER || c[i].verdict == VERDICT_HIGHER;
+                        assert_true(differs == (c[i].lo > 1 || c[i].hi < 1));
+                        assert_true(differs == (c[i].p_adjusted < rule.alpha));
+                        assert_true(c[i].lo <= alone[i].lo && c[i].hi >= alone[i].hi);
+                        assert_true(c[i].p == alone[i].p && c[i].p_adjusted >= c[i].p);
+                }
+        }
 }
 
 /* Two runs' medians: t = log(1.1) / (0.02 sqrt 2) = 3.37 with 10 degrees of freedom. */
@@ -407,12 +453,12 @@ static void test_geomean(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_rank_null),     cmocka_unit_test(test_hodges_lehmann),
-                cmocka_unit_test(test_exact_ratio),   cmocka_unit_test(test_decidable_grid),
-                cmocka_unit_test(test_four_verdicts), cmocka_unit_test(test_paired),
-                cmocka_unit_test(test_corrections),   cmocka_unit_test(test_run_medians),
-                cmocka_unit_test(test_outliers),      cmocka_unit_test(test_order_interval),
-                cmocka_unit_test(test_geomean),
+                cmocka_unit_test(test_rank_null),      cmocka_unit_test(test_hodges_lehmann),
+                cmocka_unit_test(test_exact_ratio),    cmocka_unit_test(test_decidable_grid),
+                cmocka_unit_test(test_four_verdicts),  cmocka_unit_test(test_paired),
+                cmocka_unit_test(test_corrections),    cmocka_unit_test(test_family_agrees),
+                cmocka_unit_test(test_run_medians),    cmocka_unit_test(test_outliers),
+                cmocka_unit_test(test_order_interval), cmocka_unit_test(test_geomean),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
