@@ -132,7 +132,8 @@ typedef struct RunPair RunPair;
 int compare_render(FILE *f, OutputFormat format, const RunPair *p);
 size_t compare_regressions(const RunPair *p);
 
-/* EXIT_OK, or (--relative with nothing but the baseline to compare) EXIT_USAGE, saying why. */
+/* EXIT_OK, or EXIT_USAGE saying why: a run against itself, --relative with nothing but the
+ * baseline to compare, or --relative on a blocked run. */
 int compare_usable(const char *command, const RunPair *p);
 
 /* What a command that measures (run, quick, suite) asks of it. */

@@ -164,14 +164,33 @@ static bool is_regression(const PairChange *x) {
 }
 
 int compare_usable(const char *command, const RunPair *p) {
-        if (!p->relative || p->a->n_variants > 1)
+        if (p->a->run.id == p->b->run.id) {
+                cli_error(command, "run %lld against itself: give two different runs",
+                          (long long) p->a->run.id);
+                return EXIT_USAGE;
+        }
+        if (!p->relative)
                 return EXIT_OK;
-        cli_error(command,
-                  "--relative compares each variant's ratio to the baseline variant '%s' within each run, "
-                  "and run "
-                  "%lld has no other variant",
-                  p->baseline, (long long) p->a->run.id);
-        return EXIT_USAGE;
+        if (p->a->n_variants < 2) {
+                cli_error(command,
+                          "--relative compares each variant's ratio to the baseline variant '%s' within "
+                          "each run, "
+                          "and run %lld has no other variant",
+                          p->baseline, (long long) p->a->run.id);
+                return EXIT_USAGE;
+        }
+        const Report *blocked = !render_report_has_verdicts(p->a)   ? p->a
+                                : !render_report_has_verdicts(p->b) ? p->b
+                                                                    : NULL;
+        if (blocked) {
+                cli_error(command,
+                          "--relative compares within-run ratios, and run %lld was measured in blocked "
+                          "order, whose "
+                          "ratios no test can judge (a drift between the blocks); measure interleaved",
+                          (long long) blocked->run.id);
+                return EXIT_USAGE;
+        }
+        return EXIT_OK;
 }
 
 size_t compare_regressions(const RunPair *p) {
@@ -220,23 +239,24 @@ static void print_method(FILE *f, const RunPair *p) {
                          100 * p->spread.spread, p->spread.runs, p->a->run.hostname,
                          100 * CHANGEPOINT_PRIOR_SPREAD);
         long long a = p->a->run.id, b = p->b->run.id;
+        double level = 1 - (p->rule.interval_alpha > 0 ? p->rule.interval_alpha : p->rule.alpha);
         fputc('\n', f);
         if (p->relative)
                 fprintf(f,
                         "Change = (variant / %s within run %lld) / (variant / %s within run %lld), with its "
-                        "%g%% "
+                        "%.4g%% "
                         "interval: what moved the whole machine between the runs falls out.\n"
                         "Runs are the unit: a within-run ratio moves from run to run by %s; Student's t on "
                         "the "
                         "two ratios.\n",
-                        p->baseline, b, p->baseline, a, 100 * (1 - p->rule.alpha), spread);
+                        p->baseline, b, p->baseline, a, 100 * level, spread);
         else
                 fprintf(f,
-                        "Change = median of run %lld / median of run %lld, with its %g%% interval.\n"
+                        "Change = median of run %lld / median of run %lld, with its %.4g%% interval.\n"
                         "Runs are the unit: a run's median moves from run to run by %s; Student's t on the "
                         "two "
                         "medians.\n",
-                        b, a, 100 * (1 - p->rule.alpha), spread);
+                        b, a, 100 * level, spread);
         fprintf(f, "Verdicts: %s (run %lld's rule; docs/analysis.md).\n", rule, a);
 }
 

@@ -118,7 +118,8 @@ RenderVerdicts render_verdicts(const Report *rep, size_t v) {
                 s.lower += e->comparison.verdict == VERDICT_LOWER;
                 s.higher += e->comparison.verdict == VERDICT_HIGHER;
                 s.same += e->comparison.verdict == VERDICT_SAME;
-                s.inconclusive += e->comparison.verdict == VERDICT_INCONCLUSIVE;
+                s.inconclusive += e->comparison.verdict == VERDICT_INCONCLUSIVE &&
+                                  e->comparison.test != COMPARE_TEST_NONE; /* blocked: no verdict at all */
         }
         if (s.compared)
                 compare_geomean(cs, s.compared, render_interval_level(rep), &s.geomean, &s.lo, &s.hi);

@@ -41,7 +41,9 @@ int render_report_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "alpha", json_real(rep->alpha));
         json_object_set_new(root, "correction", json_string(correction_to_string(rep->correction)));
         json_object_set_new(root, "tests", json_integer((json_int_t) rep->n_tests));
-        json_object_set_new(root, "interval_level", json_real(render_interval_level(rep)));
+        json_object_set_new(root, "interval_level",
+                            render_report_has_verdicts(rep) ? json_real(render_interval_level(rep))
+                                                            : json_null());
         json_object_set_new(root, "verdicts", json_boolean(render_report_has_verdicts(rep)));
         json_object_set_new(root, "outlier_policy", json_string(render_outlier_policy(rep)));
         json_object_set_new(root, "cpus", render_json_text(rep->child_cpus));
@@ -106,9 +108,12 @@ int render_report_json(FILE *f, const Report *rep) {
                                 json_object_set_new(o, "detectable_change",
                                                     render_json_number(k->detectable));
                                 json_object_set_new(o, "test", json_string(comparison_test(&e->comparison)));
-                                json_object_set_new(o, "verdict",
-                                                    json_string(verdict_word(e->comparison.verdict,
-                                                                             render_report_is_time(rep))));
+                                json_object_set_new(
+                                        o, "verdict",
+                                        k->test == COMPARE_TEST_NONE
+                                                ? json_null()
+                                                : json_string(verdict_word(k->verdict,
+                                                                           render_report_is_time(rep))));
                         }
                         double net = render_minus_startup(rep, c, v);
                         json_object_set_new(o, "median_minus_startup",

@@ -96,8 +96,9 @@ json_t *render_stats_table(const Report *rep) {
                                 k ? render_json_number(cmp->hi) : json_null(),
                                 k ? render_json_number(cmp->p) : json_null(),
                                 k ? json_string(comparison_test(cmp)) : json_null(),
-                                k ? json_string(verdict_word(cmp->verdict, render_report_is_time(rep)))
-                                  : json_null(),
+                                k && cmp->test != COMPARE_TEST_NONE
+                                        ? json_string(verdict_word(cmp->verdict, render_report_is_time(rep)))
+                                        : json_null(),
                                 json_integer((json_int_t) e->n_outliers),
                                 json_string(render_outlier_policy(rep)),
                                 e->has_tradeoff ? json_boolean(e->pareto) : json_null(),

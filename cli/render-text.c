@@ -215,6 +215,13 @@ static void print_noise_floor(FILE *f, const Report *rep, const Notes *n) {
                 worst = isnan(worst) || floor > worst ? floor : worst;
         }
         const char *base = rep->variant_names[rep->baseline], *copy = rep->variant_names[rep->aa_variant];
+        if (measured == 0 && !render_report_has_verdicts(rep)) {
+                fprintf(f,
+                        "%sA/A check (%s run again as %s): no noise floor: order blocked gives no "
+                        "interval\n",
+                        n->bullet, base, copy);
+                return;
+        }
         if (measured == 0) {
                 fprintf(f, "%sA/A check (%s run again as %s): not measured\n", n->bullet, base, copy);
                 return;
@@ -287,10 +294,10 @@ static void print_verdicts(FILE *f, const Report *rep, const Notes *n) {
                 fprintf(f,
                         "%s%s: %s in %zu of %zu cells, %s in %zu, same in %zu, inconclusive in %zu; "
                         "geometric mean "
-                        "%.3fx [%.3f, %.3f]\n",
+                        "%.3fx [%.3f, %.3f] (%.4g%%)\n",
                         n->bullet, rep->variant_names[v], verdict_word(VERDICT_LOWER, time), s.lower,
                         s.compared, verdict_word(VERDICT_HIGHER, time), s.higher, s.same, s.inconclusive,
-                        s.geomean, s.lo, s.hi);
+                        s.geomean, s.lo, s.hi, 100 * render_interval_level(rep));
         }
         print_inconclusive(f, rep, n);
         print_noise_floor(f, rep, n);

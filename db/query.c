@@ -466,6 +466,8 @@ static int compare_entries(Report *rep) {
                 }
         int r = compare_family(members, k, &rule, compare_member, &family);
         rep->interval_alpha = rule.interval_alpha;
+        if (!family.side_by_side)
+                rep->n_tests = 0; /* blocked: ratios, no test shares anything */
         return r;
 }
 

@@ -101,6 +101,8 @@ expect_contains "$OUT" "cell size=3: only in run 5" "new cell named"
 
 run_alloclab 2 compare 1
 run_alloclab 2 compare 1 x
+run_alloclab 2 compare 1 1
+expect_contains "$ERR" "run 1 against itself: give two different runs" "a run against itself"
 run_alloclab 4 compare 1 99
 expect_contains "$ERR" "no run 99" "missing run"
 
