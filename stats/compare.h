@@ -13,9 +13,10 @@
  * rounds' log ratios. The interval is the exact distribution-free interval at 1 - alpha around
  * it (order statistics of the same ratios, bounds from the rank statistic's null distribution,
  * stats/ranks.h), and the two-sided p is the test whose acceptance region that interval is:
- * p < alpha exactly when the interval excludes 1. Values that are not all positive (a reported
- * metric can be 0) are compared by differences instead, as a fraction of the baseline's median.
- * Pure functions; they give the verdicts of `alloclab show` (docs/analysis.md).
+ * p < alpha exactly when the interval excludes 1. Under a correction, compare_family() moves
+ * every interval of the family to the level at which the same holds for the corrected p. Values that are not
+ * all positive (a reported metric can be 0) are compared by differences instead, as a fraction of the
+ * baseline's median. Pure functions; they give the verdicts of `alloclab show` (docs/analysis.md).
  */
 
 #define COMPARE_OUTLIER_Z 3.5  /* Iglewicz and Hoaglin's threshold for the modified z-score */
@@ -91,8 +92,9 @@ int compare_paired(const double *base, const double *x, size_t n, const CompareR
 
 /* Run B's median against run A's (or two runs' within-run ratios): each run one draw of a
  * median that varies between runs with log sd `spread`, estimated with df degrees of freedom
- * (stats/changepoint.h: changepoint_pool_spread). The ratio mb / ma, its interval at 1 - alpha
- * and the t test's p; everything but the verdict. -EINVAL when a median is not positive. */
+ * (stats/changepoint.h: changepoint_pool_spread). The ratio mb / ma, its interval at 1 -
+ * interval_alpha (or alpha) and the t test's p; everything but the verdict. -EINVAL when a median is not
+ * positive. */
 int compare_run_medians(double ma, double mb, double spread, double df, const CompareRule *rule,
                         Comparison *ret);
 
