@@ -26,7 +26,6 @@
 #include "runner/allocator.h"
 #include "runner/plan.h"
 #include "stats/compare.h"
-#include "stats/sampleset.h"
 #include "util/cleanup.h"
 #include "util/io.h"
 #include "util/paths.h"
@@ -304,64 +303,17 @@ static const char *standing_word(const RenderVerdicts *s, bool time) {
         return s->lower == 0 && s->higher == 0 ? "~" : "mixed";
 }
 
-/* Every comparison of every workload's run, for compare_family(). */
-typedef struct SuiteFamily {
-        ReportEntry **entries, **bases;
-        const Report **reports; /* of each */
-} SuiteFamily;
-
-/* A comparison again at the suite's interval level, by the design its run chose for it (the
- * design follows the run's own number of comparisons). */
-static int compare_suite_member(void *userdata, size_t i, const CompareRule *rule, Comparison *ret) {
-        SuiteFamily *f = userdata;
-        CompareRule own = *rule;
-        own.tests = f->reports[i]->n_tests;
-        SampleSet b = { f->bases[i]->values, f->bases[i]->rounds, f->bases[i]->n_values },
-                  x = { f->entries[i]->values, f->entries[i]->rounds, f->entries[i]->n_values };
-        return sampleset_compare(&b, &x, render_report_has_verdicts(f->reports[i]), &own, ret);
-}
-
 /* The suite is one family: every comparison of every workload's run shares alpha by the first
  * run's correction (each run corrected only over its own cells would let a suite of 20
  * workloads make 20 times the false verdicts), its intervals computed again at the level where
- * they agree with the suite's decisions. Sets each run's n_tests and interval level to the
- * suite's. */
+ * they agree with the suite's decisions (query_decide_family). */
 static int correct_across(SuiteRun *runs, size_t n) {
-        size_t total = 0;
-        for (size_t i = 0; i < n; i++)
-                total += runs[i].rep->n_cells * runs[i].rep->n_variants;
-        _cleanup_free_ Comparison **members = calloc(total + 1, sizeof(Comparison *));
-        _cleanup_free_ ReportEntry **entries = calloc(total + 1, sizeof(ReportEntry *));
-        _cleanup_free_ ReportEntry **bases = calloc(total + 1, sizeof(ReportEntry *));
-        _cleanup_free_ const Report **reports = calloc(total + 1, sizeof(Report *));
-        if (!members || !entries || !bases || !reports)
+        _cleanup_free_ Report **reports = calloc(n + 1, sizeof(Report *));
+        if (!reports)
                 return -ENOMEM;
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-                Report *rep = runs[i].rep;
-                for (size_t c = 0; c < rep->n_cells; c++)
-                        for (size_t v = 0; v < rep->n_variants; v++) {
-                                ReportEntry *e = &rep->entries[c * rep->n_variants + v];
-                                if (!e->has_comparison)
-                                        continue;
-                                entries[k] = e;
-                                bases[k] = &rep->entries[c * rep->n_variants + rep->baseline];
-                                reports[k] = rep;
-                                members[k++] = &e->comparison;
-                        }
-        }
-        const Report *first = runs[0].rep;
-        CompareRule rule = { .min_effect = first->min_effect,
-                             .alpha = first->alpha,
-                             .correction = first->correction,
-                             .tests = k };
-        SuiteFamily family = { entries, bases, reports };
-        int r = compare_family(members, k, &rule, compare_suite_member, &family);
-        for (size_t i = 0; i < n; i++) { /* after: the members' designs read each run's own */
-                runs[i].rep->n_tests = k;
-                runs[i].rep->interval_alpha = rule.interval_alpha;
-        }
-        return r;
+        for (size_t i = 0; i < n; i++)
+                reports[i] = runs[i].rep;
+        return query_decide_family(reports, n);
 }
 
 /* The workload's winner: of the variants better than the baseline in every cell, the one with

@@ -817,6 +817,17 @@ static uid_t tally_busiest(const Tally *t, uid_t uid, unsigned *ret_most) {
         return busiest;
 }
 
+/* Whether another user than uid's holds more of list's connections than uid's user: the one who
+ * holds the most, in *ret_busiest, with list's tally and the two counts. The rule both the table
+ * and the parked list close connections by: only a busier user's, never one's own. */
+static bool busier_user(const Connection *list, uid_t uid, Tally *ret_tally, uid_t *ret_busiest,
+                        unsigned *ret_most, unsigned *ret_mine) {
+        tally_list(list, ret_tally);
+        *ret_busiest = tally_busiest(ret_tally, uid, ret_most);
+        *ret_mine = tally_of(ret_tally, uid);
+        return *ret_busiest != uid && *ret_mine < *ret_most;
+}
+
 /* Whether a connection may give its slot to another user's: it has sent no whole request for
  * CONTROL_STALE_USEC (a client trickling a request byte by byte never does; one that has just
  * connected is about to), and is not submitting. */
@@ -841,11 +852,9 @@ static Connection *victim_for(const Control *ctl, uid_t uid, bool fifo) {
         if (idle)
                 return idle;
         Tally t;
-        tally_list(ctl->connections, &t);
-        unsigned most;
-        uid_t busiest = tally_busiest(&t, uid, &most);
-        unsigned mine = tally_of(&t, uid);
-        if (busiest == uid || mine >= most)
+        uid_t busiest;
+        unsigned most, mine;
+        if (!busier_user(ctl->connections, uid, &t, &busiest, &most, &mine))
                 return NULL;
         unsigned share = CONTROL_MAX_CONNECTIONS / (unsigned) (t.n + (mine == 0));
         Connection *oldest = NULL;
@@ -938,11 +947,9 @@ static int on_unpark_timer(sd_event_source *s, uint64_t usec, void *userdata) {
  * nobody else waiting in the listen backlog (it did past 64 + 768). */
 static Connection *parked_victim(const Control *ctl, uid_t uid) {
         Tally t;
-        tally_list(ctl->parked, &t);
-        unsigned most;
-        uid_t busiest = tally_busiest(&t, uid, &most);
-        unsigned mine = tally_of(&t, uid);
-        if (busiest == uid || mine >= most)
+        uid_t busiest;
+        unsigned most, mine;
+        if (!busier_user(ctl->parked, uid, &t, &busiest, &most, &mine))
                 return NULL;
         Connection *newest = NULL;
         for (Connection *c = ctl->parked; c; c = c->next)

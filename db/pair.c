@@ -245,23 +245,26 @@ static bool change_values(const RunPair *p, PairChange *x) {
         return x->value_a > 0 && x->value_b > 0;
 }
 
-/* The i-th change with a comparison, B's value against A's (compare_family()'s recompute). */
+/* The changes with a comparison, for compare_family(). */
+typedef struct PairFamily {
+        const RunPair *pair;
+        PairChange **members;
+} PairFamily;
+
+/* Member i, B's value against A's. */
 static int change_member(void *userdata, size_t i, const CompareRule *rule, Comparison *ret) {
-        RunPair *p = userdata;
-        for (size_t j = 0; j < p->n_changes; j++) {
-                PairChange *x = &p->changes[j];
-                if (x->has_comparison && i-- == 0)
-                        return compare_run_medians(x->value_a, x->value_b, p->spread.spread, p->spread.df,
-                                                   rule, ret);
-        }
-        return -EINVAL;
+        const PairFamily *f = userdata;
+        const PairChange *x = f->members[i];
+        return compare_run_medians(x->value_a, x->value_b, f->pair->spread.spread, f->pair->spread.df, rule,
+                                   ret);
 }
 
 static int compute_changes(Store *s, RunPair *p) {
         const Report *a = p->a, *b = p->b;
         p->changes = calloc(a->n_cells * a->n_variants + 1, sizeof(PairChange));
         _cleanup_free_ Comparison **family = calloc(a->n_cells * a->n_variants + 1, sizeof(Comparison *));
-        if (!p->changes || !family)
+        _cleanup_free_ PairChange **members = calloc(a->n_cells * a->n_variants + 1, sizeof(PairChange *));
+        if (!p->changes || !family || !members)
                 return -ENOMEM;
         p->baseline = p->relative ? a->variant_names[a->baseline] : NULL;
         int r = between_runs(s, p);
@@ -278,17 +281,20 @@ static int compute_changes(Store *s, RunPair *p) {
                         *x = (PairChange){
                                 .cell_a = c, .variant_a = v, .cell_b = (size_t) cb, .variant_b = (size_t) vb
                         };
-                        if ((x->has_comparison = change_values(p, x)))
+                        if ((x->has_comparison = change_values(p, x))) {
+                                members[n] = x;
                                 family[n++] = &x->comparison;
+                        }
                 }
         }
         /* Every change of the pair is one family: each test at the level its size leaves. */
         p->rule = (CompareRule){
                 .min_effect = a->min_effect, .alpha = a->alpha, .correction = a->correction, .tests = n
         };
+        PairFamily f = { p, members };
         for (size_t i = 0; i < n; i++)
-                (void) change_member(p, i, &p->rule, family[i]);
-        return compare_family(family, n, &p->rule, change_member, p);
+                (void) change_member(&f, i, &p->rule, family[i]);
+        return compare_family(family, n, &p->rule, change_member, &f);
 }
 
 int query_run_pair(Store *s, int64_t a, int64_t b, bool relative, RunPair **ret, int64_t *ret_missing) {

@@ -419,15 +419,57 @@ static bool compared(const Report *rep, size_t c, size_t v) {
 }
 
 /* The comparisons of a run, for compare_family(): each entry and its cell's baseline. */
-typedef struct Family {
-        ReportEntry **entries, **bases;
-        bool side_by_side;
-} Family;
+/* One comparison of a family: a variant's entry, its cell's baseline, and the run's report. */
+typedef struct FamilyMember {
+        ReportEntry *entry, *base;
+        const Report *rep;
+} FamilyMember;
 
+/* Member i of the FamilyMember array userdata against its baseline under rule, by the design its
+ * run chose: pairing follows the run's own number of comparisons (rep->n_tests), whatever family
+ * the member is decided in. */
 static int compare_member(void *userdata, size_t i, const CompareRule *rule, Comparison *ret) {
-        Family *f = userdata;
-        SampleSet b = entry_samples(f->bases[i]), x = entry_samples(f->entries[i]);
-        return sampleset_compare(&b, &x, f->side_by_side, rule, ret);
+        const FamilyMember *m = &((const FamilyMember *) userdata)[i];
+        CompareRule own = *rule;
+        own.tests = m->rep->n_tests;
+        SampleSet b = entry_samples(m->base), x = entry_samples(m->entry);
+        return sampleset_compare(&b, &x, strcmp(m->rep->order, "blocked") != 0, &own, ret);
+}
+
+int query_decide_family(Report *const *reports, size_t n) {
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++)
+                total += reports[i]->n_cells * reports[i]->n_variants;
+        _cleanup_free_ FamilyMember *members = calloc(total + 1, sizeof(FamilyMember));
+        _cleanup_free_ Comparison **comparisons = calloc(total + 1, sizeof(Comparison *));
+        if (!members || !comparisons)
+                return -ENOMEM;
+        size_t k = 0, tested = 0;
+        for (size_t i = 0; i < n; i++) {
+                Report *rep = reports[i];
+                for (size_t c = 0; c < rep->n_cells; c++)
+                        for (size_t v = 0; v < rep->n_variants; v++) {
+                                ReportEntry *e = &rep->entries[c * rep->n_variants + v];
+                                if (!e->has_comparison)
+                                        continue;
+                                members[k] = (FamilyMember){
+                                        e, &rep->entries[c * rep->n_variants + rep->baseline], rep
+                                };
+                                comparisons[k++] = &e->comparison;
+                                tested += e->comparison.test != COMPARE_TEST_NONE; /* blocked: no test */
+                        }
+        }
+        const Report *first = reports[0];
+        CompareRule rule = { .min_effect = first->min_effect,
+                             .alpha = first->alpha,
+                             .correction = first->correction,
+                             .tests = tested };
+        int r = compare_family(comparisons, k, &rule, compare_member, members);
+        for (size_t i = 0; i < n; i++) { /* after: the members' designs read each run's own */
+                reports[i]->n_tests = tested;
+                reports[i]->interval_alpha = rule.interval_alpha;
+        }
+        return r;
 }
 
 /* Each measured variant against its cell's measured baseline (stats/sampleset.h), every
@@ -439,36 +481,21 @@ static int compare_entries(Report *rep) {
                         n += compared(rep, c, v);
         /* The family's size sets the level each test must reach, and with it the design. */
         rep->n_tests = n;
-        CompareRule rule = {
-                .min_effect = rep->min_effect, .alpha = rep->alpha, .correction = rep->correction, .tests = n
-        };
-        _cleanup_free_ Comparison **members = calloc(n + 1, sizeof(Comparison *));
-        _cleanup_free_ ReportEntry **entries = calloc(n + 1, sizeof(ReportEntry *));
-        _cleanup_free_ ReportEntry **bases = calloc(n + 1, sizeof(ReportEntry *));
-        if (!members || !entries || !bases)
-                return -ENOMEM;
-        Family family = { entries, bases, strcmp(rep->order, "blocked") != 0 };
-        size_t k = 0;
+        CompareRule rule = { .min_effect = rep->min_effect,
+                             .alpha = rep->alpha,
+                             .correction = rep->correction };
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         if (!compared(rep, c, v))
                                 continue;
-                        entries[k] = &rep->entries[c * rep->n_variants + v];
-                        bases[k] = &rep->entries[c * rep->n_variants + rep->baseline];
-                        int r = compare_member(&family, k, &rule, &entries[k]->comparison);
+                        FamilyMember m = { &rep->entries[c * rep->n_variants + v],
+                                           &rep->entries[c * rep->n_variants + rep->baseline], rep };
+                        int r = compare_member(&m, 0, &rule, &m.entry->comparison);
                         if (r == -ENOMEM)
                                 return r;
-                        entries[k]->has_comparison = r == 0;
-                        if (r == 0) {
-                                members[k] = &entries[k]->comparison;
-                                k++;
-                        }
+                        m.entry->has_comparison = r == 0;
                 }
-        int r = compare_family(members, k, &rule, compare_member, &family);
-        rep->interval_alpha = rule.interval_alpha;
-        if (!family.side_by_side)
-                rep->n_tests = 0; /* blocked: ratios, no test shares anything */
-        return r;
+        return query_decide_family(&rep, 1);
 }
 
 /* Outliers of every entry, then (compare_variants) each measured variant against its cell's measured

@@ -124,6 +124,13 @@ void query_runs_free(RunSummary *runs, size_t n);
  * else a name query_run_metrics returns. Returns 0, -ENOENT when no such run, -EIO. */
 int query_report(Store *s, int64_t run_id, const char *metric, Report **ret);
 
+/* Decides the comparisons of reports[0..n) (each already compared with its baseline) as one
+ * family under the first one's rule and correction: the corrected p-values, every interval again
+ * at the family's level (compare_family), the verdicts; sets each report's n_tests (the
+ * comparisons tested) and interval_alpha. `show` decides a run alone, the suite its runs
+ * together. Returns 0 or -ENOMEM. */
+int query_decide_family(Report *const *reports, size_t n);
+
 /* query_report without the variants' comparisons with the run's baseline (has_comparison stays
  * false): the values and statistics that comparing two runs' medians (db/pair.c) needs. */
 int query_report_values(Store *s, int64_t run_id, const char *metric, Report **ret);
