@@ -30,7 +30,8 @@ static const char compare_usage[] =
         "under a warning that says what differs, and the exit status is 1.\n"
         "\n"
         "--relative compares each variant's ratio to the baseline variant within run B with the\n"
-        "same ratio within run A: whatever moved the whole machine between the runs falls out.\n"
+        "same ratio within run A, each the median of the rounds' ratios (the variant's value over\n"
+        "the baseline's in the same round): whatever moved the whole machine falls out.\n"
         "On a shared machine, gate this way, with the reference configuration in both runs.\n"
         "\n"
         "--fail-on regression (a CI gate): the exit status is 1 only when run B is significantly\n"
@@ -243,9 +244,10 @@ static void print_method(FILE *f, const RunPair *p) {
         fputc('\n', f);
         if (p->relative)
                 fprintf(f,
-                        "Change = (variant / %s within run %lld) / (variant / %s within run %lld), with its "
-                        "%.4g%% "
-                        "interval: what moved the whole machine between the runs falls out.\n"
+                        "Change = (variant / %s within run %lld) / (variant / %s within run %lld), each the "
+                        "median of its rounds' ratios, with its %.4g%% interval: what moved the whole "
+                        "machine "
+                        "falls out.\n"
                         "Runs are the unit: a within-run ratio moves from run to run by %s; Student's t on "
                         "the "
                         "two ratios.\n",

@@ -294,14 +294,20 @@ int cmd_export(int argc, char **argv) {
 
 static const char history_usage[] =
         "Usage: alloclab history EXPERIMENT [--cell NAME=VALUE ...] [--variant V] [--metric M]\n"
-        "                        [--last N] [--db PATH] [--format table|markdown|csv|json]\n"
+        "                        [--relative] [--last N] [--db PATH] [--format table|markdown|csv|json]\n"
         "\n"
         "The timeline of an experiment's medians, per cell, variant and host, over its last N finished\n"
         "runs (default 20): each run's median with its 95% interval, and change points. Runs are the\n"
         "unit: a run is out of line when its median lies outside the prediction interval of the same\n"
         "host's earlier run medians (since the last change point, at most 10 runs; their spread\n"
         "counted), and a change point - regression or improvement - when the next run is out of line\n"
-        "the same way; the last run out of line is a tentative change point.\n";
+        "the same way; the last run out of line is a tentative change point.\n"
+        "\n"
+        "--relative follows each variant's ratio to the baseline variant within each run instead of\n"
+        "its median: the median of the rounds' ratios (the variant's value over the baseline's in the\n"
+        "same round). A machine that runs faster or slower moves both sides of a ratio alike, so on\n"
+        "a shared machine a change of one variant stands out where medians wander; a change that\n"
+        "moves every variant alike (the program's own) does not show.\n";
 
 /* One row per point, the same field names as show and compare. */
 static json_t *history_table(const History *h) {
@@ -319,6 +325,7 @@ static json_t *history_table(const History *h) {
                 "label",         "commit",
                 "tentative",     "confirmed_by",
                 "out_of_line",   "between_run_spread",
+                "relative_to",
         };
         json_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t s = 0; s < h->n_series; s++)
@@ -354,6 +361,7 @@ static json_t *history_table(const History *h) {
                                 p->confirmed_by ? json_integer(p->confirmed_by) : json_null(),
                                 json_boolean(p->outside),
                                 k ? render_json_number(p->spread) : json_null(),
+                                h->relative_to ? json_string(h->relative_to) : json_null(),
                         };
                         render_table_add_row(table, values, ELEMENTSOF(values));
                 }
@@ -366,10 +374,15 @@ static json_t *series_display(const History *h, const HistorySeries *s) {
         for (size_t i = 0; i < s->n_points; i++) {
                 const HistoryPoint *p = &s->points[i];
                 char median[64], lo[64], hi[64], interval[160], change[512] = "";
-                render_value(h->metric, p->median, median, sizeof(median));
-                snprintf(interval, sizeof(interval), "[%s, %s]",
-                         render_value(h->metric, p->lo, lo, sizeof(lo)),
-                         render_value(h->metric, p->hi, hi, sizeof(hi)));
+                if (h->relative_to) { /* a ratio, no unit */
+                        snprintf(median, sizeof(median), "%.3f", p->median);
+                        snprintf(interval, sizeof(interval), "[%.3f, %.3f]", p->lo, p->hi);
+                } else {
+                        render_value(h->metric, p->median, median, sizeof(median));
+                        snprintf(interval, sizeof(interval), "[%s, %s]",
+                                 render_value(h->metric, p->lo, lo, sizeof(lo)),
+                                 render_value(h->metric, p->hi, hi, sizeof(hi)));
+                }
                 if (p->host_changed)
                         snprintf(change, sizeof(change),
                                  "HOST CHANGED (another fingerprint): a new baseline");
@@ -395,13 +408,14 @@ static json_t *series_display(const History *h, const HistorySeries *s) {
                 char run[256];
                 snprintf(run, sizeof(run), "%lld%s%s%s", (long long) p->run_id, p->label ? " (" : "",
                          p->label ? p->label : "", p->label ? ")" : "");
-                json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s}", "run", run,
-                                                      "started", p->started_at, "host", p->hostname,
-                                                      "median", median, "95% interval", interval, "n",
-                                                      (json_int_t) p->n, "change", change));
+                json_array_append_new(rows,
+                                      json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s}", "run", run, "started",
+                                                p->started_at, "host", p->hostname,
+                                                h->relative_to ? "ratio" : "median", median, "95% interval",
+                                                interval, "n", (json_int_t) p->n, "change", change));
         }
-        return json_pack("{s:[s, s, s, s, s, s, s], s:o}", "columns", "run", "started", "host", "median",
-                         "95% interval", "n", "change", "rows", rows);
+        return json_pack("{s:[s, s, s, s, s, s, s], s:o}", "columns", "run", "started", "host",
+                         h->relative_to ? "ratio" : "median", "95% interval", "n", "change", "rows", rows);
 }
 
 static int render_history(FILE *f, OutputFormat format, const History *h) {
@@ -412,13 +426,18 @@ static int render_history(FILE *f, OutputFormat format, const History *h) {
         bool markdown = format == FORMAT_MARKDOWN;
         fprintf(f, "%shistory of %s, metric %s, last %zu finished runs\n", markdown ? "### " : "",
                 h->experiment, h->metric, h->n_runs);
+        if (h->relative_to)
+                fprintf(f,
+                        "%seach run's ratio: of each round, the variant's value over the baseline variant's "
+                        "(%s in the latest run) in the same cell; their median, with its 95%% interval\n",
+                        markdown ? "\n" : "", h->relative_to);
         fprintf(f,
-                "%schange points: each run's median against the prediction interval (1 - alpha) of up to %d "
-                "earlier runs' medians since the last change, their spread pooled with an assumed +-%.0f%% "
+                "%schange points: each run's %s against the prediction interval (1 - alpha) of up to %d "
+                "earlier runs' %ss since the last change, their spread pooled with an assumed +-%.0f%% "
                 "worth %d runs (so mostly assumed while they are few); confirmed when the next run is out "
                 "of line the same way (docs/analysis.md)\n",
-                markdown ? "\n" : "", HISTORY_WINDOW, 100 * CHANGEPOINT_PRIOR_SPREAD,
-                CHANGEPOINT_PRIOR_RUNS);
+                markdown ? "\n" : "", h->relative_to ? "ratio" : "median", HISTORY_WINDOW,
+                h->relative_to ? "ratio" : "median", 100 * CHANGEPOINT_PRIOR_SPREAD, CHANGEPOINT_PRIOR_RUNS);
         if (h->n_series == 0)
                 fprintf(f, "\nno measured samples match\n");
         for (size_t s = 0; s < h->n_series; s++) {
@@ -438,13 +457,10 @@ int cmd_history(int argc, char **argv) {
         if (cli_wants_help(argc, argv, history_usage))
                 return EXIT_OK;
         static const struct option options[] = {
-                { "db", required_argument, NULL, 'd' },
-                { "format", required_argument, NULL, 'f' },
-                { "last", required_argument, NULL, 'n' },
-                { "cell", required_argument, NULL, 'c' },
-                { "variant", required_argument, NULL, 'v' },
-                { "metric", required_argument, NULL, 'm' },
-                {},
+                { "db", required_argument, NULL, 'd' },      { "format", required_argument, NULL, 'f' },
+                { "last", required_argument, NULL, 'n' },    { "cell", required_argument, NULL, 'c' },
+                { "variant", required_argument, NULL, 'v' }, { "metric", required_argument, NULL, 'm' },
+                { "relative", no_argument, NULL, 'R' },      {},
         };
         _cleanup_strv_free_ char **cells = NULL;
         HistoryQuery q = { .last = HISTORY_DEFAULT_RUNS };
@@ -452,7 +468,7 @@ int cmd_history(int argc, char **argv) {
         OutputFormat format = FORMAT_TABLE;
         unsigned long long last;
         optind = 1;
-        for (int c; (c = getopt_long(argc, argv, "d:f:n:c:v:m:", options, NULL)) >= 0;) {
+        for (int c; (c = getopt_long(argc, argv, "d:f:n:c:v:m:R", options, NULL)) >= 0;) {
                 switch (c) {
                 case 'd':
                         db_path = optarg;
@@ -481,6 +497,9 @@ int cmd_history(int argc, char **argv) {
                 case 'm':
                         q.metric = optarg;
                         break;
+                case 'R':
+                        q.relative = true;
+                        break;
                 default:
                         return EXIT_USAGE;
                 }
@@ -508,6 +527,14 @@ int cmd_history(int argc, char **argv) {
         if (r < 0) {
                 cli_error("history", "%s", r == -EIO ? store_error(store) : strerror(-r));
                 return EXIT_ENVIRONMENT;
+        }
+        if (q.relative && h->n_series == 0) {
+                cli_error(
+                        "history",
+                        "--relative divides each variant by its run's baseline variant: no variant besides "
+                        "the baseline has measured samples in these runs%s",
+                        q.variant ? " (does --variant name the baseline?)" : "");
+                return EXIT_USAGE;
         }
         if (render_history(stdout, format, h) < 0 || fflush(stdout) != 0) {
                 cli_error("history", "cannot write the history");

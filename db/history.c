@@ -11,6 +11,7 @@
 #include "db/query.h"
 #include "db/sql.h"
 #include "stats/changepoint.h"
+#include "stats/stats.h"
 #include "util/cleanup.h"
 
 typedef struct RunInfo {
@@ -32,8 +33,6 @@ typedef struct Builder {
         int64_t experiment_id;
         RunInfo *runs;
         size_t n_runs;
-        Values *values; /* parallel to the current series' points */
-        size_t values_capacity;
 } Builder;
 
 /* Adds a segment's squared deviations of log medians from their mean, and its degrees of
@@ -113,16 +112,20 @@ const char *history_change_word(HistoryChange c) {
         return c == HISTORY_REGRESSION ? "regression" : c == HISTORY_IMPROVEMENT ? "improvement" : NULL;
 }
 
+static void point_done(HistoryPoint *p) {
+        free(p->started_at);
+        free(p->label);
+        free(p->commit);
+        free(p->hostname);
+        free(p->env);
+        free(p->preload);
+        free(p->config_change);
+        free(p->baseline_setup);
+}
+
 static void series_done(HistorySeries *s) {
-        for (size_t i = 0; i < s->n_points; i++) {
-                free(s->points[i].started_at);
-                free(s->points[i].label);
-                free(s->points[i].commit);
-                free(s->points[i].hostname);
-                free(s->points[i].env);
-                free(s->points[i].preload);
-                free(s->points[i].config_change);
-        }
+        for (size_t i = 0; i < s->n_points; i++)
+                point_done(&s->points[i]);
         free(s->points);
         free(s->cell);
         free(s->variant);
@@ -137,6 +140,7 @@ History *history_free(History *h) {
         free(h->series);
         free(h->experiment);
         free(h->metric);
+        free(h->relative_to);
         free(h);
         return NULL;
 }
@@ -151,9 +155,6 @@ static void builder_done(Builder *b) {
                 free(b->runs[i].fingerprint);
         }
         free(b->runs);
-        for (size_t i = 0; i < b->values_capacity; i++)
-                free(b->values[i].v);
-        free(b->values);
 }
 
 static const RunInfo *run_info(const Builder *b, int64_t id) {
@@ -212,19 +213,20 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
         return r;
 }
 
-/* SELECT run, cell label, variant name, host name, the variant's env and preload, cell id and
- * variant id of every (run, cell, variant) of the runs read, one series (cell, variant, host)
- * after another, each in run order: a few hundred rows where the samples are many thousand,
- * so sorting them here is cheap. The CROSS JOINs fix the loops' order: the runs read (their
- * host from the runs_history index, not from the runs' fat rows), then the rows that belong to
- * them by key (left to itself, SQLite scanned allocators and hosts outermost). NULL on ENOMEM;
- * caller frees with sqlite3_free. */
+/* SELECT run, cell label, variant name, host name, the variant's env and preload, cell id,
+ * variant id and whether it is the baseline of every (run, cell, variant) of the runs read, one series
+ * (cell, variant, host) after another, each in run order: a few hundred rows where the samples are many
+ * thousand, so sorting them here is cheap. The CROSS JOINs fix the loops' order: the runs read (their host
+ * from the runs_history index, not from the runs' fat rows), then the rows that belong to them by key (left
+ * to itself, SQLite scanned allocators and hosts outermost). NULL on ENOMEM; caller frees with sqlite3_free.
+ */
 static char *points_sql(const HistoryQuery *q, const Builder *b) {
         char *ids = sqlite3_mprintf("%lld", (long long) b->runs[0].id);
         for (size_t i = 1; i < b->n_runs && ids; i++)
                 ids = sqlite3_mprintf("%z, %lld", ids, (long long) b->runs[i].id); /* %z frees ids */
         char *sql =
-                ids ? sqlite3_mprintf("SELECT r.id, c.label, v.name, h.hostname, v.env, a.name, c.id, v.id"
+                ids ? sqlite3_mprintf("SELECT r.id, c.label, v.name, h.hostname, v.env, a.name, c.id, v.id,"
+                                      " v.is_baseline"
                                       " FROM runs r INDEXED BY runs_history CROSS JOIN cells c"
                                       " CROSS JOIN variants v CROSS JOIN allocators a CROSS JOIN hosts h"
                                       " WHERE r.experiment_id = %lld AND r.id IN (%s) AND c.run_id = r.id"
@@ -232,8 +234,10 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
                                       (long long) b->experiment_id, ids)
                     : NULL;
         sqlite3_free(ids);
-        if (sql && q->variant)
-                sql = sqlite3_mprintf("%z AND v.name = %Q", sql, q->variant);
+        if (sql && q->variant) /* relative, with the baseline it is divided by */
+                sql = sqlite3_mprintf(q->relative ? "%z AND (v.name = %Q OR v.is_baseline)"
+                                                  : "%z AND v.name = %Q",
+                                      sql, q->variant);
         for (char *const *c = q->cells; sql && c && *c; c++) {
                 const char *eq = strchr(*c, '='); /* checked by valid_cell_filter() */
                 char *path = sqlite3_mprintf("$.\"%.*s\"", (int) (eq - *c), *c);
@@ -245,18 +249,46 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
         return sql ? sqlite3_mprintf("%z ORDER BY c.label, v.name, h.hostname, r.id", sql) : NULL;
 }
 
+/* SELECT the metric's value (and with_round, the round) of every measured sample of run ?1, cell
+ * ?2 and the variant whose id the SQL expression variant gives. NULL on ENOMEM. */
+static char *sample_values_sql(const char *metric, const char *variant, bool with_round) {
+        const char *expression = query_builtin_metric_sql(metric), *round = with_round ? ", s.round" : "";
+        char *where = sqlite3_mprintf(" WHERE s.run_id = ?1 AND s.cell_id = ?2 AND s.variant_id = %s"
+                                      " AND s.phase = 'sample' AND s.status = 'ok'",
+                                      variant);
+        char *sql =
+                !where ? NULL
+                : expression
+                        ? sqlite3_mprintf("SELECT %s AS value%s FROM samples s%s", expression, round, where)
+                        : sqlite3_mprintf("SELECT m.value AS value%s FROM samples s"
+                                          " JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q%s",
+                                          round, strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric,
+                                          where);
+        sqlite3_free(where);
+        return sql;
+}
+
 /* SELECT the metric's value of every measured sample of one (run ?1, cell ?2, variant ?3): for
- * wall time read from the samples_run index alone. NULL on ENOMEM; caller frees with
- * sqlite3_free. */
-static char *values_sql(const char *metric) {
-        const char *expression = query_builtin_metric_sql(metric);
-        const char *where = " WHERE s.run_id = ?1 AND s.cell_id = ?2 AND s.variant_id = ?3"
-                            " AND s.phase = 'sample' AND s.status = 'ok'";
-        return expression
-                       ? sqlite3_mprintf("SELECT %s FROM samples s%s", expression, where)
-                       : sqlite3_mprintf("SELECT m.value FROM samples s"
-                                         " JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q%s",
-                                         strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric, where);
+ * wall time read from the samples_run index alone. Relative: of each round in which both the
+ * variant and the run's baseline variant were measured, the variant's value over the
+ * baseline's (each side read once, then joined: joined as they are read, the baseline's rows
+ * were read again for every row of the variant, 0.5 s for 20 runs of 62 samples). NULL on
+ * ENOMEM; caller frees with sqlite3_free. */
+static char *values_sql(const char *metric, bool relative) {
+        if (!relative)
+                return sample_values_sql(metric, "?3", false);
+        char *variant = sample_values_sql(metric, "?3", true),
+             *baseline = sample_values_sql(
+                     metric, "(SELECT id FROM variants WHERE run_id = ?1 AND is_baseline)", true);
+        char *ratios = variant && baseline
+                               ? sqlite3_mprintf("WITH x AS MATERIALIZED (%s), b AS MATERIALIZED (%s)"
+                                                 " SELECT x.value / b.value FROM x JOIN b"
+                                                 " ON b.round = x.round WHERE b.value > 0",
+                                                 variant, baseline)
+                               : NULL;
+        sqlite3_free(variant);
+        sqlite3_free(baseline);
+        return ratios;
 }
 
 /* The same from the stats table: the point's stored median, one value. */
@@ -279,19 +311,6 @@ static bool valid_cell_filter(const char *filter) {
         return true;
 }
 
-static Values *point_values(Builder *b, size_t i) {
-        if (i >= b->values_capacity) {
-                size_t capacity = b->values_capacity ? 2 * b->values_capacity : 16;
-                Values *v = realloc(b->values, capacity * sizeof(Values));
-                if (!v)
-                        return NULL;
-                memset(v + b->values_capacity, 0, (capacity - b->values_capacity) * sizeof(Values));
-                b->values = v;
-                b->values_capacity = capacity;
-        }
-        return &b->values[i];
-}
-
 static int add_value(Values *v, double x) {
         if (v->n == v->capacity) {
                 size_t capacity = v->capacity ? 2 * v->capacity : 64;
@@ -305,16 +324,18 @@ static int add_value(Values *v, double x) {
         return 0;
 }
 
-/* Sets p->config_change when the variant's env or preload differs from the point before's:
- * "preload jemalloc -> mimalloc", "env {...} -> {...}". */
+/* Sets p->config_change when the variant's env or preload, or (relative) its baseline, differs
+ * from the point before's: "preload jemalloc -> mimalloc", "env {...} -> {...}", "baseline ...". */
 static int describe_change(const HistoryPoint *before, HistoryPoint *p) {
+        const char *what = NULL, *from = NULL, *to = NULL;
         if (strcmp(before->preload, p->preload) != 0)
-                return asprintf(&p->config_change, "preload %s -> %s", before->preload, p->preload) < 0
-                               ? -ENOMEM
-                               : 0;
-        if (strcmp(before->env, p->env) != 0)
-                return asprintf(&p->config_change, "env %s -> %s", before->env, p->env) < 0 ? -ENOMEM : 0;
-        return 0;
+                what = "preload", from = before->preload, to = p->preload;
+        else if (strcmp(before->env, p->env) != 0)
+                what = "env", from = before->env, to = p->env;
+        else if (before->baseline_setup && p->baseline_setup &&
+                 strcmp(before->baseline_setup, p->baseline_setup) != 0)
+                what = "baseline", from = before->baseline_setup, to = p->baseline_setup;
+        return what && asprintf(&p->config_change, "%s %s -> %s", what, from, to) < 0 ? -ENOMEM : 0;
 }
 
 /* Where a series starts over: another host, or the variant set up differently. */
@@ -338,8 +359,7 @@ static int mark_new_baselines(Builder *b, HistorySeries *s, ChangePointRun *runs
         return 0;
 }
 
-/* Statistics and change points of a series whose points' values are in b->values
- * (stats/changepoint.h). */
+/* The change points of a series of summarised points (stats/changepoint.h). */
 static int analyse_series(Builder *b, HistorySeries *s) {
         _cleanup_free_ ChangePointRun *runs = calloc(s->n_points ? s->n_points : 1, sizeof(ChangePointRun));
         _cleanup_free_ ChangePoint *found = calloc(s->n_points ? s->n_points : 1, sizeof(ChangePoint));
@@ -349,8 +369,7 @@ static int analyse_series(Builder *b, HistorySeries *s) {
                 const RunInfo *run = run_info(b, s->points[i].run_id);
                 if (!run)
                         return -EBADMSG; /* every point's run was read first */
-                runs[i] = (ChangePointRun){ .values = b->values[i].v,
-                                            .n = b->values[i].n,
+                runs[i] = (ChangePointRun){ .median = s->points[i].median,
                                             .min_effect = run->min_effect,
                                             .alpha = run->alpha };
         }
@@ -360,10 +379,6 @@ static int analyse_series(Builder *b, HistorySeries *s) {
         for (size_t i = 0; i < s->n_points; i++) {
                 HistoryPoint *p = &s->points[i];
                 const ChangePoint *c = &found[i];
-                p->n = runs[i].n;
-                p->median = c->median;
-                p->lo = c->lo;
-                p->hi = c->hi;
                 p->against = c->against;
                 p->spread = c->spread;
                 p->outside = c->outside;
@@ -378,7 +393,7 @@ static int analyse_series(Builder *b, HistorySeries *s) {
         return 0;
 }
 
-/* Appends a point for run_id to the series, with empty values. NULL on ENOMEM. */
+/* Appends a point for run_id to the series. NULL on ENOMEM. */
 static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id, const char *env,
                                const char *preload) {
         const RunInfo *run = run_info(b, run_id); /* the SQL only selects these runs */
@@ -386,10 +401,8 @@ static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id, con
         if (!points)
                 return NULL;
         s->points = points;
-        Values *v = point_values(b, s->n_points);
-        if (!run || !v)
+        if (!run)
                 return NULL;
-        v->n = 0;
         HistoryPoint *p = &points[s->n_points++];
         *p = (HistoryPoint){ .run_id = run_id,
                              .started_at = strdup(run->started_at),
@@ -430,8 +443,16 @@ static int read_point_values(sqlite3_stmt *values, int64_t run_id, int64_t cell_
         return r < 0 ? r : rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-/* Reads the points in series order and each point's values, and analyses each series once it
- * is read. A point without a measured sample is left out, and a series without points. */
+/* A point's median of its values (sorted here) and its interval. */
+static void summarise(Values *v, HistoryPoint *p) {
+        stats_sort(v->v, v->n);
+        p->n = v->n;
+        p->median = stats_median_sorted(v->v, v->n);
+        compare_median_order_interval(v->v, v->n, COMPARE_LEVEL, &p->lo, &p->hi);
+}
+
+/* Reads the points in series order, each summarised by its values. A point without a measured
+ * sample is left out, and a series without points. */
 static int read_series(Store *st, const char *points_sql, const char *values_sql, Builder *b) {
         sqlite3_stmt *points = NULL, *values = NULL;
         if (sqlite3_prepare_v2(store_db(st), points_sql, -1, &points, NULL) != SQLITE_OK ||
@@ -441,7 +462,7 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
         }
         History *h = b->h;
         HistorySeries *s = NULL;
-        Values read = {}; /* the point being read; swapped into its slot when it has values */
+        Values read = {};
         int rc, r = 0;
         while (r >= 0 && (rc = sqlite3_step(points)) == SQLITE_ROW) {
                 int64_t run_id = sqlite3_column_int64(points, 0);
@@ -452,34 +473,87 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
                                            sqlite3_column_int64(points, 7), &read)) < 0 ||
                     read.n == 0)
                         continue;
-                if (!s || strcmp(s->cell, cell) != 0 || strcmp(s->variant, variant) != 0 ||
-                    strcmp(s->host, host) != 0) {
-                        if (s && (r = analyse_series(b, s)) < 0)
-                                break;
-                        if (!(s = new_series(h, cell, variant, host))) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                }
-                if (!new_point(b, s, run_id, (const char *) sqlite3_column_text(points, 4),
-                               (const char *) sqlite3_column_text(points, 5))) {
+                if ((!s || strcmp(s->cell, cell) != 0 || strcmp(s->variant, variant) != 0 ||
+                     strcmp(s->host, host) != 0) &&
+                    !(s = new_series(h, cell, variant, host))) {
                         r = -ENOMEM;
                         break;
                 }
-                Values *slot = &b->values[s->n_points - 1], emptied = *slot;
-                *slot = read;
-                read = emptied;
+                HistoryPoint *p = new_point(b, s, run_id, (const char *) sqlite3_column_text(points, 4),
+                                            (const char *) sqlite3_column_text(points, 5));
+                if (!p) {
+                        r = -ENOMEM;
+                        break;
+                }
+                p->is_baseline = sqlite3_column_int(points, 8) != 0;
+                summarise(&read, p);
         }
         free(read.v);
         if (r >= 0 && rc != SQLITE_DONE)
                 r = -EIO;
         sqlite3_finalize(points);
         sqlite3_finalize(values);
-        if (r >= 0 && s)
-                r = analyse_series(b, s);
         return r;
 }
 
+/* The baseline variant's point of run_id in the cell of s on its host, or NULL. */
+static const HistoryPoint *baseline_point(const History *h, const HistorySeries *s, int64_t run_id,
+                                          const char **ret_variant) {
+        for (size_t i = 0; i < h->n_series; i++) {
+                const HistorySeries *b = &h->series[i];
+                if (strcmp(b->cell, s->cell) != 0 || strcmp(b->host, s->host) != 0)
+                        continue;
+                const HistoryPoint *p = point_of(b, run_id);
+                if (p && p->is_baseline) {
+                        *ret_variant = b->variant;
+                        return p;
+                }
+        }
+        return NULL;
+}
+
+/* Relative (each point's values its rounds' ratios to the baseline): names each point's
+ * baseline and how it was set up, and h->relative_to the latest run's baseline; then drops the
+ * baseline's points and points without one, and series left empty. */
+static int make_relative(History *h) {
+        int64_t latest = 0;
+        for (size_t i = 0; i < h->n_series; i++) {
+                HistorySeries *s = &h->series[i];
+                for (size_t j = 0; j < s->n_points; j++) {
+                        HistoryPoint *p = &s->points[j];
+                        const char *name;
+                        const HistoryPoint *b =
+                                p->is_baseline ? NULL : baseline_point(h, s, p->run_id, &name);
+                        if (p->is_baseline && p->run_id > latest) {
+                                latest = p->run_id;
+                                free(h->relative_to);
+                                if (!(h->relative_to = strdup(s->variant)))
+                                        return -ENOMEM;
+                        }
+                        if (b && asprintf(&p->baseline_setup, "%s (preload %s, env %s)", name, b->preload,
+                                          b->env) < 0)
+                                return -ENOMEM;
+                }
+        }
+        size_t kept_series = 0;
+        for (size_t i = 0; i < h->n_series; i++) {
+                HistorySeries *s = &h->series[i];
+                size_t kept = 0;
+                for (size_t j = 0; j < s->n_points; j++) {
+                        if (s->points[j].baseline_setup)
+                                s->points[kept++] = s->points[j];
+                        else
+                                point_done(&s->points[j]);
+                }
+                s->n_points = kept;
+                if (kept == 0)
+                        series_done(s);
+                else
+                        h->series[kept_series++] = *s;
+        }
+        h->n_series = kept_series;
+        return 0;
+}
 /* Strings with their runs of digits compared as numbers: "n=2" before "n=10". */
 static int natural_compare(const char *a, const char *b) {
         while (*a && *b) {
@@ -532,10 +606,14 @@ static int read_history(Store *s, const HistoryQuery *q, History **ret) {
         if (!(h->metric = strdup(q->metric ? q->metric : b.runs[b.n_runs - 1].metric)))
                 return -ENOMEM;
         char *points = points_sql(q, &b),
-             *values = q->medians_only ? medians_sql(h->metric) : values_sql(h->metric);
+             *values = q->medians_only ? medians_sql(h->metric) : values_sql(h->metric, q->relative);
         r = points && values ? read_series(s, points, values, &b) : -ENOMEM;
         sqlite3_free(points);
         sqlite3_free(values);
+        if (r >= 0 && q->relative)
+                r = make_relative(h);
+        for (size_t i = 0; r >= 0 && i < h->n_series; i++)
+                r = analyse_series(&b, &h->series[i]);
         if (r < 0)
                 return r;
         if (h->n_series > 1) /* qsort wants an array, even of none */

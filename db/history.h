@@ -44,6 +44,12 @@ typedef struct HistoryPoint {
         char *config_change;  /* when it differs from the previous point's, what changed (then, as for
                                * host_changed, a new baseline); else NULL */
         char *label, *commit; /* the run's --label and --commit, or NULL */
+        bool is_baseline;     /* the variant is its run's baseline */
+        /* Relative (HistoryQuery.relative): the point is the median of the ratios of the
+         * variant's value to the baseline variant's in the same round, cell and run (n: such
+         * rounds), with its interval; this names that baseline and how it was set up, a change of
+         * which is a config_change. Else NULL. */
+        char *baseline_setup;
 } HistoryPoint;
 
 /* One cell and variant on one host (its host name): the runs of other hosts interleave in time
@@ -62,7 +68,8 @@ typedef struct History {
         size_t n_runs; /* runs read */
         HistorySeries *series;
         size_t n_series;
-        bool many_hosts; /* the series are of more than one host */
+        bool many_hosts;   /* the series are of more than one host */
+        char *relative_to; /* relative: the latest run's baseline variant; else NULL */
 } History;
 
 typedef struct HistoryQuery {
@@ -76,6 +83,10 @@ typedef struct HistoryQuery {
          * what the change points and the spread need, a point's interval then the median
          * alone (compare reads every series this way). */
         bool medians_only;
+        /* Each variant's series as its ratio to the baseline variant within each run, round by
+         * round (the baseline's own series left out): a ratio of two values measured side by
+         * side, which a machine that speeds up or slows down moves far less than a median. */
+        bool relative;
 } HistoryQuery;
 
 /* Returns 0, -ENOENT when the experiment has no finished run, -EINVAL for a malformed cell

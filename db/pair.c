@@ -18,6 +18,7 @@
 #include "db/pair.h"
 #include "db/sql.h"
 #include "stats/changepoint.h"
+#include "stats/sampleset.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 #include "util/text.h"
@@ -230,14 +231,27 @@ static int between_runs(Store *s, RunPair *p) {
         return r < 0 ? r : history_spread(h, p->a->run.hostname, p->baseline, p->b->run.id, &p->spread);
 }
 
+static SampleSet entry_set(const ReportEntry *e) {
+        return (SampleSet){ .values = e->values, .rounds = e->rounds, .n = e->n_values };
+}
+
+/* Relative: a run's ratio of variant v of cell c to the baseline of the cell, round by round
+ * (sampleset_round_ratio, as history --relative), or NAN. */
+static double round_ratio(const Report *r, size_t c, size_t v) {
+        SampleSet base = entry_set(&r->entries[c * r->n_variants + r->baseline]),
+                  x = entry_set(&r->entries[c * r->n_variants + v]);
+        double ratio;
+        return sampleset_round_ratio(&base, &x, &ratio) == 0 ? ratio : NAN;
+}
+
 /* A change's two values: the runs' medians, or (relative) their within-run ratios. */
 static bool change_values(const RunPair *p, PairChange *x) {
         const Report *a = p->a, *b = p->b;
         const ReportEntry *ea = &a->entries[x->cell_a * a->n_variants + x->variant_a];
         const ReportEntry *eb = &b->entries[x->cell_b * b->n_variants + x->variant_b];
         if (p->relative) {
-                x->value_a = ea->has_comparison ? ea->comparison.ratio : NAN;
-                x->value_b = eb->has_comparison ? eb->comparison.ratio : NAN;
+                x->value_a = round_ratio(a, x->cell_a, x->variant_a);
+                x->value_b = round_ratio(b, x->cell_b, x->variant_b);
         } else {
                 x->value_a = ea->n_values > 0 ? ea->stats.median : NAN;
                 x->value_b = eb->n_values > 0 ? eb->stats.median : NAN;
@@ -302,13 +316,10 @@ int query_run_pair(Store *s, int64_t a, int64_t b, bool relative, RunPair **ret,
         if (!p || !(p->differences = calloc(1, sizeof(char *))))
                 return -ENOMEM;
         p->relative = relative;
-        /* Relative compares each run's own comparisons with its baseline; else values do. */
-        int (*read)(Store *, int64_t, const char *, Report **) =
-                relative ? query_report : query_report_values;
-        int r = read(s, a, NULL, &p->a);
+        int r = query_report_values(s, a, NULL, &p->a);
         if (r == -ENOENT)
                 *ret_missing = a;
-        if (r >= 0 && (r = read(s, b, p->a->run.metric, &p->b)) == -ENOENT)
+        if (r >= 0 && (r = query_report_values(s, b, p->a->run.metric, &p->b)) == -ENOENT)
                 *ret_missing = b;
         if (r < 0 || (r = find_differences(s, p)) < 0 || (r = compute_changes(s, p)) < 0)
                 return r;

@@ -28,9 +28,9 @@ typedef struct RunPair {
                              * matrix, in words ("THP: madvise -> always"); empty: comparable */
         PairChange *changes;
         size_t n_changes;
-        /* Relative: each variant's within-run ratio to the baseline variant (A's baseline, by
-         * name) in B against the same in A, so that what moves the whole machine between the
-         * runs falls out; the baseline itself is not a change. */
+        /* Relative: each variant's within-run ratio to the baseline variant (the median of its
+         * rounds' ratios, sampleset_round_ratio) in B against the same in A, so that what moves
+         * the whole machine between the runs falls out; the baseline itself is not a change. */
         bool relative;
         const char *baseline; /* relative: the baseline variant's name (in a) */
         HistorySpread spread; /* between runs of A's experiment on A's host, B left out */

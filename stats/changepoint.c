@@ -2,10 +2,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "stats/changepoint.h"
-#include "stats/stats.h"
 #include "stats/student.h"
 #include "util/cleanup.h"
 
@@ -13,19 +11,6 @@ void changepoint_pool_spread(double squares, double df, double *ret_spread, doub
         double prior = CHANGEPOINT_PRIOR_RUNS * CHANGEPOINT_PRIOR_SPREAD * CHANGEPOINT_PRIOR_SPREAD;
         *ret_df = df + CHANGEPOINT_PRIOR_RUNS;
         *ret_spread = sqrt((squares + prior) / *ret_df);
-}
-
-/* The log median of each run, and its median and order-statistic interval into ret. */
-static int summarise(const ChangePointRun *run, ChangePoint *ret, double *ret_log_median) {
-        _cleanup_free_ double *sorted = malloc(run->n * sizeof(double));
-        if (!sorted)
-                return -ENOMEM;
-        memcpy(sorted, run->values, run->n * sizeof(double));
-        stats_sort(sorted, run->n);
-        ret->median = stats_median_sorted(sorted, run->n);
-        compare_median_order_interval(sorted, run->n, COMPARE_LEVEL, &ret->lo, &ret->hi);
-        *ret_log_median = ret->median > 0 ? log(ret->median) : NAN;
-        return 0;
 }
 
 /* The level the earlier runs from..to-1 set, and how far a run may lie from it. */
@@ -77,8 +62,7 @@ int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 ret[i] = (ChangePoint){ .change = VERDICT_INCONCLUSIVE };
-                if (summarise(&runs[i], &ret[i], &log_medians[i]) < 0)
-                        return -ENOMEM;
+                log_medians[i] = runs[i].median > 0 ? log(runs[i].median) : NAN;
         }
         size_t since = 0; /* the first run after the last change point or new baseline */
         for (size_t i = 0; i < n; i++) {

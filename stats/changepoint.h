@@ -31,8 +31,7 @@
 #define CHANGEPOINT_CONFIRM_ALPHA_MAX 0.2
 
 typedef struct ChangePointRun {
-        const double *values; /* the run's measured values */
-        size_t n;             /* > 0 */
+        double median; /* the run's summary (its median, or a ratio); not > 0: not compared */
         /* What is measured changed here (another host, another configuration): the run is not
          * compared, and the runs before it are not used for later ones. */
         bool new_baseline;
@@ -40,9 +39,8 @@ typedef struct ChangePointRun {
 } ChangePointRun;
 
 typedef struct ChangePoint {
-        double median, lo, hi; /* the median and its COMPARE_LEVEL order-statistic interval */
-        size_t baseline_runs;  /* earlier runs it was checked against; 0: not checked */
-        size_t baseline_from;  /* the index of the first of them */
+        size_t baseline_runs; /* earlier runs it was checked against; 0: not checked */
+        size_t baseline_from; /* the index of the first of them */
         /* Against them when baseline_runs > 0: ratio = median / their geometric mean, lo and hi
          * its prediction interval at 1 - alpha, p the t test's (test COMPARE_TEST_NONE: not a
          * rank test). */

@@ -38,6 +38,29 @@ int sampleset_median_interval(const SampleSet *s, double *ret_lo, double *ret_hi
         return 0;
 }
 
+int sampleset_round_ratio(const SampleSet *base, const SampleSet *x, double *ret) {
+        _cleanup_free_ double *ratios = malloc((x->n ? x->n : 1) * sizeof(double));
+        if (!ratios)
+                return -ENOMEM;
+        size_t n = 0;
+        for (size_t i = 0, j = 0; i < base->n && j < x->n;) {
+                if (base->rounds[i] < x->rounds[j])
+                        i++;
+                else if (base->rounds[i] > x->rounds[j])
+                        j++;
+                else {
+                        if (base->values[i] > 0)
+                                ratios[n++] = x->values[j] / base->values[i];
+                        i++, j++;
+                }
+        }
+        if (n == 0)
+                return -ENODATA;
+        stats_sort(ratios, n);
+        *ret = stats_median_sorted(ratios, n);
+        return 0;
+}
+
 bool sampleset_paired(const SampleSet *base, const SampleSet *x, bool side_by_side,
                       const CompareRule *rule) {
         if (!side_by_side || base->n != x->n || !compare_pairs(x->n, rule))

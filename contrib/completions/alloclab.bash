@@ -50,7 +50,7 @@ _alloclab() {
 
     local options
     case $command in
-    run) options="--db --samples --format --quiet --compare-to --label --commit" ;;
+    run) options="--db --samples --format --quiet --compare-to --relative --label --commit" ;;
     quick) options="--allocators --env --param --samples --warmup --prepare --setup --cleanup --input --verify
         --timeout --name --print-spec --db --format --quiet --label --commit" ;;
     suite) options="--threads --scale --samples --allocators --db --format --quiet --print-spec --list" ;;
@@ -59,8 +59,8 @@ _alloclab() {
     runs) options="--db --last --format" ;;
     show) options="--db --format --allocators" ;;
     report) options="-o --compare --history --db" ;;
-    history) options="--cell --variant --metric --last --format --db" ;;
-    compare) options="--db --format --fail-on" ;;
+    history) options="--cell --variant --metric --relative --last --format --db" ;;
+    compare) options="--db --format --fail-on --relative" ;;
     fleet) options="--db --format" ;;
     export) options="--what --format --db --bundle" ;;
     import) options="--db --accept-host-change --experiment" ;;

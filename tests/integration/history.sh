@@ -130,3 +130,54 @@ YAML
 run_alloclab 0 run "$WORK/numbers.yaml" --quiet
 run_alloclab 0 history numbers
 expect_eq "$(grep -o '^\[n=[0-9]*\]' <<<"$OUT" | tr '\n' ' ')" "[n=2] [n=10] [n=100] " "series in numeric order"
+
+# --relative: each variant's ratio to the baseline within its run. Both variants cost twice as
+# much from run 4 on (the machine, or the program: every variant alike), and the candidate 50%
+# more again from run 7 on. Medians see a regression at run 4; ratios see none there, and the
+# candidate's regression at run 7 (on 5374ab1 history had no --relative).
+cat >"$WORK/relative.yaml" <<YAML
+experiment: relative
+command: [sh, -c, 'echo "cost \$(cat $WORK/base)" >&\$ALLOCLAB_METRICS_FD']
+allocators:
+  glibc: {}
+  candidate: {command: [sh, -c, 'echo "cost \$(cat $WORK/candidate)" >&\$ALLOCLAB_METRICS_FD']}
+metric: reported:cost
+verify: none
+samples: 6
+YAML
+for costs in 10:11 10:11 10:11 20:22 20:22 20:22 20:33 20:33; do
+    echo "${costs%:*}" >"$WORK/base"
+    echo "${costs#*:}" >"$WORK/candidate"
+    run_alloclab 0 run "$WORK/relative.yaml" --quiet
+done
+first=$(q "SELECT min(r.id) FROM runs r JOIN experiments x ON x.id = r.experiment_id WHERE x.name = 'relative'")
+run_alloclab 0 history relative --variant candidate
+expect_contains "$OUT" "REGRESSION 2.00x" "medians: the common step at run 4"
+run_alloclab 0 history relative --relative
+expect_contains "$OUT" "of each round, the variant's value over the baseline variant's (glibc in the latest run)" \
+    "relative: said so"
+expect_eq "$(grep -c '^\[-\]' <<<"$OUT")" 1 "relative: one series, the baseline's own left out"
+expect_contains "$OUT" "[-] candidate" "relative: the candidate's series"
+expect_contains "$OUT" "1.100" "relative: the ratio in a run"
+expect_contains "$OUT" "REGRESSION 1.50x" "relative: the candidate's own step"
+expect_contains "$OUT" "vs runs $first-$((first + 5)), confirmed by run $((first + 7))" \
+    "relative: at run 7, against runs 1-6 (the common step at run 4 unseen)"
+expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 1 "relative: nothing else flagged"
+run_alloclab 0 history relative --relative --variant candidate --format json
+python3 -c '
+import json, sys
+rows = json.load(sys.stdin)
+assert len(rows) == 8 and {r["variant"] for r in rows} == {"candidate"}, rows
+assert all(r["relative_to"] == "glibc" for r in rows), rows
+assert abs(rows[3]["median"] - 1.1) < 1e-12 and rows[3]["change"] is None, rows[3]
+assert rows[3]["n"] == 6 and abs(rows[3]["ci_low"] - 1.1) < 1e-12, rows[3]
+assert abs(rows[6]["median"] - 1.65) < 1e-12 and rows[6]["change"] == "regression", rows[6]' <<<"$OUT" ||
+    fail "relative json: $OUT"
+# The baseline set up otherwise: its ratios measure something else from then on.
+sed -i 's/  glibc: {}/  glibc: {env: {KNOB: "1"}}/' "$WORK/relative.yaml"
+run_alloclab 0 run "$WORK/relative.yaml" --quiet
+run_alloclab 0 history relative --relative
+expect_contains "$OUT" 'CONFIG CHANGED (baseline glibc (preload glibc, env {}) -> glibc (preload glibc, env {"KNOB":"1"})): a new baseline' \
+    "relative: the baseline's change marked"
+run_alloclab 2 history two-hosts --relative
+expect_contains "$ERR" "no variant besides the baseline" "relative without a variant to divide"

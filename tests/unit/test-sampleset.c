@@ -4,6 +4,8 @@
  * rounds and the statistics recomputed; the median's interval; pairing by round only when
  * measured side by side with the same rounds and enough of them; the Pareto front.
  */
+#include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,6 +86,21 @@ static void test_pairing(void **state) {
         assert_int_equal(c.test, COMPARE_TEST_NONE);
 }
 
+/* The median of the rounds' ratios: only rounds on both sides, a baseline value of 0 skipped, and
+ * a machine twice as slow in some rounds (both sides alike) leaves it where it is, while the
+ * ratio of the medians moves. */
+static void test_round_ratio(void **state) {
+        (void) state;
+        double base[] = { 10, 20, 20, 20, 0, 10 }, x[] = { 11, 22, 22, 99, 11, 11 };
+        int64_t rb[] = { 1, 2, 3, 4, 5, 6 }, rx[] = { 1, 2, 3, 7, 5, 6 };
+        SampleSet b = { base, rb, 6 }, v = { x, rx, 6 };
+        double ratio;
+        assert_int_equal(sampleset_round_ratio(&b, &v, &ratio), 0);
+        assert_true(fabs(ratio - 1.1) < 1e-12); /* rounds 1, 2, 3, 6: round 4 and 7 alone, 5 of 0 */
+        SampleSet none = { x, (int64_t[]){ 8, 9, 10, 11, 12, 13 }, 6 };
+        assert_int_equal(sampleset_round_ratio(&b, &none, &ratio), -ENODATA);
+}
+
 static void test_pareto_front(void **state) {
         (void) state;
         /* 0 fast and big, 1 slow and small, 2 beaten by 0 in both, 3 the same as 0, 4 not eligible
@@ -100,9 +117,8 @@ static void test_pareto_front(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_outliers),
-                cmocka_unit_test(test_median_interval),
-                cmocka_unit_test(test_pairing),
+                cmocka_unit_test(test_outliers),     cmocka_unit_test(test_median_interval),
+                cmocka_unit_test(test_pairing),      cmocka_unit_test(test_round_ratio),
                 cmocka_unit_test(test_pareto_front),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
