@@ -5,7 +5,10 @@
 #   changepoints  SERIES series of 10 runs of one unchanged program: change points flagged in all
 #                 of them together (target: at most 1 in 20 series); the same with +10% work from
 #                 run 6 on: flagged at run 6 or confirmed by run 7 or 8 (target: at least 18 of
-#                 20), and never the wrong way.
+#                 20), and never the wrong way. Each run measures the program twice, interleaved:
+#                 as the baseline (never changed) and as the candidate (the one that steps), so
+#                 that the same runs give both histories: of the candidate's medians, and
+#                 --relative, of its ratio to the baseline within each run.
 #   gate          20 runs of 16 cells x 2 variants, the same allocator twice, interleaved, 8
 #                 samples (7 is the fewest that can decide when 16 comparisons share alpha 0.01):
 #                 `compare --fail-on regression` of consecutive runs (target: fails in at most 1 of
@@ -25,30 +28,51 @@ what=${2:-all}
 series=${3:-20}
 . "$root/bench/workload.sh" "$build"
 
-# What the machine did to a series: the median of runs 6-10 over the median of runs 1-5 (the
-# step's realized size: the loop's 10% more work, times whatever the machine's speed did), in
-# percent.
+# What the machine did to a series: the candidate's median of runs 6-10 over its median of runs
+# 1-5 (the step's realized size: the loop's 10% more work, times whatever the machine's speed
+# did), in percent.
 realized_step() { # DB EXPERIMENT
     sqlite3 "$1" "SELECT s.median FROM stats s JOIN runs r ON r.id = s.run_id
-                  JOIN experiments x ON x.id = r.experiment_id
-                  WHERE x.name = '$2' AND s.metric = 'wall' ORDER BY r.id" | python3 -c '
+                  JOIN experiments x ON x.id = r.experiment_id JOIN variants v ON v.id = s.variant_id
+                  WHERE x.name = '$2' AND s.metric = 'wall' AND v.name = 'candidate' ORDER BY r.id" | python3 -c '
 import statistics, sys
 m = [float(x) for x in sys.stdin]
 print("%+.1f%%" % (100 * (statistics.median(m[5:]) / statistics.median(m[:5]) - 1)))'
 }
 
-# The change points of an experiment's history, one line per series: "run:change:confirmed_by"
+# The change points of the candidate's history, one line per series: "run:change:confirmed_by"
 # for each confirmed change point.
-change_points() { # DB EXPERIMENT
-    "$alloclab" history "$2" --db "$1" --format json | python3 -c '
+change_points() { # DB EXPERIMENT [--relative]
+    "$alloclab" history "$2" --db "$1" --variant candidate ${3:-} --format json | python3 -c '
 import json, sys
 rows = json.load(sys.stdin)
 print(" ".join("%d:%s:%s" % (r["run_id"], r["change"], r["confirmed_by"])
                for r in rows if r["change"] and not r["tentative"]))'
 }
 
+# One kind of history over the series: counts into the globals below, a line per series.
+judge_series() { # DB SERIES FIRST_STEP_RUN [--relative]
+    local null step found=no
+    null=$(change_points "$1" "cp-null-$2" "${4:-}")
+    step=$(change_points "$1" "cp-step-$2" "${4:-}")
+    null_flags=$((null_flags + $(wc -w <<<"$null")))
+    for c in $step; do
+        IFS=: read -r run change confirmed <<<"$c"
+        local at=$((run - $3 + 1)) by=$((confirmed - $3 + 1))
+        if [[ $change == improvement ]]; then
+            step_wrong=$((step_wrong + 1))
+        elif [[ $at -eq 6 || ($at -eq 7 && $by -le 8) ]]; then
+            found=yes
+        fi
+    done
+    [[ $found == yes ]] && step_found=$((step_found + 1))
+    series_line="unchanged: [${null:-none}]; +10% at run 6: [${step:-none}], found: $found"
+}
+
 changepoints() {
-    local db=$work/changepoints.db null_flags=0 step_found=0 step_wrong=0 clean=0 clean_found=0
+    local db=$work/changepoints.db clean=0
+    local null_flags step_found step_wrong series_line
+    local -A total=()
     for s in $(seq "$series"); do
         for kind in null step; do
             for run in $(seq 10); do
@@ -56,45 +80,41 @@ changepoints() {
                 [[ $kind == step && $run -ge 6 ]] && work_count=$((spin * 11 / 10))
                 cat >"$work/cp.yaml" <<YAML
 experiment: cp-$kind-$s
-command: ["$workload", spin, "$work_count"]
-allocators: {glibc: {}}
+command: ["$workload", spin, "$spin"]
+allocators:
+  baseline: {}
+  candidate: {command: ["$workload", spin, "$work_count"]}
 samples: 7
 YAML
                 "$alloclab" run "$work/cp.yaml" --db "$db" --quiet >/dev/null
             done
         done
         # Runs are numbered in the database; the series' run n is its first run id + n - 1.
-        local first_null first_step null step
-        first_null=$(sqlite3 "$db" "SELECT min(r.id) FROM runs r JOIN experiments x ON x.id = r.experiment_id WHERE x.name = 'cp-null-$s'")
+        local first_step moved_null moved_step
         first_step=$(sqlite3 "$db" "SELECT min(r.id) FROM runs r JOIN experiments x ON x.id = r.experiment_id WHERE x.name = 'cp-step-$s'")
-        null=$(change_points "$db" "cp-null-$s")
-        step=$(change_points "$db" "cp-step-$s")
-        null_flags=$((null_flags + $(wc -w <<<"$null")))
-        local found=no
-        for c in $step; do
-            IFS=: read -r run change confirmed <<<"$c"
-            local at=$((run - first_step + 1)) by=$((confirmed - first_step + 1))
-            if [[ $change == improvement ]]; then
-                step_wrong=$((step_wrong + 1))
-            elif [[ $at -eq 6 || ($at -eq 7 && $by -le 8) ]]; then
-                found=yes
-            fi
-        done
-        [[ $found == yes ]] && step_found=$((step_found + 1))
-        local moved_null moved_step
         moved_null=$(realized_step "$db" "cp-null-$s")
         moved_step=$(realized_step "$db" "cp-step-$s")
         # A step the machine left between +7% and +13% (the loop's +10% is about +9.5% of wall).
-        if python3 -c 'import sys; sys.exit(not 7 <= float(sys.argv[1].rstrip("%")) <= 13)' "$moved_step"; then
-            clean=$((clean + 1))
-            [[ $found == yes ]] && clean_found=$((clean_found + 1))
-        fi
-        echo "series $s: unchanged: [${null:-none}] (moved $moved_null at run 6); +10% at run 6:" \
-            "[${step:-none}] (moved $moved_step), found: $found"
+        local in_band=0
+        python3 -c 'import sys; sys.exit(not 7 <= float(sys.argv[1].rstrip("%")) <= 13)' "$moved_step" && in_band=1
+        clean=$((clean + in_band))
+        echo "series $s: the candidate's median moved $moved_null at run 6 unchanged, $moved_step with the step"
+        for how in medians relative; do
+            null_flags=0 step_found=0 step_wrong=0
+            judge_series "$db" "$s" "$first_step" "$([[ $how == relative ]] && echo --relative)"
+            echo "  $how: $series_line"
+            total[$how.null]=$((${total[$how.null]:-0} + null_flags))
+            total[$how.found]=$((${total[$how.found]:-0} + step_found))
+            total[$how.wrong]=$((${total[$how.wrong]:-0} + step_wrong))
+            total[$how.clean]=$((${total[$how.clean]:-0} + in_band * step_found))
+        done
     done
-    echo "changepoints: $null_flags change points in $series unchanged series of 10 runs;" \
-        "the +10% step found at run 6 (or confirmed by run 7 or 8) in $step_found of $series, the wrong way $step_wrong times;" \
-        "of the $clean series whose step the machine left between +7% and +13%, found in $clean_found"
+    for how in medians relative; do
+        echo "changepoints ($how): ${total[$how.null]} change points in $series unchanged series of 10 runs;" \
+            "the +10% step found at run 6 (or confirmed by run 7 or 8) in ${total[$how.found]} of $series," \
+            "the wrong way ${total[$how.wrong]} times;" \
+            "of the $clean series whose median the machine left between +7% and +13%, found in ${total[$how.clean]}"
+    done
 }
 
 gate() {

@@ -7,7 +7,8 @@
 #   - alloclab history EXP --cell n=2 --variant b (one cell and variant, last 20 runs)
 #   - alloclab history EXP --cell n=2            (one cell, all four variants)
 #   - alloclab history EXP --cell n=2 --variant b --last 200
-#   - alloclab compare RUN RUN+1                 (two runs, cell by cell)
+#   - alloclab history EXP --cell n=2 --relative (one cell, three variants over the baseline)
+#   - alloclab compare RUN RUN+1 [--relative]    (two runs, cell by cell)
 # Target: every one under 20 ms.
 #
 #   bench/scale.sh [BUILD_DIR] [RUNS]
@@ -32,7 +33,9 @@ hyperfine -N --warmup 3 --runs 30 --export-json "$work/times.json" \
     "$alloclab history scale --cell n=2 --variant b --db $db" \
     "$alloclab history scale --cell n=2 --db $db" \
     "$alloclab history scale --cell n=2 --variant b --last 200 --db $db" \
-    "$alloclab compare $middle $((middle + 1)) --db $db" >/dev/null
+    "$alloclab history scale --cell n=2 --relative --db $db" \
+    "$alloclab compare $middle $((middle + 1)) --db $db" \
+    "$alloclab compare $middle $((middle + 1)) --relative --db $db" >/dev/null
 python3 - "$work/times.json" <<'PY'
 import json, sys
 results = json.load(open(sys.argv[1]))["results"]
