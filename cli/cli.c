@@ -218,10 +218,11 @@ int cli_resolve_run(const char *command, Store *store, const char *argument, int
 }
 
 int cli_query_failed(const char *command, Store *store, int64_t run_id, int r) {
-        if (r == -ENOENT)
+        if (r == -ENOENT) { /* a run the command line named that is not there: as run --compare-to */
                 cli_error(command, "no run %lld (see alloclab runs)", (long long) run_id);
-        else
-                cli_error(command, "%s", r == -EIO ? store_error(store) : strerror(-r));
+                return EXIT_USAGE;
+        }
+        cli_error(command, "%s", r == -EIO ? store_error(store) : strerror(-r));
         return EXIT_ENVIRONMENT;
 }
 

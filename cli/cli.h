@@ -21,6 +21,10 @@ enum {
         EXIT_SPEC = 3,        /* invalid spec: nothing was run or written */
         EXIT_ENVIRONMENT = 4, /* missing allocator or program, database or system error */
         EXIT_INTERRUPTED = 5, /* stopped by SIGINT/SIGTERM; the run is marked interrupted */
+        /* The gate's outcomes (compare, run --compare-to): when several hold, the highest. */
+        EXIT_REGRESSION = 6,     /* --fail-on regression: run B significantly worse somewhere */
+        EXIT_NOT_COMPARABLE = 7, /* the two runs measured different things (NOT COMPARABLE) */
+        EXIT_NO_BASELINE = 8,    /* --compare-to latest without an earlier run: nothing measured */
 };
 
 typedef struct Command {
@@ -89,8 +93,8 @@ int cli_take_measure_lock(const char *command, Store *store, int *ret_fd);
  * and *ret, or prints why not and returns EXIT_USAGE or EXIT_ENVIRONMENT. */
 int cli_resolve_run(const char *command, Store *store, const char *argument, int64_t *ret);
 
-/* Prints a query's failure r (-ENOENT: no such run `run_id`; -EIO: the store's message) and
- * returns EXIT_ENVIRONMENT. */
+/* Prints a query's failure r and returns EXIT_USAGE for -ENOENT (no such run `run_id`: the
+ * command line named it), else EXIT_ENVIRONMENT (-EIO: the store's message). */
 int cli_query_failed(const char *command, Store *store, int64_t run_id, int r);
 
 /* Prints usage and returns true when argv holds --help or -h. */
@@ -132,6 +136,11 @@ typedef struct RunPair RunPair;
 int compare_render(FILE *f, OutputFormat format, const RunPair *p);
 size_t compare_regressions(const RunPair *p);
 
+/* The exit status of a comparison: EXIT_NOT_COMPARABLE when the runs differ in what they
+ * measured, else with fail_on_regression EXIT_REGRESSION when some change is a regression, else
+ * EXIT_OK. */
+int compare_exit_status(const RunPair *p, bool fail_on_regression);
+
 /* EXIT_OK, or EXIT_USAGE saying why: a run against itself, --relative with nothing but the
  * baseline to compare, or --relative on a blocked run. */
 int compare_usable(const char *command, const RunPair *p);
@@ -141,10 +150,11 @@ typedef struct MeasureOptions {
         const char *db_path; /* NULL: the default database */
         unsigned samples;    /* 0: the spec's */
         OutputFormat format;
-        bool quiet;             /* no progress line */
-        bool silent;            /* no result printed (suite prints its own summary) */
-        const char *compare_to; /* "latest" or a run id; NULL: no comparison */
-        bool compare_relative;  /* --relative: compare_to by the within-run ratios */
+        bool quiet;                  /* no progress line */
+        bool silent;                 /* no result printed (suite prints its own summary) */
+        const char *compare_to;      /* "latest" or a run id; NULL: no comparison */
+        bool compare_relative;       /* --relative: compare_to by the within-run ratios */
+        bool allow_missing_baseline; /* --compare-to latest without an earlier run passes */
         const char *label, *commit;
 } MeasureOptions;
 

@@ -27,17 +27,20 @@ static const char compare_usage[] =
         "compared against how much a run's median moves from run to run, measured on the\n"
         "experiment's earlier runs on this host (assumed 2% without them, and said so). Runs on\n"
         "different hosts, with other allocator files or another spec are compared all the same,\n"
-        "under a warning that says what differs, and the exit status is 1.\n"
+        "under a warning that says what differs, and the exit status is 7 (NOT COMPARABLE).\n"
         "\n"
         "--relative compares each variant's ratio to the baseline variant within run B with the\n"
         "same ratio within run A, each the median of the rounds' ratios (the variant's value over\n"
         "the baseline's in the same round): whatever moved the whole machine falls out.\n"
         "On a shared machine, gate this way, with the reference configuration in both runs.\n"
         "\n"
-        "--fail-on regression (a CI gate): the exit status is 1 only when run B is significantly\n"
-        "worse than run A somewhere (slower, or a higher value of the metric) by at least run A's\n"
-        "min_effect; else 0, a warning about what differs included. --format markdown suits a pull\n"
-        "request comment.\n";
+        "--fail-on regression (a CI gate): the exit status is 6 when run B is significantly worse\n"
+        "than run A somewhere (slower, or a higher value of the metric) by at least run A's\n"
+        "min_effect, 7 when the runs are not comparable, else 0. --format markdown suits a pull\n"
+        "request comment.\n"
+        "\n"
+        "Exit status: 0 as above; 2 usage (a run that is not in the database); 4 database error;\n"
+        "6 a regression (--fail-on); 7 not comparable.\n";
 
 /* The raw figures, one row per shared cell and variant (csv, json, markdown). */
 static json_t *changes_table(const RunPair *p) {
@@ -142,8 +145,8 @@ static json_t *display_table(const RunPair *p, const json_t *changes) {
                                                       json_object_get(row, "variant"), a, va, b, vb,
                                                       "change", change));
         }
-        return json_pack("{s:[s, s, s, s, s], s:o}", "columns", "cell", "variant", a, b, "change", "rows",
-                         rows);
+        return json_pack("{s:[s, s, s, s, s], s:o, s:s}", "columns", "cell", "variant", a, b, "change",
+                         "rows", rows, "colour_column", "change");
 }
 
 static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
@@ -194,6 +197,12 @@ int compare_usable(const char *command, const RunPair *p) {
         return EXIT_OK;
 }
 
+int compare_exit_status(const RunPair *p, bool fail_on_regression) {
+        if (p->differences[0])
+                return EXIT_NOT_COMPARABLE;
+        return fail_on_regression && compare_regressions(p) > 0 ? EXIT_REGRESSION : EXIT_OK;
+}
+
 size_t compare_regressions(const RunPair *p) {
         size_t n = 0;
         for (size_t i = 0; i < p->n_changes; i++)
@@ -209,7 +218,12 @@ static void print_regressions(FILE *f, const RunPair *p, const char *bullet) {
                         (long long) p->b->run.id);
                 return;
         }
-        fprintf(f, "%sREGRESSION in %zu of %zu: ", bullet, n, p->n_changes);
+        fputs(bullet, f);
+        if (*bullet) /* markdown: no terminal colours */
+                fputs("REGRESSION", f);
+        else
+                render_alarm(f, "REGRESSION");
+        fprintf(f, " in %zu of %zu: ", n, p->n_changes);
         const char *sep = "";
         for (size_t i = 0; i < p->n_changes; i++) {
                 const PairChange *x = &p->changes[i];
@@ -343,7 +357,5 @@ int cmd_compare(int argc, char **argv) {
                 cli_error("compare", "cannot write the comparison");
                 return EXIT_ENVIRONMENT;
         }
-        if (how.fail_on_regression)
-                return compare_regressions(pair) ? EXIT_FAILURES : EXIT_OK;
-        return pair->differences[0] ? EXIT_FAILURES : EXIT_OK;
+        return compare_exit_status(pair, how.fail_on_regression);
 }

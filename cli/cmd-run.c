@@ -32,7 +32,8 @@ extern char **environ;
 
 static const char run_usage[] =
         "Usage: alloclab run SPEC [--db PATH] [--samples N] [--format table|markdown|csv|json] [--quiet]\n"
-        "                         [--compare-to latest|RUN [--relative]] [--label TEXT] [--commit REV]\n"
+        "                         [--compare-to latest|RUN [--relative] [--allow-missing-baseline]]\n"
+        "                         [--label TEXT] [--commit REV]\n"
         "\n"
         "Runs the experiment in SPEC in this process and stores every sample in the database.\n"
         "\n"
@@ -43,12 +44,14 @@ static const char run_usage[] =
         "  --compare-to R  afterwards, compare the new run with run R (latest: the newest finished\n"
         "                  run of this experiment before it) as `compare --fail-on regression` does\n"
         "  --relative      ... by each variant's ratio to the baseline variant within each run\n"
+        "  --allow-missing-baseline  with --compare-to latest, a first run (no earlier one) passes;\n"
+        "                  without it, that is exit 8 before anything is measured\n"
         "  --label TEXT    what this run measured, in your words (shown by runs, show, report)\n"
         "  --commit REV    the version of what it measured (a git commit)\n"
         "\n"
-        "Exit status: 0 all samples ok; 1 some samples failed or variants were excluded, or (with\n"
-        "--compare-to) a regression; 2 usage; 3 invalid spec; 4 environment or database error;\n"
-        "5 interrupted.\n";
+        "Exit status: 0 all samples ok; 1 some samples failed or variants were excluded; 2 usage;\n"
+        "3 invalid spec; 4 environment or database error; 5 interrupted; with --compare-to, 6 a\n"
+        "regression, 7 the runs are not comparable, 8 no earlier run (when several, the highest).\n";
 
 static const char check_usage[] =
         "Usage: alloclab check SPEC\n"
@@ -127,6 +130,7 @@ static int parse_run_options(int argc, char **argv, MeasureOptions *o, const cha
                 { "label", required_argument, NULL, 'l' },
                 { "commit", required_argument, NULL, 'C' },
                 { "relative", no_argument, NULL, 'R' },
+                { "allow-missing-baseline", no_argument, NULL, 'M' },
                 {},
         };
         optind = 1;
@@ -167,6 +171,9 @@ static int parse_run_options(int argc, char **argv, MeasureOptions *o, const cha
                 case 'R':
                         o->compare_relative = true;
                         break;
+                case 'M':
+                        o->allow_missing_baseline = true;
+                        break;
                 default:
                         return EXIT_USAGE;
                 }
@@ -175,8 +182,9 @@ static int parse_run_options(int argc, char **argv, MeasureOptions *o, const cha
                 cli_error("run", "expected exactly one SPEC argument (see alloclab run --help)");
                 return EXIT_USAGE;
         }
-        if (o->compare_relative && !o->compare_to) {
-                cli_error("run", "--relative compares with --compare-to's run; give --compare-to too");
+        if ((o->compare_relative || o->allow_missing_baseline) && !o->compare_to) {
+                cli_error("run", "%s is about --compare-to's run; give --compare-to too",
+                          o->compare_relative ? "--relative" : "--allow-missing-baseline");
                 return EXIT_USAGE;
         }
         *ret_operand = argv[optind];
@@ -199,9 +207,11 @@ static int print_report(const char *command, Store *store, int64_t run_id, Outpu
         return rep->run.n_failures > 0 || rep->run.n_excluded > 0 ? EXIT_FAILURES : EXIT_OK;
 }
 
-/* --compare-to: the run to compare with, found before the new one exists (0: none earlier, which
- * is said). */
-static int resolve_base(Store *store, const char *experiment, const char *compare_to, int64_t *ret) {
+/* --compare-to: the run to compare with, found before the new one exists. With latest and none
+ * earlier: EXIT_NO_BASELINE, said (a CI job pointed at the wrong database must not pass for
+ * ever), or with --allow-missing-baseline *ret = 0, said. */
+static int resolve_base(Store *store, const char *experiment, const MeasureOptions *o, int64_t *ret) {
+        const char *compare_to = o->compare_to;
         bool latest = strcmp(compare_to, "latest") == 0;
         unsigned long long id = 0;
         int r;
@@ -212,11 +222,21 @@ static int resolve_base(Store *store, const char *experiment, const char *compar
                 *ret = (int64_t) id;
                 r = query_run_exists(store, *ret);
         }
-        if (r == -ENOENT && latest) {
-                fprintf(stderr, "alloclab run: no finished run of %s yet: nothing to compare with\n",
-                        experiment);
+        if (r == -ENOENT && latest && o->allow_missing_baseline) {
+                fprintf(stderr,
+                        "alloclab run: no finished run of %s in %s yet: nothing to compare with "
+                        "(--allow-missing-baseline)\n",
+                        experiment, store_path(store) ? store_path(store) : "the database");
                 *ret = 0;
                 return EXIT_OK;
+        }
+        if (r == -ENOENT && latest) {
+                cli_error("run",
+                          "--compare-to latest: no finished run of %s in %s to compare with; nothing was "
+                          "measured. A first run has no baseline: give it --allow-missing-baseline (a wrong "
+                          "--db or experiment name has none either)",
+                          experiment, store_path(store) ? store_path(store) : "the database");
+                return EXIT_NO_BASELINE;
         }
         if (r == -ENOENT) {
                 cli_error("run", "no run %s to compare with (see alloclab runs)", compare_to);
@@ -229,8 +249,8 @@ static int resolve_base(Store *store, const char *experiment, const char *compar
         return EXIT_OK;
 }
 
-/* Prints base -> run as `compare` does; EXIT_FAILURES on a regression, as `--fail-on
- * regression` has it. */
+/* Prints base -> run as `compare` does, and returns the gate's status as `compare --fail-on
+ * regression` does. */
 static int compare_with(Store *store, int64_t base, int64_t run, bool relative, OutputFormat format) {
         _cleanup_(run_pair_freep) RunPair *pair = NULL;
         int64_t missing = 0;
@@ -245,7 +265,7 @@ static int compare_with(Store *store, int64_t base, int64_t run, bool relative, 
                 cli_error("run", "cannot write the comparison");
                 return EXIT_ENVIRONMENT;
         }
-        return compare_regressions(pair) ? EXIT_FAILURES : EXIT_OK;
+        return compare_exit_status(pair, true);
 }
 
 /* Runs plan into rec (a new run, or an interrupted one with prior), closes the run and prints it
@@ -353,7 +373,7 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
             (e = cli_keep_reserve(command, store)) != EXIT_OK)
                 return e;
         int64_t base = 0; /* --compare-to, found before anything is written */
-        if (o->compare_to && (e = resolve_base(store, spec->experiment, o->compare_to, &base)) != EXIT_OK)
+        if (o->compare_to && (e = resolve_base(store, spec->experiment, o, &base)) != EXIT_OK)
                 return e;
         /* From here on a stop signal must end in a clean 'interrupted', not a dead process. */
         _cleanup_close_ int stop_fd = cli_stop_signals_fd();

@@ -148,8 +148,11 @@ static void csv_field(FILE *f, const char *s) {
         fputc('"', f);
 }
 
-/* An aligned text table: columns two spaces apart, null as "-". */
-static int render_rows_aligned(FILE *f, const json_t *columns, const json_t *rows) {
+/* An aligned text table: columns two spaces apart, null as "-"; the cells of the column the
+ * table names as "colour_column" coloured as `show`'s (render_cell). */
+static int render_rows_aligned(FILE *f, const json_t *table) {
+        const json_t *columns = json_object_get(table, "columns"), *rows = json_object_get(table, "rows");
+        const char *coloured = json_string_value(json_object_get(table, "colour_column"));
         size_t n = json_array_size(columns), width[64] = {}, i, r;
         json_t *column, *row;
         if (n > ELEMENTSOF(width))
@@ -167,8 +170,9 @@ static int render_rows_aligned(FILE *f, const json_t *columns, const json_t *row
                 json_array_foreach(columns, i, column) {
                         const json_t *value = json_object_get(row, json_string_value(column));
                         cell_text(value, text, sizeof(text));
-                        fprintf(f, "%s%-*s", i ? "  " : "", i + 1 < n ? (int) width[i] : 0,
-                                json_is_null(value) ? "-" : text);
+                        fputs(i ? "  " : "", f);
+                        render_cell(f, json_is_null(value) ? "-" : text, i + 1 < n ? (int) width[i] : 0,
+                                    coloured && strcmp(coloured, json_string_value(column)) == 0);
                 }
                 fputc('\n', f);
         }
@@ -178,7 +182,7 @@ static int render_rows_aligned(FILE *f, const json_t *columns, const json_t *row
 int render_rows(FILE *f, OutputFormat format, const json_t *table) {
         const json_t *columns = json_object_get(table, "columns"), *rows = json_object_get(table, "rows");
         if (format == FORMAT_TABLE)
-                return render_rows_aligned(f, columns, rows);
+                return render_rows_aligned(f, table);
         if (format == FORMAT_JSON) {
                 int r = json_dumpf(rows, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
                 fputc('\n', f);

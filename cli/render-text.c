@@ -518,8 +518,9 @@ void render_use_colour(bool on) {
 #define COLOUR_FAIL  "\033[1;31m"
 #define COLOUR_RESET "\033[0m"
 
-/* The part of a result cell to colour: its verdict word after the ratio ("1.05x slower"), or
- * its failure mark ("CRASH SIGSEGV", "!2 TIMEOUT"): *ret_at and *ret_len, and the colour. */
+/* The part of a result cell to colour: its verdict word after the ratio ("1.05x slower") or
+ * after its interval ("1.05x [1.01, 1.09] slower", compare), or its failure mark ("CRASH
+ * SIGSEGV", "!2 TIMEOUT"): *ret_at and *ret_len, and the colour. */
 static const char *cell_colour(const char *text, size_t *ret_at, size_t *ret_len) {
         static const struct {
                 const char *word, *colour;
@@ -532,6 +533,14 @@ static const char *cell_colour(const char *text, size_t *ret_at, size_t *ret_len
                 if (hit) {
                         *ret_at = (size_t) (hit - text) + 2;
                         *ret_len = strlen(verdicts[i].word) - 2;
+                        return verdicts[i].colour;
+                }
+                const char *word = verdicts[i].word + 2; /* "] slower" */
+                size_t n = strlen(text), k = strlen(word);
+                if (n > k + 2 && strcmp(text + n - k, word) == 0 && text[n - k - 1] == ' ' &&
+                    text[n - k - 2] == ']') {
+                        *ret_at = n - k;
+                        *ret_len = k;
                         return verdicts[i].colour;
                 }
         }
@@ -549,10 +558,17 @@ static const char *cell_colour(const char *text, size_t *ret_at, size_t *ret_len
         return NULL;
 }
 
-/* A result cell padded to width, coloured when the table is. */
-static void print_cell(FILE *f, const char *text, int width, bool colour) {
+void render_alarm(FILE *f, const char *word) {
+        if (use_colour)
+                output_raw(f, COLOUR_FAIL);
+        fputs(word, f);
+        if (use_colour)
+                output_raw(f, COLOUR_RESET);
+}
+
+void render_cell(FILE *f, const char *text, int width, bool colour) {
         size_t at, len;
-        const char *c = colour ? cell_colour(text, &at, &len) : NULL;
+        const char *c = colour && use_colour ? cell_colour(text, &at, &len) : NULL;
         if (c) {
                 fprintf(f, "%.*s", (int) at, text);
                 output_raw(f, c);
@@ -595,8 +611,8 @@ int render_report_table(FILE *f, const Report *rep) {
         for (size_t row = 0; row < g.rows; row++) {
                 for (size_t col = 0; col < g.cols; col++) {
                         fputs(col ? "  " : "", f);
-                        print_cell(f, g.cells[row * g.cols + col], col + 1 == g.cols ? 0 : (int) width[col],
-                                   use_colour && row > 0 && col > 0);
+                        render_cell(f, g.cells[row * g.cols + col], col + 1 == g.cols ? 0 : (int) width[col],
+                                    row > 0 && col > 0);
                 }
                 fputc('\n', f);
         }

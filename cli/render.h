@@ -17,6 +17,13 @@ typedef int (*RenderFunc)(FILE *f, const Report *rep);
 /* Colour the table format's verdicts and failures (for a terminal; cli_colour() decides). */
 void render_use_colour(bool on);
 
+/* A table cell padded to width: with colour (and render_use_colour on), its verdict word
+ * ("1.05x slower", "1.05x [1.01, 1.09] slower") or failure mark coloured as in `show`. */
+void render_cell(FILE *f, const char *text, int width, bool colour);
+
+/* word, in the failures' colour when colours are on ("REGRESSION"). */
+void render_alarm(FILE *f, const char *word);
+
 /* The renderer for a format (a static table, STYLE item 14). */
 RenderFunc render_for(OutputFormat format);
 

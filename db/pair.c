@@ -121,7 +121,8 @@ static int row_text(sqlite3_stmt *st, void *userdata) {
         return (*(char **) userdata = strdup(t ? (const char *) t : "")) ? 0 : -ENOMEM;
 }
 
-/* The two specs' texts differ: key by key what changed (configs/specdiff.h), with the digests. */
+/* The two specs' texts differ: key by key what changed (configs/specdiff.h); nothing when only
+ * comments or layout differ. */
 static int differ_in_spec(Store *s, RunPair *p) {
         static const char sql[] =
                 "SELECT sp.yaml FROM runs r JOIN specs sp ON sp.id = r.spec_id WHERE r.id = ?1";
@@ -134,8 +135,9 @@ static int differ_in_spec(Store *s, RunPair *p) {
         char name_a[32], name_b[32];
         snprintf(name_a, sizeof(name_a), "run %lld", (long long) p->a->run.id);
         snprintf(name_b, sizeof(name_b), "run %lld", (long long) p->b->run.id);
-        if (!ya || !yb || spec_diff(ya, yb, name_a, name_b, &lines) < 0 || !lines[0])
-                return differ(p, "spec: the texts differ%s", lines ? " only in comments or layout" : "");
+        if (!ya || !yb || spec_diff(ya, yb, name_a, name_b, &lines) < 0)
+                return differ(p, "spec: the texts differ");
+        /* Only comments or layout: the same experiment, measured the same way. */
         for (char **l = lines; *l; l++)
                 if ((r = differ(p, "spec %s", *l)) < 0)
                         return r;

@@ -50,7 +50,7 @@ _alloclab() {
 
     local options
     case $command in
-    run) options="--db --samples --format --quiet --compare-to --relative --label --commit" ;;
+    run) options="--db --samples --format --quiet --compare-to --relative --allow-missing-baseline --label --commit" ;;
     quick) options="--allocators --env --param --samples --warmup --prepare --setup --cleanup --input --verify
         --timeout --name --print-spec --db --format --quiet --label --commit" ;;
     suite) options="--threads --scale --samples --allocators --db --format --quiet --print-spec --list" ;;

@@ -53,10 +53,11 @@ expect_contains "$OUT" "run_a,run_b,cell,variant,metric,n_a,median_a,n_b,median_
 comparable_column() { python3 -c 'import csv, sys; print(" ".join(r["comparable"] for r in csv.DictReader(sys.stdin)))' <<<"$OUT"; }
 expect_eq "$(comparable_column)" "true true true true" "csv rows say comparable"
 
-# Another allocator file under the same name: stated before and after the table, exit 1.
+# Another allocator file under the same name: stated before and after the table, exit 7 (on
+# 36dd084 exit 1, as for failed samples).
 printf 'x' >>"$WORK/libjem.so"
 run_alloclab 0 run "$WORK/spec.yaml" --quiet
-run_alloclab 1 compare 1 4
+run_alloclab 7 compare 1 4
 expect_contains "$OUT" "!! NOT COMPARABLE: runs 1 and 4 differ in
 !!   allocator file of jem (sha256): " "allocator file stated"
 expect_eq "$(grep -c 'NOT COMPARABLE' <<<"$OUT")" 2 "stated before and after the changes"
@@ -66,12 +67,12 @@ expect_contains "$OUT" "size=2  jem      10     10     1.00x [0.57, 1.76] ~" "ch
 q "INSERT INTO hosts (hostname, kernel, cpu_model, cpus, glibc, thp)
    SELECT 'other-host', kernel, cpu_model, cpus, glibc, 'never' FROM hosts WHERE id = 1;
    UPDATE runs SET host_id = (SELECT max(id) FROM hosts) WHERE id = 3"
-run_alloclab 1 compare 1 3
+run_alloclab 7 compare 1 3
 expect_contains "$OUT" "host name: $(q "SELECT hostname FROM hosts WHERE id = 1") -> other-host" "host named"
 expect_contains "$OUT" "THP: $(q "SELECT thp FROM hosts WHERE id = 1") -> never" "THP named"
-run_alloclab 1 compare 1 3 --format csv
+run_alloclab 7 compare 1 3 --format csv
 expect_eq "$(comparable_column)" "false false false false" "csv rows say not comparable"
-run_alloclab 1 compare 1 3 --format json
+run_alloclab 7 compare 1 3 --format json
 expect_eq "$(python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["comparable"], len(d["differences"]))' <<<"$OUT")" \
     "False 2" "json says not comparable"
 
@@ -79,8 +80,9 @@ expect_eq "$(python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["co
 # another day (as /sys would have said) is named.
 expect_eq "$(q "SELECT length(host_fingerprint), json_extract(host_facts, '$.aslr') IS NOT NULL FROM runs WHERE id = 2")" \
     "64|1" "fingerprint and facts stored"
+defrag=$(q "SELECT json_extract(host_facts, '$.thp_defrag') FROM runs WHERE id = 2")
 q "UPDATE runs SET host_facts = json_set(host_facts, '$.thp_defrag', 'changed') WHERE id = 2"
-run_alloclab 1 compare 1 2
+run_alloclab 7 compare 1 2
 expect_contains "$OUT" "host thp_defrag: $(q "SELECT json_extract(host_facts, '$.thp_defrag') FROM runs WHERE id = 1") -> changed" \
     "host fact named"
 expect_eq "$(q "SELECT count(DISTINCT program_sha256) FROM variants WHERE run_id = 1")" 1 "program hashed per variant"
@@ -91,7 +93,7 @@ sed -e 's/size: \["1", "2"\]/size: ["1", "3"]/' -e 's/^samples: \(.*\)/samples: 
     "$WORK/spec.yaml" >"$WORK/other.yaml"
 printf 'warmup: 2\n' >>"$WORK/other.yaml"
 run_alloclab 0 run "$WORK/other.yaml" --quiet
-run_alloclab 1 compare 1 5
+run_alloclab 7 compare 1 5
 expect_contains "$OUT" "spec params.size[1]: 2 -> 3" "a changed list item named"
 expect_contains "$OUT" "spec samples: $(sed -n 's/^samples: //p' "$WORK/spec.yaml") -> 9" "a changed value named"
 expect_contains "$OUT" "spec warmup: only in run 5 (2)" "a new key named"
@@ -103,19 +105,33 @@ run_alloclab 2 compare 1
 run_alloclab 2 compare 1 x
 run_alloclab 2 compare 1 1
 expect_contains "$ERR" "run 1 against itself: give two different runs" "a run against itself"
-run_alloclab 4 compare 1 99
-expect_contains "$ERR" "no run 99" "missing run"
+run_alloclab 2 compare 1 99
+expect_contains "$ERR" "no run 99" "missing run (exit 2, as run --compare-to 99; on 36dd084 exit 4)"
 
-# A CI gate: --fail-on regression exits 1 only when run B is worse (higher) than run A somewhere
-# beyond the minimum effect, whatever else differs; 0 for an improvement or no change.
-run_alloclab 1 compare 1 2 --fail-on regression
+# A CI gate: --fail-on regression exits 6 when run B is worse (higher) than run A somewhere
+# beyond the minimum effect, 7 when the runs are not comparable (whatever the verdicts), 0 for
+# an improvement or no change (on 36dd084: 1 for a regression, 0 when not comparable).
+q "UPDATE runs SET host_facts = json_set(host_facts, '$.thp_defrag', '$defrag') WHERE id = 2"
+run_alloclab 6 compare 1 2 --fail-on regression
 expect_contains "$OUT" "REGRESSION in 4 of 4: [size=1] glibc 2.00x, [size=1] jem 2.00x, [size=2] glibc 2.00x, [size=2] jem 2.00x" \
     "the gate names each regression"
 run_alloclab 0 compare 2 1 --fail-on regression
 expect_contains "$OUT" "no regression: nothing is significantly worse in run 1" "an improvement passes"
-run_alloclab 0 compare 1 3 --fail-on regression --format markdown
+run_alloclab 7 compare 1 3 --fail-on regression --format markdown
 expect_contains "$OUT" "- no regression" "the gate's line in markdown"
-run_alloclab 1 compare 1 2 --fail-on regression --format json
+expect_contains "$OUT" "NOT COMPARABLE" "not comparable, said, and exit 7 under the gate"
+run_alloclab 0 compare 1 2
+expect_contains "$OUT" "comparable: same host fingerprint" "comparable again"
+run_alloclab 0 compare 1 2 --fail-on regression --relative
+# Colours on a terminal, as show's: the verdict after the interval and the REGRESSION line.
+CLICOLOR_FORCE=1 run_alloclab 6 compare 1 2 --fail-on regression
+expect_contains "$OUT" "$(printf '] \033[31mhigher\033[0m')" "a higher verdict in red"
+expect_contains "$OUT" "$(printf '\033[1;31mREGRESSION\033[0m in 4 of 4')" "the REGRESSION line in bold red"
+CLICOLOR_FORCE=1 run_alloclab 0 compare 2 1 --fail-on regression
+expect_contains "$OUT" "$(printf '] \033[32mlower\033[0m')" "a lower verdict in green"
+CLICOLOR_FORCE=1 run_alloclab 6 compare 1 2 --fail-on regression --format markdown
+[[ $OUT != *$'\033'* ]] || fail "colours in markdown: $OUT"
+run_alloclab 6 compare 1 2 --fail-on regression --format json
 expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["regressions"])' <<<"$OUT")" 4 "regressions in json"
 run_alloclab 2 compare 1 2 --fail-on speed
 expect_contains "$ERR" "--fail-on takes 'regression', not 'speed'" "an unknown gate"
@@ -130,12 +146,22 @@ runs_before=$(q "SELECT count(*) FROM runs")
 run_alloclab 2 run "$WORK/gate.yaml" --quiet --compare-to 999
 expect_contains "$ERR" "no run 999 to compare with" "a missing run to compare with"
 expect_eq "$(q "SELECT count(*) FROM runs")" "$runs_before" "nothing written for it"
+# No earlier run: a gate with nothing to compare with fails (exit 8, nothing measured), unless
+# told that a first run may pass (on 36dd084 it passed, whatever the database path).
+run_alloclab 8 run "$WORK/gate.yaml" --quiet --compare-to latest
+expect_contains "$ERR" "--compare-to latest: no finished run of gate in $DB to compare with; nothing was measured" \
+    "a missing baseline fails"
+expect_eq "$(q "SELECT count(*) FROM runs")" "$runs_before" "nothing written for a missing baseline"
+run_alloclab 2 run "$WORK/gate.yaml" --quiet --allow-missing-baseline
+expect_contains "$ERR" "--allow-missing-baseline is about --compare-to's run" "the option alone"
 echo 10 >"$WORK/cost"
-run_alloclab 0 run "$WORK/gate.yaml" --quiet
+run_alloclab 0 run "$WORK/gate.yaml" --quiet --compare-to latest --allow-missing-baseline
+expect_contains "$ERR" "no finished run of gate in $DB yet: nothing to compare with (--allow-missing-baseline)" \
+    "a first run allowed"
 run_alloclab 0 run "$WORK/gate.yaml" --quiet --compare-to latest
 expect_contains "$OUT" "no regression: nothing is significantly worse in run $((runs_before + 2))" "the same cost passes"
 echo 12 >"$WORK/cost"
-run_alloclab 1 run "$WORK/gate.yaml" --quiet --compare-to latest --label pr-7 --commit 0123456789abcdef
+run_alloclab 6 run "$WORK/gate.yaml" --quiet --compare-to latest --label pr-7 --commit 0123456789abcdef
 expect_contains "$OUT" "compare: run $((runs_before + 2)) (" "latest: the newest finished run"
 expect_contains "$OUT" "REGRESSION in 4 of 4: [size=1] glibc 1.20x" "a 20% higher cost fails the gate"
 expect_contains "$OUT" "measured over up to 2 earlier runs of this experiment on" "the spread measured from the history"
@@ -177,7 +203,7 @@ for _ in 1 2 3; do run_alloclab 0 run "$WORK/relative.yaml" --quiet; done
 first=$(q "SELECT max(id) FROM runs")
 echo 2 >"$WORK/machine"
 run_alloclab 0 run "$WORK/relative.yaml" --quiet
-run_alloclab 1 compare "$first" "$((first + 1))" --fail-on regression
+run_alloclab 6 compare "$first" "$((first + 1))" --fail-on regression
 expect_contains "$OUT" "REGRESSION in 2 of 2" "the slower machine fails the absolute gate"
 run_alloclab 0 compare "$first" "$((first + 1))" --fail-on regression --relative
 expect_contains "$OUT" "-     candidate  1.000x  1.000x  1.00x [" "the ratios, unmoved"
@@ -185,7 +211,7 @@ expect_contains "$OUT" "Change = (variant / glibc within run $((first + 1))) / (
     "what is compared, said"
 [[ $OUT != *"glibc    "* ]] || fail "the baseline compared with itself: $OUT"
 echo 12 >"$WORK/candidate"
-run_alloclab 1 run "$WORK/relative.yaml" --quiet --compare-to latest --relative
+run_alloclab 6 run "$WORK/relative.yaml" --quiet --compare-to latest --relative
 expect_contains "$OUT" "REGRESSION in 1 of 1: [-] candidate 1.20x" "a candidate 20% slower within its run fails"
 run_alloclab 0 compare "$first" "$((first + 2))" --relative --format json
 python3 -c '
@@ -196,7 +222,7 @@ c = d["changes"]
 assert len(c) == 1 and (c[0]["variant"], c[0]["ratio_to_baseline_a"], c[0]["ratio_to_baseline_b"]) == ("candidate", 1, 1.2), c' <<<"$OUT" ||
     fail "relative json: $OUT"
 run_alloclab 2 run "$WORK/relative.yaml" --quiet --relative
-expect_contains "$ERR" "--relative compares with --compare-to's run; give --compare-to too" "--relative alone"
+expect_contains "$ERR" "--relative is about --compare-to's run; give --compare-to too" "--relative alone"
 run_alloclab 2 fleet relative --relative
 expect_contains "$ERR" "unrecognized option '--relative'" "fleet takes no --relative"
 # --relative needs a variant besides the baseline; it says so rather than passing an empty gate.

@@ -90,7 +90,7 @@ expect_contains "$OUT" "| cell | glibc (baseline) | jemalloc |" "markdown header
 run_alloclab 0 runs
 expect_contains "$OUT" "store" "runs lists the experiment"
 run_alloclab 2 show nope
-run_alloclab 4 show 99
+run_alloclab 2 show 99 # a run the command line names that is not there: usage, as compare 1 99
 
 # A reader that holds a snapshot while alloclabd writes keeps SQLite from resetting the WAL; once
 # the reader is gone, the end of the next run truncates the WAL instead of leaving it at its

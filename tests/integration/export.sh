@@ -82,5 +82,5 @@ run_alloclab 2 export 1
 expect_contains "$ERR" "--what samples or --what stats" "what is required"
 run_alloclab 2 export 1 --what everything
 run_alloclab 2 export 1 --what stats --format table
-run_alloclab 4 export 99 --what samples
+run_alloclab 2 export 99 --what samples
 expect_contains "$ERR" "no run 99" "missing run"

@@ -49,7 +49,7 @@ run_alloclab 0 fleet fleet --format csv
 expect_eq "$(grep -c ",higher$" <<<"$OUT")" 2 "csv: a row per cell, variant and host"
 
 # Two hosts' runs stay not comparable run against run.
-run_alloclab 1 compare 1 2
+run_alloclab 7 compare 1 2
 expect_contains "$OUT" "NOT COMPARABLE" "compare across hosts"
 run_alloclab 4 fleet nosuch
 expect_contains "$ERR" "no finished run of experiment 'nosuch'" "unknown experiment"

@@ -140,7 +140,7 @@ run_alloclab 0 fleet cluster
 expect_contains "$OUT" "fleet: cluster on 2 hosts" "fleet"
 expect_contains "$(grep '^node1 ' <<<"$OUT")" "node1" "node1 listed"
 expect_contains "$(grep '^node2 ' <<<"$OUT")" "node2" "node2 listed"
-run_alloclab 1 compare 1 2
+run_alloclab 7 compare 1 2
 expect_contains "$OUT" "NOT COMPARABLE" "runs of two nodes"
 run_alloclab 0 import "$WORK/bundles/fleet-$array.bundle"
 expect_contains "$OUT" "imported 0 runs (0 samples) from 1 file; 2 already here" "the same bundle again"
