@@ -316,17 +316,36 @@ static int correct_across(SuiteRun *runs, size_t n) {
         return query_decide_family(reports, n);
 }
 
-/* The workload's winner: of the variants better than the baseline in every cell, the one with
- * the lowest mean ratio; the baseline when there is none. */
+#define NO_WINNER SIZE_MAX
+
+/* The workload's winner, only where the verdicts say so: the one variant significantly better
+ * than the baseline in every cell, or of several such the best when its interval lies below
+ * every other's; the baseline when every other variant is significantly worse in every cell;
+ * else NO_WINNER (nothing significant, mixed verdicts, or a tie among the better ones). */
 static size_t winner(const Report *rep) {
-        size_t best = rep->baseline;
-        double best_mean = 1;
+        size_t best = NO_WINNER, better = 0, worse = 0, others = 0;
+        RenderVerdicts b = {};
         for (size_t v = 0; v < rep->n_variants; v++) {
                 RenderVerdicts s = render_verdicts(rep, v);
-                if (v != rep->baseline && s.compared > 0 && s.lower == s.compared && s.geomean < best_mean) {
+                if (v == rep->baseline || s.compared == 0)
+                        continue;
+                others++;
+                worse += s.higher == s.compared;
+                if (s.lower != s.compared)
+                        continue;
+                better++;
+                if (best == NO_WINNER || s.geomean < b.geomean) {
                         best = v;
-                        best_mean = s.geomean;
+                        b = s;
                 }
+        }
+        if (better == 0)
+                return others > 0 && worse == others ? rep->baseline : NO_WINNER;
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                RenderVerdicts s = render_verdicts(rep, v);
+                if (v != best && v != rep->baseline && s.compared > 0 && s.lower == s.compared &&
+                    !(b.hi < s.lo))
+                        return NO_WINNER; /* another as good, as far as the intervals tell */
         }
         return best;
 }
@@ -452,8 +471,11 @@ static void print_overall(FILE *f, const SuiteRun *runs, size_t n, const char *b
         render_verdict_rule(&verdict_rule, render_report_has_verdicts(first), rule, sizeof(rule));
         fprintf(f,
                 "\nAcross the suite, against %s (%s, across the suite's workloads; * marks a "
-                "workload's winner: of those better in every cell the best, else %s):\n",
-                first->variant_names[first->baseline], rule, first->variant_names[first->baseline]);
+                "workload's winner: significantly better than %s in every cell, and of several such the "
+                "one whose interval lies below the others', or %s when all others are significantly "
+                "worse everywhere; no * where no allocator is clearly best):\n",
+                first->variant_names[first->baseline], rule, first->variant_names[first->baseline],
+                first->variant_names[first->baseline]);
         for (size_t i = 0; i < n; i++)
                 if (own_baseline(runs, i))
                         fprintf(f, "%s(%s, measured against %s, is left out)\n", bullet, runs[i].workload,
@@ -474,6 +496,14 @@ static void print_overall(FILE *f, const SuiteRun *runs, size_t n, const char *b
                 }
                 fputc('\n', f);
         }
+        size_t undecided = 0, pooled = 0;
+        for (size_t i = 0; i < n; i++)
+                if (!own_baseline(runs, i)) {
+                        pooled++;
+                        undecided += winner(runs[i].rep) == NO_WINNER;
+                }
+        if (undecided > 0)
+                fprintf(f, "%sno clear winner in %zu of %zu workloads\n", bullet, undecided, pooled);
 }
 
 static json_t *suite_json(const SuiteRun *runs, size_t n) {
@@ -499,11 +529,14 @@ static json_t *suite_json(const SuiteRun *runs, size_t n) {
                                           (json_int_t) k->inconclusive, "winner", winner(rep) == v,
                                           "failure", s.mark[0] ? json_string(s.mark) : json_null()));
                 }
-                json_array_append_new(workloads,
-                                      json_pack("{s:s, s:s, s:I, s:s, s:o}", "workload", runs[i].workload,
-                                                "experiment", rep->run.experiment, "run",
-                                                (json_int_t) rep->run.id, "metric", rep->run.metric,
-                                                "variants", variants));
+                size_t best = winner(rep);
+                json_array_append_new(
+                        workloads,
+                        json_pack("{s:s, s:s, s:I, s:s, s:o, s:o}", "workload", runs[i].workload,
+                                  "experiment", rep->run.experiment, "run", (json_int_t) rep->run.id,
+                                  "metric", rep->run.metric, "winner",
+                                  best == NO_WINNER ? json_null() : json_string(rep->variant_names[best]),
+                                  "variants", variants));
         }
         for (size_t v = 0; v < first->n_variants; v++) {
                 Overall o = overall(runs, n, v);
