@@ -453,6 +453,11 @@ static void print_outliers(FILE *f, const Report *rep, const Notes *n) {
         }
 }
 
+/* Samples of e failed, the first of them because its output differed from the reference's. */
+static bool mismatched(const ReportEntry *e) {
+        return e->n_failed > 0 && e->first_failure && strcmp(e->first_failure, "mismatch") == 0;
+}
+
 static void print_failures(FILE *f, const Report *rep, const Notes *n) {
         bool any_excluded = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
@@ -488,22 +493,36 @@ static void print_failures(FILE *f, const Report *rep, const Notes *n) {
         if ((int64_t) rep->n_failures_listed < rep->run.n_failures)
                 fprintf(f, "%s... and %lld more\n", n->bullet,
                         (long long) (rep->run.n_failures - (int64_t) rep->n_failures_listed));
-        /* Some samples' output matched the reference and others did not: the program's output
-         * varies from run to run, whatever the allocator. */
-        for (size_t c = 0; c < rep->n_cells; c++)
+        /* The output varies from run to run whatever the allocator: the baseline's own samples
+         * differ from its reference run's output (then every variant's do, and all may fail), or
+         * some samples of a variant matched the reference and others did not. */
+        static const char remedy[] =
+                "verify a file the program writes the same every time (verify: file:PATH), only the "
+                "part of its output that is the same (e.g. command: [sh, -c, 'PROGRAM | grep -v "
+                "seed']), or turn verification off (verify: none)";
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                const ReportEntry *base = report_entry(rep, c, rep->baseline);
+                if (mismatched(base)) {
+                        put_cell(f, n, rep->cell_labels[c]);
+                        fprintf(f,
+                                " the output is not deterministic: %lld of the baseline %s's own samples "
+                                "failed (the first a mismatch with its reference run's output), so no "
+                                "variant's output can be checked against it; %s\n",
+                                (long long) base->n_failed, rep->variant_names[rep->baseline], remedy);
+                        continue;
+                }
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         const ReportEntry *e = report_entry(rep, c, v);
-                        if (e->n_failed == 0 || e->n_values == 0 || !e->first_failure ||
-                            strcmp(e->first_failure, "mismatch") != 0)
+                        if (!mismatched(e) || e->n_values == 0)
                                 continue;
                         put_cell(f, n, rep->cell_labels[c]);
                         fprintf(f,
                                 " %s: the output is not deterministic: %lld sample%s differed from the "
-                                "reference's and %zu matched; verify a file the program writes the same "
-                                "every time (verify: file:PATH) or turn verification off (verify: none)\n",
+                                "reference's and %zu matched; %s\n",
                                 rep->variant_names[v], (long long) e->n_failed, e->n_failed == 1 ? "" : "s",
-                                e->n_values);
+                                e->n_values, remedy);
                 }
+        }
 }
 
 /* Colours of the result table on a terminal (render_use_colour()): verdicts and failures. */
