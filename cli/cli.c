@@ -4,6 +4,7 @@
  * modules return them, the CLI prints each once.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,14 +13,17 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "configs/yamltree.h"
 #include "db/query.h"
 #include "runner/plan.h"
 #include "stats/compare.h"
 #include "util/cleanup.h"
+#include "util/io.h"
 #include "util/lockfile.h"
 
 void cli_error(const char *command, const char *fmt, ...) {
@@ -76,6 +80,14 @@ static int spec_loaded(const char *command, const char *path, int r, Diagnostics
                 diag_clear(d);
                 return EXIT_OK;
         }
+        struct stat st;
+        if (d->n_items == 0 && r == -EISDIR && stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+                cli_error(command,
+                          "cannot read %s: not a regular file (a pipe or a device); %s needs a spec "
+                          "file, alloclab check also reads one from a pipe or from - (standard input)",
+                          path, command);
+                return EXIT_SPEC;
+        }
         if (d->n_items == 0) {
                 cli_error(command, "cannot read %s: %s", path, strerror(-r));
                 diag_clear(d);
@@ -94,6 +106,32 @@ static int spec_loaded(const char *command, const char *path, int r, Diagnostics
 int cli_load_spec(const char *command, const char *path, Spec **ret) {
         Diagnostics d = {};
         return spec_loaded(command, path, spec_load_file(path, &d, ret), &d);
+}
+
+int cli_load_spec_stream(const char *command, const char *path, Spec **ret) {
+        bool in = strcmp(path, "-") == 0;
+        _cleanup_close_ int fd = in ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *text = malloc(YAML_MAX_INPUT_BYTES + 2);
+        if (!in && fd < 0) {
+                cli_error(command, "cannot read %s: %m", path);
+                return EXIT_SPEC;
+        }
+        if (!text) {
+                cli_error(command, "out of memory");
+                return EXIT_ENVIRONMENT;
+        }
+        ssize_t n = read_full(in ? STDIN_FILENO : fd, text, YAML_MAX_INPUT_BYTES + 1);
+        if (n < 0) {
+                cli_error(command, "cannot read %s: %s", in ? "standard input" : path, strerror((int) -n));
+                return EXIT_SPEC;
+        }
+        if (n > YAML_MAX_INPUT_BYTES) {
+                cli_error(command, "%s: spec is larger than %d bytes", in ? "-" : path,
+                          YAML_MAX_INPUT_BYTES);
+                return EXIT_SPEC;
+        }
+        text[n] = '\0';
+        return cli_load_spec_text(command, path, text, ret);
 }
 
 int cli_load_spec_text(const char *command, const char *name, const char *text, Spec **ret) {

@@ -72,6 +72,8 @@ void cli_warn_powerless(const char *command, const Plan *plan);
  * code to use (EXIT_SPEC or EXIT_ENVIRONMENT). Returns EXIT_OK and *ret on success. */
 int cli_load_spec(const char *command, const char *path, Spec **ret);
 
+/* The same from a stream: path "-" (standard input) or a pipe, read to its end (check). */
+int cli_load_spec_stream(const char *command, const char *path, Spec **ret);
 /* The same for a spec made in memory (by quick and suite); name stands for its file. */
 int cli_load_spec_text(const char *command, const char *name, const char *text, Spec **ret);
 

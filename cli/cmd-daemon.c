@@ -174,32 +174,38 @@ static json_t *client_call(Client *c, const char *method, json_t *params, int ti
         return client_send(c, method, params) < 0 ? NULL : client_receive(c, timeout_ms, 0, NULL, NULL);
 }
 
-/* The daemon's errors in words (docs/protocol.md), with the job they name when they name one;
- * others are shown by name. */
+/* The daemon's errors in words (docs/protocol.md), with the job they name when they name one,
+ * and the exit status each gives (a job the command line named that is not there, or no longer
+ * runs, is a usage error); others are shown by name and exit EXIT_ENVIRONMENT. */
 static const struct {
         const char *error, *plain;
         const char *before_job, *after_job; /* around the job's number, when the reply names it */
+        int exit_status;
 } error_words[] = {
-        { "io.alloclab.NoSuchJob", "no such job", "no job ", "" },
-        { "io.alloclab.JobFinished", "the job has ended already", "job ", " has ended already" },
+        { "io.alloclab.NoSuchJob", "no such job", "no job ", "", EXIT_USAGE },
+        { "io.alloclab.JobFinished", "the job has ended already", "job ", " has ended already", EXIT_USAGE },
         { "io.alloclab.PermissionDenied", "permission denied: only its submitter or root may do that", NULL,
-          NULL },
-        { "io.alloclab.ShuttingDown", "the daemon is shutting down", NULL, NULL },
-        { "io.alloclab.StoreFailed", "the daemon cannot use its database", NULL, NULL },
-        { "io.alloclab.PlanFailed", "the daemon cannot run this spec", NULL, NULL },
-        { "io.alloclab.InvalidParameter", "the daemon refused the request", NULL, NULL },
-        { "io.alloclab.InvalidRequest", "the daemon did not understand the request", NULL, NULL },
+          NULL, EXIT_USAGE },
+        { "io.alloclab.ShuttingDown", "the daemon is shutting down", NULL, NULL, EXIT_ENVIRONMENT },
+        { "io.alloclab.StoreFailed", "the daemon cannot use its database", NULL, NULL, EXIT_ENVIRONMENT },
+        { "io.alloclab.PlanFailed", "the daemon cannot run this spec", NULL, NULL, EXIT_ENVIRONMENT },
+        { "io.alloclab.InvalidParameter", "the daemon refused the request", NULL, NULL, EXIT_USAGE },
+        { "io.alloclab.InvalidRequest", "the daemon did not understand the request", NULL, NULL,
+          EXIT_ENVIRONMENT },
         { "io.alloclab.MethodNotFound",
-          "the daemon does not know this request (is alloclabd older than alloclab?)", NULL, NULL },
-        { "io.alloclab.MessageTooLarge", "the request is larger than the daemon takes", NULL, NULL },
+          "the daemon does not know this request (is alloclabd older than alloclab?)", NULL, NULL,
+          EXIT_ENVIRONMENT },
+        { "io.alloclab.MessageTooLarge", "the request is larger than the daemon takes", NULL, NULL,
+          EXIT_ENVIRONMENT },
 };
 
-/* Prints a reply's error and returns true when there is one: "no job 99", not
- * "io.alloclab.NoSuchJob". */
-static bool reply_failed(const char *command, json_t *reply) {
+/* Prints a reply's error, "no job 99", not "io.alloclab.NoSuchJob", and returns its exit status;
+ * EXIT_OK when the reply is no error. */
+static int reply_failed(const char *command, json_t *reply) {
         const char *error = json_string_value(json_object_get(reply, "error"));
         if (!error)
-                return false;
+                return EXIT_OK;
+        int status = EXIT_ENVIRONMENT;
         json_t *parameters = json_object_get(reply, "parameters");
         const char *message = json_string_value(json_object_get(parameters, "message"));
         json_t *job = json_object_get(parameters, "job");
@@ -208,6 +214,7 @@ static bool reply_failed(const char *command, json_t *reply) {
         for (size_t i = 0; i < ELEMENTSOF(error_words); i++) {
                 if (strcmp(error, error_words[i].error) != 0)
                         continue;
+                status = error_words[i].exit_status;
                 if (error_words[i].before_job && json_is_integer(job))
                         snprintf(words, sizeof(words), "%s%lld%s", error_words[i].before_job,
                                  (long long) json_integer_value(job), error_words[i].after_job);
@@ -215,7 +222,7 @@ static bool reply_failed(const char *command, json_t *reply) {
                         snprintf(words, sizeof(words), "%s", error_words[i].plain);
         }
         cli_error(command, "%s%s%s", words, message ? ": " : "", message ? message : "");
-        return true;
+        return status;
 }
 
 /* --socket, --format (where ret_format is given) and the extra options (-w sets *ret_flag). */
@@ -376,9 +383,9 @@ int cmd_submit(int argc, char **argv) {
                 json_decref(reply);
                 return EXIT_SPEC;
         }
-        if (reply_failed("submit", reply)) {
+        if ((e = reply_failed("submit", reply)) != EXIT_OK) {
                 json_decref(reply);
-                return EXIT_ENVIRONMENT;
+                return e;
         }
         json_int_t job = json_integer_value(json_object_get(json_object_get(reply, "parameters"), "job"));
         json_decref(reply);
@@ -395,9 +402,9 @@ int cmd_submit(int argc, char **argv) {
                         : client_receive(&c, -1, 1000, progress ? show_progress : NULL, &watcher);
         if (progress)
                 output_raw(stderr, "\r\033[K");
-        if (!reply || reply_failed("submit", reply)) {
+        if (!reply || (e = reply_failed("submit", reply)) != EXIT_OK) {
                 json_decref(reply);
-                return EXIT_ENVIRONMENT;
+                return reply ? e : EXIT_ENVIRONMENT;
         }
         json_t *p = json_object_get(reply, "parameters");
         const char *status = json_string_value(json_object_get(p, "status"));
@@ -441,8 +448,10 @@ static int query_daemon(const char *command, const char *usage, const char *meth
         if ((e = client_connect(&c, socket_path)) != EXIT_OK)
                 return e;
         json_auto_t *reply = client_call(&c, method, json_object(), CLIENT_TIMEOUT_MS);
-        if (!reply || reply_failed(command, reply))
+        if (!reply)
                 return EXIT_ENVIRONMENT;
+        if ((e = reply_failed(command, reply)) != EXIT_OK)
+                return e;
         json_t *parameters = json_object_get(reply, "parameters");
         if (format == FORMAT_JSON) {
                 if (json_dumpf(parameters, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
@@ -537,9 +546,9 @@ int cmd_cancel(int argc, char **argv) {
                 return e;
         json_t *reply = client_call(&c, "io.alloclab.Cancel", json_pack("{s:I}", "job", (json_int_t) job),
                                     CLIENT_TIMEOUT_MS);
-        if (!reply || reply_failed("cancel", reply)) {
+        if (!reply || (e = reply_failed("cancel", reply)) != EXIT_OK) {
                 json_decref(reply);
-                return EXIT_ENVIRONMENT;
+                return reply ? e : EXIT_ENVIRONMENT;
         }
         json_decref(reply);
         printf("job %llu canceled\n", job);

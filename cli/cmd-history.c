@@ -52,6 +52,7 @@ static const char show_usage[] =
 typedef struct ReadOptions {
         const char *db_path;
         OutputFormat format;
+        bool format_given; /* --format on the command line */
         unsigned long long last;
         bool allocators;
         const char *what; /* export: "samples" or "stats" */
@@ -76,6 +77,7 @@ static int parse_read_options(const char *command, int argc, char **argv, ReadOp
                                           optarg);
                                 return EXIT_USAGE;
                         }
+                        o->format_given = true;
                         break;
                 case 'a':
                         o->allocators = true;
@@ -264,6 +266,10 @@ int cmd_export(int argc, char **argv) {
         }
         if (o.format == FORMAT_TABLE) {
                 cli_error("export", "export formats are csv, json and markdown");
+                return EXIT_USAGE;
+        }
+        if (strcmp(o.what, "hyperfine") == 0 && o.format_given && o.format != FORMAT_JSON) {
+                cli_error("export", "--what hyperfine writes hyperfine's JSON layout, in no other format");
                 return EXIT_USAGE;
         }
         _cleanup_(store_freep) Store *store = NULL;

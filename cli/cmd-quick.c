@@ -200,6 +200,11 @@ static int parse_quick(int argc, char **argv, Quick *q, MeasureOptions *m) {
                 return EXIT_USAGE;
         }
         q->command = argv + optind;
+        if (q->print_spec && m->format != FORMAT_TABLE) {
+                cli_error("quick",
+                          "--print-spec prints YAML, in no other format; --format is for the results");
+                return EXIT_USAGE;
+        }
         return EXIT_OK;
 }
 

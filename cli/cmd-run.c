@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -57,7 +58,8 @@ static const char check_usage[] =
         "Usage: alloclab check SPEC\n"
         "\n"
         "Validates SPEC (FILE:LINE:COL: message for every problem) and checks that its allocators\n"
-        "and programs exist on this machine. Writes nothing.\n"
+        "and programs exist on this machine. Writes nothing. SPEC may be - (standard input) or a\n"
+        "pipe: alloclab check <(generate-spec).\n"
         "Exit status: 0 valid; 2 usage; 3 invalid spec; 4 allocator or program missing.\n";
 
 static uint64_t now_ns(void) {
@@ -409,12 +411,26 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
 int cmd_check(int argc, char **argv) {
         if (cli_wants_help(argc, argv, check_usage))
                 return EXIT_OK;
-        if (argc != 2 || argv[1][0] == '-') {
+        for (int i = 1; i < argc; i++)
+                if (argv[i][0] == '-' && argv[i][1]) {
+                        cli_error("check",
+                                  "unknown option '%s': check takes one SPEC (a file, a pipe, or - for "
+                                  "standard input) and no options",
+                                  argv[i]);
+                        return EXIT_USAGE;
+                }
+        if (argc != 2) {
                 cli_error("check", "expected exactly one SPEC argument (see alloclab check --help)");
                 return EXIT_USAGE;
         }
+        /* check writes nothing and runs nothing, so a spec may come from a pipe: `check -`,
+         * `check <(generate)`. run and the daemon read files, whose text cannot change under them. */
+        struct stat st;
+        bool stream = strcmp(argv[1], "-") == 0 ||
+                      (stat(argv[1], &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)));
         _cleanup_(spec_freep) Spec *spec = NULL;
-        int e = cli_load_spec("check", argv[1], &spec);
+        int e = stream ? cli_load_spec_stream("check", argv[1], &spec)
+                       : cli_load_spec("check", argv[1], &spec);
         if (e != EXIT_OK)
                 return e;
         _cleanup_(plan_freep) Plan *plan = NULL;

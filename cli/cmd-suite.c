@@ -154,6 +154,11 @@ static int parse_suite(int argc, char **argv, SuiteOptions *o) {
                         cli_error("suite", "out of memory");
                         return EXIT_ENVIRONMENT;
                 }
+        if ((o->list || o->print_spec) && o->measure.format != FORMAT_TABLE) {
+                cli_error("suite", "%s prints %s, in no other format; --format is for the results",
+                          o->list ? "--list" : "--print-spec", o->list ? "a list" : "YAML");
+                return EXIT_USAGE;
+        }
         return EXIT_OK;
 }
 

@@ -858,7 +858,7 @@ static int add_aa_variant(Loader *l) {
 
 static int check_templates(Loader *l) {
         const Spec *s = state(l)->spec;
-        const char *names[SPEC_MAX_PARAMS] = {};
+        const char *names[SPEC_MAX_PARAMS + 1] = {}; /* NULL-terminated, for schema_suggest */
         for (size_t i = 0; i < s->n_params; i++)
                 names[i] = s->params[i].name;
         int r = 0;
@@ -870,10 +870,14 @@ static int check_templates(Loader *l) {
                 if (template_expand(n->value, names, names, s->n_params, NULL, &e) >= 0)
                         continue;
                 unsigned col = template_column(n, e.offset);
-                if (e.problem == TEMPLATE_UNDEFINED)
-                        r = diag_add(l->diag, n->line, col, "undefined parameter '{%.*s}'", (int) e.length,
-                                     n->value + e.offset);
-                else
+                if (e.problem == TEMPLATE_UNDEFINED) {
+                        char word[64];
+                        snprintf(word, sizeof(word), "%.*s", (int) e.length, n->value + e.offset);
+                        const char *close = schema_suggest(word, names);
+                        r = diag_add(l->diag, n->line, col, "undefined parameter '{%.*s}'%s%s%s", (int) e.length,
+                                     n->value + e.offset, close ? " (did you mean '" : "", close ? close : "",
+                                     close ? "'?)" : "");
+                } else
                         r = diag_add(l->diag, n->line, col, "%s", template_problem_to_string(e.problem));
         }
         return r;

@@ -90,3 +90,29 @@ for args in "show" "show --format csv" "show --format markdown" "runs" "export -
     expect_eq "$rc" 4 "alloclab $args >/dev/full"
     expect_eq "$(cat "$WORK/full.err")" "alloclab: cannot write the output: No space left on device" "what $args says"
 done
+
+# Small things a new user trips on (issue 27, item 10; each failed on 54e620f).
+cat >"$WORK/piped.yaml" <<YAML
+experiment: piped
+command: [echo, "{rows}"]
+params: {rows: ["1"]}
+allocators: {glibc: {}}
+YAML
+run_alloclab 0 check - <"$WORK/piped.yaml"
+run_alloclab 0 check <(cat "$WORK/piped.yaml")
+run_alloclab 3 run <(cat "$WORK/piped.yaml")
+expect_contains "$ERR" "not a regular file (a pipe or a device); run needs a spec file, alloclab check also reads one from a pipe" \
+    "run of a pipe says what reads one"
+run_alloclab 2 check "$WORK/piped.yaml" --format json
+expect_contains "$ERR" "unknown option '--format': check takes one SPEC" "check names the unknown option"
+sed 's/"{rows}"/"{rowz}"/' "$WORK/piped.yaml" >"$WORK/typo.yaml"
+run_alloclab 3 check - <"$WORK/typo.yaml"
+expect_contains "$ERR" "-:2:19: undefined parameter '{rowz}' (did you mean 'rows'?)" "a near-miss parameter name"
+run_alloclab 2 suite --list --format json
+expect_contains "$ERR" "--list prints a list, in no other format" "suite --list refuses --format"
+run_alloclab 2 suite larson --print-spec --format markdown
+expect_contains "$ERR" "--print-spec prints YAML, in no other format" "suite --print-spec refuses --format"
+run_alloclab 2 quick -a glibc --print-spec --format csv -- true
+expect_contains "$ERR" "--print-spec prints YAML, in no other format" "quick --print-spec refuses --format"
+run_alloclab 2 export latest --what hyperfine --format csv
+expect_contains "$ERR" "--what hyperfine writes hyperfine's JSON layout, in no other format" "hyperfine export refuses csv"
