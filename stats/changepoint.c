@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "stats/changepoint.h"
@@ -64,13 +65,18 @@ int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
                 ret[i] = (ChangePoint){ .change = VERDICT_INCONCLUSIVE };
                 log_medians[i] = runs[i].median > 0 ? log(runs[i].median) : NAN;
         }
-        size_t since = 0; /* the first run after the last change point or new baseline */
+        size_t since = 0;            /* the first run after the last change point or new baseline */
+        size_t confirmer = SIZE_MAX; /* the run that confirmed the last change point */
         for (size_t i = 0; i < n; i++) {
                 ChangePoint *p = &ret[i];
                 if (runs[i].new_baseline) {
                         since = i;
                         continue;
                 }
+                /* It is the new level's second run, not a run to check against the first alone (it
+                 * was flagged the other way against the change point it had just confirmed). */
+                if (i == confirmer)
+                        continue;
                 size_t from = i > since + CHANGEPOINT_WINDOW ? i - CHANGEPOINT_WINDOW : since;
                 Level level;
                 if (from == i || !level_of(log_medians, from, i, &level))
@@ -96,6 +102,7 @@ int changepoint_find(const ChangePointRun *runs, size_t n, ChangePoint *ret) {
                         p->change = p->against.verdict;
                         p->confirmed_by = i + 1;
                         since = i;
+                        confirmer = i + 1;
                 }
         }
         return 0;

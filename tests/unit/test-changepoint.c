@@ -69,6 +69,21 @@ static void test_step(void **state) {
 }
 
 /* One run 30% out of line and the next back in line: a busy moment, not a change. */
+/* A step whose second run lies between the old level and the first (3x, then 1.6x): the change
+ * point is confirmed by that second run, which is then not flagged the other way against the
+ * first alone (on a7caab1: REGRESSION confirmed by run 6, and run 6 IMPROVEMENT? vs run 5). */
+static void test_confirmer_not_judged_alone(void **state) {
+        (void) state;
+        const double levels[] = { 100, 100, 100, 100, 300, 160 };
+        ChangePoint p[6];
+        series(levels, NULL, 6, p);
+        assert_int_equal(p[4].change, VERDICT_HIGHER);
+        assert_int_equal(p[4].confirmed_by, 5);
+        assert_int_equal(p[5].change, VERDICT_INCONCLUSIVE);
+        assert_false(p[5].outside);
+        assert_false(p[5].tentative);
+}
+
 static void test_lone_run(void **state) {
         (void) state;
         const double levels[] = { 100, 100, 100, 100, 130, 100, 100 };
@@ -124,9 +139,13 @@ static void test_new_baseline(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_steady),       cmocka_unit_test(test_step),
-                cmocka_unit_test(test_lone_run),     cmocka_unit_test(test_tentative),
-                cmocka_unit_test(test_new_baseline), cmocka_unit_test(test_confirmed_at_a_looser_level),
+                cmocka_unit_test(test_steady),
+                cmocka_unit_test(test_step),
+                cmocka_unit_test(test_lone_run),
+                cmocka_unit_test(test_confirmer_not_judged_alone),
+                cmocka_unit_test(test_tentative),
+                cmocka_unit_test(test_new_baseline),
+                cmocka_unit_test(test_confirmed_at_a_looser_level),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
