@@ -8,6 +8,7 @@
 #   - alloclab history EXP --cell n=2            (one cell, all four variants)
 #   - alloclab history EXP --cell n=2 --variant b --last 200
 #   - alloclab history EXP --cell n=2 --relative (one cell, three variants over the baseline)
+#   - alloclab history EXP [--relative]          (every cell and variant)
 #   - alloclab compare RUN RUN+1 [--relative]    (two runs, cell by cell)
 # Target: every one under 20 ms.
 #
@@ -34,6 +35,8 @@ hyperfine -N --warmup 3 --runs 30 --export-json "$work/times.json" \
     "$alloclab history scale --cell n=2 --db $db" \
     "$alloclab history scale --cell n=2 --variant b --last 200 --db $db" \
     "$alloclab history scale --cell n=2 --relative --db $db" \
+    "$alloclab history scale --db $db" \
+    "$alloclab history scale --relative --db $db" \
     "$alloclab compare $middle $((middle + 1)) --db $db" \
     "$alloclab compare $middle $((middle + 1)) --relative --db $db" >/dev/null
 python3 - "$work/times.json" <<'PY'

@@ -33,6 +33,7 @@ typedef struct Builder {
         int64_t experiment_id;
         RunInfo *runs;
         size_t n_runs;
+        bool relative; /* HistoryQuery.relative */
 } Builder;
 
 /* Adds a segment's squared deviations of log medians from their mean, and its degrees of
@@ -46,17 +47,6 @@ static void add_segment(const double *logs, size_t n, double *squares, double *d
         for (size_t i = 0; i < n; i++)
                 *squares += (logs[i] - mean) * (logs[i] - mean);
         *df += (double) (n - 1);
-}
-
-/* The series of variant baseline in s's cell on s's host, or NULL. */
-static const HistorySeries *baseline_series(const History *h, const HistorySeries *s, const char *baseline) {
-        for (size_t i = 0; i < h->n_series; i++) {
-                const HistorySeries *b = &h->series[i];
-                if (strcmp(b->variant, baseline) == 0 && strcmp(b->cell, s->cell) == 0 &&
-                    strcmp(b->host, s->host) == 0)
-                        return b;
-        }
-        return NULL;
 }
 
 /* The point of run_id in s, or NULL. */
@@ -73,31 +63,26 @@ static bool starts_over(const HistoryPoint *p) {
         return p && (p->host_changed || p->config_change || (p->change != HISTORY_STEADY && !p->tentative));
 }
 
-int history_spread(const History *h, const char *host, const char *baseline, int64_t skip_run,
-                   HistorySpread *ret) {
+int history_spread(const History *h, const char *host, int64_t skip_run, HistorySpread *ret) {
         double squares = 0, df = 0;
         size_t longest = 0;
         for (size_t i = 0; i < h->n_series; i++) {
                 const HistorySeries *s = &h->series[i];
-                if (strcmp(s->host, host) != 0 || (baseline && strcmp(s->variant, baseline) == 0))
-                        continue;
-                const HistorySeries *base = baseline ? baseline_series(h, s, baseline) : NULL;
-                if (baseline && !base)
+                if (strcmp(s->host, host) != 0)
                         continue;
                 _cleanup_free_ double *logs = malloc((s->n_points ? s->n_points : 1) * sizeof(double));
                 if (!logs)
                         return -ENOMEM;
                 size_t n = 0, used = 0;
                 for (size_t j = 0; j < s->n_points; j++) {
-                        const HistoryPoint *p = &s->points[j], *b = base ? point_of(base, p->run_id) : NULL;
-                        if (starts_over(p) || starts_over(b)) {
+                        const HistoryPoint *p = &s->points[j];
+                        if (starts_over(p)) {
                                 add_segment(logs, n, &squares, &df);
                                 n = 0;
                         }
-                        double value = base ? (b && b->median > 0 ? p->median / b->median : NAN) : p->median;
-                        if (p->run_id == skip_run || !(value > 0))
+                        if (p->run_id == skip_run || !(p->median > 0))
                                 continue;
-                        logs[n++] = log(value);
+                        logs[n++] = log(p->median);
                         used++;
                 }
                 add_segment(logs, n, &squares, &df);
@@ -249,46 +234,28 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
         return sql ? sqlite3_mprintf("%z ORDER BY c.label, v.name, h.hostname, r.id", sql) : NULL;
 }
 
-/* SELECT the metric's value (and with_round, the round) of every measured sample of run ?1, cell
- * ?2 and the variant whose id the SQL expression variant gives. NULL on ENOMEM. */
-static char *sample_values_sql(const char *metric, const char *variant, bool with_round) {
-        const char *expression = query_builtin_metric_sql(metric), *round = with_round ? ", s.round" : "";
-        char *where = sqlite3_mprintf(" WHERE s.run_id = ?1 AND s.cell_id = ?2 AND s.variant_id = %s"
-                                      " AND s.phase = 'sample' AND s.status = 'ok'",
-                                      variant);
+/* SELECT the metric's value of every measured sample of one (run ?1, cell ?2, variant ?3): for
+ * wall time read from the samples_run index alone. Relative: of the variant's samples and the
+ * run's baseline variant's, each row whether it is the variant's, its value and its round, for
+ * read_point_ratios() to pair (in SQL, a join of the two sides built temporary tables for every
+ * point: 109 ms for 240 points). NULL on ENOMEM; caller frees with sqlite3_free. */
+static char *values_sql(const char *metric, bool relative) {
+        const char *expression = query_builtin_metric_sql(metric);
+        char *where = sqlite3_mprintf(
+                " WHERE s.run_id = ?1 AND s.cell_id = ?2 AND s.variant_id %s AND s.phase = 'sample'"
+                " AND s.status = 'ok'",
+                relative ? "IN (?3, (SELECT id FROM variants WHERE run_id = ?1 AND is_baseline))" : "= ?3");
+        const char *before = relative ? "s.variant_id = ?3, " : "", *after = relative ? ", s.round" : "";
         char *sql =
                 !where ? NULL
                 : expression
-                        ? sqlite3_mprintf("SELECT %s AS value%s FROM samples s%s", expression, round, where)
-                        : sqlite3_mprintf("SELECT m.value AS value%s FROM samples s"
+                        ? sqlite3_mprintf("SELECT %s%s%s FROM samples s%s", before, expression, after, where)
+                        : sqlite3_mprintf("SELECT %sm.value%s FROM samples s"
                                           " JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q%s",
-                                          round, strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric,
-                                          where);
+                                          before, after,
+                                          strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric, where);
         sqlite3_free(where);
         return sql;
-}
-
-/* SELECT the metric's value of every measured sample of one (run ?1, cell ?2, variant ?3): for
- * wall time read from the samples_run index alone. Relative: of each round in which both the
- * variant and the run's baseline variant were measured, the variant's value over the
- * baseline's (each side read once, then joined: joined as they are read, the baseline's rows
- * were read again for every row of the variant, 0.5 s for 20 runs of 62 samples). NULL on
- * ENOMEM; caller frees with sqlite3_free. */
-static char *values_sql(const char *metric, bool relative) {
-        if (!relative)
-                return sample_values_sql(metric, "?3", false);
-        char *variant = sample_values_sql(metric, "?3", true),
-             *baseline = sample_values_sql(
-                     metric, "(SELECT id FROM variants WHERE run_id = ?1 AND is_baseline)", true);
-        char *ratios = variant && baseline
-                               ? sqlite3_mprintf("WITH x AS MATERIALIZED (%s), b AS MATERIALIZED (%s)"
-                                                 " SELECT x.value / b.value FROM x JOIN b"
-                                                 " ON b.round = x.round WHERE b.value > 0",
-                                                 variant, baseline)
-                               : NULL;
-        sqlite3_free(variant);
-        sqlite3_free(baseline);
-        return ratios;
 }
 
 /* The same from the stats table: the point's stored median, one value. */
@@ -443,6 +410,66 @@ static int read_point_values(sqlite3_stmt *values, int64_t run_id, int64_t cell_
         return r < 0 ? r : rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+typedef struct RoundValue {
+        int64_t round;
+        double value;
+} RoundValue;
+
+static int by_round(const void *x, const void *y) {
+        const RoundValue *a = x, *b = y;
+        return (a->round > b->round) - (a->round < b->round);
+}
+
+/* Relative: one point's values into v (emptied first): of each round measured for both the
+ * variant and the baseline, the variant's value over the baseline's (the baseline's own point,
+ * baseline set, gets a 1 for each of its samples, which make_relative() drops). */
+static int read_point_ratios(sqlite3_stmt *values, int64_t run_id, int64_t cell_id, int64_t variant_id,
+                             bool baseline, Values *v) {
+        sqlite3_reset(values);
+        sqlite3_bind_int64(values, 1, run_id);
+        sqlite3_bind_int64(values, 2, cell_id);
+        sqlite3_bind_int64(values, 3, variant_id);
+        v->n = 0;
+        _cleanup_free_ RoundValue *rows = NULL;
+        size_t n = 0, mine = 0, capacity = 0;
+        int rc, r = 0;
+        while (r >= 0 && (rc = sqlite3_step(values)) == SQLITE_ROW) {
+                if (n == capacity) {
+                        RoundValue *more = realloc(rows, (capacity = capacity ? 2 * capacity : 128) *
+                                                                 sizeof(RoundValue));
+                        if (!more)
+                                return -ENOMEM;
+                        rows = more;
+                }
+                bool is_mine = sqlite3_column_int(values, 0) != 0;
+                RoundValue x = { sqlite3_column_int64(values, 2), sqlite3_column_double(values, 1) };
+                if (baseline) {
+                        r = add_value(v, 1);
+                        continue;
+                }
+                /* The variant's rows first, then the baseline's, each sorted by round below. */
+                if (is_mine) {
+                        rows[n++] = rows[mine];
+                        rows[mine++] = x;
+                } else
+                        rows[n++] = x;
+        }
+        if (r < 0 || rc != SQLITE_DONE)
+                return r < 0 ? r : -EIO;
+        qsort(rows, mine, sizeof(RoundValue), by_round);
+        qsort(rows + mine, n - mine, sizeof(RoundValue), by_round);
+        for (size_t i = 0, j = mine; r >= 0 && i < mine && j < n;) {
+                if (rows[i].round != rows[j].round)
+                        rows[i].round < rows[j].round ? i++ : j++;
+                else {
+                        if (rows[j].value > 0)
+                                r = add_value(v, rows[i].value / rows[j].value);
+                        i++, j++;
+                }
+        }
+        return r;
+}
+
 /* A point's median of its values (sorted here) and its interval. */
 static void summarise(Values *v, HistoryPoint *p) {
         stats_sort(v->v, v->n);
@@ -469,8 +496,12 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
                 const char *cell = (const char *) sqlite3_column_text(points, 1);
                 const char *variant = (const char *) sqlite3_column_text(points, 2);
                 const char *host = (const char *) sqlite3_column_text(points, 3);
-                if ((r = read_point_values(values, run_id, sqlite3_column_int64(points, 6),
-                                           sqlite3_column_int64(points, 7), &read)) < 0 ||
+                int64_t cell_id = sqlite3_column_int64(points, 6),
+                        variant_id = sqlite3_column_int64(points, 7);
+                bool baseline = sqlite3_column_int(points, 8) != 0;
+                if ((r = b->relative
+                                 ? read_point_ratios(values, run_id, cell_id, variant_id, baseline, &read)
+                                 : read_point_values(values, run_id, cell_id, variant_id, &read)) < 0 ||
                     read.n == 0)
                         continue;
                 if ((!s || strcmp(s->cell, cell) != 0 || strcmp(s->variant, variant) != 0 ||
@@ -485,7 +516,7 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
                         r = -ENOMEM;
                         break;
                 }
-                p->is_baseline = sqlite3_column_int(points, 8) != 0;
+                p->is_baseline = baseline;
                 summarise(&read, p);
         }
         free(read.v);
@@ -594,7 +625,7 @@ static int read_history(Store *s, const HistoryQuery *q, History **ret) {
                 if (!valid_cell_filter(*c))
                         return -EINVAL;
         _cleanup_(history_freep) History *h = calloc(1, sizeof(History));
-        _cleanup_(builder_done) Builder b = { .h = h };
+        _cleanup_(builder_done) Builder b = { .h = h, .relative = q->relative && !q->medians_only };
         if (!h || !(h->experiment = strdup(q->experiment)))
                 return -ENOMEM;
         int r = read_runs(s, q, &b);

@@ -106,11 +106,9 @@ typedef struct HistorySpread {
         size_t runs;   /* runs of the longest series it was estimated from (0: the prior alone) */
 } HistorySpread;
 
-/* The spread from h's series on host, leaving out the points of run skip_run: of each run's
- * median, or (baseline not NULL) of each run's ratio of a variant's median to the median of
- * variant `baseline` in the same cell and run. Returns 0 or -ENOMEM. */
-int history_spread(const History *h, const char *host, const char *baseline, int64_t skip_run,
-                   HistorySpread *ret);
+/* The spread from h's series on host (medians, or with HistoryQuery.relative the within-run
+ * ratios), leaving out the points of run skip_run. Returns 0 or -ENOMEM. */
+int history_spread(const History *h, const char *host, int64_t skip_run, HistorySpread *ret);
 
 /* "regression", "improvement" or NULL. */
 const char *history_change_word(HistoryChange c);
