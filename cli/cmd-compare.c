@@ -241,7 +241,13 @@ static void print_regressions(FILE *f, const RunPair *p, const char *bullet) {
 static void print_method(FILE *f, const RunPair *p) {
         char rule[512], spread[256];
         render_verdict_rule(&p->rule, true, rule, sizeof(rule));
-        if (p->spread.runs == 0)
+        if (p->aa_floor > 0)
+                snprintf(spread, sizeof(spread),
+                         "+-%.1f%%, from run %lld's A/A noise floor of +-%.1f%% (no earlier %s of this "
+                         "experiment on %s to measure it from)",
+                         100 * p->spread.spread, (long long) p->a->run.id, 100 * p->aa_floor,
+                         p->relative ? "within-run ratios" : "runs", p->a->run.hostname);
+        else if (p->spread.runs == 0)
                 snprintf(spread, sizeof(spread),
                          "+-%.1f%%, assumed: no earlier %s of this experiment on %s to measure it from",
                          100 * p->spread.spread, p->relative ? "within-run ratios" : "runs",
@@ -287,8 +293,8 @@ int compare_render(FILE *f, OutputFormat format, const RunPair *p) {
                 for (char **d = p->differences; *d; d++)
                         json_array_append_new(differences, json_string(*d));
                 json_auto_t *root = json_pack(
-                        "{s:I, s:I, s:s, s:s, s:b, s:O, s:f, s:f, s:s, s:I, s:f, s:b, s:o, s:f, s:I, s:I, "
-                        "s:O}",
+                        "{s:I, s:I, s:s, s:s, s:b, s:O, s:f, s:f, s:s, s:I, s:f, s:b, s:o, s:f, s:I, s:o, "
+                        "s:I, s:O}",
                         "run_a", (json_int_t) p->a->run.id, "run_b", (json_int_t) p->b->run.id, "experiment",
                         p->a->run.experiment, "metric", p->a->run.metric, "comparable",
                         p->differences[0] == NULL, "differences", differences, "min_effect",
@@ -298,6 +304,7 @@ int compare_render(FILE *f, OutputFormat format, const RunPair *p) {
                         1 - (p->rule.interval_alpha > 0 ? p->rule.interval_alpha : p->rule.alpha),
                         "relative", p->relative, "baseline", render_json_text(p->baseline),
                         "between_run_spread", p->spread.spread, "spread_runs", (json_int_t) p->spread.runs,
+                        "spread_aa_floor", p->aa_floor > 0 ? json_real(p->aa_floor) : json_null(),
                         "regressions", (json_int_t) compare_regressions(p), "changes",
                         json_object_get(changes, "rows"));
                 int r = root ? json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;

@@ -19,6 +19,7 @@
 #include "db/sql.h"
 #include "stats/changepoint.h"
 #include "stats/sampleset.h"
+#include "stats/student.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 #include "util/text.h"
@@ -216,6 +217,33 @@ static int find_differences(Store *s, RunPair *p) {
         return 0;
 }
 
+/* Without earlier runs, the best estimate of how much a run's median moves is run A's A/A check
+ * (spec aa_check), when it has one: its noise floor, as `show` states it (the widest cell's
+ * interval of the copy against the baseline, as far as it reaches from 1), read as that many
+ * standard errors (z at the interval's level) of a ratio of two medians (sqrt 2 of one median's).
+ * The spread is then the larger of that and the prior; p->aa_floor says it was used. */
+static int spread_from_aa(Store *s, RunPair *p) {
+        if (p->a->aa_variant == SIZE_MAX)
+                return 0;
+        _cleanup_(query_report_freep) Report *rep = NULL;
+        int r = query_report(s, p->a->run.id, p->a->run.metric, &rep);
+        if (r < 0)
+                return r;
+        double floor = 0;
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                const ReportEntry *e = &rep->entries[c * rep->n_variants + rep->aa_variant];
+                if (e->has_comparison && isfinite(e->comparison.hi)) /* as show's floor, below */
+                        floor = fmax(floor, log1p(fmax(e->comparison.hi - 1, 1 - e->comparison.lo)));
+        }
+        double alpha = rep->interval_alpha > 0 ? rep->interval_alpha : rep->alpha;
+        double implied = floor / (student_quantile(alpha, 1e6) * sqrt(2));
+        if (!(floor > 0) || !(implied > p->spread.spread))
+                return 0;
+        p->aa_floor = expm1(floor);
+        p->spread.spread = implied;
+        return 0;
+}
+
 /* The between-run spread that two runs' values are compared with: from the history of A's
  * experiment on A's host up to A, B left out (without one, the prior's alone); of the runs'
  * stored medians, or (relative) of the same within-run ratios that are compared, each run's
@@ -232,11 +260,11 @@ static int between_runs(Store *s, RunPair *p) {
                            .medians_only = !p->relative,
                            .relative = p->relative };
         int r = query_history(s, &q, &h);
-        if (r == -ENOENT) {
+        if (r == -ENOENT)
                 changepoint_pool_spread(0, 0, &p->spread.spread, &p->spread.df);
-                return 0;
-        }
-        return r < 0 ? r : history_spread(h, p->a->run.hostname, p->b->run.id, &p->spread);
+        else if (r < 0 || (r = history_spread(h, p->a->run.hostname, p->b->run.id, &p->spread)) < 0)
+                return r;
+        return p->spread.runs == 0 ? spread_from_aa(s, p) : 0;
 }
 
 static SampleSet entry_set(const ReportEntry *e) {

@@ -239,3 +239,29 @@ single=$(q "SELECT max(id) FROM runs")
 run_alloclab 2 compare "$((single - 1))" "$single" --relative --fail-on regression
 expect_contains "$ERR" "--relative compares each variant's ratio to the baseline variant 'glibc' within each run, and run $((single - 1)) has no other variant" \
     "nothing to compare relatively, said"
+
+# No earlier runs, but run A measured its noise floor (aa_check): that, not the assumed 2%, says
+# how much a median moves. Each child's cost cycles 10/20/30 (x 1.5 in run B): with 2% assumed
+# the 1.5x would be a regression; the A/A check's floor says the run cannot tell (on a7caab1 the
+# gate failed with "+-2.0%, assumed" beside a noise floor of +-25%).
+echo 0 >"$WORK/tick"
+echo 10 >"$WORK/unit"
+cat >"$WORK/floor.yaml" <<YAML
+experiment: floor
+command: [sh, -c, 'n=\$((\$(cat $WORK/tick) + 1)); echo \$n >$WORK/tick; echo "cost \$(( (n % 3 + 1) * \$(cat $WORK/unit) ))" >&\$ALLOCLAB_METRICS_FD']
+allocators: {glibc: {}}
+aa_check: true
+metric: reported:cost
+verify: none
+samples: 6
+YAML
+run_alloclab 0 run "$WORK/floor.yaml" --quiet
+floor_a=$(q "SELECT max(id) FROM runs")
+echo 15 >"$WORK/unit"
+run_alloclab 0 run "$WORK/floor.yaml" --quiet
+run_alloclab 0 compare "$floor_a" "$((floor_a + 1))" --fail-on regression
+expect_contains "$OUT" "from run $floor_a's A/A noise floor of +-" "the spread from the A/A check, said"
+expect_contains "$OUT" "no regression" "a change within the noise floor is no regression"
+run_alloclab 0 compare "$floor_a" "$((floor_a + 1))" --format json
+expect_eq "$(python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["spread_aa_floor"] > 0.2, d["between_run_spread"] > 0.02)' <<<"$OUT")" \
+    "True True" "json: the floor and the spread it gave"
