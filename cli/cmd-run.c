@@ -251,6 +251,33 @@ static int resolve_base(Store *store, const char *experiment, const MeasureOptio
         return EXIT_OK;
 }
 
+/* --compare-to with --relative: what compare_usable() refuses once both runs exist, refused
+ * before anything is measured (a variant besides the baseline, and no blocked order). */
+static int relative_possible(Store *store, const Spec *spec, const MeasureOptions *o, int64_t base) {
+        if (!o->compare_relative || base == 0)
+                return EXIT_OK;
+        _cleanup_(query_report_freep) Report *rep = NULL;
+        int r = query_report_values(store, base, NULL, &rep);
+        if (r < 0)
+                return cli_query_failed("run", store, base, r);
+        if (spec->n_variants < 2 || rep->n_variants < 2) {
+                cli_error("run",
+                          "--relative compares each variant's ratio to the baseline within each run, and %s "
+                          "has no variant besides the baseline; nothing was measured",
+                          spec->n_variants < 2 ? "the spec" : "the run to compare with");
+                return EXIT_USAGE;
+        }
+        if (spec->order == SPEC_ORDER_BLOCKED || strcmp(rep->order, "blocked") == 0) {
+                cli_error("run",
+                          "--relative compares within-run ratios, and %s measures in blocked order, whose "
+                          "ratios no test can judge (a drift between the blocks); measure interleaved. "
+                          "Nothing was measured",
+                          spec->order == SPEC_ORDER_BLOCKED ? "the spec" : "the run to compare with");
+                return EXIT_USAGE;
+        }
+        return EXIT_OK;
+}
+
 /* Prints base -> run as `compare` does, and returns the gate's status as `compare --fail-on
  * regression` does. */
 static int compare_with(Store *store, int64_t base, int64_t run, bool relative, OutputFormat format) {
@@ -375,7 +402,8 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
             (e = cli_keep_reserve(command, store)) != EXIT_OK)
                 return e;
         int64_t base = 0; /* --compare-to, found before anything is written */
-        if (o->compare_to && (e = resolve_base(store, spec->experiment, o, &base)) != EXIT_OK)
+        if (o->compare_to && ((e = resolve_base(store, spec->experiment, o, &base)) != EXIT_OK ||
+                              (e = relative_possible(store, spec, o, base)) != EXIT_OK))
                 return e;
         /* From here on a stop signal must end in a clean 'interrupted', not a dead process. */
         _cleanup_close_ int stop_fd = cli_stop_signals_fd();

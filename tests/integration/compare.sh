@@ -236,6 +236,15 @@ samples: 6
 YAML
 for _ in 1 2; do run_alloclab 0 run "$WORK/single.yaml" --quiet; done
 single=$(q "SELECT max(id) FROM runs")
+# run --compare-to --relative refuses what compare would refuse before it measures anything
+# (on a7caab1 it measured and stored a run, then refused the comparison).
+runs_before=$(q "SELECT count(*) FROM runs")
+run_alloclab 2 run "$WORK/single.yaml" --quiet --compare-to latest --relative
+expect_contains "$ERR" "the spec has no variant besides the baseline; nothing was measured" "a single variant, refused first"
+sed 's/^samples: 6/samples: 6\norder: blocked/' "$WORK/relative.yaml" >"$WORK/blocked.yaml"
+run_alloclab 2 run "$WORK/blocked.yaml" --quiet --compare-to latest --relative
+expect_contains "$ERR" "the spec measures in blocked order" "blocked order, refused first"
+expect_eq "$(q "SELECT count(*) FROM runs")" "$runs_before" "nothing measured for either"
 run_alloclab 2 compare "$((single - 1))" "$single" --relative --fail-on regression
 expect_contains "$ERR" "--relative compares each variant's ratio to the baseline variant 'glibc' within each run, and run $((single - 1)) has no other variant" \
     "nothing to compare relatively, said"
