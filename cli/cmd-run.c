@@ -184,6 +184,14 @@ static int parse_run_options(int argc, char **argv, MeasureOptions *o, const cha
                 cli_error("run", "expected exactly one SPEC argument (see alloclab run --help)");
                 return EXIT_USAGE;
         }
+        if (o->compare_to && o->format == FORMAT_CSV) {
+                cli_error(
+                        "run",
+                        "--format csv with --compare-to would print two tables of different columns in one "
+                        "stream: use --format json (one document, the run and the comparison), or compare "
+                        "the runs afterwards with alloclab compare --format csv");
+                return EXIT_USAGE;
+        }
         if ((o->compare_relative || o->allow_missing_baseline) && !o->compare_to) {
                 cli_error("run", "%s is about --compare-to's run; give --compare-to too",
                           o->compare_relative ? "--relative" : "--allow-missing-baseline");
@@ -193,7 +201,7 @@ static int parse_run_options(int argc, char **argv, MeasureOptions *o, const cha
         return EXIT_OK;
 }
 
-static int print_report(const char *command, Store *store, int64_t run_id, OutputFormat format) {
+static int print_report_to(FILE *f, const char *command, Store *store, int64_t run_id, OutputFormat format) {
         _cleanup_(query_report_freep) Report *rep = NULL;
         int r = query_report(store, run_id, NULL, &rep);
         if (r < 0) {
@@ -201,12 +209,16 @@ static int print_report(const char *command, Store *store, int64_t run_id, Outpu
                           r == -EIO ? store_error(store) : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
-        r = render_for(format)(stdout, rep);
-        if (r < 0 || fflush(stdout) != 0) {
+        r = render_for(format)(f, rep);
+        if (r < 0 || fflush(f) != 0) {
                 cli_error(command, "cannot write results: %s", strerror(r < 0 ? -r : errno));
                 return EXIT_ENVIRONMENT;
         }
         return rep->run.n_failures > 0 || rep->run.n_excluded > 0 ? EXIT_FAILURES : EXIT_OK;
+}
+
+static int print_report(const char *command, Store *store, int64_t run_id, OutputFormat format) {
+        return print_report_to(stdout, command, store, run_id, format);
 }
 
 /* --compare-to: the run to compare with, found before the new one exists. With latest and none
@@ -280,7 +292,8 @@ static int relative_possible(Store *store, const Spec *spec, const MeasureOption
 
 /* Prints base -> run as `compare` does, and returns the gate's status as `compare --fail-on
  * regression` does. */
-static int compare_with(Store *store, int64_t base, int64_t run, bool relative, OutputFormat format) {
+static int compare_with(FILE *f, Store *store, int64_t base, int64_t run, bool relative,
+                        OutputFormat format) {
         _cleanup_(run_pair_freep) RunPair *pair = NULL;
         int64_t missing = 0;
         int r = query_run_pair(store, base, run, relative, &pair, &missing);
@@ -288,13 +301,72 @@ static int compare_with(Store *store, int64_t base, int64_t run, bool relative, 
                 return cli_query_failed("run", store, missing, r);
         if ((r = compare_usable("run", pair)) != EXIT_OK)
                 return r;
-        if (format != FORMAT_JSON && format != FORMAT_CSV)
-                fputc('\n', stdout);
-        if (compare_render(stdout, format, pair) < 0 || fflush(stdout) != 0) {
+        if (format != FORMAT_JSON)
+                fputc('\n', f);
+        if (compare_render(f, format, pair) < 0 || fflush(f) != 0) {
                 cli_error("run", "cannot write the comparison");
                 return EXIT_ENVIRONMENT;
         }
         return compare_exit_status(pair, true);
+}
+
+/* The output of print(f, ...) as JSON, or NULL (said). */
+static json_t *captured_json(int *ret_status, int (*print)(FILE *f, void *userdata), void *userdata) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        if (!f) {
+                cli_error("run", "out of memory");
+                *ret_status = EXIT_ENVIRONMENT;
+                return NULL;
+        }
+        *ret_status = print(f, userdata);
+        if (fclose(f) != 0 || (*ret_status != EXIT_OK && *ret_status != EXIT_FAILURES &&
+                               *ret_status != EXIT_REGRESSION && *ret_status != EXIT_NOT_COMPARABLE))
+                return NULL;
+        json_t *doc = json_loads(text, 0, NULL);
+        if (!doc) {
+                cli_error("run", "cannot read back what was written");
+                *ret_status = EXIT_ENVIRONMENT;
+        }
+        return doc;
+}
+
+typedef struct RunAndBase {
+        Store *store;
+        int64_t base, run;
+        bool relative;
+} RunAndBase;
+
+static int print_run_json(FILE *f, void *userdata) {
+        const RunAndBase *x = userdata;
+        return print_report_to(f, "run", x->store, x->run, FORMAT_JSON);
+}
+
+static int print_comparison_json(FILE *f, void *userdata) {
+        const RunAndBase *x = userdata;
+        return compare_with(f, x->store, x->base, x->run, x->relative, FORMAT_JSON);
+}
+
+/* --compare-to with --format json: one document, {"run": what run prints, "comparison": what
+ * compare prints}, so that it parses as JSON. Returns the gate's status and the run's, the
+ * higher. */
+static int print_run_and_comparison(Store *store, int64_t base, int64_t run, bool relative) {
+        RunAndBase x = { store, base, run, relative };
+        int run_status, gate;
+        json_auto_t *report = captured_json(&run_status, print_run_json, &x);
+        if (!report)
+                return run_status;
+        json_auto_t *comparison = captured_json(&gate, print_comparison_json, &x);
+        if (!comparison)
+                return gate;
+        json_auto_t *doc = json_pack("{s:O, s:O}", "run", report, "comparison", comparison);
+        if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ||
+            fputc('\n', stdout) < 0 || fflush(stdout) != 0) {
+                cli_error("run", "cannot write the result");
+                return EXIT_ENVIRONMENT;
+        }
+        return gate > run_status ? gate : run_status;
 }
 
 /* Runs plan into rec (a new run, or an interrupted one with prior), closes the run and prints it
@@ -427,12 +499,18 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
                 return EXIT_ENVIRONMENT;
         }
 
-        e = execute_recorded(command, store, plan, rec, NULL, stop_fd, o);
+        /* JSON with a comparison: one document of both, printed once both are known. */
+        bool one_document = base != 0 && o->format == FORMAT_JSON;
+        MeasureOptions quiet_result = *o;
+        quiet_result.silent = true;
+        e = execute_recorded(command, store, plan, rec, NULL, stop_fd, one_document ? &quiet_result : o);
         if (ret_run)
                 *ret_run = record_run_id(rec);
         if (base == 0 || (e != EXIT_OK && e != EXIT_FAILURES))
                 return e;
-        int gate = compare_with(store, base, record_run_id(rec), o->compare_relative, o->format);
+        if (one_document)
+                return print_run_and_comparison(store, base, record_run_id(rec), o->compare_relative);
+        int gate = compare_with(stdout, store, base, record_run_id(rec), o->compare_relative, o->format);
         return gate > e ? gate : e;
 }
 

@@ -165,6 +165,17 @@ run_alloclab 6 run "$WORK/gate.yaml" --quiet --compare-to latest --label pr-7 --
 expect_contains "$OUT" "compare: run $((runs_before + 2)) (" "latest: the newest finished run"
 expect_contains "$OUT" "REGRESSION in 4 of 4: [size=1] glibc 1.20x" "a 20% higher cost fails the gate"
 expect_contains "$OUT" "measured over up to 2 earlier runs of this experiment on" "the spread measured from the history"
+# JSON: one document with the run and the comparison (on a7caab1, two documents one after the
+# other, which no JSON reader takes); CSV, two tables of different columns, is refused.
+run_alloclab 0 run "$WORK/gate.yaml" --quiet --compare-to latest --format json --label pr-7 --commit 0123456789abcdef
+python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert set(d) == {"run", "comparison"}, d.keys()
+assert d["comparison"]["run_b"] == d["run"]["run_id"] and d["comparison"]["regressions"] == 0, d["comparison"]' <<<"$OUT" ||
+    fail "run --compare-to --format json: $OUT"
+run_alloclab 2 run "$WORK/gate.yaml" --quiet --compare-to latest --format csv
+expect_contains "$ERR" "--format csv with --compare-to would print two tables" "csv with a comparison refused"
 
 # A run's label and commit: stored, in runs and show (the report's test has the HTML).
 run_alloclab 0 runs
