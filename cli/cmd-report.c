@@ -231,7 +231,8 @@ static void forest_plot(FILE *f, const Report *rep) {
         render_verdict_rule(&verdict_rule, render_report_has_verdicts(rep), rule, sizeof(rule));
         fprintf(f,
                 "<p>Variant / baseline in the same cell (the Hodges-Lehmann estimate: the median of the "
-                "pairwise ratios), with its %g%% interval; ",
+                "pairwise ratios of independent samples, or of the Walsh averages of the rounds' log "
+                "ratios where the rounds pair), with its %.4g%% interval; ",
                 100 * render_interval_level(rep));
         put_text(f, rule);
         fputs(".</p>\n", f);
@@ -382,11 +383,11 @@ static void history_plots(FILE *f, const Report *rep, const History *h) {
 /* The result table: median and ratio with verdict per cell and variant. */
 static void results_table(FILE *f, const Report *rep) {
         bool time = render_time_metric(rep->run.metric);
-        fputs("<h2>Results</h2>\n<p>Median per cell and variant, the ratio to the baseline with its "
-              "interval (at 1 - alpha) and verdict; outliers (modified z-score above 3.5) and samples "
-              "started on a busy "
-              "machine are counted below a value.</p>\n<table>\n<tr><th>cell</th>",
-              f);
+        fprintf(f,
+                "<h2>Results</h2>\n<p>Median per cell and variant, the ratio to the baseline with its "
+                "%.4g%% interval and verdict; outliers (modified z-score above 3.5) and samples "
+                "started on a busy machine are counted below a value.</p>\n<table>\n<tr><th>cell</th>",
+                100 * render_interval_level(rep));
         for (size_t v = 0; v < rep->n_variants; v++) {
                 fputs("<th>", f);
                 put_text(f, rep->variant_names[v]);

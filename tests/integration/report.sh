@@ -67,6 +67,13 @@ for variant in ("longer", "jemalloc"):
     assert len(in_forest) == 1 and in_history == in_forest, (variant, in_forest, in_history)
 PY
 
+# The results table states its intervals' level, the one the forest plot states (it said "at
+# 1 - alpha" while the plot said 99.8333%; fresh-eyes review of issue 26).
+level=$(sed -n 's|.*with its \([0-9.]*%\) interval; .*|\1|p' "$WORK/report.html" | head -1)
+[[ -n $level ]] || fail "no level in the forest's caption"
+expect_contains "$(cat "$WORK/report.html")" "the ratio to the baseline with its $level interval and verdict" \
+    "the results table at the forest's level"
+
 # At 1400 px the page needs no horizontal scrolling: its width as a browser lays it out.
 sed 's|</body>|<script>document.title = String(document.documentElement.scrollWidth)</script></body>|' \
     "$WORK/report.html" >"$WORK/measured.html"
