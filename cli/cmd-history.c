@@ -459,6 +459,67 @@ static int render_history(FILE *f, OutputFormat format, const History *h) {
         return ferror(f) ? -EIO : 0;
 }
 
+/* items[0..n) as "a, b, c" into buf, cut with "..." where it would not fit. */
+static const char *joined(char *const *items, size_t n, char *buf, size_t size) {
+        size_t at = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; i < n && at < size; i++) {
+                int w = snprintf(buf + at, size - at, "%s%s", i ? ", " : "", items[i]);
+                if (w < 0 || (size_t) w >= size - at) {
+                        snprintf(buf + (size > 4 ? size - 4 : 0), size > 4 ? 4 : size, "...");
+                        break;
+                }
+                at += (size_t) w;
+        }
+        return buf;
+}
+
+/* Whether a cell's label ("n=100000 width=64") has every NAME=VALUE of filters as a word. */
+static bool label_has_all(const char *label, char *const *filters) {
+        for (char *const *f = filters; *f; f++) {
+                size_t n = strlen(*f);
+                const char *at = label;
+                bool found = false;
+                while (!found && (at = strstr(at, *f))) {
+                        found = (at == label || at[-1] == ' ') && (at[n] == '\0' || at[n] == ' ');
+                        at++;
+                }
+                if (!found)
+                        return false;
+        }
+        return true;
+}
+
+/* Nothing matched a --metric or --cell filter: when the latest run has no such metric or no such
+ * cell, says so with what it has (EXIT_USAGE); else EXIT_OK (the runs have it, unmeasured). */
+static int explain_no_match(Store *store, const HistoryQuery *q, const History *h) {
+        _cleanup_strv_free_ char **metrics = NULL;
+        _cleanup_(query_report_freep) Report *rep = NULL;
+        if (query_run_metrics(store, h->latest_run, &metrics) < 0 ||
+            query_report_values(store, h->latest_run, NULL, &rep) < 0)
+                return EXIT_OK;
+        char list[512];
+        if (q->metric && !strv_contains(metrics, q->metric)) {
+                cli_error("history", "experiment %s records no metric '%s' (its latest run, %lld, has: %s)",
+                          q->experiment, q->metric, (long long) h->latest_run,
+                          joined(metrics, strv_length(metrics), list, sizeof(list)));
+                return EXIT_USAGE;
+        }
+        for (size_t c = 0; q->cells && c < rep->n_cells; c++)
+                if (label_has_all(rep->cell_labels[c], q->cells))
+                        return EXIT_OK; /* there is such a cell, without measured samples */
+        if (q->cells && rep->n_cells > 0) {
+                cli_error(
+                        "history",
+                        "no cell of experiment %s matches the --cell filter (its latest run, %lld, has the "
+                        "cells %s)",
+                        q->experiment, (long long) h->latest_run,
+                        joined(rep->cell_labels, rep->n_cells, list, sizeof(list)));
+                return EXIT_USAGE;
+        }
+        return EXIT_OK;
+}
+
 int cmd_history(int argc, char **argv) {
         if (cli_wants_help(argc, argv, history_usage))
                 return EXIT_OK;
@@ -534,6 +595,8 @@ int cmd_history(int argc, char **argv) {
                 cli_error("history", "%s", r == -EIO ? store_error(store) : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
+        if (h->n_series == 0 && (q.metric || q.cells) && (e = explain_no_match(store, &q, h)) != EXIT_OK)
+                return e;
         if (q.relative && h->n_series == 0) {
                 cli_error(
                         "history",

@@ -634,6 +634,7 @@ static int read_history(Store *s, const HistoryQuery *q, History **ret) {
         if (b.n_runs == 0)
                 return -ENOENT;
         h->n_runs = b.n_runs;
+        h->latest_run = b.runs[b.n_runs - 1].id;
         if (!(h->metric = strdup(q->metric ? q->metric : b.runs[b.n_runs - 1].metric)))
                 return -ENOMEM;
         char *points = points_sql(q, &b),

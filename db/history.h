@@ -65,7 +65,8 @@ typedef struct HistorySeries {
 typedef struct History {
         char *experiment;
         char *metric;
-        size_t n_runs; /* runs read */
+        size_t n_runs;      /* runs read */
+        int64_t latest_run; /* the last of them */
         HistorySeries *series;
         size_t n_series;
         bool many_hosts;   /* the series are of more than one host */

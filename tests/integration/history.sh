@@ -61,8 +61,12 @@ expect_contains "$ERR" "NAME=VALUE" "bad cell filter"
 run_alloclab 2 history
 run_alloclab 4 history nosuch
 expect_contains "$ERR" "no finished run of experiment 'nosuch'" "unknown experiment"
-run_alloclab 0 history trend --cell size=9
-expect_contains "$OUT" "no measured samples match" "an empty selection says so"
+run_alloclab 2 history trend --cell size=9
+expect_contains "$ERR" "no cell of experiment trend matches the --cell filter (its latest run, 8, has the cells size=1, size=2)" \
+    "a cell that is not there, with those that are (on a7caab1: 'no measured samples match', exit 0)"
+run_alloclab 2 history trend --metric bogus
+expect_contains "$ERR" "experiment trend records no metric 'bogus' (its latest run, 8, has: reported:cost, maxrss, sys, user, wall)" \
+    "a metric that is not there, with those that are"
 
 # Two hosts whose runs interleave: one series per host, and a host's change-point baseline is
 # its own runs, not reset by the other's (on 4b0a99e every point was a host change, and the
