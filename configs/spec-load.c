@@ -484,6 +484,10 @@ static int parse_either(Loader *l, const YamlNode *n, const char *what, const ch
         return r;
 }
 
+static int parse_history(Loader *l, const YamlNode *n, void *field) {
+        return parse_either(l, n, "history", "medians", "ratios", field);
+}
+
 static int parse_env_offset(Loader *l, const YamlNode *n, void *field) {
         return parse_either(l, n, "env_offset", "none", "random", field);
 }
@@ -780,6 +784,7 @@ static const Field spec_fields[] = {
         { "probe", parse_probe, offsetof(Spec, probe), false },
         { "schedule", parse_schedule, 0, false },
         { "regression_threshold", parse_threshold, offsetof(Spec, regression_threshold), false },
+        { "history", parse_history, offsetof(Spec, history_ratios), false },
         { "resume", parse_bool, offsetof(Spec, resume), false },
         { "min_effect", parse_min_effect, offsetof(Spec, min_effect), false },
         { "alpha", parse_alpha, offsetof(Spec, alpha), false },
@@ -874,9 +879,9 @@ static int check_templates(Loader *l) {
                         char word[64];
                         snprintf(word, sizeof(word), "%.*s", (int) e.length, n->value + e.offset);
                         const char *close = schema_suggest(word, names);
-                        r = diag_add(l->diag, n->line, col, "undefined parameter '{%.*s}'%s%s%s", (int) e.length,
-                                     n->value + e.offset, close ? " (did you mean '" : "", close ? close : "",
-                                     close ? "'?)" : "");
+                        r = diag_add(l->diag, n->line, col, "undefined parameter '{%.*s}'%s%s%s",
+                                     (int) e.length, n->value + e.offset, close ? " (did you mean '" : "",
+                                     close ? close : "", close ? "'?)" : "");
                 } else
                         r = diag_add(l->diag, n->line, col, "%s", template_problem_to_string(e.problem));
         }

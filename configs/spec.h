@@ -188,6 +188,7 @@ typedef struct Spec {
         Schedule schedule;
         char *schedule_text;         /* as written, for display */
         double regression_threshold; /* relative change of a median that a scheduled run reports */
+        bool history_ratios;         /* the daemon's check follows within-run ratios (history --relative) */
         double min_effect;           /* smallest relative change a verdict calls a difference */
         double alpha;                /* significance level of the verdicts' rank tests */
         SpecCorrection correction;   /* over a run's comparisons (cells x variants) */

@@ -83,11 +83,13 @@ void log_message(int priority, int64_t run_id, const char *fmt, ...) {
         va_end(ap);
 }
 
-void log_change_point(const char *experiment, const char *metric, const HistorySeries *series,
-                      const HistoryPoint *point) {
+void log_change_point(const char *experiment, const char *metric, const char *relative_to,
+                      const HistorySeries *series, const HistoryPoint *point) {
         const Comparison *c = &point->against;
         const char *change = history_change_word(point->change);
-        char f[11][96], status[64];
+        char f[12][96], status[64], what[160];
+        snprintf(what, sizeof(what), "%s%s%s", metric, relative_to ? " ratio to " : "",
+                 relative_to ? relative_to : "");
         if (point->tentative)
                 snprintf(status, sizeof(status), "possible %s (tentative until the next run)", change);
         else
@@ -104,7 +106,10 @@ void log_change_point(const char *experiment, const char *metric, const HistoryS
         snprintf(f[8], sizeof(f[8]), "BASELINE_RUNS=%zu", point->baseline_runs);
         snprintf(f[9], sizeof(f[9]), "STATUS=%s", point->tentative ? "tentative" : "confirmed");
         snprintf(f[10], sizeof(f[10]), "CONFIRMED_BY_RUN=%lld", (long long) point->confirmed_by);
-        char *fields[] = { f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], NULL };
+        snprintf(f[11], sizeof(f[11]), "RELATIVE_TO=%s", relative_to ? relative_to : "");
+        char *fields[] = { f[0], f[1], f[2], f[3], f[4],  f[5],
+                           f[6], f[7], f[8], f[9], f[10], relative_to ? f[11] : NULL,
+                           NULL };
         LogContext ctx = { .message_id = LOG_MESSAGE_CHANGE_POINT,
                            .run_id = point->run_id,
                            .experiment = experiment,
@@ -114,6 +119,6 @@ void log_change_point(const char *experiment, const char *metric, const HistoryS
         log_context(point->change == HISTORY_REGRESSION && !point->tentative ? LOG_WARNING : LOG_NOTICE,
                     &ctx,
                     "%s run %lld: %s [%s] %s: %s %.3fx [%.3f, %.3f] against runs %lld.. (%zu runs, p %.2g)",
-                    experiment, (long long) point->run_id, series->variant, series->cell, status, metric,
+                    experiment, (long long) point->run_id, series->variant, series->cell, status, what,
                     c->ratio, c->lo, c->hi, (long long) point->baseline_from, point->baseline_runs, c->p);
 }

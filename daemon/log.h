@@ -40,6 +40,7 @@ void log_message(int priority, int64_t run_id, const char *fmt, ...) __attribute
  * notice for an improvement or a tentative change, with MESSAGE_ID, RUN_ID (the change point's
  * run), EXPERIMENT, VARIANT, CELL, METRIC, CHANGE, MEDIAN, RATIO, RATIO_CI_LOW, RATIO_CI_HIGH,
  * P_VALUE, BASELINE_FROM_RUN, BASELINE_RUNS, STATUS (confirmed or tentative) and CONFIRMED_BY_RUN
- * fields. */
-void log_change_point(const char *experiment, const char *metric, const HistorySeries *series,
-                      const HistoryPoint *point);
+ * fields; with relative_to (the spec's `history: ratios`) the series is of ratios to that
+ * baseline variant, said in the message and RELATIVE_TO. */
+void log_change_point(const char *experiment, const char *metric, const char *relative_to,
+                      const HistorySeries *series, const HistoryPoint *point);

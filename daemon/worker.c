@@ -277,14 +277,16 @@ static JobStatus final_status(const Worker *w) {
 }
 
 /* After a scheduled run: the change points in the experiment's history (the check `alloclab
- * history` shows) that this run confirmed, and a tentative one at this run, that moved by more
+ * history` shows, or with the spec's `history: ratios` `history --relative`) that this run
+ * confirmed, and a tentative one at this run, that moved by more
  * than the spec's regression_threshold, each as a structured journal message. */
 static void report_changes(Worker *w) {
         int64_t run = worker_run_id(w);
         _cleanup_(history_freep) History *h = NULL;
         HistoryQuery q = { .experiment = w->spec->experiment,
                            .last = HISTORY_DEFAULT_RUNS,
-                           .until_run = run };
+                           .until_run = run,
+                           .relative = w->spec->history_ratios };
         int r = query_history(w->ctx.store, &q, &h);
         if (r < 0) {
                 if (r != -ENOENT)
@@ -300,7 +302,7 @@ static void report_changes(Worker *w) {
                         bool news = p->tentative ? p->run_id == run : p->confirmed_by == run;
                         if (news && p->change != HISTORY_STEADY &&
                             fabs(p->against.ratio - 1) > w->spec->regression_threshold)
-                                log_change_point(h->experiment, h->metric, series, p);
+                                log_change_point(h->experiment, h->metric, h->relative_to, series, p);
                 }
         }
 }

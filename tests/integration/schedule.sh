@@ -49,6 +49,24 @@ verify: none
 regression_threshold: 50%
 schedule: {every: 2s}
 YAML
+# history: ratios: the daemon follows each variant's ratio to the baseline within each run. Both
+# variants slow down 5x at once (the machine, or the program): nothing to report; later the
+# candidate alone takes twice as long: a regression of its ratio.
+echo 0.02 >"$WORK/common"
+echo 0 >"$WORK/extra"
+cat >"$SPECS/ratios.yaml" <<YAML
+experiment: ratios
+command: [/bin/sh, -c, "sleep \$(cat '$WORK/common')"]
+allocators:
+  glibc: {}
+  candidate: {command: [/bin/sh, -c, "sleep \$(cat '$WORK/common'); sleep \$(cat '$WORK/extra')"]}
+samples: 5
+warmup: 0
+verify: none
+regression_threshold: 50%
+history: ratios
+schedule: {every: 2s}
+YAML
 printf 'experiment: broken\ncommand: [/bin/true]\nallocators: {glibc: {}}\nschedule: "0 25 * * *"\n' >"$SPECS/broken.yaml"
 
 start_daemon
@@ -74,6 +92,7 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 echo 0.3 >"$WORK/delay"
+echo 0.1 >"$WORK/common"
 for _ in $(seq 300); do
     grep -q "drift run [0-9]*: glibc \[-\] regression (confirmed by run [0-9]*): wall [0-9.]*x \[" "$WORK/daemon.log" && break
     sleep 0.1
@@ -89,8 +108,23 @@ expect_eq "$(awk -F, -v r="$flagged" '$5 == r {print $12}' <<<"$OUT")" "regressi
 grep -q "drift run $flagged: glibc \[-\] possible regression (tentative until the next run): wall" "$WORK/daemon.log" ||
     fail "the change was not first reported as tentative: $(cat "$WORK/daemon.log")"
 grep -E ": (possible )?(regression|improvement) \(" "$WORK/daemon.log" | grep -qv drift &&
-    fail "a stable experiment was reported as changed"
+    fail "a stable experiment was reported as changed (or the ratios of a common slow-down)"
 rm "$SPECS/drift.yaml"
+# The candidate alone slows down: its ratio's change point, said to be of the ratio.
+ratios_before=$(q "SELECT count(*) FROM runs r JOIN experiments x ON x.id = r.experiment_id WHERE x.name = 'ratios'")
+ratios_last=$(q "SELECT max(r.id) FROM runs r JOIN experiments x ON x.id = r.experiment_id WHERE x.name = 'ratios'")
+echo 0.1 >"$WORK/extra"
+for _ in $(seq 400); do
+    grep -q "ratios run [0-9]*: candidate \[-\] regression (confirmed by run [0-9]*): wall ratio to glibc [0-9.]*x" \
+        "$WORK/daemon.log" && break
+    sleep 0.1
+done
+grep -q "ratios run [0-9]*: candidate \[-\] regression (confirmed by run [0-9]*): wall ratio to glibc [0-9.]*x" \
+    "$WORK/daemon.log" || fail "no regression of the ratio reported: $(grep ratios "$WORK/daemon.log")"
+flagged=$(grep -o "ratios run [0-9]*: candidate \[-\] regression" "$WORK/daemon.log" | head -1 | grep -o "run [0-9]*" | cut -d' ' -f2)
+(( flagged >= ratios_last )) || fail "the ratio's change point (run $flagged) is before the candidate's slow-down (run $ratios_last)"
+(( ratios_before >= 2 )) || fail "the ratios experiment had not run before the candidate slowed down"
+rm "$SPECS/ratios.yaml"
 
 # SIGHUP: a new spec joins.
 cat >"$SPECS/nightly.yaml" <<YAML
@@ -107,6 +141,11 @@ expect_contains "$OUT" "30 3 * * *" "its cron expression"
 rm "$SPECS/often.yaml"
 kill -HUP "$daemon_pid"
 sleep 0.3
+# The jobs the removed specs queued before they went still run; then the queue is empty.
+for _ in $(seq 300); do
+    (( $(q "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')") == 0 )) && break
+    sleep 0.1
+done
 run_alloclab 0 status
 expect_contains "$OUT" "next scheduled nightly at " "status names the next firing"
 stop_daemon
