@@ -878,7 +878,8 @@ static int check_templates(Loader *l) {
                 if (e.problem == TEMPLATE_UNDEFINED) {
                         char word[64];
                         snprintf(word, sizeof(word), "%.*s", (int) e.length, n->value + e.offset);
-                        const char *close = schema_suggest(word, names);
+                        /* A name of one or two letters is near every other: no guess then. */
+                        const char *close = strlen(word) >= 3 ? schema_suggest(word, names) : NULL;
                         r = diag_add(l->diag, n->line, col, "undefined parameter '{%.*s}'%s%s%s",
                                      (int) e.length, n->value + e.offset, close ? " (did you mean '" : "",
                                      close ? close : "", close ? "'?)" : "");
