@@ -19,6 +19,7 @@
 #include "db/sql.h"
 #include "stats/changepoint.h"
 #include "stats/sampleset.h"
+#include "stats/stats.h"
 #include "stats/student.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
@@ -271,27 +272,28 @@ static SampleSet entry_set(const ReportEntry *e) {
         return (SampleSet){ .values = e->values, .rounds = e->rounds, .n = e->n_values };
 }
 
-/* Relative: a run's ratio of variant v of cell c to the baseline of the cell, round by round
- * (sampleset_round_ratio, as history --relative), or NAN. */
-static double round_ratio(const Report *r, size_t c, size_t v) {
-        SampleSet base = entry_set(&r->entries[c * r->n_variants + r->baseline]),
-                  x = entry_set(&r->entries[c * r->n_variants + v]);
-        double ratio;
-        return sampleset_round_ratio(&base, &x, &ratio) == 0 ? ratio : NAN;
+/* A run's value of variant v in cell c, and its log standard error within the run
+ * (stats_median_se): its median, or (relative) its ratio to the cell's baseline round by round
+ * (sampleset_round_ratio, as history --relative); NAN when there is none. */
+static double run_value(const RunPair *p, const Report *r, size_t c, size_t v, double *ret_se) {
+        const ReportEntry *e = &r->entries[c * r->n_variants + v];
+        double value = NAN;
+        *ret_se = 0;
+        if (p->relative) {
+                SampleSet base = entry_set(&r->entries[c * r->n_variants + r->baseline]), x = entry_set(e);
+                if (sampleset_round_ratio(&base, &x, &value, ret_se) < 0)
+                        value = NAN;
+        } else if (e->n_values > 0 && e->stats.median > 0) {
+                value = e->stats.median;
+                *ret_se = stats_median_se(e->stats.mad, e->stats.n) / value;
+        }
+        return value;
 }
 
 /* A change's two values: the runs' medians, or (relative) their within-run ratios. */
 static bool change_values(const RunPair *p, PairChange *x) {
-        const Report *a = p->a, *b = p->b;
-        const ReportEntry *ea = &a->entries[x->cell_a * a->n_variants + x->variant_a];
-        const ReportEntry *eb = &b->entries[x->cell_b * b->n_variants + x->variant_b];
-        if (p->relative) {
-                x->value_a = round_ratio(a, x->cell_a, x->variant_a);
-                x->value_b = round_ratio(b, x->cell_b, x->variant_b);
-        } else {
-                x->value_a = ea->n_values > 0 ? ea->stats.median : NAN;
-                x->value_b = eb->n_values > 0 ? eb->stats.median : NAN;
-        }
+        x->value_a = run_value(p, p->a, x->cell_a, x->variant_a, &x->se_a);
+        x->value_b = run_value(p, p->b, x->cell_b, x->variant_b, &x->se_b);
         return x->value_a > 0 && x->value_b > 0;
 }
 
@@ -305,8 +307,11 @@ typedef struct PairFamily {
 static int change_member(void *userdata, size_t i, const CompareRule *rule, Comparison *ret) {
         const PairFamily *f = userdata;
         const PairChange *x = f->members[i];
-        return compare_run_medians(x->value_a, x->value_b, f->pair->spread.spread, f->pair->spread.df, rule,
-                                   ret);
+        /* A run whose own values scatter more than runs usually move (a busy moment) is not
+         * judged by the calmer runs' spread: never less than the two runs' own errors say. */
+        double own = sqrt((x->se_a * x->se_a + x->se_b * x->se_b) / 2);
+        return compare_run_medians(x->value_a, x->value_b, fmax(f->pair->spread.spread, own),
+                                   f->pair->spread.df, rule, ret);
 }
 
 static int compute_changes(Store *s, RunPair *p) {

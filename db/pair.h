@@ -18,6 +18,7 @@ typedef struct PairChange {
         size_t cell_a, variant_a; /* indexes into a's cell_labels and variant_names */
         size_t cell_b, variant_b; /* the same cell label and variant name in b */
         double value_a, value_b;  /* each run's median; relative: each run's ratio to its baseline */
+        double se_a, se_b;        /* their log standard errors within their runs (0: unknown) */
         bool has_comparison;      /* both values positive */
         Comparison comparison;    /* B against A: value_b / value_a (compare_run_medians) */
 } PairChange;

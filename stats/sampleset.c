@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +39,7 @@ int sampleset_median_interval(const SampleSet *s, double *ret_lo, double *ret_hi
         return 0;
 }
 
-int sampleset_round_ratio(const SampleSet *base, const SampleSet *x, double *ret) {
+int sampleset_round_ratio(const SampleSet *base, const SampleSet *x, double *ret, double *ret_se) {
         _cleanup_free_ double *ratios = malloc((x->n ? x->n : 1) * sizeof(double));
         if (!ratios)
                 return -ENOMEM;
@@ -58,6 +59,12 @@ int sampleset_round_ratio(const SampleSet *base, const SampleSet *x, double *ret
                 return -ENODATA;
         stats_sort(ratios, n);
         *ret = stats_median_sorted(ratios, n);
+        Stats logs;
+        for (size_t i = 0; i < n; i++)
+                ratios[i] = log(ratios[i]);
+        if (stats_compute(ratios, n, &logs) < 0)
+                return -ENOMEM;
+        *ret_se = stats_median_se(logs.mad, n);
         return 0;
 }
 

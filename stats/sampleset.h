@@ -31,9 +31,10 @@ int sampleset_median_interval(const SampleSet *s, double *ret_lo, double *ret_hi
 
 /* The median, over the rounds measured on both sides (base's value positive), of x's value over
  * base's in the same round: a ratio of values measured side by side, which a machine that speeds
- * up or slows down between rounds moves far less than the ratio of the two medians. Returns 0,
- * -ENODATA when no round is on both sides, -ENOMEM. Both sets in round order. */
-int sampleset_round_ratio(const SampleSet *base, const SampleSet *x, double *ret);
+ * up or slows down between rounds moves far less than the ratio of the two medians; and its
+ * standard error in log terms (stats_median_se of the rounds' log ratios). Returns 0, -ENODATA
+ * when no round is on both sides, -ENOMEM. Both sets in round order. */
+int sampleset_round_ratio(const SampleSet *base, const SampleSet *x, double *ret, double *ret_se);
 
 /* Whether x and base pair by round: measured side by side (interleaved or randomized order), the
  * same rounds on both sides (failures can leave gaps), and enough of them (compare_pairs). */

@@ -27,6 +27,10 @@ double stats_median_sorted(const double *sorted, size_t n) {
         return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
+double stats_median_se(double mad, size_t n) {
+        return n ? 1.2533 * 1.4826 * mad / sqrt((double) n) : 0;
+}
+
 int stats_compute(double *values, size_t n, Stats *ret) {
         *ret = (Stats){ .n = n };
         if (n == 0)

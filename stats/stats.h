@@ -28,3 +28,8 @@ void stats_sort(double *values, size_t n);
 
 /* Median of an already sorted array (n > 0). */
 double stats_median_sorted(const double *sorted, size_t n);
+
+/* The standard error of the median of n values whose median absolute deviation is mad, in their
+ * unit: 1.2533 sqrt(pi / 2) times the normal sigma 1.4826 mad over sqrt(n); 0 when n is 0. A
+ * robust figure of how far a run's median could lie from its truth. */
+double stats_median_se(double mad, size_t n);

@@ -285,3 +285,24 @@ expect_contains "$OUT" "no regression" "a change within the noise floor is no re
 run_alloclab 0 compare "$floor_a" "$((floor_a + 1))" --format json
 expect_eq "$(python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["spread_aa_floor"] > 0.2, d["between_run_spread"] > 0.02)' <<<"$OUT")" \
     "True True" "json: the floor and the spread it gave"
+
+# A run whose own samples scatter far more than runs usually move is judged by its own error,
+# not the calm runs' spread: three runs at a steady 10, then one whose children cost 6, 12 and 18
+# in turn (median 12): its median is 1.2x, and it cannot tell (on 04a893d: a REGRESSION).
+echo 0 >"$WORK/scatter"
+cat >"$WORK/scatter.yaml" <<YAML
+experiment: scatter
+command: [sh, -c, 'n=\$((\$(cat $WORK/tick) + 1)); echo \$n >$WORK/tick; [ \$(cat $WORK/scatter) = 1 ] && c=\$(( (n % 3 + 1) * 6 )) || c=10; echo "cost \$c" >&\$ALLOCLAB_METRICS_FD']
+allocators: {glibc: {}}
+metric: reported:cost
+verify: none
+samples: 6
+YAML
+for _ in 1 2 3; do run_alloclab 0 run "$WORK/scatter.yaml" --quiet; done
+echo 1 >"$WORK/scatter"
+run_alloclab 0 run "$WORK/scatter.yaml" --quiet
+scatter=$(q "SELECT max(id) FROM runs")
+run_alloclab 0 compare "$((scatter - 1))" "$scatter" --fail-on regression
+expect_contains "$OUT" "1.20x" "the medians' ratio"
+expect_contains "$OUT" "or by what the two runs' own intervals say where they are wider" "the rule, said"
+expect_contains "$OUT" "no regression" "a scattered run is not a regression by the calm runs' spread"

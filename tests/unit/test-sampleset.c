@@ -94,11 +94,12 @@ static void test_round_ratio(void **state) {
         double base[] = { 10, 20, 20, 20, 0, 10 }, x[] = { 11, 22, 22, 99, 11, 11 };
         int64_t rb[] = { 1, 2, 3, 4, 5, 6 }, rx[] = { 1, 2, 3, 7, 5, 6 };
         SampleSet b = { base, rb, 6 }, v = { x, rx, 6 };
-        double ratio;
-        assert_int_equal(sampleset_round_ratio(&b, &v, &ratio), 0);
+        double ratio, se;
+        assert_int_equal(sampleset_round_ratio(&b, &v, &ratio, &se), 0);
+        assert_true(se >= 0 && se < 1e-12);     /* the four ratios are equal */
         assert_true(fabs(ratio - 1.1) < 1e-12); /* rounds 1, 2, 3, 6: round 4 and 7 alone, 5 of 0 */
         SampleSet none = { x, (int64_t[]){ 8, 9, 10, 11, 12, 13 }, 6 };
-        assert_int_equal(sampleset_round_ratio(&b, &none, &ratio), -ENODATA);
+        assert_int_equal(sampleset_round_ratio(&b, &none, &ratio, &se), -ENODATA);
 }
 
 static void test_pareto_front(void **state) {
