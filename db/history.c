@@ -231,31 +231,30 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
                            : NULL;
                 sqlite3_free(path);
         }
-        return sql ? sqlite3_mprintf("%z ORDER BY c.label, v.name, h.hostname, r.id", sql) : NULL;
+        /* Relative: a run's baseline point before the other variants', whose ratios need it. */
+        return sql ? sqlite3_mprintf(
+                             q->relative && !q->medians_only
+                                     ? "%z ORDER BY c.label, h.hostname, r.id, v.is_baseline DESC, v.name"
+                                     : "%z ORDER BY c.label, v.name, h.hostname, r.id",
+                             sql)
+                   : NULL;
 }
 
 /* SELECT the metric's value of every measured sample of one (run ?1, cell ?2, variant ?3): for
- * wall time read from the samples_run index alone. Relative: of the variant's samples and the
- * run's baseline variant's, each row whether it is the variant's, its value and its round, for
- * read_point_ratios() to pair (in SQL, a join of the two sides built temporary tables for every
- * point: 109 ms for 240 points). NULL on ENOMEM; caller frees with sqlite3_free. */
+ * wall time read from the samples_run index alone; relative, with its round (col 1) for
+ * point_ratios() to pair with the baseline's, read once per run and cell (in SQL, a join of the
+ * two sides built temporary tables for every point: 109 ms for 240 points). NULL on ENOMEM;
+ * caller frees with sqlite3_free. */
 static char *values_sql(const char *metric, bool relative) {
-        const char *expression = query_builtin_metric_sql(metric);
-        char *where = sqlite3_mprintf(
-                " WHERE s.run_id = ?1 AND s.cell_id = ?2 AND s.variant_id %s AND s.phase = 'sample'"
-                " AND s.status = 'ok'",
-                relative ? "IN (?3, (SELECT id FROM variants WHERE run_id = ?1 AND is_baseline))" : "= ?3");
-        const char *before = relative ? "s.variant_id = ?3, " : "", *after = relative ? ", s.round" : "";
-        char *sql =
-                !where ? NULL
-                : expression
-                        ? sqlite3_mprintf("SELECT %s%s%s FROM samples s%s", before, expression, after, where)
-                        : sqlite3_mprintf("SELECT %sm.value%s FROM samples s"
-                                          " JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q%s",
-                                          before, after,
-                                          strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric, where);
-        sqlite3_free(where);
-        return sql;
+        const char *expression = query_builtin_metric_sql(metric), *round = relative ? ", s.round" : "";
+        const char *where = " WHERE s.run_id = ?1 AND s.cell_id = ?2 AND s.variant_id = ?3"
+                            " AND s.phase = 'sample' AND s.status = 'ok'";
+        return expression
+                       ? sqlite3_mprintf("SELECT %s%s FROM samples s%s", expression, round, where)
+                       : sqlite3_mprintf("SELECT m.value%s FROM samples s"
+                                         " JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q%s",
+                                         round, strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric,
+                                         where);
 }
 
 /* The same from the stats table: the point's stored median, one value. */
@@ -384,6 +383,17 @@ static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id, con
                        : NULL;
 }
 
+/* The series of (cell, variant, host), or NULL. */
+static HistorySeries *find_series(History *h, const char *cell, const char *variant, const char *host) {
+        for (size_t i = h->n_series; i-- > 0;) {
+                HistorySeries *s = &h->series[i];
+                if (strcmp(s->cell, cell) == 0 && strcmp(s->variant, variant) == 0 &&
+                    strcmp(s->host, host) == 0)
+                        return s;
+        }
+        return NULL;
+}
+
 static HistorySeries *new_series(History *h, const char *cell, const char *variant, const char *host) {
         HistorySeries *series = realloc(h->series, (h->n_series + 1) * sizeof(HistorySeries));
         if (!series)
@@ -420,50 +430,59 @@ static int by_round(const void *x, const void *y) {
         return (a->round > b->round) - (a->round < b->round);
 }
 
-/* Relative: one point's values into v (emptied first): of each round measured for both the
- * variant and the baseline, the variant's value over the baseline's (the baseline's own point,
- * baseline set, gets a 1 for each of its samples, which make_relative() drops). */
-static int read_point_ratios(sqlite3_stmt *values, int64_t run_id, int64_t cell_id, int64_t variant_id,
-                             bool baseline, Values *v) {
+/* Relative: a point's samples with their rounds, sorted by round, and whose they are. */
+typedef struct Rounds {
+        RoundValue *rows;
+        size_t n, capacity;
+        int64_t run_id, cell_id;
+} Rounds;
+
+static int read_rounds(sqlite3_stmt *values, int64_t run_id, int64_t cell_id, int64_t variant_id,
+                       Rounds *x) {
         sqlite3_reset(values);
         sqlite3_bind_int64(values, 1, run_id);
         sqlite3_bind_int64(values, 2, cell_id);
         sqlite3_bind_int64(values, 3, variant_id);
-        v->n = 0;
-        _cleanup_free_ RoundValue *rows = NULL;
-        size_t n = 0, mine = 0, capacity = 0;
-        int rc, r = 0;
-        while (r >= 0 && (rc = sqlite3_step(values)) == SQLITE_ROW) {
-                if (n == capacity) {
-                        RoundValue *more = realloc(rows, (capacity = capacity ? 2 * capacity : 128) *
-                                                                 sizeof(RoundValue));
+        *x = (Rounds){ .rows = x->rows, .capacity = x->capacity, .run_id = run_id, .cell_id = cell_id };
+        int rc;
+        while ((rc = sqlite3_step(values)) == SQLITE_ROW) {
+                if (x->n == x->capacity) {
+                        size_t capacity = x->capacity ? 2 * x->capacity : 128;
+                        RoundValue *more = realloc(x->rows, capacity * sizeof(RoundValue));
                         if (!more)
                                 return -ENOMEM;
-                        rows = more;
+                        x->rows = more;
+                        x->capacity = capacity;
                 }
-                bool is_mine = sqlite3_column_int(values, 0) != 0;
-                RoundValue x = { sqlite3_column_int64(values, 2), sqlite3_column_double(values, 1) };
-                if (baseline) {
-                        r = add_value(v, 1);
-                        continue;
-                }
-                /* The variant's rows first, then the baseline's, each sorted by round below. */
-                if (is_mine) {
-                        rows[n++] = rows[mine];
-                        rows[mine++] = x;
-                } else
-                        rows[n++] = x;
+                x->rows[x->n++] =
+                        (RoundValue){ sqlite3_column_int64(values, 1), sqlite3_column_double(values, 0) };
         }
-        if (r < 0 || rc != SQLITE_DONE)
-                return r < 0 ? r : -EIO;
-        qsort(rows, mine, sizeof(RoundValue), by_round);
-        qsort(rows + mine, n - mine, sizeof(RoundValue), by_round);
-        for (size_t i = 0, j = mine; r >= 0 && i < mine && j < n;) {
-                if (rows[i].round != rows[j].round)
-                        rows[i].round < rows[j].round ? i++ : j++;
+        if (rc != SQLITE_DONE)
+                return -EIO;
+        qsort(x->rows, x->n, sizeof(RoundValue), by_round);
+        return 0;
+}
+
+/* Relative: one point's values into v (emptied first): of each round measured for both the
+ * variant (mine) and its run's baseline (base, of the same run and cell), the variant's value
+ * over the baseline's; the baseline's own point gets a 1 for each of its samples, which
+ * make_relative() drops. */
+static int point_ratios(const Rounds *mine, const Rounds *base, bool baseline, Values *v) {
+        v->n = 0;
+        int r = 0;
+        if (baseline) {
+                for (size_t i = 0; r >= 0 && i < mine->n; i++)
+                        r = add_value(v, 1);
+                return r;
+        }
+        if (base->run_id != mine->run_id || base->cell_id != mine->cell_id)
+                return 0; /* no baseline measured in this run and cell */
+        for (size_t i = 0, j = 0; r >= 0 && i < mine->n && j < base->n;) {
+                if (mine->rows[i].round != base->rows[j].round)
+                        mine->rows[i].round < base->rows[j].round ? i++ : j++;
                 else {
-                        if (rows[j].value > 0)
-                                r = add_value(v, rows[i].value / rows[j].value);
+                        if (base->rows[j].value > 0)
+                                r = add_value(v, mine->rows[i].value / base->rows[j].value);
                         i++, j++;
                 }
         }
@@ -490,6 +509,7 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
         History *h = b->h;
         HistorySeries *s = NULL;
         Values read = {};
+        Rounds base = { .run_id = -1 }, mine = {};
         int rc, r = 0;
         while (r >= 0 && (rc = sqlite3_step(points)) == SQLITE_ROW) {
                 int64_t run_id = sqlite3_column_int64(points, 0);
@@ -499,11 +519,17 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
                 int64_t cell_id = sqlite3_column_int64(points, 6),
                         variant_id = sqlite3_column_int64(points, 7);
                 bool baseline = sqlite3_column_int(points, 8) != 0;
-                if ((r = b->relative
-                                 ? read_point_ratios(values, run_id, cell_id, variant_id, baseline, &read)
-                                 : read_point_values(values, run_id, cell_id, variant_id, &read)) < 0 ||
-                    read.n == 0)
+                if (b->relative) {
+                        Rounds *into = baseline ? &base : &mine;
+                        if ((r = read_rounds(values, run_id, cell_id, variant_id, into)) >= 0)
+                                r = point_ratios(into, &base, baseline, &read);
+                } else
+                        r = read_point_values(values, run_id, cell_id, variant_id, &read);
+                if (r < 0 || read.n == 0)
                         continue;
+                /* Relative reads a run's variants one after the other: their series interleave. */
+                if (b->relative)
+                        s = find_series(h, cell, variant, host);
                 if ((!s || strcmp(s->cell, cell) != 0 || strcmp(s->variant, variant) != 0 ||
                      strcmp(s->host, host) != 0) &&
                     !(s = new_series(h, cell, variant, host))) {
@@ -520,6 +546,8 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
                 summarise(&read, p);
         }
         free(read.v);
+        free(base.rows);
+        free(mine.rows);
         if (r >= 0 && rc != SQLITE_DONE)
                 r = -EIO;
         sqlite3_finalize(points);
