@@ -11,6 +11,7 @@
 #include "db/query.h"
 #include "db/sql.h"
 #include "stats/changepoint.h"
+#include "stats/sampleset.h"
 #include "stats/stats.h"
 #include "util/cleanup.h"
 
@@ -241,7 +242,7 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
 }
 
 /* SELECT the metric's value of every measured sample of one (run ?1, cell ?2, variant ?3): for
- * wall time read from the samples_run index alone; relative, with its round (col 1) for
+ * wall time read from the samples_run index alone; relative, in round order with its round (col 1) for
  * point_ratios() to pair with the baseline's, read once per run and cell (in SQL, a join of the
  * two sides built temporary tables for every point: 109 ms for 240 points). NULL on ENOMEM;
  * caller frees with sqlite3_free. */
@@ -249,12 +250,13 @@ static char *values_sql(const char *metric, bool relative) {
         const char *expression = query_builtin_metric_sql(metric), *round = relative ? ", s.round" : "";
         const char *where = " WHERE s.run_id = ?1 AND s.cell_id = ?2 AND s.variant_id = ?3"
                             " AND s.phase = 'sample' AND s.status = 'ok'";
+        const char *order = relative ? " ORDER BY s.round" : "";
         return expression
-                       ? sqlite3_mprintf("SELECT %s%s FROM samples s%s", expression, round, where)
+                       ? sqlite3_mprintf("SELECT %s%s FROM samples s%s%s", expression, round, where, order)
                        : sqlite3_mprintf("SELECT m.value%s FROM samples s"
-                                         " JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q%s",
+                                         " JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q%s%s",
                                          round, strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric,
-                                         where);
+                                         where, order);
 }
 
 /* The same from the stats table: the point's stored median, one value. */
@@ -406,13 +408,18 @@ static HistorySeries *new_series(History *h, const char *cell, const char *varia
         return s->cell && s->variant && s->host ? s : NULL;
 }
 
-/* One point's values into v (emptied first). */
-static int read_point_values(sqlite3_stmt *values, int64_t run_id, int64_t cell_id, int64_t variant_id,
-                             Values *v) {
+/* The values statement, reset, for one point. */
+static void bind_point(sqlite3_stmt *values, int64_t run_id, int64_t cell_id, int64_t variant_id) {
         sqlite3_reset(values);
         sqlite3_bind_int64(values, 1, run_id);
         sqlite3_bind_int64(values, 2, cell_id);
         sqlite3_bind_int64(values, 3, variant_id);
+}
+
+/* One point's values into v (emptied first). */
+static int read_point_values(sqlite3_stmt *values, int64_t run_id, int64_t cell_id, int64_t variant_id,
+                             Values *v) {
+        bind_point(values, run_id, cell_id, variant_id);
         v->n = 0;
         int rc, r = 0;
         while (r >= 0 && (rc = sqlite3_step(values)) == SQLITE_ROW)
@@ -420,73 +427,57 @@ static int read_point_values(sqlite3_stmt *values, int64_t run_id, int64_t cell_
         return r < 0 ? r : rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-typedef struct RoundValue {
-        int64_t round;
-        double value;
-} RoundValue;
-
-static int by_round(const void *x, const void *y) {
-        const RoundValue *a = x, *b = y;
-        return (a->round > b->round) - (a->round < b->round);
-}
-
-/* Relative: a point's samples with their rounds, sorted by round, and whose they are. */
+/* Relative: a point's samples in round order, with their rounds, and whose they are. */
 typedef struct Rounds {
-        RoundValue *rows;
+        double *values;
+        int64_t *rounds;
         size_t n, capacity;
         int64_t run_id, cell_id;
 } Rounds;
 
 static int read_rounds(sqlite3_stmt *values, int64_t run_id, int64_t cell_id, int64_t variant_id,
                        Rounds *x) {
-        sqlite3_reset(values);
-        sqlite3_bind_int64(values, 1, run_id);
-        sqlite3_bind_int64(values, 2, cell_id);
-        sqlite3_bind_int64(values, 3, variant_id);
-        *x = (Rounds){ .rows = x->rows, .capacity = x->capacity, .run_id = run_id, .cell_id = cell_id };
+        bind_point(values, run_id, cell_id, variant_id);
+        x->n = 0;
+        x->run_id = run_id;
+        x->cell_id = cell_id;
         int rc;
         while ((rc = sqlite3_step(values)) == SQLITE_ROW) {
                 if (x->n == x->capacity) {
                         size_t capacity = x->capacity ? 2 * x->capacity : 128;
-                        RoundValue *more = realloc(x->rows, capacity * sizeof(RoundValue));
-                        if (!more)
+                        double *v = realloc(x->values, capacity * sizeof(double));
+                        if (v)
+                                x->values = v;
+                        int64_t *r = v ? realloc(x->rounds, capacity * sizeof(int64_t)) : NULL;
+                        if (!r)
                                 return -ENOMEM;
-                        x->rows = more;
+                        x->rounds = r;
                         x->capacity = capacity;
                 }
-                x->rows[x->n++] =
-                        (RoundValue){ sqlite3_column_int64(values, 1), sqlite3_column_double(values, 0) };
+                x->values[x->n] = sqlite3_column_double(values, 0);
+                x->rounds[x->n++] = sqlite3_column_int64(values, 1);
         }
-        if (rc != SQLITE_DONE)
-                return -EIO;
-        qsort(x->rows, x->n, sizeof(RoundValue), by_round);
-        return 0;
+        return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
 /* Relative: one point's values into v (emptied first): of each round measured for both the
  * variant (mine) and its run's baseline (base, of the same run and cell), the variant's value
- * over the baseline's; the baseline's own point gets a 1 for each of its samples, which
- * make_relative() drops. */
+ * over the baseline's (sampleset_round_ratios, as compare --relative pairs them); the baseline's
+ * own point gets a 1 for each of its samples, which make_relative() drops. */
 static int point_ratios(const Rounds *mine, const Rounds *base, bool baseline, Values *v) {
         v->n = 0;
         int r = 0;
-        if (baseline) {
-                for (size_t i = 0; r >= 0 && i < mine->n; i++)
-                        r = add_value(v, 1);
+        for (size_t i = 0; r >= 0 && i < mine->n; i++) /* room for them, and the baseline's ones */
+                r = add_value(v, 1);
+        if (r < 0 || baseline)
                 return r;
+        if (base->run_id != mine->run_id || base->cell_id != mine->cell_id) {
+                v->n = 0; /* no baseline measured in this run and cell */
+                return 0;
         }
-        if (base->run_id != mine->run_id || base->cell_id != mine->cell_id)
-                return 0; /* no baseline measured in this run and cell */
-        for (size_t i = 0, j = 0; r >= 0 && i < mine->n && j < base->n;) {
-                if (mine->rows[i].round != base->rows[j].round)
-                        mine->rows[i].round < base->rows[j].round ? i++ : j++;
-                else {
-                        if (base->rows[j].value > 0)
-                                r = add_value(v, mine->rows[i].value / base->rows[j].value);
-                        i++, j++;
-                }
-        }
-        return r;
+        SampleSet b = { base->values, base->rounds, base->n }, x = { mine->values, mine->rounds, mine->n };
+        v->n = sampleset_round_ratios(&b, &x, v->v);
+        return 0;
 }
 
 /* A point's median of its values (sorted here) and its interval. */
@@ -546,8 +537,10 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
                 summarise(&read, p);
         }
         free(read.v);
-        free(base.rows);
-        free(mine.rows);
+        free(base.values);
+        free(base.rounds);
+        free(mine.values);
+        free(mine.rounds);
         if (r >= 0 && rc != SQLITE_DONE)
                 r = -EIO;
         sqlite3_finalize(points);

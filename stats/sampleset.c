@@ -39,10 +39,7 @@ int sampleset_median_interval(const SampleSet *s, double *ret_lo, double *ret_hi
         return 0;
 }
 
-int sampleset_round_ratio(const SampleSet *base, const SampleSet *x, double *ret, double *ret_se) {
-        _cleanup_free_ double *ratios = malloc((x->n ? x->n : 1) * sizeof(double));
-        if (!ratios)
-                return -ENOMEM;
+size_t sampleset_round_ratios(const SampleSet *base, const SampleSet *x, double *ret) {
         size_t n = 0;
         for (size_t i = 0, j = 0; i < base->n && j < x->n;) {
                 if (base->rounds[i] < x->rounds[j])
@@ -51,10 +48,18 @@ int sampleset_round_ratio(const SampleSet *base, const SampleSet *x, double *ret
                         j++;
                 else {
                         if (base->values[i] > 0)
-                                ratios[n++] = x->values[j] / base->values[i];
+                                ret[n++] = x->values[j] / base->values[i];
                         i++, j++;
                 }
         }
+        return n;
+}
+
+int sampleset_round_ratio(const SampleSet *base, const SampleSet *x, double *ret, double *ret_se) {
+        _cleanup_free_ double *ratios = malloc((x->n ? x->n : 1) * sizeof(double));
+        if (!ratios)
+                return -ENOMEM;
+        size_t n = sampleset_round_ratios(base, x, ratios);
         if (n == 0)
                 return -ENODATA;
         stats_sort(ratios, n);

@@ -29,6 +29,10 @@ int sampleset_outliers(SampleSet *s, bool exclude, Stats *stats);
  * 0. Returns 0 or -ENOMEM. */
 int sampleset_median_interval(const SampleSet *s, double *ret_lo, double *ret_hi);
 
+/* Of each round measured on both sides (base's value positive), x's value over base's, into
+ * ret (room for x->n); returns how many. Both sets in round order. */
+size_t sampleset_round_ratios(const SampleSet *base, const SampleSet *x, double *ret);
+
 /* The median, over the rounds measured on both sides (base's value positive), of x's value over
  * base's in the same round: a ratio of values measured side by side, which a machine that speeds
  * up or slows down between rounds moves far less than the ratio of the two medians; and its
