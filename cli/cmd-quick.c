@@ -8,12 +8,14 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "configs/schema.h"
 #include "configs/spec-text.h"
 #include "util/cleanup.h"
 #include "util/io.h"
+#include "util/sha256.h"
 #include "util/strv.h"
 
 static const char quick_usage[] =
@@ -37,7 +39,8 @@ static const char quick_usage[] =
         "  --input FILE           COMMAND's standard input (default /dev/null)\n"
         "  --verify stdout|none   compare every output with the baseline's (default stdout)\n"
         "  --timeout DURATION     per child (default 600s)\n"
-        "  --name NAME            experiment name (default quick-PROGRAM)\n"
+        "  --name NAME            experiment name (default quick-PROGRAM-HASH: a hash of the\n"
+        "                         whole command, so that another command is another experiment)\n"
         "  --print-spec           print the spec this makes and exit\n"
         "  --db PATH, --format F, --quiet, --label TEXT, --commit REV   as for `alloclab run`\n"
         "\n"
@@ -200,6 +203,15 @@ static int parse_quick(int argc, char **argv, Quick *q, MeasureOptions *m) {
                 return EXIT_USAGE;
         }
         q->command = argv + optind;
+        if (q->command[1] && strpbrk(q->command[0], " \t") && access(q->command[0], X_OK) < 0) {
+                cli_error("quick",
+                          "'%s' and what follows look like several commands (hyperfine's habit); quick "
+                          "measures one COMMAND under several allocators: run quick once per command, or "
+                          "write a spec with a variant per command (an allocator's own command:, "
+                          "docs/spec.md). A single operand with spaces runs with sh -c",
+                          q->command[0]);
+                return EXIT_USAGE;
+        }
         if (q->print_spec && m->format != FORMAT_TABLE) {
                 cli_error("quick",
                           "--print-spec prints YAML, in no other format; --format is for the results");
@@ -213,7 +225,10 @@ static bool is_shell_command(char *const *command) {
         return command[0] && !command[1] && command[0][strcspn(command[0], " \t\n|&;<>()$`\\\"'*?[#~=%")];
 }
 
-/* quick-PROGRAM: the program's base name, cut to what an experiment name may hold. */
+/* quick-PROGRAM-HASH: the program's base name, cut to what an experiment name may hold, and the
+ * first 6 hex digits of the sha256 of the whole command (its words, each ended by a NUL), so
+ * that another command, or the same program with other arguments, is another experiment, whose
+ * history never joins this one's; the same command, run again, continues it. */
 static void default_name(char *const *command, bool shell, char *buf, size_t size) {
         const char *program = command[0];
         size_t len = shell ? strcspn(program, " \t\n") : strlen(program);
@@ -222,7 +237,15 @@ static void default_name(char *const *command, bool shell, char *buf, size_t siz
                 len -= (size_t) (slash + 1 - program);
                 program = slash + 1;
         }
-        spec_text_name(buf, size, "quick-", program, len);
+        Sha256 h;
+        uint8_t digest[SHA256_DIGEST_SIZE];
+        sha256_init(&h);
+        for (size_t i = 0; command[i]; i++)
+                sha256_update(&h, command[i], strlen(command[i]) + 1);
+        sha256_final(&h, digest);
+        char base[64];
+        spec_text_name(base, sizeof(base), "quick-", program, len);
+        snprintf(buf, size, "%s-%02x%02x%02x", base, digest[0], digest[1], digest[2]);
 }
 
 /* The variables of --env that apply to `variant` (NULL: those for every child), as a flow map

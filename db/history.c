@@ -105,6 +105,7 @@ static void point_done(HistoryPoint *p) {
         free(p->hostname);
         free(p->env);
         free(p->preload);
+        free(p->command);
         free(p->config_change);
         free(p->baseline_setup);
 }
@@ -212,7 +213,7 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
                 ids = sqlite3_mprintf("%z, %lld", ids, (long long) b->runs[i].id); /* %z frees ids */
         char *sql =
                 ids ? sqlite3_mprintf("SELECT r.id, c.label, v.name, h.hostname, v.env, a.name, c.id, v.id,"
-                                      " v.is_baseline"
+                                      " v.is_baseline, v.command"
                                       " FROM runs r INDEXED BY runs_history CROSS JOIN cells c"
                                       " CROSS JOIN variants v CROSS JOIN allocators a CROSS JOIN hosts h"
                                       " WHERE r.experiment_id = %lld AND r.id IN (%s) AND c.run_id = r.id"
@@ -300,6 +301,8 @@ static int describe_change(const HistoryPoint *before, HistoryPoint *p) {
                 what = "preload", from = before->preload, to = p->preload;
         else if (strcmp(before->env, p->env) != 0)
                 what = "env", from = before->env, to = p->env;
+        else if (strcmp(before->command, p->command) != 0)
+                what = "command", from = before->command, to = p->command;
         else if (before->baseline_setup && p->baseline_setup &&
                  strcmp(before->baseline_setup, p->baseline_setup) != 0)
                 what = "baseline", from = before->baseline_setup, to = p->baseline_setup;
@@ -361,9 +364,12 @@ static int analyse_series(Builder *b, HistorySeries *s) {
         return 0;
 }
 
-/* Appends a point for run_id to the series. NULL on ENOMEM. */
-static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id, const char *env,
-                               const char *preload) {
+/* Appends a point for run_id to the series, its variant's setup from the points row (env,
+ * preload, command). NULL on ENOMEM. */
+static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id, sqlite3_stmt *row) {
+        const char *env = (const char *) sqlite3_column_text(row, 4),
+                   *preload = (const char *) sqlite3_column_text(row, 5),
+                   *command = (const char *) sqlite3_column_text(row, 9);
         const RunInfo *run = run_info(b, run_id); /* the SQL only selects these runs */
         HistoryPoint *points = realloc(s->points, (s->n_points + 1) * sizeof(HistoryPoint));
         if (!points)
@@ -377,10 +383,11 @@ static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id, con
                              .hostname = strdup(run->hostname),
                              .env = strdup(env ? env : ""),
                              .preload = strdup(preload ? preload : ""),
+                             .command = strdup(command ? command : ""),
                              .label = run->label ? strdup(run->label) : NULL,
                              .commit = run->commit ? strdup(run->commit) : NULL };
-        return p->started_at && p->hostname && p->env && p->preload && (p->label || !run->label) &&
-                               (p->commit || !run->commit)
+        return p->started_at && p->hostname && p->env && p->preload && p->command &&
+                               (p->label || !run->label) && (p->commit || !run->commit)
                        ? p
                        : NULL;
 }
@@ -527,8 +534,7 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
                         r = -ENOMEM;
                         break;
                 }
-                HistoryPoint *p = new_point(b, s, run_id, (const char *) sqlite3_column_text(points, 4),
-                                            (const char *) sqlite3_column_text(points, 5));
+                HistoryPoint *p = new_point(b, s, run_id, points);
                 if (!p) {
                         r = -ENOMEM;
                         break;

@@ -41,6 +41,7 @@ typedef struct HistoryPoint {
         bool host_changed;    /* the host fingerprint differs from the previous point's: not compared,
                                * and the runs before it are not pooled for later points */
         char *env, *preload;  /* the variant's configuration in this run: env (JSON), allocator name */
+        char *command;        /* ... and its command (JSON array) */
         char *config_change;  /* when it differs from the previous point's, what changed (then, as for
                                * host_changed, a new baseline); else NULL */
         char *label, *commit; /* the run's --label and --commit, or NULL */

@@ -117,9 +117,13 @@ run_alloclab 0 history reconfigured
 expect_contains "$OUT" 'CONFIG CHANGED (env {"KNOB":"1"} -> {"KNOB":"2"}): a new baseline' "env change marked"
 expect_contains "$OUT" "CONFIG CHANGED (preload glibc -> jemalloc): a new baseline" "preload change marked"
 expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 0 "no change point across configurations"
+sed -i 's/^command: \[sh, -c, /command: [sh, -xc, /' "$WORK/config.yaml"
+run_alloclab 0 run "$WORK/config.yaml" --quiet
+run_alloclab 0 history reconfigured
+expect_contains "$OUT" 'CONFIG CHANGED (command ["sh","-c",' "a command change marked (on 7d4db64 it was compared)"
 run_alloclab 0 history reconfigured --format csv
-expect_eq "$(python3 -c 'import csv, sys; print(sum(bool(r["config_change"]) for r in csv.DictReader(sys.stdin)))' <<<"$OUT")" 2 \
-    "csv: config_change on two runs"
+expect_eq "$(python3 -c 'import csv, sys; print(sum(bool(r["config_change"]) for r in csv.DictReader(sys.stdin)))' <<<"$OUT")" 3 \
+    "csv: config_change on three runs"
 
 # Numeric parameter values in numeric order: n=2 before n=10 (as text, n=10 came first).
 cat >"$WORK/numbers.yaml" <<YAML

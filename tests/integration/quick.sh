@@ -7,7 +7,7 @@ cd "$WORK"
 
 # --- quick: measures, stores, and its spec round-trips through a file -------------------------
 run_alloclab 0 quick -a glibc,jemalloc -r 3 -w 0 --quiet -- "$WORKLOAD" which
-expect_contains "$OUT" "quick-alloclab-workload run 1: done" "quick's header"
+grep -Eq "quick-alloclab-workload-[0-9a-f]{6} run 1: done" <<<"$OUT" || fail "quick's header: $OUT"
 expect_contains "$OUT" "jemalloc" "quick's table"
 expect_eq "$(q "SELECT count(*) FROM samples WHERE phase = 'sample' AND status = 'ok'")" 6 "3 samples x 2 variants"
 expect_contains "$(q 'SELECT yaml FROM specs')" "# Made by alloclab quick" "the stored spec"
@@ -26,6 +26,22 @@ run_alloclab 0 quick -a glibc -r 1 -w 0 --quiet --name shell 'echo {x} | tr x y'
 expect_contains "$(q "SELECT yaml FROM specs JOIN runs ON runs.spec_id = specs.id WHERE runs.id = 2")" \
     'command: "echo {{x}} | tr x y"' "the shell command"
 
+# One experiment per command: the same program with other arguments is another experiment (its
+# history never joins this one's), the same command again continues it (on 7d4db64 both were
+# quick-alloclab-workload, and history compared one command with the other).
+first=$(q "SELECT name FROM experiments ORDER BY id LIMIT 1")
+run_alloclab 0 quick -a glibc -r 1 -w 0 --quiet -- "$WORKLOAD" which
+expect_eq "$(q "SELECT count(*) FROM runs r JOIN experiments x ON x.id = r.experiment_id WHERE x.name = '$first'")" 2 \
+    "the same command continues its experiment"
+run_alloclab 0 quick -a glibc -r 1 -w 0 --quiet -- "$WORKLOAD" spin 1000
+other=$(q "SELECT x.name FROM runs r JOIN experiments x ON x.id = r.experiment_id ORDER BY r.id DESC LIMIT 1")
+[[ $other == quick-alloclab-workload-* && $other != "$first" ]] || fail "other arguments, same experiment: $other"
+# hyperfine's habit, two commands as two operands: said what quick measures, nothing run.
+runs_now=$(q 'SELECT count(*) FROM runs')
+run_alloclab 2 quick -a glibc 'sort -n' 'sort -r'
+expect_contains "$ERR" "'sort -n' and what follows look like several commands (hyperfine's habit)" "two commands refused"
+expect_eq "$(q 'SELECT count(*) FROM runs')" "$runs_now" "nothing run for them"
+
 # Bad input: a clear error, nothing written.
 run_alloclab 2 quick -- true
 expect_contains "$ERR" "-a ALLOCATORS is required" "quick without allocators"
@@ -33,7 +49,7 @@ run_alloclab 3 quick -a glibc,jemaloc -- true
 expect_contains "$ERR" "did you mean 'jemalloc'" "a misspelt allocator"
 expect_contains "$ERR" "--print-spec" "where the position points"
 run_alloclab 2 quick -a glibc --label $'a\tb' -- true
-expect_eq "$(q 'SELECT count(*) FROM runs')" 2 "runs after the refusals"
+expect_eq "$(q 'SELECT count(*) FROM runs')" 4 "runs after the refusals"
 
 # --- hooks: where they run, and with what -----------------------------------------------------
 cat >hooks.yaml <<YAML
