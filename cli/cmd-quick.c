@@ -243,7 +243,7 @@ static void default_name(char *const *command, bool shell, char *buf, size_t siz
         for (size_t i = 0; command[i]; i++)
                 sha256_update(&h, command[i], strlen(command[i]) + 1);
         sha256_final(&h, digest);
-        char base[64];
+        char base[64 - 7 + 1]; /* an experiment name holds 64 characters, 7 of them "-HASH" */
         spec_text_name(base, sizeof(base), "quick-", program, len);
         snprintf(buf, size, "%s-%02x%02x%02x", base, digest[0], digest[1], digest[2]);
 }

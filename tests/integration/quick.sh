@@ -36,6 +36,12 @@ expect_eq "$(q "SELECT count(*) FROM runs r JOIN experiments x ON x.id = r.exper
 run_alloclab 0 quick -a glibc -r 1 -w 0 --quiet -- "$WORKLOAD" spin 1000
 other=$(q "SELECT x.name FROM runs r JOIN experiments x ON x.id = r.experiment_id ORDER BY r.id DESC LIMIT 1")
 [[ $other == quick-alloclab-workload-* && $other != "$first" ]] || fail "other arguments, same experiment: $other"
+# A program whose name is long: its experiment name is cut to leave room for the hash.
+long="$WORK/$(printf 'a%.0s' $(seq 70))"
+ln -s /bin/true "$long"
+run_alloclab 0 quick -a glibc --print-spec -- "$long"
+printf '%s\n' "$OUT" >long.yaml
+run_alloclab 0 check long.yaml
 # hyperfine's habit, two commands as two operands: said what quick measures, nothing run.
 runs_now=$(q 'SELECT count(*) FROM runs')
 run_alloclab 2 quick -a glibc 'sort -n' 'sort -r'
