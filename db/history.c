@@ -34,7 +34,7 @@ typedef struct Builder {
         int64_t experiment_id;
         RunInfo *runs;
         size_t n_runs;
-        bool relative; /* HistoryQuery.relative */
+        bool relative; /* HistoryQuery.relative, read from samples (not medians_only) */
 } Builder;
 
 /* Adds a segment's squared deviations of log medians from their mean, and its degrees of
@@ -48,14 +48,6 @@ static void add_segment(const double *logs, size_t n, double *squares, double *d
         for (size_t i = 0; i < n; i++)
                 *squares += (logs[i] - mean) * (logs[i] - mean);
         *df += (double) (n - 1);
-}
-
-/* The point of run_id in s, or NULL. */
-static const HistoryPoint *point_of(const HistorySeries *s, int64_t run_id) {
-        for (size_t i = 0; s && i < s->n_points; i++)
-                if (s->points[i].run_id == run_id)
-                        return &s->points[i];
-        return NULL;
 }
 
 /* Where a series starts over for the spread: another host or configuration, or a confirmed
@@ -222,7 +214,7 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
                     : NULL;
         sqlite3_free(ids);
         if (sql && q->variant) /* relative, with the baseline it is divided by */
-                sql = sqlite3_mprintf(q->relative ? "%z AND (v.name = %Q OR v.is_baseline)"
+                sql = sqlite3_mprintf(b->relative ? "%z AND (v.name = %Q OR v.is_baseline)"
                                                   : "%z AND v.name = %Q",
                                       sql, q->variant);
         for (char *const *c = q->cells; sql && c && *c; c++) {
@@ -235,7 +227,7 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
         }
         /* Relative: a run's baseline point before the other variants', whose ratios need it. */
         return sql ? sqlite3_mprintf(
-                             q->relative && !q->medians_only
+                             b->relative
                                      ? "%z ORDER BY c.label, h.hostname, r.id, v.is_baseline DESC, v.name"
                                      : "%z ORDER BY c.label, v.name, h.hostname, r.id",
                              sql)
@@ -467,10 +459,32 @@ static int read_rounds(sqlite3_stmt *values, int64_t run_id, int64_t cell_id, in
         return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* Relative, the baseline's points row just read, with its samples of its run and cell in base:
+ * how it was set up, into *setup, which its run's other points carry (a change of it starts a
+ * new segment); and h->relative_to, the baseline of the latest run (*latest) that measured one. */
+static int baseline_read(History *h, sqlite3_stmt *row, const Rounds *base, int64_t *latest, char **setup) {
+        const char *variant = (const char *) sqlite3_column_text(row, 2),
+                   *env = (const char *) sqlite3_column_text(row, 4),
+                   *preload = (const char *) sqlite3_column_text(row, 5);
+        free(*setup);
+        if (asprintf(setup, "%s (preload %s, env %s)", variant, preload ? preload : "", env ? env : "") <
+            0) {
+                *setup = NULL;
+                return -ENOMEM;
+        }
+        if (base->n > 0 && base->run_id > *latest) {
+                *latest = base->run_id;
+                free(h->relative_to);
+                if (!(h->relative_to = strdup(variant)))
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 /* Relative: one point's values into v (emptied first): of each round measured for both the
  * variant (mine) and its run's baseline (base, of the same run and cell), the variant's value
  * over the baseline's (sampleset_round_ratios, as compare --relative pairs them); the baseline's
- * own point gets a 1 for each of its samples, which make_relative() drops. */
+ * own point gets a 1 for each of its samples, which drop_baselines() drops. */
 static int point_ratios(const Rounds *mine, const Rounds *base, bool baseline, Values *v) {
         v->n = 0;
         int r = 0;
@@ -508,6 +522,8 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
         HistorySeries *s = NULL;
         Values read = {};
         Rounds base = { .run_id = -1 }, mine = {};
+        _cleanup_free_ char *base_setup = NULL; /* relative: how the baseline in base was set up */
+        int64_t latest_base = 0;
         int rc, r = 0;
         while (r >= 0 && (rc = sqlite3_step(points)) == SQLITE_ROW) {
                 int64_t run_id = sqlite3_column_int64(points, 0);
@@ -519,7 +535,9 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
                 bool baseline = sqlite3_column_int(points, 8) != 0;
                 if (b->relative) {
                         Rounds *into = baseline ? &base : &mine;
-                        if ((r = read_rounds(values, run_id, cell_id, variant_id, into)) >= 0)
+                        if ((r = read_rounds(values, run_id, cell_id, variant_id, into)) >= 0 && baseline)
+                                r = baseline_read(h, points, &base, &latest_base, &base_setup);
+                        if (r >= 0)
                                 r = point_ratios(into, &base, baseline, &read);
                 } else
                         r = read_point_values(values, run_id, cell_id, variant_id, &read);
@@ -539,7 +557,10 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
                         r = -ENOMEM;
                         break;
                 }
-                p->is_baseline = baseline;
+                if (b->relative && !baseline && !(p->baseline_setup = strdup(base_setup))) {
+                        r = -ENOMEM;
+                        break;
+                }
                 summarise(&read, p);
         }
         free(read.v);
@@ -554,45 +575,9 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
         return r;
 }
 
-/* The baseline variant's point of run_id in the cell of s on its host, or NULL. */
-static const HistoryPoint *baseline_point(const History *h, const HistorySeries *s, int64_t run_id,
-                                          const char **ret_variant) {
-        for (size_t i = 0; i < h->n_series; i++) {
-                const HistorySeries *b = &h->series[i];
-                if (strcmp(b->cell, s->cell) != 0 || strcmp(b->host, s->host) != 0)
-                        continue;
-                const HistoryPoint *p = point_of(b, run_id);
-                if (p && p->is_baseline) {
-                        *ret_variant = b->variant;
-                        return p;
-                }
-        }
-        return NULL;
-}
-
-/* Relative (each point's values its rounds' ratios to the baseline): names each point's
- * baseline and how it was set up, and h->relative_to the latest run's baseline; then drops the
- * baseline's points and points without one, and series left empty. */
-static int make_relative(History *h) {
-        int64_t latest = 0;
-        for (size_t i = 0; i < h->n_series; i++) {
-                HistorySeries *s = &h->series[i];
-                for (size_t j = 0; j < s->n_points; j++) {
-                        HistoryPoint *p = &s->points[j];
-                        const char *name;
-                        const HistoryPoint *b =
-                                p->is_baseline ? NULL : baseline_point(h, s, p->run_id, &name);
-                        if (p->is_baseline && p->run_id > latest) {
-                                latest = p->run_id;
-                                free(h->relative_to);
-                                if (!(h->relative_to = strdup(s->variant)))
-                                        return -ENOMEM;
-                        }
-                        if (b && asprintf(&p->baseline_setup, "%s (preload %s, env %s)", name, b->preload,
-                                          b->env) < 0)
-                                return -ENOMEM;
-                }
-        }
+/* Relative: drops the baselines' points (their ratio to themselves), points that had no
+ * baseline in their run, and series left empty. */
+static void drop_baselines(History *h) {
         size_t kept_series = 0;
         for (size_t i = 0; i < h->n_series; i++) {
                 HistorySeries *s = &h->series[i];
@@ -610,8 +595,8 @@ static int make_relative(History *h) {
                         h->series[kept_series++] = *s;
         }
         h->n_series = kept_series;
-        return 0;
 }
+
 /* Strings with their runs of digits compared as numbers: "n=2" before "n=10". */
 static int natural_compare(const char *a, const char *b) {
         while (*a && *b) {
@@ -665,12 +650,12 @@ static int read_history(Store *s, const HistoryQuery *q, History **ret) {
         if (!(h->metric = strdup(q->metric ? q->metric : b.runs[b.n_runs - 1].metric)))
                 return -ENOMEM;
         char *points = points_sql(q, &b),
-             *values = q->medians_only ? medians_sql(h->metric) : values_sql(h->metric, q->relative);
+             *values = q->medians_only ? medians_sql(h->metric) : values_sql(h->metric, b.relative);
         r = points && values ? read_series(s, points, values, &b) : -ENOMEM;
         sqlite3_free(points);
         sqlite3_free(values);
-        if (r >= 0 && q->relative)
-                r = make_relative(h);
+        if (r >= 0 && b.relative)
+                drop_baselines(h);
         for (size_t i = 0; r >= 0 && i < h->n_series; i++)
                 r = analyse_series(&b, &h->series[i]);
         if (r < 0)

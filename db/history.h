@@ -45,7 +45,6 @@ typedef struct HistoryPoint {
         char *config_change;  /* when it differs from the previous point's, what changed (then, as for
                                * host_changed, a new baseline); else NULL */
         char *label, *commit; /* the run's --label and --commit, or NULL */
-        bool is_baseline;     /* the variant is its run's baseline */
         /* Relative (HistoryQuery.relative): the point is the median of the ratios of the
          * variant's value to the baseline variant's in the same round, cell and run (n: such
          * rounds), with its interval; this names that baseline and how it was set up, a change of
