@@ -328,30 +328,26 @@ static int correct_across(SuiteRun *runs, size_t n) {
  * every other's; the baseline when every other variant is significantly worse in every cell;
  * else NO_WINNER (nothing significant, mixed verdicts, or a tie among the better ones). */
 static size_t winner(const Report *rep) {
+        RenderVerdicts k[SPEC_MAX_VARIANTS];
         size_t best = NO_WINNER, better = 0, worse = 0, others = 0;
-        RenderVerdicts b = {};
-        for (size_t v = 0; v < rep->n_variants; v++) {
-                RenderVerdicts s = render_verdicts(rep, v);
-                if (v == rep->baseline || s.compared == 0)
+        for (size_t v = 0; v < rep->n_variants && v < SPEC_MAX_VARIANTS; v++) {
+                k[v] = render_verdicts(rep, v);
+                if (v == rep->baseline || k[v].compared == 0)
                         continue;
                 others++;
-                worse += s.higher == s.compared;
-                if (s.lower != s.compared)
+                worse += k[v].higher == k[v].compared;
+                if (k[v].lower != k[v].compared)
                         continue;
                 better++;
-                if (best == NO_WINNER || s.geomean < b.geomean) {
+                if (best == NO_WINNER || k[v].geomean < k[best].geomean)
                         best = v;
-                        b = s;
-                }
         }
         if (better == 0)
                 return others > 0 && worse == others ? rep->baseline : NO_WINNER;
-        for (size_t v = 0; v < rep->n_variants; v++) {
-                RenderVerdicts s = render_verdicts(rep, v);
-                if (v != best && v != rep->baseline && s.compared > 0 && s.lower == s.compared &&
-                    !(b.hi < s.lo))
+        for (size_t v = 0; v < rep->n_variants && v < SPEC_MAX_VARIANTS; v++)
+                if (v != best && v != rep->baseline && k[v].compared > 0 && k[v].lower == k[v].compared &&
+                    !(k[best].hi < k[v].lo))
                         return NO_WINNER; /* another as good, as far as the intervals tell */
-        }
         return best;
 }
 
