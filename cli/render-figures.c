@@ -148,18 +148,9 @@ VariantSummary render_summarize(const Report *rep, size_t v) {
         return s;
 }
 
-double render_noise_floor(const Report *rep, size_t c) {
-        if (rep->aa_variant == SIZE_MAX)
-                return NAN;
-        const ReportEntry *e = report_entry(rep, c, rep->aa_variant);
-        if (!e->has_comparison)
-                return NAN;
-        return fmax(e->comparison.hi - 1, 1 - e->comparison.lo);
-}
-
 bool render_below_noise_floor(const Report *rep, size_t c, size_t v) {
         const ReportEntry *e = report_entry(rep, c, v);
-        double floor = render_noise_floor(rep, c);
+        double floor = query_noise_floor(rep, c);
         return v != rep->aa_variant && e->has_comparison && !isnan(floor) &&
                fabs(e->comparison.ratio - 1) < floor;
 }

@@ -34,10 +34,6 @@ typedef struct VariantSummary {
 } VariantSummary;
 VariantSummary render_summarize(const Report *rep, size_t v);
 
-/* The A/A noise floor of a cell: how far from 1 the interval of the baseline against its own
- * copy reaches, i.e. the smallest change these samples tell from noise; NAN without aa_check. */
-double render_noise_floor(const Report *rep, size_t c);
-
 /* A variant's change smaller than its cell's noise floor: not to be read as a difference. */
 bool render_below_noise_floor(const Report *rep, size_t c, size_t v);
 

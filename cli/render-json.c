@@ -127,7 +127,7 @@ int render_report_json(FILE *f, const Report *rep) {
                         double overhead = render_memory_overhead(e);
                         json_object_set_new(o, "memory_overhead",
                                             isnan(overhead) ? json_null() : json_real(overhead));
-                        double floor = render_noise_floor(rep, c);
+                        double floor = query_noise_floor(rep, c);
                         json_object_set_new(o, "noise_floor", isnan(floor) ? json_null() : json_real(floor));
                         json_object_set_new(o, "below_noise_floor",
                                             isnan(floor)

@@ -73,7 +73,7 @@ json_t *render_stats_table(const Report *rep) {
                         const Stats *st = &e->stats;
                         const Comparison *cmp = &e->comparison;
                         bool s = e->has_stats, k = e->has_comparison;
-                        double r = render_ratio(rep, c, v), floor = render_noise_floor(rep, c);
+                        double r = render_ratio(rep, c, v), floor = query_noise_floor(rep, c);
                         json_t *values[] = {
                                 json_integer(rep->run.id),
                                 json_string(rep->run.experiment),

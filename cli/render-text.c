@@ -206,7 +206,7 @@ static void print_noise_floor(FILE *f, const Report *rep, const Notes *n) {
         double worst = NAN;
         size_t measured = 0, differs = 0;
         for (size_t c = 0; c < rep->n_cells; c++) {
-                double floor = render_noise_floor(rep, c);
+                double floor = query_noise_floor(rep, c);
                 if (isnan(floor))
                         continue;
                 measured++;
@@ -240,7 +240,7 @@ static void print_noise_floor(FILE *f, const Report *rep, const Notes *n) {
                                 fprintf(f, " %s: %+.1f%% is below the noise floor of +-%.1f%%\n",
                                         rep->variant_names[v],
                                         100 * (report_entry(rep, c, v)->comparison.ratio - 1),
-                                        100 * render_noise_floor(rep, c));
+                                        100 * query_noise_floor(rep, c));
                         }
 }
 

@@ -230,12 +230,10 @@ static int spread_from_aa(Store *s, RunPair *p) {
         int r = query_report(s, p->a->run.id, p->a->run.metric, &rep);
         if (r < 0)
                 return r;
-        double floor = 0;
-        for (size_t c = 0; c < rep->n_cells; c++) {
-                const ReportEntry *e = &rep->entries[c * rep->n_variants + rep->aa_variant];
-                if (e->has_comparison && isfinite(e->comparison.hi)) /* as show's floor, below */
-                        floor = fmax(floor, log1p(fmax(e->comparison.hi - 1, 1 - e->comparison.lo)));
-        }
+        double floor = 0; /* the widest cell's, as show states it */
+        for (size_t c = 0; c < rep->n_cells; c++)
+                if (isfinite(query_noise_floor(rep, c)))
+                        floor = fmax(floor, log1p(query_noise_floor(rep, c)));
         double alpha = rep->interval_alpha > 0 ? rep->interval_alpha : rep->alpha;
         double implied = floor / (student_quantile(alpha, 1e6) * sqrt(2));
         if (!(floor > 0) || !(implied > p->spread.spread))

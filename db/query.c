@@ -608,6 +608,15 @@ static int row_failure(Report *rep, sqlite3_stmt *st) {
         return f->cell && f->variant && f->phase && f->status && f->detail ? 0 : -ENOMEM;
 }
 
+double query_noise_floor(const Report *rep, size_t c) {
+        if (rep->aa_variant == SIZE_MAX)
+                return NAN;
+        const ReportEntry *e = &rep->entries[c * rep->n_variants + rep->aa_variant];
+        if (!e->has_comparison)
+                return NAN;
+        return fmax(e->comparison.hi - 1, 1 - e->comparison.lo);
+}
+
 const char *query_builtin_metric_sql(const char *metric) {
 #define BUILTIN_ENTRY(name, expression) { name, expression },
         static const struct {
