@@ -268,14 +268,14 @@ static void print_method(FILE *f, const RunPair *p) {
                         "median of its rounds' ratios, with its %.4g%% interval: what moved the whole "
                         "machine "
                         "falls out.\n"
-                        "Runs are the unit: a within-run ratio moves from run to run by %s, or by what the "
-                        "two runs' own intervals say where they are wider; Student's t on the two ratios.\n",
+                        "Runs are the unit: a within-run ratio moves from run to run by %s, or by the two "
+                        "runs' own standard errors where they are larger; Student's t on the two ratios.\n",
                         p->baseline, b, p->baseline, a, 100 * level, spread);
         else
                 fprintf(f,
                         "Change = median of run %lld / median of run %lld, with its %.4g%% interval.\n"
-                        "Runs are the unit: a run's median moves from run to run by %s, or by what the two "
-                        "runs' own intervals say where they are wider; Student's t on the two medians.\n",
+                        "Runs are the unit: a run's median moves from run to run by %s, or by the two runs' "
+                        "own standard errors where they are larger; Student's t on the two medians.\n",
                         b, a, 100 * level, spread);
         fprintf(f, "Verdicts: %s (run %lld's rule; docs/analysis.md).\n", rule, a);
 }

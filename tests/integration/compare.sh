@@ -304,5 +304,5 @@ run_alloclab 0 run "$WORK/scatter.yaml" --quiet
 scatter=$(q "SELECT max(id) FROM runs")
 run_alloclab 0 compare "$((scatter - 1))" "$scatter" --fail-on regression
 expect_contains "$OUT" "1.20x" "the medians' ratio"
-expect_contains "$OUT" "or by what the two runs' own intervals say where they are wider" "the rule, said"
+expect_contains "$OUT" "or by the two runs' own standard errors where they are larger" "the rule, said"
 expect_contains "$OUT" "no regression" "a scattered run is not a regression by the calm runs' spread"
