@@ -20,8 +20,11 @@ static const char import_usage[] =
         "Usage: alloclab import FILE... [--db PATH] [--accept-host-change] [--experiment NAME]\n"
         "\n"
         "A FILE that holds JSON is hyperfine's --export-json or pyperf's output: each becomes a new\n"
-        "run of experiment NAME (default hyperfine-FILE or pyperf-FILE), one variant per command or\n"
-        "benchmark, its times the samples (docs/export.md).\n"
+        "run of experiment NAME (default hyperfine-FILE or pyperf-FILE), its times the samples, in\n"
+        "order sequential (each command's after the other's, compared as independent samples); a\n"
+        "variant's allocator is the one its command's LD_PRELOAD names, else unknown; parameters\n"
+        "that set the environment make variants, the others cells. The same file again adds\n"
+        "nothing (docs/export.md).\n"
         "\n"
         "Merges bundles (alloclab export RUN... --bundle FILE) into the database, at most 10 files\n"
         "in one transaction: all of it, or nothing. Each run gets a new local number; runs are known\n"
@@ -155,8 +158,14 @@ int cmd_import(int argc, char **argv) {
                 e = cli_take_measure_lock("import", store, &lock_fd);
         for (size_t i = 0; i < json && e == EXIT_OK; i++) {
                 int64_t run = 0;
-                if ((e = interop_record(store, json_runs[i], &run)) == EXIT_OK)
-                        printf("imported %s as run %lld\n", files[i], (long long) run);
+                bool known = false;
+                char layout[1024];
+                if ((e = interop_record(store, json_runs[i], &run, &known)) == EXIT_OK && known)
+                        printf("%s: imported before as run %lld (the same bytes); nothing added\n", files[i],
+                               (long long) run);
+                else if (e == EXIT_OK)
+                        printf("imported %s as run %lld: %s\n", files[i], (long long) run,
+                               interop_layout(json_runs[i], layout, sizeof(layout)));
         }
         for (size_t i = 0; i < json; i++)
                 interop_run_free(json_runs[i]);

@@ -15,6 +15,7 @@
 #include "cli/render.h"
 #include "db/pair.h"
 #include "stats/changepoint.h"
+#include "stats/sampleset.h"
 #include "util/cleanup.h"
 
 static const char compare_usage[] =
@@ -183,15 +184,14 @@ int compare_usable(const char *command, const RunPair *p) {
                           p->baseline, (long long) p->a->run.id);
                 return EXIT_USAGE;
         }
-        const Report *blocked = !render_report_has_verdicts(p->a)   ? p->a
-                                : !render_report_has_verdicts(p->b) ? p->b
-                                                                    : NULL;
-        if (blocked) {
+        const Report *unpaired = sampleset_design(p->a->order) != SAMPLE_ROUNDS   ? p->a
+                                 : sampleset_design(p->b->order) != SAMPLE_ROUNDS ? p->b
+                                                                                  : NULL;
+        if (unpaired) {
                 cli_error(command,
-                          "--relative compares within-run ratios, and run %lld was measured in blocked "
-                          "order, whose "
-                          "ratios no test can judge (a drift between the blocks); measure interleaved",
-                          (long long) blocked->run.id);
+                          "--relative compares the ratios of rounds measured side by side, and run %lld "
+                          "was measured in %s order, without such rounds; measure interleaved",
+                          (long long) unpaired->run.id, unpaired->order);
                 return EXIT_USAGE;
         }
         return EXIT_OK;
@@ -240,7 +240,7 @@ static void print_regressions(FILE *f, const RunPair *p, const char *bullet) {
  * from, and the rule. */
 static void print_method(FILE *f, const RunPair *p) {
         char rule[512], spread[256];
-        render_verdict_rule(&p->rule, true, rule, sizeof(rule));
+        render_verdict_rule(&p->rule, NULL, rule, sizeof(rule));
         if (p->aa_floor > 0)
                 snprintf(spread, sizeof(spread),
                          "+-%.1f%%, from run %lld's A/A noise floor of +-%.1f%% (no earlier %s of this "

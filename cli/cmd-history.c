@@ -282,8 +282,11 @@ int cmd_export(int argc, char **argv) {
                 int r = export_samples(store, run_id, &table);
                 if (r < 0)
                         return cli_query_failed("export", store, run_id, r);
+                json_auto_t *cpu = NULL;
+                if (strcmp(o.what, "hyperfine") == 0 && (r = export_import_cpu(store, run_id, &cpu)) < 0)
+                        return cli_query_failed("export", store, run_id, r);
                 if (strcmp(o.what, "hyperfine") == 0) {
-                        if (interop_export_hyperfine(stdout, table) < 0 || fflush(stdout) != 0) {
+                        if (interop_export_hyperfine(stdout, table, cpu) < 0 || fflush(stdout) != 0) {
                                 cli_error("export", "cannot write the results");
                                 return EXIT_ENVIRONMENT;
                         }
@@ -598,11 +601,11 @@ int cmd_history(int argc, char **argv) {
         if (h->n_series == 0 && (q.metric || q.cells) && (e = explain_no_match(store, &q, h)) != EXIT_OK)
                 return e;
         if (q.relative && h->n_series == 0) {
-                cli_error(
-                        "history",
-                        "--relative divides each variant by its run's baseline variant: no variant besides "
-                        "the baseline has measured samples in these runs%s",
-                        q.variant ? " (does --variant name the baseline?)" : "");
+                cli_error("history",
+                          "--relative divides each variant by its run's baseline variant in the same round: "
+                          "no variant besides the baseline has measured samples in these runs' rounds (runs "
+                          "in blocked order and imports, which have none, are left out)%s",
+                          q.variant ? " (does --variant name the baseline?)" : "");
                 return EXIT_USAGE;
         }
         if (render_history(stdout, format, h) < 0 || fflush(stdout) != 0) {

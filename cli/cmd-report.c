@@ -228,7 +228,7 @@ static void forest_plot(FILE *f, const Report *rep) {
         }
         char rule[512];
         CompareRule verdict_rule = render_rule(rep);
-        render_verdict_rule(&verdict_rule, render_report_has_verdicts(rep), rule, sizeof(rule));
+        render_verdict_rule(&verdict_rule, rep->order, rule, sizeof(rule));
         fprintf(f,
                 "<p>Variant / baseline in the same cell (the Hodges-Lehmann estimate: the median of the "
                 "pairwise ratios of independent samples, or of the Walsh averages of the rounds' log "
@@ -446,7 +446,7 @@ static void comparison_section(FILE *f, const RunPair *pair) {
                       f);
         bool time = render_time_metric(pair->a->run.metric);
         char rule[512];
-        render_verdict_rule(&pair->rule, true, rule, sizeof(rule));
+        render_verdict_rule(&pair->rule, NULL, rule, sizeof(rule));
         fprintf(f,
                 "<p>Median of run %lld / median of run %lld. Runs are the unit: a run's median moves from "
                 "run to run by +-%.1f%%, ",

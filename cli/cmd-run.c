@@ -25,6 +25,7 @@
 #include "db/session.h"
 #include "runner/options.h"
 #include "runner/run.h"
+#include "stats/sampleset.h"
 #include "util/cleanup.h"
 #include "util/text.h"
 #include "util/paths.h"
@@ -279,12 +280,12 @@ static int relative_possible(Store *store, const Spec *spec, const MeasureOption
                           spec->n_variants < 2 ? "the spec" : "the run to compare with");
                 return EXIT_USAGE;
         }
-        if (spec->order == SPEC_ORDER_BLOCKED || strcmp(rep->order, "blocked") == 0) {
+        if (spec->order == SPEC_ORDER_BLOCKED || sampleset_design(rep->order) != SAMPLE_ROUNDS) {
                 cli_error("run",
-                          "--relative compares within-run ratios, and %s measures in blocked order, whose "
-                          "ratios no test can judge (a drift between the blocks); measure interleaved. "
-                          "Nothing was measured",
-                          spec->order == SPEC_ORDER_BLOCKED ? "the spec" : "the run to compare with");
+                          "--relative compares the ratios of rounds measured side by side, and %s measures "
+                          "in %s order, without such rounds; measure interleaved. Nothing was measured",
+                          spec->order == SPEC_ORDER_BLOCKED ? "the spec" : "the run to compare with",
+                          spec->order == SPEC_ORDER_BLOCKED ? "blocked" : rep->order);
                 return EXIT_USAGE;
         }
         return EXIT_OK;

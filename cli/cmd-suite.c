@@ -469,7 +469,7 @@ static void print_overall(FILE *f, const SuiteRun *runs, size_t n, const char *b
         const Report *first = runs[0].rep;
         char rule[512];
         CompareRule verdict_rule = render_rule(first);
-        render_verdict_rule(&verdict_rule, render_report_has_verdicts(first), rule, sizeof(rule));
+        render_verdict_rule(&verdict_rule, first->order, rule, sizeof(rule));
         fprintf(f,
                 "\nAcross the suite, against %s (%s, across the suite's workloads; * marks a "
                 "workload's winner: significantly better than %s in every cell, and of several such the "

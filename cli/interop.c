@@ -19,7 +19,10 @@
 
 #include "cli/cli.h"
 #include "cli/interop.h"
+#include "configs/catalog.h"
+#include "configs/schema.h"
 #include "configs/spec-text.h"
+#include "db/query.h"
 #include "db/record.h"
 #include "runner/host.h"
 #include "runner/plan.h"
@@ -27,6 +30,9 @@
 #include "util/cleanup.h"
 #include "util/io.h"
 #include "util/message.h"
+#include "util/sha256.h"
+#include "util/strv.h"
+#include "util/template.h"
 
 extern char **environ;
 
@@ -34,27 +40,52 @@ extern char **environ;
 typedef struct Series {
         char *name;
         char *command;
+        char **params; /* hyperfine's parameters: NAME, VALUE, NAME, VALUE, ...; NULL: none */
         double *times; /* seconds */
         int *exit_codes;
         double *memory; /* bytes per run, or NULL */
         size_t n;
+        double user, system; /* hyperfine's means per run, seconds; NAN: not given */
+        size_t variant;      /* where it goes (import_layout()); its cell is found in the plan */
 } Series;
+
+/* A variant of an import: the series that share its command once the cell parameters are taken
+ * out of it. */
+typedef struct ImportVariant {
+        char *name;
+        char *command;   /* a spec template: the cell parameters as {NAME}, other braces doubled */
+        char *preload;   /* the LD_PRELOAD the command sets, or NULL */
+        char *allocator; /* identified from preload (allocator_identify_preload()), or "unknown" */
+} ImportVariant;
 
 typedef struct Import {
         const char *tool; /* "hyperfine" or "pyperf" */
+        char sha256[SHA256_HEX_SIZE];
         Series *series;
         size_t n;
+        char **cell_params; /* names of the parameters that make cells (strv); NULL: one cell */
+        ImportVariant *variants;
+        size_t n_variants;
 } Import;
 
 static void import_done(Import *im) {
         for (size_t i = 0; i < im->n; i++) {
                 free(im->series[i].name);
                 free(im->series[i].command);
+                strv_free(im->series[i].params);
                 free(im->series[i].times);
                 free(im->series[i].exit_codes);
                 free(im->series[i].memory);
         }
         free(im->series);
+        strv_free(im->cell_params);
+        for (size_t v = 0; v < im->n_variants; v++) {
+                free(im->variants[v].name);
+                free(im->variants[v].command);
+                free(im->variants[v].preload);
+                free(im->variants[v].allocator);
+        }
+        free(im->variants);
 }
 
 bool interop_is_json(const char *path) {
@@ -83,7 +114,9 @@ static Series *add_series(Import *im, const char *name, const char *command, siz
                 return NULL;
         im->series = grown;
         Series *s = &grown[im->n++];
-        *s = (Series){ .name = strdup(name), .command = strdup(command), .n = n };
+        *s = (Series){
+                .name = strdup(name), .command = strdup(command), .n = n, .user = NAN, .system = NAN
+        };
         s->times = calloc(n + 1, sizeof(double));
         s->exit_codes = calloc(n + 1, sizeof(int));
         return s->name && s->command && s->times && s->exit_codes ? s : NULL;
@@ -93,6 +126,7 @@ static Series *add_series(Import *im, const char *name, const char *command, siz
  * (no child runs longer than a spec's longest timeout), a size a machine could have. */
 #define IMPORT_MAX_SECONDS ((double) SPEC_MAX_TIMEOUT_NS / 1e9)
 #define IMPORT_MAX_BYTES   9007199254740992.0 /* 2^53 */
+#define IMPORT_MAX_FILE    (256u << 20)       /* bytes of JSON */
 
 /* A JSON array of n numbers from 0 to max into values. Otherwise fails with a message that
  * names the array (where, e.g. "results[0].times") and the first value that is not one. */
@@ -112,7 +146,21 @@ static int numbers(const json_t *array, size_t n, double max, const char *unit, 
         return 0;
 }
 
-/* hyperfine --export-json: {"results": [{"command", "times", "exit_codes", "memory_usage_byte"}]}. */
+/* A mean CPU time of hyperfine's (absent: NAN), refused as numbers() refuses a time. */
+static int mean_cpu(const json_t *v, const char *where, double *ret, char **ret_why) {
+        if (!v)
+                return 0;
+        if (!json_is_number(v))
+                return message_fail(ret_why, -EINVAL, "%s is not a number", where);
+        *ret = json_number_value(v);
+        if (!(*ret >= 0 && *ret <= IMPORT_MAX_SECONDS))
+                return message_fail(ret_why, -EINVAL, "%s is %g, which is not from 0 to %g seconds", where,
+                                    *ret, IMPORT_MAX_SECONDS);
+        return 0;
+}
+
+/* hyperfine --export-json: {"results": [{"command", "times", "exit_codes", "memory_usage_byte",
+ * "user", "system", "parameters"}]}. */
 static int read_hyperfine(const json_t *doc, Import *im, char **ret_why) {
         const json_t *results = json_object_get(doc, "results");
         size_t i;
@@ -136,6 +184,23 @@ static int read_hyperfine(const json_t *doc, Import *im, char **ret_why) {
                 const json_t *codes = json_object_get(r, "exit_codes");
                 for (size_t k = 0; json_is_array(codes) && k < n && k < json_array_size(codes); k++)
                         s->exit_codes[k] = (int) json_integer_value(json_array_get(codes, k));
+                /* Means only: hyperfine exports no CPU time per run. */
+                snprintf(where, sizeof(where), "results[%zu].user", i);
+                if ((e = mean_cpu(json_object_get(r, "user"), where, &s->user, ret_why)) < 0)
+                        return e;
+                snprintf(where, sizeof(where), "results[%zu].system", i);
+                if ((e = mean_cpu(json_object_get(r, "system"), where, &s->system, ret_why)) < 0)
+                        return e;
+                const json_t *parameters = json_object_get(r, "parameters"), *value;
+                const char *name;
+                json_object_foreach((json_t *) parameters, name, value) {
+                        if (!json_is_string(value))
+                                return message_fail(ret_why, -EINVAL,
+                                                    "results[%zu].parameters.%s is not a string", i, name);
+                        if (strv_append(&s->params, name) < 0 ||
+                            strv_append(&s->params, json_string_value(value)) < 0)
+                                return -ENOMEM;
+                }
                 const json_t *memory = json_object_get(r, "memory_usage_byte");
                 if (json_is_array(memory)) {
                         if (!(s->memory = calloc(n, sizeof(double))))
@@ -196,21 +261,316 @@ static int read_pyperf(const json_t *doc, Import *im, char **ret_why) {
         return 0;
 }
 
-/* A variant name from a command or benchmark name: its identifier characters from the program's
- * base name on, unique. */
-static void variant_name(const Import *im, size_t i, char *buf, size_t size) {
-        const char *name = im->series[i].name, *slash = memrchr(name, '/', strcspn(name, " \t"));
-        size_t k = 0;
-        for (const char *p = slash ? slash + 1 : name; *p && k + 8 < size && k < 48; p++) {
-                bool ok = spec_text_name_char(*p);
-                if (ok || (k > 0 && buf[k - 1] != '_'))
-                        buf[k++] = ok ? *p : '_';
+/* The value of parameter name in a series, or NULL. */
+static const char *param_value(const Series *s, const char *name) {
+        for (size_t k = 0; s->params && s->params[k] && s->params[k + 1]; k += 2)
+                if (strcmp(s->params[k], name) == 0)
+                        return s->params[k + 1];
+        return NULL;
+}
+
+/* Where a command's program starts: after its leading `env` and NAME=VALUE words (quoted as sh
+ * quotes them). The value of an LD_PRELOAD among them, unquoted, into *ret_preload (or NULL). */
+static size_t environment_end(const char *command, char **ret_preload) {
+        *ret_preload = NULL;
+        size_t at = 0;
+        for (bool first = true;; first = false) {
+                at += strspn(command + at, " \t\n");
+                size_t start = at;
+                char word[4096];
+                size_t k = 0;
+                for (char quote = 0; command[at] && (quote || !strchr(" \t\n", command[at])); at++) {
+                        char c = command[at];
+                        if (quote ? c == quote : c == '\'' || c == '"') {
+                                quote = quote ? 0 : c;
+                                continue;
+                        }
+                        if (c == '\\' && quote != '\'' && command[at + 1])
+                                c = command[++at];
+                        if (k + 1 < sizeof(word))
+                                word[k++] = c;
+                }
+                word[k] = 0;
+                const char *eq = strchr(word, '='), *base = strrchr(word, '/');
+                bool env = first && strcmp(base ? base + 1 : word, "env") == 0;
+                bool assignment = eq && eq > word &&
+                                  strspn(word, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                               "0123456789_") == (size_t) (eq - word) &&
+                                  !(word[0] >= '0' && word[0] <= '9');
+                if (k == 0 || !(env || assignment))
+                        return start;
+                if (assignment && strncmp(word, "LD_PRELOAD=", 11) == 0) {
+                        free(*ret_preload);
+                        *ret_preload = strdup(eq + 1);
+                }
         }
-        while (k > 0 && buf[k - 1] == '_')
-                k--;
-        buf[k] = 0;
-        /* The position makes it unique (and non-empty). */
-        snprintf(buf + k, size - k, "%s%zu", k ? "-" : "command-", i + 1);
+}
+
+/* What a preload names (import's words): the first of its files (separated by ':' or spaces)
+ * the catalog knows by its file name ("libc.so.6" is glibc), else the first file as written. */
+static char *preload_allocator(const char *preload) {
+        _cleanup_free_ char *copy = strdup(preload);
+        if (!copy)
+                return NULL;
+        const char *first = NULL;
+        for (char *save = NULL, *file = strtok_r(copy, ": \t", &save); file;
+             file = strtok_r(NULL, ": \t", &save)) {
+                const CatalogEntry *e = catalog_find_file(file);
+                if (e)
+                        return strdup(e->name);
+                first = first ? first : file;
+        }
+        return strdup(first ? first : "unknown");
+}
+
+/* A command as a spec template: its environment as written, its program with each value of the
+ * cell parameters names[] (values[] of this series) as {NAME}, other braces doubled. NULL on
+ * ENOMEM; *ret_exact says whether expanding the template gives the command back (a value that is
+ * also part of the program's own words does not). */
+static char *command_template(const char *command, size_t program, char *const *names,
+                              const char *const *values, size_t n, bool *ret_exact) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        if (!f)
+                return NULL;
+        for (size_t at = 0; command[at];) {
+                size_t best = SIZE_MAX, best_len = 0;
+                for (size_t k = 0; at >= program && k < n; k++) {
+                        size_t len = strlen(values[k]);
+                        if (len > best_len && strncmp(command + at, values[k], len) == 0)
+                                best = k, best_len = len;
+                }
+                if (best != SIZE_MAX) {
+                        fprintf(f, "{%s}", names[best]);
+                        at += best_len;
+                        continue;
+                }
+                if (command[at] == '{' || command[at] == '}')
+                        fputc(command[at], f);
+                fputc(command[at++], f);
+        }
+        if (!memstream_text(f, &text))
+                return NULL;
+        _cleanup_free_ char *back = NULL;
+        TemplateError error;
+        *ret_exact = template_expand(text, (const char *const *) names, values, n, &back, &error) == 0 &&
+                     strcmp(back, command) == 0;
+        return text;
+}
+
+/* Whether parameter name sets what a variant is: two series that differ in it alone (the other
+ * parameters equal) set different environments (e.g. LD_PRELOAD={lib}). */
+static bool sets_environment(const Import *im, const size_t *env_end, const char *name) {
+        for (size_t i = 0; i < im->n; i++)
+                for (size_t j = i + 1; j < im->n; j++) {
+                        const Series *a = &im->series[i], *b = &im->series[j];
+                        const char *va = param_value(a, name), *vb = param_value(b, name);
+                        if (!va || !vb || strcmp(va, vb) == 0 ||
+                            strv_length(a->params) != strv_length(b->params))
+                                continue;
+                        bool others_equal = true;
+                        for (size_t k = 0; a->params[k] && others_equal; k += 2) {
+                                const char *other = param_value(b, a->params[k]);
+                                others_equal = strcmp(a->params[k], name) == 0 ||
+                                               (other && strcmp(other, a->params[k + 1]) == 0);
+                        }
+                        if (others_equal &&
+                            (env_end[i] != env_end[j] || strncmp(a->command, b->command, env_end[i]) != 0))
+                                return true;
+                }
+        return false;
+}
+
+/* The cell parameters' values of series s, in the order of names; false when one is missing. */
+static bool cell_values(const Series *s, char *const *names, const char **ret) {
+        for (size_t k = 0; names && names[k]; k++)
+                if (!(ret[k] = param_value(s, names[k])))
+                        return false;
+        return true;
+}
+
+/* Whether the series fill the cells x variants grid exactly once each: the cells being every
+ * combination of the cell parameters' values. */
+static bool fills_grid(const Import *im) {
+        size_t n_names = strv_length(im->cell_params), cells = 1;
+        for (size_t k = 0; k < n_names; k++) {
+                size_t distinct = 0;
+                for (size_t i = 0; i < im->n; i++) {
+                        bool seen = false;
+                        for (size_t j = 0; j < i && !seen; j++)
+                                seen = strcmp(param_value(&im->series[j], im->cell_params[k]),
+                                              param_value(&im->series[i], im->cell_params[k])) == 0;
+                        distinct += !seen;
+                }
+                cells *= distinct;
+        }
+        if (cells * im->n_variants != im->n)
+                return false;
+        for (size_t i = 0; i < im->n; i++) /* no (cell, variant) twice, so all are there */
+                for (size_t j = i + 1; j < im->n; j++) {
+                        if (im->series[i].variant != im->series[j].variant)
+                                continue;
+                        bool same_cell = true;
+                        for (size_t k = 0; k < n_names && same_cell; k++)
+                                same_cell = strcmp(param_value(&im->series[i], im->cell_params[k]),
+                                                   param_value(&im->series[j], im->cell_params[k])) == 0;
+                        if (same_cell)
+                                return false;
+                }
+        return true;
+}
+
+/* Series i's variant: the variant with its template, or a new one. */
+static int place_series(Import *im, size_t i, char *template, const char *preload) {
+        for (size_t v = 0; v < im->n_variants; v++)
+                if (strcmp(im->variants[v].command, template) == 0) {
+                        free(template);
+                        im->series[i].variant = v;
+                        return 0;
+                }
+        ImportVariant *variant = &im->variants[im->n_variants];
+        *variant = (ImportVariant){ .command = template, .preload = preload ? strdup(preload) : NULL };
+        variant->allocator = preload ? preload_allocator(preload) : strdup("unknown");
+        im->series[i].variant = im->n_variants++;
+        return variant->allocator && (!preload || variant->preload) ? 0 : -ENOMEM;
+}
+
+static void drop_variants(Import *im) {
+        for (size_t v = 0; v < im->n_variants; v++) {
+                free(im->variants[v].command);
+                free(im->variants[v].preload);
+                free(im->variants[v].allocator);
+        }
+        im->n_variants = 0;
+}
+
+/* Places each series (import_layout()) with cells made of the parameters in im->cell_params
+ * (NULL: one cell, a variant per series). Returns 1 when that fits, 0 when not, -ENOMEM. */
+static int try_layout(Import *im, const size_t *env_end, char *const *preloads) {
+        size_t n_names = strv_length(im->cell_params);
+        _cleanup_free_ const char **values = calloc(n_names + 1, sizeof(char *));
+        if (!values)
+                return -ENOMEM;
+        for (size_t i = 0; i < im->n; i++) {
+                if (!cell_values(&im->series[i], im->cell_params, values))
+                        return 0;
+                bool exact = false;
+                char *template = command_template(im->series[i].command, env_end[i], im->cell_params, values,
+                                                  n_names, &exact);
+                if (!template)
+                        return -ENOMEM;
+                if (!exact) {
+                        free(template);
+                        return 0;
+                }
+                if (n_names == 0) { /* one cell: every series its own variant */
+                        ImportVariant *v = &im->variants[im->n_variants];
+                        *v = (ImportVariant){ .command = template,
+                                              .preload = preloads[i] ? strdup(preloads[i]) : NULL };
+                        v->allocator = preloads[i] ? preload_allocator(preloads[i]) : strdup("unknown");
+                        im->series[i].variant = im->n_variants++;
+                        if (!v->allocator || (preloads[i] && !v->preload))
+                                return -ENOMEM;
+                } else if (place_series(im, i, template, preloads[i]) < 0)
+                        return -ENOMEM;
+        }
+        return n_names == 0 || fills_grid(im);
+}
+
+/* Readable variant names: the allocators when each variant has its own, else the words of its
+ * command that not every variant's command has; unique by a suffix. */
+static int name_variants(Import *im) {
+        bool by_allocator = im->n_variants > 0;
+        for (size_t v = 0; v < im->n_variants && by_allocator; v++) {
+                by_allocator = strcmp(im->variants[v].allocator, "unknown") != 0;
+                for (size_t w = 0; w < v && by_allocator; w++)
+                        by_allocator = strcmp(im->variants[v].allocator, im->variants[w].allocator) != 0;
+        }
+        for (size_t v = 0; v < im->n_variants; v++) {
+                char words[256] = "", buf[64];
+                if (by_allocator) {
+                        const char *a = im->variants[v].allocator, *base = strrchr(a, '/');
+                        snprintf(words, sizeof(words), "%s", base ? base + 1 : a);
+                        words[strcspn(words, ".")] = 0; /* libfoo.so.1: libfoo */
+                } else {
+                        _cleanup_free_ char *copy = strdup(im->variants[v].command);
+                        if (!copy)
+                                return -ENOMEM;
+                        for (char *save = NULL, *word = strtok_r(copy, " \t\n", &save); word;
+                             word = strtok_r(NULL, " \t\n", &save)) {
+                                bool everywhere = true;
+                                for (size_t w = 0; w < im->n_variants && everywhere; w++) {
+                                        const char *c = im->variants[w].command, *at = c;
+                                        size_t len = strlen(word);
+                                        everywhere = false;
+                                        while (!everywhere && (at = strstr(at, word))) {
+                                                everywhere = (at == c || strchr(" \t\n", at[-1])) &&
+                                                             strchr(" \t\n", at[len]);
+                                                at += len;
+                                        }
+                                }
+                                if (!everywhere && strlen(words) + strlen(word) + 2 < sizeof(words))
+                                        snprintf(words + strlen(words), sizeof(words) - strlen(words),
+                                                 "%s%s", words[0] ? "-" : "", word);
+                        }
+                }
+                /* Name characters only, no runs of '_', at most 40 of them: room for a suffix. */
+                size_t k = 0;
+                for (const char *p = words; *p && k < 40; p++) {
+                        bool ok = spec_text_name_char(*p);
+                        if (ok || (k > 0 && buf[k - 1] != '_'))
+                                buf[k++] = ok ? *p : '_';
+                }
+                while (k > 0 && buf[k - 1] == '_')
+                        k--;
+                buf[k] = 0;
+                if (k == 0)
+                        snprintf(buf, sizeof(buf), "command");
+                for (unsigned suffix = 2;; suffix++) {
+                        bool taken = false;
+                        for (size_t w = 0; w < v && !taken; w++)
+                                taken = strcmp(im->variants[w].name, buf) == 0;
+                        if (!taken)
+                                break;
+                        snprintf(buf + k, sizeof(buf) - k, "%s%u", k ? "-" : "", suffix);
+                }
+                if (!(im->variants[v].name = strdup(buf)))
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Lays the series out as a spec would: parameters that set the environment (LD_PRELOAD={lib})
+ * tell variants apart, the others make cells (hyperfine runs every command at every value), so
+ * each variant is compared with the baseline in each cell. Where that does not fit, every
+ * series is a variant of one cell. */
+static int import_layout(Import *im) {
+        _cleanup_free_ size_t *env_end = calloc(im->n + 1, sizeof(size_t));
+        char **preloads = calloc(im->n + 1, sizeof(char *));
+        im->variants = calloc(im->n + 1, sizeof(ImportVariant));
+        int r = env_end && preloads && im->variants ? 0 : -ENOMEM;
+        for (size_t i = 0; i < im->n && r >= 0; i++)
+                env_end[i] = environment_end(im->series[i].command, &preloads[i]);
+        for (size_t i = 0; i < im->n && r >= 0; i++)
+                for (size_t k = 0; im->series[i].params && im->series[i].params[k] && r >= 0; k += 2) {
+                        const char *name = im->series[i].params[k];
+                        if (!strv_contains(im->cell_params, name) && schema_is_identifier(name, false) &&
+                            !sets_environment(im, env_end, name))
+                                r = strv_append(&im->cell_params, name);
+                }
+        if (r >= 0 && im->cell_params && (r = try_layout(im, env_end, preloads)) == 0) {
+                drop_variants(im);
+                im->cell_params = strv_free(im->cell_params);
+        }
+        if (r >= 0 && !im->cell_params)
+                r = try_layout(im, env_end, preloads);
+        if (r >= 0)
+                r = name_variants(im);
+        for (size_t i = 0; preloads && i < im->n; i++)
+                free(preloads[i]);
+        free(preloads);
+        return r < 0 ? r : 0;
 }
 
 static char *import_spec(const Import *im, const char *experiment, const char *path) {
@@ -222,83 +582,136 @@ static char *import_spec(const Import *im, const char *experiment, const char *p
         size_t samples = 0;
         for (size_t i = 0; i < im->n; i++)
                 samples = im->series[i].n > samples ? im->series[i].n : samples;
-        fprintf(f, "# Imported by alloclab import from %s's JSON.\nexperiment: ", im->tool);
+        fprintf(f,
+                "# Imported by alloclab import from %s's JSON: the times of each command (run by sh) as\n"
+                "# %s measured them, all of one command's after the other's (recorded as order "
+                "sequential).\n"
+                "experiment: ",
+                im->tool, im->tool);
         spec_text_scalar(f, experiment);
         fputs("\ndescription: ", f);
         char description[512];
-        snprintf(description, sizeof(description), "imported from %s: %s", im->tool, path);
+        snprintf(description, sizeof(description), "imported from %s: %s (sha256 %s)", im->tool, path,
+                 im->sha256);
         spec_text_scalar(f, description);
-        fputs("\ncommand: \"true\"\nallocators:", f);
-        for (size_t i = 0; i < im->n; i++) {
-                char name[64];
-                variant_name(im, i, name, sizeof(name));
+        fputs("\ncommand: \"true\"", f);
+        if (im->cell_params) {
+                fputs("\nparams:", f);
+                for (size_t k = 0; im->cell_params[k]; k++) {
+                        fprintf(f, "\n  %s: [", im->cell_params[k]);
+                        for (size_t i = 0, shown = 0; i < im->n; i++) {
+                                const char *value = param_value(&im->series[i], im->cell_params[k]);
+                                bool seen = false;
+                                for (size_t j = 0; j < i && !seen; j++)
+                                        seen = strcmp(param_value(&im->series[j], im->cell_params[k]),
+                                                      value) == 0;
+                                if (seen)
+                                        continue;
+                                fputs(shown++ ? ", " : "", f);
+                                spec_text_scalar(f, value);
+                        }
+                        fputc(']', f);
+                }
+        }
+        fputs("\nallocators:", f);
+        for (size_t v = 0; v < im->n_variants; v++) {
                 fputs("\n  ", f);
-                spec_text_scalar(f, name);
-                /* A command as it was given, run by sh as hyperfine does; braces are literal. */
+                spec_text_scalar(f, im->variants[v].name);
                 fputs(": {command: ", f);
-                spec_text_template(f, im->series[i].command, NULL);
+                spec_text_scalar(f, im->variants[v].command); /* a template already */
                 fputs("}", f);
         }
-        fprintf(f, "\nsamples: %zu\nwarmup: 0\nverify: none\nprobe: never\n", samples);
+        fprintf(f, "\nsamples: %zu\nwarmup: 0\norder: blocked\nverify: none\nprobe: never\n", samples);
         return memstream_text(f, &text);
 }
 
-/* The plan's step for a sample round of a variant in its only cell. */
-static const PlanStep *sample_step(const Plan *p, uint32_t variant, uint32_t round, size_t *ret_index) {
+/* The plan's cell of series s: the one with its values of the cell parameters (spec params in
+ * the order of im->cell_params). */
+static size_t series_cell(const Plan *p, const Import *im, const Series *s) {
+        for (size_t c = 0; c < p->n_cells; c++) {
+                bool match = true;
+                for (size_t k = 0; im->cell_params && im->cell_params[k] && match; k++)
+                        match = strcmp(plan_cell_value(p, c, k), param_value(s, im->cell_params[k])) == 0;
+                if (match)
+                        return c;
+        }
+        return SIZE_MAX;
+}
+
+/* The plan's step for a sample round of a variant in a cell. */
+static const PlanStep *sample_step(const Plan *p, size_t cell, size_t variant, uint32_t round,
+                                   size_t *ret_index) {
         for (size_t i = 0; i < p->n_steps; i++)
-                if (p->steps[i].phase == PHASE_SAMPLE && p->steps[i].variant == variant &&
-                    p->steps[i].round == round) {
+                if (p->steps[i].phase == PHASE_SAMPLE && p->steps[i].cell == cell &&
+                    p->steps[i].variant == variant && p->steps[i].round == round) {
                         *ret_index = i;
                         return &p->steps[i];
                 }
         return NULL;
 }
 
-/* The series' times as the plan's samples, then the cell's statistics, into the sink. */
-static int replay(const Plan *p, const Import *im, const RunSink *sink, RunResult *res) {
-        int r;
-        _cleanup_free_ StatsRow *rows = calloc(2 * im->n, sizeof(StatsRow));
-        if (!rows)
+/* One series' times as its cell and variant's samples, and their statistics into rows. */
+static int replay_series(const Plan *p, const Series *s, size_t cell, const RunSink *sink, RunResult *res,
+                         StatsRow *rows, size_t *n_rows) {
+        _cleanup_free_ double *ok = calloc(s->n + 1, sizeof(double)),
+                              *rss = calloc(s->n + 1, sizeof(double));
+        if (!ok || !rss)
                 return -ENOMEM;
-        size_t n_rows = 0;
-        for (uint32_t v = 0; v < im->n; v++) {
-                const Series *s = &im->series[v];
-                _cleanup_free_ double *ok = calloc(s->n + 1, sizeof(double)),
-                                      *rss = calloc(s->n + 1, sizeof(double));
-                if (!ok || !rss)
-                        return -ENOMEM;
-                size_t n_ok = 0;
-                for (uint32_t k = 0; k < s->n; k++) {
-                        Sample sample = { .env_offset = -1 };
-                        if (!(sample.step = sample_step(p, v, k, &sample.step_index)))
-                                return -EINVAL;
-                        sample.status = s->exit_codes[k] == 0 ? SAMPLE_OK : SAMPLE_EXIT;
-                        sample.spawn = (SpawnResult){ .end = SPAWN_EXITED,
-                                                      .exit_code = s->exit_codes[k],
-                                                      .wall_ns = (uint64_t) llround(s->times[k] * 1e9) };
-                        if (s->memory)
-                                sample.spawn.usage.ru_maxrss = (long) (s->memory[k] / 1024);
-                        if ((r = sink->sample(sink->userdata, p, &sample)) < 0)
-                                return r;
-                        res->n_runs++;
-                        res->n_failures += sample.status != SAMPLE_OK;
-                        if (sample.status == SAMPLE_OK) {
-                                rss[n_ok] = s->memory ? s->memory[k] : 0;
-                                ok[n_ok++] = s->times[k];
-                        }
-                }
-                if (n_ok == 0)
-                        continue;
-                rows[n_rows] = (StatsRow){ .variant = v, .metric = RUN_METRIC_WALL };
-                if ((r = stats_compute(ok, n_ok, &rows[n_rows++].stats)) < 0)
+        size_t n_ok = 0;
+        int r;
+        for (uint32_t k = 0; k < s->n; k++) {
+                Sample sample = { .env_offset = -1 };
+                if (!(sample.step = sample_step(p, cell, s->variant, k, &sample.step_index)))
+                        return -EINVAL;
+                sample.status = s->exit_codes[k] == 0 ? SAMPLE_OK : SAMPLE_EXIT;
+                sample.spawn = (SpawnResult){ .end = SPAWN_EXITED,
+                                              .exit_code = s->exit_codes[k],
+                                              .wall_ns = (uint64_t) llround(s->times[k] * 1e9) };
+                if (s->memory)
+                        sample.spawn.usage.ru_maxrss = (long) (s->memory[k] / 1024);
+                if ((r = sink->sample(sink->userdata, p, &sample)) < 0)
                         return r;
-                if (s->memory) {
-                        rows[n_rows] = (StatsRow){ .variant = v, .metric = RUN_METRIC_MAXRSS };
-                        if ((r = stats_compute(rss, n_ok, &rows[n_rows++].stats)) < 0)
-                                return r;
+                res->n_runs++;
+                res->n_failures += sample.status != SAMPLE_OK;
+                if (sample.status == SAMPLE_OK) {
+                        rss[n_ok] = s->memory ? s->memory[k] : 0;
+                        ok[n_ok++] = s->times[k];
                 }
         }
-        return n_rows ? sink->cell_stats(sink->userdata, p, 0, rows, n_rows) : 0;
+        if (n_ok == 0)
+                return 0;
+        rows[*n_rows] = (StatsRow){ .variant = (uint32_t) s->variant, .metric = RUN_METRIC_WALL };
+        if ((r = stats_compute(ok, n_ok, &rows[(*n_rows)++].stats)) < 0)
+                return r;
+        if (s->memory) {
+                rows[*n_rows] = (StatsRow){ .variant = (uint32_t) s->variant, .metric = RUN_METRIC_MAXRSS };
+                if ((r = stats_compute(rss, n_ok, &rows[(*n_rows)++].stats)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The series' times as the plan's samples, cell by cell, each cell's statistics after its
+ * samples, into the sink. */
+static int replay(const Plan *p, const Import *im, const RunSink *sink, RunResult *res) {
+        _cleanup_free_ StatsRow *rows = calloc(2 * im->n + 1, sizeof(StatsRow));
+        if (!rows)
+                return -ENOMEM;
+        for (size_t c = 0; c < p->n_cells; c++) {
+                size_t n_rows = 0;
+                for (size_t i = 0; i < im->n; i++) {
+                        const Series *s = &im->series[i];
+                        if (series_cell(p, im, s) != c)
+                                continue;
+                        int r = replay_series(p, s, c, sink, res, rows, &n_rows);
+                        if (r < 0)
+                                return r;
+                }
+                int r = n_rows ? sink->cell_stats(sink->userdata, p, (uint32_t) c, rows, n_rows) : 0;
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 /* The experiment's default name: TOOL-FILE, FILE's base name without .json, made an identifier. */
@@ -329,8 +742,15 @@ void interop_run_free(InteropRun *run) {
 }
 
 int interop_read(const char *path, const char *experiment, InteropRun **ret) {
+        _cleanup_free_ char *bytes = NULL;
+        size_t size = 0;
+        int r = read_text_file(path, IMPORT_MAX_FILE, &bytes, &size);
+        if (r < 0) {
+                cli_error("import", "cannot read %s: %s", path, r == -EFBIG ? "over 256 MiB" : strerror(-r));
+                return r == -EFBIG ? EXIT_SPEC : EXIT_ENVIRONMENT;
+        }
         json_error_t error;
-        json_auto_t *doc = json_load_file(path, 0, &error);
+        json_auto_t *doc = json_loadb(bytes, size, 0, &error);
         if (!doc) {
                 cli_error("import", "%s:%d:%d: %s", path, error.line, error.column, error.text);
                 return EXIT_SPEC;
@@ -340,10 +760,11 @@ int interop_read(const char *path, const char *experiment, InteropRun **ret) {
                 return EXIT_ENVIRONMENT;
         run->path = path;
         Import *im = &run->im;
+        sha256_hex(bytes, size, im->sha256);
         _cleanup_free_ char *why = NULL;
-        int r = json_is_array(json_object_get(doc, "results"))      ? read_hyperfine(doc, im, &why)
-                : json_is_array(json_object_get(doc, "benchmarks")) ? read_pyperf(doc, im, &why)
-                                                                    : -EPROTO;
+        r = json_is_array(json_object_get(doc, "results"))      ? read_hyperfine(doc, im, &why)
+            : json_is_array(json_object_get(doc, "benchmarks")) ? read_pyperf(doc, im, &why)
+                                                                : -EPROTO;
         if (r == -EPROTO || (r >= 0 && im->n == 0)) {
                 cli_error("import",
                           "%s: neither hyperfine's --export-json nor pyperf's JSON (no \"results\" "
@@ -355,6 +776,8 @@ int interop_read(const char *path, const char *experiment, InteropRun **ret) {
                 cli_error("import", "%s: %s", path, why ? why : strerror(-r));
                 return r == -ENOMEM ? EXIT_ENVIRONMENT : EXIT_SPEC;
         }
+        if (import_layout(im) < 0)
+                return EXIT_ENVIRONMENT;
         char name[80];
         default_experiment(im->tool, path, name, sizeof(name));
         _cleanup_free_ char *text = import_spec(im, experiment ? experiment : name, path);
@@ -370,27 +793,96 @@ int interop_read(const char *path, const char *experiment, InteropRun **ret) {
                 cli_plan_error("import", run->spec, message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
+        /* What the other tool ran, as its command says: never this machine's glibc. */
+        for (size_t v = 0; v < im->n_variants; v++) {
+                Allocator *a = &run->plan->allocators[v];
+                allocator_done(a);
+                *a = (Allocator){ .name = strdup(im->variants[v].allocator),
+                                  .path = im->variants[v].preload ? strdup(im->variants[v].preload) : NULL,
+                                  .version = strdup(""),
+                                  .entry = catalog_find(im->variants[v].allocator) };
+                if (!a->name || !a->version || (im->variants[v].preload && !a->path))
+                        return EXIT_ENVIRONMENT;
+        }
         *ret = TAKE_PTR(run);
         return EXIT_OK;
 }
 
-int interop_record(Store *store, InteropRun *run, int64_t *ret_run) {
+/* hyperfine's mean CPU times per run of each command, for runs.import_cpu: [{cell, variant,
+ * user, system}] (seconds), [] when the file gives none; NULL on ENOMEM. */
+static char *cpu_json(const InteropRun *run) {
+        json_auto_t *cpu = json_array();
+        for (size_t i = 0; cpu && i < run->im.n; i++) {
+                const Series *s = &run->im.series[i];
+                if (isnan(s->user) && isnan(s->system))
+                        continue;
+                _cleanup_free_ char *cell = plan_cell_label(run->plan, series_cell(run->plan, &run->im, s));
+                json_t *row = cell ? json_pack("{s:s, s:s, s:o, s:o}", "cell", cell, "variant",
+                                               run->im.variants[s->variant].name, "user",
+                                               isnan(s->user) ? json_null() : json_real(s->user), "system",
+                                               isnan(s->system) ? json_null() : json_real(s->system))
+                                   : NULL;
+                if (!row || json_array_append_new(cpu, row) < 0)
+                        return NULL;
+        }
+        return cpu ? json_dumps(cpu, JSON_COMPACT) : NULL;
+}
+
+const char *interop_layout(const InteropRun *run, char *buf, size_t size) {
+        const Import *im = &run->im;
+        FILE *f = fmemopen(buf, size, "w");
+        if (!f)
+                return "";
+        fprintf(f, "%zu variant%s (", im->n_variants, im->n_variants == 1 ? "" : "s");
+        for (size_t v = 0; v < im->n_variants; v++)
+                fprintf(f, "%s%s: %s", v ? ", " : "", im->variants[v].name, im->variants[v].allocator);
+        fprintf(f, ") in %zu cell%s", run->plan->n_cells, run->plan->n_cells == 1 ? "" : "s");
+        for (size_t k = 0; im->cell_params && im->cell_params[k]; k++)
+                fprintf(f, "%s%s", k ? ", " : " of ", im->cell_params[k]);
+        fprintf(f, ", order sequential");
+        fclose(f);
+        return buf;
+}
+
+int interop_record(Store *store, InteropRun *run, int64_t *ret_run, bool *ret_known) {
+        int64_t known = 0;
+        int r = query_imported_run(store, run->im.sha256, &known);
+        if (r < 0 && r != -ENOENT)
+                return cli_query_failed("import", store, 0, r);
+        if (r >= 0) { /* the same bytes again: nothing to add */
+                *ret_run = known;
+                *ret_known = true;
+                return EXIT_OK;
+        }
+        *ret_known = false;
         Host host = {};
         if (host_read(&host) < 0)
                 return EXIT_ENVIRONMENT;
-        _cleanup_free_ char *label = NULL;
-        if (asprintf(&label, "imported from %s", run->im.tool) < 0)
-                label = NULL;
-        RecordContext ctx = { .trigger = "import", .origin_env = environ, .label = label };
+        _cleanup_free_ char *label = NULL, *cpu = cpu_json(run);
+        if (!cpu || asprintf(&label, "imported from %s", run->im.tool) < 0)
+                return EXIT_ENVIRONMENT;
+        RecordContext ctx = { .trigger = "import",
+                              .origin_env = environ,
+                              .label = label,
+                              .order = "sequential",
+                              .import_sha256 = run->im.sha256,
+                              .import_cpu = cpu };
         _cleanup_(record_freep) Recorder *rec = NULL;
-        int r = record_begin(store, run->plan, &host, &ctx, &rec);
+        r = record_begin(store, run->plan, &host, &ctx, &rec);
         host_done(&host);
         RunResult result = { .end = RUN_COMPLETED };
         if (r >= 0) {
                 RunSink sink = record_sink(rec);
                 r = replay(run->plan, &run->im, &sink, &result);
                 _cleanup_free_ char *note = NULL;
-                if (asprintf(&note, "imported from %s's JSON %s", run->im.tool, run->path) < 0)
+                if (asprintf(&note,
+                             "imported from %s's JSON %s: each command's samples were taken after the "
+                             "other's%s",
+                             run->im.tool, run->path,
+                             strcmp(cpu, "[]") != 0
+                                     ? "; hyperfine's mean user and system CPU time per command are kept "
+                                       "(alloclab export RUN --what hyperfine)"
+                                     : "") < 0)
                         note = NULL;
                 int q = record_finish(rec, &result, r, note);
                 r = r < 0 ? r : q;
@@ -413,7 +905,30 @@ typedef struct Group {
         double user, sys;
 } Group;
 
-static json_t *group_result(const Group *g, bool one_cell) {
+/* The mean CPU times of g: of its samples, or for an imported run (cpu non-NULL) the file's, null
+ * where it gave none. New references, NULL on ENOMEM. */
+static void group_cpu(const Group *g, const json_t *cpu, json_t **ret_user, json_t **ret_system) {
+        size_t n = json_array_size(g->times), i;
+        const json_t *row;
+        if (!cpu) {
+                *ret_user = json_real(n ? g->user / (double) n : 0.0);
+                *ret_system = json_real(n ? g->sys / (double) n : 0.0);
+                return;
+        }
+        const json_t *user = json_null(), *system = json_null();
+        json_array_foreach(cpu, i, row) {
+                const char *cell = json_string_value(json_object_get(row, "cell")),
+                           *variant = json_string_value(json_object_get(row, "variant"));
+                if (cell && variant && strcmp(cell, g->cell) == 0 && strcmp(variant, g->variant) == 0) {
+                        user = json_object_get(row, "user");
+                        system = json_object_get(row, "system");
+                }
+        }
+        *ret_user = json_copy((json_t *) user);
+        *ret_system = json_copy((json_t *) system);
+}
+
+static json_t *group_result(const Group *g, bool one_cell, const json_t *cpu) {
         size_t n = json_array_size(g->times);
         _cleanup_free_ double *values = calloc(n + 1, sizeof(double));
         if (!values)
@@ -429,18 +944,26 @@ static json_t *group_result(const Group *g, bool one_cell) {
                 return NULL;
         char command[512];
         snprintf(command, sizeof(command), one_cell ? "%s" : "%s [%s]", g->variant, g->cell);
-        json_t *result = json_pack("{s:s, s:f, s:o, s:f, s:f, s:f, s:f, s:f, s:O, s:O, s:O}", "command",
-                                   command, "mean", mean, "stddev",
-                                   n > 1 ? json_real(sqrt(var / (double) (n - 1))) : json_null(), "median",
-                                   st.median, "user", n ? g->user / (double) n : 0.0, "system",
-                                   n ? g->sys / (double) n : 0.0, "min", st.min, "max", st.max, "times",
-                                   g->times, "memory_usage_byte", g->memory, "exit_codes", g->codes);
+        json_t *user, *system;
+        group_cpu(g, cpu, &user, &system);
+        json_t *result = json_pack(
+                "{s:s, s:f, s:o, s:f, s:o*, s:o*, s:f, s:f, s:O}", "command", command, "mean", mean,
+                "stddev", n > 1 ? json_real(sqrt(var / (double) (n - 1))) : json_null(), "median", st.median,
+                "user", user, "system", system, "min", st.min, "max", st.max, "times", g->times);
+        /* Memory where it was measured: an import of a file without it stored none. */
+        bool measured = false;
+        for (size_t k = 0; k < json_array_size(g->memory) && !measured; k++)
+                measured = json_integer_value(json_array_get(g->memory, k)) > 0;
+        if (result && measured)
+                json_object_set(result, "memory_usage_byte", g->memory);
+        if (result)
+                json_object_set(result, "exit_codes", g->codes);
         if (result && json_object_size(g->parameters))
                 json_object_set(result, "parameters", g->parameters);
         return result;
 }
 
-int interop_export_hyperfine(FILE *f, const json_t *samples) {
+int interop_export_hyperfine(FILE *f, const json_t *samples, const json_t *cpu) {
         const json_t *rows = json_object_get(samples, "rows"), *row;
         size_t n_rows = json_array_size(rows), n = 0, i;
         _cleanup_free_ Group *groups = calloc(n_rows + 1, sizeof(Group));
@@ -485,7 +1008,7 @@ int interop_export_hyperfine(FILE *f, const json_t *samples) {
         json_auto_t *results = json_array();
         int r = results ? 0 : -ENOMEM;
         for (size_t k = 0; k < n; k++) {
-                json_t *result = r >= 0 ? group_result(&groups[k], json_object_size(cells) == 1) : NULL;
+                json_t *result = r >= 0 ? group_result(&groups[k], json_object_size(cells) == 1, cpu) : NULL;
                 if (!result || json_array_append_new(results, result) < 0)
                         r = -ENOMEM;
                 json_decref(groups[k].times);

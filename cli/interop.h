@@ -25,13 +25,20 @@ typedef struct InteropRun InteropRun;
  * *ret on success. */
 int interop_read(const char *path, const char *experiment, InteropRun **ret);
 
-/* Records a run read by interop_read() as a new run in store. Prints what is wrong; returns the
- * exit status, with the run's number in *ret_run on success. */
-int interop_record(Store *store, InteropRun *run, int64_t *ret_run);
+/* Records a run read by interop_read() as a new run in store, unless a finished run was
+ * imported from the same bytes (*ret_known set, that run in *ret_run). Prints what is wrong;
+ * returns the exit status, with the run's number in *ret_run on success. */
+int interop_record(Store *store, InteropRun *run, int64_t *ret_run, bool *ret_known);
+
+/* "2 variants (glibc: glibc, mi: mimalloc) in 2 cells of n, order sequential": how the file
+ * became a run, into buf. */
+const char *interop_layout(const InteropRun *run, char *buf, size_t size);
 
 void interop_run_free(InteropRun *run);
 DEFINE_POINTER_CLEANUP(InteropRun, interop_run_free);
 
 /* The samples table of a run (export_samples()) in hyperfine's --export-json layout: one result
- * per cell and variant, its sample phase's times. Returns 0, -ENOMEM, -EIO. */
-int interop_export_hyperfine(FILE *f, const json_t *samples);
+ * per cell and variant, its sample phase's times; the mean CPU times from the samples, or for an
+ * imported run from cpu (export_import_cpu(), null where the file gave none), and memory only
+ * where it was measured. Returns 0, -ENOMEM, -EIO. */
+int interop_export_hyperfine(FILE *f, const json_t *samples, const json_t *cpu);

@@ -13,6 +13,7 @@
 
 #include "cli/render-figures.h"
 #include "cli/render.h"
+#include "stats/sampleset.h"
 #include "util/cleanup.h"
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -194,11 +195,12 @@ double render_interval_level(const Report *rep) {
 }
 
 bool render_report_has_verdicts(const Report *rep) {
-        return strcmp(rep->order, "blocked") != 0;
+        return sampleset_design(rep->order) != SAMPLE_BLOCKS;
 }
 
-void render_verdict_rule(const CompareRule *rule, bool verdicts, char *buf, size_t size) {
-        if (!verdicts) {
+void render_verdict_rule(const CompareRule *rule, const char *order, char *buf, size_t size) {
+        SampleDesign design = order ? sampleset_design(order) : SAMPLE_ROUNDS;
+        if (design == SAMPLE_BLOCKS) {
                 snprintf(buf, size,
                          "no verdicts: order blocked measures each variant's samples after the other's, and "
                          "no test can tell a drift of the machine between the blocks from a difference "
@@ -214,8 +216,13 @@ void render_verdict_rule(const CompareRule *rule, bool verdicts, char *buf, size
                          rule->tests);
         double level = 100 * (1 - (rule->interval_alpha > 0 ? rule->interval_alpha : rule->alpha));
         snprintf(buf, size,
-                 "a difference needs p < %g%s and at least %g%%; same: the %.4g%% interval within +-%g%%",
-                 rule->alpha, shared, 100 * rule->min_effect, level, 100 * rule->min_effect);
+                 "a difference needs p < %g%s and at least %g%%; same: the %.4g%% interval within +-%g%%%s",
+                 rule->alpha, shared, 100 * rule->min_effect, level, 100 * rule->min_effect,
+                 design == SAMPLE_INDEPENDENT
+                         ? "; order sequential: each variant's samples were taken after the other's (an "
+                           "import), compared as independent samples, so a drift of the machine between "
+                           "them reads as a difference"
+                         : "");
 }
 
 const char *render_outlier_policy(const Report *rep) {

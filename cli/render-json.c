@@ -9,6 +9,7 @@
 
 #include "cli/render-figures.h"
 #include "cli/render.h"
+#include "stats/sampleset.h"
 
 int render_report_json(FILE *f, const Report *rep) {
         json_t *root = json_object(), *variants = json_array(), *cells = json_array(),
@@ -34,7 +35,10 @@ int render_report_json(FILE *f, const Report *rep) {
                                     : json_null());
         json_object_set_new(root, "warmup", json_integer(rep->warmup));
         json_object_set_new(root, "order", json_string(rep->order));
-        json_object_set_new(root, "seed", json_integer((json_int_t) rep->seed));
+        json_object_set_new(root, "seed",
+                            sampleset_design(rep->order) == SAMPLE_INDEPENDENT /* an import */
+                                    ? json_null()
+                                    : json_integer((json_int_t) rep->seed));
         json_object_set_new(root, "verify", json_string(rep->verify));
         json_object_set_new(root, "baseline", json_string(rep->variant_names[rep->baseline]));
         json_object_set_new(root, "min_effect", json_real(rep->min_effect));
@@ -60,8 +64,10 @@ int render_report_json(FILE *f, const Report *rep) {
                 VariantSummary s = render_summarize(rep, v);
                 const RenderVerdicts *k = &s.verdicts;
                 json_t *o = json_pack(
-                        "{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "name", rep->variant_names[v],
-                        "allocator", rep->allocator_names[v], "version", rep->allocator_versions[v],
+                        "{s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "name", rep->variant_names[v],
+                        "allocator", rep->allocator_names[v], "version",
+                        rep->allocator_versions[v][0] ? json_string(rep->allocator_versions[v])
+                                                      : json_null(), /* an import records none */
                         "compared_cells", (json_int_t) k->compared, "lower_cells", (json_int_t) k->lower,
                         "higher_cells", (json_int_t) k->higher, "same_cells", (json_int_t) k->same,
                         "inconclusive_cells", (json_int_t) k->inconclusive, "tradeoff_cells",

@@ -16,6 +16,7 @@
 #include "cli/output.h"
 #include "cli/render-figures.h"
 #include "cli/render.h"
+#include "stats/sampleset.h"
 #include "util/cleanup.h"
 #include "util/text.h"
 
@@ -154,9 +155,11 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
                          samples_range(fewest, most), (long long) rep->samples);
         else
                 snprintf(samples, sizeof(samples), "%lld samples (", (long long) rep->samples);
-        fprintf(f, "%smetric %s: median of %s%lld warmup), order %s, seed %llu, verify %s\n", bullet,
-                rep->run.metric, samples, (long long) rep->warmup, rep->order,
-                (unsigned long long) rep->seed, rep->verify);
+        char seed[40] = ""; /* an import's order has none */
+        if (sampleset_design(rep->order) != SAMPLE_INDEPENDENT)
+                snprintf(seed, sizeof(seed), ", seed %llu", (unsigned long long) rep->seed);
+        fprintf(f, "%smetric %s: median of %s%lld warmup), order %s%s, verify %s\n", bullet, rep->run.metric,
+                samples, (long long) rep->warmup, rep->order, seed, rep->verify);
         if (rep->child_cpus)
                 fprintf(f, "%scpus: children pinned to %s, alloclab on %s\n", bullet, rep->child_cpus,
                         rep->runner_cpus ? rep->runner_cpus : "?");
@@ -169,7 +172,8 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         fprintf(f, "%sallocators:", bullet);
         for (size_t v = 0; v < rep->n_variants; v++)
                 fprintf(f, "%s %s=%s %s", v ? "," : "", rep->variant_names[v], rep->allocator_names[v],
-                        rep->allocator_versions[v]);
+                        rep->allocator_versions[v][0] ? rep->allocator_versions[v]
+                                                      : "(version not recorded)");
         fputc('\n', f);
 }
 
@@ -279,7 +283,7 @@ static void print_verdicts(FILE *f, const Report *rep, const Notes *n) {
                 return;
         char rule[512];
         CompareRule verdict_rule = render_rule(rep);
-        render_verdict_rule(&verdict_rule, render_report_has_verdicts(rep), rule, sizeof(rule));
+        render_verdict_rule(&verdict_rule, rep->order, rule, sizeof(rule));
         fprintf(f, "\nAgainst %s (%s; docs/analysis.md):\n", rep->variant_names[rep->baseline], rule);
         bool time = render_report_is_time(rep);
         for (size_t v = 0; v < rep->n_variants; v++) {

@@ -51,8 +51,9 @@ json_t *render_json_text(const char *s);
 json_t *render_json_number(double x);
 
 /* A verdict rule in words, into buf: "a difference needs p < 0.01 (Holm over 12 comparisons) and
- * at least 2%; same: the 99% interval within +-2%", or (blocked order) why there are none. */
-void render_verdict_rule(const CompareRule *rule, bool verdicts, char *buf, size_t size);
+ * at least 2%; same: the 99% interval within +-2%", what order sequential means for it, or
+ * (blocked order) why there are none. order: the run's; NULL for runs compared as units. */
+void render_verdict_rule(const CompareRule *rule, const char *order, char *buf, size_t size);
 
 /* The rule the report's verdicts were decided by (stats/compare.h). */
 CompareRule render_rule(const Report *rep);

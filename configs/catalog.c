@@ -25,6 +25,23 @@ const CatalogEntry *catalog_find(const char *name) {
         return NULL;
 }
 
+/* The length of a shared object's name before ".so" (all of it without one). */
+static size_t stem_length(const char *name) {
+        const char *so = strstr(name, ".so");
+        return so ? (size_t) (so - name) : strlen(name);
+}
+
+const CatalogEntry *catalog_find_file(const char *path) {
+        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        size_t len = stem_length(base);
+        for (const CatalogEntry *e = catalog; e->name; e++) {
+                const char *soname = e->soname ? e->soname : "libc.so.6"; /* glibc's own */
+                if (stem_length(soname) == len && strncmp(soname, base, len) == 0)
+                        return e;
+        }
+        return NULL;
+}
+
 const CatalogEntry *catalog_entries(void) {
         return catalog;
 }

@@ -16,6 +16,10 @@ typedef struct CatalogEntry {
 /* Entry for name, or NULL. */
 const CatalogEntry *catalog_find(const char *name);
 
+/* Entry whose shared object a file is, by its name ("/x/libmimalloc.so.2.1", "libjemalloc.so"):
+ * the same name up to ".so"; "libc.so.6" is glibc. NULL when none. */
+const CatalogEntry *catalog_find_file(const char *path);
+
 /* The whole table, NULL-name terminated. */
 const CatalogEntry *catalog_entries(void);
 

@@ -409,6 +409,7 @@ static const struct {
         { "stats", "metric", RULE_NAME },
         { "runs", "host_facts", RULE_JSON },
         { "runs", "calibrate_command", RULE_JSON },
+        { "runs", "import_cpu", RULE_JSON },
         { "variants", "env", RULE_JSON },
         { "variants", "command", RULE_JSON },
         { "cells", "params", RULE_JSON },

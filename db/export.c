@@ -196,3 +196,18 @@ int export_samples(Store *s, int64_t run_id, json_t **ret) {
         *ret = json_pack("{s:O, s:O}", "columns", columns, "rows", rows);
         return *ret ? 0 : -ENOMEM;
 }
+
+int export_import_cpu(Store *s, int64_t run_id, json_t **ret) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(store_db(s), "SELECT import_cpu FROM runs WHERE id = ?", -1, &st, NULL) !=
+            SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, run_id);
+        int rc = sqlite3_step(st), r = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
+        const char *text = r == 0 ? (const char *) sqlite3_column_text(st, 0) : NULL;
+        *ret = text ? json_loads(text, 0, NULL) : NULL;
+        if (text && !*ret)
+                r = -ENOMEM;
+        sqlite3_finalize(st);
+        return r;
+}

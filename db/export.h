@@ -17,3 +17,8 @@
  * database's own (wall_ns, user_us, maxrss_kib), so nothing is rounded on the way out.
  * Returns 0, -ENOENT when no such run, -ENOMEM, -EIO. */
 int export_samples(Store *s, int64_t run_id, json_t **ret);
+
+/* An imported run's CPU times as the other tool gave them (runs.import_cpu: [{cell, variant,
+ * user, system}], seconds): *ret NULL for a run of alloclab's own or an import without them.
+ * Returns 0, -ENOENT when no such run, -ENOMEM, -EIO. */
+int export_import_cpu(Store *s, int64_t run_id, json_t **ret);

@@ -213,6 +213,9 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
                                       (long long) b->experiment_id, ids)
                     : NULL;
         sqlite3_free(ids);
+        /* Relative: a run without rounds measured side by side has no within-run ratios. */
+        if (sql && b->relative)
+                sql = sqlite3_mprintf("%z AND r.order_mode IN ('interleaved', 'randomized')", sql);
         if (sql && q->variant) /* relative, with the baseline it is divided by */
                 sql = sqlite3_mprintf(b->relative ? "%z AND (v.name = %Q OR v.is_baseline)"
                                                   : "%z AND v.name = %Q",

@@ -138,6 +138,11 @@ int query_latest_done_run(Store *s, const char *experiment, int64_t *ret) {
                             experiment, 0, ret);
 }
 
+int query_imported_run(Store *s, const char *sha256, int64_t *ret) {
+        return query_run_id(s, "SELECT min(id) FROM runs WHERE import_sha256 = ?1 AND status = 'done'",
+                            sha256, 0, ret);
+}
+
 int query_run_exists(Store *s, int64_t run_id) {
         int64_t found;
         return query_run_id(s, "SELECT id FROM runs WHERE id = ?2", NULL, run_id, &found);
@@ -433,7 +438,7 @@ static int compare_member(void *userdata, size_t i, const CompareRule *rule, Com
         CompareRule own = *rule;
         own.tests = m->rep->n_tests;
         SampleSet b = entry_samples(m->base), x = entry_samples(m->entry);
-        return sampleset_compare(&b, &x, strcmp(m->rep->order, "blocked") != 0, &own, ret);
+        return sampleset_compare(&b, &x, sampleset_design(m->rep->order), &own, ret);
 }
 
 int query_decide_family(Report *const *reports, size_t n) {

@@ -196,5 +196,9 @@ int query_latest_run(Store *s, int64_t *ret);
 /* Id of the newest run of experiment that finished (status done), or -ENOENT. */
 int query_latest_done_run(Store *s, const char *experiment, int64_t *ret);
 
+/* Id of the first finished run imported from a file with this sha256 (cli/interop.c), or
+ * -ENOENT. */
+int query_imported_run(Store *s, const char *sha256, int64_t *ret);
+
 /* 0 when run_id exists, -ENOENT when not, -EIO. */
 int query_run_exists(Store *s, int64_t run_id);

@@ -173,8 +173,8 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " STORE_SQL_UUID ")",
                         "iiitttiiiitiittttddttttttttttttttt", experiment_id, spec_id, host_id, spec_path,
                         ctx->trigger, submitter, (int64_t) getpid(), (int64_t) start, (int64_t) p->samples,
-                        (int64_t) p->warmup, spec_order_to_string(s->order), (int64_t) p->seed,
-                        (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
+                        (int64_t) p->warmup, ctx->order ? ctx->order : spec_order_to_string(s->order),
+                        (int64_t) p->seed, (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
                         spec_on_failure_to_string(s->on_failure),
                         p->probe_path ? spec_probe_to_string(s->probe) : "never", s->min_effect, s->alpha,
                         spec_correction_to_string(s->correction), spec_outliers_to_string(s->outliers),
@@ -182,6 +182,9 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                         calibrate_json, s->env_offset_random ? "random" : "none", slurm_job, slurm_task,
                         slurm_node, label, commit);
 
+        if (r >= 0 && ctx->import_sha256)
+                r = sql_exec1(db, NULL, "UPDATE runs SET import_sha256 = ?, import_cpu = ? WHERE id = ?",
+                              "tti", ctx->import_sha256, ctx->import_cpu, rec->run_id);
         if (r >= 0 && p->samples_auto)
                 r = sql_exec1(db, NULL, "UPDATE runs SET samples_min = ? WHERE id = ?", "ii",
                               (int64_t) run_auto_min_rounds(p), rec->run_id);

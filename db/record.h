@@ -26,6 +26,11 @@ typedef struct RecordContext {
         char *const *origin_env;
         const char *label;  /* run --label, or NULL */
         const char *commit; /* run --commit, or NULL */
+        /* The order stored instead of the spec's, or NULL: an import records "sequential" (the
+         * other tool measured each command's samples after the other's). */
+        const char *order;
+        /* An import: the sha256 of the file and its CPU times (runs.import_cpu), or NULL. */
+        const char *import_sha256, *import_cpu;
 } RecordContext;
 
 /* Creates the run (status 'running'). Returns 0 or -EIO/-ENOMEM. */

@@ -252,6 +252,13 @@ static const char *const migrations[] = {
          * (bench/scale.sh: one cell of 20 runs, 62 samples each, from 29 to 7 ms) */
         "DROP INDEX samples_run;"
         "CREATE INDEX samples_run ON samples (run_id, cell_id, variant_id, phase, status, wall_ns, round);",
+        /* 23 -> 24: a run imported from hyperfine's or pyperf's JSON (cli/interop.c): the sha256 of
+         * the file, so that importing it again adds nothing, and what the file says that no
+         * sample column holds: hyperfine's mean CPU times per command (JSON array of {cell,
+         * variant, user, system}, seconds) */
+        "ALTER TABLE runs ADD COLUMN import_sha256 TEXT;"
+        "ALTER TABLE runs ADD COLUMN import_cpu TEXT;"
+        "CREATE INDEX runs_import ON runs (import_sha256) WHERE import_sha256 IS NOT NULL;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

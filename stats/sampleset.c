@@ -73,18 +73,24 @@ int sampleset_round_ratio(const SampleSet *base, const SampleSet *x, double *ret
         return 0;
 }
 
-bool sampleset_paired(const SampleSet *base, const SampleSet *x, bool side_by_side,
+SampleDesign sampleset_design(const char *order) {
+        return strcmp(order, "blocked") == 0      ? SAMPLE_BLOCKS
+               : strcmp(order, "sequential") == 0 ? SAMPLE_INDEPENDENT
+                                                  : SAMPLE_ROUNDS;
+}
+
+bool sampleset_paired(const SampleSet *base, const SampleSet *x, SampleDesign design,
                       const CompareRule *rule) {
-        if (!side_by_side || base->n != x->n || !compare_pairs(x->n, rule))
+        if (design != SAMPLE_ROUNDS || base->n != x->n || !compare_pairs(x->n, rule))
                 return false;
         return memcmp(base->rounds, x->rounds, x->n * sizeof(int64_t)) == 0;
 }
 
-int sampleset_compare(const SampleSet *base, const SampleSet *x, bool side_by_side, const CompareRule *rule,
-                      Comparison *ret) {
-        if (!side_by_side)
+int sampleset_compare(const SampleSet *base, const SampleSet *x, SampleDesign design,
+                      const CompareRule *rule, Comparison *ret) {
+        if (design == SAMPLE_BLOCKS)
                 return compare_ratio_only(base->values, base->n, x->values, x->n, ret);
-        if (sampleset_paired(base, x, side_by_side, rule))
+        if (sampleset_paired(base, x, design, rule))
                 return compare_paired(base->values, x->values, x->n, rule, ret);
         return compare_independent(base->values, base->n, x->values, x->n, rule, ret);
 }

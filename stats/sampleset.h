@@ -40,16 +40,27 @@ size_t sampleset_round_ratios(const SampleSet *base, const SampleSet *x, double 
  * when no round is on both sides, -ENOMEM. Both sets in round order. */
 int sampleset_round_ratio(const SampleSet *base, const SampleSet *x, double *ret, double *ret_se);
 
-/* Whether x and base pair by round: measured side by side (interleaved or randomized order), the
- * same rounds on both sides (failures can leave gaps), and enough of them (compare_pairs). */
-bool sampleset_paired(const SampleSet *base, const SampleSet *x, bool side_by_side, const CompareRule *rule);
+/* How a run's values of one cell may be compared, from the order it measured them in. */
+typedef enum SampleDesign {
+        SAMPLE_ROUNDS,      /* interleaved, randomized: each round measured every variant side by side */
+        SAMPLE_INDEPENDENT, /* sequential (an import): each variant's samples after the other's, as
+                             * another tool measured them, compared as independent samples */
+        SAMPLE_BLOCKS,      /* blocked: no test (a drift of the machine between blocks is no difference) */
+} SampleDesign;
+
+/* The design of a run measured in `order` (runs.order_mode: interleaved, randomized, blocked or
+ * sequential). */
+SampleDesign sampleset_design(const char *order);
+
+/* Whether x and base pair by round: measured in rounds, the same rounds on both sides (failures
+ * can leave gaps), and enough of them (compare_pairs). */
+bool sampleset_paired(const SampleSet *base, const SampleSet *x, SampleDesign design,
+                      const CompareRule *rule);
 
 /* x against base, its verdict not yet decided (compare_correct, compare_decide): by the
- * signed-rank test when they pair, else by the rank-sum test when side by side; blocks (one
- * variant's samples after the other's) get only a ratio, since no test can tell a drift of the
- * machine between blocks from a difference between the variants. */
-int sampleset_compare(const SampleSet *base, const SampleSet *x, bool side_by_side, const CompareRule *rule,
-                      Comparison *ret);
+ * signed-rank test when they pair, else by the rank-sum test; blocks get only a ratio. */
+int sampleset_compare(const SampleSet *base, const SampleSet *x, SampleDesign design,
+                      const CompareRule *rule, Comparison *ret);
 
 /* For n points (wall[i], rss[i]): front[i] when eligible[i] and no other eligible point is at
  * least as low in both and lower in one. */

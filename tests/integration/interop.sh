@@ -11,12 +11,18 @@ cd "$WORK"
 hyperfine -N --runs 5 --warmup 1 --export-json hf.json "$WORKLOAD which" "$WORKLOAD usable" >/dev/null 2>&1 ||
     fail "hyperfine"
 run_alloclab 0 import hf.json
-expect_contains "$OUT" "imported hf.json as run 1" "the import"
+expect_contains "$OUT" "imported hf.json as run 1: 2 variants (which: unknown, usable: unknown) in 1 cell, order sequential" \
+    "the import says what it made: no LD_PRELOAD, no allocator named"
 expect_eq "$(q "SELECT e.name, r.trigger, r.label FROM runs r JOIN experiments e ON e.id = r.experiment_id")" \
     "hyperfine-hf|import|imported from hyperfine" "the run"
 expect_eq "$(q "SELECT count(*) FROM samples WHERE phase = 'sample' AND status = 'ok'")" 10 "5 samples per command"
 expect_eq "$(q "SELECT group_concat(name, ' ') FROM (SELECT name FROM variants ORDER BY position)")" \
-    "alloclab-workload_which-1 alloclab-workload_usable-2" "one variant per command"
+    "which usable" "one variant per command, named by the words that tell the commands apart"
+# hyperfine ran each command's runs after the other's: sequential, compared as independent
+# samples, never paired by a "round" that never was; nothing claims this machine's glibc.
+expect_eq "$(q "SELECT DISTINCT order_mode FROM runs")" sequential "order sequential"
+expect_eq "$(q "SELECT group_concat(a.name || '|' || a.path || '|' || a.version, ' ') FROM variants v
+    JOIN allocators a ON a.id = v.allocator_id")" "unknown|| unknown||" "allocator unknown, no version"
 python3 - hf.json "$DB" <<'PY' || fail "the imported times"
 import json, sqlite3, sys
 want = [round(t * 1e9) for r in json.load(open(sys.argv[1]))["results"] for t in r["times"]]
@@ -26,9 +32,29 @@ assert got == want, (got, want)
 PY
 run_alloclab 0 show
 expect_contains "$OUT" "imported from hyperfine's JSON hf.json" "show names the file"
-expect_contains "$OUT" "alloclab-workload_usable-2" "show's table"
+expect_contains "$OUT" "order sequential, verify none" "show: the order, and no seed it never had"
+expect_contains "$OUT" "which=unknown (version not recorded), usable=unknown (version not recorded)" "show's allocators"
+expect_contains "$OUT" "order sequential: each variant's samples were taken after the other's" "the method says so"
+run_alloclab 0 show --format json
+python3 - "$OUT" <<'PY' || fail "the design in JSON"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["order"] == "sequential" and d["seed"] is None, (d["order"], d["seed"])
+assert [v["version"] for v in d["variants"]] == [None, None], d["variants"]
+tests = {r.get("test") for c in d["cells"] for r in c["results"].values()}
+assert tests == {None, "mann-whitney"}, tests  # the baseline has no test
+PY
+# The same bytes again add nothing.
+runs=$(q 'SELECT count(*) FROM runs')
+run_alloclab 0 import hf.json
+expect_contains "$OUT" "hf.json: imported before as run 1 (the same bytes); nothing added" "a re-import"
+expect_eq "$(q 'SELECT count(*) FROM runs')" "$runs" "a re-import adds no run"
+# Within-run ratios need rounds: an import has none.
+run_alloclab 2 history hyperfine-hf --relative
+expect_contains "$ERR" "runs in blocked order and imports, which have none, are left out" "history --relative"
 
-# Exported in hyperfine's layout: the same times.
+# Exported in hyperfine's layout: the same times, and hyperfine's mean CPU times (it exports no
+# CPU time per run, so alloclab keeps the means with the run).
 run_alloclab 0 export 1 --what hyperfine
 printf '%s\n' "$OUT" >back.json
 python3 - hf.json back.json <<'PY' || fail "the round trip"
@@ -39,19 +65,52 @@ for x, y in zip(a, b):
     assert all(abs(s - t) < 1e-9 for s, t in zip(x["times"], y["times"])), (x, y)
     assert abs(x["median"] - y["median"]) < 1e-9 and y["exit_codes"] == [0] * 5, y
     assert y["min"] <= y["median"] <= y["max"] and y["stddev"] > 0, y
+    assert abs(x["user"] - y["user"]) < 1e-12 and abs(x["system"] - y["system"]) < 1e-12, (x, y)
+    assert ("memory_usage_byte" in y) == ("memory_usage_byte" in x), y  # none where none was measured
 PY
 
-# Failures stay failures; a parameter scan is one variant per command; --experiment names it.
+# An allocator comparison as hyperfine users write it: the allocator is the one LD_PRELOAD names
+# (libc.so.6 is glibc), the parameter that sets it tells variants apart, and the other parameter
+# makes cells.
+hyperfine -N --runs 4 --export-json alloc.json -L lib libc.so.6,libjemalloc.so.2 -L n 100,200 \
+    "env LD_PRELOAD={lib} $WORKLOAD vallocs {n}" >/dev/null 2>&1 || fail "hyperfine over allocators"
+run_alloclab 0 import alloc.json
+expect_contains "$OUT" "2 variants (glibc: glibc, jemalloc: jemalloc) in 2 cells of n, order sequential" "the layout"
+alloc_run=$(q "SELECT max(id) FROM runs")
+expect_eq "$(q "SELECT group_concat(v.name || '=' || a.name || ':' || a.path, ' ') FROM variants v
+    JOIN allocators a ON a.id = v.allocator_id WHERE v.run_id = $alloc_run ORDER BY v.position")" \
+    "glibc=glibc:libc.so.6 jemalloc=jemalloc:libjemalloc.so.2" "allocators from LD_PRELOAD"
+expect_eq "$(q "SELECT group_concat(label, ' ') FROM cells WHERE run_id = $alloc_run ORDER BY position")" \
+    "n=100 n=200" "the other parameter's cells"
+expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = $alloc_run AND status = 'ok'")" 16 "2 x 2 x 4 samples"
+run_alloclab 2 compare 1 "$alloc_run" --relative
+expect_contains "$ERR" "run 1 was measured in sequential order, without such rounds" "compare --relative refuses an import"
+python3 - alloc.json "$DB" "$alloc_run" <<'PY' || fail "each command's times in its cell and variant"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[2])
+for r in json.load(open(sys.argv[1]))["results"]:
+    variant = "glibc" if r["parameters"]["lib"] == "libc.so.6" else "jemalloc"
+    got = [w for (w,) in db.execute(
+        "SELECT s.wall_ns FROM samples s JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
+        " WHERE s.run_id = ? AND c.label = ? AND v.name = ? ORDER BY s.round",
+        (sys.argv[3], "n=" + r["parameters"]["n"], variant))]
+    assert got == [round(t * 1e9) for t in r["times"]], (r["command"], got)
+PY
+
+# Failures stay failures; a parameter the commands take makes cells; --experiment names it.
 hyperfine -N -i --runs 3 --export-json fails.json "$WORKLOAD exit 3" -L n 1,2 "$WORKLOAD vallocs {n}" >/dev/null 2>&1 ||
     true
 run_alloclab 0 import fails.json --experiment scan
 # hyperfine scans every command over the parameter: 2 x 2 commands, 3 runs each.
-expect_eq "$(q "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.id = 2 AND s.status = 'exit'")" 6 \
+expect_eq "$(q "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.id = 3 AND s.status = 'exit'")" 6 \
     "the failed runs"
-expect_eq "$(q "SELECT count(*) FROM variants WHERE run_id = 2")" 4 "four commands"
-expect_eq "$(q "SELECT e.name FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.id = 2")" scan "--experiment"
+# Two commands over n: n makes two cells of the two commands.
+expect_eq "$(q "SELECT count(*) FROM variants WHERE run_id = 3")" 2 "two commands"
+expect_eq "$(q "SELECT count(*) FROM cells WHERE run_id = 3")" 2 "two cells"
+expect_eq "$(q "SELECT e.name FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.id = 3")" scan "--experiment"
 
-# pyperf's layout (pyperf is not packaged in Debian 12: its documented format, written here).
+# pyperf's JSON layout version 1.0, as pyperf 2.x writes it (pyperf is not packaged in Debian 12
+# and nothing is downloaded here: its documented format, written by hand).
 cat >pyperf.json <<'JSON'
 {"version": "1.0", "metadata": {"unit": "second", "python_version": "3.11"},
  "benchmarks": [
@@ -62,11 +121,11 @@ cat >pyperf.json <<'JSON'
    "runs": [{"values": [0.0201, 0.0199, 0.0203]}, {"values": [0.0200, 0.0202, 0.0198]}]}]}
 JSON
 run_alloclab 0 import pyperf.json
-expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = 3")" 12 "every value, no warm-up"
-expect_eq "$(q "SELECT group_concat(name, ' ') FROM (SELECT name FROM variants WHERE run_id = 3 ORDER BY position)")" \
-    "json_dumps-1 json_loads-2" "one variant per benchmark"
-run_alloclab 0 show 3
-expect_contains "$OUT" "json_loads-2" "pyperf run shown"
+expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = 4")" 12 "every value, no warm-up"
+expect_eq "$(q "SELECT group_concat(name, ' ') FROM (SELECT name FROM variants WHERE run_id = 4 ORDER BY position)")" \
+    "json_dumps json_loads" "one variant per benchmark"
+run_alloclab 0 show 4
+expect_contains "$OUT" "json_loads" "pyperf run shown"
 expect_contains "$OUT" "1.97x slower" "its ratio"
 
 # A native run with a parameter in hyperfine's layout: its parameters and cell.

@@ -215,7 +215,11 @@ static void test_decidable_grid(void **state) {
                                         }
                                         SampleSet sb = { base, r, n }, sx = { x, r, n };
                                         Comparison c;
-                                        assert_int_equal(sampleset_compare(&sb, &sx, rounds, &rule, &c), 0);
+                                        assert_int_equal(
+                                                sampleset_compare(&sb, &sx,
+                                                                  rounds ? SAMPLE_ROUNDS : SAMPLE_BLOCKS,
+                                                                  &rule, &c),
+                                                0);
                                         if (!rounds) /* blocked: no test */
                                                 continue;
                                         /* The smallest p the design gives, for data fully apart. */

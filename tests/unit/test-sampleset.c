@@ -62,28 +62,36 @@ static void test_pairing(void **state) {
         const CompareRule rule = {
                 .min_effect = 0.02, .alpha = 0.01, .correction = CORRECTION_NONE, .tests = 1
         };
-        assert_true(sampleset_paired(&base, &x, true, &rule));
-        assert_false(sampleset_paired(&base, &x, false, &rule)); /* blocked order: nothing pairs */
-        rb[11] = 12;                                             /* a gap on one side */
-        assert_false(sampleset_paired(&base, &x, true, &rule));
+        assert_true(sampleset_paired(&base, &x, SAMPLE_ROUNDS, &rule));
+        assert_false(sampleset_paired(&base, &x, SAMPLE_BLOCKS, &rule)); /* blocked order: nothing pairs */
+        /* An import's sequential samples share round numbers that were never rounds. */
+        assert_false(sampleset_paired(&base, &x, SAMPLE_INDEPENDENT, &rule));
+        rb[11] = 12; /* a gap on one side */
+        assert_false(sampleset_paired(&base, &x, SAMPLE_ROUNDS, &rule));
         rb[11] = 11;
         SampleSet short_x = { b, rb, COMPARE_MIN_PAIRS - 1 }, short_base = { a, ra, COMPARE_MIN_PAIRS - 1 };
-        assert_false(sampleset_paired(&short_base, &short_x, true, &rule));
+        assert_false(sampleset_paired(&short_base, &short_x, SAMPLE_ROUNDS, &rule));
         /* 12 rounds shared by 16 comparisons: the signed-rank test could not reach 0.01 / 16 / 4. */
         const CompareRule shared = {
                 .min_effect = 0.02, .alpha = 0.01, .correction = CORRECTION_HOLM, .tests = 16
         };
-        assert_false(sampleset_paired(&base, &x, true, &shared));
+        assert_false(sampleset_paired(&base, &x, SAMPLE_ROUNDS, &shared));
 
         Comparison c;
-        assert_int_equal(sampleset_compare(&base, &x, true, &rule, &c), 0);
+        assert_int_equal(sampleset_compare(&base, &x, SAMPLE_ROUNDS, &rule, &c), 0);
         assert_int_equal(c.test, COMPARE_TEST_SIGNED_RANK);
         compare_decide(&c, &rule);
         assert_int_equal(c.verdict, VERDICT_LOWER);
-        assert_int_equal(sampleset_compare(&base, &x, true, &shared, &c), 0);
+        assert_int_equal(sampleset_compare(&base, &x, SAMPLE_ROUNDS, &shared, &c), 0);
         assert_int_equal(c.test, COMPARE_TEST_RANK_SUM);
-        assert_int_equal(sampleset_compare(&base, &x, false, &rule, &c), 0);
+        assert_int_equal(sampleset_compare(&base, &x, SAMPLE_INDEPENDENT, &rule, &c), 0);
+        assert_int_equal(c.test, COMPARE_TEST_RANK_SUM);
+        assert_int_equal(sampleset_compare(&base, &x, SAMPLE_BLOCKS, &rule, &c), 0);
         assert_int_equal(c.test, COMPARE_TEST_NONE);
+        assert_int_equal(sampleset_design("interleaved"), SAMPLE_ROUNDS);
+        assert_int_equal(sampleset_design("randomized"), SAMPLE_ROUNDS);
+        assert_int_equal(sampleset_design("sequential"), SAMPLE_INDEPENDENT);
+        assert_int_equal(sampleset_design("blocked"), SAMPLE_BLOCKS);
 }
 
 /* The median of the rounds' ratios: only rounds on both sides, a baseline value of 0 skipped, and
