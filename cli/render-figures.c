@@ -194,6 +194,21 @@ double render_interval_level(const Report *rep) {
         return 1 - (rep->interval_alpha > 0 ? rep->interval_alpha : rep->alpha);
 }
 
+uint64_t render_cell_samples(const Report *rep, size_t c) {
+        uint64_t most = 0;
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                const ReportEntry *e = report_entry(rep, c, v);
+                uint64_t n = e->has_stats ? e->stats.n : 0;
+                most = n > most ? n : most;
+        }
+        return most;
+}
+
+bool render_cell_missed_target(const Report *rep, size_t c) {
+        return rep->samples_min > 0 && rep->n_variants > 1 &&
+               render_cell_samples(rep, c) >= (uint64_t) rep->samples;
+}
+
 bool render_report_has_verdicts(const Report *rep) {
         return sampleset_design(rep->order) != SAMPLE_BLOCKS;
 }

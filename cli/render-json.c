@@ -147,7 +147,12 @@ int render_report_json(FILE *f, const Report *rep) {
                         json_object_set_new(results, rep->variant_names[v], o);
                 }
                 json_array_append_new(
-                        cells, json_pack("{s:s, s:o}", "cell", rep->cell_labels[c], "results", results));
+                        cells,
+                        json_pack("{s:s, s:I, s:o, s:o}", "cell", rep->cell_labels[c], "samples",
+                                  (json_int_t) render_cell_samples(rep, c), "precision_target_met",
+                                  rep->samples_min > 0 ? json_boolean(!render_cell_missed_target(rep, c))
+                                                       : json_null(), /* a fixed count has none */
+                                  "results", results));
         }
         for (size_t i = 0; i < rep->n_failures_listed; i++) {
                 const ReportFailure *x = &rep->failures[i];

@@ -155,11 +155,21 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
                          samples_range(fewest, most), (long long) rep->samples);
         else
                 snprintf(samples, sizeof(samples), "%lld samples (", (long long) rep->samples);
+        size_t missed = 0;
+        for (size_t c = 0; c < rep->n_cells; c++)
+                missed += render_cell_missed_target(rep, c);
         char seed[40] = ""; /* an import's order has none */
         if (sampleset_design(rep->order) != SAMPLE_INDEPENDENT)
                 snprintf(seed, sizeof(seed), ", seed %llu", (unsigned long long) rep->seed);
         fprintf(f, "%smetric %s: median of %s%lld warmup), order %s%s, verify %s\n", bullet, rep->run.metric,
                 samples, (long long) rep->warmup, rep->order, seed, rep->verify);
+        if (missed)
+                fprintf(f,
+                        "%ssamples: auto: %zu of %zu cells stopped at the maximum of %lld samples with the "
+                        "precision target missed (a ratio's %g%% interval wider than +-%g%%); raise the "
+                        "maximum (samples: {min, max}) or expect inconclusive verdicts there\n",
+                        bullet, missed, rep->n_cells, (long long) rep->samples, 100 * (1 - rep->alpha),
+                        100 * rep->min_effect);
         if (rep->child_cpus)
                 fprintf(f, "%scpus: children pinned to %s, alloclab on %s\n", bullet, rep->child_cpus,
                         rep->runner_cpus ? rep->runner_cpus : "?");
@@ -402,11 +412,20 @@ static void print_noisy(FILE *f, const Report *rep, const Notes *n) {
         }
         if (noisy == 0)
                 return;
+        /* The limit is the spec's quiet: or the default; a quick run has no spec to point to. */
+        const char *limit = "the guard allows (spec key quiet:, by default CPU pressure above 10%)";
+        if (noisy == checked) { /* one line says it: no list of every cell */
+                fprintf(f,
+                        "\nQuiet-machine guard: all %lld measured samples started on a machine busier than "
+                        "%s; they are kept and marked noisy: every figure here carries the neighbours' "
+                        "work\n",
+                        (long long) noisy, limit);
+                return;
+        }
         fprintf(f,
-                "\nQuiet-machine guard: %lld of %lld measured samples started on a busier machine than the "
-                "spec's"
-                " quiet: allows (noisy; kept, unless on_busy: skip)\n",
-                (long long) noisy, (long long) checked);
+                "\nQuiet-machine guard: %lld of %lld measured samples started on a machine busier than %s; "
+                "kept and marked noisy:\n",
+                (long long) noisy, (long long) checked, limit);
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         const ReportEntry *e = report_entry(rep, c, v);

@@ -50,6 +50,13 @@ json_t *render_json_text(const char *s);
 /* A JSON number, or null for a NAN or an infinity (which JSON cannot say). */
 json_t *render_json_number(double x);
 
+/* The samples cell c took: its variants' most measured samples (each round measures them all). */
+uint64_t render_cell_samples(const Report *rep, size_t c);
+
+/* samples: auto: whether cell c stopped at the maximum, before its ratios were known within
+ * min_effect (the rule stops a cell only between rounds before the maximum). */
+bool render_cell_missed_target(const Report *rep, size_t c);
+
 /* A verdict rule in words, into buf: "a difference needs p < 0.01 (Holm over 12 comparisons) and
  * at least 2%; same: the 99% interval within +-2%", what order sequential means for it, or
  * (blocked order) why there are none. order: the run's; NULL for runs compared as units. */

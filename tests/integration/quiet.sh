@@ -35,10 +35,19 @@ expect_eq "$(q "SELECT count(*), sum(noisy), min(cpu_some_avg10) > 5, min(quiet_
                 FROM samples WHERE phase = 'sample'")" "3|3|1|1" "busy: waited, then ran and marked noisy"
 expect_eq "$(q "SELECT count(*) FROM samples WHERE phase = 'smoke' AND noisy IS NULL")" 1 "only measured samples are guarded"
 run_alloclab 0 show
-expect_contains "$OUT" "Quiet-machine guard: 3 of 3 measured samples started on a busier machine" "noisy samples shown"
+expect_contains "$OUT" "Quiet-machine guard: all 3 measured samples started on a machine busier than the guard allows" \
+    "noisy samples shown"
 run_alloclab 0 show --format json
 expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["results"]["glibc"]["noisy_samples"])' <<<"$OUT")" \
     3 "noisy samples in json"
+# All of them noisy: one line, not one per cell and variant (a quick run of 4 cells x 2 variants
+# printed 16); and no word of a spec that a quick run does not have.
+run_alloclab 0 quick -a glibc,jemalloc --param n=1,2,3,4 -r 2 -w 0 --quiet -- "$WORKLOAD" vallocs '{n}'
+run_alloclab 0 show
+guard=$(sed -n '/^Quiet-machine guard/,/^$/p' <<<"$OUT")
+expect_contains "$guard" "all 16 measured samples started on a machine busier" "one summary line"
+expect_eq "$(grep -c . <<<"$guard")" 1 "the summary alone"
+[[ $guard != *"the spec's"* ]] || fail "a quick run's guard speaks of a spec: $guard"
 
 # on_busy: skip: a sample the machine stays too busy for is not run, and says why.
 sed 's/max_wait: 300ms}/max_wait: 200ms, on_busy: skip}/' "$WORK/spec.yaml" >"$WORK/skip.yaml"
@@ -70,7 +79,7 @@ done
 if machine_is_quiet; then
     sed -i 's/max_wait: 300ms/max_wait: 60s/' "$WORK/spec.yaml"
     run_alloclab 0 run "$WORK/spec.yaml" --quiet
-    expect_eq "$(q "SELECT count(*), sum(noisy), max(cpu_some_avg10) <= 5 FROM samples WHERE phase = 'sample' AND run_id = 5")" \
+    expect_eq "$(q "SELECT count(*), sum(noisy), max(cpu_some_avg10) <= 5 FROM samples WHERE phase = 'sample' AND run_id = (SELECT max(id) FROM runs)")" \
         "3|0|1" "quiet: not noisy"
 else
     skip_part "a quiet machine found quiet: $QUIET_REASON"

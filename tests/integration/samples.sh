@@ -35,17 +35,34 @@ expect_contains "$OUT" "median of 6 samples (auto: 6 to 50, until each ratio's 9
 expect_eq "$(q 'SELECT samples, samples_min FROM runs WHERE id = 1')" "50|6" "stored"
 run_alloclab 0 show 1 --format json
 expect_contains "$OUT" '"samples_auto": {' "JSON"
+python3 - "$OUT" <<'PY' || fail "each cell's sample count in JSON"
+import json, sys
+cells = json.loads(sys.argv[1])["cells"]
+assert [(c["samples"], c["precision_target_met"]) for c in cells] == [(6, True), (6, True)], cells
+PY
+[[ $OUT != *"precision target missed"* ]] || fail "a target met called missed"
 
 # Asked for a precision no machine has: every cell runs to the most.
 spec 0.0001% '{min: 3, max: 6}' >tight.yaml
 run_alloclab 0 run tight.yaml --quiet
 expect_eq "$(per_variant 2)" "6 6 6 6" "ran to the most"
 expect_contains "$OUT" "median of 6 samples (auto: 3 to 6," "the range in the header"
+expect_contains "$OUT" "samples: auto: 2 of 2 cells stopped at the maximum of 6 samples with the precision target missed" \
+    "the missed target said"
+run_alloclab 0 show 2 --format json
+python3 - "$OUT" <<'PY' || fail "the missed target in JSON"
+import json, sys
+cells = json.loads(sys.argv[1])["cells"]
+assert [(c["samples"], c["precision_target_met"]) for c in cells] == [(6, False), (6, False)], cells
+PY
 
 # --samples N is a fixed count again; quick --samples auto writes the key.
 run_alloclab 0 run loose.yaml --samples 2 --quiet
 expect_eq "$(per_variant 3)" "2 2 2 2" "--samples overrides auto"
 expect_contains "$OUT" "median of 2 samples (1 warmup)" "a fixed count's header"
+run_alloclab 0 show 3 --format json
+python3 -c 'import json, sys; assert [c["precision_target_met"] for c in json.load(sys.stdin)["cells"]] == [None, None]' \
+    <<<"$OUT" || fail "a fixed count has no target"
 run_alloclab 0 quick -a glibc -r auto --print-spec -- true
 expect_contains "$OUT" "samples: auto" "quick -r auto"
 
