@@ -115,6 +115,8 @@ int cmd_census(int argc, char **argv) {
                                     res->end == SPAWN_EXITED ? json_integer(res->exit_code) : json_null());
                 json_object_set_new(j, "signal",
                                     res->end == SPAWN_SIGNALED ? json_integer(res->signal) : json_null());
+                json_object_set_new(j, "config_complaint",
+                                    census.complaint[0] ? json_string(census.complaint) : json_null());
                 json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
                 fputc('\n', stdout);
         } else {
@@ -126,6 +128,11 @@ int cmd_census(int argc, char **argv) {
                 render_probe(stdout, j);
         }
         json_decref(j);
-        bool warn = !result->loaded || probe_allocator_copies(result) > 1;
+        if (census.complaint[0]) /* after what it shows as effective: the allocator ran without it */
+                fprintf(stderr,
+                        "alloclab census: warning: the allocator rejected its configuration: %s (the "
+                        "effective options are what it ran with)\n",
+                        census.complaint);
+        bool warn = !result->loaded || probe_allocator_copies(result) > 1 || census.complaint[0];
         return warn ? EXIT_FAILURES : EXIT_OK;
 }

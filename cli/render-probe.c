@@ -1,9 +1,41 @@
 /* SPDX-License-Identifier: MIT */
 /* A probe report (runner/probe-json.h form) for people: alloclab census and allocators. */
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/render.h"
+#include "runner/options.h"
+#include "util/cleanup.h"
+
+/* GLIBC_TUNABLES as set, the entries the loader has no tunable for apart: those it ignores. */
+static void print_tunables(FILE *f, const char *tunables) {
+        _cleanup_free_ char *copy = strdup(tunables);
+        if (!copy)
+                return;
+        size_t ignored = 0, shown = 0;
+        char *save = NULL;
+        for (char *item = strtok_r(copy, ":", &save); item; item = strtok_r(NULL, ":", &save)) {
+                char *name = strndup(item, strcspn(item, "="));
+                bool known = name && options_tunable_known(name);
+                free(name);
+                if (known)
+                        fprintf(f, "%s%s", shown++ ? ":" : "", item);
+                ignored += !known;
+        }
+        if (ignored) {
+                fprintf(f, "%s(ignored, not tunables of the loader:", shown ? " " : "");
+                strcpy(copy, tunables);
+                for (char *item = strtok_r(copy, ":", &save); item; item = strtok_r(NULL, ":", &save)) {
+                        char *name = strndup(item, strcspn(item, "="));
+                        if (name && !options_tunable_known(name))
+                                fprintf(f, " %s", item);
+                        free(name);
+                }
+                fputc(')', f);
+        }
+        fputc('\n', f);
+}
 
 static void print_option_list(FILE *f, json_t *options, const char *indent) {
         const char *key;
@@ -14,7 +46,12 @@ static void print_option_list(FILE *f, json_t *options, const char *indent) {
                         width = strlen(key);
         }
         json_object_foreach(options, key, value) {
-                fprintf(f, "%s%-*s %s\n", indent, (int) width, key, json_string_value(value));
+                const char *text = json_string_value(value);
+                fprintf(f, "%s%-*s ", indent, (int) width, key);
+                if (strcmp(key, "GLIBC_TUNABLES") == 0)
+                        print_tunables(f, text ? text : "");
+                else
+                        fprintf(f, "%s\n", text);
                 n++;
         }
         if (n == 0)

@@ -7,6 +7,7 @@
 
 #include "configs/spec.h"
 #include "runner/census.h"
+#include "runner/options.h"
 #include "runner/output.h"
 #include "runner/plan.h"
 #include "util/cleanup.h"
@@ -41,7 +42,8 @@ int census_run(char *const *command, char *const *caller_env, const char *probe_
                 return r;
         _cleanup_close_ int report_fd = probe_report_memfd(PROBE_REQUEST_SMOKE);
         _cleanup_close_ int metrics = output_memfd("alloclab-metrics");
-        if (report_fd < 0 || metrics < 0)
+        _cleanup_close_ int err = output_memfd("alloclab-census-stderr");
+        if (report_fd < 0 || metrics < 0 || err < 0)
                 return -ENOMEM;
         SpawnRequest req = {
                 .exe = exe,
@@ -49,7 +51,7 @@ int census_run(char *const *command, char *const *caller_env, const char *probe_
                 .envp = env,
                 .timeout_ns = SPEC_MAX_TIMEOUT_NS,
                 .stdout_fd = STDERR_FILENO,
-                .stderr_fd = STDERR_FILENO,
+                .stderr_fd = err,
                 .metrics_fd = metrics,
                 .probe_fd = report_fd,
                 .cancel_fd = cancel_fd,
@@ -58,6 +60,15 @@ int census_run(char *const *command, char *const *caller_env, const char *probe_
         r = spawn_run(&req, &ret->spawn);
         if (r < 0)
                 return r;
+        /* All of it to the user, as the command printed it; the start read for a complaint. */
+        char buf[65536];
+        ssize_t n;
+        for (off_t at = 0; (n = pread(err, buf, sizeof(buf), at)) > 0; at += n)
+                if (write(STDERR_FILENO, buf, (size_t) n) < 0)
+                        break;
+        _cleanup_free_ char *said = output_excerpt_all(err);
+        _cleanup_free_ char *complaint = options_complaint(said);
+        snprintf(ret->complaint, sizeof(ret->complaint), "%s", complaint ? complaint : "");
         if (ret->spawn.end == SPAWN_EXEC_FAILED)
                 return -ret->spawn.exec_errno;
         if (ret->spawn.end != SPAWN_CANCELED) {

@@ -16,9 +16,13 @@ typedef struct Census {
         SpawnResult spawn;
         ProbeResult probe; /* when report_error == 0 */
         int report_error;  /* the probe's report could not be read: -errno */
+        /* The allocator's complaint about its configuration on stderr, in its own words
+         * (options_complaint(): "<jemalloc>: Invalid conf pair: narenaz:1"), or "". */
+        char complaint[256];
 } Census;
 
-/* Runs command (argv[0] found in the environment's PATH) once, its output to stderr, until it
+/* Runs command (argv[0] found in the environment's PATH) once, its output to stderr (its own
+ * stderr after it ends, read for a complaint), until it
  * ends or cancel_fd becomes readable (spawn.end == SPAWN_CANCELED, no report). allocator_path
  * may be NULL. Returns 0 with *ret filled, or -errno when the command cannot run (not found, not
  * executable, out of memory). */

@@ -5,16 +5,26 @@
 
 /*
  * Allocator options an allocator does not know. Allocators read their options from the
- * environment and ignore names they do not know, silently: a MIMALLOC_ name of a newer mimalloc,
- * a misspelt TCMALLOC_ flag, a GLIBC_TUNABLES entry the dynamic loader has no tunable for. Each
- * name is looked for in the file that would read it, as the string its reader compares with:
- * mimalloc's option table ("arena_eager_commit" for MIMALLOC_ARENA_EAGER_COMMIT), gperftools'
- * getenv names ("TCMALLOC_RELEASE_RATE"), the loader's tunable list ("glibc.malloc.arena_max").
- * A known name is always found; a typo that happens to be the tail of a known name is missed.
- * (jemalloc's MALLOC_CONF is checked by jemalloc itself, which says so on stderr.)
+ * environment and ignore names they do not know, silently: a MIMALLOC_ name of a newer mimalloc
+ * or a misspelt one, a misspelt TCMALLOC_ flag, a GLIBC_TUNABLES entry the dynamic loader has
+ * no tunable for. Each name is matched whole against the names its reader knows, as the reader
+ * lists them: mimalloc's option table as MIMALLOC_VERBOSE=1 prints it ("option 'eager_commit'"),
+ * with the deprecated names it still takes and says so; the loader's `--list-tunables`
+ * ("glibc.malloc.arena_max"); gperftools' getenv names ("TCMALLOC_RELEASE_RATE") among the
+ * strings of its file. Where a reader cannot be asked, nothing is rejected. (jemalloc checks
+ * MALLOC_CONF itself and says so on stderr: options_complaint().)
  */
 
-/* The first option in env that the allocator a (or the dynamic loader, for GLIBC_TUNABLES)
- * does not know. Returns 0 with *ret_message NULL when all are known, 1 with *ret_message
- * naming the option and the file, or -ENOMEM. An unreadable file counts as knowing all. */
+/* The options in env that the allocator a (or the dynamic loader, for GLIBC_TUNABLES) does not
+ * know. Returns 0 with *ret_message NULL when all are known, else their count with *ret_message
+ * naming each and the file ("MIMALLOC_STATS is not an option of FILE (version V): it would be
+ * ignored"; several joined by "; "), or -ENOMEM. */
 int options_unknown(const Allocator *a, char *const *env, char **ret_message);
+
+/* Whether the dynamic loader has a tunable of this name ("glibc.malloc.arena_max"); true when it
+ * cannot be asked. */
+bool options_tunable_known(const char *name);
+
+/* The first line of an allocator's stderr that complains about its configuration, in its own
+ * words ("<jemalloc>: Invalid conf pair: narenaz:1"), or NULL. */
+char *options_complaint(const char *stderr_text);

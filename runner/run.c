@@ -235,27 +235,10 @@ static SampleStatus status_of(const SpawnResult *r) {
         return SAMPLE_OK; /* not reached for canceled runs: the caller drops them */
 }
 
-/* Allocator complaints about their configuration, as they print them on stderr. */
-static const char *const config_complaints[] = {
-        "<jemalloc>: Invalid conf",
-        "<jemalloc>: Malformed conf",
-        "<jemalloc>: Conf string ends with key",
-        "mimalloc: warning: environment option",
-        "mimalloc: error: ",
-        NULL,
-};
-
 /* The first line of stderr that carries a configuration complaint, or NULL. */
 static char *find_complaint(int err) {
         _cleanup_free_ char *text = output_excerpt_all(err);
-        if (!text)
-                return NULL;
-        for (size_t i = 0; config_complaints[i]; i++) {
-                char *hit = strstr(text, config_complaints[i]);
-                if (hit)
-                        return strndup(hit, strcspn(hit, "\n"));
-        }
-        return NULL;
+        return options_complaint(text);
 }
 
 static int set_detail(Sample *s, SampleStatus status, const char *fmt, ...)

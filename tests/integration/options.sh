@@ -39,8 +39,47 @@ expect_contains "$ERR" "variant tunable: GLIBC_TUNABLES entry glibc.malloc.arena
 sed -i '/^  tunable:/d' "$WORK/spec.yaml"
 run_alloclab 0 check "$WORK/spec.yaml"
 
+# Names are matched whole, against what the reader lists: mimalloc's option table (its
+# MIMALLOC_VERBOSE=1 listing), the loader's --list-tunables. Each of these was found as the tail
+# of a known name ("stats" of show_stats, "malloc.arena_max" of glibc.malloc.arena_max) and
+# measured as if valid; page_reset and decommit_delay, whose strings the linker keeps only as
+# the tails of abandoned_page_reset and segment_decommit_delay, are known. check names every
+# bad variant, not the first.
+cat >"$WORK/exact.yaml" <<YAML
+experiment: exact
+command: ["$WORKLOAD", which]
+allocators:
+  glibc: {}
+  stats: {preload: mimalloc, env: {MIMALLOC_STATS: "1", MIMALLOC_ERRORS: "1"}}
+  commit: {preload: mimalloc, env: {MIMALLOC_COMMIT: "1"}}
+  malloc: {preload: mimalloc, env: {MIMALLOC_MALLOC: "1"}}
+  tails: {preload: mimalloc, env: {MIMALLOC_PAGE_RESET: "0", MIMALLOC_DECOMMIT_DELAY: "10", MIMALLOC_SHOW_STATS: "0"}}
+  arena: {env: {GLIBC_TUNABLES: "malloc.arena_max=2"}}
+samples: 2
+YAML
+run_alloclab 4 check "$WORK/exact.yaml"
+expect_contains "$ERR" "variant stats: MIMALLOC_STATS, MIMALLOC_ERRORS are not options of $mimalloc" "stats, errors"
+expect_contains "$ERR" "variant commit: MIMALLOC_COMMIT is not an option of" "commit"
+expect_contains "$ERR" "variant malloc: MIMALLOC_MALLOC is not an option of" "malloc"
+expect_contains "$ERR" "variant arena: GLIBC_TUNABLES entry malloc.arena_max is not a tunable of" "a tunable without glibc."
+[[ $ERR != *"variant tails"* ]] || fail "known names rejected: $ERR"
+run_alloclab 1 run "$WORK/exact.yaml" --quiet
+expect_eq "$(q "SELECT group_concat(v.name, ' ') FROM exclusions e JOIN variants v ON v.id = e.variant_id
+                WHERE e.run_id = (SELECT max(id) FROM runs) ORDER BY v.position")" "stats commit malloc arena" \
+    "run excludes exactly those"
+
 # census says it too, for the options in the environment it runs the command in.
 MIMALLOC_ARENA_EAGER_COMMIT=1 run_alloclab 0 census --preload mimalloc -- "$WORKLOAD" which
 expect_contains "$ERR" "alloclab census: warning: MIMALLOC_ARENA_EAGER_COMMIT is not an option of $mimalloc" "census warns"
 MIMALLOC_EAGER_COMMIT=1 run_alloclab 0 census --preload mimalloc -- "$WORKLOAD" which
 [[ $ERR != *warning* ]] || fail "census warned about a known option: $ERR"
+# A tunable the loader does not have is not shown as effective; a MALLOC_CONF jemalloc rejects is
+# named in jemalloc's words, and census exits 1 (a warning).
+GLIBC_TUNABLES=malloc.arena_max=2:glibc.malloc.tcache_count=0 run_alloclab 0 census -- "$WORKLOAD" which
+expect_contains "$OUT" "GLIBC_TUNABLES glibc.malloc.tcache_count=0 (ignored, not tunables of the loader: malloc.arena_max=2)" \
+    "census: an ignored tunable is not an effective option"
+MALLOC_CONF=narenaz:1 run_alloclab 1 census --preload jemalloc -- "$WORKLOAD" which
+expect_contains "$ERR" "alloclab census: warning: the allocator rejected its configuration: <jemalloc>: Invalid conf pair: narenaz:1" \
+    "census: a MALLOC_CONF typo"
+MALLOC_CONF=narenaz:1 run_alloclab 1 census --preload jemalloc --json -- "$WORKLOAD" which
+expect_contains "$OUT" '"config_complaint": "<jemalloc>: Invalid conf pair: narenaz:1"' "census JSON"
