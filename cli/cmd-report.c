@@ -14,11 +14,13 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/render-figures.h"
 #include "cli/render.h"
 #include "db/history.h"
 #include "db/pair.h"
 #include "db/query.h"
 #include "util/cleanup.h"
+#include "util/strv.h"
 #include "util/io.h"
 #include "util/text.h"
 
@@ -313,6 +315,24 @@ static void tradeoff_plots(FILE *f, const Report *rep) {
                         render_value("maxrss", y.lo, bottom, sizeof(bottom)));
                 figure_end(f);
         }
+}
+
+/* The memory overhead, said as the text says it (render_overhead_lines()). */
+static void overhead_section(FILE *f, const Report *rep) {
+        bool oom;
+        _cleanup_strv_free_ char **lines = render_overhead_lines(rep, &oom);
+        if (!lines)
+                return;
+        fputs("<h2>Memory overhead</h2>\n<p>Median peak RSS over the cell's peak of bytes the program asked "
+              "for and had not freed, one figure for every variant (the baseline's smoke run under the "
+              "probe): an allocator's rounding to its size classes counts as its waste.</p>\n<ul>\n",
+              f);
+        for (char **l = lines; *l; l++) {
+                fputs("<li>", f);
+                put_text(f, *l);
+                fputs("</li>\n", f);
+        }
+        fputs("</ul>\n", f);
 }
 
 /* The colour of a variant by name, as the run's other figures draw it. */
@@ -617,6 +637,7 @@ static int write_report(FILE *f, const Report *rep, const VariantAllocator *allo
         strip_plots(f, rep);
         forest_plot(f, rep);
         tradeoff_plots(f, rep);
+        overhead_section(f, rep);
         if (pair)
                 comparison_section(f, pair);
         if (history)

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +17,7 @@
 #include "cli/render.h"
 #include "stats/sampleset.h"
 #include "util/cleanup.h"
+#include "util/strv.h"
 
 static bool ends_with(const char *s, const char *suffix) {
         size_t n = strlen(s), k = strlen(suffix);
@@ -104,8 +107,91 @@ void render_failure_mark(const ReportEntry *e, char *buf, size_t size) {
         buf[i] = 0;
 }
 
-double render_memory_overhead(const ReportEntry *e) {
-        return e->has_overhead ? (double) e->smoke_peak_rss_bytes / (double) e->smoke_peak_live_bytes : NAN;
+int64_t render_cell_requested(const Report *rep, size_t c) {
+        const ReportEntry *base = report_entry(rep, c, rep->baseline);
+        if (base->has_smoke_peaks && base->smoke_peak_requested >= 0)
+                return base->smoke_peak_requested;
+        int64_t most = -1;
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                const ReportEntry *e = report_entry(rep, c, v);
+                if (e->has_smoke_peaks && e->smoke_peak_requested > most)
+                        most = e->smoke_peak_requested;
+        }
+        return most;
+}
+
+double render_memory_overhead(const Report *rep, size_t c, size_t v) {
+        const ReportEntry *e = report_entry(rep, c, v);
+        int64_t requested = render_cell_requested(rep, c);
+        if (requested < RENDER_OVERHEAD_MIN || !e->has_tradeoff || e->excluded_reason ||
+            e->maxrss_median <= 0)
+                return NAN;
+        return e->maxrss_median / (double) requested;
+}
+
+/* Appends a printf-formatted line to *lines. */
+static int add_line(char ***lines, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int add_line(char ***lines, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        char *line = NULL;
+        int r = vasprintf(&line, fmt, ap);
+        va_end(ap);
+        return r < 0 ? -ENOMEM : strv_consume(lines, line);
+}
+
+char **render_overhead_lines(const Report *rep, bool *ret_oom) {
+        *ret_oom = false;
+        size_t measured = 0, judged = 0;
+        int64_t largest = -1;
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                int64_t requested = render_cell_requested(rep, c);
+                measured += requested >= 0;
+                judged += requested >= RENDER_OVERHEAD_MIN;
+                largest = requested > largest ? requested : largest;
+        }
+        if (measured == 0)
+                return NULL;
+        char **lines = NULL, size[32];
+        int r = 0;
+        if (judged == 0) {
+                render_value("maxrss", (double) largest, size, sizeof(size));
+                r = add_line(&lines,
+                             "not given: the program asked for at most %s at once, under the %d MiB below "
+                             "which the code and libraries every process has resident outweigh its heap",
+                             size, RENDER_OVERHEAD_MIN >> 20);
+                goto out;
+        }
+        bool below_one = false;
+        for (size_t v = 0; v < rep->n_variants && r >= 0; v++) {
+                VariantSummary s = render_summarize(rep, v);
+                below_one |= s.overhead_cells && s.overhead_lo < 1;
+                if (s.overhead_cells == 1)
+                        r = add_line(&lines, "%s: %.2fx", rep->variant_names[v], s.overhead_geomean);
+                else if (s.overhead_cells > 1)
+                        r = add_line(&lines, "%s: %.2fx (geometric mean of %zu cells, %.2f-%.2f)",
+                                     rep->variant_names[v], s.overhead_geomean, s.overhead_cells,
+                                     s.overhead_lo, s.overhead_hi);
+                else /* never left out without a word */
+                        r = add_line(&lines, "%s: none: no measured peak RSS in the cells judged",
+                                     rep->variant_names[v]);
+        }
+        if (r >= 0 && judged < rep->n_cells)
+                r = add_line(
+                        &lines,
+                        "not given in %zu of %zu cells: there the program asked for less than %d MiB at "
+                        "once, too little beside the code and libraries every process has resident",
+                        rep->n_cells - judged, rep->n_cells, RENDER_OVERHEAD_MIN >> 20);
+        if (r >= 0 && below_one)
+                r = add_line(&lines,
+                             "below 1x: less resident than asked for: the program asked for memory it never "
+                             "wrote (pages never touched are not resident)");
+out:
+        if (r < 0) {
+                *ret_oom = true;
+                return strv_free(lines);
+        }
+        return lines;
 }
 
 RenderVerdicts render_verdicts(const Report *rep, size_t v) {
@@ -136,7 +222,7 @@ VariantSummary render_summarize(const Report *rep, size_t v) {
                 const ReportEntry *e = report_entry(rep, c, v);
                 s.tradeoff_cells += e->has_tradeoff && !e->excluded_reason;
                 s.pareto_cells += e->pareto;
-                double overhead = render_memory_overhead(e);
+                double overhead = render_memory_overhead(rep, c, v);
                 if (!isnan(overhead)) {
                         overhead_logs += log(overhead);
                         s.overhead_lo = fmin(s.overhead_lo, overhead);

@@ -21,8 +21,24 @@ bool render_report_is_time(const Report *rep);
  * without one the ratio of the medians; 0 when either has no statistics. */
 double render_ratio(const Report *rep, size_t c, size_t v);
 
-/* Peak RSS over peak live bytes in the probed smoke run, or NAN. */
-double render_memory_overhead(const ReportEntry *e);
+/* The memory overhead: a variant's median peak RSS over one figure common to its cell, the
+ * cell's peak of requested bytes (render_cell_requested()), so that an allocator's rounding to
+ * size classes counts as its waste and every variant is divided alike. Below RENDER_OVERHEAD_MIN
+ * requested bytes a process's code and libraries outweigh its heap, and no figure is given. */
+#define RENDER_OVERHEAD_MIN (4 << 20)
+
+/* The cell's peak of live requested bytes from the smoke runs under the probe: the baseline's,
+ * else the largest of its variants' (they differ only by what each allocator's own libraries ask
+ * for); -1 when none was measured. */
+int64_t render_cell_requested(const Report *rep, size_t c);
+
+/* Variant v's memory overhead in cell c, or NAN: not measured, no peak RSS, or too small
+ * (render_cell_requested() below RENDER_OVERHEAD_MIN). */
+double render_memory_overhead(const Report *rep, size_t c, size_t v);
+
+/* What to say of the run's memory overhead, one line each (without a bullet), for the text and
+ * the HTML report alike; NULL when the probe measured nothing, or on ENOMEM (*ret_oom). */
+char **render_overhead_lines(const Report *rep, bool *ret_oom);
 
 /* A variant across the run's cells: its verdicts, the cells where it is on the time/memory
  * Pareto front, and its memory overhead's geometric mean and range. */

@@ -128,9 +128,13 @@ int render_report_json(FILE *f, const Report *rep) {
                         json_object_set_new(o, "pareto",
                                             e->has_tradeoff ? json_boolean(e->pareto) : json_null());
                         json_object_set_new(o, "smoke_peak_live_bytes",
-                                            e->has_overhead ? json_integer(e->smoke_peak_live_bytes)
-                                                            : json_null());
-                        double overhead = render_memory_overhead(e);
+                                            e->has_smoke_peaks ? json_integer(e->smoke_peak_live_bytes)
+                                                               : json_null());
+                        json_object_set_new(o, "smoke_peak_requested_bytes",
+                                            e->has_smoke_peaks && e->smoke_peak_requested >= 0
+                                                    ? json_integer(e->smoke_peak_requested)
+                                                    : json_null());
+                        double overhead = render_memory_overhead(rep, c, v);
                         json_object_set_new(o, "memory_overhead",
                                             isnan(overhead) ? json_null() : json_real(overhead));
                         double floor = query_noise_floor(rep, c);
@@ -148,10 +152,14 @@ int render_report_json(FILE *f, const Report *rep) {
                 }
                 json_array_append_new(
                         cells,
-                        json_pack("{s:s, s:I, s:o, s:o}", "cell", rep->cell_labels[c], "samples",
+                        json_pack("{s:s, s:I, s:o, s:o, s:o}", "cell", rep->cell_labels[c], "samples",
                                   (json_int_t) render_cell_samples(rep, c), "precision_target_met",
                                   rep->samples_min > 0 ? json_boolean(!render_cell_missed_target(rep, c))
                                                        : json_null(), /* a fixed count has none */
+                                  "peak_requested_bytes",
+                                  render_cell_requested(rep, c) >= 0
+                                          ? json_integer(render_cell_requested(rep, c))
+                                          : json_null(),
                                   "results", results));
         }
         for (size_t i = 0; i < rep->n_failures_listed; i++) {

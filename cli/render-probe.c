@@ -164,10 +164,16 @@ void render_probe(FILE *f, json_t *probe) {
         json_t *peak_bytes = json_object_get(counters, "peak_live_bytes");
         if (json_is_integer(peak_bytes))
                 render_value("maxrss", (double) json_integer_value(peak_bytes), peak, sizeof(peak));
+        char peak_requested[32] = "not measured";
+        json_t *peak_requested_bytes = json_object_get(counters, "peak_live_requested_bytes");
+        if (json_is_integer(peak_requested_bytes))
+                render_value("maxrss", (double) json_integer_value(peak_requested_bytes), peak_requested,
+                             sizeof(peak_requested));
         json_t *thread_count = json_object_get(counters, "threads");
         if (json_is_integer(thread_count))
                 snprintf(threads, sizeof(threads), "%lld", (long long) json_integer_value(thread_count));
-        fprintf(f, "\n  bytes requested %s, peak live %s, threads %s%s\n", requested, peak, threads,
+        fprintf(f, "\n  bytes requested %s, peak live %s requested (%s usable), threads %s%s\n", requested,
+                peak_requested, peak, threads,
                 json_is_true(json_object_get(probe, "exited")) ? ""
                                                                : " (the process did not exit normally)");
 }

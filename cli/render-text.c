@@ -18,6 +18,7 @@
 #include "cli/render.h"
 #include "stats/sampleset.h"
 #include "util/cleanup.h"
+#include "util/strv.h"
 #include "util/text.h"
 
 static char *grid_cell(const Report *rep, size_t c, size_t v) {
@@ -333,24 +334,19 @@ static void print_tradeoff(FILE *f, const Report *rep, const Notes *n) {
         }
 }
 
-/* Each variant's memory overhead (render_memory_overhead()): the geometric mean over the cells and
- * the range. */
+/* Each variant's memory overhead (render_overhead_lines()): the geometric mean over the cells and
+ * the range, and why a figure is missing or below 1. */
 static void print_overhead(FILE *f, const Report *rep, const Notes *n) {
-        bool any = false;
-        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
-                any |= rep->entries[i].has_overhead;
-        if (!any)
+        bool oom;
+        _cleanup_strv_free_ char **lines = render_overhead_lines(rep, &oom);
+        if (!lines)
                 return;
-        fprintf(f, "\nMemory overhead (peak RSS / peak live bytes of the smoke run under the probe):\n");
-        for (size_t v = 0; v < rep->n_variants; v++) {
-                VariantSummary s = render_summarize(rep, v);
-                if (s.overhead_cells == 1)
-                        fprintf(f, "%s%s: %.2fx\n", n->bullet, rep->variant_names[v], s.overhead_geomean);
-                else if (s.overhead_cells > 1)
-                        fprintf(f, "%s%s: %.2fx (geometric mean of %zu cells, %.2f-%.2f)\n", n->bullet,
-                                rep->variant_names[v], s.overhead_geomean, s.overhead_cells, s.overhead_lo,
-                                s.overhead_hi);
-        }
+        fprintf(f,
+                "\nMemory overhead (median peak RSS / the cell's peak of bytes the program asked for and "
+                "had not freed, one figure for every variant: %s):\n",
+                "the baseline's smoke run under the probe");
+        for (char **l = lines; *l; l++)
+                fprintf(f, "%s%s\n", n->bullet, *l);
 }
 
 /* A cell's median wall time minus its variant's start-up (spec calibrate), or NAN. */

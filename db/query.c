@@ -547,16 +547,16 @@ static int row_failure_count(Report *rep, sqlite3_stmt *st) {
         return e->first_failure ? 0 : -ENOMEM;
 }
 
-static int row_overhead(Report *rep, sqlite3_stmt *st) {
+static int row_smoke_peaks(Report *rep, sqlite3_stmt *st) {
         ReportEntry *e = entry_at(rep, st);
         if (!e)
                 return -EBADMSG;
-        int64_t rss_kib = sqlite3_column_int64(st, 2), live = sqlite3_column_int64(st, 3);
-        if (sqlite3_column_type(st, 3) == SQLITE_NULL || live <= 0 || rss_kib <= 0)
-                return 0; /* not measured (probe: never, or a program that allocated nothing) */
-        e->has_overhead = true;
-        e->smoke_peak_rss_bytes = rss_kib * 1024;
-        e->smoke_peak_live_bytes = live;
+        if (sqlite3_column_type(st, 3) == SQLITE_NULL)
+                return 0; /* not measured (probe: never) */
+        e->has_smoke_peaks = true;
+        e->smoke_peak_live_bytes = sqlite3_column_int64(st, 3);
+        e->smoke_peak_requested =
+                sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
         return 0;
 }
 
@@ -753,12 +753,13 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
                      " WHERE s.run_id = ?1 AND s.status <> 'ok' GROUP BY s.cell_id, s.variant_id",
                      rep, row_failure_count)) < 0 ||
             (r = for_each_row(s, run_id,
-                              "SELECT c.position, v.position, s.maxrss_kib,"
+                              "SELECT c.position, v.position,"
+                              " json_extract(p.report, '$.counters.peak_live_requested_bytes'),"
                               " json_extract(p.report, '$.counters.peak_live_bytes')"
                               " FROM samples s JOIN probe_reports p ON p.sample_id = s.id"
                               " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
                               " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'",
-                              rep, row_overhead)) < 0 ||
+                              rep, row_smoke_peaks)) < 0 ||
             (r = for_each_row(s, run_id,
                               "SELECT c.position, v.position, e.reason FROM exclusions e"
                               " JOIN cells c ON c.id = e.cell_id JOIN variants v ON v.id = e.variant_id"

@@ -61,10 +61,11 @@ typedef struct ReportEntry {
         bool has_tradeoff;
         double wall_median, maxrss_median;
         bool pareto;
-        /* The allocator's memory overhead, from the smoke run under the probe: its peak RSS and
-         * the peak of the bytes the program had allocated and not freed (usable sizes). */
-        bool has_overhead;
-        int64_t smoke_peak_rss_bytes, smoke_peak_live_bytes;
+        /* From the smoke run under the probe (has_smoke_peaks): the peak of the bytes the program
+         * had asked for and not freed (the denominator of the memory overhead, render-figures.h;
+         * -1 from a probe too old to track it), and of their usable sizes. */
+        bool has_smoke_peaks;
+        int64_t smoke_peak_requested, smoke_peak_live_bytes;
 } ReportEntry;
 
 typedef struct ReportFailure {

@@ -16,8 +16,8 @@
  *   - a run that does not count (timed samples) jumps straight to the allocator (direct); a
  *     run that counts (smoke runs, census, `probe: counters`) takes the slow path, which
  *     counts only the outermost call, with a depth guard in initial-exec TLS (ThreadState);
- *   - no locks: each thread owns a counter slot and is its only writer; threads past
- *     PROBE_MAX_SLOTS share the last slot through atomic read-modify-writes;
+ *   - no locks in counting: each thread owns a counter slot and is its only writer; threads
+ *     past PROBE_MAX_SLOTS share the last slot through atomic read-modify-writes;
  *   - the probe's own work never changes errno: free() leaves it as the allocator's free()
  *     does; posix_memalign() leaves *p alone on error; calloc() and reallocarray() check for
  *     overflow before forwarding;
@@ -25,6 +25,9 @@
  * Peak live bytes: each thread flushes its live-byte delta into a shared total when the delta
  * exceeds PROBE_FLUSH_BYTES, and the peak is taken over those totals, so it can be low by at
  * most PROBE_FLUSH_BYTES per thread. This keeps counting free of shared cache lines.
+ * Peak requested bytes (smoke runs, census): a free() subtracts what its block's call asked for,
+ * which no allocator keeps, so the probe keeps each live block's requested size in a table of
+ * its own memory (mmap), under a spin lock: the one lock, taken only in runs that are not timed.
  *
  * Deliberately not done: interposing dlopen() (it would change the caller glibc uses for
  * $ORIGIN and RUNPATH lookups); objects loaded later are caught by the census at exit.
@@ -65,6 +68,7 @@ char forward_prefix[16]; /* forward mode's symbol prefix, also a jemalloc prefix
 static bool measurable[_PROBE_FUNCTION_MAX];
 static bool counting;  /* counters were requested: every call takes the slow path */
 static bool measuring; /* live bytes were requested and can be measured too */
+static bool tracking;  /* live bytes were requested: requested sizes are tracked (blocks below) */
 /* Calls go straight to the allocator: the probe is ready and counts nothing. */
 static bool direct;
 int init_state;              /* 0: not yet, 1: resolving, 2: ready */
@@ -284,6 +288,10 @@ static void resolve_family(Family *f, void *handle, const char *prefix) {
         counting = report->requests & PROBE_REQUEST_COUNTERS;
         if (counting)
                 report->state |= PROBE_STATE_COUNTERS;
+        if (counting && (report->requests & PROBE_REQUEST_LIVE_BYTES)) {
+                tracking = true;
+                __atomic_or_fetch(&report->state, PROBE_STATE_LIVE_REQUESTED, __ATOMIC_RELAXED);
+        }
         if (!counting || !(report->requests & PROBE_REQUEST_LIVE_BYTES))
                 memset(measurable, 0, sizeof(measurable));
         else if (measurable[PROBE_MALLOC]) {
@@ -396,7 +404,11 @@ static void claim_process(int32_t parent, uint32_t how) {
         (void) own_program(self->program, sizeof(self->program));
 }
 
+static void blocks_take(void);
+static void blocks_give(void);
+
 static void child_after_fork(void) {
+        blocks_give();
         this_thread = (ThreadState){ 0 };
         if (report != &fallback_report)
                 claim_process(process_index, PROBE_PROCESS_FORKED);
@@ -432,7 +444,7 @@ static void resolve(void) {
                 }
         } else
                 resolve_family(&next, RTLD_NEXT, "");
-        pthread_atfork(NULL, NULL, child_after_fork);
+        pthread_atfork(blocks_take, blocks_give, child_after_fork);
         report->state |= PROBE_STATE_LOADED;
         size_t unused = 0;
         if (__atomic_compare_exchange_n(&arena_used, &unused, ARENA_SEALED, false, __ATOMIC_RELAXED,
@@ -503,6 +515,117 @@ static inline void leave(void) {
         this_thread.depth--;
 }
 
+/* ---- requested sizes of live blocks (smoke runs, census: `tracking`) -------------------- */
+
+typedef struct Block {
+        uintptr_t p; /* 0: an empty entry */
+        uint64_t size;
+} Block;
+
+/* Open addressing with linear probing, at most half full; its own pages, never the allocator's. */
+static Block *blocks;
+static size_t blocks_mask, blocks_used;
+static int blocks_lock;
+
+static void blocks_take(void) {
+        if (!tracking)
+                return;
+        while (__atomic_exchange_n(&blocks_lock, 1, __ATOMIC_ACQUIRE))
+                sched_yield();
+}
+
+static void blocks_give(void) {
+        __atomic_store_n(&blocks_lock, 0, __ATOMIC_RELEASE);
+}
+
+static inline size_t block_home(uintptr_t p, size_t mask) {
+        return (size_t) (((uint64_t) p >> 4) * 0x9E3779B97F4A7C15ULL >> 17) & mask;
+}
+
+static bool blocks_grow(void) {
+        size_t capacity = blocks ? 2 * (blocks_mask + 1) : 4096;
+        Block *t = mmap(NULL, capacity * sizeof(Block), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                        -1, 0);
+        if (t == MAP_FAILED)
+                return false;
+        for (size_t i = 0; blocks && i <= blocks_mask; i++) {
+                if (!blocks[i].p)
+                        continue;
+                size_t j = block_home(blocks[i].p, capacity - 1);
+                while (t[j].p)
+                        j = (j + 1) & (capacity - 1);
+                t[j] = blocks[i];
+        }
+        if (blocks)
+                munmap(blocks, (blocks_mask + 1) * sizeof(Block));
+        blocks = t;
+        blocks_mask = capacity - 1;
+        return true;
+}
+
+/* The entry of p, or of the empty slot where it would go. */
+static size_t block_find(uintptr_t p) {
+        size_t i = block_home(p, blocks_mask);
+        while (blocks[i].p && blocks[i].p != p)
+                i = (i + 1) & blocks_mask;
+        return i;
+}
+
+/* Empties entry i, moving later entries of its run back so that every lookup still finds them. */
+static void block_remove(size_t i) {
+        for (size_t j = (i + 1) & blocks_mask; blocks[j].p; j = (j + 1) & blocks_mask) {
+                size_t home = block_home(blocks[j].p, blocks_mask);
+                bool movable = i <= j ? home <= i || home > j : home <= i && home > j;
+                if (movable) {
+                        blocks[i] = blocks[j];
+                        i = j;
+                }
+        }
+        blocks[i].p = 0;
+        blocks_used--;
+}
+
+/* An outermost call freed `gone` and/or returned `block` for `size` requested bytes: the live
+ * requested total follows, its peak too. Blocks the probe never saw (allocated before it was
+ * ready, or by a call it does not interpose) subtract nothing. */
+static void track(void *gone, void *block, size_t size) {
+        int64_t delta = 0;
+        bool lost = false;
+        int saved = errno; /* the program sees the allocator's errno, not the table's */
+        blocks_take();
+        if (gone && blocks) {
+                size_t i = block_find((uintptr_t) gone);
+                if (blocks[i].p) {
+                        delta -= (int64_t) blocks[i].size;
+                        block_remove(i);
+                }
+        }
+        if (block) {
+                if (2 * (blocks_used + 1) > (blocks ? blocks_mask + 1 : 0) && !blocks_grow())
+                        lost = true;
+                else {
+                        size_t i = block_find((uintptr_t) block);
+                        if (blocks[i].p)
+                                delta -= (int64_t) blocks[i].size; /* a block the probe missed freeing */
+                        else
+                                blocks_used++;
+                        blocks[i] = (Block){ (uintptr_t) block, size };
+                        delta += (int64_t) size;
+                }
+        }
+        blocks_give();
+        errno = saved;
+        if (lost) /* no memory for the table: the figure would be wrong, so there is none */
+                __atomic_and_fetch(&report->state, ~(uint32_t) PROBE_STATE_LIVE_REQUESTED, __ATOMIC_RELAXED);
+        if (!delta)
+                return;
+        int64_t total = __atomic_add_fetch(&report->live_requested, delta, __ATOMIC_RELAXED);
+        int64_t peak = __atomic_load_n(&report->peak_live_requested, __ATOMIC_RELAXED);
+        while (total > peak && !__atomic_compare_exchange_n(&report->peak_live_requested, &peak, total, true,
+                                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                ;
+}
+
 /* Records the change in usable bytes an outermost call made (smoke runs only: `measuring`). */
 static void count_live(int64_t live_delta) {
         if (!live_delta)
@@ -568,8 +691,9 @@ static bool valid_alignment(size_t a) {
         } while (0)
 
 /* The slow path: runs `call`, counting it when it is the outermost one, with the depth guard,
- * live bytes in smoke runs, and `unready` before the probe has resolved the next allocator. */
-#define GUARDED(result, call, function, requested, live_delta_expr, unready)                                \
+ * live bytes in smoke runs (usable, and requested: the block returned and the one it freed), and
+ * `unready` before the probe has resolved the next allocator. */
+#define GUARDED(result, call, function, requested, live_delta_expr, block_expr, gone_expr, unready)         \
         do {                                                                                                \
                 if (UNLIKELY(!ready()))                                                                     \
                         result = unready;                                                                   \
@@ -579,6 +703,8 @@ static bool valid_alignment(size_t a) {
                         result = call;                                                                      \
                         if (UNLIKELY(measuring) && this_thread.depth == 1)                                  \
                                 count_live(live_delta_expr);                                                \
+                        if (UNLIKELY(tracking) && this_thread.depth == 1)                                   \
+                                track(gone_expr, block_expr, requested);                                    \
                         leave();                                                                            \
                 }                                                                                           \
         } while (0)
@@ -587,7 +713,8 @@ static bool valid_alignment(size_t a) {
  * register. */
 static NOINLINE void *malloc_slow(size_t size) {
         void *p;
-        GUARDED(p, next.malloc(size), PROBE_MALLOC, size, measured(PROBE_MALLOC, p), arena_alloc(size, 16));
+        GUARDED(p, next.malloc(size), PROBE_MALLOC, size, measured(PROBE_MALLOC, p), p, NULL,
+                arena_alloc(size, 16));
         return p;
 }
 
@@ -609,6 +736,8 @@ static NOINLINE void free_slow(void *p) {
         }
         bool outermost = enter();
         int64_t size = outermost && measuring ? measured(PROBE_FREE, p) : 0;
+        if (outermost && UNLIKELY(tracking) && p) /* before: then another thread may get the address */
+                track(p, NULL, 0);
         errno = saved;
         if (p)
                 next.free(p);
@@ -629,7 +758,7 @@ EXPORT void free(void *p) {
 
 static NOINLINE void *calloc_slow(size_t n, size_t size, size_t total) {
         void *p;
-        GUARDED(p, next.calloc(n, size), PROBE_CALLOC, total, measured(PROBE_CALLOC, p),
+        GUARDED(p, next.calloc(n, size), PROBE_CALLOC, total, measured(PROBE_CALLOC, p), p, NULL,
                 arena_alloc(total, 16));
         return p;
 }
@@ -661,8 +790,8 @@ static NOINLINE void *realloc_slow(void *old, size_t size) {
         int64_t before = before_realloc(PROBE_REALLOC, old);
         void *p;
         GUARDED(p, next.realloc(old, size), PROBE_REALLOC, size,
-                p ? measured(PROBE_REALLOC, p) - before : (size == 0 ? -before : 0),
-                realloc_from_arena(old, size));
+                p ? measured(PROBE_REALLOC, p) - before : (size == 0 ? -before : 0), p,
+                p || size == 0 ? old : NULL, realloc_from_arena(old, size));
         return p;
 }
 
@@ -689,7 +818,8 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size) {
         int64_t before = before_realloc(PROBE_REALLOCARRAY, old);
         void *p;
         GUARDED(p, forward_reallocarray(old, n, size, total), PROBE_REALLOCARRAY, total,
-                p ? measured(PROBE_REALLOCARRAY, p) - before : 0, realloc_from_arena(old, total));
+                p ? measured(PROBE_REALLOCARRAY, p) - before : 0, p, p ? old : NULL,
+                realloc_from_arena(old, total));
         return p;
 }
 
@@ -718,7 +848,7 @@ EXPORT int posix_memalign(void **ret, size_t alignment, size_t size) {
         DIRECT(forward_posix_memalign(ret, alignment, size));
         int r;
         GUARDED(r, forward_posix_memalign(ret, alignment, size), PROBE_POSIX_MEMALIGN, size,
-                r == 0 ? measured(PROBE_POSIX_MEMALIGN, *ret) : 0,
+                r == 0 ? measured(PROBE_POSIX_MEMALIGN, *ret) : 0, r == 0 ? *ret : NULL, NULL,
                 arena_posix_memalign(ret, alignment, size));
         return r;
 }
@@ -731,14 +861,14 @@ EXPORT void *aligned_alloc(size_t alignment, size_t size) {
         DIRECT(forward_aligned_alloc(alignment, size));
         void *p;
         GUARDED(p, forward_aligned_alloc(alignment, size), PROBE_ALIGNED_ALLOC, size,
-                measured(PROBE_ALIGNED_ALLOC, p), arena_alloc(size, alignment));
+                measured(PROBE_ALIGNED_ALLOC, p), p, NULL, arena_alloc(size, alignment));
         return p;
 }
 
 EXPORT void *memalign(size_t alignment, size_t size) {
         DIRECT(aligned(alignment, size));
         void *p;
-        GUARDED(p, aligned(alignment, size), PROBE_MEMALIGN, size, measured(PROBE_MEMALIGN, p),
+        GUARDED(p, aligned(alignment, size), PROBE_MEMALIGN, size, measured(PROBE_MEMALIGN, p), p, NULL,
                 arena_alloc(size, alignment));
         return p;
 }
@@ -748,7 +878,7 @@ EXPORT void *valloc(size_t size) {
         DIRECT(next.valloc ? next.valloc(size) : aligned(page, size));
         void *p;
         GUARDED(p, next.valloc ? next.valloc(size) : aligned(page, size), PROBE_VALLOC, size,
-                measured(PROBE_VALLOC, p), arena_alloc(size, page));
+                measured(PROBE_VALLOC, p), p, NULL, arena_alloc(size, page));
         return p;
 }
 
@@ -762,7 +892,7 @@ EXPORT void *pvalloc(size_t size) {
         DIRECT(next.pvalloc ? next.pvalloc(size) : aligned(page, rounded));
         void *p;
         GUARDED(p, next.pvalloc ? next.pvalloc(size) : aligned(page, rounded), PROBE_PVALLOC, size,
-                measured(PROBE_PVALLOC, p), arena_alloc(rounded, page));
+                measured(PROBE_PVALLOC, p), p, NULL, arena_alloc(rounded, page));
         return p;
 }
 
@@ -773,7 +903,7 @@ EXPORT size_t malloc_usable_size(void *p) {
                 return arena_size(p);
         DIRECT(usable(p));
         size_t n;
-        GUARDED(n, usable(p), PROBE_MALLOC_USABLE_SIZE, 0, 0, 0);
+        GUARDED(n, usable(p), PROBE_MALLOC_USABLE_SIZE, 0, 0, NULL, NULL, 0);
         return n;
 }
 

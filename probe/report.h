@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PROBE_REPORT_MAGIC   UINT64_C(0x31424f52504c4c41) /* "ALLPROB1" */
-#define PROBE_REPORT_VERSION 5
+#define PROBE_REPORT_VERSION 6
 
 #define PROBE_ENV_FD              "ALLOCLAB_PROBE_FD"
 #define PROBE_ENV_PARENT          "ALLOCLAB_PROBE_PARENT" /* the entry of the process that exec'd this image */
@@ -67,6 +67,9 @@ enum {
         PROBE_STATE_OPTIONS = 1 << 6,        /* allocator version and effective options filled */
         PROBE_STATE_EXEC = 1 << 7,           /* the process replaced its image: exec_* filled */
         PROBE_STATE_COUNTERS = 1 << 8,       /* calls, bytes requested and threads were counted */
+        /* live and peak requested bytes were tracked through every call (cleared when a process
+         * could not keep its table of live blocks) */
+        PROBE_STATE_LIVE_REQUESTED = 1 << 9,
 };
 
 /* What the runner asks of the probe, written into the report before the child starts. The
@@ -173,5 +176,9 @@ typedef struct ProbeReport {
         int64_t peak_live_bytes;  /* maximum of the summed live bytes, see probe.c */
         int64_t live_bytes;       /* the summed live bytes at the last flush */
         uint64_t bootstrap_bytes; /* served from the static arena while dlsym resolved */
+        /* With PROBE_STATE_LIVE_REQUESTED: the bytes the program asked for and has not freed (the
+         * same under every allocator, unlike usable bytes), summed over the tree, and its peak */
+        int64_t live_requested;
+        int64_t peak_live_requested;
         ProbeSlot slots[PROBE_MAX_SLOTS];
 } ProbeReport;

@@ -58,21 +58,23 @@ json_t *probe_json_from_result(const ProbeResult *result) {
                 json_decref(calls), calls = json_null();
         json_t *live = result->live_measured ? json_integer(result->live_bytes) : json_null();
         json_t *peak = result->live_measured ? json_integer(result->peak_live_bytes) : json_null();
+        json_t *peak_requested =
+                result->requested_tracked ? json_integer(r->peak_live_requested) : json_null();
         json_t *copies = result->census_known ? json_integer(probe_allocator_copies(result)) : json_null();
         if (!result->options_known)
                 json_decref(options), options = json_null();
         if (!result->census_known)
                 json_decref(census), census = json_null();
         return json_pack(
-                "{s:b, s:b, s:{s:s, s:s, s:s, s:s?, s:o}, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:I},"
+                "{s:b, s:b, s:{s:s, s:s, s:s, s:s?, s:o}, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:I},"
                 " s:{s:s?, s:s?}, s:o, s:I}",
                 "loaded", result->loaded, "exited", result->exited, "effective", "path", r->effective_path,
                 "family", probe_family_name(r->effective_family), "prefix", r->effective_prefix, "version",
                 result->options_known ? r->allocator_version : NULL, "options", options, "census", census,
                 "allocator_copies", copies, "counters", "calls", calls, "bytes_requested",
                 counted(result, result->bytes_requested), "live_bytes", live, "peak_live_bytes", peak,
-                "threads", counted(result, result->threads), "bootstrap_bytes",
-                (json_int_t) r->bootstrap_bytes, "forward", "library",
+                "peak_live_requested_bytes", peak_requested, "threads", counted(result, result->threads),
+                "bootstrap_bytes", (json_int_t) r->bootstrap_bytes, "forward", "library",
                 r->forward_library[0] ? r->forward_library : NULL, "error", r->error[0] ? r->error : NULL,
                 "processes", processes_json(result), "processes_total", (json_int_t) r->n_processes);
 }

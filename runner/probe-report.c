@@ -62,6 +62,7 @@ int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) 
         ret->forward_failed = c->state & PROBE_STATE_FORWARD_FAILED;
         ret->counted = c->state & PROBE_STATE_COUNTERS;
         ret->live_measured = c->state & PROBE_STATE_LIVE_BYTES;
+        ret->requested_tracked = c->state & PROBE_STATE_LIVE_REQUESTED;
         ret->options_known = c->state & PROBE_STATE_OPTIONS;
         ret->census_known = c->state & PROBE_STATE_CENSUS;
         ret->exec_seen = c->state & PROBE_STATE_EXEC;

@@ -13,14 +13,15 @@
  */
 
 typedef struct ProbeResult {
-        bool loaded;         /* the probe ran in the child (magic, version and size match) */
-        bool exited;         /* its destructor ran: the child exited normally */
-        bool forward_failed; /* forward mode refused its library; see report.error */
-        bool counted;        /* calls, bytes_requested, threads and process_calls were counted */
-        bool live_measured;  /* live_bytes and peak_live_bytes were measured (smoke runs) */
-        bool options_known;  /* allocator version and options were read (smoke runs) */
-        bool census_known;   /* the census was taken (smoke runs) */
-        bool exec_seen;      /* the started process replaced its image (report.exec_*) */
+        bool loaded;            /* the probe ran in the child (magic, version and size match) */
+        bool exited;            /* its destructor ran: the child exited normally */
+        bool forward_failed;    /* forward mode refused its library; see report.error */
+        bool counted;           /* calls, bytes_requested, threads and process_calls were counted */
+        bool live_measured;     /* live_bytes and peak_live_bytes were measured (smoke runs) */
+        bool requested_tracked; /* report.live_requested and peak_live_requested were tracked */
+        bool options_known;     /* allocator version and options were read (smoke runs) */
+        bool census_known;      /* the census was taken (smoke runs) */
+        bool exec_seen;         /* the started process replaced its image (report.exec_*) */
         /* The report as the probe wrote it, with every string terminated and every count
          * clamped to its array. Its per-thread slots are summed below. */
         ProbeReport report;

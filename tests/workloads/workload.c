@@ -16,6 +16,8 @@
  *                    without ever wait()ing for it, and exits 0
  *   sleep MS         sleep MS milliseconds, print "slept"
  *   touch MB MS      allocate MB MiB and write every page, then sleep MS milliseconds, print "touched"
+ *   keep N SIZE      N blocks of SIZE bytes, written and kept until the exit, print "kept"
+ *   untouched MB     malloc MB MiB and never write it, print "untouched"
  *   spin N           N iterations of a dependent integer loop (a calibrated amount of CPU work),
  *                    print "spun"
  *   report NAME V    report metric NAME with value V, print "reported"
@@ -246,6 +248,21 @@ int main(int argc, char **argv) {
                 printf("touched %d\n", p[size - 1]);
                 free(p);
                 return 0;
+        }
+        if (strcmp(mode, "keep") == 0 && argc > 3) {
+                long n = atol(argv[2]);
+                size_t size = (size_t) atol(argv[3]);
+                char **blocks = calloc((size_t) n + 1, sizeof(char *));
+                for (long i = 0; blocks && i < n; i++)
+                        if ((blocks[i] = malloc(size)))
+                                memset(blocks[i], 1, size);
+                printf("kept\n");
+                return blocks ? 0 : 2; /* never freed: live until the exit */
+        }
+        if (strcmp(mode, "untouched") == 0 && argc > 2) {
+                char *p = malloc((size_t) atol(argv[2]) << 20);
+                printf("untouched\n");
+                return p ? 0 : 2; /* asked for, never written, never freed */
         }
         if (strcmp(mode, "spin") == 0 && argc > 2) {
                 uint64_t x = 1;
