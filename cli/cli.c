@@ -20,6 +20,8 @@
 #include "cli/output.h"
 #include "configs/yamltree.h"
 #include "db/query.h"
+#include "runner/env.h"
+#include "runner/options.h"
 #include "runner/plan.h"
 #include "stats/compare.h"
 #include "util/cleanup.h"
@@ -33,6 +35,20 @@ void cli_error(const char *command, const char *fmt, ...) {
         vfprintf(stderr, fmt, ap);
         fputc('\n', stderr);
         va_end(ap);
+}
+
+void cli_warn_own_layer(const char *command, const Plan *plan) {
+        for (size_t v = 0; v < plan->n_variants; v++) {
+                const PlanJob *job = plan_job(plan, 0, v);
+                const char *layer =
+                        job->exe ? options_own_layer(job->exe, env_get(job->envp, "PYTHONMALLOC")) : NULL;
+                if (!layer)
+                        continue;
+                const char *base = strrchr(job->exe, '/') ? strrchr(job->exe, '/') + 1 : job->exe;
+                fprintf(stderr, "alloclab %s: note: variant %s runs %s, which %s\n", command,
+                        plan->spec->variants[v].name, base, layer);
+                return; /* once: the others say the same */
+        }
 }
 
 void cli_warn_powerless(const char *command, const Plan *plan) {

@@ -68,6 +68,10 @@ void cli_plan_error(const char *command, const Spec *spec, const char *message);
 typedef struct Plan Plan;
 void cli_warn_powerless(const char *command, const Plan *plan);
 
+/* Notes on stderr when a variant's program serves most allocations from a layer of its own that
+ * the allocator under test never sees (options_own_layer(): CPython without PYTHONMALLOC=malloc). */
+void cli_warn_own_layer(const char *command, const Plan *plan);
+
 /* Loads a spec; on failure prints every diagnostic (or the read error) and returns the exit
  * code to use (EXIT_SPEC or EXIT_ENVIRONMENT). Returns EXIT_OK and *ret on success. */
 int cli_load_spec(const char *command, const char *path, Spec **ret);

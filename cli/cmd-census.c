@@ -128,6 +128,14 @@ int cmd_census(int argc, char **argv) {
                 render_probe(stdout, j);
         }
         json_decref(j);
+        for (uint32_t i = 0; i < result->n_processes; i++) { /* once, for the first such program */
+                const char *program = result->report.processes[i].program;
+                const char *layer = options_own_layer(program, getenv("PYTHONMALLOC"));
+                if (layer) {
+                        fprintf(stderr, "alloclab census: note: %s %s\n", program, layer);
+                        break;
+                }
+        }
         if (census.complaint[0]) /* after what it shows as effective: the allocator ran without it */
                 fprintf(stderr,
                         "alloclab census: warning: the allocator rejected its configuration: %s (the "

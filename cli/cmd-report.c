@@ -335,6 +335,16 @@ static void overhead_section(FILE *f, const Report *rep) {
         fputs("</ul>\n", f);
 }
 
+/* A program with an allocator layer of its own, said as the text says it. */
+static void own_layer_section(FILE *f, const Report *rep) {
+        _cleanup_free_ char *note = render_own_layer_note(rep);
+        if (!note)
+                return;
+        fputs("<h2>Allocator layer of the program's own</h2>\n<p class=\"warn\">", f);
+        put_text(f, note);
+        fputs("</p>\n", f);
+}
+
 /* The colour of a variant by name, as the run's other figures draw it. */
 static const char *variant_colour(const Report *rep, const char *name) {
         for (size_t v = 0; v < rep->n_variants; v++)
@@ -638,6 +648,7 @@ static int write_report(FILE *f, const Report *rep, const VariantAllocator *allo
         forest_plot(f, rep);
         tradeoff_plots(f, rep);
         overhead_section(f, rep);
+        own_layer_section(f, rep);
         if (pair)
                 comparison_section(f, pair);
         if (history)

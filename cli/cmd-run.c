@@ -464,6 +464,7 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
                 return EXIT_ENVIRONMENT;
         }
         cli_warn_powerless(command, plan);
+        cli_warn_own_layer(command, plan);
 
         _cleanup_(store_freep) Store *store = NULL;
         e = cli_open_store(command, o->db_path, STORE_READ_WRITE, &store);
@@ -573,6 +574,7 @@ int cmd_check(int argc, char **argv) {
         printf("%s: ok: experiment %s, %zu cells x %zu variants, %zu child runs\n", shown ? shown : argv[1],
                spec->experiment, plan->n_cells, plan->n_variants, plan->n_steps);
         cli_warn_powerless("check", plan);
+        cli_warn_own_layer("check", plan);
         return EXIT_OK;
 }
 

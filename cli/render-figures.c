@@ -15,6 +15,7 @@
 
 #include "cli/render-figures.h"
 #include "cli/render.h"
+#include "runner/options.h"
 #include "stats/sampleset.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
@@ -140,6 +141,32 @@ static int add_line(char ***lines, const char *fmt, ...) {
         return r < 0 ? -ENOMEM : strv_consume(lines, line);
 }
 
+char *render_own_layer_note(const Report *rep) {
+        const char *program = NULL;
+        size_t cells = 0;
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                bool here = false;
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = report_entry(rep, c, v);
+                        if (e->own_layer_program) {
+                                program = program ? program : e->own_layer_program;
+                                here = true;
+                        }
+                }
+                cells += here;
+        }
+        if (!program)
+                return NULL;
+        const char *base = strrchr(program, '/') ? strrchr(program, '/') + 1 : program;
+        char *note = NULL;
+        if (asprintf(&note,
+                     "%s (in %zu of %zu cells' smoke runs) %s: the figures measure that layer as much as "
+                     "the allocators",
+                     base, cells, rep->n_cells, options_own_layer(program, NULL)) < 0)
+                return NULL;
+        return note;
+}
+
 char **render_overhead_lines(const Report *rep, bool *ret_oom) {
         *ret_oom = false;
         size_t measured = 0, judged = 0;
@@ -162,10 +189,11 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom) {
                              size, RENDER_OVERHEAD_MIN >> 20);
                 goto out;
         }
-        bool below_one = false;
+        bool below_one = false, above_three = false;
         for (size_t v = 0; v < rep->n_variants && r >= 0; v++) {
                 VariantSummary s = render_summarize(rep, v);
                 below_one |= s.overhead_cells && s.overhead_lo < 1;
+                above_three |= s.overhead_cells && s.overhead_hi > 3;
                 if (s.overhead_cells == 1)
                         r = add_line(&lines, "%s: %.2fx", rep->variant_names[v], s.overhead_geomean);
                 else if (s.overhead_cells > 1)
@@ -186,6 +214,12 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom) {
                 r = add_line(&lines,
                              "below 1x: less resident than asked for: the program asked for memory it never "
                              "wrote (pages never touched are not resident)");
+        if (r >= 0 && above_three)
+                r = add_line(&lines,
+                             "above 3x: most of the resident memory was not asked for through the malloc "
+                             "family: the program may serve its objects from an allocator layer of its own "
+                             "(an arena, a pool: CPython's pymalloc), which the allocator under test never "
+                             "sees");
 out:
         if (r < 0) {
                 *ret_oom = true;

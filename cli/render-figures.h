@@ -36,6 +36,11 @@ int64_t render_cell_requested(const Report *rep, size_t c);
  * (render_cell_requested() below RENDER_OVERHEAD_MIN). */
 double render_memory_overhead(const Report *rep, size_t c, size_t v);
 
+/* What to say when a program of the smoke runs serves allocations from a layer of its own that
+ * the allocators under test never see (options_own_layer(): CPython without PYTHONMALLOC=malloc):
+ * "python3.11 serves objects ... (in 4 of 4 cells' smoke runs)"; NULL when none, or on ENOMEM. */
+char *render_own_layer_note(const Report *rep);
+
 /* What to say of the run's memory overhead, one line each (without a bullet), for the text and
  * the HTML report alike; NULL when the probe measured nothing, or on ENOMEM (*ret_oom). */
 char **render_overhead_lines(const Report *rep, bool *ret_oom);

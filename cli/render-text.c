@@ -334,6 +334,13 @@ static void print_tradeoff(FILE *f, const Report *rep, const Notes *n) {
         }
 }
 
+/* A program with an allocator layer of its own: what the figures measure then. */
+static void print_own_layer(FILE *f, const Report *rep, const Notes *n) {
+        _cleanup_free_ char *note = render_own_layer_note(rep);
+        if (note)
+                fprintf(f, "\nAllocator layer of the program's own:\n%s%s\n", n->bullet, note);
+}
+
 /* Each variant's memory overhead (render_overhead_lines()): the geometric mean over the cells and
  * the range, and why a figure is missing or below 1. */
 static void print_overhead(FILE *f, const Report *rep, const Notes *n) {
@@ -624,6 +631,7 @@ static void print_notes(FILE *f, const Report *rep, const Notes *n) {
         print_verdicts(f, rep, n);
         print_tradeoff(f, rep, n);
         print_overhead(f, rep, n);
+        print_own_layer(f, rep, n);
         print_startup(f, rep, n);
         print_noisy(f, rep, n);
         print_outliers(f, rep, n);

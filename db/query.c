@@ -13,6 +13,7 @@
 #include "db/query.h"
 #include "db/sql.h"
 #include "runner/host.h"
+#include "runner/options.h"
 #include "stats/sampleset.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
@@ -182,6 +183,7 @@ Report *query_report_free(Report *r) {
         for (size_t i = 0; r->entries && i < r->n_cells * r->n_variants; i++) {
                 free(r->entries[i].first_failure);
                 free(r->entries[i].excluded_reason);
+                free(r->entries[i].own_layer_program);
                 free(r->entries[i].values);
                 free(r->entries[i].rounds);
         }
@@ -557,6 +559,18 @@ static int row_smoke_peaks(Report *rep, sqlite3_stmt *st) {
         e->smoke_peak_live_bytes = sqlite3_column_int64(st, 3);
         e->smoke_peak_requested =
                 sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
+        /* The tree's programs, one per line, against the variant's PYTHONMALLOC. */
+        const char *programs = (const char *) sqlite3_column_text(st, 4);
+        const char *pythonmalloc = (const char *) sqlite3_column_text(st, 5);
+        for (const char *line = programs; line && *line && !e->own_layer_program;) {
+                size_t len = strcspn(line, "\n");
+                _cleanup_free_ char *program = strndup(line, len);
+                if (!program)
+                        return -ENOMEM;
+                if (options_own_layer(program, pythonmalloc))
+                        e->own_layer_program = TAKE_PTR(program);
+                line += len + (line[len] == '\n');
+        }
         return 0;
 }
 
@@ -755,7 +769,10 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
             (r = for_each_row(s, run_id,
                               "SELECT c.position, v.position,"
                               " json_extract(p.report, '$.counters.peak_live_requested_bytes'),"
-                              " json_extract(p.report, '$.counters.peak_live_bytes')"
+                              " json_extract(p.report, '$.counters.peak_live_bytes'),"
+                              " (SELECT group_concat(json_extract(t.value, '$.program'), char(10))"
+                              "  FROM json_each(p.report, '$.processes') t),"
+                              " json_extract(v.env, '$.PYTHONMALLOC')"
                               " FROM samples s JOIN probe_reports p ON p.sample_id = s.id"
                               " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
                               " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'",

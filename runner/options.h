@@ -28,3 +28,9 @@ bool options_tunable_known(const char *name);
 /* The first line of an allocator's stderr that complains about its configuration, in its own
  * words ("<jemalloc>: Invalid conf pair: narenaz:1"), or NULL. */
 char *options_complaint(const char *stderr_text);
+
+/* Whether program (a path) serves most allocations from an allocator layer of its own that the
+ * allocator under test never sees, given the value of PYTHONMALLOC in its environment (NULL:
+ * unset): what to say of it ("serves objects up to 512 bytes from pymalloc's arenas ...; set
+ * PYTHONMALLOC=malloc to route them to malloc"), or NULL. CPython is the one told by name. */
+const char *options_own_layer(const char *program, const char *pythonmalloc);

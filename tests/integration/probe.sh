@@ -358,6 +358,39 @@ python3 -c 'import json, sys; assert all(r["memory_overhead"] is None for r in j
 sed -i 's/params: .*/params: {mode: [untouched], a: [256], b: [0]}/' "$WORK/overhead.yaml"
 run_alloclab 0 run "$WORK/overhead.yaml" --quiet
 expect_contains "$OUT" "below 1x: less resident than asked for: the program asked for memory it never wrote" "below 1 explained"
+# A program with an allocator layer of its own: CPython serves small objects from pymalloc's
+# arenas, which the allocator under test never sees; check, run, show, the report and census say
+# so, with the setting that routes them to malloc, and say nothing once it is set.
+PY=/usr/bin/python3
+cat >"$WORK/layer.yaml" <<YAML
+experiment: layer
+command: ["$PY", -c, "d = [str(i) for i in range(200000)]; print(len(d))"]
+allocators: {glibc: {}, jemalloc: {preload: jemalloc}}
+samples: 2
+warmup: 0
+YAML
+run_alloclab 0 check "$WORK/layer.yaml"
+expect_contains "$ERR" "alloclab check: note: variant glibc runs python3" "check: the layer"
+expect_contains "$ERR" "PYTHONMALLOC=malloc in the environment routes them to malloc" "check: the setting"
+run_alloclab 0 run "$WORK/layer.yaml" --quiet
+run_alloclab 0 show
+expect_contains "$OUT" "Allocator layer of the program's own:" "show: the layer"
+expect_contains "$OUT" "(in 1 of 1 cells' smoke runs) serves objects up to 512 bytes from pymalloc's arenas" "show: where"
+run_alloclab 0 show --format json
+python3 -c 'import json, sys; r = json.load(sys.stdin)["cells"][0]["results"]; assert r["glibc"]["own_allocator_layer"].startswith("/usr/bin/python3"), r' \
+    <<<"$OUT" || fail "the layer in JSON"
+run_alloclab 0 report latest --output "$WORK/layer.html"
+grep -q "Allocator layer of the program" "$WORK/layer.html" || fail "the report names the layer"
+run_alloclab 0 census -- "$PY" -c pass
+expect_contains "$ERR" "alloclab census: note: /usr/bin/python3" "census: the layer"
+printf 'env: {PYTHONMALLOC: malloc}\n' >>"$WORK/layer.yaml"
+run_alloclab 0 check "$WORK/layer.yaml"
+[[ $ERR != *pymalloc* ]] || fail "a note with PYTHONMALLOC=malloc set: $ERR"
+run_alloclab 0 run "$WORK/layer.yaml" --quiet
+[[ $OUT != *"Allocator layer"* ]] || fail "the layer said with PYTHONMALLOC=malloc: $OUT"
+PYTHONMALLOC=malloc run_alloclab 0 census -- "$PY" -c pass
+[[ $ERR != *pymalloc* ]] || fail "census: a note with PYTHONMALLOC=malloc: $ERR"
+
 printf 'probe: never\n' >>"$WORK/overhead.yaml"
 run_alloclab 0 run "$WORK/overhead.yaml" --quiet
 [[ $OUT != *"Memory overhead"* ]] || fail "an overhead without the probe: $OUT"
