@@ -177,7 +177,7 @@ static int default_threads(char ***ret) {
 static int installed_allocators(char ***ret) {
         for (const CatalogEntry *e = catalog_entries(); e->name; e++) {
                 _cleanup_free_ char *path = NULL;
-                if (e->soname && allocator_find_library(e->soname, NULL, &path) < 0)
+                if (e->soname && allocator_find_library(e, NULL, &path) < 0)
                         continue;
                 if (strv_append(ret, e->name) < 0)
                         return -ENOMEM;

@@ -8,13 +8,16 @@
 #include "configs/catalog.h"
 
 static const CatalogEntry catalog[] = {
-        { "glibc", NULL, "libc6", "the C library's own malloc (ptmalloc2); nothing preloaded" },
-        { "jemalloc", "libjemalloc.so.2", "libjemalloc2", "jemalloc" },
-        { "mimalloc", "libmimalloc.so.2", "libmimalloc2.0", "Microsoft mimalloc" },
-        { "tcmalloc", "libtcmalloc.so.4", "libgoogle-perftools4", "gperftools tcmalloc (full)" },
+        { "glibc", NULL, "libc6", "the C library's own malloc (ptmalloc2); nothing preloaded", NULL },
+        { "jemalloc", "libjemalloc.so.2", "libjemalloc2", "jemalloc", NULL },
+        { "mimalloc", "libmimalloc.so.2", "libmimalloc2.0", "Microsoft mimalloc", NULL },
+        { "tcmalloc", "libtcmalloc.so.4", "libgoogle-perftools4", "gperftools tcmalloc (full)", NULL },
         { "tcmalloc_minimal", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4",
-          "gperftools tcmalloc without profiler hooks" },
-        { "tbbmalloc", "libtbbmalloc_proxy.so.2", "libtbbmalloc2", "oneTBB scalable allocator" },
+          "gperftools tcmalloc without profiler hooks", NULL },
+        { "tbbmalloc", "libtbbmalloc_proxy.so.2", "libtbbmalloc2", "oneTBB scalable allocator", NULL },
+        { "scudo", "libclang_rt.scudo_standalone-x86_64.so", "libclang-rt-14-dev",
+          "LLVM's Scudo hardened allocator (compiler-rt, standalone)",
+          "/usr/lib/llvm-*/lib/clang/*/lib/linux" },
         {},
 };
 

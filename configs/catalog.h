@@ -11,6 +11,9 @@ typedef struct CatalogEntry {
         const char *soname;  /* file name to preload; NULL for glibc (nothing preloaded) */
         const char *package; /* Debian package that ships soname */
         const char *description;
+        /* Where soname is when not in the system library directories (a glob: compiler-rt puts
+         * Scudo under LLVM's version), or NULL. */
+        const char *dir;
 } CatalogEntry;
 
 /* Entry for name, or NULL. */

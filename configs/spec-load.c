@@ -516,6 +516,29 @@ static int parse_probe(Loader *l, const YamlNode *n, void *field) {
         return r;
 }
 
+/* preload_ignore: [PROGRAM...], base names of programs (or "*"), at most SPEC_MAX_VARIANTS. */
+static int parse_preload_ignore(Loader *l, const YamlNode *n, void *field) {
+        char ***list = field;
+        int r = schema_expect_kind(l, n, YAML_NODE_SEQUENCE, "preload_ignore");
+        if (r < 0)
+                return r;
+        if (n->n_items > SPEC_MAX_VARIANTS)
+                return schema_error(l, n, "preload_ignore: more than %d programs", SPEC_MAX_VARIANTS);
+        for (size_t i = 0; i < n->n_items; i++) {
+                const YamlNode *item = n->items[i];
+                if ((r = schema_expect_scalar(l, item, "preload_ignore entry")) < 0)
+                        return r;
+                if (!*item->value || strchr(item->value, '/'))
+                        return schema_error(
+                                l, item,
+                                "preload_ignore: expected a program's base name (or \"*\"), got '%s'",
+                                item->value);
+                if (strv_append(list, item->value) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static int parse_order(Loader *l, const YamlNode *n, void *field) {
         unsigned v;
         int r = schema_parse_keyword(l, n, "order", order_words, &v, NULL);
@@ -782,6 +805,7 @@ static const Field spec_fields[] = {
         { "on_failure", parse_on_failure, offsetof(Spec, on_failure), false },
         { "output_limit", parse_output_limit, offsetof(Spec, output_limit), false },
         { "probe", parse_probe, offsetof(Spec, probe), false },
+        { "preload_ignore", parse_preload_ignore, offsetof(Spec, preload_ignore), false },
         { "schedule", parse_schedule, 0, false },
         { "regression_threshold", parse_threshold, offsetof(Spec, regression_threshold), false },
         { "history", parse_history, offsetof(Spec, history_ratios), false },

@@ -18,6 +18,7 @@ Spec *spec_free(Spec *s) {
         free(s->description);
         strv_free(s->command);
         strv_free(s->calibrate_command);
+        strv_free(s->preload_ignore);
         free(s->cwd);
         for (size_t i = 0; i < _SPEC_HOOK_MAX; i++)
                 strv_free(s->hooks[i]);

@@ -184,6 +184,10 @@ typedef struct Spec {
         SpecOnFailure on_failure;
         uint64_t output_limit;
         SpecProbe probe;
+        /* Programs of the measured tree (base names) whose allocator does not matter: the proof
+         * that the variant's allocator served malloc leaves them out; "*": the whole tree but the
+         * started program. NULL: none. */
+        char **preload_ignore;
         bool has_schedule; /* the daemon runs it by itself (daemon issue); `alloclab run` ignores it */
         Schedule schedule;
         char *schedule_text;         /* as written, for display */

@@ -84,6 +84,8 @@ static uint32_t families_of(void *map, bool shims, char *prefix, size_t prefix_s
                 f |= PROBE_FAMILY_TCMALLOC;
         if (defines(map, "scalable_malloc") || (shims && defines(map, "__TBB_malloc_proxy")))
                 f |= PROBE_FAMILY_TBBMALLOC;
+        if (defines(map, "__scudo_print_stats"))
+                f |= PROBE_FAMILY_SCUDO;
         if (defines(map, "__libc_malloc") && defines(map, "gnu_get_libc_version"))
                 f |= PROBE_FAMILY_GLIBC;
         return f;
@@ -232,6 +234,12 @@ static void identify_tcmalloc(void *map) {
         }
 }
 
+/* Scudo has no version call; its options are what SCUDO_OPTIONS says (it parses them at start). */
+static void identify_scudo(void) {
+        const char *options = getenv("SCUDO_OPTIONS");
+        add_option("SCUDO_OPTIONS", options ? options : "");
+}
+
 static void identify_glibc(void) {
         copy_text(report->allocator_version, sizeof(report->allocator_version), gnu_get_libc_version());
         const char *tunables = getenv("GLIBC_TUNABLES");
@@ -280,6 +288,8 @@ static void identify(void) {
                 identify_mimalloc(map);
         else if (report->effective_family & PROBE_FAMILY_TCMALLOC)
                 identify_tcmalloc(map);
+        else if (report->effective_family & PROBE_FAMILY_SCUDO)
+                identify_scudo();
         else if (report->effective_family & PROBE_FAMILY_GLIBC)
                 identify_glibc();
         report->state |= PROBE_STATE_OPTIONS;
@@ -410,6 +420,8 @@ static void note_exec(const char *path, char *const envp[], bool handed, bool sp
                 __atomic_fetch_or(&report->state, PROBE_STATE_EXEC, __ATOMIC_RELEASE);
         }
         ProbeProcess *self = this_process();
+        if (!self && !handed) /* past the table: the proof needs to know it happened */
+                __atomic_or_fetch(&report->state, PROBE_STATE_UNLISTED_FOREIGN, __ATOMIC_RELAXED);
         if (self && !handed) {
                 copy_text(self->unprobed_preload, sizeof(self->unprobed_preload),
                           preload ? preload : "(unset)");

@@ -388,8 +388,12 @@ static void claim_process(int32_t parent, uint32_t how) {
         uint32_t i = __atomic_fetch_add(&report->n_processes, 1, __ATOMIC_RELAXED);
         process_index = i < PROBE_MAX_PROCESSES ? (int32_t) i : -1;
         ProbeProcess *self = this_process();
-        if (!self)
+        if (!self) { /* past the table: what the proof needs, in one bit */
+                const char *preload = getenv("LD_PRELOAD");
+                if (strcmp(preload ? preload : "", report->processes[0].preload) != 0)
+                        __atomic_or_fetch(&report->state, PROBE_STATE_UNLISTED_FOREIGN, __ATOMIC_RELAXED);
                 return;
+        }
         self->pid = getpid();
         self->parent = parent;
         self->how = how;
@@ -399,9 +403,11 @@ static void claim_process(int32_t parent, uint32_t how) {
                 memcpy(self->effective_path, p->effective_path, sizeof(self->effective_path));
                 self->family = p->family;
                 self->copies = p->copies;
+                memcpy(self->preload, p->preload, sizeof(self->preload));
                 return;
         }
         (void) own_program(self->program, sizeof(self->program));
+        copy_text(self->preload, sizeof(self->preload), getenv("LD_PRELOAD"));
 }
 
 static void blocks_take(void);

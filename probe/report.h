@@ -54,6 +54,7 @@ typedef enum ProbeFamily {
         PROBE_FAMILY_MIMALLOC = 1 << 2,
         PROBE_FAMILY_TCMALLOC = 1 << 3,
         PROBE_FAMILY_TBBMALLOC = 1 << 4,
+        PROBE_FAMILY_SCUDO = 1 << 5, /* LLVM's Scudo (compiler-rt, standalone or not) */
 } ProbeFamily;
 
 /* Report state bits, in the order the probe sets them. */
@@ -70,6 +71,9 @@ enum {
         /* live and peak requested bytes were tracked through every call (cleared when a process
          * could not keep its table of live blocks) */
         PROBE_STATE_LIVE_REQUESTED = 1 << 9,
+        /* a process past the table (PROBE_MAX_PROCESSES) ran with another LD_PRELOAD than the
+         * started process, or executed a program without the probe */
+        PROBE_STATE_UNLISTED_FOREIGN = 1 << 10,
 };
 
 /* What the runner asks of the probe, written into the report before the child starts. The
@@ -117,6 +121,7 @@ typedef struct ProbeProcess {
          * tree): the program and the LD_PRELOAD it gets. */
         char unprobed_exec[PROBE_PATH_MAX];
         char unprobed_preload[PROBE_PATH_MAX];
+        char preload[PROBE_PATH_MAX * 2]; /* the LD_PRELOAD it runs with ("" when unset) */
 } ProbeProcess;
 
 typedef struct ProbeLibrary {

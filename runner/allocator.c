@@ -7,6 +7,7 @@
  * reports the allocator's own idea of its version at run time.
  */
 #include <errno.h>
+#include <glob.h>
 #include <fcntl.h>
 #include <gnu/libc-version.h>
 #include <limits.h>
@@ -32,7 +33,21 @@ static const char *const library_dirs[] = {
 };
 
 static int search_library(const void *userdata, char **ret_path) {
-        const char *soname = userdata;
+        const CatalogEntry *e = userdata;
+        const char *soname = e->soname;
+        if (e->dir) { /* the newest match: glob sorts, and llvm-15 comes after llvm-14 */
+                _cleanup_free_ char *pattern = NULL;
+                if (asprintf(&pattern, "%s/%s", e->dir, soname) < 0)
+                        return -ENOMEM;
+                glob_t g;
+                int r = glob(pattern, 0, NULL, &g);
+                *ret_path = r == 0 && g.gl_pathc > 0 ? strdup(g.gl_pathv[g.gl_pathc - 1]) : NULL;
+                bool found = r == 0 && g.gl_pathc > 0;
+                if (r == 0)
+                        globfree(&g);
+                if (found)
+                        return *ret_path ? 0 : -ENOMEM;
+        }
         for (size_t i = 0; library_dirs[i]; i++) {
                 _cleanup_free_ char *p = NULL;
                 if (asprintf(&p, "%s/%s", library_dirs[i], soname) < 0)
@@ -46,11 +61,11 @@ static int search_library(const void *userdata, char **ret_path) {
         return -ENOENT;
 }
 
-int allocator_find_library(const char *soname, Memo *memo, char **ret_path) {
+int allocator_find_library(const CatalogEntry *e, Memo *memo, char **ret_path) {
         char key[256];
-        snprintf(key, sizeof(key), "library %s", soname);
+        snprintf(key, sizeof(key), "library %s", e->soname);
         *ret_path = NULL;
-        return memo_lookup(memo, key, search_library, soname, ret_path);
+        return memo_lookup(memo, key, search_library, e, ret_path);
 }
 
 /* Version of an installed Debian package, from /var/lib/dpkg/status. */
@@ -106,7 +121,7 @@ int allocator_resolve_as(const char *preload, bool identify, Memo *memo, Allocat
                         return -EINVAL; /* the spec loader already rejected this */
                 }
                 if (a.entry->soname) {
-                        r = allocator_find_library(a.entry->soname, memo, &a.path);
+                        r = allocator_find_library(a.entry, memo, &a.path);
                         if (r < 0) {
                                 *ret = (Allocator){ .entry = a.entry };
                                 allocator_done(&a);
@@ -128,7 +143,8 @@ int allocator_resolve_as(const char *preload, bool identify, Memo *memo, Allocat
         _cleanup_free_ char *libc = NULL;
         const char *hashed = a.path;
         if (!hashed) {
-                if (allocator_find_library("libc.so.6", memo, &libc) < 0)
+                static const CatalogEntry libc_so = { .name = "glibc", .soname = "libc.so.6" };
+                if (allocator_find_library(&libc_so, memo, &libc) < 0)
                         libc = NULL;
                 hashed = libc;
         }

@@ -35,6 +35,6 @@ int allocator_resolve_as(const char *preload, bool identify, Memo *memo, Allocat
 
 void allocator_done(Allocator *a);
 
-/* Finds a catalog entry's shared object in the system library directories, or in memo (may be
- * NULL) where it was found before. -ENOENT if absent. */
-int allocator_find_library(const char *soname, Memo *memo, char **ret_path);
+/* Finds a catalog entry's shared object in its own directory (e->dir) or the system library
+ * directories, or in memo (may be NULL) where it was found before. -ENOENT if absent. */
+int allocator_find_library(const CatalogEntry *e, Memo *memo, char **ret_path);

@@ -28,14 +28,15 @@ static json_t *processes_json(const ProbeResult *result) {
                 json_t *unprobed = p->unprobed_exec[0] ? json_pack("{s:s, s:s}", "program", p->unprobed_exec,
                                                                    "preload", p->unprobed_preload)
                                                        : json_null();
-                json_array_append_new(
-                        a, json_pack("{s:i, s:i, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "pid", (int) p->pid,
-                                     "parent", (int) p->parent, "how", probe_process_how(p->how), "program",
-                                     p->program, "allocator", p->effective_path, "family",
-                                     probe_family_name(p->family), "allocator_copies",
-                                     result->census_known ? json_integer(p->copies) : json_null(), "calls",
-                                     counted(result, result->process_calls[i]), "exec_without_probe",
-                                     unprobed));
+                json_array_append_new(a,
+                                      json_pack("{s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "pid",
+                                                (int) p->pid, "parent", (int) p->parent, "how",
+                                                probe_process_how(p->how), "program", p->program, "preload",
+                                                p->preload, "allocator", p->effective_path, "family",
+                                                probe_family_name(p->family), "allocator_copies",
+                                                result->census_known ? json_integer(p->copies) : json_null(),
+                                                "calls", counted(result, result->process_calls[i]),
+                                                "exec_without_probe", unprobed));
         }
         return a;
 }

@@ -93,6 +93,7 @@ int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) 
                 TERMINATE(p->effective_path);
                 TERMINATE(p->unprobed_exec);
                 TERMINATE(p->unprobed_preload);
+                TERMINATE(p->preload);
                 if (p->parent < -1 || p->parent >= (int32_t) ret->n_processes)
                         p->parent = -1;
         }
@@ -117,10 +118,10 @@ int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) 
         return 0;
 }
 
-const ProbeFamilyName probe_family_names[5] = {
+const ProbeFamilyName probe_family_names[PROBE_N_FAMILIES] = {
         { PROBE_FAMILY_JEMALLOC, "jemalloc" }, { PROBE_FAMILY_MIMALLOC, "mimalloc" },
         { PROBE_FAMILY_TCMALLOC, "tcmalloc" }, { PROBE_FAMILY_TBBMALLOC, "tbbmalloc" },
-        { PROBE_FAMILY_GLIBC, "glibc" },
+        { PROBE_FAMILY_SCUDO, "scudo" },       { PROBE_FAMILY_GLIBC, "glibc" },
 };
 
 const char *probe_family_name(uint32_t families) {

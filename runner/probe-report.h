@@ -53,13 +53,14 @@ typedef struct ProbeFamilyName {
         uint32_t bit;
         const char *name;
 } ProbeFamilyName;
-extern const ProbeFamilyName probe_family_names[5];
+#define PROBE_N_FAMILIES 6
+extern const ProbeFamilyName probe_family_names[PROBE_N_FAMILIES];
 
 /* The same for a report already in memory (as it travels from a runner process to the
  * daemon); size must be sizeof(ProbeReport). */
 int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret);
 
-/* "jemalloc", "mimalloc", "tcmalloc", "tbbmalloc", "glibc" for the first bit of a family mask
+/* "jemalloc", "mimalloc", "tcmalloc", "tbbmalloc", "scudo", "glibc" for the first bit of a family mask
  * in probe_family_names order (an object that is also glibc counts as the other), "none" for 0. */
 const char *probe_family_name(uint32_t families);
 

@@ -267,8 +267,68 @@ static bool serves(const Allocator *a, const char *path, uint32_t families) {
         return a->path ? same_file(path, a->path) : (families & PROBE_FAMILY_GLIBC) != 0;
 }
 
+/* Whether the spec says program's allocator does not matter (preload_ignore). */
+static bool ignored(const Spec *spec, const char *program, bool started) {
+        const char *base = strrchr(program, '/') ? strrchr(program, '/') + 1 : program;
+        return strv_contains(spec->preload_ignore, base) ||
+               (!started && strv_contains(spec->preload_ignore, "*"));
+}
+
+/* The whole tree: every process ran with the variant's LD_PRELOAD, under its allocator (if it
+ * called malloc), and in the probe's table; a program executed without the probe ran unmeasured.
+ * Any process that did not makes the variant preload-ineffective, unless preload_ignore names its
+ * program. */
+static int check_tree(const Plan *p, Sample *s, const char *given) {
+        const Allocator *a = &p->allocators[s->step->variant];
+        const ProbeReport *pr = &s->probe->report;
+        const Spec *spec = p->spec;
+        const char *wanted = a->path ? a->path : "glibc";
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < s->probe->n_processes; i++)
+                total += s->probe->process_calls[i];
+        for (uint32_t i = 0; i < s->probe->n_processes; i++) {
+                const ProbeProcess *proc = &pr->processes[i];
+                bool started = proc->how == PROBE_PROCESS_STARTED ||
+                               (proc->how == PROBE_PROCESS_EXECUTED && proc->parent == 0);
+                uint64_t calls = s->probe->process_calls[i];
+                const char *hint = " (if it does not matter, spec key preload_ignore names it)";
+                if (proc->unprobed_exec[0] && !ignored(spec, proc->unprobed_exec, false))
+                        return set_detail(s, SAMPLE_PRELOAD_INEFFECTIVE,
+                                          "%s (pid %d) executed %s with LD_PRELOAD=%s, without the probe: "
+                                          "it ran unmeasured, under whatever that names, not under %s%s",
+                                          proc->program, (int) proc->pid, proc->unprobed_exec,
+                                          proc->unprobed_preload, wanted, hint);
+                if (ignored(spec, proc->program, started))
+                        continue;
+                if (given && strcmp(proc->preload, given) != 0)
+                        return set_detail(s, SAMPLE_PRELOAD_INEFFECTIVE,
+                                          "%s (pid %d) ran with LD_PRELOAD=%s, not the variant's %s: "
+                                          "malloc was served by %s (%s)%s",
+                                          proc->program, (int) proc->pid,
+                                          proc->preload[0] ? proc->preload : "(unset)", given,
+                                          proc->effective_path, probe_family_name(proc->family), hint);
+                if (calls > 0 && !serves(a, proc->effective_path, proc->family))
+                        return set_detail(
+                                s, SAMPLE_PRELOAD_INEFFECTIVE,
+                                "malloc of %s (pid %d) was served by %s (%s), not by %s: %.0f%% of "
+                                "the process tree's malloc calls%s",
+                                proc->program, (int) proc->pid, proc->effective_path,
+                                probe_family_name(proc->family), wanted,
+                                total ? 100.0 * (double) calls / (double) total : 0.0, hint);
+        }
+        if ((pr->state & PROBE_STATE_UNLISTED_FOREIGN) && !strv_contains(spec->preload_ignore, "*"))
+                return set_detail(
+                        s, SAMPLE_PRELOAD_INEFFECTIVE,
+                        "of the %u processes of the tree past the %d the probe lists, one ran with "
+                        "another LD_PRELOAD than the started program or executed a program "
+                        "without the probe (spec key preload_ignore: [\"*\"] proves the started "
+                        "program alone)",
+                        (unsigned) pr->n_processes - PROBE_MAX_PROCESSES, PROBE_MAX_PROCESSES);
+        return 0;
+}
+
 /* Smoke-run checks of the probe's report: did the requested allocator serve malloc (in the
- * started program, and for most calls of its process tree), and did it accept its
+ * started program, and in its whole process tree: check_tree()), and did it accept its
  * configuration? Only a run that otherwise succeeded is judged here. */
 static int check_probe(const Plan *p, Sample *s, int err) {
         const Allocator *a = &p->allocators[s->step->variant];
@@ -301,29 +361,9 @@ static int check_probe(const Plan *p, Sample *s, int err) {
                 return set_detail(s, SAMPLE_PRELOAD_INEFFECTIVE, "malloc is served by %s (%s), not by %s",
                                   pr->effective_path, probe_family_name(pr->effective_family),
                                   a->path ? a->path : "glibc");
-        /* The started program may only be a wrapper: where did the tree's calls go? */
-        uint64_t total = 0, elsewhere = 0;
-        int32_t most = -1; /* the process that made most of those calls */
-        for (uint32_t i = 0; i < s->probe->n_processes; i++) {
-                const ProbeProcess *proc = &pr->processes[i];
-                uint64_t calls = s->probe->process_calls[i];
-                total += calls;
-                if (serves(a, proc->effective_path, proc->family))
-                        continue;
-                elsewhere += calls;
-                if (most < 0 || calls > s->probe->process_calls[most])
-                        most = (int32_t) i;
-        }
-        if (most >= 0 && elsewhere > total / 2) {
-                const ProbeProcess *proc = &pr->processes[most];
-                return set_detail(
-                        s, SAMPLE_PRELOAD_INEFFECTIVE,
-                        "%.0f%% of the process tree's malloc calls were served by another allocator "
-                        "than %s, most by %s (%s) in %s (pid %d)",
-                        100.0 * (double) elsewhere / (double) total, a->path ? a->path : "glibc",
-                        proc->effective_path, probe_family_name(proc->family), proc->program,
-                        (int) proc->pid);
-        }
+        int r = check_tree(p, s, given);
+        if (r < 0 || s->status != SAMPLE_OK)
+                return r;
         _cleanup_free_ char *complaint = find_complaint(err);
         if (complaint)
                 return set_detail(s, SAMPLE_CONFIG_REJECTED, "the allocator rejected its configuration: %s",

@@ -8,9 +8,10 @@ ALLOCLAB_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # tests/integration/report.sh renders the HTML report; slurm.sh makes a Slurm cluster; install.sh
 # parses the zsh completion; man.sh lints the man pages; deb.sh builds and installs the package;
 # schema.sh validates the example specs against docs/spec.schema.json; interop.sh reads and
-# writes hyperfine's JSON; bundle.sh watches which files import opens.
+# writes hyperfine's JSON; bundle.sh watches which files import opens; allocators.sh preloads
+# LLVM's Scudo from libclang-rt-14-dev.
 alloclab_install_deps chromium fonts-liberation slurm-wlm munge zsh mandoc dpkg-dev debhelper \
-    python3-jsonschema python3-yaml hyperfine strace
+    python3-jsonschema python3-yaml hyperfine strace libclang-rt-14-dev
 alloclab_build "$ALLOCLAB_ROOT/build-test" -DALLOCLAB_WERROR=ON -DBUILD_TESTING=ON
 
 # What could not be tested here, and why: every test that skips itself or a part of itself

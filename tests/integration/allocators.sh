@@ -56,3 +56,27 @@ expect_eq "$(q "SELECT count(*) FROM samples WHERE verified = 1 AND status = 'ok
 # The recorded allocator is the file that was preloaded.
 expect_eq "$(q "SELECT a.path LIKE '%/libjemalloc.so.2' FROM allocators a JOIN variants v ON v.allocator_id = a.id WHERE v.name = 'jemalloc'")" \
     1 "jemalloc path"
+
+# Scudo (LLVM's compiler-rt, Debian's libclang-rt-14-dev) is a catalog entry found under LLVM's
+# directory, and the probe knows it by its symbols: the variant is proven, named scudo both ways
+# (it was "(none)", an allocator the probe could not tell), and census says so.
+if SCUDO=$("$ALLOCLAB" allocators --format json | python3 -c '
+import json, sys
+print(next(a["path"] for a in json.load(sys.stdin) if a["name"] == "scudo" and a["path"]))' 2>/dev/null) && [[ -n $SCUDO ]]; then
+    cat >"$WORK/scudo.yaml" <<YAML
+experiment: scudo
+command: ["$WORKLOAD", which]
+allocators: {glibc: {}, scudo: {preload: scudo}, bypath: {preload: "$SCUDO"}}
+samples: 2
+warmup: 0
+YAML
+    run_alloclab 0 run "$WORK/scudo.yaml" --quiet
+    expect_eq "$(q "SELECT group_concat(v.name || '=' || p.family, ' ') FROM probe_reports p JOIN samples s ON s.id = p.sample_id
+                    JOIN variants v ON v.id = s.variant_id JOIN runs r ON r.id = s.run_id
+                    WHERE r.id = (SELECT max(id) FROM runs) AND s.phase = 'smoke' ORDER BY v.position")" \
+        "glibc=glibc scudo=scudo bypath=scudo" "scudo proven and named, by catalog name and by path"
+    run_alloclab 0 census --preload scudo -- "$WORKLOAD" which
+    expect_contains "$OUT" "effective allocator: $SCUDO (scudo)" "census names scudo"
+else
+    skip_part "libclang-rt-14-dev is not installed (apt-get install libclang-rt-14-dev): no Scudo to preload"
+fi

@@ -13,7 +13,7 @@ sample: 3
 YAML
 
 run_alloclab 3 run "$WORK/bad.yaml"
-expect_eq "$ERR" "$WORK/bad.yaml:5:17: unknown allocator 'jemaloc' (did you mean 'jemalloc'?) (known: glibc, jemalloc, mimalloc, tcmalloc, tcmalloc_minimal, tbbmalloc; or an absolute path)
+expect_eq "$ERR" "$WORK/bad.yaml:5:17: unknown allocator 'jemaloc' (did you mean 'jemalloc'?) (known: glibc, jemalloc, mimalloc, tcmalloc, tcmalloc_minimal, tbbmalloc, scudo; or an absolute path)
 $WORK/bad.yaml:6:1: unknown key 'sample' (did you mean 'samples'?)" "diagnostics"
 expect_eq "$OUT" "" "stdout"
 [[ ! -e "$DB" ]] || fail "a bad spec created the database"

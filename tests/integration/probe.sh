@@ -226,7 +226,9 @@ expect_eq "$(q "SELECT count(*), group_concat(DISTINCT s.status) FROM samples s 
 # A program that re-executes itself with an LD_PRELOAD of its own choosing runs, from then on,
 # under that: the probe sees the exec, and the variant is preload-ineffective with what it was
 # given and what it took (63f6da7 credited the allocator the first image had). Keeping the
-# given LD_PRELOAD is fine, and so is an exec of another program by a child of the tree.
+# given LD_PRELOAD is fine; a child of the tree that executes a program without the probe (under
+# whatever its LD_PRELOAD names) makes the variant preload-ineffective too, unless the spec's
+# preload_ignore names that program (it ran unmeasured: run said nothing, census "not followed").
 JEMALLOC=$(q "SELECT DISTINCT a.path FROM allocators a WHERE a.name = 'jemalloc'")
 cat >"$WORK/reexec.yaml" <<YAML
 experiment: reexec
@@ -244,9 +246,16 @@ YAML
 run_alloclab 1 run "$WORK/reexec.yaml" --quiet
 expect_eq "$(q "SELECT v.name, substr(e.reason, 1, 60) FROM exclusions e JOIN variants v ON v.id = e.variant_id
                 JOIN runs r ON r.id = e.run_id JOIN experiments x ON x.id = r.experiment_id
-                WHERE x.name = 'reexec' ORDER BY v.position")" \
+                WHERE x.name = 'reexec' AND v.name <> 'child' ORDER BY v.position")" \
     "dropped|preload-ineffective: the program re-executed /proc/self/exe 
 own|preload-ineffective: the program re-executed /proc/self/exe " "re-executions that change LD_PRELOAD"
+expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id WHERE v.name = 'child'")" \
+    "executed $WORKLOAD with LD_PRELOAD=, without the probe: it ran unmeasured, under whatever that names, not under $JEMALLOC" \
+    "a child that drops the probe"
+printf 'preload_ignore: [%s]\n' "$(basename "$WORKLOAD")" >>"$WORK/reexec.yaml"
+run_alloclab 1 run "$WORK/reexec.yaml" --quiet
+expect_eq "$(q "SELECT count(*) FROM exclusions e JOIN variants v ON v.id = e.variant_id
+                WHERE v.name = 'child' AND e.run_id = (SELECT max(id) FROM runs)")" 0 "preload_ignore names it"
 expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id WHERE v.name = 'own'")" \
     "with LD_PRELOAD=$JEMALLOC (it was given " "what the re-execution took"
 
@@ -275,8 +284,51 @@ child_pid=$(q "SELECT json_extract(p.report, '$.processes[1].pid') FROM probe_re
 expect_eq "$(q "SELECT v.name, e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id
                 JOIN runs r ON r.id = e.run_id JOIN experiments x ON x.id = r.experiment_id
                 WHERE x.name = 'tree' ORDER BY v.position" | sed -E 's/: (99|100)% of/: most of/')" \
-    "other|preload-ineffective: most of the process tree's malloc calls were served by another allocator than $JEMALLOC, most by $TCMALLOC (tcmalloc) in $(readlink -f "$WORKLOAD") (pid $child_pid)" \
+    "other|preload-ineffective: $(readlink -f "$WORKLOAD") (pid $child_pid) ran with LD_PRELOAD=$BUILD_DIR/probe/liballoclab-probe.so:$TCMALLOC, not the variant's $BUILD_DIR/probe/liballoclab-probe.so:$JEMALLOC: malloc was served by $TCMALLOC (tcmalloc) (if it does not matter, spec key preload_ignore names it)" \
     "a child under another allocator"
+# The whole tree, not most of its calls: a child that re-executes under another LD_PRELOAD (the
+# measured program then ran under mimalloc in a "jemalloc" variant), a wrapper that puts another
+# allocator before the probe; both named, whoever made most of the calls.
+MIMALLOC=$(q "SELECT DISTINCT a.path FROM allocators a WHERE a.name = 'mimalloc'")
+[[ -n $MIMALLOC ]] || MIMALLOC=$("$ALLOCLAB" allocators --format json |
+    python3 -c 'import json, sys; print(next(a["path"] for a in json.load(sys.stdin) if a["name"] == "mimalloc"))')
+cat >"$WORK/foreign.yaml" <<YAML
+experiment: foreign
+command: [sh, -c, 'env LD_PRELOAD=$MIMALLOC "$WORKLOAD" vallocs 2000; true']
+allocators:
+  glibc: {}
+  first: {preload: jemalloc, command: [sh, -c, 'LD_PRELOAD="$MIMALLOC:\$LD_PRELOAD" "$WORKLOAD" vallocs 2000; true']}
+samples: 1
+warmup: 0
+verify: none
+YAML
+run_alloclab 1 run "$WORK/foreign.yaml" --quiet
+expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id WHERE v.name = 'glibc'
+                      AND e.run_id = (SELECT max(id) FROM runs)")" \
+    "executed $WORKLOAD with LD_PRELOAD=$MIMALLOC, without the probe: it ran unmeasured, under whatever that names, not under glibc" \
+    "a child that re-executes under another allocator"
+expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id WHERE v.name = 'first'
+                      AND e.run_id = (SELECT max(id) FROM runs)")" \
+    "ran with LD_PRELOAD=$MIMALLOC:" "a wrapper that puts another allocator before the probe"
+# Past the 32 processes the probe lists, each process still checks its LD_PRELOAD and its execs:
+# a tree of 44 processes is proven, and one whose last child (a subshell, past the table) drops
+# the probe is not.
+cat >"$WORK/many.yaml" <<YAML
+experiment: many
+command: [sh, -c, 'for i in \$(seq 40); do "$WORKLOAD" vallocs 10 >/dev/null; done']
+allocators:
+  glibc: {}
+  dropped: {command: [sh, -c, 'for i in \$(seq 40); do "$WORKLOAD" vallocs 10 >/dev/null; done; (LD_PRELOAD= exec "$WORKLOAD" which)']}
+samples: 1
+warmup: 0
+verify: none
+YAML
+run_alloclab 1 run "$WORK/many.yaml" --quiet
+expect_eq "$(q "SELECT v.name FROM exclusions e JOIN variants v ON v.id = e.variant_id
+                WHERE e.run_id = (SELECT max(id) FROM runs)")" dropped "a tree past the probe's table, proven"
+expect_contains "$(q "SELECT e.reason FROM exclusions e WHERE e.run_id = (SELECT max(id) FROM runs)")" \
+    "processes of the tree past the 32 the probe lists, one ran with another LD_PRELOAD than the started program or executed a program without the probe" \
+    "a process past the table that drops the probe"
 tree() { # VARIANT: its smoke run's processes as "how program family copies calls>0", one per line
     q "SELECT json_extract(value, '$.how') || ' ' || json_extract(value, '$.program') || ' ' ||
               json_extract(value, '$.family') || ' ' || json_extract(value, '$.allocator_copies') || ' ' ||

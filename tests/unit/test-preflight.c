@@ -50,7 +50,7 @@ static char *write_file(const char *name, const void *data, size_t size, mode_t 
 static void test_dynamic_program_passes(void **state) {
         (void) state;
         _cleanup_free_ char *why = NULL, *jemalloc = NULL;
-        assert_int_equal(allocator_find_library("libjemalloc.so.2", NULL, &jemalloc), 0);
+        assert_int_equal(allocator_find_library(catalog_find("jemalloc"), NULL, &jemalloc), 0);
         assert_int_equal(preflight_check("/bin/true", NULL, &why), 0);
         assert_int_equal(preflight_check("/bin/true", jemalloc, &why), 0);
         assert_null(why);
@@ -61,12 +61,13 @@ static void test_library_memo(void **state) {
         (void) state;
         Memo memo = {};
         _cleanup_free_ char *first = NULL, *second = NULL, *missing = NULL;
-        assert_int_equal(allocator_find_library("libjemalloc.so.2", &memo, &first), 0);
-        assert_int_equal(allocator_find_library("libjemalloc.so.2", &memo, &second), 0);
+        const CatalogEntry none = { .name = "none", .soname = "libno-such-allocator.so.9" };
+        assert_int_equal(allocator_find_library(catalog_find("jemalloc"), &memo, &first), 0);
+        assert_int_equal(allocator_find_library(catalog_find("jemalloc"), &memo, &second), 0);
         assert_string_equal(first, second);
-        assert_int_equal(allocator_find_library("libno-such-allocator.so.9", &memo, &missing), -ENOENT);
+        assert_int_equal(allocator_find_library(&none, &memo, &missing), -ENOENT);
         assert_null(missing);
-        assert_int_equal(allocator_find_library("libno-such-allocator.so.9", &memo, &missing), -ENOENT);
+        assert_int_equal(allocator_find_library(&none, &memo, &missing), -ENOENT);
         assert_int_equal(memo.n, 2);
         assert_string_equal(memo.entries[0].key, "library libjemalloc.so.2");
         assert_string_equal(memo.entries[0].value, first);
@@ -78,7 +79,8 @@ static void test_library_memo(void **state) {
 static void test_library_without_malloc(void **state) {
         (void) state;
         _cleanup_free_ char *why = NULL, *libxxhash = NULL;
-        assert_int_equal(allocator_find_library("libxxhash.so.0", NULL, &libxxhash), 0);
+        const CatalogEntry xxhash = { .name = "xxhash", .soname = "libxxhash.so.0" };
+        assert_int_equal(allocator_find_library(&xxhash, NULL, &libxxhash), 0);
         assert_int_equal(preflight_check("/bin/true", libxxhash, &why), 1);
         _cleanup_free_ char *expected = NULL;
         assert_true(asprintf(&expected, "%s does not define malloc: it cannot replace the malloc family",

@@ -34,7 +34,7 @@ static const BadSpec bad_specs[] = {
         { HEAD "warmup: 5000\n", "t.yaml:4:9: warmup must be between 0 and 1000, got 5000" },
         { "experiment: t\ncommand: [/bin/true]\nallocators:\n  je: {preload: jemaloc}\n",
           "t.yaml:4:17: unknown allocator 'jemaloc' (did you mean 'jemalloc'?) (known: glibc, jemalloc, "
-          "mimalloc, tcmalloc, tcmalloc_minimal, tbbmalloc; or an absolute path)" },
+          "mimalloc, tcmalloc, tcmalloc_minimal, tbbmalloc, scudo; or an absolute path)" },
         { "experiment: t\ncommand: [/bin/true]\nallocators:\n  x: {preload: lib/libfoo.so}\n",
           "t.yaml:4:16: preload path 'lib/libfoo.so' must be absolute" },
         { "experiment: t\ncommand: [echo, \"n={m}\"]\nparams: {n: [1]}\nallocators: {glibc: {}}\n",
@@ -100,7 +100,7 @@ static const BadSpec bad_specs[] = {
         { "experiment: t\ncommand: [/bin/true]\nallocators:\n  je: {preload: jemaloc}\nsamples: -1\norder: "
           "random\n",
           "t.yaml:4:17: unknown allocator 'jemaloc' (did you mean 'jemalloc'?) (known: glibc, jemalloc, "
-          "mimalloc, tcmalloc, tcmalloc_minimal, tbbmalloc; or an absolute path)\n"
+          "mimalloc, tcmalloc, tcmalloc_minimal, tbbmalloc, scudo; or an absolute path)\n"
           "t.yaml:5:10: samples must be an integer, got '-1'\n"
           "t.yaml:6:8: unknown order 'random'; expected one of: interleaved, randomized, blocked" },
 };
