@@ -38,17 +38,27 @@ void cli_error(const char *command, const char *fmt, ...) {
 }
 
 void cli_warn_own_layer(const char *command, const Plan *plan) {
+        size_t with = 0, first = SIZE_MAX;
         for (size_t v = 0; v < plan->n_variants; v++) {
                 const PlanJob *job = plan_job(plan, 0, v);
-                const char *layer =
-                        job->exe ? options_own_layer(job->exe, env_get(job->envp, "PYTHONMALLOC")) : NULL;
-                if (!layer)
-                        continue;
-                const char *base = strrchr(job->exe, '/') ? strrchr(job->exe, '/') + 1 : job->exe;
-                fprintf(stderr, "alloclab %s: note: variant %s runs %s, which %s\n", command,
-                        plan->spec->variants[v].name, base, layer);
-                return; /* once: the others say the same */
+                if (job->exe && options_own_layer(job->exe, env_get(job->envp, "PYTHONMALLOC"))) {
+                        with++;
+                        first = first == SIZE_MAX ? v : first;
+                }
         }
+        if (with == 0)
+                return;
+        const char *exe = plan_job(plan, 0, first)->exe,
+                   *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+        char who[128];
+        if (with == plan->n_variants)
+                snprintf(who, sizeof(who), "%s",
+                         plan->n_variants == 1 ? "its variant runs" : "every variant runs");
+        else
+                snprintf(who, sizeof(who), "variant %s%s runs", plan->spec->variants[first].name,
+                         with > 1 ? " (and others)" : "");
+        fprintf(stderr, "alloclab %s: note: %s %s, which %s\n", command, who, base,
+                options_own_layer(exe, env_get(plan_job(plan, 0, first)->envp, "PYTHONMALLOC")));
 }
 
 void cli_warn_powerless(const char *command, const Plan *plan) {

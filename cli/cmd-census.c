@@ -30,8 +30,9 @@ static const char census_usage[] =
         "allocator implementation loaded in the process, and call counters. CMD's output goes to\n"
         "stderr.\n"
         "\n"
-        "Exit status: 0 reported; 1 reported with a warning (more than one allocator copy, or the\n"
-        "probe did not load); 2 usage; 4 environment error.\n";
+        "Exit status: 0 reported; 1 reported with a warning (more than one allocator copy, the\n"
+        "probe did not load, an option the allocator does not know or rejected, a program of the\n"
+        "tree run without the probe); 2 usage; 4 environment error.\n";
 
 int cmd_census(int argc, char **argv) {
         static const struct option options[] = {
@@ -84,7 +85,8 @@ int cmd_census(int argc, char **argv) {
         /* An option the allocator does not know is ignored without a word: say so before the
          * census shows the allocator as if configured. */
         _cleanup_free_ char *unknown = NULL;
-        if (options_unknown(&allocator, environ, &unknown) > 0)
+        bool unknown_options = options_unknown(&allocator, environ, &unknown) > 0;
+        if (unknown_options)
                 fprintf(stderr, "alloclab census: warning: %s\n", unknown);
         _cleanup_close_ int stop_fd = cli_stop_signals_fd();
         if (stop_fd < 0) {
@@ -141,6 +143,20 @@ int cmd_census(int argc, char **argv) {
                         "alloclab census: warning: the allocator rejected its configuration: %s (the "
                         "effective options are what it ran with)\n",
                         census.complaint);
-        bool warn = !result->loaded || probe_allocator_copies(result) > 1 || census.complaint[0];
+        /* A program of the tree that ran without the probe ran unmeasured, under whatever its
+         * LD_PRELOAD named (run makes such a variant preload-ineffective). */
+        bool unfollowed = false;
+        for (uint32_t i = 0; i < result->n_processes; i++) {
+                const ProbeProcess *p = &result->report.processes[i];
+                if (!p->unprobed_exec[0])
+                        continue;
+                fprintf(stderr,
+                        "alloclab census: warning: %s (pid %d) executed %s with LD_PRELOAD=%s, without the "
+                        "probe: what that program ran under is not shown above\n",
+                        p->program, (int) p->pid, p->unprobed_exec, p->unprobed_preload);
+                unfollowed = true;
+        }
+        bool warn = !result->loaded || probe_allocator_copies(result) > 1 || census.complaint[0] ||
+                    unknown_options || unfollowed;
         return warn ? EXIT_FAILURES : EXIT_OK;
 }

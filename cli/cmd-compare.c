@@ -340,20 +340,23 @@ int cmd_compare(int argc, char **argv) {
         int e = cli_parse_db_format("compare", argc, argv, &db_path, &format, &how);
         if (e != EXIT_OK)
                 return e;
-        unsigned long long a, b;
-        if (argc - optind != 2 || cli_parse_uint(argv[optind], INT64_MAX, &a) < 0 ||
-            cli_parse_uint(argv[optind + 1], INT64_MAX, &b) < 0) {
-                cli_error("compare", "give two run ids (see alloclab runs)");
+        if (argc - optind != 2) {
+                cli_error("compare", "give two runs, ids or 'latest' (see alloclab runs)");
                 return EXIT_USAGE;
         }
         _cleanup_(store_freep) Store *store = NULL;
         e = cli_open_for_reading("compare", db_path, &store);
+        int64_t a = 0, b = 0;
+        if (e == EXIT_OK)
+                e = cli_resolve_run("compare", store, argv[optind], &a);
+        if (e == EXIT_OK)
+                e = cli_resolve_run("compare", store, argv[optind + 1], &b);
         if (e != EXIT_OK)
                 return e;
 
         _cleanup_(run_pair_freep) RunPair *pair = NULL;
         int64_t missing = 0;
-        int r = query_run_pair(store, (int64_t) a, (int64_t) b, how.relative, &pair, &missing);
+        int r = query_run_pair(store, a, b, how.relative, &pair, &missing);
         if (r < 0)
                 return cli_query_failed("compare", store, missing, r);
         if ((e = compare_usable("compare", pair)) != EXIT_OK)

@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/render-figures.h"
 #include "cli/render.h"
+#include "stats/sampleset.h"
 #include "db/history.h"
 #include "db/pair.h"
 #include "db/query.h"
@@ -528,13 +529,21 @@ static void metadata_section(FILE *f, const Report *rep, const VariantAllocator 
                 put_text(f, rows[i][1]);
                 fputs("</td></tr>\n", f);
         }
-        fprintf(f, "<tr><th>samples</th><td>%lld (+%lld warm-up), seed %llu</td></tr>\n",
-                (long long) rep->samples, (long long) rep->warmup, (unsigned long long) rep->seed);
-        fputs("<tr><th>isolation</th><td>", f);
-        put_text(f, rep->cgroup ? "children in a cgroup under " : "process groups only: ");
-        put_text(f, rep->cgroup            ? rep->cgroup
-                    : rep->cgroup_fallback ? rep->cgroup_fallback
-                                           : "not recorded");
+        /* An import (order sequential) had no seed and no children of alloclab's. */
+        bool imported = sampleset_design(rep->order) == SAMPLE_INDEPENDENT;
+        fprintf(f, "<tr><th>samples</th><td>%lld (+%lld warm-up)", (long long) rep->samples,
+                (long long) rep->warmup);
+        if (!imported)
+                fprintf(f, ", seed %llu", (unsigned long long) rep->seed);
+        fputs("</td></tr>\n<tr><th>isolation</th><td>", f);
+        if (imported)
+                put_text(f, "none of alloclab's: measured by another tool and imported");
+        else {
+                put_text(f, rep->cgroup ? "children in a cgroup under " : "process groups only: ");
+                put_text(f, rep->cgroup            ? rep->cgroup
+                            : rep->cgroup_fallback ? rep->cgroup_fallback
+                                                   : "not recorded");
+        }
         if (rep->child_cpus) {
                 put_text(f, "; children pinned to CPUs ");
                 put_text(f, rep->child_cpus);
@@ -610,6 +619,8 @@ static void metadata_section(FILE *f, const Report *rep, const VariantAllocator 
                 }
         if (excluded)
                 fputs("</ul>\n", f);
+        else if (sampleset_design(rep->order) == SAMPLE_INDEPENDENT)
+                fputs("<p>No sample failed (an import: no smoke run).</p>\n", f);
         else
                 fputs("<p>Every variant passed its smoke run and no sample failed.</p>\n", f);
         fputs("<h3>Spec</h3>\n<pre>", f);

@@ -567,6 +567,13 @@ int cmd_check(int argc, char **argv) {
                         cli_error("check", "%s: variant %s: %s", argv[1], spec->variants[v].name, unknown);
                         rejected++;
                 }
+                _cleanup_free_ char *complaint =
+                        plan->allocators[v].path ? options_rejected(plan_job(plan, 0, v)->envp) : NULL;
+                if (complaint) {
+                        cli_error("check", "%s: variant %s: the allocator rejects its configuration: %s",
+                                  argv[1], spec->variants[v].name, complaint);
+                        rejected++;
+                }
         }
         if (rejected > 0)
                 return EXIT_ENVIRONMENT;

@@ -478,6 +478,46 @@ static int try_layout(Import *im, const size_t *env_end, char *const *preloads) 
         return n_names == 0 || fills_grid(im);
 }
 
+/* Appends a word that tells a command apart to words, "-" between: of NAME=VALUE the value, of
+ * a path (or a list of them) each file's name up to ".so" ("LD_PRELOAD=/x/libjemalloc.so.2":
+ * "libjemalloc"). */
+static void add_word(char *words, size_t size, const char *word) {
+        const char *eq = strchr(word, '=');
+        size_t name_len = strspn(word, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+        const char *value = eq && name_len == (size_t) (eq - word) ? eq + 1 : word;
+        for (const char *at = value; *at;) {
+                size_t len = strcspn(at, ":");
+                const char *slash = memrchr(at, '/', len);
+                const char *name = slash ? slash + 1 : at;
+                size_t n = (size_t) (at + len - name);
+                const char *so = strstr(name, ".so");
+                if (so && so < name + n && so > name)
+                        n = (size_t) (so - name);
+                if (n && strlen(words) + n + 2 < size)
+                        snprintf(words + strlen(words), size - strlen(words), "%s%.*s", words[0] ? "-" : "",
+                                 (int) n, name);
+                at += len + (at[len] == ':');
+        }
+}
+
+/* Variant v's benchmark name (pyperf) or its program's base name (hyperfine), into words. */
+static void program_word(const Import *im, size_t v, char *words, size_t size) {
+        const Series *s = NULL;
+        for (size_t i = 0; i < im->n && !s; i++)
+                s = im->series[i].variant == v ? &im->series[i] : NULL;
+        const char *name = strcmp(im->tool, "pyperf") == 0 ? s->name : NULL;
+        if (!name) {
+                char *preload = NULL;
+                name = s->command + environment_end(s->command, &preload);
+                free(preload);
+        }
+        size_t len = strcspn(name, " \t\n");
+        const char *slash = memrchr(name, '/', len);
+        if (slash)
+                len -= (size_t) (slash + 1 - name), name = slash + 1;
+        snprintf(words, size, "%.*s", (int) len, name);
+}
+
 /* Readable variant names: the allocators when each variant has its own, else the words of its
  * command that not every variant's command has; unique by a suffix. */
 static int name_variants(Import *im) {
@@ -493,7 +533,9 @@ static int name_variants(Import *im) {
                         const char *a = im->variants[v].allocator, *base = strrchr(a, '/');
                         snprintf(words, sizeof(words), "%s", base ? base + 1 : a);
                         words[strcspn(words, ".")] = 0; /* libfoo.so.1: libfoo */
-                } else {
+                } else if (im->n_variants == 1)
+                        program_word(im, v, words, sizeof(words));
+                else {
                         _cleanup_free_ char *copy = strdup(im->variants[v].command);
                         if (!copy)
                                 return -ENOMEM;
@@ -510,10 +552,11 @@ static int name_variants(Import *im) {
                                                 at += len;
                                         }
                                 }
-                                if (!everywhere && strlen(words) + strlen(word) + 2 < sizeof(words))
-                                        snprintf(words + strlen(words), sizeof(words) - strlen(words),
-                                                 "%s%s", words[0] ? "-" : "", word);
+                                if (!everywhere && strcmp(word, "env") != 0)
+                                        add_word(words, sizeof(words), word);
                         }
+                        if (!words[0]) /* nothing of its own: the command all the others vary */
+                                program_word(im, v, words, sizeof(words));
                 }
                 /* Name characters only, no runs of '_', at most 40 of them: room for a suffix. */
                 size_t k = 0;
@@ -573,7 +616,7 @@ static int import_layout(Import *im) {
         return r < 0 ? r : 0;
 }
 
-static char *import_spec(const Import *im, const char *experiment, const char *path) {
+static char *import_spec(const Import *im, const char *experiment) {
         char *text = NULL;
         size_t size = 0;
         FILE *f = open_memstream(&text, &size);
@@ -582,18 +625,16 @@ static char *import_spec(const Import *im, const char *experiment, const char *p
         size_t samples = 0;
         for (size_t i = 0; i < im->n; i++)
                 samples = im->series[i].n > samples ? im->series[i].n : samples;
+        /* The same commands make the same spec, whatever file they came from: runs imported
+         * from two files are comparable (the file is in the run's message, its sha256 in the
+         * run's row). */
         fprintf(f,
-                "# Imported by alloclab import from %s's JSON: the times of each command (run by sh) as\n"
-                "# %s measured them, all of one command's after the other's (recorded as order "
-                "sequential).\n"
+                "# Imported by alloclab import from %s's JSON: the times of each command as %s\n"
+                "# measured them, all of one command's after the other's (recorded as order sequential).\n"
                 "experiment: ",
                 im->tool, im->tool);
         spec_text_scalar(f, experiment);
-        fputs("\ndescription: ", f);
-        char description[512];
-        snprintf(description, sizeof(description), "imported from %s: %s (sha256 %s)", im->tool, path,
-                 im->sha256);
-        spec_text_scalar(f, description);
+        fprintf(f, "\ndescription: \"imported from %s\"", im->tool);
         fputs("\ncommand: \"true\"", f);
         if (im->cell_params) {
                 fputs("\nparams:", f);
@@ -760,6 +801,15 @@ int interop_read(const char *path, const char *experiment, InteropRun **ret) {
                 return EXIT_ENVIRONMENT;
         run->path = path;
         Import *im = &run->im;
+        const char *exporter = json_string_value(json_object_get(doc, "exported_by"));
+        if (exporter && strncmp(exporter, "alloclab", 8) == 0) {
+                cli_error("import",
+                          "%s is alloclab's own export of a run (export --what hyperfine): its samples "
+                          "were measured by alloclab, not by hyperfine; carry the run itself with "
+                          "`alloclab export RUN --bundle FILE` and import that file",
+                          path);
+                return EXIT_SPEC;
+        }
         sha256_hex(bytes, size, im->sha256);
         _cleanup_free_ char *why = NULL;
         r = json_is_array(json_object_get(doc, "results"))      ? read_hyperfine(doc, im, &why)
@@ -780,7 +830,7 @@ int interop_read(const char *path, const char *experiment, InteropRun **ret) {
                 return EXIT_ENVIRONMENT;
         char name[80];
         default_experiment(im->tool, path, name, sizeof(name));
-        _cleanup_free_ char *text = import_spec(im, experiment ? experiment : name, path);
+        _cleanup_free_ char *text = import_spec(im, experiment ? experiment : name);
         if (!text)
                 return EXIT_ENVIRONMENT;
         int e = cli_load_spec_text("import", path, text, &run->spec);
@@ -1016,7 +1066,10 @@ int interop_export_hyperfine(FILE *f, const json_t *samples, const json_t *cpu) 
                 json_decref(groups[k].memory);
                 json_decref(groups[k].parameters);
         }
-        json_auto_t *doc = r >= 0 ? json_pack("{s:O}", "results", results) : NULL;
+        /* Marked as alloclab's: importing it back would call an alloclab run hyperfine's. */
+        json_auto_t *doc = r >= 0 ? json_pack("{s:O, s:s}", "results", results, "exported_by",
+                                              "alloclab " ALLOCLAB_VERSION)
+                                  : NULL;
         if (!doc || json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) < 0)
                 return -ENOMEM;
         fputc('\n', f);

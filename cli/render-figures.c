@@ -329,6 +329,10 @@ bool render_cell_missed_target(const Report *rep, size_t c) {
                render_cell_samples(rep, c) >= (uint64_t) rep->samples;
 }
 
+bool render_report_is_quick(const Report *rep) {
+        return rep->spec_path && strcmp(rep->spec_path, "quick") == 0;
+}
+
 bool render_report_has_verdicts(const Report *rep) {
         return sampleset_design(rep->order) != SAMPLE_BLOCKS;
 }

@@ -154,6 +154,8 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
                 /* A run that ended early did not take what was planned (it said "of 3000" after 14). */
                 snprintf(samples, sizeof(samples), "%s of %lld planned samples (the run ended early; ",
                          samples_range(fewest, most), (long long) rep->samples);
+        else if (sampleset_design(rep->order) == SAMPLE_INDEPENDENT) /* an import: as many as each took */
+                snprintf(samples, sizeof(samples), "%s samples (", samples_range(fewest, most));
         else
                 snprintf(samples, sizeof(samples), "%lld samples (", (long long) rep->samples);
         size_t missed = 0;
@@ -168,9 +170,10 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
                 fprintf(f,
                         "%ssamples: auto: %zu of %zu cells stopped at the maximum of %lld samples with the "
                         "precision target missed (a ratio's %g%% interval wider than +-%g%%); raise the "
-                        "maximum (samples: {min, max}) or expect inconclusive verdicts there\n",
+                        "maximum (samples: {min, max}%s) or expect inconclusive verdicts there\n",
                         bullet, missed, rep->n_cells, (long long) rep->samples, 100 * (1 - rep->alpha),
-                        100 * rep->min_effect);
+                        100 * rep->min_effect,
+                        render_report_is_quick(rep) ? " in a spec: quick --print-spec writes one" : "");
         if (rep->child_cpus)
                 fprintf(f, "%scpus: children pinned to %s, alloclab on %s\n", bullet, rep->child_cpus,
                         rep->runner_cpus ? rep->runner_cpus : "?");
@@ -416,7 +419,11 @@ static void print_noisy(FILE *f, const Report *rep, const Notes *n) {
         if (noisy == 0)
                 return;
         /* The limit is the spec's quiet: or the default; a quick run has no spec to point to. */
-        const char *limit = "the guard allows (spec key quiet:, by default CPU pressure above 10%)";
+        const char *limit =
+                render_report_is_quick(rep)
+                        ? "the guard allows (CPU pressure above 10%; a spec sets other limits with "
+                          "quiet:, and quick --print-spec writes one)"
+                        : "the guard allows (spec key quiet:, by default CPU pressure above 10%)";
         if (noisy == checked) { /* one line says it: no list of every cell */
                 fprintf(f,
                         "\nQuiet-machine guard: all %lld measured samples started on a machine busier than "
@@ -522,10 +529,15 @@ static void print_failures(FILE *f, const Report *rep, const Notes *n) {
         /* The output varies from run to run whatever the allocator: the baseline's own samples
          * differ from its reference run's output (then every variant's do, and all may fail), or
          * some samples of a variant matched the reference and others did not. */
-        static const char remedy[] =
+        static const char spec_remedy[] =
                 "verify a file the program writes the same every time (verify: file:PATH), only the "
                 "part of its output that is the same (e.g. command: [sh, -c, 'PROGRAM | grep -v "
                 "seed']), or turn verification off (verify: none)";
+        static const char quick_remedy[] =
+                "verify only the part of its output that is the same (alloclab quick ... -- sh -c "
+                "'PROGRAM | grep -v seed'), or turn verification off (--verify none); a spec can verify "
+                "a file instead (quick --print-spec writes one)";
+        const char *remedy = render_report_is_quick(rep) ? quick_remedy : spec_remedy;
         for (size_t c = 0; c < rep->n_cells; c++) {
                 const ReportEntry *base = report_entry(rep, c, rep->baseline);
                 if (mismatched(base)) {

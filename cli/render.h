@@ -57,6 +57,9 @@ uint64_t render_cell_samples(const Report *rep, size_t c);
  * min_effect (the rule stops a cell only between rounds before the maximum). */
 bool render_cell_missed_target(const Report *rep, size_t c);
 
+/* Whether the run was made by `alloclab quick` (no spec file of the user's to change). */
+bool render_report_is_quick(const Report *rep);
+
 /* A verdict rule in words, into buf: "a difference needs p < 0.01 (Holm over 12 comparisons) and
  * at least 2%; same: the 99% interval within +-2%", what order sequential means for it, or
  * (blocked order) why there are none. order: the run's; NULL for runs compared as units. */

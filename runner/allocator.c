@@ -114,6 +114,21 @@ int allocator_resolve_as(const char *preload, bool identify, Memo *memo, Allocat
                         allocator_done(&a);
                         return -ENOMEM;
                 }
+                /* The very file a catalog name would preload is that allocator, by its name and
+                 * package version (a copy or a build elsewhere stays a path). */
+                const CatalogEntry *e = catalog_find_file(a.path);
+                _cleanup_free_ char *found = NULL, *real = NULL;
+                if (e && e->soname && allocator_find_library(e, memo, &found) >= 0 &&
+                    (real = realpath(found, NULL)) && strcmp(real, a.path) == 0) {
+                        char *name = strdup(e->name);
+                        if (!name) {
+                                allocator_done(&a);
+                                return -ENOMEM;
+                        }
+                        free(a.name);
+                        a.name = name;
+                        a.entry = e;
+                }
         } else {
                 a.entry = catalog_find(preload);
                 if (!a.entry) {

@@ -14,11 +14,11 @@
  */
 
 typedef struct Allocator {
-        char *name;    /* catalog name, or the path itself for a path preload */
+        char *name;    /* catalog name (also for a path to the file the catalog name finds), or the path */
         char *path;    /* absolute path of the preloaded file; NULL: nothing preloaded (glibc) */
         char *version; /* package version, or "unknown" */
         char sha256[SHA256_HEX_SIZE]; /* of path; of libc for glibc */
-        const CatalogEntry *entry;    /* NULL for a path preload */
+        const CatalogEntry *entry;    /* NULL for a path preload of a file the catalog does not find */
 } Allocator;
 
 /*

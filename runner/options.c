@@ -37,8 +37,8 @@ static bool file_has_string(const char *path, const char *text) {
 }
 
 /* What exe prints on stdout and stderr when run with argv and envp, or NULL when it cannot be run
- * or did not exit 0 in time (the caller then rejects nothing). */
-static char *listing(const char *exe, char *const *argv, char *const *envp) {
+ * or (with must_succeed) did not exit 0 in time (the caller then rejects nothing). */
+static char *output_of(const char *exe, char *const *argv, char *const *envp, bool must_succeed) {
         _cleanup_close_ int out = output_memfd("alloclab-options");
         if (out < 0)
                 return NULL;
@@ -54,9 +54,20 @@ static char *listing(const char *exe, char *const *argv, char *const *envp) {
                 .cancel_fd = -1,
         };
         SpawnResult res;
-        if (spawn_run(&req, &res) < 0 || res.end != SPAWN_EXITED || res.exit_code != 0)
+        if (spawn_run(&req, &res) < 0 || res.end == SPAWN_EXEC_FAILED ||
+            (must_succeed && (res.end != SPAWN_EXITED || res.exit_code != 0)))
                 return NULL;
         return output_excerpt_all(out);
+}
+
+static char *listing(const char *exe, char *const *argv, char *const *envp) {
+        return output_of(exe, argv, envp, true);
+}
+
+char *options_rejected(char *const *envp) {
+        char *argv[] = { (char *) "true", NULL };
+        _cleanup_free_ char *said = output_of("/bin/true", argv, envp, false);
+        return options_complaint(said);
 }
 
 static int find_loader(struct dl_phdr_info *info, size_t size, void *data) {
@@ -278,6 +289,6 @@ const char *options_own_layer(const char *program, const char *pythonmalloc) {
         if (!cpython || (pythonmalloc && strncmp(pythonmalloc, "malloc", 6) == 0))
                 return NULL;
         return "serves objects up to 512 bytes from pymalloc's arenas, which the allocator under test "
-               "never sees (a JSON round trip: 51 thousand malloc calls instead of 4.6 million); "
-               "PYTHONMALLOC=malloc in the environment routes them to malloc";
+               "never sees (alloclab census counts the malloc calls that reach it); PYTHONMALLOC=malloc "
+               "in the environment routes them to malloc";
 }

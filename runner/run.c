@@ -338,6 +338,14 @@ static int check_probe(const Plan *p, Sample *s, int err) {
         if (s->probe->forward_failed)
                 return set_detail(s, SAMPLE_FORWARD_REFUSED, "forward mode refused %s: %s",
                                   pr->forward_library, pr->error);
+        if (s->status == SAMPLE_SIGNAL) { /* jemalloc's abort_conf:true aborts on what it rejects */
+                _cleanup_free_ char *complaint = find_complaint(err);
+                if (complaint)
+                        return set_detail(s, SAMPLE_CONFIG_REJECTED,
+                                          "the allocator rejected its configuration and killed the program "
+                                          "(signal %d): %s",
+                                          s->spawn.signal, complaint);
+        }
         if (s->status != SAMPLE_OK)
                 return 0;
         if (!s->probe->loaded) {

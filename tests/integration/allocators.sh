@@ -57,6 +57,13 @@ expect_eq "$(q "SELECT count(*) FROM samples WHERE verified = 1 AND status = 'ok
 expect_eq "$(q "SELECT a.path LIKE '%/libjemalloc.so.2' FROM allocators a JOIN variants v ON v.allocator_id = a.id WHERE v.name = 'jemalloc'")" \
     1 "jemalloc path"
 
+# The file a catalog name preloads, given by its path, is that allocator: its name and package
+# version (it was the path itself, version "unknown", while the probe named it jemalloc 5.3).
+JEMALLOC=$(q "SELECT a.path FROM allocators a JOIN variants v ON v.allocator_id = a.id WHERE v.name = 'jemalloc' LIMIT 1")
+run_alloclab 0 quick -a glibc,"$JEMALLOC" -r 1 -w 0 --quiet -- "$WORKLOAD" which
+expect_eq "$(q "SELECT a.name || ' ' || (a.version <> 'unknown') FROM allocators a JOIN variants v ON v.allocator_id = a.id
+                WHERE v.run_id = (SELECT max(id) FROM runs) AND v.position = 1")" "jemalloc 1" "a catalog file by path"
+
 # Scudo (LLVM's compiler-rt, Debian's libclang-rt-14-dev) is a catalog entry found under LLVM's
 # directory, and the probe knows it by its symbols: the variant is proven, named scudo both ways
 # (it was "(none)", an allocator the probe could not tell), and census says so.

@@ -85,6 +85,23 @@ expect_eq "$(q "SELECT group_concat(label, ' ') FROM cells WHERE run_id = $alloc
 expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = $alloc_run AND status = 'ok'")" 16 "2 x 2 x 4 samples"
 run_alloclab 2 compare 1 "$alloc_run" --relative
 expect_contains "$ERR" "run 1 was measured in sequential order, without such rounds" "compare --relative refuses an import"
+# The same commands measured again and imported from another file: the runs compare (the file's
+# name and hash are the run's, not its spec's), and the names say what tells commands apart.
+hyperfine -N --runs 4 --export-json alloc2.json -L lib libc.so.6,libjemalloc.so.2 -L n 100,200 \
+    "env LD_PRELOAD={lib} $WORKLOAD vallocs {n}" >/dev/null 2>&1 || fail "hyperfine again"
+run_alloclab 0 import alloc2.json --experiment hyperfine-alloc
+run_alloclab 0 compare "$alloc_run" latest
+[[ $OUT != *"NOT COMPARABLE"* ]] || fail "two imports of the same commands not comparable: $OUT"
+hyperfine -N --runs 2 --export-json names.json "$WORKLOAD which" "env LD_PRELOAD=libjemalloc.so.2 $WORKLOAD which" \
+    "env LD_PRELOAD=libjemalloc.so.2 MALLOC_CONF=narenas:1 $WORKLOAD which" >/dev/null 2>&1 || fail "hyperfine names"
+run_alloclab 0 import names.json
+expect_contains "$OUT" "3 variants (alloclab-workload: unknown, libjemalloc: jemalloc, libjemalloc-narenas-1: jemalloc)" \
+    "names from what tells the commands apart"
+# alloclab's own export is no hyperfine file: importing it back would relabel an alloclab run.
+run_alloclab 0 export latest --what hyperfine
+printf '%s\n' "$OUT" >own.json
+run_alloclab 3 import own.json
+expect_contains "$ERR" "own.json is alloclab's own export of a run" "alloclab's export refused"
 python3 - alloc.json "$DB" "$alloc_run" <<'PY' || fail "each command's times in its cell and variant"
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[2])
@@ -102,12 +119,12 @@ hyperfine -N -i --runs 3 --export-json fails.json "$WORKLOAD exit 3" -L n 1,2 "$
     true
 run_alloclab 0 import fails.json --experiment scan
 # hyperfine scans every command over the parameter: 2 x 2 commands, 3 runs each.
-expect_eq "$(q "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.id = 3 AND s.status = 'exit'")" 6 \
+expect_eq "$(q "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.id = 5 AND s.status = 'exit'")" 6 \
     "the failed runs"
 # Two commands over n: n makes two cells of the two commands.
-expect_eq "$(q "SELECT count(*) FROM variants WHERE run_id = 3")" 2 "two commands"
-expect_eq "$(q "SELECT count(*) FROM cells WHERE run_id = 3")" 2 "two cells"
-expect_eq "$(q "SELECT e.name FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.id = 3")" scan "--experiment"
+expect_eq "$(q "SELECT count(*) FROM variants WHERE run_id = 5")" 2 "two commands"
+expect_eq "$(q "SELECT count(*) FROM cells WHERE run_id = 5")" 2 "two cells"
+expect_eq "$(q "SELECT e.name FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.id = 5")" scan "--experiment"
 
 # pyperf's JSON layout version 1.0, as pyperf 2.x writes it (pyperf is not packaged in Debian 12
 # and nothing is downloaded here: its documented format, written by hand).
@@ -121,10 +138,10 @@ cat >pyperf.json <<'JSON'
    "runs": [{"values": [0.0201, 0.0199, 0.0203]}, {"values": [0.0200, 0.0202, 0.0198]}]}]}
 JSON
 run_alloclab 0 import pyperf.json
-expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = 4")" 12 "every value, no warm-up"
-expect_eq "$(q "SELECT group_concat(name, ' ') FROM (SELECT name FROM variants WHERE run_id = 4 ORDER BY position)")" \
+expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = 6")" 12 "every value, no warm-up"
+expect_eq "$(q "SELECT group_concat(name, ' ') FROM (SELECT name FROM variants WHERE run_id = 6 ORDER BY position)")" \
     "json_dumps json_loads" "one variant per benchmark"
-run_alloclab 0 show 4
+run_alloclab 0 show 6
 expect_contains "$OUT" "json_loads" "pyperf run shown"
 expect_contains "$OUT" "1.97x slower" "its ratio"
 

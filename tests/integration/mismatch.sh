@@ -55,3 +55,7 @@ run_alloclab 1 run "$WORK/random.yaml" --quiet
 expect_contains "$OUT" "[-] the output is not deterministic: 3 of the baseline glibc's own samples failed (the first a mismatch with its reference run's output), so no variant's output can be checked against it; verify a file" \
     "a random output explained"
 [[ $OUT != *"twin: the output is not deterministic"* ]] || fail "said twice: $OUT"
+# From quick, the advice is what quick can do (it has no verify: key to set).
+run_alloclab 1 quick -a glibc,twin=glibc -r 2 -w 0 --quiet -- python3 -c 'import random; print(random.random())'
+expect_contains "$OUT" "or turn verification off (--verify none); a spec can verify a file instead (quick --print-spec writes one)" \
+    "quick's advice"

@@ -69,13 +69,13 @@ expect_eq "$(q "SELECT group_concat(v.name, ' ') FROM exclusions e JOIN variants
     "run excludes exactly those"
 
 # census says it too, for the options in the environment it runs the command in.
-MIMALLOC_ARENA_EAGER_COMMIT=1 run_alloclab 0 census --preload mimalloc -- "$WORKLOAD" which
+MIMALLOC_ARENA_EAGER_COMMIT=1 run_alloclab 1 census --preload mimalloc -- "$WORKLOAD" which
 expect_contains "$ERR" "alloclab census: warning: MIMALLOC_ARENA_EAGER_COMMIT is not an option of $mimalloc" "census warns"
 MIMALLOC_EAGER_COMMIT=1 run_alloclab 0 census --preload mimalloc -- "$WORKLOAD" which
 [[ $ERR != *warning* ]] || fail "census warned about a known option: $ERR"
 # A tunable the loader does not have is not shown as effective; a MALLOC_CONF jemalloc rejects is
 # named in jemalloc's words, and census exits 1 (a warning).
-GLIBC_TUNABLES=malloc.arena_max=2:glibc.malloc.tcache_count=0 run_alloclab 0 census -- "$WORKLOAD" which
+GLIBC_TUNABLES=malloc.arena_max=2:glibc.malloc.tcache_count=0 run_alloclab 1 census -- "$WORKLOAD" which
 expect_contains "$OUT" "GLIBC_TUNABLES glibc.malloc.tcache_count=0 (ignored, not tunables of the loader: malloc.arena_max=2)" \
     "census: an ignored tunable is not an effective option"
 MALLOC_CONF=narenaz:1 run_alloclab 1 census --preload jemalloc -- "$WORKLOAD" which
@@ -83,3 +83,29 @@ expect_contains "$ERR" "alloclab census: warning: the allocator rejected its con
     "census: a MALLOC_CONF typo"
 MALLOC_CONF=narenaz:1 run_alloclab 1 census --preload jemalloc --json -- "$WORKLOAD" which
 expect_contains "$OUT" '"config_complaint": "<jemalloc>: Invalid conf pair: narenaz:1"' "census JSON"
+# census warns, and exits 1, for an option the allocator does not know too.
+MIMALLOC_STATS=1 run_alloclab 1 census --preload mimalloc -- "$WORKLOAD" which
+expect_contains "$ERR" "alloclab census: warning: MIMALLOC_STATS is not an option of" "census: exit 1 for an unknown option"
+
+# check asks the allocator itself (a child of /bin/true with the variant's environment): a
+# MALLOC_CONF jemalloc rejects fails check as it would fail the smoke run; with abort_conf:true
+# jemalloc aborts, and the smoke run calls that config-rejected, not a crash.
+cat >"$WORK/conf.yaml" <<YAML
+experiment: conf
+command: ["$WORKLOAD", which]
+allocators:
+  glibc: {}
+  typo: {preload: jemalloc, env: {MALLOC_CONF: "narena:2"}}
+  aborts: {preload: jemalloc, env: {MALLOC_CONF: "abort_conf:true,narenas:banana"}}
+samples: 2
+warmup: 0
+YAML
+run_alloclab 4 check "$WORK/conf.yaml"
+expect_contains "$ERR" "variant typo: the allocator rejects its configuration: <jemalloc>: Invalid conf pair: narena:2" "check: a MALLOC_CONF typo"
+expect_contains "$ERR" "variant aborts: the allocator rejects its configuration: <jemalloc>: Invalid conf value: narenas:banana" \
+    "check: every bad variant"
+run_alloclab 1 run "$WORK/conf.yaml" --quiet
+expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id
+                      WHERE e.run_id = (SELECT max(id) FROM runs) AND v.name = 'aborts'")" \
+    "config-rejected: the allocator rejected its configuration and killed the program (signal 6): <jemalloc>: Invalid conf value" \
+    "abort_conf: config-rejected, not a crash"

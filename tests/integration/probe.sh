@@ -289,8 +289,7 @@ expect_eq "$(q "SELECT v.name, e.reason FROM exclusions e JOIN variants v ON v.i
 # The whole tree, not most of its calls: a child that re-executes under another LD_PRELOAD (the
 # measured program then ran under mimalloc in a "jemalloc" variant), a wrapper that puts another
 # allocator before the probe; both named, whoever made most of the calls.
-MIMALLOC=$(q "SELECT DISTINCT a.path FROM allocators a WHERE a.name = 'mimalloc'")
-[[ -n $MIMALLOC ]] || MIMALLOC=$("$ALLOCLAB" allocators --format json |
+MIMALLOC=$("$ALLOCLAB" allocators --format json |
     python3 -c 'import json, sys; print(next(a["path"] for a in json.load(sys.stdin) if a["name"] == "mimalloc"))')
 cat >"$WORK/foreign.yaml" <<YAML
 experiment: foreign
@@ -310,6 +309,9 @@ expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id 
 expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id WHERE v.name = 'first'
                       AND e.run_id = (SELECT max(id) FROM runs)")" \
     "ran with LD_PRELOAD=$MIMALLOC:" "a wrapper that puts another allocator before the probe"
+run_alloclab 1 census --preload jemalloc -- sh -c "env LD_PRELOAD=$MIMALLOC \"$WORKLOAD\" which; true"
+expect_contains "$ERR" "executed $WORKLOAD with LD_PRELOAD=$MIMALLOC, without the probe: what that program ran under is not shown above" \
+    "census warns of a program it did not follow"
 # Past the 32 processes the probe lists, each process still checks its LD_PRELOAD and its execs:
 # a tree of 44 processes is proven, and one whose last child (a subshell, past the table) drops
 # the probe is not.
@@ -354,7 +356,7 @@ expect_eq "$(q "SELECT p.effective_path FROM probe_reports p JOIN samples s ON s
 run_alloclab 0 census --preload jemalloc -- sh -c "exec \"$WORKLOAD\" vallocs 10"
 expect_contains "$OUT" "program: $PROG (the started process executed it; it began as $SH)" "census: the final program"
 expect_contains "$OUT" "#1 pid " "census: the tree"
-run_alloclab 0 census --preload jemalloc -- sh -c "LD_PRELOAD= \"$WORKLOAD\" vallocs 10; true"
+run_alloclab 1 census --preload jemalloc -- sh -c "LD_PRELOAD= \"$WORKLOAD\" vallocs 10; true"
 expect_contains "$OUT" "then executed $WORKLOAD without the probe (LD_PRELOAD=): not followed" \
     "census: a program that dropped the probe"
 
@@ -422,7 +424,7 @@ samples: 2
 warmup: 0
 YAML
 run_alloclab 0 check "$WORK/layer.yaml"
-expect_contains "$ERR" "alloclab check: note: variant glibc runs python3" "check: the layer"
+expect_contains "$ERR" "alloclab check: note: every variant runs python3" "check: the layer"
 expect_contains "$ERR" "PYTHONMALLOC=malloc in the environment routes them to malloc" "check: the setting"
 run_alloclab 0 run "$WORK/layer.yaml" --quiet
 run_alloclab 0 show

@@ -48,6 +48,7 @@ guard=$(sed -n '/^Quiet-machine guard/,/^$/p' <<<"$OUT")
 expect_contains "$guard" "all 16 measured samples started on a machine busier" "one summary line"
 expect_eq "$(grep -c . <<<"$guard")" 1 "the summary alone"
 [[ $guard != *"the spec's"* ]] || fail "a quick run's guard speaks of a spec: $guard"
+expect_contains "$guard" "a spec sets other limits with quiet:, and quick --print-spec writes one" "what a quick user can do"
 
 # on_busy: skip: a sample the machine stays too busy for is not run, and says why.
 sed 's/max_wait: 300ms}/max_wait: 200ms, on_busy: skip}/' "$WORK/spec.yaml" >"$WORK/skip.yaml"
