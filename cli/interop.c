@@ -701,7 +701,7 @@ static int replay_series(const Plan *p, const Series *s, size_t cell, const RunS
         size_t n_ok = 0;
         int r;
         for (uint32_t k = 0; k < s->n; k++) {
-                Sample sample = { .env_offset = -1 };
+                Sample sample = { .env_offset = -1, .imported = true };
                 if (!(sample.step = sample_step(p, cell, s->variant, k, &sample.step_index)))
                         return -EINVAL;
                 sample.status = s->exit_codes[k] == 0 ? SAMPLE_OK : SAMPLE_EXIT;

@@ -30,6 +30,10 @@ static bool in_cgroup(const Sample *s) {
         return s->spawn.in_cgroup;
 }
 
+static bool measured_here(const Sample *s) {
+        return !s->imported;
+}
+
 static bool env_offset_set(const Sample *s) {
         return s->env_offset >= 0;
 }
@@ -67,13 +71,14 @@ const SampleField sample_fields[] = {
         { "load1", SAMPLE_FIELD_DOUBLE, AT(load1), quiet_checked, true },
         { "quiet_wait_ns", SAMPLE_FIELD_U64, AT(quiet_wait_ns), quiet_checked, false },
         { "leftover_processes", SAMPLE_FIELD_U32, AT(spawn.leftover_processes), in_cgroup, true },
-        { "cpu_us", SAMPLE_FIELD_U64, AT(spawn.tree_cpu_us), NULL, true },
-        { "cpu_source", SAMPLE_FIELD_SOURCE, AT(spawn.in_cgroup), NULL, true },
-        { "peak_kib", SAMPLE_FIELD_U64, AT(spawn.tree_peak_kib), NULL, true },
-        { "memory_source", SAMPLE_FIELD_SOURCE, AT(spawn.peak_from_cgroup), NULL, true },
+        { "cpu_us", SAMPLE_FIELD_U64, AT(spawn.tree_cpu_us), measured_here, true },
+        { "cpu_source", SAMPLE_FIELD_SOURCE, AT(spawn.in_cgroup), measured_here, true },
+        { "peak_kib", SAMPLE_FIELD_U64, AT(spawn.tree_peak_kib), measured_here, true },
+        { "memory_source", SAMPLE_FIELD_SOURCE, AT(spawn.peak_from_cgroup), measured_here, true },
         { "env_offset", SAMPLE_FIELD_I64, AT(env_offset), env_offset_set, true },
         { NULL, SAMPLE_FIELD_BOOL, AT(spawn.oom_killed), NULL, false },
         { NULL, SAMPLE_FIELD_BOOL, AT(spawn.pids_limited), NULL, false },
+        { NULL, SAMPLE_FIELD_BOOL, AT(imported), NULL, false },
 };
 
 const size_t n_sample_fields = sizeof(sample_fields) / sizeof(sample_fields[0]);

@@ -21,6 +21,8 @@ expect_eq "$(q "SELECT group_concat(name, ' ') FROM (SELECT name FROM variants O
 # hyperfine ran each command's runs after the other's: sequential, compared as independent
 # samples, never paired by a "round" that never was; nothing claims this machine's glibc.
 expect_eq "$(q "SELECT DISTINCT order_mode FROM runs")" sequential "order sequential"
+expect_eq "$(q "SELECT count(*), count(cpu_us), count(cpu_source), count(peak_kib), count(memory_source) FROM samples")" \
+    "10|0|0|0|0" "no tree CPU time or memory claimed (they read 0 from 'rusage')"
 expect_eq "$(q "SELECT group_concat(a.name || '|' || a.path || '|' || a.version, ' ') FROM variants v
     JOIN allocators a ON a.id = v.allocator_id")" "unknown|| unknown||" "allocator unknown, no version"
 python3 - hf.json "$DB" <<'PY' || fail "the imported times"
