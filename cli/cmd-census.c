@@ -130,14 +130,15 @@ int cmd_census(int argc, char **argv) {
                 render_probe(stdout, j);
         }
         json_decref(j);
-        for (uint32_t i = 0; i < result->n_processes; i++) { /* once, for the first such program */
-                const char *program = result->report.processes[i].program;
-                const char *layer = options_own_layer(program, getenv("PYTHONMALLOC"));
-                if (layer) {
-                        fprintf(stderr, "alloclab census: note: %s %s\n", program, layer);
-                        break;
-                }
-        }
+        const char *layer_program = NULL;
+        for (uint32_t i = 0; i < result->n_processes && !layer_program; i++)
+                if (options_own_layer(result->report.processes[i].program, getenv("PYTHONMALLOC")))
+                        layer_program = result->report.processes[i].program;
+        if (!layer_program && (result->report.state & PROBE_STATE_UNLISTED_PYMALLOC))
+                layer_program = "python (past the processes the probe lists)";
+        if (layer_program)
+                fprintf(stderr, "alloclab census: note: %s %s\n", layer_program,
+                        options_own_layer("python", NULL));
         if (census.complaint[0]) /* after what it shows as effective: the allocator ran without it */
                 fprintf(stderr,
                         "alloclab census: warning: the allocator rejected its configuration: %s (the "

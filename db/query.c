@@ -571,6 +571,9 @@ static int row_smoke_peaks(Report *rep, sqlite3_stmt *st) {
                         e->own_layer_program = TAKE_PTR(program);
                 line += len + (line[len] == '\n');
         }
+        /* Past the probe's listed processes (a pyenv shim's bash tree), only a bit says so. */
+        if (!e->own_layer_program && sqlite3_column_int(st, 6) && !(e->own_layer_program = strdup("python")))
+                return -ENOMEM;
         return 0;
 }
 
@@ -772,7 +775,8 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
                               " json_extract(p.report, '$.counters.peak_live_bytes'),"
                               " (SELECT group_concat(json_extract(t.value, '$.program'), char(10))"
                               "  FROM json_each(p.report, '$.processes') t),"
-                              " json_extract(v.env, '$.PYTHONMALLOC')"
+                              " json_extract(v.env, '$.PYTHONMALLOC'),"
+                              " json_extract(p.report, '$.unlisted_pymalloc')"
                               " FROM samples s JOIN probe_reports p ON p.sample_id = s.id"
                               " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
                               " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'",

@@ -74,6 +74,9 @@ enum {
         /* a process past the table (PROBE_MAX_PROCESSES) ran with another LD_PRELOAD than the
          * started process, or executed a program without the probe */
         PROBE_STATE_UNLISTED_FOREIGN = 1 << 10,
+        /* a process past the table was CPython without PYTHONMALLOC=malloc (pymalloc: an
+         * allocator layer of its own) */
+        PROBE_STATE_UNLISTED_PYMALLOC = 1 << 11,
 };
 
 /* What the runner asks of the probe, written into the report before the child starts. The

@@ -68,7 +68,7 @@ json_t *probe_json_from_result(const ProbeResult *result) {
                 json_decref(census), census = json_null();
         return json_pack(
                 "{s:b, s:b, s:{s:s, s:s, s:s, s:s?, s:o}, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:I},"
-                " s:{s:s?, s:s?}, s:o, s:I}",
+                " s:{s:s?, s:s?}, s:o, s:I, s:b}",
                 "loaded", result->loaded, "exited", result->exited, "effective", "path", r->effective_path,
                 "family", probe_family_name(r->effective_family), "prefix", r->effective_prefix, "version",
                 result->options_known ? r->allocator_version : NULL, "options", options, "census", census,
@@ -77,5 +77,6 @@ json_t *probe_json_from_result(const ProbeResult *result) {
                 "peak_live_requested_bytes", peak_requested, "threads", counted(result, result->threads),
                 "bootstrap_bytes", (json_int_t) r->bootstrap_bytes, "forward", "library",
                 r->forward_library[0] ? r->forward_library : NULL, "error", r->error[0] ? r->error : NULL,
-                "processes", processes_json(result), "processes_total", (json_int_t) r->n_processes);
+                "processes", processes_json(result), "processes_total", (json_int_t) r->n_processes,
+                "unlisted_pymalloc", (r->state & PROBE_STATE_UNLISTED_PYMALLOC) != 0);
 }

@@ -437,6 +437,20 @@ run_alloclab 0 report latest --output "$WORK/layer.html"
 grep -q "Allocator layer of the program" "$WORK/layer.html" || fail "the report names the layer"
 run_alloclab 0 census -- "$PY" -c pass
 expect_contains "$ERR" "alloclab census: note: /usr/bin/python3" "census: the layer"
+# Behind a wrapper whose tree passes the 32 processes the probe lists (a pyenv shim is a bash
+# tree of about 80), CPython is still named: the process past the table sets a bit.
+cat >"$WORK/shim.yaml" <<YAML
+experiment: shim
+command: [sh, -c, 'for i in \$(seq 40); do /bin/true; done; exec $PY -c pass']
+allocators: {glibc: {}}
+samples: 1
+warmup: 0
+YAML
+run_alloclab 0 run "$WORK/shim.yaml" --quiet
+expect_contains "$OUT" "python (in 1 of 1 cells' smoke runs) serves objects up to 512 bytes from pymalloc's arenas" \
+    "a CPython past the probe's table"
+run_alloclab 0 census -- sh -c "for i in \$(seq 40); do /bin/true; done; exec $PY -c pass"
+expect_contains "$ERR" "alloclab census: note: python (past the processes the probe lists) serves objects" "census: past the table"
 printf 'env: {PYTHONMALLOC: malloc}\n' >>"$WORK/layer.yaml"
 run_alloclab 0 check "$WORK/layer.yaml"
 [[ $ERR != *pymalloc* ]] || fail "a note with PYTHONMALLOC=malloc set: $ERR"
