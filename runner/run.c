@@ -274,8 +274,9 @@ static bool ignored(const Spec *spec, const char *program, bool started) {
                (!started && strv_contains(spec->preload_ignore, "*"));
 }
 
-/* The whole tree: every process ran with the variant's LD_PRELOAD, under its allocator (if it
- * called malloc), and in the probe's table; a program executed without the probe ran unmeasured.
+/* The whole tree: every process ran with the variant's LD_PRELOAD and under its allocator (if it
+ * called malloc); a program executed without the probe ran unmeasured. Past the probe's table
+ * only a flag says whether a process ran with another LD_PRELOAD or dropped the probe.
  * Any process that did not makes the variant preload-ineffective, unless preload_ignore names its
  * program. */
 static int check_tree(const Plan *p, Sample *s, const char *given) {
@@ -283,6 +284,7 @@ static int check_tree(const Plan *p, Sample *s, const char *given) {
         const ProbeReport *pr = &s->probe->report;
         const Spec *spec = p->spec;
         const char *wanted = a->path ? a->path : "glibc";
+        static const char hint[] = " (if it does not matter, spec key preload_ignore names it)";
         uint64_t total = 0;
         for (uint32_t i = 0; i < s->probe->n_processes; i++)
                 total += s->probe->process_calls[i];
@@ -291,7 +293,6 @@ static int check_tree(const Plan *p, Sample *s, const char *given) {
                 bool started = proc->how == PROBE_PROCESS_STARTED ||
                                (proc->how == PROBE_PROCESS_EXECUTED && proc->parent == 0);
                 uint64_t calls = s->probe->process_calls[i];
-                const char *hint = " (if it does not matter, spec key preload_ignore names it)";
                 if (proc->unprobed_exec[0] && !ignored(spec, proc->unprobed_exec, false))
                         return set_detail(s, SAMPLE_PRELOAD_INEFFECTIVE,
                                           "%s (pid %d) executed %s with LD_PRELOAD=%s, without the probe: "
