@@ -48,8 +48,7 @@ void cli_warn_own_layer(const char *command, const Plan *plan) {
         }
         if (with == 0)
                 return;
-        const char *exe = plan_job(plan, 0, first)->exe,
-                   *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+        const char *exe = plan_job(plan, 0, first)->exe, *base = basename(exe);
         char who[128];
         if (with == plan->n_variants)
                 snprintf(who, sizeof(who), "%s",

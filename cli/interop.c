@@ -291,8 +291,8 @@ static size_t environment_end(const char *command, char **ret_preload) {
                                 word[k++] = c;
                 }
                 word[k] = 0;
-                const char *eq = strchr(word, '='), *base = strrchr(word, '/');
-                bool env = first && strcmp(base ? base + 1 : word, "env") == 0;
+                const char *eq = strchr(word, '=');
+                bool env = first && strcmp(basename(word), "env") == 0;
                 bool assignment = eq && eq > word &&
                                   strspn(word, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                                "0123456789_") == (size_t) (eq - word) &&
@@ -530,8 +530,7 @@ static int name_variants(Import *im) {
         for (size_t v = 0; v < im->n_variants; v++) {
                 char words[256] = "", buf[64];
                 if (by_allocator) {
-                        const char *a = im->variants[v].allocator, *base = strrchr(a, '/');
-                        snprintf(words, sizeof(words), "%s", base ? base + 1 : a);
+                        snprintf(words, sizeof(words), "%s", basename(im->variants[v].allocator));
                         words[strcspn(words, ".")] = 0; /* libfoo.so.1: libfoo */
                 } else if (im->n_variants == 1)
                         program_word(im, v, words, sizeof(words));
@@ -757,7 +756,7 @@ static int replay(const Plan *p, const Import *im, const RunSink *sink, RunResul
 
 /* The experiment's default name: TOOL-FILE, FILE's base name without .json, made an identifier. */
 static void default_experiment(const char *tool, const char *path, char *buf, size_t size) {
-        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        const char *base = basename(path);
         size_t len = strlen(base);
         if (len > 5 && strcmp(base + len - 5, ".json") == 0)
                 len -= 5;

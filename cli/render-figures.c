@@ -157,7 +157,7 @@ char *render_own_layer_note(const Report *rep) {
         }
         if (!program)
                 return NULL;
-        const char *base = strrchr(program, '/') ? strrchr(program, '/') + 1 : program;
+        const char *base = basename(program);
         char *note = NULL;
         if (asprintf(&note,
                      "%s (in %zu of %zu cells' smoke runs) %s: the figures measure that layer as much as "

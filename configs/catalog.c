@@ -35,7 +35,7 @@ static size_t stem_length(const char *name) {
 }
 
 const CatalogEntry *catalog_find_file(const char *path) {
-        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        const char *base = basename(path);
         size_t len = stem_length(base);
         for (const CatalogEntry *e = catalog; e->name; e++) {
                 const char *soname = e->soname ? e->soname : "libc.so.6"; /* glibc's own */

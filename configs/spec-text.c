@@ -61,7 +61,7 @@ void spec_text_template(FILE *f, const char *s, char *const *names) {
 }
 
 char *spec_text_variant_name(const char *preload) {
-        const char *base = strrchr(preload, '/') ? strrchr(preload, '/') + 1 : preload;
+        const char *base = basename(preload);
         return strndup(base, strcspn(base, "."));
 }
 

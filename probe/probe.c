@@ -386,7 +386,7 @@ ProbeProcess *this_process(void) {
  * served by its parent's allocator; any other new image reads its own. */
 /* python, python3, python3.11: CPython, as runner/options.c tells it. */
 static bool is_cpython(const char *program) {
-        const char *base = strrchr(program, '/') ? strrchr(program, '/') + 1 : program;
+        const char *base = basename(program);
         return strncmp(base, "python", 6) == 0 && strspn(base + 6, "0123456789.") == strlen(base + 6);
 }
 

@@ -206,7 +206,7 @@ static bool mimalloc_knows(const char *said, const char *name) {
 
 int options_unknown(const Allocator *a, char *const *env, char **ret_message) {
         *ret_message = NULL;
-        const char *base = a->path ? strrchr(a->path, '/') ? strrchr(a->path, '/') + 1 : a->path : "";
+        const char *base = a->path ? basename(a->path) : "";
         bool mimalloc = strstr(base, "mimalloc") != NULL;
         const char *prefix = mimalloc ? "MIMALLOC_" : strstr(base, "tcmalloc") ? "TCMALLOC_" : NULL;
         const char *said = NULL;
@@ -282,7 +282,7 @@ char *options_complaint(const char *stderr_text) {
 }
 
 const char *options_own_layer(const char *program, const char *pythonmalloc) {
-        const char *base = strrchr(program, '/') ? strrchr(program, '/') + 1 : program;
+        const char *base = basename(program);
         bool cpython =
                 strncmp(base, "python", 6) == 0 && strspn(base + 6, "0123456789.") == strlen(base + 6);
         /* malloc and malloc_debug send every request to malloc; pymalloc, the default, does not */

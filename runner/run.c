@@ -269,7 +269,7 @@ static bool serves(const Allocator *a, const char *path, uint32_t families) {
 
 /* Whether the spec says program's allocator does not matter (preload_ignore). */
 static bool ignored(const Spec *spec, const char *program, bool started) {
-        const char *base = strrchr(program, '/') ? strrchr(program, '/') + 1 : program;
+        const char *base = basename(program);
         return strv_contains(spec->preload_ignore, base) ||
                (!started && strv_contains(spec->preload_ignore, "*"));
 }
