@@ -384,12 +384,6 @@ ProbeProcess *this_process(void) {
 
 /* Takes the next entry of the tree for this process. A forked child is its parent's program,
  * served by its parent's allocator; any other new image reads its own. */
-/* python, python3, python3.11: CPython, as runner/options.c tells it. */
-static bool is_cpython(const char *program) {
-        const char *base = basename(program);
-        return strncmp(base, "python", 6) == 0 && strspn(base + 6, "0123456789.") == strlen(base + 6);
-}
-
 static void claim_process(int32_t parent, uint32_t how) {
         uint32_t i = __atomic_fetch_add(&report->n_processes, 1, __ATOMIC_RELAXED);
         process_index = i < PROBE_MAX_PROCESSES ? (int32_t) i : -1;
@@ -399,9 +393,8 @@ static void claim_process(int32_t parent, uint32_t how) {
                 if (strcmp(preload ? preload : "", report->processes[0].preload) != 0)
                         __atomic_or_fetch(&report->state, PROBE_STATE_UNLISTED_FOREIGN, __ATOMIC_RELAXED);
                 char program[PROBE_PATH_MAX];
-                const char *pythonmalloc = getenv("PYTHONMALLOC");
                 if (how != PROBE_PROCESS_FORKED && own_program(program, sizeof(program)) &&
-                    is_cpython(program) && !(pythonmalloc && strncmp(pythonmalloc, "malloc", 6) == 0))
+                    probe_uses_pymalloc(program, getenv("PYTHONMALLOC")))
                         __atomic_or_fetch(&report->state, PROBE_STATE_UNLISTED_PYMALLOC, __ATOMIC_RELAXED);
                 return;
         }

@@ -11,7 +11,9 @@
  * Bump PROBE_REPORT_VERSION on any layout change.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #define PROBE_REPORT_MAGIC   UINT64_C(0x31424f52504c4c41) /* "ALLPROB1" */
 #define PROBE_REPORT_VERSION 6
@@ -98,6 +100,17 @@ typedef struct ProbeOption {
         char name[PROBE_TEXT_MAX];
         char value[PROBE_TEXT_MAX];
 } ProbeOption;
+
+/* Whether program (a path) is CPython serving small objects from pymalloc's arenas, given its
+ * PYTHONMALLOC (NULL: unset): python, python3, python3.11 without malloc or malloc_debug. The
+ * probe sets PROBE_STATE_UNLISTED_PYMALLOC by it, and the runner's notes (options_own_layer())
+ * say it: one rule for both. Needs _GNU_SOURCE (basename). */
+static inline bool probe_uses_pymalloc(const char *program, const char *pythonmalloc) {
+        const char *base = basename(program);
+        bool cpython =
+                strncmp(base, "python", 6) == 0 && strspn(base + 6, "0123456789.") == strlen(base + 6);
+        return cpython && !(pythonmalloc && strncmp(pythonmalloc, "malloc", 6) == 0);
+}
 
 /* How a process of the tree came to be. */
 enum {

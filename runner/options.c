@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "probe/report.h"
 #include "runner/options.h"
 #include "runner/output.h"
 #include "runner/spawn.h"
@@ -282,11 +283,7 @@ char *options_complaint(const char *stderr_text) {
 }
 
 const char *options_own_layer(const char *program, const char *pythonmalloc) {
-        const char *base = basename(program);
-        bool cpython =
-                strncmp(base, "python", 6) == 0 && strspn(base + 6, "0123456789.") == strlen(base + 6);
-        /* malloc and malloc_debug send every request to malloc; pymalloc, the default, does not */
-        if (!cpython || (pythonmalloc && strncmp(pythonmalloc, "malloc", 6) == 0))
+        if (!probe_uses_pymalloc(program, pythonmalloc))
                 return NULL;
         return "serves objects up to 512 bytes from pymalloc's arenas, which the allocator under test "
                "never sees (alloclab census counts the malloc calls that reach it); PYTHONMALLOC=malloc "
