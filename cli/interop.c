@@ -55,7 +55,7 @@ typedef struct ImportVariant {
         char *name;
         char *command;   /* a spec template: the cell parameters as {NAME}, other braces doubled */
         char *preload;   /* the LD_PRELOAD the command sets, or NULL */
-        char *allocator; /* identified from preload (allocator_identify_preload()), or "unknown" */
+        char *allocator; /* identified from preload (preload_allocator()), or "unknown" */
 } ImportVariant;
 
 typedef struct Import {
@@ -68,6 +68,17 @@ typedef struct Import {
         size_t n_variants;
 } Import;
 
+/* Frees the variants, keeping their array (a layout that did not fit is tried again). */
+static void drop_variants(Import *im) {
+        for (size_t v = 0; v < im->n_variants; v++) {
+                free(im->variants[v].name);
+                free(im->variants[v].command);
+                free(im->variants[v].preload);
+                free(im->variants[v].allocator);
+        }
+        im->n_variants = 0;
+}
+
 static void import_done(Import *im) {
         for (size_t i = 0; i < im->n; i++) {
                 free(im->series[i].name);
@@ -79,12 +90,7 @@ static void import_done(Import *im) {
         }
         free(im->series);
         strv_free(im->cell_params);
-        for (size_t v = 0; v < im->n_variants; v++) {
-                free(im->variants[v].name);
-                free(im->variants[v].command);
-                free(im->variants[v].preload);
-                free(im->variants[v].allocator);
-        }
+        drop_variants(im);
         free(im->variants);
 }
 
@@ -269,6 +275,13 @@ static const char *param_value(const Series *s, const char *name) {
         return NULL;
 }
 
+/* Whether word is NAME=VALUE with NAME as sh takes a variable's name. */
+static bool is_assignment(const char *word) {
+        const char *eq = strchr(word, '=');
+        size_t name = strspn(word, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+        return eq && eq > word && name == (size_t) (eq - word) && !(word[0] >= '0' && word[0] <= '9');
+}
+
 /* Where a command's program starts: after its leading `env` and NAME=VALUE words (quoted as sh
  * quotes them). The value of an LD_PRELOAD among them, unquoted, into *ret_preload (or NULL). */
 static size_t environment_end(const char *command, char **ret_preload) {
@@ -291,17 +304,13 @@ static size_t environment_end(const char *command, char **ret_preload) {
                                 word[k++] = c;
                 }
                 word[k] = 0;
-                const char *eq = strchr(word, '=');
                 bool env = first && strcmp(basename(word), "env") == 0;
-                bool assignment = eq && eq > word &&
-                                  strspn(word, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                               "0123456789_") == (size_t) (eq - word) &&
-                                  !(word[0] >= '0' && word[0] <= '9');
+                bool assignment = is_assignment(word);
                 if (k == 0 || !(env || assignment))
                         return start;
                 if (assignment && strncmp(word, "LD_PRELOAD=", 11) == 0) {
                         free(*ret_preload);
-                        *ret_preload = strdup(eq + 1);
+                        *ret_preload = strdup(word + 11);
                 }
         }
 }
@@ -390,19 +399,22 @@ static bool cell_values(const Series *s, char *const *names, const char **ret) {
         return true;
 }
 
+/* Whether a series before i has i's value of parameter name: each distinct value once. */
+static bool value_seen_before(const Import *im, size_t i, const char *name) {
+        for (size_t j = 0; j < i; j++)
+                if (strcmp(param_value(&im->series[j], name), param_value(&im->series[i], name)) == 0)
+                        return true;
+        return false;
+}
+
 /* Whether the series fill the cells x variants grid exactly once each: the cells being every
  * combination of the cell parameters' values. */
 static bool fills_grid(const Import *im) {
         size_t n_names = strv_length(im->cell_params), cells = 1;
         for (size_t k = 0; k < n_names; k++) {
                 size_t distinct = 0;
-                for (size_t i = 0; i < im->n; i++) {
-                        bool seen = false;
-                        for (size_t j = 0; j < i && !seen; j++)
-                                seen = strcmp(param_value(&im->series[j], im->cell_params[k]),
-                                              param_value(&im->series[i], im->cell_params[k])) == 0;
-                        distinct += !seen;
-                }
+                for (size_t i = 0; i < im->n; i++)
+                        distinct += !value_seen_before(im, i, im->cell_params[k]);
                 cells *= distinct;
         }
         if (cells * im->n_variants != im->n)
@@ -421,14 +433,8 @@ static bool fills_grid(const Import *im) {
         return true;
 }
 
-/* Series i's variant: the variant with its template, or a new one. */
-static int place_series(Import *im, size_t i, char *template, const char *preload) {
-        for (size_t v = 0; v < im->n_variants; v++)
-                if (strcmp(im->variants[v].command, template) == 0) {
-                        free(template);
-                        im->series[i].variant = v;
-                        return 0;
-                }
+/* A new variant of command template (taken) and the allocator preload names, series i's. */
+static int new_variant(Import *im, size_t i, char *template, const char *preload) {
         ImportVariant *variant = &im->variants[im->n_variants];
         *variant = (ImportVariant){ .command = template, .preload = preload ? strdup(preload) : NULL };
         variant->allocator = preload ? preload_allocator(preload) : strdup("unknown");
@@ -436,13 +442,15 @@ static int place_series(Import *im, size_t i, char *template, const char *preloa
         return variant->allocator && (!preload || variant->preload) ? 0 : -ENOMEM;
 }
 
-static void drop_variants(Import *im) {
-        for (size_t v = 0; v < im->n_variants; v++) {
-                free(im->variants[v].command);
-                free(im->variants[v].preload);
-                free(im->variants[v].allocator);
-        }
-        im->n_variants = 0;
+/* Series i's variant: the variant with its template (taken), or a new one. */
+static int place_series(Import *im, size_t i, char *template, const char *preload) {
+        for (size_t v = 0; v < im->n_variants; v++)
+                if (strcmp(im->variants[v].command, template) == 0) {
+                        free(template);
+                        im->series[i].variant = v;
+                        return 0;
+                }
+        return new_variant(im, i, template, preload);
 }
 
 /* Places each series (import_layout()) with cells made of the parameters in im->cell_params
@@ -464,16 +472,11 @@ static int try_layout(Import *im, const size_t *env_end, char *const *preloads) 
                         free(template);
                         return 0;
                 }
-                if (n_names == 0) { /* one cell: every series its own variant */
-                        ImportVariant *v = &im->variants[im->n_variants];
-                        *v = (ImportVariant){ .command = template,
-                                              .preload = preloads[i] ? strdup(preloads[i]) : NULL };
-                        v->allocator = preloads[i] ? preload_allocator(preloads[i]) : strdup("unknown");
-                        im->series[i].variant = im->n_variants++;
-                        if (!v->allocator || (preloads[i] && !v->preload))
-                                return -ENOMEM;
-                } else if (place_series(im, i, template, preloads[i]) < 0)
-                        return -ENOMEM;
+                /* One cell: every series its own variant. */
+                int r = n_names == 0 ? new_variant(im, i, template, preloads[i])
+                                     : place_series(im, i, template, preloads[i]);
+                if (r < 0)
+                        return r;
         }
         return n_names == 0 || fills_grid(im);
 }
@@ -482,9 +485,7 @@ static int try_layout(Import *im, const size_t *env_end, char *const *preloads) 
  * a path (or a list of them) each file's name up to ".so" ("LD_PRELOAD=/x/libjemalloc.so.2":
  * "libjemalloc"). */
 static void add_word(char *words, size_t size, const char *word) {
-        const char *eq = strchr(word, '=');
-        size_t name_len = strspn(word, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
-        const char *value = eq && name_len == (size_t) (eq - word) ? eq + 1 : word;
+        const char *value = is_assignment(word) ? strchr(word, '=') + 1 : word;
         for (const char *at = value; *at;) {
                 size_t len = strcspn(at, ":");
                 const char *slash = memrchr(at, '/', len);
@@ -640,15 +641,10 @@ static char *import_spec(const Import *im, const char *experiment) {
                 for (size_t k = 0; im->cell_params[k]; k++) {
                         fprintf(f, "\n  %s: [", im->cell_params[k]);
                         for (size_t i = 0, shown = 0; i < im->n; i++) {
-                                const char *value = param_value(&im->series[i], im->cell_params[k]);
-                                bool seen = false;
-                                for (size_t j = 0; j < i && !seen; j++)
-                                        seen = strcmp(param_value(&im->series[j], im->cell_params[k]),
-                                                      value) == 0;
-                                if (seen)
+                                if (value_seen_before(im, i, im->cell_params[k]))
                                         continue;
                                 fputs(shown++ ? ", " : "", f);
-                                spec_text_scalar(f, value);
+                                spec_text_scalar(f, param_value(&im->series[i], im->cell_params[k]));
                         }
                         fputc(']', f);
                 }
