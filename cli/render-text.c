@@ -351,10 +351,9 @@ static void print_overhead(FILE *f, const Report *rep, const Notes *n) {
         _cleanup_strv_free_ char **lines = render_overhead_lines(rep, &oom);
         if (!lines)
                 return;
-        fprintf(f,
-                "\nMemory overhead (median peak RSS / the cell's peak of bytes the program asked for and "
-                "had not freed, one figure for every variant: %s):\n",
-                "the baseline's smoke run under the probe");
+        fputs("\nMemory overhead (median peak RSS / the cell's peak of bytes the program asked for and had "
+              "not freed, one figure for every variant: the baseline's smoke run under the probe):\n",
+              f);
         for (char **l = lines; *l; l++)
                 fprintf(f, "%s%s\n", n->bullet, *l);
 }

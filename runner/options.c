@@ -61,10 +61,6 @@ static char *output_of(const char *exe, char *const *argv, char *const *envp, bo
         return output_excerpt_all(out);
 }
 
-static char *listing(const char *exe, char *const *argv, char *const *envp) {
-        return output_of(exe, argv, envp, true);
-}
-
 char *options_rejected(char *const *envp) {
         char *argv[] = { (char *) "true", NULL };
         _cleanup_free_ char *said = output_of("/bin/true", argv, envp, false);
@@ -98,7 +94,7 @@ static const char *loader_tunables(const char *loader) {
         if (!asked) {
                 asked = true;
                 char *argv[] = { (char *) loader, (char *) "--list-tunables", NULL }, *envp[] = { NULL };
-                text = listing(loader, argv, envp);
+                text = output_of(loader, argv, envp, true);
         }
         return text;
 }
@@ -188,7 +184,7 @@ static const char *mimalloc_says(const char *path, char *const *env) {
         free(said);
         key = k;
         char *argv[] = { (char *) "true", NULL };
-        said = listing("/bin/true", argv, envp);
+        said = output_of("/bin/true", argv, envp, true);
         /* An older or newer mimalloc that lists nothing this way is not asked. */
         if (said && !strstr(said, "option '")) {
                 free(said);
