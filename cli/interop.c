@@ -332,8 +332,9 @@ static char *preload_allocator(const char *preload) {
         return strdup(first ? first : "unknown");
 }
 
-/* A command as a spec template: its environment as written, its program with each value of the
- * cell parameters names[] (values[] of this series) as {NAME}, other braces doubled. NULL on
+/* A command as a spec template: its environment and program path as written, its arguments with
+ * each value of the cell parameters names[] (values[] of this series) as {NAME}, other braces
+ * doubled. NULL on
  * ENOMEM; *ret_exact says whether expanding the template gives the command back (a value that is
  * also part of the program's own words does not). */
 static char *command_template(const char *command, size_t program, char *const *names,
@@ -343,9 +344,11 @@ static char *command_template(const char *command, size_t program, char *const *
         FILE *f = open_memstream(&text, &size);
         if (!f)
                 return NULL;
+        /* Not in the program's own path: a build directory's digits are no parameter's value. */
+        size_t args = program + strcspn(command + program, " \t\n");
         for (size_t at = 0; command[at];) {
                 size_t best = SIZE_MAX, best_len = 0;
-                for (size_t k = 0; at >= program && k < n; k++) {
+                for (size_t k = 0; at >= args && k < n; k++) {
                         size_t len = strlen(values[k]);
                         if (len > best_len && strncmp(command + at, values[k], len) == 0)
                                 best = k, best_len = len;
@@ -552,7 +555,8 @@ static int name_variants(Import *im) {
                                                 at += len;
                                         }
                                 }
-                                if (!everywhere && strcmp(word, "env") != 0)
+                                /* {n} names a cell, not the variant */
+                                if (!everywhere && strcmp(word, "env") != 0 && !strchr(word, '{'))
                                         add_word(words, sizeof(words), word);
                         }
                         if (!words[0]) /* nothing of its own: the command all the others vary */

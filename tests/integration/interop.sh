@@ -183,3 +183,11 @@ run_alloclab 2 import hf.json "$WORK/results.db" --db "$WORK/new.db"
 expect_contains "$ERR" "bundles and JSON files cannot be imported at once" "a bundle and a JSON file"
 [[ ! -e $WORK/new.db ]] || fail "a usage error made a database"
 expect_eq "$(q 'SELECT count(*) FROM runs')" "$runs" "nothing written by the refusals"
+
+# A program whose path holds a parameter's value (a build directory "build-2"): the value is
+# taken out of the arguments only (the commands fell apart into 4 variants of one cell).
+mkdir -p build-2 && cp "$WORKLOAD" build-2/
+hyperfine -N --runs 2 --export-json digits.json -L n 1,2 "$WORK/build-2/alloclab-workload vallocs {n}" \
+    "$WORK/build-2/alloclab-workload exit 0" >/dev/null 2>&1 || fail "hyperfine in build-2"
+run_alloclab 0 import digits.json
+expect_contains "$OUT" "2 variants (vallocs: unknown, exit-0: unknown) in 2 cells of n" "a digit in the program's path"
