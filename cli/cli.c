@@ -3,6 +3,7 @@
  * Helpers every command uses. This is where errors from configs/ and db/ are reported: those
  * modules return them, the CLI prints each once.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -18,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "configs/catalog.h"
 #include "configs/yamltree.h"
 #include "db/query.h"
 #include "runner/env.h"
@@ -35,6 +37,50 @@ void cli_error(const char *command, const char *fmt, ...) {
         vfprintf(stderr, fmt, ap);
         fputc('\n', stderr);
         va_end(ap);
+}
+
+void cli_say_at(const char *command, const Spec *spec, SpecPosition at, const char *fmt, ...) {
+        if (at.line > 0 && strcmp(spec->path, "quick") != 0)
+                fprintf(stderr, "%s:%u:%u: ", spec->path, at.line, at.column);
+        else
+                fprintf(stderr, "alloclab %s: ", command);
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+}
+
+/* Whether some variant's allocator reads the environment entry. */
+static bool read_by_some_variant(const Plan *plan, const char *entry) {
+        for (size_t v = 0; v < plan->n_variants; v++)
+                if (plan->allocators[v].entry && catalog_reads(plan->allocators[v].entry, entry))
+                        return true;
+        return false;
+}
+
+void cli_warn_foreign_settings(const char *command, const Plan *plan) {
+        const Spec *spec = plan->spec;
+        for (size_t v = 0; v < plan->n_variants; v++) {
+                const SpecVariant *sv = &spec->variants[v];
+                const CatalogEntry *own = plan->allocators[v].entry;
+                for (size_t i = 0; own && !sv->is_aa && sv->env && sv->env[i]; i++) {
+                        const CatalogEntry *reader = catalog_reader(sv->env[i]);
+                        if (reader && !catalog_reads(own, sv->env[i]))
+                                cli_say_at(command, spec, sv->env_var_at ? sv->env_var_at[i] : sv->env_at,
+                                           "warning: variant %s: %s configures %s, not %s: it has no "
+                                           "effect on this variant",
+                                           sv->name, sv->env[i], reader->name, own->name);
+                }
+        }
+        /* The experiment's env is every variant's: a setting there is meant for some of them. */
+        for (size_t i = 0; spec->env && spec->env[i]; i++) {
+                const CatalogEntry *reader = catalog_reader(spec->env[i]);
+                if (reader && !read_by_some_variant(plan, spec->env[i]))
+                        cli_say_at(command, spec, spec->env_var_at ? spec->env_var_at[i] : (SpecPosition){},
+                                   "warning: %s configures %s, which no variant uses: it has no effect",
+                                   spec->env[i], reader->name);
+        }
 }
 
 void cli_warn_own_layer(const char *command, const Plan *plan) {
@@ -97,6 +143,22 @@ void cli_plan_error(const char *command, const Spec *spec, const char *message) 
                 fprintf(stderr, "%s\n", message);
         else
                 cli_error(command, "%s", message);
+}
+
+int cli_run_status(int64_t n_failures, int64_t n_excluded) {
+        return n_excluded > 0 ? EXIT_EXCLUDED : n_failures > 0 ? EXIT_FAILURES : EXIT_OK;
+}
+
+int cli_status_worst(int a, int b) {
+        /* Rank of each status, indexed by status; README's table lists them in this order. */
+        static const int rank[] = {
+                [EXIT_OK] = 0,          [EXIT_FAILURES] = 1,   [EXIT_EXCLUDED] = 2,
+                [EXIT_USAGE] = 3,       [EXIT_SPEC] = 4,       [EXIT_ENVIRONMENT] = 5,
+                [EXIT_INTERRUPTED] = 6, [EXIT_REGRESSION] = 7, [EXIT_NOT_COMPARABLE] = 8,
+                [EXIT_NO_BASELINE] = 9,
+        };
+        assert(a >= 0 && (size_t) a < ELEMENTSOF(rank) && b >= 0 && (size_t) b < ELEMENTSOF(rank));
+        return rank[a] >= rank[b] ? a : b;
 }
 
 /* After a spec_load_*(): prints its problems, or the read error, and says the exit status. */

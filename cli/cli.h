@@ -16,7 +16,7 @@
 /* Exit codes, documented in README.md. */
 enum {
         EXIT_OK = 0,
-        EXIT_FAILURES = 1,    /* the experiment ran, but samples failed or variants were excluded */
+        EXIT_FAILURES = 1,    /* the experiment ran, but samples failed (crash, timeout, ...) */
         EXIT_USAGE = 2,       /* bad command line */
         EXIT_SPEC = 3,        /* invalid spec: nothing was run or written */
         EXIT_ENVIRONMENT = 4, /* missing allocator or program, database or system error */
@@ -25,7 +25,17 @@ enum {
         EXIT_REGRESSION = 6,     /* --fail-on regression: run B significantly worse somewhere */
         EXIT_NOT_COMPARABLE = 7, /* the two runs measured different things (NOT COMPARABLE) */
         EXIT_NO_BASELINE = 8,    /* --compare-to latest without an earlier run: nothing measured */
+        EXIT_EXCLUDED = 9,       /* the experiment ran, but a variant was excluded somewhere */
 };
+
+/* A finished run's status: EXIT_EXCLUDED when a variant was excluded in some cell (a comparison
+ * the spec asked for was not measured), else EXIT_FAILURES when samples failed, else EXIT_OK. */
+int cli_run_status(int64_t n_failures, int64_t n_excluded);
+
+/* Of two statuses that both hold, the one to exit with: the later in the order 0, 1, 9, 2, 3,
+ * 4, 5, 6, 7, 8 (README's table), so that a gate's verdict is never hidden by what the run
+ * itself met, and an excluded variant outranks failed samples. */
+int cli_status_worst(int a, int b);
 
 typedef struct Command {
         const char *name;
@@ -63,6 +73,12 @@ void cli_error(const char *command, const char *fmt, ...) __attribute__((format(
  * spec's diagnostics are (bare, so editors jump to it); others as cli_error(). */
 void cli_plan_error(const char *command, const Spec *spec, const char *message);
 
+/* A message about what spec writes at: "FILE:LINE:COL: " and the message on stderr, as a spec's
+ * problems are given, or "alloclab COMMAND: " before it where the spec has no such place (at
+ * line 0, or quick's spec, which alloclab wrote). */
+void cli_say_at(const char *command, const Spec *spec, SpecPosition at, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
 /* Warns on stderr when the spec's samples and alpha leave no verdict possible
  * (compare_smallest_p), saying how many samples would. */
 typedef struct Plan Plan;
@@ -71,6 +87,11 @@ void cli_warn_powerless(const char *command, const Plan *plan);
 /* Notes on stderr when a variant's program serves most allocations from a layer of its own that
  * the allocator under test never sees (options_own_layer(): CPython without PYTHONMALLOC=malloc). */
 void cli_warn_own_layer(const char *command, const Plan *plan);
+
+/* Warns on stderr of a setting that configures another allocator than the one its variant
+ * preloads (MALLOC_ARENA_MAX in jemalloc's env), or, in the experiment's env, one that no
+ * variant preloads: catalog_reader(). */
+void cli_warn_foreign_settings(const char *command, const Plan *plan);
 
 /* Loads a spec; on failure prints every diagnostic (or the read error) and returns the exit
  * code to use (EXIT_SPEC or EXIT_ENVIRONMENT). Returns EXIT_OK and *ret on success. */

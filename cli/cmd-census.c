@@ -85,7 +85,7 @@ int cmd_census(int argc, char **argv) {
         /* An option the allocator does not know is ignored without a word: say so before the
          * census shows the allocator as if configured. */
         _cleanup_free_ char *unknown = NULL;
-        bool unknown_options = options_unknown(&allocator, environ, &unknown) > 0;
+        bool unknown_options = options_unknown(&allocator, environ, &unknown, NULL) > 0;
         if (unknown_options)
                 fprintf(stderr, "alloclab census: warning: %s\n", unknown);
         _cleanup_close_ int stop_fd = cli_stop_signals_fd();

@@ -3,7 +3,7 @@
  * `alloclab compare RUN_A RUN_B`: the same experiment at two times or on two hosts. Per cell and
  * variant, the change of the metric from A to B with its interval and verdict. Whatever keeps
  * the runs from being comparable (host fingerprint, allocator files, spec, matrix) is printed
- * before the changes and after them, and makes the exit status 1.
+ * before the changes and after them, and makes the exit status 7 (EXIT_NOT_COMPARABLE).
  */
 #include <errno.h>
 #include <math.h>

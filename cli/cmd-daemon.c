@@ -275,23 +275,26 @@ static const char submit_usage[] =
         "Queues SPEC with the daemon (alloclabd), which runs it as you, from this directory, with\n"
         "this environment's whitelisted variables. The spec is validated first (as alloclab check).\n"
         "With --wait, waits for the job and prints its result table.\n"
-        "Exit status: as alloclab run for --wait (0, 1, 5 canceled or interrupted); 3 invalid spec;\n"
-        "4 no daemon or daemon error, or the job failed with no sample failing (the daemon's disk\n"
-        "full, say).\n";
+        "Exit status: as alloclab run for --wait (0, 1 samples failed, 9 a variant excluded, 5\n"
+        "canceled or interrupted); 3 invalid spec; 4 no daemon or daemon error, or the job failed\n"
+        "with nothing failing or excluded (the daemon's disk full, say).\n";
 
-/* The exit status of a job that ended with status, failed of its samples failing or excluded
- * (-1: not known): as alloclab run's, where a run that failed with no sample failing failed for
- * its environment (the daemon's disk full). */
-static int job_exit(const char *status, int64_t failed) {
-        return strcmp(status, "done") == 0 && failed == 0     ? EXIT_OK
-               : strcmp(status, "failed") == 0 && failed == 0 ? EXIT_ENVIRONMENT
-                                                              : EXIT_FAILURES;
+/* The exit status of a job that ended with status, failures of its samples failing and
+ * excluded of its variants' cells excluded (-1 each: not known): as alloclab run's, where a run
+ * that failed with nothing failing or excluded failed for its environment (the daemon's disk
+ * full). */
+static int job_exit(const char *status, int64_t failures, int64_t excluded) {
+        if (failures < 0 || excluded < 0)
+                return EXIT_FAILURES;
+        int e = cli_run_status(failures, excluded);
+        return e == EXIT_OK && strcmp(status, "failed") == 0 ? EXIT_ENVIRONMENT : e;
 }
 
 /* Prints the run of a job that ended, from the daemon's database. A submitter who cannot read
- * it is told so; its exit status then follows what the daemon said of the run (failed: its
- * failures and exclusions, -1 when it did not say). */
-static int print_run(const char *db_path, int64_t run_id, const char *status, int64_t failed) {
+ * it is told so; its exit status then follows what the daemon said of the run (its failures and
+ * exclusions, -1 each when it did not say). */
+static int print_run(const char *db_path, int64_t run_id, const char *status, int64_t failures,
+                     int64_t excluded) {
         if (access(db_path, R_OK) < 0) {
                 int e = errno;
                 struct stat st;
@@ -303,7 +306,7 @@ static int print_run(const char *db_path, int64_t run_id, const char *status, in
                         printf(": it is for %s, or run it yourself with alloclab run\n", readers);
                 } else
                         printf(": run it yourself with alloclab run to see it\n");
-                return job_exit(status, failed);
+                return job_exit(status, failures, excluded);
         }
         _cleanup_(store_freep) Store *store = NULL;
         if (cli_open_store("submit", db_path, STORE_READ_ONLY, &store) != EXIT_OK)
@@ -316,7 +319,7 @@ static int print_run(const char *db_path, int64_t run_id, const char *status, in
                 return EXIT_ENVIRONMENT;
         }
         render_for(FORMAT_TABLE)(stdout, rep);
-        return job_exit(status, rep->run.n_failures + rep->run.n_excluded);
+        return job_exit(status, rep->run.n_failures, rep->run.n_excluded);
 }
 
 int cmd_submit(int argc, char **argv) {
@@ -414,9 +417,8 @@ int cmd_submit(int argc, char **argv) {
                 message ? message : "");
         bool ended_early = !status || strcmp(status, "canceled") == 0 || strcmp(status, "interrupted") == 0;
         json_t *failures = json_object_get(p, "failures"), *excluded = json_object_get(p, "excluded");
-        int64_t failed = json_is_integer(failures) && json_is_integer(excluded)
-                                 ? json_integer_value(failures) + json_integer_value(excluded)
-                                 : -1;
+        int64_t n_failures = json_is_integer(failures) ? json_integer_value(failures) : -1;
+        int64_t n_excluded = json_is_integer(excluded) ? json_integer_value(excluded) : -1;
         char final[32];
         snprintf(final, sizeof(final), "%s", status ? status : "?");
         json_decref(reply);
@@ -424,7 +426,8 @@ int cmd_submit(int argc, char **argv) {
         const char *db =
                 st ? json_string_value(json_object_get(json_object_get(st, "parameters"), "database"))
                    : NULL;
-        e = run > 0 && db ? print_run(db, run, final, failed) : job_exit(final, failed);
+        e = run > 0 && db ? print_run(db, run, final, n_failures, n_excluded)
+                          : job_exit(final, n_failures, n_excluded);
         json_decref(st);
         return ended_early ? EXIT_INTERRUPTED : e;
 }

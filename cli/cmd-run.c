@@ -51,9 +51,10 @@ static const char run_usage[] =
         "  --label TEXT    what this run measured, in your words (shown by runs, show, report)\n"
         "  --commit REV    the version of what it measured (a git commit)\n"
         "\n"
-        "Exit status: 0 all samples ok; 1 some samples failed or variants were excluded; 2 usage;\n"
+        "Exit status: 0 all samples ok; 1 some samples failed; 9 a variant was excluded; 2 usage;\n"
         "3 invalid spec; 4 environment or database error; 5 interrupted; with --compare-to, 6 a\n"
-        "regression, 7 the runs are not comparable, 8 no earlier run (when several, the highest).\n";
+        "regression, 7 the runs are not comparable, 8 no earlier run (when several, the later in\n"
+        "the order 0 1 9 2 3 4 5 6 7 8).\n";
 
 static const char check_usage[] =
         "Usage: alloclab check SPEC\n"
@@ -215,7 +216,7 @@ static int print_report_to(FILE *f, const char *command, Store *store, int64_t r
                 cli_error(command, "cannot write results: %s", strerror(r < 0 ? -r : errno));
                 return EXIT_ENVIRONMENT;
         }
-        return rep->run.n_failures > 0 || rep->run.n_excluded > 0 ? EXIT_FAILURES : EXIT_OK;
+        return cli_run_status(rep->run.n_failures, rep->run.n_excluded);
 }
 
 static int print_report(const char *command, Store *store, int64_t run_id, OutputFormat format) {
@@ -322,8 +323,9 @@ static json_t *captured_json(int *ret_status, int (*print)(FILE *f, void *userda
                 return NULL;
         }
         *ret_status = print(f, userdata);
-        if (fclose(f) != 0 || (*ret_status != EXIT_OK && *ret_status != EXIT_FAILURES &&
-                               *ret_status != EXIT_REGRESSION && *ret_status != EXIT_NOT_COMPARABLE))
+        if (fclose(f) != 0 ||
+            (*ret_status != EXIT_OK && *ret_status != EXIT_FAILURES && *ret_status != EXIT_EXCLUDED &&
+             *ret_status != EXIT_REGRESSION && *ret_status != EXIT_NOT_COMPARABLE))
                 return NULL;
         json_t *doc = json_loads(text, 0, NULL);
         if (!doc) {
@@ -367,7 +369,7 @@ static int print_run_and_comparison(Store *store, int64_t base, int64_t run, boo
                 cli_error("run", "cannot write the result");
                 return EXIT_ENVIRONMENT;
         }
-        return gate > run_status ? gate : run_status;
+        return cli_status_worst(gate, run_status);
 }
 
 /* Runs plan into rec (a new run, or an interrupted one with prior), closes the run and prints it
@@ -416,7 +418,7 @@ static int execute_recorded(const char *command, Store *store, const Plan *plan,
                           (long long) record_run_id(rec));
                 return EXIT_INTERRUPTED;
         }
-        return o->silent ? (result.n_failures > 0 || result.n_excluded > 0 ? EXIT_FAILURES : EXIT_OK)
+        return o->silent ? cli_run_status(result.n_failures, result.n_excluded)
                          : print_report(command, store, record_run_id(rec), o->format);
 }
 
@@ -465,6 +467,7 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
         }
         cli_warn_powerless(command, plan);
         cli_warn_own_layer(command, plan);
+        cli_warn_foreign_settings(command, plan);
 
         _cleanup_(store_freep) Store *store = NULL;
         e = cli_open_store(command, o->db_path, STORE_READ_WRITE, &store);
@@ -508,12 +511,28 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
         e = execute_recorded(command, store, plan, rec, NULL, stop_fd, one_document ? &quiet_result : o);
         if (ret_run)
                 *ret_run = record_run_id(rec);
-        if (base == 0 || (e != EXIT_OK && e != EXIT_FAILURES))
+        if (base == 0 || (e != EXIT_OK && e != EXIT_FAILURES && e != EXIT_EXCLUDED))
                 return e;
         if (one_document)
                 return print_run_and_comparison(store, base, record_run_id(rec), o->compare_relative);
         int gate = compare_with(stdout, store, base, record_run_id(rec), o->compare_relative, o->format);
-        return gate > e ? gate : e;
+        return cli_status_worst(gate, e);
+}
+
+/* A problem with variant v's allocator options, at the spec's line of variable (else of the
+ * variant's env, else its preload), as a spec's problems are given: "FILE:LINE:COL: variant V:
+ * ...". A variable the spec does not set but alloclab's environment does is said to come from
+ * there. */
+static void say_option_problem(const Spec *spec, size_t v, const char *variable, const char *what,
+                               const char *message) {
+        const SpecVariant *sv = &spec->variants[v];
+        SpecPosition at = spec_env_var_at(spec, v, variable);
+        bool inherited = at.line == 0 && getenv(variable);
+        if (at.line == 0)
+                at = sv->env_at.line ? sv->env_at : sv->preload_at;
+        cli_say_at("check", spec, at, "variant %s: %s%s%s%s%s", sv->name, what, message,
+                   inherited ? " (" : "", inherited ? variable : "",
+                   inherited ? " is set in alloclab's environment)" : "");
 }
 
 int cmd_check(int argc, char **argv) {
@@ -554,24 +573,25 @@ int cmd_check(int argc, char **argv) {
                 cli_plan_error("check", spec, message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
+        cli_warn_foreign_settings("check", plan);
         /* What run would reject at the smoke run, as far as the allocators tell: every variant. */
         size_t rejected = 0;
         for (size_t v = 0; v < plan->n_variants; v++) {
-                _cleanup_free_ char *unknown = NULL;
-                r = options_unknown(&plan->allocators[v], plan_job(plan, 0, v)->envp, &unknown);
+                _cleanup_free_ char *unknown = NULL, *variable = NULL;
+                r = options_unknown(&plan->allocators[v], plan_job(plan, 0, v)->envp, &unknown, &variable);
                 if (r < 0) {
                         cli_error("check", "%s", strerror(-r));
                         return EXIT_ENVIRONMENT;
                 }
                 if (r > 0) {
-                        cli_error("check", "%s: variant %s: %s", argv[1], spec->variants[v].name, unknown);
+                        say_option_problem(spec, v, variable, "", unknown);
                         rejected++;
                 }
                 _cleanup_free_ char *complaint =
                         plan->allocators[v].path ? options_rejected(plan_job(plan, 0, v)->envp) : NULL;
                 if (complaint) {
-                        cli_error("check", "%s: variant %s: the allocator rejects its configuration: %s",
-                                  argv[1], spec->variants[v].name, complaint);
+                        say_option_problem(spec, v, "MALLOC_CONF",
+                                           "the allocator rejects its configuration: ", complaint);
                         rejected++;
                 }
         }

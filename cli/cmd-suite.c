@@ -671,7 +671,7 @@ int cmd_suite(int argc, char **argv) {
         for (size_t i = 0; chosen && chosen[i] && n < ELEMENTSOF(runs); i++) {
                 int64_t run = 0;
                 e = run_workload(dir, chosen[i], &o, &run);
-                worst = e > worst ? e : worst;
+                worst = cli_status_worst(e, worst);
                 if (e == EXIT_INTERRUPTED || e == EXIT_USAGE)
                         break;
                 if (run > 0)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
+
 /*
  * The allocators alloclab knows by name: which shared object to preload and which Debian
  * package ships it. Finding the file on this machine is the runner's job (runner/allocator.c).
@@ -14,6 +16,9 @@ typedef struct CatalogEntry {
         /* Where soname is when not in the system library directories (a glob: compiler-rt puts
          * Scudo under LLVM's version), or NULL. */
         const char *dir;
+        /* The environment entries that configure this allocator and no other, as fnmatch(3)
+         * patterns of "NAME=VALUE" ("MIMALLOC_*"); NULL-terminated, or NULL for none. */
+        const char *const *settings;
 } CatalogEntry;
 
 /* Entry for name, or NULL. */
@@ -22,6 +27,13 @@ const CatalogEntry *catalog_find(const char *name);
 /* Entry whose shared object a file is, by its name ("/x/libmimalloc.so.2.1", "libjemalloc.so"):
  * the same name up to ".so"; "libc.so.6" is glibc. NULL when none. */
 const CatalogEntry *catalog_find_file(const char *path);
+
+/* Whether the environment entry ("NAME=VALUE") configures e's allocator. */
+bool catalog_reads(const CatalogEntry *e, const char *entry);
+
+/* The first allocator that the environment entry configures, or NULL (one that every program
+ * reads, or none). */
+const CatalogEntry *catalog_reader(const char *entry);
 
 /* The whole table, NULL-name terminated. */
 const CatalogEntry *catalog_entries(void);

@@ -232,9 +232,34 @@ static SpecPosition position_of(const YamlNode *map, const char *key, SpecPositi
         return otherwise;
 }
 
+/* Where each variable of map[key] (an env mapping, parsed into env in its order) is written:
+ * *ret holds as many positions as env variables, or stays NULL where there is no such map. */
+static int env_var_positions(const YamlNode *map, char *const *env, SpecPosition **ret) {
+        const YamlNode *vars = NULL;
+        for (size_t i = 0; map && map->kind == YAML_NODE_MAPPING && i < map->n_items; i++)
+                if (strcmp(map->keys[i]->value, "env") == 0)
+                        vars = map->items[i];
+        if (!vars || vars->kind != YAML_NODE_MAPPING || vars->n_items != strv_length(env))
+                return 0;
+        SpecPosition *at = calloc(vars->n_items + 1, sizeof(*at));
+        if (!at)
+                return -ENOMEM;
+        for (size_t i = 0; i < vars->n_items; i++)
+                at[i] = (SpecPosition){ vars->keys[i]->line, vars->keys[i]->column };
+        free(*ret);
+        *ret = at;
+        return 0;
+}
+
+static SpecPosition *positions_copy(const SpecPosition *at, size_t n) {
+        SpecPosition *copy = at ? calloc(n + 1, sizeof(*copy)) : NULL;
+        return copy ? memcpy(copy, at, n * sizeof(*copy)) : NULL;
+}
+
 /* Positions of what each variant names, for the plan's messages (runner/plan.c): the plan finds
- * a missing file, and says where the spec names it. */
-static void remember_positions(Spec *s, const YamlNode *root) {
+ * a missing file, and says where the spec names it; and of each environment variable, for the
+ * check of allocator options (cli/cmd-run.c). */
+static int remember_positions(Spec *s, const YamlNode *root) {
         const YamlNode *variants = NULL;
         for (size_t i = 0; i < root->n_items; i++)
                 if (strcmp(root->keys[i]->value, "allocators") == 0)
@@ -256,7 +281,10 @@ static void remember_positions(Spec *s, const YamlNode *root) {
                 sv->command_at = position_of(map, "command", command);
                 sv->cwd_at = position_of(map, "cwd", cwd);
                 sv->env_at = position_of(map, "env", (SpecPosition){});
+                if (env_var_positions(map, sv->env, &sv->env_var_at) < 0)
+                        return -ENOMEM;
         }
+        return env_var_positions(root, s->env, &s->env_var_at);
 }
 
 static int parse_variants(Loader *l, const YamlNode *n, void *field) {
@@ -865,6 +893,7 @@ static int add_aa_variant(Loader *l) {
                 .name = TAKE_PTR(name),
                 .preload = base->preload ? strdup(base->preload) : NULL,
                 .env = strv_copy(base->env),
+                .env_var_at = positions_copy(base->env_var_at, strv_length(base->env)),
                 .command = base->command ? strv_copy(base->command) : NULL,
                 .cwd = base->cwd ? strdup(base->cwd) : NULL,
                 .forward_library = base->forward_library ? strdup(base->forward_library) : NULL,
@@ -878,8 +907,8 @@ static int add_aa_variant(Loader *l) {
         };
         v[s->n_variants++] = copy; /* owned by the spec from here, freed with it even if incomplete */
         if ((base->preload && !copy.preload) || (base->env && !copy.env) ||
-            (base->command && !copy.command) || (base->cwd && !copy.cwd) ||
-            (base->forward_library && !copy.forward_library) ||
+            (base->env_var_at && !copy.env_var_at) || (base->command && !copy.command) ||
+            (base->cwd && !copy.cwd) || (base->forward_library && !copy.forward_library) ||
             (base->forward_prefix && !copy.forward_prefix))
                 return -ENOMEM;
         return 0;
@@ -1111,7 +1140,7 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         Loader l = { .diag = d, .userdata = &st };
         r = schema_parse_fields(&l, root, "spec", spec_fields, ELEMENTSOF(spec_fields), s);
         if (r >= 0 && s->variants)
-                remember_positions(s, root); /* before the A/A copy, which takes its baseline's */
+                r = remember_positions(s, root); /* before the A/A copy, which takes its baseline's */
         if (r != -ENOMEM && s->variants) {
                 if (st.baseline) {
                         int q = resolve_variant_ref(&l, st.baseline, "baseline", &s->baseline);

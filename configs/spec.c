@@ -4,10 +4,25 @@
  * of the model (runner, db) never see YAML.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "configs/spec.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
+
+/* The position of name in env, whose variables were written at env_at: line 0 if not there. */
+static SpecPosition env_var_at(char *const *env, const SpecPosition *env_at, const char *name) {
+        size_t n = strlen(name);
+        for (size_t i = 0; env && env_at && env[i]; i++)
+                if (strncmp(env[i], name, n) == 0 && env[i][n] == '=')
+                        return env_at[i];
+        return (SpecPosition){};
+}
+
+SpecPosition spec_env_var_at(const Spec *s, size_t v, const char *name) {
+        SpecPosition at = env_var_at(s->variants[v].env, s->variants[v].env_var_at, name);
+        return at.line ? at : env_var_at(s->env, s->env_var_at, name);
+}
 
 Spec *spec_free(Spec *s) {
         if (!s)
@@ -30,10 +45,12 @@ Spec *spec_free(Spec *s) {
         free(s->params);
         free(s->cpu_list);
         strv_free(s->env);
+        free(s->env_var_at);
         for (size_t i = 0; i < s->n_variants; i++) {
                 free(s->variants[i].name);
                 free(s->variants[i].preload);
                 strv_free(s->variants[i].env);
+                free(s->variants[i].env_var_at);
                 strv_free(s->variants[i].command);
                 free(s->variants[i].cwd);
                 free(s->variants[i].forward_library);

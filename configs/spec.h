@@ -143,6 +143,7 @@ typedef struct SpecVariant {
         /* What names a file: the preload (else the variant's name), the forward library, the
          * command and the cwd (the variant's own, else the experiment's); its own env, if any. */
         SpecPosition preload_at, forward_at, command_at, cwd_at, env_at;
+        SpecPosition *env_var_at; /* where each of env's variables is written, in env's order */
 } SpecVariant;
 
 typedef struct Spec {
@@ -161,6 +162,7 @@ typedef struct Spec {
         SpecParam *params;
         size_t n_params;
         char **env;
+        SpecPosition *env_var_at; /* where each of env's variables is written, in env's order */
         SpecVariant *variants;
         size_t n_variants;
         size_t baseline;  /* index into variants */
@@ -209,6 +211,10 @@ typedef struct Spec {
         size_t n_cpu_list;
         bool resume; /* the daemon continues this spec's run after a crash instead of dropping it */
 } Spec;
+
+/* Where the spec writes variable name of variant v's environment: in the variant's own env,
+ * else in the experiment's; line 0 when neither sets it (it comes from the caller, say). */
+SpecPosition spec_env_var_at(const Spec *s, size_t v, const char *name);
 
 Spec *spec_free(Spec *s);
 static inline void spec_freep(Spec **s) {

@@ -201,8 +201,9 @@ static bool mimalloc_knows(const char *said, const char *name) {
         return has_whole(said, "option '", name, "'") || strstr(said, deprecated);
 }
 
-int options_unknown(const Allocator *a, char *const *env, char **ret_message) {
+int options_unknown(const Allocator *a, char *const *env, char **ret_message, char **ret_variable) {
         *ret_message = NULL;
+        const char *first = NULL; /* the first variable env sets that names an unknown option */
         const char *base = a->path ? basename(a->path) : "";
         bool mimalloc = strstr(base, "mimalloc") != NULL;
         const char *prefix = mimalloc ? "MIMALLOC_" : strstr(base, "tcmalloc") ? "TCMALLOC_" : NULL;
@@ -215,7 +216,10 @@ int options_unknown(const Allocator *a, char *const *env, char **ret_message) {
                 if (!eq)
                         continue;
                 if (strncmp(*e, "GLIBC_TUNABLES=", 15) == 0) {
+                        size_t before = strv_length(tunables);
                         r = check_tunables(eq + 1, &tunables);
+                        if (!first && strv_length(tunables) > before)
+                                first = *e;
                         continue;
                 }
                 size_t plen = prefix ? strlen(prefix) : 0;
@@ -238,14 +242,18 @@ int options_unknown(const Allocator *a, char *const *env, char **ret_message) {
                         known = !said || mimalloc_knows(said, lower);
                 } else
                         known = file_has_string(a->path, name);
-                if (!known)
+                if (!known) {
+                        first = first ? first : *e;
                         r = strv_consume(&options, TAKE_PTR(name));
+                }
         }
         if (r < 0)
                 return r;
         size_t n = strv_length(options) + strv_length(tunables);
         if (n == 0)
                 return 0;
+        if (ret_variable && !(*ret_variable = strndup(first, strcspn(first, "="))))
+                return -ENOMEM;
         size_t size = 0;
         FILE *f = open_memstream(ret_message, &size);
         if (!f)

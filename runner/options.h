@@ -18,8 +18,9 @@
 /* The options in env that the allocator a (or the dynamic loader, for GLIBC_TUNABLES) does not
  * know. Returns 0 with *ret_message NULL when all are known, else their count with *ret_message
  * naming each and the file ("MIMALLOC_STATS is not an option of FILE (version V): it would be
- * ignored"; several joined by "; "), or -ENOMEM. */
-int options_unknown(const Allocator *a, char *const *env, char **ret_message);
+ * ignored"; several joined by "; ") and, unless ret_variable is NULL, *ret_variable the first
+ * variable of env that names one ("MIMALLOC_STATS", "GLIBC_TUNABLES"), or -ENOMEM. */
+int options_unknown(const Allocator *a, char *const *env, char **ret_message, char **ret_variable);
 
 /* Whether the dynamic loader has a tunable of this name ("glibc.malloc.arena_max"); true when it
  * cannot be asked. */

@@ -384,7 +384,7 @@ static int check_probe(const Plan *p, Sample *s, int err) {
  * GLIBC_TUNABLES) would ignore makes the variant config-rejected (runner/options.h). */
 static int check_options(const Plan *p, const PlanJob *job, Sample *s) {
         _cleanup_free_ char *message = NULL;
-        int r = options_unknown(&p->allocators[s->step->variant], job->envp, &message);
+        int r = options_unknown(&p->allocators[s->step->variant], job->envp, &message, NULL);
         return r <= 0 ? r : set_detail(s, SAMPLE_CONFIG_REJECTED, "%s", message);
 }
 

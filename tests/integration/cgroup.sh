@@ -36,7 +36,7 @@ settle() {
     done
 }
 
-run_alloclab 1 run "$WORK/spec.yaml" --quiet
+run_alloclab 9 run "$WORK/spec.yaml" --quiet
 cgroup=$(q "SELECT cgroup FROM runs WHERE id = 1")
 if [[ -z "$cgroup" ]]; then
     # Not every machine lets alloclab create cgroups: then the run must say why.
@@ -117,7 +117,7 @@ pids_max: 4
 YAML
 controllers=$(cat "$(dirname "$cgroup")/cgroup.subtree_control")
 if [[ $controllers == *pids* ]] || grep -q '^[0-9]*:pids:' /proc/self/cgroup; then
-    run_alloclab 1 run "$WORK/limits.yaml" --quiet
+    run_alloclab 9 run "$WORK/limits.yaml" --quiet
     expect_eq "$(q "SELECT v.name, group_concat(DISTINCT s.status) FROM samples s JOIN variants v ON v.id = s.variant_id
                     WHERE s.run_id = (SELECT max(id) FROM runs) GROUP BY v.name ORDER BY v.position")" \
         "small|ok
@@ -137,7 +137,7 @@ else
 fi
 sed -i 's/^pids_max: 4/memory_max: 32MiB/' "$WORK/limits.yaml"
 if [[ $controllers == *memory* ]]; then
-    run_alloclab 1 run "$WORK/limits.yaml" --quiet
+    run_alloclab 9 run "$WORK/limits.yaml" --quiet
     expect_eq "$(q "SELECT group_concat(DISTINCT s.status) FROM samples s JOIN variants v ON v.id = s.variant_id
                     WHERE s.run_id = (SELECT max(id) FROM runs) AND v.name = 'small'")" oom "memory_max"
 else
@@ -300,7 +300,7 @@ fi
 rc=0
 ALLOCLAB_CGROUP_ROOT=off unshare --pid --fork --mount-proc "$ALLOCLAB" run "$WORK/spec.yaml" --quiet \
     >"$WORK/fallback.out" 2>&1 || rc=$?
-expect_eq "$rc" 1 "a run without cgroups whose variants fail: $(cat "$WORK/fallback.out")"
+expect_eq "$rc" 9 "a run without cgroups whose variants fail: $(cat "$WORK/fallback.out")"
 expect_eq "$(q "SELECT cgroup IS NULL, cgroup_fallback FROM runs WHERE id = (SELECT max(id) FROM runs)")" \
     "1|turned off (ALLOCLAB_CGROUP_ROOT=off)" "fallback recorded"
 expect_eq "$(q "SELECT DISTINCT s.cpu_source, s.leftover_processes IS NULL FROM samples s WHERE s.run_id = (SELECT max(id) FROM runs)")" \

@@ -71,7 +71,7 @@ allocators:
 samples: 1
 warmup: 0
 YAML
-run_alloclab 1 run "$WORK/colour.yaml" --quiet
+run_alloclab 9 run "$WORK/colour.yaml" --quiet
 esc=$'\033['
 [[ $OUT != *"$esc"* ]] || fail "colour into a pipe"
 CLICOLOR_FORCE=1 run_alloclab 0 show

@@ -195,6 +195,32 @@ expect_contains "$OUT" "$(q "SELECT max(id) FROM runs WHERE label = 'pr-7'") (pr
 run_alloclab 0 history gate --format json
 expect_contains "$OUT" '"label": "pr-7"' "the label in history's json"
 
+# A variant excluded in the new run has a status of its own, 9, unless the gate has one: a
+# regression beside it exits 6 (on 4f065eb both exited 1 or 6 alike, an exclusion as a crash).
+cat >"$WORK/excluded.yaml" <<YAML
+experiment: excluded
+command: [sh, -c, 'echo "cost \$(cat $WORK/cost)" >&\$ALLOCLAB_METRICS_FD']
+params: {size: ["1", "2"]}
+allocators:
+  glibc: {}
+  fragile: {command: [sh, -c, 'test ! -e $WORK/broken && echo "cost \$(cat $WORK/cost)" >&\$ALLOCLAB_METRICS_FD']}
+metric: reported:cost
+verify: none
+samples: 8
+YAML
+echo 10 >"$WORK/cost"
+for _ in 1 2; do run_alloclab 0 run "$WORK/excluded.yaml" --quiet; done
+first=$(q "SELECT max(id) FROM runs")
+touch "$WORK/broken"
+run_alloclab 9 run "$WORK/excluded.yaml" --quiet --compare-to "$first"
+expect_contains "$OUT" "no regression" "an exclusion alone: 9"
+echo 12 >"$WORK/cost"
+run_alloclab 6 run "$WORK/excluded.yaml" --quiet --compare-to "$first"
+expect_contains "$OUT" "REGRESSION" "a regression beside an exclusion: the gate's 6"
+run_alloclab 6 run "$WORK/excluded.yaml" --quiet --compare-to "$first" --format json
+rm "$WORK/broken"
+echo 10 >"$WORK/cost"
+
 # --relative: each variant's ratio to the baseline within each run, compared across the runs.
 # The whole machine twice as slow moves every median (the absolute gate fails) but no ratio; a
 # candidate 20% slower than the baseline within its run fails the relative gate.

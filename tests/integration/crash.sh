@@ -15,7 +15,7 @@ samples: 4
 warmup: 1
 YAML
 
-run_alloclab 1 run "$WORK/spec.yaml" --quiet
+run_alloclab 9 run "$WORK/spec.yaml" --quiet
 expect_contains "$OUT" "CRASH SIGSEGV" "crash mark in the table"
 expect_contains "$OUT" "EXIT 3" "exit mark in the table"
 expect_contains "$OUT" "killed by signal 11 (Segmentation fault)" "crash detail"

@@ -23,7 +23,7 @@ YAML
 raw() { # TEXT: whether it holds ESC, BEL, CSI (U+009B) or the override U+202E
     [[ $1 == *$'\e'* || $1 == *$'\a'* || $1 == *$'\xc2\x9b'* || $1 == *$'\xe2\x80\xae'* ]]
 }
-run_alloclab 1 run "$WORK/loud.yaml"
+run_alloclab 9 run "$WORK/loud.yaml"
 ! raw "$OUT$ERR" || fail "run printed control characters: $OUT"
 expect_contains "$OUT" 'stderr: \x1b[2J\x1b]0;owned\x07\u{009b}31m\u{202e}evil\u{fffe}' "run shows the stderr escaped"
 [[ $OUT != *"second line"* ]] || fail "a child's second stderr line in the table"
@@ -45,7 +45,7 @@ samples: 1
 warmup: 0
 probe: never
 YAML
-run_alloclab 1 run "$WORK/md.yaml" --format markdown
+run_alloclab 9 run "$WORK/md.yaml" --format markdown
 row=$(grep '^| p=' <<<"$OUT")
 expect_eq "$(tr -cd '|' <<<"${row//\\|/}" | wc -c)" 3 "a row of two columns: $row"
 [[ $OUT != *"<i>"* && $OUT != *"<b>"* ]] || fail "HTML passed into Markdown: $OUT"

@@ -18,7 +18,7 @@ metric: reported:cost
 verify: none
 samples: 3
 YAML
-run_alloclab 1 run "$WORK/spec.yaml" --quiet
+run_alloclab 9 run "$WORK/spec.yaml" --quiet
 
 run_alloclab 0 export latest --what samples
 cp "$WORK/stdout" "$WORK/samples.csv"

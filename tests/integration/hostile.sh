@@ -167,14 +167,15 @@ expect_eq "$rc" 4 "submit of a spec whose cwd the submitter cannot enter: $out"
 expect_contains "$out" "closed.yaml:3:6: variant glibc: cwd '$WORK/closed' cannot be entered (permission denied)" \
     "the refusal names the cwd"
 
-# A job whose samples fail, waited for by a submitter who may not read the database: it exits 1
-# (it said "done" and exited 0), and status is idle again at once.
+# A job whose variant fails its smoke run, waited for by a submitter who may not read the
+# database: it exits 9, a variant excluded, as the daemon told it (it said "done" and exited 0),
+# and status is idle again at once.
 printf 'experiment: fails\ncommand: [/bin/false]\nallocators: {glibc: {}}\nsamples: 1\nwarmup: 0\nprobe: never\n' \
     >"$WORK/user/fails.yaml"
 chmod 0644 "$WORK/user/fails.yaml"
 rc=0
 out=$(cd "$WORK/user" && as_nobody "$ALLOCLAB" submit --wait fails.yaml 2>&1) || rc=$?
-expect_eq "$rc" 1 "submit --wait of a failing job by a submitter who cannot read the database: $out"
+expect_eq "$rc" 9 "submit --wait of a failing job by a submitter who cannot read the database: $out"
 expect_contains "$out" "which you cannot read (Permission denied): run it yourself with alloclab run to see it" \
     "why the table is not shown"
 run_alloclab 0 status --format json

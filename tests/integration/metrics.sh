@@ -15,7 +15,7 @@ verify: none
 samples: 3
 YAML
 
-run_alloclab 1 run "$WORK/spec.yaml" --quiet
+run_alloclab 9 run "$WORK/spec.yaml" --quiet
 expect_eq "$(q "SELECT c.label, s.median, s.n FROM stats s JOIN cells c ON c.id = s.cell_id
                 JOIN variants v ON v.id = s.variant_id WHERE s.metric = 'read_time' ORDER BY c.position")" \
     "t=0.25|0.25|3
@@ -41,7 +41,7 @@ samples: 1
 warmup: 0
 probe: never
 YAML
-    run_alloclab 1 run "$WORK/bad.yaml" --quiet --db "$WORK/bad.db"
+    run_alloclab 9 run "$WORK/bad.yaml" --quiet --db "$WORK/bad.db"
     expect_eq "$(sqlite3 "$WORK/bad.db" "SELECT status FROM samples ORDER BY id DESC LIMIT 1")" bad-metrics "a bad metrics line"
     expect_contains "$(sqlite3 "$WORK/bad.db" "SELECT detail FROM samples ORDER BY id DESC LIMIT 1")" "${bad#*|}" "which line and why"
 done

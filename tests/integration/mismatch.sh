@@ -12,7 +12,7 @@ allocators:
 samples: 3
 YAML
 
-run_alloclab 1 run "$WORK/spec.yaml" --quiet
+run_alloclab 9 run "$WORK/spec.yaml" --quiet
 expect_contains "$OUT" "MISMATCH" "mismatch mark in the table"
 expect_contains "$OUT" "output differs from the reference at byte 0 (2 bytes, reference 3)" "mismatch detail"
 expect_eq "$(q "SELECT s.phase, s.status, s.mismatch_offset, s.output_size, s.reference_size FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'jemalloc'")" \
@@ -51,11 +51,11 @@ allocators: {glibc: {}, twin: {}}
 samples: 3
 warmup: 0
 YAML
-run_alloclab 1 run "$WORK/random.yaml" --quiet
+run_alloclab 9 run "$WORK/random.yaml" --quiet
 expect_contains "$OUT" "[-] the output is not deterministic: 3 of the baseline glibc's own samples failed (the first a mismatch with its reference run's output), so no variant's output can be checked against it; verify a file" \
     "a random output explained"
 [[ $OUT != *"twin: the output is not deterministic"* ]] || fail "said twice: $OUT"
 # From quick, the advice is what quick can do (it has no verify: key to set).
-run_alloclab 1 quick -a glibc,twin=glibc -r 2 -w 0 --quiet -- python3 -c 'import random; print(random.random())'
+run_alloclab 9 quick -a glibc,twin=glibc -r 2 -w 0 --quiet -- python3 -c 'import random; print(random.random())'
 expect_contains "$OUT" "or turn verification off (--verify none); a spec can verify a file instead (quick --print-spec writes one)" \
     "quick's advice"

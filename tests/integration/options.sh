@@ -19,7 +19,7 @@ allocators:
 samples: 2
 YAML
 
-run_alloclab 1 run "$WORK/spec.yaml" --quiet
+run_alloclab 9 run "$WORK/spec.yaml" --quiet
 mimalloc=$(q "SELECT path FROM allocators WHERE name = 'mimalloc'")
 tcmalloc=$(q "SELECT path FROM allocators WHERE name = 'tcmalloc_minimal'")
 expect_eq "$(q "SELECT v.name, e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id ORDER BY v.position")" \
@@ -32,7 +32,11 @@ expect_eq "$(q "SELECT count(*) FROM samples s JOIN variants v ON v.id = s.varia
     "known options measured"
 
 run_alloclab 4 check "$WORK/spec.yaml"
-expect_contains "$ERR" "variant mi: MIMALLOC_ARENA_EAGER_COMMIT is not an option of $mimalloc" "check names the option"
+# Each at the line and column of the variable, as a spec's problems are given.
+expect_contains "$ERR" "$WORK/spec.yaml:5:33: variant mi: MIMALLOC_ARENA_EAGER_COMMIT is not an option of $mimalloc" \
+    "check names the option where the spec sets it"
+expect_contains "$ERR" "$WORK/spec.yaml:7:41: variant tc: TCMALLOC_RELEASE_RATIO is not an option of" "check: TCMALLOC_"
+expect_contains "$ERR" "$WORK/spec.yaml:9:19: variant tunable: GLIBC_TUNABLES entry glibc.malloc.arena_count" "check: a tunable"
 sed -i -e '/^  mi:/d' -e '/^  tc:/d' "$WORK/spec.yaml"
 run_alloclab 4 check "$WORK/spec.yaml"
 expect_contains "$ERR" "variant tunable: GLIBC_TUNABLES entry glibc.malloc.arena_count is not a tunable of" "check: tunables"
@@ -63,7 +67,7 @@ expect_contains "$ERR" "variant commit: MIMALLOC_COMMIT is not an option of" "co
 expect_contains "$ERR" "variant malloc: MIMALLOC_MALLOC is not an option of" "malloc"
 expect_contains "$ERR" "variant arena: GLIBC_TUNABLES entry malloc.arena_max is not a tunable of" "a tunable without glibc."
 [[ $ERR != *"variant tails"* ]] || fail "known names rejected: $ERR"
-run_alloclab 1 run "$WORK/exact.yaml" --quiet
+run_alloclab 9 run "$WORK/exact.yaml" --quiet
 expect_eq "$(q "SELECT group_concat(v.name, ' ') FROM exclusions e JOIN variants v ON v.id = e.variant_id
                 WHERE e.run_id = (SELECT max(id) FROM runs) ORDER BY v.position")" "stats commit malloc arena" \
     "run excludes exactly those"
@@ -101,11 +105,38 @@ samples: 2
 warmup: 0
 YAML
 run_alloclab 4 check "$WORK/conf.yaml"
-expect_contains "$ERR" "variant typo: the allocator rejects its configuration: <jemalloc>: Invalid conf pair: narena:2" "check: a MALLOC_CONF typo"
+expect_contains "$ERR" "$WORK/conf.yaml:5:35: variant typo: the allocator rejects its configuration: <jemalloc>: Invalid conf pair: narena:2" \
+    "check: a MALLOC_CONF typo, where it is written"
 expect_contains "$ERR" "variant aborts: the allocator rejects its configuration: <jemalloc>: Invalid conf value: narenas:banana" \
     "check: every bad variant"
-run_alloclab 1 run "$WORK/conf.yaml" --quiet
+run_alloclab 9 run "$WORK/conf.yaml" --quiet
 expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id
                       WHERE e.run_id = (SELECT max(id) FROM runs) AND v.name = 'aborts'")" \
     "config-rejected: the allocator rejected its configuration and killed the program (signal 6): <jemalloc>: Invalid conf value" \
     "abort_conf: config-rejected, not a crash"
+
+# A setting another allocator reads has no effect on its variant: warned where it is written, for
+# a variant's own env, and for the experiment's env (shared by every variant) only when no
+# variant uses that allocator. Warnings, not refusals: check passes, the run measures.
+cat >"$WORK/foreign.yaml" <<YAML
+experiment: foreign
+command: ["$WORKLOAD", which]
+env: {MIMALLOC_EAGER_COMMIT: "1", TCMALLOC_RELEASE_RATE: "2"}
+allocators:
+  glibc: {env: {MALLOC_CONF: "narenas:1", MALLOC_ARENA_MAX: "2"}}
+  mimalloc: {preload: mimalloc}
+  jemalloc: {preload: jemalloc, env: {MALLOC_ARENA_MAX: "2", GLIBC_TUNABLES: "glibc.malloc.arena_max=2", MALLOC_CONF: "narenas:1"}}
+samples: 2
+warmup: 0
+YAML
+run_alloclab 0 check "$WORK/foreign.yaml"
+expect_eq "$(grep "configures" <<<"$ERR")" "$WORK/foreign.yaml:5:17: warning: variant glibc: MALLOC_CONF=narenas:1 configures jemalloc, not glibc: it has no effect on this variant
+$WORK/foreign.yaml:7:39: warning: variant jemalloc: MALLOC_ARENA_MAX=2 configures glibc, not jemalloc: it has no effect on this variant
+$WORK/foreign.yaml:7:62: warning: variant jemalloc: GLIBC_TUNABLES=glibc.malloc.arena_max=2 configures glibc, not jemalloc: it has no effect on this variant
+$WORK/foreign.yaml:3:35: warning: TCMALLOC_RELEASE_RATE=2 configures tcmalloc, which no variant uses: it has no effect" \
+    "check: every foreign setting, and nothing the variant's allocator reads"
+run_alloclab 0 run "$WORK/foreign.yaml" --quiet
+expect_contains "$ERR" "warning: variant jemalloc: MALLOC_ARENA_MAX=2 configures glibc, not jemalloc" "run warns too"
+run_alloclab 0 quick -a glibc,jemalloc -e jemalloc:MALLOC_ARENA_MAX=2 -r 2 -w 0 --quiet -- "$WORKLOAD" which
+expect_contains "$ERR" "alloclab quick: warning: variant jemalloc: MALLOC_ARENA_MAX=2 configures glibc, not jemalloc" \
+    "quick warns without a position in a spec the user never wrote"

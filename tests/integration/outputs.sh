@@ -19,7 +19,7 @@ allocators:
 verify: file:out-{n}.txt
 samples: 2
 YAML
-run_alloclab 1 run "$WORK/file.yaml" --quiet
+run_alloclab 9 run "$WORK/file.yaml" --quiet
 # a: the reference; b writes a different environment; c writes nothing, and the file a left
 # behind must not be taken for its output.
 expect_eq "$(q "SELECT v.name, s.status FROM samples s JOIN variants v ON v.id = s.variant_id
@@ -39,7 +39,7 @@ command: [/bin/sh, -c, "head -c 5000 /dev/zero"]
 allocators: {glibc: {}}
 output_limit: 4K
 YAML
-run_alloclab 1 run "$WORK/flood.yaml" --quiet
+run_alloclab 9 run "$WORK/flood.yaml" --quiet
 expect_contains "$OUT" "OUTPUT-LIMIT" "table mark"
 expect_eq "$(q "SELECT s.status, s.output_size FROM samples s JOIN runs r ON r.id = s.run_id
                 JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'flood'")" \
@@ -67,7 +67,7 @@ print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))
 PY
 }
 read -r rss rc < <(peak_rss_kib "$ALLOCLAB" run "$WORK/sparse.yaml" --quiet)
-expect_eq "$rc" 1 "exit code of a run with output-limit samples"
+expect_eq "$rc" 9 "exit code of a run whose variant was excluded for output-limit"
 (( rss < 512 * 1024 )) || fail "alloclab's peak RSS was $rss KiB for a sparse 4 GiB output"
 expect_eq "$(q "SELECT s.status, s.output_size FROM samples s JOIN runs r ON r.id = s.run_id
                 JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'sparse' ORDER BY s.id")" \
@@ -76,7 +76,7 @@ ok|0
 ok|0" "sparse stdout (and the other cell's empty stdout)"
 sed -i 's|^samples: 1|samples: 1\nverify: file:big|' "$WORK/sparse.yaml"
 read -r rss rc < <(peak_rss_kib "$ALLOCLAB" run "$WORK/sparse.yaml" --quiet)
-expect_eq "$rc" 1 "exit code of a run with an over-limit output file"
+expect_eq "$rc" 9 "exit code of a run whose variant was excluded for an over-limit output file"
 (( rss < 512 * 1024 )) || fail "alloclab's peak RSS was $rss KiB for a sparse 4 GiB output file"
 expect_eq "$(q "SELECT s.status FROM samples s JOIN runs r ON r.id = s.run_id
                 JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'sparse' ORDER BY s.id DESC LIMIT 1")" \
@@ -93,7 +93,7 @@ allocators:
 on_failure: stop
 samples: 2
 YAML
-run_alloclab 1 run "$WORK/stop.yaml" --quiet
+run_alloclab 9 run "$WORK/stop.yaml" --quiet
 expect_eq "$(q "SELECT r.status, r.message FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'stop'")" \
     "failed|stopped at the first failure (on_failure: stop)" "stopped run"
 expect_eq "$(q "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'stop'")" \

@@ -29,7 +29,7 @@ samples: 2
 verify: none
 YAML
 
-run_alloclab 1 run "$WORK/spec.yaml" --quiet
+run_alloclab 9 run "$WORK/spec.yaml" --quiet
 expect_contains "$OUT" "CONFIG-REJECTED" "typo mark"
 expect_eq "$(q "SELECT v.name, e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id ORDER BY v.position")" \
     "typo|config-rejected: the allocator rejected its configuration: <jemalloc>: Invalid conf pair: dirty_decay_msec:500
@@ -173,7 +173,7 @@ command: ["${WORKLOAD}-ownmalloc"]
 allocators: {glibc: {}}
 samples: 1
 YAML
-run_alloclab 1 run "$WORK/own.yaml" --quiet
+run_alloclab 9 run "$WORK/own.yaml" --quiet
 expect_contains "$OUT" "preload-ineffective: malloc is served by ${WORKLOAD}-ownmalloc (none), not by glibc" \
     "a program's own malloc under the glibc variant"
 
@@ -191,7 +191,7 @@ allocators:
   bad: {forward: {library: "$mimalloc", prefix: nope_}}
 samples: 2
 YAML
-run_alloclab 1 run "$WORK/forward.yaml" --quiet
+run_alloclab 9 run "$WORK/forward.yaml" --quiet
 expect_contains "$OUT" "FORWARD-REFUSED" "refused library"
 expect_eq "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id WHERE v.name = 'bad'")" \
     "forward-refused: forward mode refused $mimalloc: $mimalloc lacks core entry points: nope_malloc, nope_free, nope_calloc, nope_realloc, nope_posix_memalign|aligned_alloc|memalign, nope_malloc_usable_size|usable_size|malloc_size" \
@@ -243,7 +243,7 @@ samples: 1
 warmup: 0
 verify: none
 YAML
-run_alloclab 1 run "$WORK/reexec.yaml" --quiet
+run_alloclab 9 run "$WORK/reexec.yaml" --quiet
 expect_eq "$(q "SELECT v.name, substr(e.reason, 1, 60) FROM exclusions e JOIN variants v ON v.id = e.variant_id
                 JOIN runs r ON r.id = e.run_id JOIN experiments x ON x.id = r.experiment_id
                 WHERE x.name = 'reexec' AND v.name <> 'child' ORDER BY v.position")" \
@@ -253,7 +253,7 @@ expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id 
     "executed $WORKLOAD with LD_PRELOAD=, without the probe: it ran unmeasured, under whatever that names, not under $JEMALLOC" \
     "a child that drops the probe"
 printf 'preload_ignore: [%s]\n' "$(basename "$WORKLOAD")" >>"$WORK/reexec.yaml"
-run_alloclab 1 run "$WORK/reexec.yaml" --quiet
+run_alloclab 9 run "$WORK/reexec.yaml" --quiet
 expect_eq "$(q "SELECT count(*) FROM exclusions e JOIN variants v ON v.id = e.variant_id
                 WHERE v.name = 'child' AND e.run_id = (SELECT max(id) FROM runs)")" 0 "preload_ignore names it"
 expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id WHERE v.name = 'own'")" \
@@ -277,7 +277,7 @@ samples: 1
 warmup: 0
 verify: none
 YAML
-run_alloclab 1 run "$WORK/tree.yaml" --quiet
+run_alloclab 9 run "$WORK/tree.yaml" --quiet
 child_pid=$(q "SELECT json_extract(p.report, '$.processes[1].pid') FROM probe_reports p
                 JOIN samples s ON s.id = p.sample_id JOIN variants v ON v.id = s.variant_id
                 WHERE v.name = 'other' AND s.phase = 'smoke'")
@@ -301,7 +301,7 @@ samples: 1
 warmup: 0
 verify: none
 YAML
-run_alloclab 1 run "$WORK/foreign.yaml" --quiet
+run_alloclab 9 run "$WORK/foreign.yaml" --quiet
 expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id WHERE v.name = 'glibc'
                       AND e.run_id = (SELECT max(id) FROM runs)")" \
     "executed $WORKLOAD with LD_PRELOAD=$MIMALLOC, without the probe: it ran unmeasured, under whatever that names, not under glibc" \
@@ -325,7 +325,7 @@ samples: 1
 warmup: 0
 verify: none
 YAML
-run_alloclab 1 run "$WORK/many.yaml" --quiet
+run_alloclab 9 run "$WORK/many.yaml" --quiet
 expect_eq "$(q "SELECT v.name FROM exclusions e JOIN variants v ON v.id = e.variant_id
                 WHERE e.run_id = (SELECT max(id) FROM runs)")" dropped "a tree past the probe's table, proven"
 expect_contains "$(q "SELECT e.reason FROM exclusions e WHERE e.run_id = (SELECT max(id) FROM runs)")" \
@@ -377,7 +377,7 @@ allocators:
 samples: 2
 warmup: 0
 YAML
-run_alloclab 1 run "$WORK/overhead.yaml" --quiet
+run_alloclab 9 run "$WORK/overhead.yaml" --quiet
 expect_contains "$OUT" "Memory overhead (median peak RSS / the cell's peak of bytes the program asked for and had not freed" \
     "overhead section"
 expect_contains "$OUT" "rejected: none: no measured peak RSS in the cells judged" "no variant left out without a word"

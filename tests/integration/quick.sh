@@ -91,7 +91,7 @@ done
 sed -e 's/^experiment: hooks/experiment: hooks-fail/' \
     -e 's/^prepare: .*/prepare: "test {n} = 1 -o \\"$V\\" = glibc || (echo no prepare for {n} >\&2; exit 7)"/' \
     -e 's/^cleanup: .*/cleanup: "test {n} = 2 || exit 3"/' hooks.yaml >fail.yaml
-run_alloclab 1 run fail.yaml --quiet
+run_alloclab 9 run fail.yaml --quiet
 expect_eq "$(q "SELECT count(*) FROM samples WHERE status = 'prepare-failed'")" 1 \
     "jemalloc's smoke run in cell n=2 could not be prepared (and the variant left the cell)"
 expect_contains "$OUT" "prepare-failed: prepare 'test 2 = 1" "the failed prepare in show"
@@ -99,7 +99,7 @@ expect_contains "$OUT" "no prepare for 2" "its output kept"
 expect_contains "$OUT" "[n=1] glibc: cleanup-failed: cleanup 'test 1 = 2 || exit 3' failed: exit code 3" "cleanup failure"
 sed -e 's/^experiment: hooks/experiment: hooks-setup/' -e 's/^setup: .*/setup: "test \\"$V\\" = glibc"/' \
     -e 's/^stdin: .*//' hooks.yaml >setup.yaml
-run_alloclab 1 run setup.yaml --quiet
+run_alloclab 9 run setup.yaml --quiet
 expect_contains "$OUT" "[n=1] jemalloc: setup-failed: setup 'test \"\$V\" = glibc' failed: exit code 1" "setup failure excludes"
 expect_eq "$(q "SELECT count(*) FROM samples WHERE status = 'setup-failed'")" 2 "one failed setup per cell"
 

@@ -17,9 +17,9 @@ allocators:
   broken: {command: ["$WORKLOAD", exit, "3"]}
 samples: 6
 YAML
-run_alloclab 1 run "$WORK/spec.yaml" --quiet
+run_alloclab 9 run "$WORK/spec.yaml" --quiet
 printf 'calibrate: true\n' >>"$WORK/spec.yaml"
-run_alloclab 1 run "$WORK/spec.yaml" --quiet --label nightly --commit 4b0a99e
+run_alloclab 9 run "$WORK/spec.yaml" --quiet --label nightly --commit 4b0a99e
 run_alloclab 0 report 2 --compare 1 --history -o "$WORK/report.html"
 
 python3 - "$WORK/report.html" <<'PY' || fail "report structure"

@@ -15,7 +15,7 @@ timeout: 500ms
 YAML
 
 start=$(date +%s%N)
-run_alloclab 1 run "$WORK/spec.yaml" --quiet
+run_alloclab 9 run "$WORK/spec.yaml" --quiet
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
 expect_contains "$OUT" "TIMEOUT" "timeout mark in the table"
 
