@@ -65,9 +65,11 @@ int cmd_census(int argc, char **argv) {
         }
         char **command = argv + optind;
 
-        _cleanup_free_ char *probe = paths_probe();
-        if (!probe) {
-                cli_error("census", "cannot find liballoclab-probe.so (set ALLOCLAB_PROBE)");
+        _cleanup_free_ char *probe = paths_probe(), *spawner = paths_spawner();
+        if (!probe || !spawner) {
+                cli_error("census", "cannot find %s (set %s)",
+                          probe ? "alloclab-spawner, which starts the command" : "liballoclab-probe.so",
+                          probe ? "ALLOCLAB_SPAWNER" : "ALLOCLAB_PROBE");
                 return EXIT_ENVIRONMENT;
         }
         _cleanup_(allocator_done) Allocator allocator = {};

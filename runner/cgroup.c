@@ -452,15 +452,15 @@ static void counters(int fd, uint64_t *cpu_us, uint64_t *oom_kills, uint64_t *pi
         *pids_max = keyed_file(fd, "pids.events", "max");
 }
 
-/* Moves this process into the cgroup behind fd (cgroup.procs). */
-static int join(int fd) {
-        char self[32];
-        snprintf(self, sizeof(self), "%d", (int) getpid());
-        return write_at(fd, "cgroup.procs", self);
+/* Moves process pid into the cgroup behind fd (cgroup.procs). */
+static int join(int fd, pid_t pid) {
+        char text[32];
+        snprintf(text, sizeof(text), "%d", (int) pid);
+        return write_at(fd, "cgroup.procs", text);
 }
 
-int cgroup_window_open(const CgroupRun *run, CgroupWindow *ret) {
-        *ret = (CgroupWindow){ .run = run, .peak_fd = -1 };
+int cgroup_window_open(const CgroupRun *run, pid_t creator, CgroupWindow *ret) {
+        *ret = (CgroupWindow){ .run = run, .peak_fd = -1, .creator = creator };
         if (run->children_fd >= 0) {
                 counters(run->children_fd, &ret->cpu_us, &ret->oom_kills, &ret->pids_max_events);
                 /* memory.peak resets for the descriptor that writes it (Linux 6.12); where it
@@ -473,7 +473,7 @@ int cgroup_window_open(const CgroupRun *run, CgroupWindow *ret) {
         }
         if (run->pids_v1_fd >= 0 && run->pids_max) {
                 ret->pids_v1_max_events = keyed_file(run->pids_v1_fd, "pids.events", "max");
-                int r = join(run->pids_v1_fd);
+                int r = join(run->pids_v1_fd, creator);
                 if (r < 0)
                         return r; /* the limit would not hold */
                 ret->joined_v1 = true;
@@ -484,7 +484,7 @@ int cgroup_window_open(const CgroupRun *run, CgroupWindow *ret) {
 void cgroup_window_done(CgroupWindow *w) {
         w->peak_fd = safe_close(w->peak_fd);
         if (w->joined_v1)
-                (void) join(w->run->pids_home_fd);
+                (void) join(w->run->pids_home_fd, w->creator);
         w->joined_v1 = false;
 }
 

@@ -31,10 +31,11 @@ typedef struct CgroupRun {
         bool pids;           /* the pids controller is enabled for children (pids.max) */
         uint64_t memory_max, pids_max; /* the spec's limits, for each children's cgroup */
         /* Hosts that mount cgroup v1 hierarchies beside the v2 one may have the pids controller
-         * only in v1: with pids_max the run then also owns a cgroup there, which the runner joins
-         * around each child (outside the clock: the child inherits it at clone). */
+         * only in v1: with pids_max the run then also owns a cgroup there, which the process
+         * that creates the children (the spawner) joins around each child (outside the clock:
+         * the child inherits it at clone). */
         int pids_v1_fd;   /* the run's cgroup in the v1 pids hierarchy, or -1 */
-        int pids_home_fd; /* the runner's own cgroup there, to return to */
+        int pids_home_fd; /* the runner's own cgroup there (the spawner's too), to return to */
 } CgroupRun;
 
 /*
@@ -82,17 +83,18 @@ typedef struct CgroupUsage {
 } CgroupUsage;
 
 /* One child's share of the run's cgroups: their counters when the child is created, memory.peak
- * reset for it where the kernel can (Linux 6.12), and the runner in the v1 pids cgroup when that
- * stands in. Opened before the child starts, closed after it was reaped (in_children: it was
+ * reset for it where the kernel can (Linux 6.12), and the child's creator in the v1 pids cgroup
+ * when that stands in. Opened before the child starts, closed after it was reaped (in_children: it was
  * created in the children's cgroup), both outside the clock; done() undoes an open one. */
 typedef struct CgroupWindow {
         const CgroupRun *run;
         uint64_t cpu_us, oom_kills, pids_max_events, pids_v1_max_events;
         int peak_fd;    /* memory.peak, reset for this window, or -1 */
-        bool joined_v1; /* the runner is in the v1 pids cgroup */
+        pid_t creator;  /* the process that creates the child */
+        bool joined_v1; /* creator is in the v1 pids cgroup */
 } CgroupWindow;
 
-int cgroup_window_open(const CgroupRun *run, CgroupWindow *ret);
+int cgroup_window_open(const CgroupRun *run, pid_t creator, CgroupWindow *ret);
 int cgroup_window_close(CgroupWindow *w, bool in_children, CgroupUsage *ret);
 void cgroup_window_done(CgroupWindow *w);
 

@@ -21,6 +21,7 @@
 #include "runner/env.h"
 #include "runner/plan.h"
 #include "util/io.h"
+#include "util/paths.h"
 #include "util/rng.h"
 #include "util/sha256.h"
 #include "util/strv.h"
@@ -513,6 +514,10 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
         _cleanup_(plan_freep) Plan *p = calloc(1, sizeof(Plan));
         if (!p)
                 return -ENOMEM;
+        _cleanup_free_ char *spawner = paths_spawner();
+        if (!spawner)
+                return fail(ret_message, -ENOENT,
+                            "cannot find alloclab-spawner, which starts every child (set ALLOCLAB_SPAWNER)");
         bool needs_probe = spec->probe != SPEC_PROBE_NEVER;
         for (size_t v = 0; v < spec->n_variants; v++)
                 needs_probe |= spec->variants[v].forward_library != NULL;

@@ -12,7 +12,7 @@
 /*
  * Spawns one child and measures it: the child is created inside the run's children's cgroup
  * when given one, and the clock runs from just before its creation to just after its reap
- * (runner/spawn.c). While the child runs the caller sleeps in one ppoll() on the child's pidfd
+ * (runner/spawn.c). While the child runs the caller sleeps in one ppoll() on the spawner's socket
  * (and an optional cancel fd); nothing else happens in this process.
  */
 
@@ -67,5 +67,5 @@ typedef struct SpawnResult {
 const char *spawn_describe_end(const SpawnResult *r, char *buf, size_t size);
 
 /* Runs the child to completion (or timeout/cancel). Returns 0 with *ret filled, or -errno
- * when the parent itself failed (pidfd, poll); the child is never left running. */
+ * when the parent itself failed (the spawner, poll); the child is never left running. */
 int spawn_run(const SpawnRequest *req, SpawnResult *ret);

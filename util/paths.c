@@ -66,6 +66,12 @@ char *paths_probe(void) {
         return find("ALLOCLAB_PROBE", candidates, sizeof(candidates) / sizeof(candidates[0]));
 }
 
+char *paths_spawner(void) {
+        static const char *const candidates[] = { "/../runner/alloclab-spawner",
+                                                  "/../" ALLOCLAB_LIBDIR "/alloclab/alloclab-spawner" };
+        return find("ALLOCLAB_SPAWNER", candidates, sizeof(candidates) / sizeof(candidates[0]));
+}
+
 char *paths_workloads(void) {
         static const char *const candidates[] = { "/../workloads",
                                                   "/../" ALLOCLAB_LIBDIR "/alloclab/workloads" };

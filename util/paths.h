@@ -20,6 +20,10 @@ char *paths_control_socket_for(bool system);
  */
 char *paths_probe(void);
 
+/* alloclab-spawner, which creates the children (runner/spawner.c): $ALLOCLAB_SPAWNER, else
+ * BIN/../runner/ (build tree) or BIN/../LIBDIR/alloclab/ (install tree). NULL when not found. */
+char *paths_spawner(void);
+
 /* The bundled workloads of `alloclab suite` (specs and programs): $ALLOCLAB_WORKLOADS, else
  * BIN/../workloads (build tree) or BIN/../LIBDIR/alloclab/workloads. NULL when not found. */
 char *paths_workloads(void);

@@ -30,6 +30,7 @@ for path in ./usr/bin/alloclab ./usr/sbin/alloclabd ./lib/systemd/system/allocla
     expect_contains "$contents" "$path" "the package's files"
 done
 expect_contains "$contents" "alloclab/liballoclab-probe.so" "the probe"
+expect_contains "$contents" "alloclab/alloclab-spawner" "the spawner, which starts every child"
 expect_contains "$contents" "alloclab/workloads/alloclab-stress" "the suite's workloads"
 
 # Install; whatever happens next, purge it again (and the group, when this test made it).

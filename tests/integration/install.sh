@@ -11,6 +11,7 @@ cmake --install "$BUILD_DIR" --prefix "$WORK/prefix" >/dev/null
 [[ -f "$WORK/prefix/share/alloclab/examples/quickstart.yaml" ]] || fail "examples not installed"
 ALLOCLAB="$WORK/prefix/bin/alloclab" run_alloclab 0 check "$WORK/prefix/share/alloclab/examples/quickstart.yaml"
 ls "$WORK"/prefix/lib*/alloclab/liballoclab-probe.so >/dev/null 2>&1 || fail "probe not installed"
+ls "$WORK"/prefix/lib*/alloclab/alloclab-spawner >/dev/null 2>&1 || fail "spawner not installed"
 # The installed binary finds the installed probe.
 ALLOCLAB="$WORK/prefix/bin/alloclab" run_alloclab 0 census --json -- "$WORKLOAD" which
 expect_contains "$OUT" '"loaded": true' "installed census"
