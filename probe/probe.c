@@ -29,6 +29,9 @@
  * which no allocator keeps, so the probe keeps each live block's requested size in a table of
  * its own memory (mmap), under a spin lock: the one lock, taken only in runs that are not timed.
  *
+ * C++ operator new and delete (every form) are interposed too: Debian's jemalloc, mimalloc and
+ * tcmalloc define their own, which C++ programs call without passing through malloc.
+ *
  * Deliberately not done: interposing dlopen() (it would change the caller glibc uses for
  * $ORIGIN and RUNPATH lookups); objects loaded later are caught by the census at exit.
  */
@@ -284,7 +287,9 @@ static void resolve_family(Family *f, void *handle, const char *prefix) {
         for (unsigned i = 0; i < _PROBE_FUNCTION_MAX; i++)
                 /* A missing function is derived from the family itself in forward mode. */
                 measurable[i] = sizer && (!fns[i] || object_of(fns[i]) == sizer);
-        measurable[PROBE_FREE] = measurable[PROBE_MALLOC];
+        /* C++ blocks come from the allocator's own operator new, or from the C++ runtime's, which
+         * calls malloc: either way the allocator's usable size measures them. */
+        measurable[PROBE_FREE] = measurable[PROBE_NEW] = measurable[PROBE_DELETE] = measurable[PROBE_MALLOC];
         counting = report->requests & PROBE_REQUEST_COUNTERS;
         if (counting)
                 report->state |= PROBE_STATE_COUNTERS;
@@ -916,6 +921,132 @@ EXPORT size_t malloc_usable_size(void *p) {
         GUARDED(n, usable(p), PROBE_MALLOC_USABLE_SIZE, 0, 0, NULL, NULL, 0);
         return n;
 }
+
+/* ---- C++ operator new and delete ------------------------------------------------------ */
+
+/* Every form (array, nothrow, aligned, sized delete) is forwarded to its next definition: the
+ * preloaded allocator's where it has its own (jemalloc, mimalloc, tcmalloc), else the C++
+ * runtime's, whose own malloc and free calls are then nested and not counted again. Each is
+ * resolved at its first call: a C++ runtime may come with a dlopen() after the probe's start.
+ * The symbol names are the Itanium C++ ABI's for LP64 (size_t is `m`). */
+
+/* The next definition of symbol, remembered in *slot. */
+static void *cxx_next(void **slot, const char *symbol) {
+        void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        if (UNLIKELY(!fn)) {
+                fn = next_definition(symbol);
+                __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+        }
+        return fn;
+}
+
+/* A new without a next definition (no C++ runtime defines it, which a C++ program cannot be):
+ * the C family's block; a throwing form cannot throw from here, and aborts instead. */
+static void *cxx_new_without_runtime(size_t size, size_t align, bool nothrow) {
+        void *p = align > 16 ? aligned(align, size ? size : 1) : next.malloc(size ? size : 1);
+        if (!p && !nothrow)
+                abort();
+        return p;
+}
+
+/* What a delete does around the call, in a run that counts: like free_slow(). */
+static bool delete_begin(void *p, int64_t *ret_live) {
+        bool outermost = enter();
+        *ret_live = outermost && measuring ? measured(PROBE_DELETE, p) : 0;
+        if (outermost && UNLIKELY(tracking) && p)
+                track(p, NULL, 0);
+        return outermost;
+}
+
+static void delete_end(bool outermost, int64_t live) {
+        if (outermost) {
+                count(PROBE_DELETE, 0);
+                count_live(-live);
+        }
+        leave();
+}
+
+/* operator new forms: function(params) under symbol, forwarded with args; size and align name
+ * the request. */
+#define CXX_NEW(function, symbol, Fn, params, args, align, nothrow)                                         \
+        EXPORT void *function params __asm__(symbol);                                                       \
+        void *function params {                                                                             \
+                static void *resolved;                                                                      \
+                Fn fn = (Fn) cxx_next(&resolved, symbol);                                                   \
+                if (LIKELY(__atomic_load_n(&direct, __ATOMIC_ACQUIRE)) && fn)                               \
+                        return fn args;                                                                     \
+                void *p;                                                                                    \
+                GUARDED(p, fn ? fn args : cxx_new_without_runtime(size, align, nothrow), PROBE_NEW, size,   \
+                        measured(PROBE_NEW, p), p, NULL, arena_alloc(size, align));                         \
+                return p;                                                                                   \
+        }
+
+/* operator delete forms: the same, for p. */
+#define CXX_DELETE(function, symbol, Fn, params, args)                                                      \
+        EXPORT void function params __asm__(symbol);                                                        \
+        void function params {                                                                              \
+                static void *resolved;                                                                      \
+                Fn fn = (Fn) cxx_next(&resolved, symbol);                                                   \
+                if (UNLIKELY(in_arena(p)))                                                                  \
+                        return;                                                                             \
+                if (LIKELY(__atomic_load_n(&direct, __ATOMIC_ACQUIRE)) && fn) {                             \
+                        fn args;                                                                            \
+                        return;                                                                             \
+                }                                                                                           \
+                if (!ready())                                                                               \
+                        return;                                                                             \
+                int64_t live;                                                                               \
+                bool outermost = delete_begin(p, &live);                                                    \
+                if (fn)                                                                                     \
+                        fn args;                                                                            \
+                else if (p)                                                                                 \
+                        next.free(p);                                                                       \
+                delete_end(outermost, live);                                                                \
+        }
+
+typedef void *(*CxxNew)(size_t);
+typedef void *(*CxxNewNothrow)(size_t, const void *);
+typedef void *(*CxxNewAligned)(size_t, size_t);
+typedef void *(*CxxNewAlignedNothrow)(size_t, size_t, const void *);
+typedef void (*CxxDelete)(void *);
+typedef void (*CxxDeleteSized)(void *, size_t);
+typedef void (*CxxDeleteNothrow)(void *, const void *);
+typedef void (*CxxDeleteSizedAligned)(void *, size_t, size_t);
+typedef void (*CxxDeleteAlignedNothrow)(void *, size_t, const void *);
+
+CXX_NEW(cxx_new, "_Znwm", CxxNew, (size_t size), (size), 16, false)
+CXX_NEW(cxx_new_array, "_Znam", CxxNew, (size_t size), (size), 16, false)
+CXX_NEW(cxx_new_nothrow, "_ZnwmRKSt9nothrow_t", CxxNewNothrow, (size_t size, const void *nt), (size, nt), 16,
+        true)
+CXX_NEW(cxx_new_array_nothrow, "_ZnamRKSt9nothrow_t", CxxNewNothrow, (size_t size, const void *nt),
+        (size, nt), 16, true)
+CXX_NEW(cxx_new_aligned, "_ZnwmSt11align_val_t", CxxNewAligned, (size_t size, size_t align), (size, align),
+        align, false)
+CXX_NEW(cxx_new_array_aligned, "_ZnamSt11align_val_t", CxxNewAligned, (size_t size, size_t align),
+        (size, align), align, false)
+CXX_NEW(cxx_new_aligned_nothrow, "_ZnwmSt11align_val_tRKSt9nothrow_t", CxxNewAlignedNothrow,
+        (size_t size, size_t align, const void *nt), (size, align, nt), align, true)
+CXX_NEW(cxx_new_array_aligned_nothrow, "_ZnamSt11align_val_tRKSt9nothrow_t", CxxNewAlignedNothrow,
+        (size_t size, size_t align, const void *nt), (size, align, nt), align, true)
+
+CXX_DELETE(cxx_delete, "_ZdlPv", CxxDelete, (void *p), (p))
+CXX_DELETE(cxx_delete_array, "_ZdaPv", CxxDelete, (void *p), (p))
+CXX_DELETE(cxx_delete_sized, "_ZdlPvm", CxxDeleteSized, (void *p, size_t size), (p, size))
+CXX_DELETE(cxx_delete_array_sized, "_ZdaPvm", CxxDeleteSized, (void *p, size_t size), (p, size))
+CXX_DELETE(cxx_delete_nothrow, "_ZdlPvRKSt9nothrow_t", CxxDeleteNothrow, (void *p, const void *nt), (p, nt))
+CXX_DELETE(cxx_delete_array_nothrow, "_ZdaPvRKSt9nothrow_t", CxxDeleteNothrow, (void *p, const void *nt),
+           (p, nt))
+CXX_DELETE(cxx_delete_aligned, "_ZdlPvSt11align_val_t", CxxDeleteSized, (void *p, size_t align), (p, align))
+CXX_DELETE(cxx_delete_array_aligned, "_ZdaPvSt11align_val_t", CxxDeleteSized, (void *p, size_t align),
+           (p, align))
+CXX_DELETE(cxx_delete_sized_aligned, "_ZdlPvmSt11align_val_t", CxxDeleteSizedAligned,
+           (void *p, size_t size, size_t align), (p, size, align))
+CXX_DELETE(cxx_delete_array_sized_aligned, "_ZdaPvmSt11align_val_t", CxxDeleteSizedAligned,
+           (void *p, size_t size, size_t align), (p, size, align))
+CXX_DELETE(cxx_delete_aligned_nothrow, "_ZdlPvSt11align_val_tRKSt9nothrow_t", CxxDeleteAlignedNothrow,
+           (void *p, size_t align, const void *nt), (p, align, nt))
+CXX_DELETE(cxx_delete_array_aligned_nothrow, "_ZdaPvSt11align_val_tRKSt9nothrow_t", CxxDeleteAlignedNothrow,
+           (void *p, size_t align, const void *nt), (p, align, nt))
 
 /* ---- for census.c (off the direct path) ------------------------------------------------ */
 

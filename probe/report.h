@@ -16,7 +16,7 @@
 #include <string.h>
 
 #define PROBE_REPORT_MAGIC   UINT64_C(0x31424f52504c4c41) /* "ALLPROB1" */
-#define PROBE_REPORT_VERSION 6
+#define PROBE_REPORT_VERSION 7
 
 #define PROBE_ENV_FD              "ALLOCLAB_PROBE_FD"
 #define PROBE_ENV_PARENT          "ALLOCLAB_PROBE_PARENT" /* the entry of the process that exec'd this image */
@@ -46,6 +46,8 @@ typedef enum ProbeFunction {
         PROBE_VALLOC,
         PROBE_PVALLOC,
         PROBE_MALLOC_USABLE_SIZE,
+        PROBE_NEW,    /* C++ operator new and new[], every form (nothrow, aligned) */
+        PROBE_DELETE, /* C++ operator delete and delete[], every form (sized, aligned, nothrow) */
         _PROBE_FUNCTION_MAX,
 } ProbeFunction;
 

@@ -134,7 +134,8 @@ const char *probe_family_name(uint32_t families) {
 const char *probe_function_name(ProbeFunction f) {
         static const char *const names[_PROBE_FUNCTION_MAX] = {
                 "malloc",        "free",     "calloc", "realloc", "reallocarray",       "posix_memalign",
-                "aligned_alloc", "memalign", "valloc", "pvalloc", "malloc_usable_size",
+                "aligned_alloc", "memalign", "valloc", "pvalloc", "malloc_usable_size", "new",
+                "delete",
         };
         return (unsigned) f < _PROBE_FUNCTION_MAX ? names[f] : "?";
 }
