@@ -512,12 +512,18 @@ static void comparison_section(FILE *f, const RunPair *pair) {
 static void metadata_section(FILE *f, const Report *rep, const VariantAllocator *allocators, size_t n,
                              const char *spec_yaml) {
         fputs("<h2>Run</h2>\n<table>\n", f);
+        char verify[160];
         const char *rows[][2] = {
-                { "host", rep->run.hostname }, { "CPU", rep->cpu_model },
-                { "kernel", rep->kernel },     { "glibc", rep->glibc },
-                { "THP", rep->thp },           { "started", rep->run.started_at },
-                { "status", rep->run.status }, { "order", rep->order },
-                { "verify", rep->verify },     { "label", rep->run.label },
+                { "host", rep->run.hostname },
+                { "CPU", rep->cpu_model },
+                { "kernel", rep->kernel },
+                { "glibc", rep->glibc },
+                { "THP", rep->thp },
+                { "started", rep->run.started_at },
+                { "status", rep->run.status },
+                { "order", rep->order },
+                { "verify", render_verify(rep, verify, sizeof(verify)) },
+                { "label", rep->run.label },
                 { "commit", rep->run.commit },
         };
         for (size_t i = 0; i < ELEMENTSOF(rows); i++) {

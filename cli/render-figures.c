@@ -141,6 +141,19 @@ static int add_line(char ***lines, const char *fmt, ...) {
         return r < 0 ? -ENOMEM : strv_consume(lines, line);
 }
 
+const char *render_verify(const Report *rep, char *buf, size_t size) {
+        size_t empty = rep->n_cells_nothing_verified;
+        if (empty == 0)
+                snprintf(buf, size, "%s", rep->verify);
+        else if (empty == rep->n_cells)
+                snprintf(buf, size, "%s (the output was empty: nothing was compared)", rep->verify);
+        else
+                snprintf(buf, size,
+                         "%s (the output was empty in %zu of %zu cells: nothing was compared there)",
+                         rep->verify, empty, rep->n_cells);
+        return buf;
+}
+
 char *render_own_layer_note(const Report *rep) {
         const char *program = NULL;
         size_t cells = 0;

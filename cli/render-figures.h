@@ -41,6 +41,10 @@ double render_memory_overhead(const Report *rep, size_t c, size_t v);
  * "python3.11 serves objects ... (in 4 of 4 cells' smoke runs)"; NULL when none, or on ENOMEM. */
 char *render_own_layer_note(const Report *rep);
 
+/* What the run verified: the spec's verify ("stdout", "file:out.txt", "none"), and where the
+ * verified output was empty, that nothing was compared there. Into buf; returns buf. */
+const char *render_verify(const Report *rep, char *buf, size_t size);
+
 /* What to say of the run's memory overhead, one line each (without a bullet), for the text and
  * the HTML report alike; NULL when the probe measured nothing, or on ENOMEM (*ret_oom). */
 char **render_overhead_lines(const Report *rep, bool *ret_oom);

@@ -40,6 +40,8 @@ int render_report_json(FILE *f, const Report *rep) {
                                     ? json_null()
                                     : json_integer((json_int_t) rep->seed));
         json_object_set_new(root, "verify", json_string(rep->verify));
+        json_object_set_new(root, "cells_nothing_verified",
+                            json_integer((json_int_t) rep->n_cells_nothing_verified));
         json_object_set_new(root, "baseline", json_string(rep->variant_names[rep->baseline]));
         json_object_set_new(root, "min_effect", json_real(rep->min_effect));
         json_object_set_new(root, "alpha", json_real(rep->alpha));

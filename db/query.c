@@ -577,6 +577,11 @@ static int row_smoke_peaks(Report *rep, sqlite3_stmt *st) {
         return 0;
 }
 
+static int row_nothing_verified(Report *rep, sqlite3_stmt *st) {
+        rep->n_cells_nothing_verified = (size_t) sqlite3_column_int64(st, 0);
+        return 0;
+}
+
 static int row_exclusion(Report *rep, sqlite3_stmt *st) {
         ReportEntry *e = entry_at(rep, st);
         if (!e)
@@ -781,6 +786,12 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
                               " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
                               " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'",
                               rep, row_smoke_peaks)) < 0 ||
+            (r = for_each_row(
+                     s, run_id,
+                     "SELECT count(*) FROM (SELECT s.cell_id FROM samples s JOIN runs r ON r.id = s.run_id"
+                     " WHERE s.run_id = ?1 AND s.status = 'ok' AND r.verify <> 'none'"
+                     " GROUP BY s.cell_id HAVING max(coalesce(s.output_size, 1)) = 0)",
+                     rep, row_nothing_verified)) < 0 ||
             (r = for_each_row(s, run_id,
                               "SELECT c.position, v.position, e.reason FROM exclusions e"
                               " JOIN cells c ON c.id = e.cell_id JOIN variants v ON v.id = e.variant_id"

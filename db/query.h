@@ -92,9 +92,12 @@ typedef struct Report {
         char *message;
         char *kernel, *cpu_model, *glibc, *thp;
         int64_t cpus;
-        double min_effect, alpha;       /* the verdicts' rule (docs/analysis.md) */
-        Correction correction;          /* ... over the run's comparisons */
-        size_t n_tests;                 /* comparisons that share alpha under the correction */
+        double min_effect, alpha; /* the verdicts' rule (docs/analysis.md) */
+        Correction correction;    /* ... over the run's comparisons */
+        size_t n_tests;           /* comparisons that share alpha under the correction */
+        /* Cells whose verified output (stdout, or the verify file) was empty in every sample that
+         * ran: each matched the reference, but nothing was compared. 0 with verify none. */
+        size_t n_cells_nothing_verified;
         double interval_alpha;          /* the comparisons' intervals are at 1 - this (compare_family) */
         bool exclude_outliers;          /* spec outliers: exclude; the entries' figures leave them out */
         char *child_cpus, *runner_cpus; /* spec cpus: where children and alloclab ran, or NULL */

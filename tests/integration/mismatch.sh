@@ -59,3 +59,22 @@ expect_contains "$OUT" "[-] the output is not deterministic: 3 of the baseline g
 run_alloclab 9 quick -a glibc,twin=glibc -r 2 -w 0 --quiet -- python3 -c 'import random; print(random.random())'
 expect_contains "$OUT" "or turn verification off (--verify none); a spec can verify a file instead (quick --print-spec writes one)" \
     "quick's advice"
+
+# A program whose output is empty matches an empty reference: nothing was compared, and the run
+# says so (before, "verify stdout" without a word), per cell where only some were empty.
+cat >"$WORK/empty.yaml" <<YAML
+experiment: empty
+command: [sh, -c, 'test {lines} = 0 || echo {lines}']
+params: {lines: ["0", "1"]}
+allocators: {glibc: {}, twin: {}}
+samples: 2
+warmup: 0
+YAML
+run_alloclab 0 run "$WORK/empty.yaml" --quiet
+expect_contains "$OUT" "verify stdout (the output was empty in 1 of 2 cells: nothing was compared there)" "empty in one cell"
+run_alloclab 0 show latest --format json
+expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["cells_nothing_verified"])' <<<"$OUT")" 1 "JSON"
+run_alloclab 0 quick -a glibc,twin=glibc -r 2 -w 0 --quiet -- /bin/true
+expect_contains "$OUT" "verify stdout (the output was empty: nothing was compared)" "empty everywhere"
+run_alloclab 0 quick -a glibc,twin=glibc -r 2 -w 0 --quiet -- echo hi
+[[ $OUT != *"nothing was compared"* ]] || fail "a note for an output that was compared: $OUT"
