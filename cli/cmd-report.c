@@ -336,14 +336,22 @@ static void overhead_section(FILE *f, const Report *rep) {
         fputs("</ul>\n", f);
 }
 
-/* A program with an allocator layer of its own, said as the text says it. */
-static void own_layer_section(FILE *f, const Report *rep) {
-        _cleanup_free_ char *note = render_own_layer_note(rep);
+/* A note as the text gives it, under its heading, or nothing. */
+static void warning_section(FILE *f, const char *heading, char *note) {
         if (!note)
                 return;
-        fputs("<h2>Allocator layer of the program's own</h2>\n<p class=\"warn\">", f);
+        fputs("<h2>", f);
+        put_text(f, heading);
+        fputs("</h2>\n<p class=\"warn\">", f);
         put_text(f, note);
         fputs("</p>\n", f);
+        free(note);
+}
+
+/* A program with an allocator layer of its own, or one that barely calls the allocator. */
+static void own_layer_section(FILE *f, const Report *rep) {
+        warning_section(f, "Allocator layer of the program's own", render_own_layer_note(rep));
+        warning_section(f, "Allocator barely exercised", render_barely_exercised_note(rep));
 }
 
 /* The colour of a variant by name, as the run's other figures draw it. */

@@ -154,6 +154,39 @@ const char *render_verify(const Report *rep, char *buf, size_t size) {
         return buf;
 }
 
+char *render_barely_exercised_note(const Report *rep) {
+        size_t cells = 0, counted = 0;
+        int64_t fewest = INT64_MAX;
+        double wall = 0;
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                const ReportEntry *e = report_entry(rep, c, rep->baseline);
+                if (!e->has_smoke_calls || e->smoke_wall_s <= 0)
+                        continue;
+                counted++;
+                if ((double) e->smoke_calls >= RENDER_EXERCISED_MIN_RATE * e->smoke_wall_s)
+                        continue;
+                cells++;
+                if (e->smoke_calls < fewest) {
+                        fewest = e->smoke_calls;
+                        wall = e->smoke_wall_s;
+                }
+        }
+        if (cells == 0)
+                return NULL;
+        char in[64] = "";
+        if (counted > 1)
+                snprintf(in, sizeof(in), " in %zu of %zu cells", cells, counted);
+        char *note = NULL;
+        if (asprintf(&note,
+                     "the program calls the allocator rarely%s: %s's smoke run made %lld allocator call%s "
+                     "in %.3g s%s (fewer than %.0f a second); a difference between allocators there "
+                     "comes from start-up, code and data layout, not from allocation",
+                     in, rep->variant_names[rep->baseline], (long long) fewest, fewest == 1 ? "" : "s", wall,
+                     cells > 1 ? " in the cell with the fewest" : "", RENDER_EXERCISED_MIN_RATE) < 0)
+                return NULL;
+        return note;
+}
+
 char *render_own_layer_note(const Report *rep) {
         const char *program = NULL;
         size_t cells = 0;

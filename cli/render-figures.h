@@ -41,6 +41,14 @@ double render_memory_overhead(const Report *rep, size_t c, size_t v);
  * "python3.11 serves objects ... (in 4 of 4 cells' smoke runs)"; NULL when none, or on ENOMEM. */
 char *render_own_layer_note(const Report *rep);
 
+/* Below this many allocator calls per second of its smoke run, a program barely exercises the
+ * allocator: a real allocation benchmark makes millions; a timed loop the compiler emptied, 5. */
+#define RENDER_EXERCISED_MIN_RATE 10000.0
+
+/* A note when the baseline's smoke run made fewer allocator calls than RENDER_EXERCISED_MIN_RATE
+ * a second (in how many cells, the fewest calls and their time), or NULL. */
+char *render_barely_exercised_note(const Report *rep);
+
 /* What the run verified: the spec's verify ("stdout", "file:out.txt", "none"), and where the
  * verified output was empty, that nothing was compared there. Into buf; returns buf. */
 const char *render_verify(const Report *rep, char *buf, size_t size);

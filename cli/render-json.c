@@ -134,6 +134,8 @@ int render_report_json(FILE *f, const Report *rep) {
                                                                : json_null());
                         json_object_set_new(o, "own_allocator_layer",
                                             render_json_text(e->own_layer_program));
+                        json_object_set_new(o, "smoke_allocator_calls",
+                                            e->has_smoke_calls ? json_integer(e->smoke_calls) : json_null());
                         json_object_set_new(o, "smoke_peak_requested_bytes",
                                             e->has_smoke_peaks && e->smoke_peak_requested >= 0
                                                     ? json_integer(e->smoke_peak_requested)

@@ -340,6 +340,12 @@ static void print_tradeoff(FILE *f, const Report *rep, const Notes *n) {
 }
 
 /* A program with an allocator layer of its own: what the figures measure then. */
+static void print_barely_exercised(FILE *f, const Report *rep, const Notes *n) {
+        _cleanup_free_ char *note = render_barely_exercised_note(rep);
+        if (note)
+                fprintf(f, "\nAllocator barely exercised:\n%s%s\n", n->bullet, note);
+}
+
 static void print_own_layer(FILE *f, const Report *rep, const Notes *n) {
         _cleanup_free_ char *note = render_own_layer_note(rep);
         if (note)
@@ -645,6 +651,7 @@ static void print_notes(FILE *f, const Report *rep, const Notes *n) {
         print_tradeoff(f, rep, n);
         print_overhead(f, rep, n);
         print_own_layer(f, rep, n);
+        print_barely_exercised(f, rep, n);
         print_startup(f, rep, n);
         print_noisy(f, rep, n);
         print_outliers(f, rep, n);

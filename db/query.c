@@ -574,6 +574,11 @@ static int row_smoke_peaks(Report *rep, sqlite3_stmt *st) {
         /* Past the probe's listed processes (a pyenv shim's bash tree), only a bit says so. */
         if (!e->own_layer_program && sqlite3_column_int(st, 6) && !(e->own_layer_program = strdup("python")))
                 return -ENOMEM;
+        if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+                e->has_smoke_calls = true;
+                e->smoke_calls = sqlite3_column_int64(st, 7);
+                e->smoke_wall_s = (double) sqlite3_column_int64(st, 8) / 1e9;
+        }
         return 0;
 }
 
@@ -781,7 +786,9 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
                               " (SELECT group_concat(json_extract(t.value, '$.program'), char(10))"
                               "  FROM json_each(p.report, '$.processes') t),"
                               " json_extract(v.env, '$.PYTHONMALLOC'),"
-                              " json_extract(p.report, '$.unlisted_pymalloc')"
+                              " json_extract(p.report, '$.unlisted_pymalloc'),"
+                              " (SELECT sum(t.value) FROM json_each(p.report, '$.counters.calls') t),"
+                              " s.wall_ns"
                               " FROM samples s JOIN probe_reports p ON p.sample_id = s.id"
                               " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
                               " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'",

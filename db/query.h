@@ -66,6 +66,11 @@ typedef struct ReportEntry {
          * -1 from a probe too old to track it), and of their usable sizes. */
         bool has_smoke_peaks;
         int64_t smoke_peak_requested, smoke_peak_live_bytes;
+        /* The smoke run's outermost allocator calls (malloc family, C++ new and delete) and its
+         * wall time (has_smoke_calls: the probe counted them). */
+        bool has_smoke_calls;
+        int64_t smoke_calls;
+        double smoke_wall_s;
         /* A program of the smoke run's tree that serves allocations from a layer of its own
          * (options_own_layer(): CPython without PYTHONMALLOC=malloc), or NULL. */
         char *own_layer_program;

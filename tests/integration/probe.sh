@@ -500,3 +500,15 @@ print(c["new"] >= 1000000 and c["delete"] >= 1000000, c["malloc"] < 100)' <<<"$O
 else
     skip_part "C++ new and delete: needs g++ (apt-get install g++)"
 fi
+
+# A program that barely calls the allocator (a CPU loop: the timed loop a compiler emptied) is
+# said to, from its smoke run's counters; one that allocates is not (before: not a word).
+run_alloclab 0 quick -a glibc,jemalloc -r 2 -w 0 --quiet -- "$WORKLOAD" spin 20000000
+expect_contains "$OUT" "Allocator barely exercised:" "a CPU loop"
+expect_contains "$OUT" "glibc's smoke run made 1 allocator call in" "its count"
+run_alloclab 0 show latest --format json
+expect_eq "$(python3 -c 'import json, sys
+print(all(r["smoke_allocator_calls"] < 10 for c in json.load(sys.stdin)["cells"] for r in c["results"].values()))' <<<"$OUT")" \
+    True "JSON: the smoke runs' calls"
+run_alloclab 0 quick -a glibc,jemalloc -r 2 -w 0 --quiet -- "$WORKLOAD" vallocs 100000
+[[ $OUT != *"barely exercised"* ]] || fail "a program that allocates: $OUT"
