@@ -200,7 +200,44 @@ int compare_usable(const char *command, const RunPair *p) {
 int compare_exit_status(const RunPair *p, bool fail_on_regression) {
         if (p->differences[0])
                 return EXIT_NOT_COMPARABLE;
-        return fail_on_regression && compare_regressions(p) > 0 ? EXIT_REGRESSION : EXIT_OK;
+        if (!fail_on_regression)
+                return EXIT_OK;
+        /* A gate passes only what it compared: a variant left unmeasured is not "no regression". */
+        return compare_regressions(p) > 0  ? EXIT_REGRESSION
+               : compare_uncompared(p) > 0 ? EXIT_EXCLUDED
+                                           : EXIT_OK;
+}
+
+size_t compare_uncompared(const RunPair *p) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_changes; i++)
+                n += !p->changes[i].has_comparison;
+        return n;
+}
+
+/* Which cells and variants were not compared, and why: excluded in a run, or not measured. */
+static void print_uncompared(FILE *f, const RunPair *p, const char *bullet) {
+        size_t n = compare_uncompared(p);
+        if (n == 0)
+                return;
+        fprintf(f, "%snot compared, %zu of %zu:\n", bullet, n, p->n_changes);
+        for (size_t i = 0; i < p->n_changes; i++) {
+                const PairChange *x = &p->changes[i];
+                if (x->has_comparison)
+                        continue;
+                const ReportEntry *ea = report_entry(p->a, x->cell_a, x->variant_a),
+                                  *eb = report_entry(p->b, x->cell_b, x->variant_b);
+                const Report *run = eb->excluded_reason || !ea->excluded_reason ? p->b : p->a;
+                const ReportEntry *e = run == p->b ? eb : ea;
+                if (e->excluded_reason)
+                        fprintf(f, "%s  [%s] %s: excluded in run %lld (%s)\n", bullet,
+                                p->a->cell_labels[x->cell_a], p->a->variant_names[x->variant_a],
+                                (long long) run->run.id, e->excluded_reason);
+                else
+                        fprintf(f, "%s  [%s] %s: not measured in run %lld\n", bullet,
+                                p->a->cell_labels[x->cell_a], p->a->variant_names[x->variant_a],
+                                (long long) run->run.id);
+        }
 }
 
 size_t compare_regressions(const RunPair *p) {
@@ -213,9 +250,13 @@ size_t compare_regressions(const RunPair *p) {
 /* The gate's line: how many cells and variants got worse, and which. */
 static void print_regressions(FILE *f, const RunPair *p, const char *bullet) {
         size_t n = compare_regressions(p);
+        size_t compared = p->n_changes - compare_uncompared(p);
         if (n == 0) {
-                fprintf(f, "%sno regression: nothing is significantly worse in run %lld\n", bullet,
+                fprintf(f, "%sno regression: nothing is significantly worse in run %lld", bullet,
                         (long long) p->b->run.id);
+                if (compared < p->n_changes)
+                        fprintf(f, " among the %zu of %zu compared", compared, p->n_changes);
+                fputc('\n', f);
                 return;
         }
         fputs(bullet, f);
@@ -223,7 +264,7 @@ static void print_regressions(FILE *f, const RunPair *p, const char *bullet) {
                 fputs("REGRESSION", f);
         else
                 render_alarm(f, "REGRESSION");
-        fprintf(f, " in %zu of %zu: ", n, p->n_changes);
+        fprintf(f, " in %zu of %zu%s: ", n, compared, compared < p->n_changes ? " compared" : "");
         const char *sep = "";
         for (size_t i = 0; i < p->n_changes; i++) {
                 const PairChange *x = &p->changes[i];
@@ -292,7 +333,7 @@ int compare_render(FILE *f, OutputFormat format, const RunPair *p) {
                         json_array_append_new(differences, json_string(*d));
                 json_auto_t *root = json_pack(
                         "{s:I, s:I, s:s, s:s, s:b, s:O, s:f, s:f, s:s, s:I, s:f, s:b, s:o, s:f, s:I, s:o, "
-                        "s:I, s:O}",
+                        "s:I, s:I, s:O}",
                         "run_a", (json_int_t) p->a->run.id, "run_b", (json_int_t) p->b->run.id, "experiment",
                         p->a->run.experiment, "metric", p->a->run.metric, "comparable",
                         p->differences[0] == NULL, "differences", differences, "min_effect",
@@ -303,8 +344,8 @@ int compare_render(FILE *f, OutputFormat format, const RunPair *p) {
                         "relative", p->relative, "baseline", render_json_text(p->baseline),
                         "between_run_spread", p->spread.spread, "spread_runs", (json_int_t) p->spread.runs,
                         "spread_aa_floor", p->aa_floor > 0 ? json_real(p->aa_floor) : json_null(),
-                        "regressions", (json_int_t) compare_regressions(p), "changes",
-                        json_object_get(changes, "rows"));
+                        "regressions", (json_int_t) compare_regressions(p), "not_compared",
+                        (json_int_t) compare_uncompared(p), "changes", json_object_get(changes, "rows"));
                 int r = root ? json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
                 fputc('\n', f);
                 return r < 0 || ferror(f) ? -EIO : 0;
@@ -324,6 +365,7 @@ int compare_render(FILE *f, OutputFormat format, const RunPair *p) {
         print_method(f, p);
         fputc('\n', f);
         print_regressions(f, p, markdown ? "- " : "");
+        print_uncompared(f, p, markdown ? "- " : "");
         if (p->differences[0]) {
                 fputc('\n', f);
                 print_differences(f, p, bullet);

@@ -483,6 +483,12 @@ static void comparison_section(FILE *f, const RunPair *pair) {
                 fputs("<p>Comparable: same host fingerprint, allocator files, spec, cells and "
                       "variants.</p>\n",
                       f);
+        size_t uncompared = compare_uncompared(pair);
+        if (uncompared)
+                fprintf(f,
+                        "<p class=\"warn\">Not compared: %zu of %zu cells and variants, excluded or not "
+                        "measured in one of the runs (the table's \"-\").</p>\n",
+                        uncompared, pair->n_changes);
         bool time = render_time_metric(pair->a->run.metric);
         char rule[512];
         render_verdict_rule(&pair->rule, NULL, rule, sizeof(rule));

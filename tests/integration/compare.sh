@@ -213,10 +213,18 @@ for _ in 1 2; do run_alloclab 0 run "$WORK/excluded.yaml" --quiet; done
 first=$(q "SELECT max(id) FROM runs")
 touch "$WORK/broken"
 run_alloclab 9 run "$WORK/excluded.yaml" --quiet --compare-to "$first"
-expect_contains "$OUT" "no regression" "an exclusion alone: 9"
+expect_contains "$OUT" "no regression: nothing is significantly worse in run $((first + 1)) among the 2 of 4 compared" \
+    "an exclusion alone: 9, and what was compared"
+expect_contains "$OUT" "not compared, 2 of 4:" "what was not"
+expect_contains "$OUT" "[size=1] fragile: excluded in run $((first + 1)) (exit: exit code 1)" "and why"
+# The gate of compare passes only what it compared (on 7fba13f it exited 0: "no regression").
+run_alloclab 9 compare "$first" "$((first + 1))" --fail-on regression
+run_alloclab 0 compare "$first" "$((first + 1))"
+run_alloclab 9 compare "$first" "$((first + 1))" --fail-on regression --format json
+expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["not_compared"])' <<<"$OUT")" 2 "JSON: not compared"
 echo 12 >"$WORK/cost"
 run_alloclab 6 run "$WORK/excluded.yaml" --quiet --compare-to "$first"
-expect_contains "$OUT" "REGRESSION" "a regression beside an exclusion: the gate's 6"
+expect_contains "$OUT" "REGRESSION in 2 of 2 compared: " "a regression beside an exclusion: the gate's 6"
 run_alloclab 6 run "$WORK/excluded.yaml" --quiet --compare-to "$first" --format json
 rm "$WORK/broken"
 echo 10 >"$WORK/cost"
