@@ -274,6 +274,49 @@ static bool ignored(const Spec *spec, const char *program, bool started) {
                (!started && strv_contains(spec->preload_ignore, "*"));
 }
 
+/* Whether program, executed without the probe, still took the variant's allocator a, seen from
+ * the files: for glibc with LD_PRELOAD unset or empty (the probe's "(unset)"), else with the
+ * variant's allocator first in LD_PRELOAD; and a program, found as execvp() would find it in the
+ * job's PATH, that is dynamically linked and defines no malloc of its own (runner/preflight.h). */
+static bool unprobed_under_variant(const PlanJob *job, const Allocator *a, const char *program,
+                                   const char *preload) {
+        size_t first = strcspn(preload, ": ");
+        bool unset = !preload[0] || strcmp(preload, "(unset)") == 0;
+        if (a->path ? strlen(a->path) != first || strncmp(preload, a->path, first) != 0 : !unset)
+                return false;
+        _cleanup_free_ char *found = NULL;
+        const char *path = env_get(job->envp, "PATH");
+        if (strchr(program, '/'))
+                found = strdup(program);
+        for (const char *dir = path; !found && dir && *dir;) {
+                size_t len = strcspn(dir, ":");
+                _cleanup_free_ char *candidate = NULL;
+                if (asprintf(&candidate, "%.*s/%s", (int) len, dir, program) >= 0 &&
+                    access(candidate, X_OK) == 0)
+                        found = TAKE_PTR(candidate);
+                dir += len + (dir[len] == ':');
+        }
+        _cleanup_free_ char *reason = NULL;
+        return found && preflight_check(found, a->path, &reason) == 0;
+}
+
+/* What an unprobed program ran under, as far as its LD_PRELOAD tells: the allocator its first
+ * entry is ("under /x/libmimalloc.so.2 (mimalloc), not under glibc"), else that it lacked the
+ * variant's ("without the variant's /x/libjemalloc.so.2"), else for glibc that its malloc was
+ * not seen. Into buf; returns buf. */
+static const char *unprobed_allocator(const char *preload, const char *wanted, char *buf, size_t size) {
+        char first[PROBE_PATH_MAX];
+        snprintf(first, sizeof(first), "%.*s", (int) strcspn(preload, ": "), preload);
+        const CatalogEntry *e = first[0] ? catalog_find_file(first) : NULL;
+        if (e && e->soname)
+                snprintf(buf, size, "under %s (%s), not under %s", first, e->name, wanted);
+        else if (strcmp(wanted, "glibc") != 0)
+                snprintf(buf, size, "without the variant's %s", wanted);
+        else
+                snprintf(buf, size, "its malloc not seen, so not shown to be glibc's");
+        return buf;
+}
+
 /* The whole tree: every process ran with the variant's LD_PRELOAD and under its allocator (if it
  * called malloc); a program executed without the probe ran unmeasured. Past the probe's table
  * only a flag says whether a process ran with another LD_PRELOAD or dropped the probe.
@@ -284,6 +327,8 @@ static int check_tree(const Plan *p, Sample *s, const char *given) {
         const ProbeReport *pr = &s->probe->report;
         const Spec *spec = p->spec;
         const char *wanted = a->path ? a->path : "glibc";
+        const PlanJob *job = plan_job(p, s->step->cell, s->step->variant);
+        char why[PROBE_PATH_MAX + 128];
         static const char hint[] = " (if it does not matter, spec key preload_ignore names it)";
         uint64_t total = 0;
         for (uint32_t i = 0; i < s->probe->n_processes; i++)
@@ -293,12 +338,14 @@ static int check_tree(const Plan *p, Sample *s, const char *given) {
                 bool started = proc->how == PROBE_PROCESS_STARTED ||
                                (proc->how == PROBE_PROCESS_EXECUTED && proc->parent == 0);
                 uint64_t calls = s->probe->process_calls[i];
-                if (proc->unprobed_exec[0] && !ignored(spec, proc->unprobed_exec, false))
-                        return set_detail(s, SAMPLE_PRELOAD_INEFFECTIVE,
-                                          "%s (pid %d) executed %s with LD_PRELOAD=%s, without the probe: "
-                                          "it ran unmeasured, under whatever that names, not under %s%s",
-                                          proc->program, (int) proc->pid, proc->unprobed_exec,
-                                          proc->unprobed_preload, wanted, hint);
+                if (proc->unprobed_exec[0] && !ignored(spec, proc->unprobed_exec, false) &&
+                    !unprobed_under_variant(job, a, proc->unprobed_exec, proc->unprobed_preload))
+                        return set_detail(
+                                s, SAMPLE_PRELOAD_INEFFECTIVE,
+                                "%s (pid %d) executed %s with LD_PRELOAD=%s, without the probe: "
+                                "it ran unmeasured, %s%s",
+                                proc->program, (int) proc->pid, proc->unprobed_exec, proc->unprobed_preload,
+                                unprobed_allocator(proc->unprobed_preload, wanted, why, sizeof(why)), hint);
                 if (ignored(spec, proc->program, started))
                         continue;
                 if (given && strcmp(proc->preload, given) != 0)
