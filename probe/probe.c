@@ -24,7 +24,9 @@
  *   - fork-safe: the child's threads take fresh slots.
  * Peak live bytes: each thread flushes its live-byte delta into a shared total when the delta
  * exceeds PROBE_FLUSH_BYTES, and the peak is taken over those totals, so it can be low by at
- * most PROBE_FLUSH_BYTES per thread. This keeps counting free of shared cache lines.
+ * most PROBE_FLUSH_BYTES per thread. This keeps counting free of shared cache lines. Where
+ * requested sizes are tracked too (smoke runs, census) every change is flushed: the peak is
+ * exact there, and never below the requested peak.
  * Peak requested bytes (smoke runs, census): a free() subtracts what its block's call asked for,
  * which no allocator keeps, so the probe keeps each live block's requested size in a table of
  * its own memory (mmap), under a spin lock: the one lock, taken only in runs that are not timed.
@@ -648,7 +650,10 @@ static void count_live(int64_t live_delta) {
         ProbeSlot *s = slot();
         add((uint64_t *) &s->live_bytes, (uint64_t) live_delta, this_thread.shared);
         this_thread.pending_live += live_delta;
-        if (this_thread.pending_live > PROBE_FLUSH_BYTES || this_thread.pending_live < -PROBE_FLUSH_BYTES)
+        /* Where requested sizes are tracked (smoke runs, census: nothing is timed, a lock is taken
+         * anyway) the peak is exact, so that it can stand beside the requested peak. */
+        if (tracking || this_thread.pending_live > PROBE_FLUSH_BYTES ||
+            this_thread.pending_live < -PROBE_FLUSH_BYTES)
                 flush_live();
 }
 

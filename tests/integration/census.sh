@@ -72,3 +72,12 @@ expect_eq "$(q "SELECT p.family, p.version, json_extract(p.report, '$.effective.
                 FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN variants v ON v.id = s.variant_id
                 WHERE v.name = 'pfx' AND s.phase = 'smoke'")" "jemalloc|5.3.0-prefixed-test|pfx_|7|100" \
     "prefixed jemalloc identified through pfx_mallctl"
+
+# The usable peak is exact where requested sizes are tracked: never below the requested peak
+# (on 7fba13f, a small program's usable peak was its last flushed total: 8.9 KiB usable against
+# 30.4 KiB requested for sqlite3 :memory:).
+for a in glibc jemalloc; do
+    run_alloclab 0 census --preload "$a" --json -- sqlite3 :memory: 'select 1;'
+    expect_eq "$(python3 -c 'import json, sys; c = json.load(sys.stdin)["counters"]
+print(c["peak_live_bytes"] >= c["peak_live_requested_bytes"] >= 20000)' <<<"$OUT")" True "$a: usable peak >= requested peak"
+done
