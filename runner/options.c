@@ -62,8 +62,10 @@ static char *output_of(const char *exe, char *const *argv, char *const *envp, bo
 }
 
 char *options_rejected(char *const *envp) {
-        char *argv[] = { (char *) "true", NULL };
-        _cleanup_free_ char *said = output_of("/bin/true", argv, envp, false);
+        /* The shell allocates as it starts (true does not, and Scudo reads its options at the
+         * first allocation). */
+        char *argv[] = { (char *) "sh", (char *) "-c", (char *) ":", NULL };
+        _cleanup_free_ char *said = output_of("/bin/sh", argv, envp, false);
         return options_complaint(said);
 }
 
@@ -274,14 +276,27 @@ static const char *const config_complaints[] = {
         "<jemalloc>: Conf string ends with key",
         "mimalloc: warning: environment option",
         "mimalloc: error: ",
+        "Scudo WARNING: found ", /* "... 1 unrecognized flag(s):" and the flags on the next lines */
         NULL,
 };
 
 char *options_complaint(const char *stderr_text) {
         for (size_t i = 0; stderr_text && config_complaints[i]; i++) {
                 const char *hit = strstr(stderr_text, config_complaints[i]);
-                if (hit)
-                        return strndup(hit, strcspn(hit, "\n"));
+                if (!hit)
+                        continue;
+                /* A line that ends in ':' lists what it is about on the next, indented one:
+                 * Scudo's "found 1 unrecognized flag(s):" and "    bogus=1". */
+                size_t len = strcspn(hit, "\n");
+                const char *next = hit[len] ? hit + len + 1 : "";
+                size_t indent = strspn(next, " \t");
+                char *line = NULL;
+                if (len > 0 && hit[len - 1] == ':' && indent > 0 && next[indent] && next[indent] != '\n')
+                        return asprintf(&line, "%.*s %.*s", (int) len, hit,
+                                        (int) strcspn(next + indent, "\n"), next + indent) < 0
+                                       ? NULL
+                                       : line;
+                return strndup(hit, len);
         }
         return NULL;
 }

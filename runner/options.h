@@ -26,9 +26,10 @@ int options_unknown(const Allocator *a, char *const *env, char **ret_message, ch
  * cannot be asked. */
 bool options_tunable_known(const char *name);
 
-/* What the allocator says of its configuration when started with envp (a child of /bin/true: the
- * variant's environment, its LD_PRELOAD included), in its own words (options_complaint()), or
- * NULL: jemalloc checks MALLOC_CONF itself, as the program starts. */
+/* What the allocator says of its configuration when started with envp (a child of /bin/sh -c :,
+ * which allocates: the variant's environment, its LD_PRELOAD included), in its own words
+ * (options_complaint()), or NULL: jemalloc checks MALLOC_CONF itself as the program starts,
+ * Scudo SCUDO_OPTIONS at its first allocation. */
 char *options_rejected(char *const *envp);
 
 /* The first line of an allocator's stderr that complains about its configuration, in its own

@@ -13,3 +13,13 @@ for cell in "n=100000 width=8" "n=100000 width=64" "n=400000 width=8" "n=400000 
     expect_contains "$OUT" "$cell" "quickstart row"
 done
 expect_eq "$(q "SELECT count(*) FROM samples WHERE status = 'ok'")" $((4 * 4 * 3)) "quickstart samples"
+
+# The README shows the spec: the file itself, word for word (it went stale once: without
+# PYTHONMALLOC=malloc, which the file sets).
+python3 - "$(dirname "$0")/../../README.md" "$spec" <<'PY' || fail "README's copy of quickstart.yaml differs from the file"
+import sys
+readme, spec = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+start = readme.index("This is [configs/examples/quickstart.yaml]")
+start = readme.index("```yaml\n", start) + len("```yaml\n")
+sys.exit(0 if readme[start:readme.index("```", start)] == spec else 1)
+PY

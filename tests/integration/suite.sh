@@ -88,3 +88,7 @@ run_alloclab 0 suite larson --print-spec --threads 1,2 --allocators glibc,jemall
 expect_contains "$OUT" 'threads: ["1", "2"]' "the threads axis"
 expect_contains "$OUT" '"jemalloc": {preload: "jemalloc"}' "a variant per allocator"
 expect_eq "$(q 'SELECT count(*) FROM runs')" "$runs" "--print-spec runs nothing"
+# The python3 workload measures the allocators, not pymalloc (on 7fba13f it ranked them on a
+# program whose small objects never reached them, with a note on stderr only).
+run_alloclab 0 suite python3 --print-spec --threads 1 --allocators glibc
+expect_contains "$OUT" "PYTHONMALLOC: malloc" "python3 routes its objects to malloc"
