@@ -265,6 +265,24 @@ static int resolve_base(Store *store, const char *experiment, const MeasureOptio
         return EXIT_OK;
 }
 
+/* --compare-to latest against a database that does not exist: EXIT_NO_BASELINE, said, before the
+ * database is made (a mistyped --db must not read as a first run), unless
+ * --allow-missing-baseline makes it a first run. */
+static int baseline_database_exists(const MeasureOptions *o) {
+        if (!o->compare_to || strcmp(o->compare_to, "latest") != 0 || o->allow_missing_baseline)
+                return EXIT_OK;
+        _cleanup_free_ char *fallback = o->db_path ? NULL : store_default_path();
+        const char *path = o->db_path ? o->db_path : fallback;
+        if (!path || access(path, F_OK) == 0 || errno != ENOENT)
+                return EXIT_OK; /* whatever else is wrong, opening it says */
+        cli_error("run",
+                  "--compare-to latest: the database %s does not exist, so it holds no run to compare with; "
+                  "nothing was measured and nothing was created (check --db or ALLOCLAB_DB; a first run: "
+                  "--allow-missing-baseline)",
+                  path);
+        return EXIT_NO_BASELINE;
+}
+
 /* --compare-to with --relative: what compare_usable() refuses once both runs exist, refused
  * before anything is measured (a variant besides the baseline, and no blocked order). */
 static int relative_possible(Store *store, const Spec *spec, const MeasureOptions *o, int64_t base) {
@@ -469,6 +487,8 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
         cli_warn_own_layer(command, plan);
         cli_warn_foreign_settings(command, plan);
 
+        if ((e = baseline_database_exists(o)) != EXIT_OK)
+                return e;
         _cleanup_(store_freep) Store *store = NULL;
         e = cli_open_store(command, o->db_path, STORE_READ_WRITE, &store);
         if (e != EXIT_OK)

@@ -152,6 +152,11 @@ run_alloclab 8 run "$WORK/gate.yaml" --quiet --compare-to latest
 expect_contains "$ERR" "--compare-to latest: no finished run of gate in $DB to compare with; nothing was measured" \
     "a missing baseline fails"
 expect_eq "$(q "SELECT count(*) FROM runs")" "$runs_before" "nothing written for a missing baseline"
+# A database that does not exist (a mistyped --db) is said to be missing, and is not made (on
+# 7fba13f: "no finished run", an empty database created, and the hint to allow a first run).
+run_alloclab 8 run "$WORK/gate.yaml" --quiet --compare-to latest --db "$WORK/typo/results.db"
+expect_contains "$ERR" "the database $WORK/typo/results.db does not exist" "a missing database named"
+[[ ! -e "$WORK/typo" ]] || fail "a database was made for a gate that measured nothing"
 run_alloclab 2 run "$WORK/gate.yaml" --quiet --allow-missing-baseline
 expect_contains "$ERR" "--allow-missing-baseline is about --compare-to's run" "the option alone"
 echo 10 >"$WORK/cost"
