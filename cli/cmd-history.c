@@ -508,6 +508,15 @@ static int explain_no_match(Store *store, const HistoryQuery *q, const History *
                           joined(metrics, strv_length(metrics), list, sizeof(list)));
                 return EXIT_USAGE;
         }
+        bool known = !q->variant;
+        for (size_t v = 0; !known && v < rep->n_variants; v++)
+                known = strcmp(rep->variant_names[v], q->variant) == 0;
+        if (!known && rep->n_variants > 0) {
+                cli_error("history", "experiment %s has no variant '%s' (its latest run, %lld, has: %s)",
+                          q->experiment, q->variant, (long long) h->latest_run,
+                          joined(rep->variant_names, rep->n_variants, list, sizeof(list)));
+                return EXIT_USAGE;
+        }
         for (size_t c = 0; q->cells && c < rep->n_cells; c++)
                 if (label_has_all(rep->cell_labels[c], q->cells))
                         return EXIT_OK; /* there is such a cell, without measured samples */
@@ -592,13 +601,14 @@ int cmd_history(int argc, char **argv) {
         }
         if (r == -ENOENT) {
                 cli_error("history", "no finished run of experiment '%s' (see alloclab runs)", q.experiment);
-                return EXIT_ENVIRONMENT;
+                return EXIT_USAGE; /* the command line named it, as a run id that is not there */
         }
         if (r < 0) {
                 cli_error("history", "%s", r == -EIO ? store_error(store) : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
-        if (h->n_series == 0 && (q.metric || q.cells) && (e = explain_no_match(store, &q, h)) != EXIT_OK)
+        if (h->n_series == 0 && (q.metric || q.cells || q.variant) &&
+            (e = explain_no_match(store, &q, h)) != EXIT_OK)
                 return e;
         if (q.relative && h->n_series == 0) {
                 cli_error("history",

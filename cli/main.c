@@ -13,8 +13,8 @@
 
 static const Command commands[] = {
         { "run", cmd_run,
-          "SPEC [--db PATH] [--samples N] [--format F] [--quiet] [--compare-to latest|RUN] [--label T] "
-          "[--commit REV]",
+          "SPEC [--db PATH] [--samples N] [--format F] [--quiet] [--compare-to latest|RUN [--relative] "
+          "[--allow-missing-baseline]] [--label T] [--commit REV]",
           "run an experiment and store it (and gate it against an earlier run)" },
         { "quick", cmd_quick, "-a ALLOCATORS [--samples N] [--param N=V,..] [--prepare CMD] -- CMD [ARGS]",
           "measure a command under allocators without a spec file" },
@@ -27,16 +27,19 @@ static const Command commands[] = {
         { "report", cmd_report, "[RUN|latest] -o FILE [--compare RUN_B] [--history] [--db PATH]",
           "write a self-contained HTML report with plots" },
         { "history", cmd_history,
-          "EXPERIMENT [--cell NAME=VALUE ...] [--variant V] [--metric M] [--last N] [--format F]",
+          "EXPERIMENT [--cell NAME=VALUE ...] [--variant V] [--metric M] [--relative] [--last N] [--format "
+          "F]",
           "an experiment's medians over time, with regressions and improvements flagged" },
-        { "compare", cmd_compare, "RUN_A RUN_B [--db PATH] [--format F] [--fail-on regression]",
+        { "compare", cmd_compare, "RUN_A RUN_B [--db PATH] [--format F] [--fail-on regression] [--relative]",
           "compare two runs of an experiment, cell by cell, and say what differs between them" },
         { "fleet", cmd_fleet, "EXPERIMENT [--db PATH] [--format F]",
           "an experiment across hosts: each host's ratios, and on how many hosts each verdict holds" },
-        { "export", cmd_export, "[RUN|latest] --what samples|stats [--format F] | RUN... --bundle FILE",
-          "write a stored run's samples or statistics as CSV, JSON or Markdown" },
-        { "import", cmd_import, "FILE... [--db PATH] [--accept-host-change]",
-          "merge runs from bundles (export RUN... --bundle FILE) into the database" },
+        { "export", cmd_export,
+          "[RUN|latest] --what samples|stats|hyperfine [--format F] | RUN... --bundle FILE",
+          "write a stored run's samples or statistics (CSV, JSON, Markdown, hyperfine's JSON), or a "
+          "bundle" },
+        { "import", cmd_import, "FILE... [--db PATH] [--accept-host-change] [--experiment NAME]",
+          "merge runs from bundles, or import hyperfine's or pyperf's JSON, into the database" },
         { "allocators", cmd_allocators, "", "list the allocator catalog on this machine" },
         { "census", cmd_census, "[--preload A] [--json] -- CMD [ARGS...]",
           "which allocators serve and live in a process" },

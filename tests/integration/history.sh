@@ -59,8 +59,11 @@ expect_eq "$(awk -F, '$5 == 7 {print $12, $19}' <<<"$OUT")" " true" "csv: host_c
 run_alloclab 2 history trend --cell size
 expect_contains "$ERR" "NAME=VALUE" "bad cell filter"
 run_alloclab 2 history
-run_alloclab 4 history nosuch
-expect_contains "$ERR" "no finished run of experiment 'nosuch'" "unknown experiment"
+run_alloclab 2 history nosuch
+expect_contains "$ERR" "no finished run of experiment 'nosuch'" "unknown experiment (a usage error, as a run id; 4 on 7fba13f)"
+run_alloclab 2 history trend --variant nosuch
+expect_contains "$ERR" "experiment trend has no variant 'nosuch' (its latest run, 8, has: " \
+    "a variant that is not there, with those that are (on 7fba13f: 'no measured samples match', exit 0)"
 run_alloclab 2 history trend --cell size=9
 expect_contains "$ERR" "no cell of experiment trend matches the --cell filter (its latest run, 8, has the cells size=1, size=2)" \
     "a cell that is not there, with those that are (on a7caab1: 'no measured samples match', exit 0)"
