@@ -152,6 +152,7 @@ int render_report_json(FILE *f, const Report *rep) {
                         json_object_set_new(o, "noisy_samples",
                                             e->n_quiet_checked ? json_integer(e->n_noisy) : json_null());
                         json_object_set_new(o, "failed_samples", json_integer(e->n_failed));
+                        json_object_set_new(o, "failed_measured_samples", json_integer(e->n_failed_samples));
                         json_object_set_new(o, "first_failure", render_json_text(e->first_failure));
                         json_object_set_new(o, "excluded", render_json_text(e->excluded_reason));
                         json_object_set_new(results, rep->variant_names[v], o);

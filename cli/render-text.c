@@ -43,7 +43,9 @@ static char *grid_cell(const Report *rep, size_t c, size_t v) {
                 if (e->excluded_reason)
                         snprintf(mark, sizeof(mark), "%s", what);
                 else
-                        snprintf(mark, sizeof(mark), " !%lld %s", (long long) e->n_failed, what);
+                        snprintf(mark, sizeof(mark), " !%lld %s%s",
+                                 (long long) (e->n_failed_samples ? e->n_failed_samples : e->n_failed), what,
+                                 e->n_failed_samples ? "" : " (warmup)");
         }
         if (!value[0] && !mark[0])
                 snprintf(value, sizeof(value), "-");
@@ -550,8 +552,9 @@ static void print_failures(FILE *f, const Report *rep, const Notes *n) {
                 if (mismatched(base)) {
                         put_cell(f, n, rep->cell_labels[c]);
                         fprintf(f,
-                                " the output is not deterministic: %lld of the baseline %s's own samples "
-                                "failed (the first a mismatch with its reference run's output), so no "
+                                " the output is not deterministic: %lld of the baseline %s's own runs "
+                                "failed (smoke, warmup and samples; the first a mismatch with its reference "
+                                "run's output), so no "
                                 "variant's output can be checked against it; %s\n",
                                 (long long) base->n_failed, rep->variant_names[rep->baseline], remedy);
                         continue;

@@ -546,6 +546,7 @@ static int row_failure_count(Report *rep, sqlite3_stmt *st) {
                 return -EBADMSG;
         e->n_failed = sqlite3_column_int64(st, 2);
         e->first_failure = sql_text(st, 3);
+        e->n_failed_samples = sqlite3_column_int64(st, 4);
         return e->first_failure ? 0 : -ENOMEM;
 }
 
@@ -774,7 +775,7 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
                      " (SELECT s2.status || CASE WHEN s2.status = 'signal' THEN ' ' || s2.signal"
                      "   WHEN s2.status = 'exit' THEN ' ' || s2.exit_code ELSE '' END"
                      "  FROM samples s2 WHERE s2.cell_id = s.cell_id AND s2.variant_id = s.variant_id"
-                     "  AND s2.status <> 'ok' ORDER BY s2.id LIMIT 1)"
+                     "  AND s2.status <> 'ok' ORDER BY s2.id LIMIT 1), sum(s.phase = 'sample')"
                      " FROM samples s JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = "
                      "s.variant_id"
                      " WHERE s.run_id = ?1 AND s.status <> 'ok' GROUP BY s.cell_id, s.variant_id",

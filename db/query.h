@@ -42,11 +42,12 @@ typedef struct ReportStartup {
 typedef struct ReportEntry {
         bool has_stats;
         Stats stats;
-        int64_t n_failed;      /* failed samples of any phase */
-        char *first_failure;   /* "signal 11", "mismatch", ... of the first failed sample */
-        char *excluded_reason; /* or NULL */
-        double *values;        /* the measured samples of the primary metric, in round order */
-        int64_t *rounds;       /* the round of each value */
+        int64_t n_failed;         /* failed runs of any phase (smoke, warmup, sample) */
+        int64_t n_failed_samples; /* of them, measured samples */
+        char *first_failure;      /* "signal 11", "mismatch", ... of the first failed sample */
+        char *excluded_reason;    /* or NULL */
+        double *values;           /* the measured samples of the primary metric, in round order */
+        int64_t *rounds;          /* the round of each value */
         size_t n_values;
         bool has_median_ci;               /* measured values: the median's interval below */
         double median_lo, median_hi;      /* order-statistic 95% interval of the median */

@@ -52,7 +52,7 @@ samples: 3
 warmup: 0
 YAML
 run_alloclab 9 run "$WORK/random.yaml" --quiet
-expect_contains "$OUT" "[-] the output is not deterministic: 3 of the baseline glibc's own samples failed (the first a mismatch with its reference run's output), so no variant's output can be checked against it; verify a file" \
+expect_contains "$OUT" "[-] the output is not deterministic: 3 of the baseline glibc's own runs failed (smoke, warmup and samples; the first a mismatch with its reference run's output), so no variant's output can be checked against it; verify a file" \
     "a random output explained"
 [[ $OUT != *"twin: the output is not deterministic"* ]] || fail "said twice: $OUT"
 # From quick, the advice is what quick can do (it has no verify: key to set).
