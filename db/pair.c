@@ -244,24 +244,28 @@ static int spread_from_aa(Store *s, RunPair *p) {
 }
 
 /* The between-run spread that two runs' values are compared with: from the history of A's
- * experiment on A's host up to A, B left out (without one, the prior's alone); of the runs'
- * stored medians, or (relative) of the same within-run ratios that are compared, each run's
- * median of its rounds' ratios (history --relative). */
+ * experiment on A's host up to the older of the two runs, the newer left out (without one, the
+ * prior's alone): A against B and B against A are judged alike, as the older run against the
+ * newer, and a change in the newer run never counts as noise; of the runs' stored medians, or (relative) of
+ * the same within-run ratios that are compared, each run's median of its rounds' ratios (history
+ * --relative). */
 static int between_runs(Store *s, RunPair *p) {
         _cleanup_(history_freep) History *h = NULL;
+        int64_t older = p->a->run.id < p->b->run.id ? p->a->run.id : p->b->run.id,
+                newer = p->a->run.id < p->b->run.id ? p->b->run.id : p->a->run.id;
         HistoryQuery q = { .experiment = p->a->run.experiment,
                            .metric = p->a->run.metric,
                            /* Relative reads every sample of the runs: as many runs as a change
                             * point is judged against, which keeps compare under 20 ms on the
                             * 1,000,000 samples of bench/scale.sh (20 runs: 28 ms). */
                            .last = p->relative ? HISTORY_WINDOW : HISTORY_DEFAULT_RUNS,
-                           .until_run = p->a->run.id,
+                           .until_run = older,
                            .medians_only = !p->relative,
                            .relative = p->relative };
         int r = query_history(s, &q, &h);
         if (r == -ENOENT)
                 changepoint_pool_spread(0, 0, &p->spread.spread, &p->spread.df);
-        else if (r < 0 || (r = history_spread(h, p->a->run.hostname, p->b->run.id, &p->spread)) < 0)
+        else if (r < 0 || (r = history_spread(h, p->a->run.hostname, newer, &p->spread)) < 0)
                 return r;
         return p->spread.runs == 0 ? spread_from_aa(s, p) : 0;
 }

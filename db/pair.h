@@ -34,7 +34,7 @@ typedef struct RunPair {
          * the whole machine between the runs falls out; the baseline itself is not a change. */
         bool relative;
         const char *baseline; /* relative: the baseline variant's name (in a) */
-        HistorySpread spread; /* between runs of A's experiment on A's host, B left out */
+        HistorySpread spread; /* between runs of A's experiment on A's host up to the older run */
         double aa_floor;      /* > 0: without earlier runs, the spread came from run A's A/A noise
                                * floor (this half-width of its interval, as a fraction) */
         CompareRule rule;     /* A's min_effect, alpha and correction over the changes compared */

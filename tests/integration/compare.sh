@@ -200,6 +200,24 @@ expect_contains "$OUT" "$(q "SELECT max(id) FROM runs WHERE label = 'pr-7'") (pr
 run_alloclab 0 history gate --format json
 expect_contains "$OUT" '"label": "pr-7"' "the label in history's json"
 
+# A against B and B against A are judged alike: the between-run spread comes from the runs up to
+# the older of the two, never from the newer (on 7fba13f, `compare NEW OLD` counted the newer
+# run's change as noise: +-64.6% and "~" where `compare OLD NEW` said "slower").
+sed 's/^experiment: compare$/experiment: reverse/' "$WORK/spec.yaml" >"$WORK/reverse.yaml"
+echo 10 >"$WORK/cost"
+for _ in 1 2 3; do run_alloclab 0 run "$WORK/reverse.yaml" --quiet; done
+old=$(q "SELECT max(id) FROM runs")
+echo 30 >"$WORK/cost"
+run_alloclab 0 run "$WORK/reverse.yaml" --quiet
+new=$(q "SELECT max(id) FROM runs")
+echo 10 >"$WORK/cost"
+run_alloclab 0 compare "$old" "$new"
+forward=$OUT
+run_alloclab 0 compare "$new" "$old"
+expect_eq "$(grep -c ' higher$' <<<"$forward") $(grep -c ' lower$' <<<"$OUT")" "4 4" "both directions decided"
+expect_eq "$(grep -o 'moves from run to run by [^,]*' <<<"$OUT")" "$(grep -o 'moves from run to run by [^,]*' <<<"$forward")" \
+    "the same spread both ways"
+
 # A variant excluded in the new run has a status of its own, 9, unless the gate has one: a
 # regression beside it exits 6 (on 4f065eb both exited 1 or 6 alike, an exclusion as a crash).
 cat >"$WORK/excluded.yaml" <<YAML
