@@ -276,6 +276,11 @@ static void forest_plot(FILE *f, const Report *rep) {
 
 /* Per cell, median wall time against median peak RSS, the Pareto front filled and joined. */
 static void tradeoff_plots(FILE *f, const Report *rep) {
+        bool any = false;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                any |= rep->entries[i].has_tradeoff;
+        if (!any)
+                return; /* an import that measured no memory: no heading over nothing */
         fputs("<h2>Time and memory</h2>\n<p>Median wall time against median peak RSS per cell. Filled "
               "points are "
               "on the Pareto front: no other variant is at least as fast and as small.</p>\n",

@@ -661,7 +661,13 @@ static char *import_spec(const Import *im, const char *experiment) {
                 spec_text_scalar(f, im->variants[v].command); /* a template already */
                 fputs("}", f);
         }
-        fprintf(f, "\nsamples: %zu\nwarmup: 0\norder: blocked\nverify: none\nprobe: never\n", samples);
+        /* A spec has no order for what another tool ran one command after the other: blocked is
+         * the nearest, and the run itself records order sequential. */
+        fprintf(f,
+                "\nsamples: %zu\nwarmup: 0\n# imported: the commands ran one after the other (the run's "
+                "order: "
+                "sequential)\norder: blocked\nverify: none\nprobe: never\n",
+                samples);
         return memstream_text(f, &text);
 }
 

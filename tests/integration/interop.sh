@@ -85,6 +85,11 @@ expect_eq "$(q "SELECT group_concat(v.name || '=' || a.name || ':' || a.path, ' 
 expect_eq "$(q "SELECT group_concat(label, ' ') FROM cells WHERE run_id = $alloc_run ORDER BY position")" \
     "n=100 n=200" "the other parameter's cells"
 expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = $alloc_run AND status = 'ok'")" 16 "2 x 2 x 4 samples"
+# The stored spec says what the run says of its order, and the HTML report draws no time/memory
+# heading over nothing (on 7fba13f: "order: blocked" alone, and an empty "Time and memory").
+expect_contains "$(q "SELECT s.yaml FROM specs s JOIN runs r ON r.spec_id = s.id WHERE r.id = $alloc_run")" "the run's order: sequential" "the spec's order"
+run_alloclab 0 report "$alloc_run" --output "$WORK/import.html"
+! grep -q "Time and memory" "$WORK/import.html" || fail "a time/memory heading for an import without memory"
 run_alloclab 2 compare 1 "$alloc_run" --relative
 expect_contains "$ERR" "run 1 was measured in sequential order, without such rounds" "compare --relative refuses an import"
 # The same commands measured again and imported from another file: the runs compare (the file's
