@@ -175,9 +175,11 @@ static int read_hyperfine(const json_t *doc, Import *im, char **ret_why) {
         json_array_foreach(results, i, r) {
                 const char *command = json_string_value(json_object_get(r, "command"));
                 const json_t *times = json_object_get(r, "times");
-                if (!command || !json_is_array(times) || json_array_size(times) == 0)
-                        return message_fail(ret_why, -EINVAL, "result %zu has no command or no times",
-                                            i + 1);
+                if (!command)
+                        return message_fail(ret_why, -EINVAL, "results[%zu].command is not a string", i);
+                if (!json_is_array(times) || json_array_size(times) == 0)
+                        return message_fail(ret_why, -EINVAL, "results[%zu].times is not an array of times",
+                                            i);
                 size_t n = json_array_size(times);
                 Series *s = add_series(im, command, command, n);
                 if (!s)
@@ -187,6 +189,22 @@ static int read_hyperfine(const json_t *doc, Import *im, char **ret_why) {
                 int e = numbers(times, n, IMPORT_MAX_SECONDS, "seconds", s->times, where, ret_why);
                 if (e < 0)
                         return e;
+                for (size_t k = 0; k < n; k++)
+                        if (!(s->times[k] > 0))
+                                return message_fail(ret_why, -EINVAL,
+                                                    "%s[%zu] is 0: no command runs in no time at all", where,
+                                                    k);
+                /* The summaries are not read (times are), but a file that has impossible ones is
+                 * not what hyperfine wrote. */
+                static const char *const summaries[] = { "mean", "median", "min", "max" };
+                for (size_t k = 0; k < ELEMENTSOF(summaries); k++) {
+                        const json_t *v = json_object_get(r, summaries[k]);
+                        double x = json_is_number(v) ? json_number_value(v) : 1;
+                        if ((v && !json_is_number(v)) || !(x > 0 && x <= IMPORT_MAX_SECONDS))
+                                return message_fail(ret_why, -EINVAL,
+                                                    "results[%zu].%s is not a time from 0 to %g seconds", i,
+                                                    summaries[k], IMPORT_MAX_SECONDS);
+                }
                 const json_t *codes = json_object_get(r, "exit_codes");
                 for (size_t k = 0; json_is_array(codes) && k < n && k < json_array_size(codes); k++)
                         s->exit_codes[k] = (int) json_integer_value(json_array_get(codes, k));
@@ -282,11 +300,13 @@ static bool is_assignment(const char *word) {
         return eq && eq > word && name == (size_t) (eq - word) && !(word[0] >= '0' && word[0] <= '9');
 }
 
-/* Where a command's program starts: after its leading `env` and NAME=VALUE words (quoted as sh
- * quotes them). The value of an LD_PRELOAD among them, unquoted, into *ret_preload (or NULL). */
+/* Where a command's program starts: after its leading `env` (with its options: `-u NAME`, `-i`,
+ * ...) and NAME=VALUE words (quoted as sh quotes them). The value of an LD_PRELOAD among them,
+ * unquoted, into *ret_preload (or NULL). */
 static size_t environment_end(const char *command, char **ret_preload) {
         *ret_preload = NULL;
         size_t at = 0;
+        bool after_env = false, operand = false; /* operand: the word after env's -u, -C, -S */
         for (bool first = true;; first = false) {
                 at += strspn(command + at, " \t\n");
                 size_t start = at;
@@ -306,6 +326,14 @@ static size_t environment_end(const char *command, char **ret_preload) {
                 word[k] = 0;
                 bool env = first && strcmp(basename(word), "env") == 0;
                 bool assignment = is_assignment(word);
+                if (k > 0 && after_env && (operand || word[0] == '-')) {
+                        operand =
+                                !operand && (strcmp(word, "-u") == 0 || strcmp(word, "--unset") == 0 ||
+                                             strcmp(word, "-C") == 0 || strcmp(word, "--chdir") == 0 ||
+                                             strcmp(word, "-S") == 0 || strcmp(word, "--split-string") == 0);
+                        continue;
+                }
+                after_env |= env;
                 if (k == 0 || !(env || assignment))
                         return start;
                 if (assignment && strncmp(word, "LD_PRELOAD=", 11) == 0) {
@@ -565,6 +593,8 @@ static int name_variants(Import *im) {
                 /* Name characters only, no runs of '_', at most 40 of them: room for a suffix. */
                 size_t k = 0;
                 for (const char *p = words; *p && k < 40; p++) {
+                        if (k == 0 && *p == '-')
+                                continue; /* "-1": a name that reads as an option */
                         bool ok = spec_text_name_char(*p);
                         if (ok || (k > 0 && buf[k - 1] != '_'))
                                 buf[k++] = ok ? *p : '_';

@@ -174,10 +174,13 @@ expect_contains "$ERR" "broken.json:2:" "malformed JSON at its position"
 # nanoseconds), and a negative memory figure; named by their JSON path.
 for bad in 'times: [0.1, -0.5]|results[0].times[1] is -0.5, which is not from 0 to 86400 seconds' \
     'times: [1e308]|results[0].times[0] is 1e+308, which is not from 0 to 86400 seconds' \
-    'times: [0.1], "memory_usage_byte": [-4]|results[0].memory_usage_byte[0] is -4, which is not from 0 to'; do
+    'times: [0.1], "memory_usage_byte": [-4]|results[0].memory_usage_byte[0] is -4, which is not from 0 to' \
+    'times: [0.1, 0.0]|results[0].times[1] is 0: no command runs in no time at all' \
+    'times: [0.1], "mean": -1|results[0].mean is not a time from 0 to 86400 seconds' \
+    'times: null|results[0].times is not an array of times'; do
     printf '{"results": [{"command": "x", "exit_codes": [0, 0], %s}]}\n' "${bad%%|*}" | sed 's/times:/"times":/' >bad.json
     run_alloclab 3 import bad.json
-    expect_contains "$ERR" "${bad#*|}" "an impossible value"
+    expect_contains "$ERR" "${bad#*|}" "an impossible value (on 7fba13f, 0 and a mean of -1 were taken)"
 done
 printf '{"benchmarks": [{"metadata": {"name": "b", "unit": "second"}, "runs": [{"warmups": [[1, 0.1]]}, {"values": [0.1, "x"]}]}]}\n' >bad.json
 run_alloclab 3 import bad.json
@@ -196,3 +199,10 @@ hyperfine -N --runs 2 --export-json digits.json -L n 1,2 "$WORK/build-2/alloclab
     "$WORK/build-2/alloclab-workload exit 0" >/dev/null 2>&1 || fail "hyperfine in build-2"
 run_alloclab 0 import digits.json
 expect_contains "$OUT" "2 variants (vallocs: unknown, exit-0: unknown) in 2 cells of n" "a digit in the program's path"
+
+# env's options are env's, not the program: the allocator is still the one LD_PRELOAD names (on
+# 7fba13f: unknown, named "-u-FOO-libtcmalloc_minimal").
+hyperfine -N --runs 2 --export-json envopts.json "env -u FOO LD_PRELOAD=libtcmalloc_minimal.so.4 $WORKLOAD which" \
+    "env -u FOO $WORKLOAD which" >/dev/null 2>&1 || fail "hyperfine env -u"
+run_alloclab 0 import envopts.json
+expect_contains "$OUT" "2 variants (libtcmalloc_minimal: tcmalloc_minimal, alloclab-workload: unknown)" "env -u before LD_PRELOAD"
