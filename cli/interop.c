@@ -5,8 +5,9 @@
  * An import becomes an ordinary run: a spec is written for it (one variant per hyperfine command
  * or pyperf benchmark, each running its command, verify: none, probe: never), planned, and its
  * times go through the recorder's sink as the samples of that plan, with the statistics computed
- * as the runner computes them. The host is this machine's (neither tool records one), the
- * trigger is "import", and the run's message names the file.
+ * as the runner computes them. The host is the one pyperf's metadata names, else (hyperfine
+ * records none) this machine, said as such; the trigger is "import", and the run's message names
+ * the file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,6 +67,10 @@ typedef struct Import {
         char **cell_params; /* names of the parameters that make cells (strv); NULL: one cell */
         ImportVariant *variants;
         size_t n_variants;
+        /* The machine the file says it was measured on (pyperf's metadata), or none: hyperfine
+         * records none, and the run then names the importing machine as such. */
+        bool has_machine;
+        Host machine;
 } Import;
 
 /* Frees the variants, keeping their array (a layout that did not fit is tried again). */
@@ -92,6 +97,43 @@ static void import_done(Import *im) {
         strv_free(im->cell_params);
         drop_variants(im);
         free(im->variants);
+        if (im->has_machine)
+                host_done(&im->machine);
+}
+
+/* A text of pyperf's metadata, or "unknown". */
+static char *metadata_text(const json_t *meta, const char *key) {
+        const char *v = json_string_value(json_object_get(meta, key));
+        return strdup(v && *v ? v : "unknown");
+}
+
+/* The machine pyperf's metadata names (hostname, cpu_model_name, cpu_count, platform as
+ * "Linux-RELEASE-ARCH-with-glibcVERSION"): what the run records as its host, the rest unknown
+ * (not this machine's). Without a hostname there is none. */
+static int pyperf_machine(const json_t *meta, Import *im) {
+        const char *hostname = json_string_value(json_object_get(meta, "hostname"));
+        if (!hostname || !*hostname)
+                return 0;
+        Host *h = &im->machine;
+        const char *platform = json_string_value(json_object_get(meta, "platform"));
+        const char *linux_at = platform && strncmp(platform, "Linux-", 6) == 0 ? platform + 6 : NULL;
+        const char *with = platform ? strstr(platform, "-with-glibc") : NULL;
+        h->hostname = strdup(hostname);
+        h->cpu_model = metadata_text(meta, "cpu_model_name");
+        h->cpus = (unsigned) json_integer_value(json_object_get(meta, "cpu_count"));
+        h->kernel = linux_at ? strndup(linux_at, with && with > linux_at ? (size_t) (with - linux_at)
+                                                                         : strlen(linux_at))
+                             : strdup("unknown");
+        h->glibc = strdup(with ? with + strlen("-with-glibc") : "unknown");
+        h->thp = strdup("unknown");
+        bool ok = h->hostname && h->cpu_model && h->kernel && h->glibc && h->thp;
+        for (size_t i = 0; i < _HOST_FACT_MAX; i++)
+                ok &= (h->facts[i] = strdup("unknown")) != NULL;
+        im->has_machine = true;
+        if (!ok)
+                return -ENOMEM;
+        host_fingerprint(h);
+        return 0;
 }
 
 bool interop_is_json(const char *path) {
@@ -246,6 +288,9 @@ static int read_pyperf(const json_t *doc, Import *im, char **ret_why) {
         size_t i;
         const json_t *b;
         im->tool = "pyperf";
+        int r = pyperf_machine(common, im);
+        if (r < 0)
+                return r;
         json_array_foreach(benchmarks, i, b) {
                 const json_t *meta = json_object_get(b, "metadata");
                 const char *name = json_string_value(json_object_get(meta, "name"));
@@ -940,9 +985,10 @@ int interop_record(Store *store, InteropRun *run, int64_t *ret_run, bool *ret_kn
                 return EXIT_OK;
         }
         *ret_known = false;
-        Host host = {};
-        if (host_read(&host) < 0)
+        Host here = {};
+        if (!run->im.has_machine && host_read(&here) < 0)
                 return EXIT_ENVIRONMENT;
+        Host *host = run->im.has_machine ? &run->im.machine : &here;
         _cleanup_free_ char *label = NULL, *cpu = cpu_json(run);
         if (!cpu || asprintf(&label, "imported from %s", run->im.tool) < 0)
                 return EXIT_ENVIRONMENT;
@@ -953,8 +999,8 @@ int interop_record(Store *store, InteropRun *run, int64_t *ret_run, bool *ret_kn
                               .import_sha256 = run->im.sha256,
                               .import_cpu = cpu };
         _cleanup_(record_freep) Recorder *rec = NULL;
-        r = record_begin(store, run->plan, &host, &ctx, &rec);
-        host_done(&host);
+        r = record_begin(store, run->plan, host, &ctx, &rec);
+        host_done(&here);
         RunResult result = { .end = RUN_COMPLETED };
         if (r >= 0) {
                 RunSink sink = record_sink(rec);

@@ -129,7 +129,10 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         fprintf(f, "%s%s run %lld: %s, %s%s%s\n", bullet, rep->run.experiment, (long long) rep->run.id,
                 rep->run.status, rep->run.started_at, rep->run.ended_at ? " - " : "",
                 rep->run.ended_at ? rep->run.ended_at : "");
-        fprintf(f, "%shost %s: %s, %lld cpus, kernel %s, glibc %s, THP %s\n", bullet, rep->run.hostname,
+        /* hyperfine records no machine: its import's host is the one that imported it. */
+        bool imported_here = rep->run.label && strcmp(rep->run.label, "imported from hyperfine") == 0;
+        fprintf(f, "%shost %s%s: %s, %lld cpus, kernel %s, glibc %s, THP %s\n", bullet, rep->run.hostname,
+                imported_here ? " (where it was imported: hyperfine records no machine)" : "",
                 rep->cpu_model, (long long) rep->cpus, rep->kernel, rep->glibc, rep->thp);
         fprintf(f, "%suuid %s\n", bullet, rep->run.uuid);
         if (rep->run.label || rep->run.commit)

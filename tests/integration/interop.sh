@@ -136,7 +136,8 @@ expect_eq "$(q "SELECT e.name FROM runs r JOIN experiments e ON e.id = r.experim
 # pyperf's JSON layout version 1.0, as pyperf 2.x writes it (pyperf is not packaged in Debian 12
 # and nothing is downloaded here: its documented format, written by hand).
 cat >pyperf.json <<'JSON'
-{"version": "1.0", "metadata": {"unit": "second", "python_version": "3.11"},
+{"version": "1.0", "metadata": {"unit": "second", "python_version": "3.11", "hostname": "other-host",
+  "cpu_model_name": "AMD EPYC 7B13", "cpu_count": 64, "platform": "Linux-6.1.0-13-amd64-x86_64-with-glibc2.36"},
  "benchmarks": [
   {"metadata": {"name": "json_dumps", "loops": 8},
    "runs": [{"metadata": {}, "warmups": [[8, 0.5]], "values": [0.0102, 0.0101, 0.0103]},
@@ -151,6 +152,11 @@ expect_eq "$(q "SELECT group_concat(name, ' ') FROM (SELECT name FROM variants W
 run_alloclab 0 show 6
 expect_contains "$OUT" "json_loads" "pyperf run shown"
 expect_contains "$OUT" "1.97x slower" "its ratio"
+# The machine is the one pyperf's metadata names, not the importing one (on 7fba13f: this VM).
+expect_contains "$OUT" "host other-host: AMD EPYC 7B13, 64 cpus, kernel 6.1.0-13-amd64-x86_64, glibc 2.36, THP unknown" \
+    "pyperf's machine"
+run_alloclab 0 show 1
+expect_contains "$OUT" "(where it was imported: hyperfine records no machine)" "hyperfine's: said to be the importing one"
 
 # A native run with a parameter in hyperfine's layout: its parameters and cell.
 run_alloclab 0 quick -a glibc,jemalloc --param n=10,20 -r 2 -w 0 --quiet -- "$WORKLOAD" vallocs '{n}'
