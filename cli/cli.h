@@ -88,6 +88,15 @@ void cli_warn_powerless(const char *command, const Plan *plan);
  * the allocator under test never sees (options_own_layer(): CPython without PYTHONMALLOC=malloc). */
 void cli_warn_own_layer(const char *command, const Plan *plan);
 
+/* What `check` checks of a loaded spec on this machine, said as it says it: the plan (files
+ * found, not identified), settings of another allocator (warnings), and every variant whose
+ * allocator would ignore or reject its options. Returns EXIT_OK with *ret, or EXIT_ENVIRONMENT
+ * (said). run and the daemon meet the same at the smoke run; submit asks first. */
+int cli_check_plan(const char *command, const Spec *spec, Plan **ret);
+
+/* The part of it about a plan made: settings of another allocator, options ignored or rejected. */
+int cli_check_options(const char *command, const Plan *plan);
+
 /* Warns on stderr of a setting that configures another allocator than the one its variant
  * preloads (MALLOC_ARENA_MAX in jemalloc's env), or, in the experiment's env, one that no
  * variant preloads: catalog_reader(). */

@@ -340,6 +340,15 @@ int cmd_submit(int argc, char **argv) {
         _cleanup_(spec_freep) Spec *spec = NULL;
         if ((e = cli_load_spec("submit", spec_arg, &spec)) != EXIT_OK)
                 return e;
+        /* Allocator options as check judges them, where this user can plan the spec here; what
+         * only the daemon can judge (its cgroups, the submitter's files as the daemon opens
+         * them) it says itself. */
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        _cleanup_free_ char *probe = paths_probe(), *unused = NULL;
+        if (plan_new(spec, &(PlanOptions){ .caller_env = environ, .probe_path = probe, .check_only = true },
+                     &plan, &unused) >= 0 &&
+            (e = cli_check_options("submit", plan)) != EXIT_OK)
+                return e;
         /* The daemon refuses names with control characters, which root's queue would print. */
         if (!text_is_clean(spec_arg)) {
                 _cleanup_free_ char *shown = text_shown(spec_arg);

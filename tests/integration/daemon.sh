@@ -114,6 +114,13 @@ printf 'experiment: missing\ncommand: [no-such-program-for-alloclab]\nallocators
 run_alloclab 4 submit "$WORK/missing.yaml"
 expect_eq "$ERR" "alloclab submit: the daemon cannot run this spec: $WORK/missing.yaml:2:10: variant glibc: cannot run 'no-such-program-for-alloclab': No such file or directory" \
     "submit of a spec whose program is missing"
+# Allocator options as check judges them: refused at submission, where the spec writes them (on
+# 7fba13f the job was queued and its variant measured as config-rejected).
+printf 'experiment: opts\ncommand: [/bin/true]\nallocators:\n  glibc: {}\n  mi: {preload: mimalloc, env: {MIMALLOC_STATZ: "1"}}\n' >"$WORK/opts.yaml"
+jobs_before=$(q "SELECT count(*) FROM jobs")
+run_alloclab 4 submit "$WORK/opts.yaml"
+expect_contains "$ERR" "$WORK/opts.yaml:5:33: variant mi: MIMALLOC_STATZ is not an option of" "submit: an unknown option"
+expect_eq "$(q "SELECT count(*) FROM jobs")" "$jobs_before" "no job for it"
 expect_eq "$(q "SELECT count(*) FROM jobs")" 4 "no job for a missing program"
 
 # Cancel a running job.
