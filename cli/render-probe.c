@@ -174,6 +174,7 @@ void render_probe(FILE *f, json_t *probe) {
                 snprintf(threads, sizeof(threads), "%lld", (long long) json_integer_value(thread_count));
         fprintf(f, "\n  bytes requested %s, peak live %s requested (%s usable), threads %s%s\n", requested,
                 peak_requested, peak, threads,
-                json_is_true(json_object_get(probe, "exited")) ? ""
-                                                               : " (the process did not exit normally)");
+                json_is_true(json_object_get(probe, "exited"))
+                        ? ""
+                        : " (the process ended without running its exit handlers: _exit() or a signal)");
 }

@@ -81,3 +81,9 @@ for a in glibc jemalloc; do
     expect_eq "$(python3 -c 'import json, sys; c = json.load(sys.stdin)["counters"]
 print(c["peak_live_bytes"] >= c["peak_live_requested_bytes"] >= 20000)' <<<"$OUT")" True "$a: usable peak >= requested peak"
 done
+
+# A shell that ends with _exit() (dash) exited with status 0: said as what the probe saw, not as
+# an abnormal end (on 7fba13f: "the process did not exit normally").
+run_alloclab 0 census -- sh -c 'true; /bin/true'
+expect_contains "$OUT" "(the process ended without running its exit handlers: _exit() or a signal)" "an _exit()"
+[[ $OUT != *"did not exit normally"* ]] || fail "an exit status 0 called abnormal: $OUT"
