@@ -97,30 +97,30 @@ static void spawner_lost(void) {
         (void) waitpid(spawner.pid, NULL, WNOHANG);
 }
 
+/* Writes each string of v (NULL-terminated, or NULL) with its NUL into f; returns how many. */
+static uint32_t put_strings(FILE *f, char *const *v) {
+        uint32_t n = 0;
+        for (; v && v[n]; n++)
+                fwrite(v[n], 1, strlen(v[n]) + 1, f);
+        return n;
+}
+
 /* exe, cwd (if any), argv and envp, each NUL-terminated, in a memfd. Returns its fd or -errno. */
 static int request_strings(const SpawnRequest *req, SpawnWireRequest *w) {
         int fd = memfd_create("alloclab-spawn", MFD_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        FILE *f = fdopen(dup(fd), "w");
+        int copy = dup(fd);
+        FILE *f = copy >= 0 ? fdopen(copy, "w") : NULL;
         if (!f) {
+                if (copy >= 0)
+                        close(copy);
                 close(fd);
                 return -ENOMEM;
         }
-        fputs(req->exe, f);
-        fputc(0, f);
-        if (req->cwd) {
-                fputs(req->cwd, f);
-                fputc(0, f);
-        }
-        for (char *const *a = req->argv; *a; a++, w->n_argv++) {
-                fputs(*a, f);
-                fputc(0, f);
-        }
-        for (char *const *e = req->envp; e && *e; e++, w->n_envp++) {
-                fputs(*e, f);
-                fputc(0, f);
-        }
+        put_strings(f, (char *const[]){ (char *) req->exe, (char *) req->cwd, NULL });
+        w->n_argv = put_strings(f, req->argv);
+        w->n_envp = put_strings(f, req->envp);
         long size = ftell(f);
         if (fclose(f) != 0 || size <= 0) {
                 close(fd);
