@@ -9,8 +9,10 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "cli/render.h"
 #include "configs/catalog.h"
 #include "runner/allocator.h"
+#include "util/cleanup.h"
 
 static const char allocators_usage[] =
         "Usage: alloclab allocators [--format table|json]\n"
@@ -28,8 +30,9 @@ int cmd_allocators(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         json_auto_t *list = json_array();
-        if (!json)
-                printf("%-17s %-48s %-16s %s\n", "NAME", "PATH", "VERSION", "SHA256");
+        static const char *const columns[] = { "NAME", "PATH", "VERSION", "SHA256" };
+        json_auto_t *table =
+                render_table_new(columns, ELEMENTSOF(columns)); /* columns as wide as their values */
         for (const CatalogEntry *e = catalog_entries(); e->name; e++) {
                 Allocator a = {};
                 int r = allocator_resolve(e->name, &a);
@@ -44,17 +47,27 @@ int cmd_allocators(int argc, char **argv) {
                                                 r >= 0 && a.path ? json_string(a.path) : json_null(),
                                                 "version", r >= 0 ? json_string(a.version) : json_null(),
                                                 "sha256", r >= 0 ? json_string(a.sha256) : json_null()));
-                else if (r < 0)
-                        printf("%-17s not installed: apt-get install %s\n", e->name, e->package);
-                else
-                        printf("%-17s %-48s %-16s %s\n", e->name,
-                               a.path ? a.path : "(none: built into libc)", a.version, a.sha256);
+                else {
+                        _cleanup_free_ char *missing = NULL;
+                        if (r < 0 && asprintf(&missing, "not installed: apt-get install %s", e->package) < 0)
+                                return EXIT_ENVIRONMENT;
+                        json_t *row[] = {
+                                json_string(e->name),
+                                json_string(r < 0    ? missing
+                                            : a.path ? a.path
+                                                     : "(none: built into libc)"),
+                                json_string(r < 0 ? "-" : a.version),
+                                json_string(r < 0 ? "-" : a.sha256),
+                        };
+                        render_table_add_row(table, row, ELEMENTSOF(row));
+                }
                 allocator_done(&a);
         }
         if (json) {
                 if (json_dumpf(list, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
                         return EXIT_ENVIRONMENT;
                 fputc('\n', stdout);
-        }
+        } else if (!table || render_rows(stdout, FORMAT_TABLE, table) < 0)
+                return EXIT_ENVIRONMENT;
         return fflush(stdout) == 0 ? EXIT_OK : EXIT_ENVIRONMENT;
 }

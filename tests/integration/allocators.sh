@@ -87,3 +87,10 @@ YAML
 else
     skip_part "libclang-rt-14-dev is not installed (apt-get install libclang-rt-14-dev): no Scudo to preload"
 fi
+
+# The table's columns are as wide as their widest value: every digest starts in one column (on
+# 7fba13f the tbbmalloc and scudo rows, whose path or version is longer, pushed theirs right).
+run_alloclab 0 allocators
+expect_eq "$(python3 -c 'import re, sys
+print(len({m.start() for m in (re.search("[0-9a-f]{64}$", l) for l in sys.stdin.read().splitlines()[1:]) if m}))' <<<"$OUT")" 1 \
+    "aligned digests"
