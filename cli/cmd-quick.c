@@ -352,6 +352,36 @@ static char *quick_spec(const Quick *q) {
         return memstream_text(f, &text);
 }
 
+/* A `{NAME}` in word that names no --param but is close to one ("{rowz}" with --param rows):
+ * said with the suggestion, since quick keeps every other brace literal (awk, JSON, ${VAR} of a
+ * shell) and would run the typo as text. Returns EXIT_OK or EXIT_USAGE. */
+static int check_references(const char *word, char *const *params) {
+        const char *names[QUICK_MAX_PARAMS + 1] = {};
+        char keys[QUICK_MAX_PARAMS][64];
+        for (size_t i = 0; params && params[i] && i < QUICK_MAX_PARAMS; i++) {
+                snprintf(keys[i], sizeof(keys[i]), "%.*s", (int) strcspn(params[i], "="), params[i]);
+                names[i] = keys[i];
+        }
+        for (const char *p = strchr(word, '{'); p; p = strchr(p + 1, '{')) {
+                size_t n = strspn(p + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+                if (n == 0 || n >= 64 || p[1 + n] != '}' || (p > word && p[-1] == '$'))
+                        continue;
+                char name[64];
+                snprintf(name, sizeof(name), "%.*s", (int) n, p + 1);
+                if (strv_contains((char **) names, name))
+                        continue;
+                const char *close = schema_suggest(name, names);
+                if (close) {
+                        cli_error("quick",
+                                  "'{%s}' names no --param (did you mean '{%s}'?); a brace that names "
+                                  "nothing close to a --param stays literal",
+                                  name, close);
+                        return EXIT_USAGE;
+                }
+        }
+        return EXIT_OK;
+}
+
 int cmd_quick(int argc, char **argv) {
         if (cli_wants_help(argc, argv, quick_usage))
                 return EXIT_OK;
@@ -359,6 +389,14 @@ int cmd_quick(int argc, char **argv) {
         MeasureOptions m = { .format = FORMAT_TABLE };
         int e = parse_quick(argc, argv, &q, &m);
         if (e != EXIT_OK)
+                return e;
+        for (size_t i = 0; q.params && q.command[i]; i++)
+                if ((e = check_references(q.command[i], q.params)) != EXIT_OK)
+                        return e;
+        for (SpecHook h = 0; q.params && h < _SPEC_HOOK_MAX; h++)
+                if (q.hooks[h] && (e = check_references(q.hooks[h], q.params)) != EXIT_OK)
+                        return e;
+        if (q.params && q.input && (e = check_references(q.input, q.params)) != EXIT_OK)
                 return e;
         _cleanup_free_ char *text = quick_spec(&q);
         if (!text) {

@@ -116,3 +116,13 @@ expect_contains "$ERR" "nostdin.yaml:3:8: stdin: cannot read 'missing.txt': No s
 printf 'experiment: emptyhook\ncommand: [cat]\nprepare: []\nallocators: {glibc: {}}\n' >empty.yaml
 run_alloclab 3 check empty.yaml
 expect_contains "$ERR" "empty.yaml:3:10: prepare must not be empty" "an empty hook"
+
+# A {NAME} close to a --param but not one is a typo, said before anything runs (on 7fba13f it ran
+# as literal text and stored a run of failures); braces of shells, awk or JSON stay literal.
+runs_before=$(q "SELECT count(*) FROM runs")
+run_alloclab 2 quick -a glibc --param rows=1,2 -r 2 -w 0 --quiet -- sh -c 'echo {rowz}'
+expect_contains "$ERR" "'{rowz}' names no --param (did you mean '{rows}'?)" "a misspelt parameter"
+run_alloclab 2 quick -a glibc --param rows=1,2 -r 2 -w 0 --quiet --prepare 'echo {rowz}' -- "$WORKLOAD" which
+expect_contains "$ERR" "did you mean '{rows}'?" "in a hook too"
+expect_eq "$(q "SELECT count(*) FROM runs")" "$runs_before" "nothing run for a typo"
+run_alloclab 0 quick -a glibc --param rows=1,2 -r 2 -w 0 --quiet -- sh -c 'echo ${HOME} {rows} "{}" | wc -c'
