@@ -83,6 +83,29 @@ void cli_warn_foreign_settings(const char *command, const Plan *plan) {
         }
 }
 
+void cli_warn_script(const char *command, const Plan *plan) {
+        const PlanJob *job = plan_job(plan, 0, 0);
+        if (!job->exe || !job->argv || !job->argv[0] || strchr(job->argv[0], '/'))
+                return; /* a path the spec gave: what it is, the spec knows */
+        char head[256] = "";
+        _cleanup_close_ int fd = open(job->exe, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, head, sizeof(head) - 1) : -1;
+        if (n < 3 || head[0] != '#' || head[1] != '!')
+                return;
+        head[n] = 0;
+        head[strcspn(head, "\n")] = 0;
+        const char *interpreter = head + 2 + strspn(head + 2, " \t");
+        size_t word = strcspn(interpreter, " \t");
+        if (word >= 3 && strncmp(interpreter + word - 3, "env", 3) == 0 &&
+            interpreter[word]) /* #!/usr/bin/env bash */
+                interpreter += word + strspn(interpreter + word, " \t");
+        fprintf(stderr,
+                "alloclab %s: note: %s is %s, a script run by %.*s: the measured tree is that interpreter "
+                "and whatever the script starts (a version manager's shim is a shell script: give the "
+                "program's path, or pin PATH in the spec's env)\n",
+                command, job->argv[0], job->exe, (int) strcspn(interpreter, " \t"), interpreter);
+}
+
 void cli_warn_own_layer(const char *command, const Plan *plan) {
         size_t with = 0, first = SIZE_MAX;
         for (size_t v = 0; v < plan->n_variants; v++) {

@@ -88,6 +88,10 @@ void cli_warn_powerless(const char *command, const Plan *plan);
  * the allocator under test never sees (options_own_layer(): CPython without PYTHONMALLOC=malloc). */
 void cli_warn_own_layer(const char *command, const Plan *plan);
 
+/* Notes on stderr when the command's program, found in PATH by a bare name, is a script (#!): a
+ * pyenv or rbenv shim measures a shell and its children, not only the program it names. */
+void cli_warn_script(const char *command, const Plan *plan);
+
 /* What `check` checks of a loaded spec on this machine, said as it says it: the plan (files
  * found, not identified), settings of another allocator (warnings), and every variant whose
  * allocator would ignore or reject its options. Returns EXIT_OK with *ret, or EXIT_ENVIRONMENT

@@ -485,6 +485,7 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
         }
         cli_warn_powerless(command, plan);
         cli_warn_own_layer(command, plan);
+        cli_warn_script(command, plan);
         cli_warn_foreign_settings(command, plan);
 
         if ((e = baseline_database_exists(o)) != EXIT_OK)
@@ -636,6 +637,7 @@ int cmd_check(int argc, char **argv) {
                spec->experiment, plan->n_cells, plan->n_variants, plan->n_steps);
         cli_warn_powerless("check", plan);
         cli_warn_own_layer("check", plan);
+        cli_warn_script("check", plan);
         return EXIT_OK;
 }
 

@@ -126,3 +126,14 @@ run_alloclab 2 quick -a glibc --param rows=1,2 -r 2 -w 0 --quiet --prepare 'echo
 expect_contains "$ERR" "did you mean '{rows}'?" "in a hook too"
 expect_eq "$(q "SELECT count(*) FROM runs")" "$runs_before" "nothing run for a typo"
 run_alloclab 0 quick -a glibc --param rows=1,2 -r 2 -w 0 --quiet -- sh -c 'echo ${HOME} {rows} "{}" | wc -c'
+
+# A program found by a bare name that is a script (a pyenv shim) is said to be one: the measured
+# tree is its interpreter and what it starts (on 7fba13f only show --allocators revealed a
+# 32-process bash tree behind "python3"). A path the command gives is not remarked on.
+mkdir -p "$WORK/shims"
+printf '#!/usr/bin/env sh\nexec "%s" which\n' "$WORKLOAD" >"$WORK/shims/wrapped" && chmod +x "$WORK/shims/wrapped"
+PATH="$WORK/shims:$PATH" run_alloclab 0 quick -a glibc -r 2 -w 0 --quiet -- wrapped
+expect_contains "$ERR" "note: wrapped is $WORK/shims/wrapped, a script run by sh: the measured tree is that interpreter" \
+    "a script behind a bare name"
+run_alloclab 0 quick -a glibc -r 2 -w 0 --quiet -- "$WORK/shims/wrapped"
+[[ $ERR != *"a script run by"* ]] || fail "a note for a script the command names by its path: $ERR"
