@@ -61,7 +61,10 @@ typedef struct ImportVariant {
 
 typedef struct Import {
         const char *tool; /* "hyperfine" or "pyperf" */
-        char sha256[SHA256_HEX_SIZE];
+        /* Of the file's content: its JSON written again with sorted keys and no spaces, so that
+         * the same data re-indented or re-ordered is the same import. bytes_sha256, of the bytes
+         * as read, is what imports before 2026-12-02 stored. */
+        char sha256[SHA256_HEX_SIZE], bytes_sha256[SHA256_HEX_SIZE];
         Series *series;
         size_t n;
         char **cell_params; /* names of the parameters that make cells (strv); NULL: one cell */
@@ -890,7 +893,13 @@ int interop_read(const char *path, const char *experiment, InteropRun **ret) {
                           path);
                 return EXIT_SPEC;
         }
-        sha256_hex(bytes, size, im->sha256);
+        sha256_hex(bytes, size, im->bytes_sha256);
+        _cleanup_free_ char *canonical = json_dumps(doc, JSON_SORT_KEYS | JSON_COMPACT);
+        if (!canonical) {
+                cli_error("import", "out of memory");
+                return EXIT_ENVIRONMENT;
+        }
+        sha256_hex(canonical, strlen(canonical), im->sha256);
         _cleanup_free_ char *why = NULL;
         r = json_is_array(json_object_get(doc, "results"))      ? read_hyperfine(doc, im, &why)
             : json_is_array(json_object_get(doc, "benchmarks")) ? read_pyperf(doc, im, &why)
@@ -977,9 +986,11 @@ const char *interop_layout(const InteropRun *run, char *buf, size_t size) {
 int interop_record(Store *store, InteropRun *run, int64_t *ret_run, bool *ret_known) {
         int64_t known = 0;
         int r = query_imported_run(store, run->im.sha256, &known);
+        if (r == -ENOENT)
+                r = query_imported_run(store, run->im.bytes_sha256, &known);
         if (r < 0 && r != -ENOENT)
                 return cli_query_failed("import", store, 0, r);
-        if (r >= 0) { /* the same bytes again: nothing to add */
+        if (r >= 0) { /* the same content again: nothing to add */
                 *ret_run = known;
                 *ret_known = true;
                 return EXIT_OK;

@@ -49,7 +49,12 @@ PY
 # The same bytes again add nothing.
 runs=$(q 'SELECT count(*) FROM runs')
 run_alloclab 0 import hf.json
-expect_contains "$OUT" "hf.json: imported before as run 1 (the same bytes); nothing added" "a re-import"
+expect_contains "$OUT" "hf.json: imported before as run 1 (the same content); nothing added" "a re-import"
+# The same content written otherwise (indented, keys reordered) is the same import (on 7fba13f,
+# the bytes were hashed: re-indented JSON made a new run).
+python3 -c 'import json, sys; print(json.dumps(json.load(open("hf.json")), indent=7, sort_keys=True))' >hf-indented.json
+run_alloclab 0 import hf-indented.json
+expect_contains "$OUT" "hf-indented.json: imported before as run 1 (the same content); nothing added" "re-indented"
 expect_eq "$(q 'SELECT count(*) FROM runs')" "$runs" "a re-import adds no run"
 # Within-run ratios need rounds: an import has none.
 run_alloclab 2 history hyperfine-hf --relative
