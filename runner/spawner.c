@@ -271,26 +271,20 @@ static int read_strings(int fd, const SpawnWireRequest *req, ChildPlan *plan, ch
         if (buf[got - 1] != 0)
                 return -EBADMSG;
         /* exe, [cwd,] argv..., envp...: each string ends at its NUL. */
-        size_t want = 1 + (req->has_cwd ? 1 : 0) + req->n_argv + req->n_envp, n = 0;
-        char *strings[4] = {};
+        size_t head = req->has_cwd ? 2 : 1, want = head + req->n_argv + req->n_envp, n = 0;
+        char *heads[2] = {};
         for (char *at = buf; at < buf + got && n < want; at += strlen(at) + 1, n++) {
-                size_t i = n;
-                if (i == 0)
-                        strings[0] = at;
-                else if (req->has_cwd && i == 1)
-                        strings[1] = at;
-                else {
-                        i -= 1 + (req->has_cwd ? 1 : 0);
-                        if (i < req->n_argv)
-                                plan->argv[i] = at;
-                        else
-                                plan->envp[i - req->n_argv] = at;
-                }
+                if (n < head)
+                        heads[n] = at;
+                else if (n - head < req->n_argv)
+                        plan->argv[n - head] = at;
+                else
+                        plan->envp[n - head - req->n_argv] = at;
         }
         if (n != want)
                 return -EBADMSG;
-        plan->exe = strings[0];
-        plan->cwd = strings[1];
+        plan->exe = heads[0];
+        plan->cwd = heads[1];
         return 0;
 }
 
