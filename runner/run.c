@@ -276,28 +276,18 @@ static bool ignored(const Spec *spec, const char *program, bool started) {
 
 /* Whether program, executed without the probe, still took the variant's allocator a, seen from
  * the files: for glibc with LD_PRELOAD unset or empty (the probe's "(unset)"), else with the
- * variant's allocator first in LD_PRELOAD; and a program, found as execvp() would find it in the
- * job's PATH, that is dynamically linked and defines no malloc of its own (runner/preflight.h). */
+ * variant's allocator first in LD_PRELOAD; and a program, found as the plan finds a command (the
+ * job's PATH and cwd), that is dynamically linked and defines no malloc of its own
+ * (runner/preflight.h). */
 static bool unprobed_under_variant(const PlanJob *job, const Allocator *a, const char *program,
                                    const char *preload) {
         size_t first = strcspn(preload, ": ");
         bool unset = !preload[0] || strcmp(preload, "(unset)") == 0;
         if (a->path ? strlen(a->path) != first || strncmp(preload, a->path, first) != 0 : !unset)
                 return false;
-        _cleanup_free_ char *found = NULL;
-        const char *path = env_get(job->envp, "PATH");
-        if (strchr(program, '/'))
-                found = strdup(program);
-        for (const char *dir = path; !found && dir && *dir;) {
-                size_t len = strcspn(dir, ":");
-                _cleanup_free_ char *candidate = NULL;
-                if (asprintf(&candidate, "%.*s/%s", (int) len, dir, program) >= 0 &&
-                    access(candidate, X_OK) == 0)
-                        found = TAKE_PTR(candidate);
-                dir += len + (dir[len] == ':');
-        }
-        _cleanup_free_ char *reason = NULL;
-        return found && preflight_check(found, a->path, &reason) == 0;
+        _cleanup_free_ char *found = NULL, *full = NULL, *reason = NULL;
+        return plan_resolve_exe(program, job->envp, job->cwd, &found) >= 0 &&
+               plan_path_in(job->cwd, found, &full) >= 0 && preflight_check(full, a->path, &reason) == 0;
 }
 
 /* What an unprobed program ran under, as far as its LD_PRELOAD tells: the allocator its first
