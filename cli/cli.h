@@ -98,6 +98,9 @@ void cli_warn_script(const char *command, const Plan *plan);
  * (said). run and the daemon meet the same at the smoke run; submit asks first. */
 int cli_check_plan(const char *command, const Spec *spec, Plan **ret);
 
+/* The plan check makes (files found, not identified), without a word: plan_new()'s result. */
+int cli_plan_for_check(const Spec *spec, Plan **ret, char **ret_message);
+
 /* The part of it about a plan made: settings of another allocator, options ignored or rejected. */
 int cli_check_options(const char *command, const Plan *plan);
 

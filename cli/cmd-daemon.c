@@ -344,9 +344,8 @@ int cmd_submit(int argc, char **argv) {
          * only the daemon can judge (its cgroups, the submitter's files as the daemon opens
          * them) it says itself. */
         _cleanup_(plan_freep) Plan *plan = NULL;
-        _cleanup_free_ char *probe = paths_probe(), *unused = NULL;
-        if (plan_new(spec, &(PlanOptions){ .caller_env = environ, .probe_path = probe, .check_only = true },
-                     &plan, &unused) >= 0 &&
+        _cleanup_free_ char *unused = NULL;
+        if (cli_plan_for_check(spec, &plan, &unused) >= 0 &&
             (e = cli_check_options("submit", plan)) != EXIT_OK)
                 return e;
         /* The daemon refuses names with control characters, which root's queue would print. */

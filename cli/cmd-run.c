@@ -556,16 +556,20 @@ static void say_option_problem(const char *command, const Spec *spec, size_t v, 
                    inherited ? " is set in alloclab's environment)" : "");
 }
 
+int cli_plan_for_check(const Spec *spec, Plan **ret, char **ret_message) {
+        _cleanup_free_ char *probe = paths_probe();
+        return plan_new(spec,
+                        &(PlanOptions){ .caller_env = environ,
+                                        .seed = spec->has_seed ? spec->seed : 0,
+                                        .probe_path = probe,
+                                        .check_only = true },
+                        ret, ret_message);
+}
+
 int cli_check_plan(const char *command, const Spec *spec, Plan **ret) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_free_ char *message = NULL;
-        _cleanup_free_ char *probe = paths_probe();
-        int r = plan_new(spec,
-                         &(PlanOptions){ .caller_env = environ,
-                                         .seed = spec->has_seed ? spec->seed : 0,
-                                         .probe_path = probe,
-                                         .check_only = true },
-                         &plan, &message);
+        int r = cli_plan_for_check(spec, &plan, &message);
         if (r < 0) {
                 cli_plan_error(command, spec, message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
