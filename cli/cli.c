@@ -162,10 +162,14 @@ void cli_warn_powerless(const char *command, const Plan *plan) {
 
 void cli_plan_error(const char *command, const Spec *spec, const char *message) {
         size_t n = strlen(spec->path);
-        if (strncmp(message, spec->path, n) == 0 && message[n] == ':')
-                fprintf(stderr, "%s\n", message);
-        else
-                cli_error(command, "%s", message);
+        for (const char *line = message; *line;) { /* one problem per line */
+                int len = (int) strcspn(line, "\n");
+                if (strncmp(line, spec->path, n) == 0 && line[n] == ':')
+                        fprintf(stderr, "%.*s\n", len, line);
+                else
+                        cli_error(command, "%.*s", len, line);
+                line += len + (line[len] == '\n');
+        }
 }
 
 int cli_run_status(int64_t n_failures, int64_t n_excluded) {

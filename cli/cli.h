@@ -69,8 +69,8 @@ int cmd_schedules(int argc, char **argv);
 /* Prints "alloclab CMD: message" to stderr. */
 void cli_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A planning failure: a message that starts with the spec's FILE:LINE:COL is printed as the
- * spec's diagnostics are (bare, so editors jump to it); others as cli_error(). */
+/* A planning failure, one problem per line: a line that starts with the spec's FILE:LINE:COL is printed as
+ * the spec's diagnostics are (bare, so editors jump to it); others as cli_error(). */
 void cli_plan_error(const char *command, const Spec *spec, const char *message);
 
 /* A message about what spec writes at: "FILE:LINE:COL: " and the message on stderr, as a spec's

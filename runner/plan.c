@@ -150,41 +150,99 @@ static int probe_env(const Plan *p, size_t variant, char *const *caller_env, cha
         return 0;
 }
 
-/* Sets *ret_message (if wanted) to the message, prefixed with the spec's "FILE:LINE:COL: "
- * when `at` names where the spec says what failed, as the spec's own diagnostics are. Returns r. */
-static int vfail_at(char **ret_message, int r, const Spec *spec, SpecPosition at, const char *fmt,
-                    va_list ap) __attribute__((format(printf, 5, 0)));
-static int vfail_at(char **ret_message, int r, const Spec *spec, SpecPosition at, const char *fmt,
-                    va_list ap) {
-        if (!ret_message)
-                return r;
-        _cleanup_free_ char *raw = NULL, *text = NULL;
-        if (vasprintf(&raw, fmt, ap) < 0)
-                raw = NULL;
-        if (raw && at.line > 0 && asprintf(&text, "%s:%u:%u: %s", spec->path, at.line, at.column, raw) < 0)
-                text = NULL;
-        /* One line, whatever the paths and values in it hold. */
-        *ret_message = text_shown_as(text ? text : raw, 0);
-        return r;
-}
-
-static int fail_at(char **ret_message, int r, const Spec *spec, SpecPosition at, const char *fmt, ...)
-        __attribute__((format(printf, 5, 6)));
-static int fail_at(char **ret_message, int r, const Spec *spec, SpecPosition at, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        r = vfail_at(ret_message, r, spec, at, fmt, ap);
-        va_end(ap);
-        return r;
+/* The message as one line (whatever the paths and values in it hold), prefixed with the spec's
+ * "FILE:LINE:COL: " when `at` names where the spec says what failed, as the spec's own
+ * diagnostics are, and with "variant NAME: " when a variant (owner) sets it itself. NULL when out
+ * of memory. */
+static char *message_at(const Spec *spec, SpecPosition at, const SpecVariant *owner, const char *what) {
+        _cleanup_free_ char *text = NULL;
+        if (asprintf(&text, "%s%s%s%s", owner ? "variant " : "", owner ? owner->name : "", owner ? ": " : "",
+                     what) < 0)
+                return NULL;
+        if (at.line > 0) {
+                char *placed = NULL;
+                if (asprintf(&placed, "%s:%u:%u: %s", spec->path, at.line, at.column, text) < 0)
+                        return NULL;
+                free(text);
+                text = placed;
+        }
+        return text_shown_as(text, 0);
 }
 
 static int fail(char **ret_message, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char **ret_message, int r, const char *fmt, ...) {
+        _cleanup_free_ char *what = NULL;
         va_list ap;
         va_start(ap, fmt);
-        r = vfail_at(ret_message, r, NULL, (SpecPosition){}, fmt, ap);
+        int n = vasprintf(&what, fmt, ap);
         va_end(ap);
+        if (ret_message)
+                *ret_message = n < 0 ? NULL : message_at(NULL, (SpecPosition){}, NULL, what);
         return r;
+}
+
+/* What plan_new found wrong with the files a spec names, each problem once, so that a user
+ * fixes a spec in one pass. The first problem's error is the plan's. */
+#define PLAN_MAX_PROBLEMS 10
+typedef struct Problems {
+        char *text; /* one problem per line */
+        size_t n;
+        bool more; /* past PLAN_MAX_PROBLEMS */
+        int first;
+} Problems;
+
+/* Adds a problem, unless it is listed already; one with what a variant sets itself (owner) says
+ * "variant NAME: ", one with what the experiment sets for all is said once, not per variant.
+ * Returns 0, or -ENOMEM. */
+static int problem_at(Problems *pr, int r, const Spec *spec, SpecPosition at, const SpecVariant *owner,
+                      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static int problem_at(Problems *pr, int r, const Spec *spec, SpecPosition at, const SpecVariant *owner,
+                      const char *fmt, ...) {
+        _cleanup_free_ char *what = NULL, *m = NULL;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vasprintf(&what, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return -ENOMEM;
+        if (!(m = message_at(spec, at, owner, what)))
+                return -ENOMEM;
+        if (pr->n == 0)
+                pr->first = r;
+        size_t len = strlen(m);
+        for (const char *s = pr->text; s && (s = strstr(s, m)); s += len)
+                if ((s == pr->text || s[-1] == '\n') && (s[len] == '\n' || !s[len]))
+                        return 0;
+        if (pr->n >= PLAN_MAX_PROBLEMS) {
+                pr->more = true;
+                return 0;
+        }
+        char *joined = NULL;
+        if (asprintf(&joined, "%s%s%s", pr->text ? pr->text : "", pr->text ? "\n" : "", m) < 0)
+                return -ENOMEM;
+        free(pr->text);
+        pr->text = joined;
+        pr->n++;
+        return 0;
+}
+
+static void problems_done(Problems *pr) {
+        free(pr->text);
+}
+
+/* Hands the problems to the caller as plan_new's message; returns the first one's error. */
+static int problems_report(Problems *pr, char **ret_message) {
+        _cleanup_free_ char *text = TAKE_PTR(pr->text);
+        if (pr->more) {
+                char *more = NULL;
+                if (asprintf(&more, "%s\n(more problems not shown: fix these and check again)", text) < 0)
+                        return -ENOMEM;
+                free(text);
+                text = more;
+        }
+        if (ret_message)
+                *ret_message = TAKE_PTR(text);
+        return pr->first;
 }
 
 typedef struct CellVars {
@@ -288,7 +346,7 @@ static bool same_string(const char *a, const char *b) { /* NULL equals only NULL
 
 /* The job's hooks and stdin, once its environment and cwd are known. */
 static int prepare_hooks(const Spec *s, const CellVars *vars, const PlanOptions *o, PlanJob *job,
-                         char **ret_message) {
+                         Problems *pr) {
         const char *path = env_get(job->envp, "PATH");
         int r;
         for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++) {
@@ -302,9 +360,9 @@ static int prepare_hooks(const Spec *s, const CellVars *vars, const PlanOptions 
                            &hook->exe);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0)
-                        return fail_at(ret_message, r, s, s->hook_at[h], "%s: cannot run '%s': %s",
-                                       spec_hook_to_string(h), hook->argv[0], strerror(-r));
+                if (r < 0 && (r = problem_at(pr, r, s, s->hook_at[h], NULL, "%s: cannot run '%s': %s",
+                                             spec_hook_to_string(h), hook->argv[0], strerror(-r))) < 0)
+                        return r;
         }
         if (!s->stdin_path)
                 return 0;
@@ -320,13 +378,15 @@ static int prepare_hooks(const Spec *s, const CellVars *vars, const PlanOptions 
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return fail_at(ret_message, r, s, s->stdin_at, "stdin: cannot read '%s': %s", full,
-                               strerror(-r));
+                return problem_at(pr, r, s, s->stdin_at, NULL, "stdin: cannot read '%s': %s", full,
+                                  strerror(-r));
         return 0;
 }
 
+/* Prepares one job; what is wrong with the files it names goes to pr, and leaves the job
+ * unfinished. Returns 0, or -ENOMEM. */
 static int prepare_job(const Plan *p, size_t cell, size_t variant, const PlanOptions *o, PlanJob *job,
-                       char **ret_message) {
+                       Problems *pr) {
         char *const *caller_env = o->caller_env;
         const Spec *s = p->spec;
         const SpecVariant *v = &s->variants[variant];
@@ -364,12 +424,12 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, const PlanOpt
                 r = lookup(o, "directory", job->cwd, NULL, NULL, check_directory, job->cwd, NULL);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0)
-                        return fail_at(ret_message, -ENOENT, s, v->cwd_at, "variant %s: cwd '%s' %s",
-                                       v->name, job->cwd,
-                                       r == -ENOTDIR || r == -ENOENT ? "is not a directory"
-                                       : r == -EACCES ? "cannot be entered (permission denied)"
-                                                      : strerror(-r));
+                if (r < 0) /* nothing else of the job can be checked without it */
+                        return problem_at(pr, -ENOENT, s, v->cwd_at, v->cwd ? v : NULL, "cwd '%s' %s",
+                                          job->cwd,
+                                          r == -ENOTDIR || r == -ENOENT ? "is not a directory"
+                                          : r == -EACCES ? "cannot be entered (permission denied)"
+                                                         : strerror(-r));
         }
         r = env_build(caller_env, spec_env, variant_env,
                       v->forward_library ? NULL : p->allocators[variant].path, &job->envp);
@@ -397,10 +457,10 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, const PlanOpt
                               &job->exe);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0)
-                return fail_at(ret_message, r, s, v->command_at, "variant %s: cannot run '%s': %s", v->name,
-                               job->argv[0], strerror(-r));
-        return prepare_hooks(s, &vars, o, job, ret_message);
+        if (r < 0 && (r = problem_at(pr, r, s, v->command_at, v->command ? v : NULL, "cannot run '%s': %s",
+                                     job->argv[0], strerror(-r))) < 0)
+                return r;
+        return prepare_hooks(s, &vars, o, job, pr);
 }
 
 /* Every job's environment to one size, and every probed one to another (docs/spec.md). */
@@ -551,22 +611,22 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
         p->allocators = calloc(p->n_variants, sizeof(Allocator));
         if (!p->allocators)
                 return -ENOMEM;
+        _cleanup_(problems_done) Problems pr = {};
         for (size_t v = 0; v < p->n_variants; v++) {
                 const SpecVariant *sv = &spec->variants[v];
                 int r = allocator_resolve_as(sv->forward_library ? sv->forward_library : sv->preload,
                                              !o->check_only, o->memo, &p->allocators[v]);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0 && p->allocators[v].entry)
-                        return fail_at(ret_message, r, spec, sv->preload_at,
-                                       "variant %s: allocator %s is not installed: apt-get install %s",
-                                       sv->name, sv->preload, p->allocators[v].entry->package);
-                if (r < 0)
-                        return fail_at(
-                                ret_message, r, spec, sv->forward_library ? sv->forward_at : sv->preload_at,
-                                "variant %s: cannot %s %s: %s", sv->name,
-                                sv->forward_library ? "forward to" : "preload",
+                if (r < 0 && r != -ENOMEM && p->allocators[v].entry)
+                        r = problem_at(&pr, r, spec, sv->preload_at, sv,
+                                       "allocator %s is not installed: apt-get install %s", sv->preload,
+                                       p->allocators[v].entry->package);
+                else if (r < 0 && r != -ENOMEM)
+                        r = problem_at(
+                                &pr, r, spec, sv->forward_library ? sv->forward_at : sv->preload_at, sv,
+                                "cannot %s %s: %s", sv->forward_library ? "forward to" : "preload",
                                 sv->forward_library ? sv->forward_library : sv->preload, strerror(-r));
+                if (r < 0)
+                        return r;
         }
 
         p->jobs = calloc(p->n_cells * p->n_variants, sizeof(PlanJob));
@@ -579,26 +639,29 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
                          * several times faster so. */
                         if (o->check_only && c > 0 && !variant_varies(spec, v))
                                 continue;
-                        int r = prepare_job(p, c, v, o, &p->jobs[c * p->n_variants + v], ret_message);
+                        int r = prepare_job(p, c, v, o, &p->jobs[c * p->n_variants + v], &pr);
                         if (r < 0)
                                 return r;
                 }
-        int r = o->check_only ? 0 : pad_environments(p);
-        if (r < 0)
-                return r;
-        if (spec->calibrate) {
+        int r;
+        /* (Unless the first job's cwd is missing: the null workload runs there.) */
+        if (spec->calibrate && plan_job(p, 0, 0)->envp) {
                 static char *const null_workload[] = { (char *) "true", NULL };
                 const PlanJob *first = plan_job(p, 0, 0);
                 if (!(p->calibrate_argv =
                               strv_copy(spec->calibrate_command ? spec->calibrate_command : null_workload)))
                         return -ENOMEM;
                 r = plan_resolve_exe(p->calibrate_argv[0], first->envp, first->cwd, &p->calibrate_exe);
-                if (r == -ENOMEM)
-                        return r;
+                if (r < 0 && r != -ENOMEM)
+                        r = problem_at(&pr, r, NULL, (SpecPosition){}, NULL,
+                                       "calibrate: cannot run '%s': %s", p->calibrate_argv[0], strerror(-r));
                 if (r < 0)
-                        return fail(ret_message, r, "calibrate: cannot run '%s': %s", p->calibrate_argv[0],
-                                    strerror(-r));
+                        return r;
         }
+        if (pr.n > 0)
+                return problems_report(&pr, ret_message);
+        if (!o->check_only && (r = pad_environments(p)) < 0)
+                return r;
 
         r = build_steps(p);
         if (r == -E2BIG)

@@ -101,7 +101,9 @@ typedef struct PlanOptions {
 
 /*
  * Builds a plan. Returns 0; -ENOENT when an allocator, a command or the probe is missing,
- * -E2BIG past a PLAN_MAX_* limit, -ENOMEM; on failure *ret_message (if non-NULL) explains it.
+ * -E2BIG past a PLAN_MAX_* limit, -ENOMEM; on failure *ret_message (if non-NULL) explains it:
+ * every problem found with the allocators, programs, directories and files the spec names, one
+ * per line (the error returned is the first one's).
  */
 int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_message);
 

@@ -57,11 +57,35 @@ command: [no-such-program-for-alloclab]
 allocators: {glibc: {}}
 YAML
 run_alloclab 4 run "$WORK/missing.yaml"
-expect_eq "$ERR" "$WORK/missing.yaml:2:10: variant glibc: cannot run 'no-such-program-for-alloclab': No such file or directory" "missing program, at the key that names it"
+expect_eq "$ERR" "$WORK/missing.yaml:2:10: cannot run 'no-such-program-for-alloclab': No such file or directory" "missing program, at the key that names it"
 run_alloclab 4 check "$WORK/missing.yaml"
 expect_eq "$(q "SELECT count(*) FROM runs")" 1 "runs after a missing program"
 run_alloclab 3 check "$WORK/does-not-exist.yaml"
 expect_contains "$ERR" "No such file or directory" "missing spec file"
+
+# Every missing file of a spec is named at once, each once, where the spec names it: a user
+# fixes the spec in one pass. The experiment's command is one problem, not one per variant.
+cat >"$WORK/several.yaml" <<YAML
+experiment: several
+command: [no-such-program-for-alloclab, "{n}"]
+params: {n: [1, 2]}
+stdin: no-such-input.txt
+cleanup: [no-such-cleanup-for-alloclab]
+allocators:
+  glibc: {}
+  je: {preload: /no/such/libjemalloc.so.2}
+  own: {command: [no-such-own-program]}
+YAML
+for command in check run; do
+    run_alloclab 4 $command "$WORK/several.yaml"
+    expect_eq "$ERR" "$WORK/several.yaml:8:17: variant je: cannot preload /no/such/libjemalloc.so.2: No such file or directory
+$WORK/several.yaml:2:10: cannot run 'no-such-program-for-alloclab': No such file or directory
+$WORK/several.yaml:5:10: cleanup: cannot run 'no-such-cleanup-for-alloclab': No such file or directory
+$WORK/several.yaml:4:8: stdin: cannot read 'no-such-input.txt': No such file or directory
+$WORK/several.yaml:9:18: variant own: cannot run 'no-such-own-program': No such file or directory" \
+        "$command names every missing file of a spec once"
+done
+expect_eq "$(q "SELECT count(*) FROM runs")" 1 "runs after a spec with missing files"
 
 # A directory as the command is searchable (X_OK) but no program: check refuses it.
 mkdir "$WORK/a-directory"
@@ -71,4 +95,4 @@ command: ["$WORK/a-directory"]
 allocators: {glibc: {}}
 YAML
 run_alloclab 4 check "$WORK/dir.yaml"
-expect_eq "$ERR" "$WORK/dir.yaml:2:10: variant glibc: cannot run '$WORK/a-directory': Is a directory" "a directory as command"
+expect_eq "$ERR" "$WORK/dir.yaml:2:10: cannot run '$WORK/a-directory': Is a directory" "a directory as command"

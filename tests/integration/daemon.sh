@@ -112,7 +112,7 @@ expect_eq "$(q "SELECT count(*) FROM jobs")" 4 "no job for a bad spec"
 # A missing program is found at submission too, as `alloclab check` finds it.
 printf 'experiment: missing\ncommand: [no-such-program-for-alloclab]\nallocators: {glibc: {}}\n' >"$WORK/missing.yaml"
 run_alloclab 4 submit "$WORK/missing.yaml"
-expect_eq "$ERR" "alloclab submit: the daemon cannot run this spec: $WORK/missing.yaml:2:10: variant glibc: cannot run 'no-such-program-for-alloclab': No such file or directory" \
+expect_eq "$ERR" "alloclab submit: the daemon cannot run this spec: $WORK/missing.yaml:2:10: cannot run 'no-such-program-for-alloclab': No such file or directory" \
     "submit of a spec whose program is missing"
 # Allocator options as check judges them: refused at submission, where the spec writes them (on
 # 7fba13f the job was queued and its variant measured as config-rejected).

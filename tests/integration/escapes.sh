@@ -67,7 +67,7 @@ expect_contains "$OUT" '| p=\*a\* \_b\_ \~c\~ \`d\` \[e](f) |' "Markdown's synta
 # (it forged a line of diagnostics, or of compare's differences).
 printf 'experiment: e\ncommand: ["/nope\\nFORGED: all is well"]\nallocators: {glibc: {}}\n' >"$WORK/newline.yaml"
 run_alloclab 4 check "$WORK/newline.yaml"
-expect_eq "$ERR" "$WORK/newline.yaml:2:10: variant glibc: cannot run '/nope\x0aFORGED: all is well': No such file or directory" "a newline in a diagnostic"
+expect_eq "$ERR" "$WORK/newline.yaml:2:10: cannot run '/nope\x0aFORGED: all is well': No such file or directory" "a newline in a diagnostic"
 printf 'experiment: e\nbogus: "x\\ny"\ncommand: [/bin/true]\nallocators: {glibc: {}}\n' >"$WORK/newline.yaml"
 run_alloclab 3 check "$WORK/newline.yaml"
 expect_eq "$(wc -l <<<"$ERR")" 1 "one line for one problem: $ERR"

@@ -164,7 +164,7 @@ chmod 0644 "$WORK/user/closed.yaml"
 rc=0
 out=$(cd "$WORK/user" && as_nobody "$ALLOCLAB" submit closed.yaml 2>&1) || rc=$?
 expect_eq "$rc" 4 "submit of a spec whose cwd the submitter cannot enter: $out"
-expect_contains "$out" "closed.yaml:3:6: variant glibc: cwd '$WORK/closed' cannot be entered (permission denied)" \
+expect_contains "$out" "closed.yaml:3:6: cwd '$WORK/closed' cannot be entered (permission denied)" \
     "the refusal names the cwd"
 
 # A job whose variant fails its smoke run, waited for by a submitter who may not read the

@@ -102,4 +102,4 @@ expect_eq "$(q "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id JO
 # A cwd that does not exist is found before anything runs.
 sed -i "s|cwd: \"$WORK/cwd\"|cwd: \"$WORK/nowhere\"|" "$WORK/file.yaml"
 run_alloclab 4 run "$WORK/file.yaml" --quiet
-expect_eq "$ERR" "$WORK/file.yaml:3:6: variant a: cwd '$WORK/nowhere' is not a directory" "missing cwd, at the key that names it"
+expect_eq "$ERR" "$WORK/file.yaml:3:6: cwd '$WORK/nowhere' is not a directory" "missing cwd, at the key that names it"

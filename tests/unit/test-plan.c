@@ -172,9 +172,7 @@ static void test_missing_command(void **state) {
         assert_int_equal(plan_new(s, &(PlanOptions){ .caller_env = caller_env, .seed = 1 }, &p, &msg),
                          -ENOENT);
         assert_null(p);
-        assert_string_equal(
-                msg,
-                "p.yaml:2:10: variant glibc: cannot run 'no-such-program-xyz': No such file or directory");
+        assert_string_equal(msg, "p.yaml:2:10: cannot run 'no-such-program-xyz': No such file or directory");
 }
 
 /* A check prepares a variant's later cells only where the matrix changes its job: a program
@@ -233,6 +231,26 @@ static void test_missing_preload(void **state) {
                 "p.yaml:3:27: variant x: cannot preload /nonexistent/liba.so: No such file or directory");
 }
 
+/* A matrix that names a missing program in every cell lists the first ten, then says so. */
+static void test_problems_capped(void **state) {
+        (void) state;
+        _cleanup_(spec_freep) Spec *s = load("experiment: t\ncommand: [\"no-such-{n}\"]\n"
+                                             "params: {n: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}\n"
+                                             "allocators: {glibc: {}, other: {}}\nprobe: never\n");
+        Plan *p = NULL;
+        _cleanup_free_ char *msg = NULL;
+        assert_int_equal(
+                plan_new(s, &(PlanOptions){ .caller_env = caller_env, .check_only = true }, &p, &msg),
+                -ENOENT);
+        assert_null(p);
+        char expected[2048] = "";
+        for (int i = 1; i <= 10; i++)
+                snprintf(expected + strlen(expected), sizeof(expected) - strlen(expected),
+                         "p.yaml:2:10: cannot run 'no-such-%d': No such file or directory\n", i);
+        strcat(expected, "(more problems not shown: fix these and check again)");
+        assert_string_equal(msg, expected);
+}
+
 static void test_random_is_deterministic(void **state) {
         (void) state;
         uint64_t s1 = 7, s2 = 7;
@@ -244,15 +262,11 @@ static void test_random_is_deterministic(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_cells_and_jobs),
-                cmocka_unit_test(test_label_escapes_controls),
-                cmocka_unit_test(test_interleaved),
-                cmocka_unit_test(test_blocked),
-                cmocka_unit_test(test_randomized),
-                cmocka_unit_test(test_missing_command),
-                cmocka_unit_test(test_check_only_cells),
-                cmocka_unit_test(test_missing_preload),
-                cmocka_unit_test(test_random_is_deterministic),
+                cmocka_unit_test(test_cells_and_jobs),  cmocka_unit_test(test_label_escapes_controls),
+                cmocka_unit_test(test_interleaved),     cmocka_unit_test(test_blocked),
+                cmocka_unit_test(test_randomized),      cmocka_unit_test(test_missing_command),
+                cmocka_unit_test(test_problems_capped), cmocka_unit_test(test_check_only_cells),
+                cmocka_unit_test(test_missing_preload), cmocka_unit_test(test_random_is_deterministic),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
