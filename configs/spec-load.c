@@ -1091,17 +1091,8 @@ static int check_plan_size(Loader *l, const YamlNode *root) {
                         cells, per_cell, SPEC_MAX_PLAN_WORDS);
 }
 
-int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostics *d, Spec **ret) {
-        _cleanup_(spec_freep) Spec *s = calloc(1, sizeof(Spec));
-        if (!s)
-                return -ENOMEM;
-        if (!d->file && !(d->file = strdup(path)))
-                return -ENOMEM;
-        if (!(s->path = strdup(path)) || !(s->source = malloc(size + 1)))
-                return -ENOMEM;
-        memcpy(s->source, data, size);
-        s->source[size] = 0;
-        s->source_size = size;
+/* What a key left out means. */
+static void set_defaults(Spec *s) {
         s->samples = 7;
         s->warmup = 1;
         s->timeout_ns = SPEC_DEFAULT_TIMEOUT_NS;
@@ -1113,6 +1104,57 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         s->quiet = (SpecQuiet){ .enabled = true,
                                 .max_cpu_some_avg10 = SPEC_DEFAULT_QUIET_PSI,
                                 .max_load1 = -1 };
+}
+
+int spec_same_setting(const char *key, const YamlNode *a, const YamlNode *b) {
+        const Field *f = NULL;
+        for (size_t i = 0; i < ELEMENTSOF(spec_fields) && !f; i++)
+                if (strcmp(spec_fields[i].key, key) == 0)
+                        f = &spec_fields[i];
+        if (!f)
+                return 0;
+        const YamlNode *value[2] = { a, b };
+        _cleanup_(spec_freep) Spec *first = calloc(1, sizeof(Spec));
+        _cleanup_(spec_freep) Spec *second = calloc(1, sizeof(Spec));
+        Spec *parsed[2] = { first, second };
+        if (!first || !second)
+                return -ENOMEM;
+        SpecState st[2] = {};
+        int same = 1;
+        for (size_t i = 0; i < 2; i++) {
+                set_defaults(parsed[i]);
+                st[i].spec = parsed[i];
+                Diagnostics d = {};
+                Loader l = { .diag = &d, .userdata = &st[i] };
+                int r = value[i] && !yamltree_is_null(value[i])
+                                ? f->parse(&l, value[i], (char *) parsed[i] + f->offset)
+                                : 0;
+                diag_clear(&d);
+                if (r == -ENOMEM)
+                        same = r;
+                /* Not known: a value in error, one resolved later (a variant's name), or one kept
+                 * apart from the spec (a string: compared as written). */
+                else if (r < 0 || st[i].baseline || st[i].reference || st[i].n_templates > 0)
+                        same = same < 0 ? same : 0;
+                free(st[i].templates);
+        }
+        if (same == 1 && memcmp(parsed[0], parsed[1], sizeof(Spec)) != 0)
+                same = 0;
+        return same;
+}
+
+int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostics *d, Spec **ret) {
+        _cleanup_(spec_freep) Spec *s = calloc(1, sizeof(Spec));
+        if (!s)
+                return -ENOMEM;
+        if (!d->file && !(d->file = strdup(path)))
+                return -ENOMEM;
+        if (!(s->path = strdup(path)) || !(s->source = malloc(size + 1)))
+                return -ENOMEM;
+        memcpy(s->source, data, size);
+        s->source[size] = 0;
+        s->source_size = size;
+        set_defaults(s);
 
         /* UTF-16 (a Windows editor's "Unicode") is all NUL bytes to a reader of UTF-8: say so. */
         const unsigned char *b = (const unsigned char *) data;

@@ -7,6 +7,7 @@
 
 #include "configs/diag.h"
 #include "configs/schedule.h"
+#include "configs/yamltree.h"
 
 /*
  * The experiment spec: what to run, over which parameters, under which allocators, and how
@@ -239,6 +240,11 @@ const char *spec_correction_to_string(SpecCorrection c);
  * -ENOMEM.
  */
 int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostics *d, Spec **ret);
+
+/* Whether two values of a spec's top-level key (NULL: the key left out) mean the same, e.g.
+ * `warmup: 1` and no warmup, `timeout: 60s` and `timeout: 1m`: 1, 0 when they differ or that
+ * cannot be told (strings, names resolved later, values in error), -ENOMEM. */
+int spec_same_setting(const char *key, const YamlNode *a, const YamlNode *b);
 
 /* Same for a file. Returns -errno when the file cannot be read (nothing added to d), -EISDIR
  * when it is not a regular file. */

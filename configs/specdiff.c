@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "configs/spec.h"
 #include "configs/specdiff.h"
 #include "configs/yamltree.h"
 #include "util/cleanup.h"
@@ -93,6 +94,13 @@ static int compare_mappings(Diff *d, const char *path, const YamlNode *x, const 
                         _cleanup_free_ char *key = rendered(from->keys[i]), *sub = NULL;
                         if (!key || asprintf(&sub, "%s%s%s", path, *path ? "." : "", key) < 0)
                                 return -ENOMEM;
+                        /* A spec's setting written another way, or its default spelled out, is
+                         * the same setting. */
+                        if (!*path && (r = spec_same_setting(key, from->items[i], match)) != 0) {
+                                if (r < 0)
+                                        return r;
+                                continue;
+                        }
                         if (!match)
                                 r = add(d, sub, from->items[i], NULL, side ? d->name_b : d->name_a);
                         else

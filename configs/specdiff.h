@@ -7,8 +7,10 @@
  * What differs between two spec texts, key by key: "samples: 7 -> 10",
  * "allocators.jemalloc.env.MALLOC_CONF: narenas:2 -> narenas:4", "allocators.tbb: only in run 5
  * (...)".
- * Compares the YAML trees, so comments, quoting style and layout do not count; mappings by key,
- * lists item by item when their lengths agree, else as a whole.
+ * Compares the YAML trees, so comments, quoting style and layout do not count, nor a top-level
+ * setting's default spelled out or its value written another way (`timeout: 60s` and `1m`:
+ * spec_same_setting()); mappings by key, lists item by item when their lengths agree, else as a
+ * whole.
  */
 
 #define SPECDIFF_MAX_LINES 20 /* past this, one line says how many more */

@@ -363,3 +363,15 @@ run_alloclab 0 compare "$((scatter - 1))" "$scatter" --fail-on regression
 expect_contains "$OUT" "1.20x" "the medians' ratio"
 expect_contains "$OUT" "or by the two runs' own standard errors where they are larger" "the rule, said"
 expect_contains "$OUT" "no regression" "a scattered run is not a regression by the calm runs' spread"
+
+# A spec that spells out a default or writes a value another way is the same spec: comparable, no
+# "spec" line (on ab58ed7: "spec warmup: only in run N (1)" and NOT COMPARABLE).
+echo 10 >"$WORK/cost"
+run_alloclab 0 run "$WORK/spec.yaml" --quiet
+plain=$(q "SELECT max(id) FROM runs")
+{ cat "$WORK/spec.yaml"; printf 'warmup: 1\norder: interleaved\ntimeout: 10m\nalpha: 1e-2\n'; } >"$WORK/spelled.yaml"
+run_alloclab 0 run "$WORK/spelled.yaml" --quiet
+run_alloclab 0 compare "$plain" "$((plain + 1))"
+expect_contains "$OUT" "comparable: same host fingerprint, allocator files, spec, cells and variants" \
+    "defaults spelled out: the same spec"
+[[ $OUT != *"spec warmup"* && $OUT != *"NOT COMPARABLE"* ]] || fail "a default spelled out counted as a change: $OUT"

@@ -54,6 +54,29 @@ static void test_changes(void **state) {
         free(d);
 }
 
+/* Settings compared by what they mean: a default spelled out, or a value written another way, is
+ * no difference; a different value, a variant's name or a string still is. */
+static void test_effective_values(void **state) {
+        (void) state;
+        char *d = diff("experiment: x\ncommand: [a]\nallocators: {glibc: {}}\n",
+                       "experiment: x\ncommand: [a]\nallocators: {glibc: {}}\nwarmup: 1\nsamples: 7\n"
+                       "order: interleaved\ntimeout: 10m\n");
+        assert_string_equal(d, "");
+        free(d);
+        d = diff("experiment: x\ntimeout: 1m\nalpha: 0.05\n",
+                 "experiment: x\ntimeout: 60000ms\nalpha: 5e-2\n");
+        assert_string_equal(d, "");
+        free(d);
+        d = diff("experiment: x\nwarmup: 1\nsamples: auto\nbaseline: a\ndescription: d\n",
+                 "experiment: x\nwarmup: 2\nsamples: {min: 5, max: 30}\nbaseline: b\n"
+                 "quiet: {max_cpu_some_avg10: 10}\n");
+        assert_string_equal(d, "warmup: 1 -> 2\nsamples: auto -> {min: 5, max: 30}\nbaseline: a -> b\n"
+                               "description: only in run 1 (d)\n"
+                               /* a quiet mapping waits (max_wait 10s), the default never does */
+                               "quiet: only in run 2 ({max_cpu_some_avg10: 10})\n");
+        free(d);
+}
+
 static void test_cap(void **state) {
         (void) state;
         char a[4096] = "", b[4096] = "";
@@ -72,6 +95,7 @@ static void test_cap(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_changes),
+                cmocka_unit_test(test_effective_values),
                 cmocka_unit_test(test_cap),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
