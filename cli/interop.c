@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -74,6 +75,9 @@ typedef struct Import {
          * records none, and the run then names the importing machine as such. */
         bool has_machine;
         Host machine;
+        /* When the samples were measured, as the file says (pyperf's runs' date and duration:
+         * the measuring machine's local time, for pyperf records no zone), or "": not said. */
+        char measured_from[32], measured_to[32];
 } Import;
 
 /* Frees the variants, keeping their array (a layout that did not fit is tried again). */
@@ -283,6 +287,34 @@ static int read_hyperfine(const json_t *doc, Import *im, char **ret_why) {
         return 0;
 }
 
+/* pyperf's "date" of a run, "2020-10-13 10:14:44.091061" (the measuring machine's local time),
+ * as seconds of a clock without a zone (for earlier, later and + duration only); NAN if absent. */
+static double pyperf_date(const json_t *run_meta) {
+        const char *date = json_string_value(json_object_get(run_meta, "date"));
+        struct tm tm = {};
+        double second;
+        char sep;
+        if (!date ||
+            sscanf(date, "%4d-%2d-%2d%c%2d:%2d:%lf", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &sep, &tm.tm_hour,
+                   &tm.tm_min, &second) != 7 ||
+            (sep != ' ' && sep != 'T') || !(second >= 0 && second < 61))
+                return NAN;
+        tm.tm_year -= 1900;
+        tm.tm_mon -= 1;
+        time_t t = timegm(&tm);
+        return t == (time_t) -1 ? NAN : (double) t + second;
+}
+
+/* "2020-10-13T10:14:44.091": ISO 8601 local time, without a zone (none was recorded). */
+static void format_local_time(double t, char buf[static 32]) {
+        time_t whole = (time_t) floor(t);
+        struct tm tm;
+        if (!gmtime_r(&whole, &tm) || strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+                buf[0] = 0;
+        else
+                snprintf(buf + strlen(buf), 32 - strlen(buf), ".%03d", (int) ((t - floor(t)) * 1000));
+}
+
 /* pyperf's JSON: {"benchmarks": [{"metadata": {"name"}, "runs": [{"values": [...]}]}],
  * "metadata": {...}}; every value of every run is a sample (warm-ups are left out). */
 static int read_pyperf(const json_t *doc, Import *im, char **ret_why) {
@@ -294,6 +326,7 @@ static int read_pyperf(const json_t *doc, Import *im, char **ret_why) {
         int r = pyperf_machine(common, im);
         if (r < 0)
                 return r;
+        double first = INFINITY, last = -INFINITY; /* of the runs' dates, and date + duration */
         json_array_foreach(benchmarks, i, b) {
                 const json_t *meta = json_object_get(b, "metadata");
                 const char *name = json_string_value(json_object_get(meta, "name"));
@@ -318,7 +351,16 @@ static int read_pyperf(const json_t *doc, Import *im, char **ret_why) {
                         return -ENOMEM;
                 size_t at = 0;
                 json_array_foreach(runs, k, run) {
-                        const json_t *values = json_object_get(run, "values");
+                        const json_t *values = json_object_get(run, "values"),
+                                     *run_meta = json_object_get(run, "metadata");
+                        double date = pyperf_date(run_meta),
+                               duration = json_number_value(json_object_get(run_meta, "duration"));
+                        if (isfinite(date)) {
+                                first = fmin(first, date);
+                                last = fmax(last,
+                                            date + (duration > 0 && duration < IMPORT_MAX_SECONDS ? duration
+                                                                                                  : 0));
+                        }
                         if (!values)
                                 continue; /* a run of warm-ups only (pyperf's calibration) */
                         char where[96];
@@ -329,6 +371,10 @@ static int read_pyperf(const json_t *doc, Import *im, char **ret_why) {
                                 return e;
                         at += json_array_size(values);
                 }
+        }
+        if (isfinite(first)) {
+                format_local_time(first, im->measured_from);
+                format_local_time(last, im->measured_to);
         }
         return 0;
 }
@@ -1008,7 +1054,9 @@ int interop_record(Store *store, InteropRun *run, int64_t *ret_run, bool *ret_kn
                               .label = label,
                               .order = "sequential",
                               .import_sha256 = run->im.sha256,
-                              .import_cpu = cpu };
+                              .import_cpu = cpu,
+                              .started_at = *run->im.measured_from ? run->im.measured_from : NULL,
+                              .ended_at = *run->im.measured_to ? run->im.measured_to : NULL };
         _cleanup_(record_freep) Recorder *rec = NULL;
         r = record_begin(store, run->plan, host, &ctx, &rec);
         host_done(&here);
@@ -1017,14 +1065,20 @@ int interop_record(Store *store, InteropRun *run, int64_t *ret_run, bool *ret_kn
                 RunSink sink = record_sink(rec);
                 r = replay(run->plan, &run->im, &sink, &result);
                 _cleanup_free_ char *note = NULL;
-                if (asprintf(&note,
-                             "imported from %s's JSON %s: each command's samples were taken after the "
-                             "other's%s",
-                             run->im.tool, run->path,
-                             strcmp(cpu, "[]") != 0
-                                     ? "; hyperfine's mean user and system CPU time per command are kept "
-                                       "(alloclab export RUN --what hyperfine)"
-                                     : "") < 0)
+                if (asprintf(
+                            &note,
+                            "imported from %s's JSON %s: each command's samples were taken after the "
+                            "other's%s%s",
+                            run->im.tool, run->path,
+                            *run->im.measured_from
+                                    ? "; started and ended as pyperf's runs say, in the measuring machine's "
+                                      "local time (pyperf records no time zone)"
+                                    : "; started and ended when imported (the file does not say when it was "
+                                      "measured)",
+                            strcmp(cpu, "[]") != 0
+                                    ? "; hyperfine's mean user and system CPU time per command are kept "
+                                      "(alloclab export RUN --what hyperfine)"
+                                    : "") < 0)
                         note = NULL;
                 int q = record_finish(rec, &result, r, note);
                 r = r < 0 ? r : q;

@@ -39,6 +39,7 @@ struct Recorder {
         sqlite3_stmt *insert_stats;
         sqlite3_stmt *insert_probe;
         sqlite3_stmt *insert_calibration;
+        char *ended_at; /* RecordContext.ended_at, or NULL */
 };
 
 Recorder *record_free(Recorder *r) {
@@ -52,6 +53,7 @@ Recorder *record_free(Recorder *r) {
         sqlite3_finalize(r->insert_calibration);
         free(r->cell_ids);
         free(r->variant_ids);
+        free(r->ended_at);
         free(r);
         return NULL;
 }
@@ -185,6 +187,11 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
         if (r >= 0 && ctx->import_sha256)
                 r = sql_exec1(db, NULL, "UPDATE runs SET import_sha256 = ?, import_cpu = ? WHERE id = ?",
                               "tti", ctx->import_sha256, ctx->import_cpu, rec->run_id);
+        if (r >= 0 && ctx->started_at)
+                r = sql_exec1(db, NULL, "UPDATE runs SET started_at = ? WHERE id = ?", "ti", ctx->started_at,
+                              rec->run_id);
+        if (r >= 0 && ctx->ended_at && !(rec->ended_at = strdup(ctx->ended_at)))
+                r = -ENOMEM;
         if (r >= 0 && p->samples_auto)
                 r = sql_exec1(db, NULL, "UPDATE runs SET samples_min = ? WHERE id = ?", "ii",
                               (int64_t) run_auto_min_rounds(p), rec->run_id);
@@ -531,10 +538,11 @@ int record_finish(Recorder *rec, const RunResult *result, int error, const char 
         int r = sql_begin(db);
         if (r < 0)
                 return r;
-        r = sql_exec1(db, NULL,
-                      "UPDATE runs SET status = ?, ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),"
-                      " message = ? WHERE id = ?",
-                      "tti", status, message, rec->run_id);
+        r = sql_exec1(
+                db, NULL,
+                "UPDATE runs SET status = ?,"
+                " ended_at = coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), message = ? WHERE id = ?",
+                "ttti", status, rec->ended_at, message, rec->run_id);
         r = sql_commit(db, r);
         if (r >= 0)
                 store_checkpoint(rec->store);

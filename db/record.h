@@ -31,6 +31,9 @@ typedef struct RecordContext {
         const char *order;
         /* An import: the sha256 of the file and its CPU times (runs.import_cpu), or NULL. */
         const char *import_sha256, *import_cpu;
+        /* When the run was measured, as the other tool recorded it (an import), or NULL: when it
+         * is recorded. */
+        const char *started_at, *ended_at;
 } RecordContext;
 
 /* Creates the run (status 'running'). Returns 0 or -EIO/-ENOMEM. */

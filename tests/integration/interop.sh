@@ -217,3 +217,26 @@ hyperfine -N --runs 2 --export-json envopts.json "env -u FOO LD_PRELOAD=libtcmal
     "env -u FOO $WORKLOAD which" >/dev/null 2>&1 || fail "hyperfine env -u"
 run_alloclab 0 import envopts.json
 expect_contains "$OUT" "2 variants (libtcmalloc_minimal: tcmalloc_minimal, alloclab-workload: unknown)" "env -u before LD_PRELOAD"
+
+# A run is dated when it was measured: pyperf's runs' date (the first) and date + duration (the
+# last), in the measuring machine's local time, said to be so; a hyperfine file, which says
+# nothing of when, is dated at its import, said too (on ab58ed7: both at the import time, unsaid).
+cat >dated.json <<'JSON'
+{"version": "1.0", "metadata": {"unit": "second", "hostname": "dated-host"},
+ "benchmarks": [
+  {"metadata": {"name": "a"},
+   "runs": [{"metadata": {"date": "2020-10-13 10:14:44.091061", "duration": 0.75}, "warmups": [[8, 0.5]]},
+            {"metadata": {"date": "2020-10-13 10:14:45.5", "duration": 0.6}, "values": [0.0100, 0.0104]}]},
+  {"metadata": {"name": "b"},
+   "runs": [{"metadata": {"date": "2020-10-13 10:14:47", "duration": 1.25}, "values": [0.0201, 0.0199]}]}]}
+JSON
+run_alloclab 0 import dated.json
+dated=$(q "SELECT max(id) FROM runs")
+expect_eq "$(q "SELECT started_at || ' ' || ended_at FROM runs WHERE id = $dated")" \
+    "2020-10-13T10:14:44.091 2020-10-13T10:14:48.250" "a pyperf run dated by its runs"
+run_alloclab 0 show "$dated"
+expect_contains "$OUT" "done, 2020-10-13T10:14:44.091 - 2020-10-13T10:14:48.250" "the dates shown"
+expect_contains "$OUT" "in the measuring machine's local time (pyperf records no time zone)" "their zone said"
+run_alloclab 0 show 1
+expect_contains "$OUT" "started and ended when imported (the file does not say when it was measured)" \
+    "a hyperfine import's date said to be the import's"
