@@ -36,7 +36,8 @@ static const char compare_usage[] =
         "On a shared machine, gate this way, with the reference configuration in both runs.\n"
         "\n"
         "--fail-on regression (a CI gate): the exit status is 6 when run B is significantly worse\n"
-        "than run A somewhere (slower, or a higher value of the metric) by at least run A's\n"
+        "than run A somewhere (slower, a higher value of the metric, or a lower one where the\n"
+        "spec says more is better: metrics: {NAME: {better: higher}}) by at least run A's\n"
         "min_effect, 7 when the runs are not comparable, else 0. --format markdown suits a pull\n"
         "request comment.\n"
         "\n"
@@ -130,11 +131,11 @@ static json_t *display_table(const RunPair *p, const json_t *changes) {
                 if (json_is_real(ma) && p->relative)
                         snprintf(va, sizeof(va), "%.3fx", json_real_value(ma));
                 else if (json_is_real(ma))
-                        render_value(p->a->run.metric, json_real_value(ma), va, sizeof(va));
+                        render_run_value(&p->a->run, json_real_value(ma), va, sizeof(va));
                 if (json_is_real(mb) && p->relative)
                         snprintf(vb, sizeof(vb), "%.3fx", json_real_value(mb));
                 else if (json_is_real(mb))
-                        render_value(p->a->run.metric, json_real_value(mb), vb, sizeof(vb));
+                        render_run_value(&p->a->run, json_real_value(mb), vb, sizeof(vb));
                 if (json_is_real(json_object_get(row, "ratio")))
                         snprintf(change, sizeof(change), "%.2fx [%.2f, %.2f] %s",
                                  json_real_value(json_object_get(row, "ratio")),
@@ -163,9 +164,11 @@ static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
                 fprintf(f, "%s  %s\n", bullet, *d);
 }
 
-/* Run B significantly higher than run A (slower, or more of the metric) beyond min_effect. */
-static bool is_regression(const PairChange *x) {
-        return x->has_comparison && x->comparison.verdict == VERDICT_HIGHER;
+/* Run B significantly worse than run A beyond min_effect: slower, or more of a cost; less of a
+ * metric where more is better (run A's direction). */
+static bool is_regression(const RunPair *p, const PairChange *x) {
+        return x->has_comparison &&
+               x->comparison.verdict == (p->a->run.higher_is_better ? VERDICT_LOWER : VERDICT_HIGHER);
 }
 
 int compare_usable(const char *command, const RunPair *p) {
@@ -243,7 +246,7 @@ static void print_uncompared(FILE *f, const RunPair *p, const char *bullet) {
 size_t compare_regressions(const RunPair *p) {
         size_t n = 0;
         for (size_t i = 0; i < p->n_changes; i++)
-                n += is_regression(&p->changes[i]);
+                n += is_regression(p, &p->changes[i]);
         return n;
 }
 
@@ -268,7 +271,7 @@ static void print_regressions(FILE *f, const RunPair *p, const char *bullet) {
         const char *sep = "";
         for (size_t i = 0; i < p->n_changes; i++) {
                 const PairChange *x = &p->changes[i];
-                if (!is_regression(x))
+                if (!is_regression(p, x))
                         continue;
                 fprintf(f, "%s[%s] %s %.2fx", sep, p->a->cell_labels[x->cell_a],
                         p->a->variant_names[x->variant_a], x->comparison.ratio);

@@ -446,7 +446,7 @@ static void results_table(FILE *f, const Report *rep) {
                         const ReportEntry *e = entry_of(rep, c, v);
                         char value[64] = "-";
                         if (e->has_stats && e->stats.n > 0)
-                                render_value(rep->run.metric, e->stats.median, value, sizeof(value));
+                                render_run_value(&rep->run, e->stats.median, value, sizeof(value));
                         fputs("<td>", f);
                         put_text(f, e->excluded_reason ? "excluded" : value);
                         char word[64];

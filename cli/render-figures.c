@@ -66,6 +66,14 @@ const char *render_value(const char *metric, double v, char *buf, size_t size) {
         return buf;
 }
 
+const char *render_run_value(const RunSummary *run, double v, char *buf, size_t size) {
+        render_value(strncmp(run->metric, "reported:", 9) == 0 ? run->metric + 9 : run->metric, v, buf,
+                     size);
+        if (run->metric_unit) /* the spec's unit of its primary metric: "1.234M ops/s" */
+                snprintf(buf + strlen(buf), size - strlen(buf), " %s", run->metric_unit);
+        return buf;
+}
+
 const char *render_report_metric(const Report *rep) {
         const char *m = rep->run.metric;
         return strncmp(m, "reported:", 9) == 0 ? m + 9 : m;
@@ -185,6 +193,47 @@ char *render_barely_exercised_note(const Report *rep) {
                      cells > 1 ? " in the cell with the fewest" : "", RENDER_EXERCISED_MIN_RATE) < 0)
                 return NULL;
         return note;
+}
+
+char *render_flat_wall_note(const Report *rep) {
+        bool wall = strcmp(rep->run.metric, "wall") == 0,
+             reported = strncmp(rep->run.metric, "reported:", 9) == 0, differs = false;
+        double widest = 0; /* of |wall / the baseline's - 1| */
+        size_t compared = 0;
+        if (!wall && !reported)
+                return NULL;
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                const ReportEntry *base = report_entry(rep, c, rep->baseline);
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = report_entry(rep, c, v);
+                        if (v == rep->baseline || e->excluded_reason || !e->has_tradeoff ||
+                            !base->has_tradeoff || !(base->wall_median > 0))
+                                continue;
+                        widest = fmax(widest, fabs(e->wall_median / base->wall_median - 1));
+                        compared++;
+                        differs |= e->has_comparison && (e->comparison.verdict == VERDICT_LOWER ||
+                                                         e->comparison.verdict == VERDICT_HIGHER);
+                }
+        }
+        if (compared == 0 || widest > RENDER_FLAT_WALL || (reported && !differs))
+                return NULL;
+        char *note = NULL;
+        int r = wall ? asprintf(
+                               &note,
+                               "every variant's median wall time is within %.1f%% of %s's%s: either the "
+                               "allocator matters little to this program, or it runs for a fixed time, when "
+                               "wall time cannot tell allocators apart; a program that prints its own "
+                               "figure (operations, a rate) is measured by it with `metrics:` "
+                               "(docs/spec.md)",
+                               widest * 100, rep->variant_names[rep->baseline],
+                               rep->n_cells > 1 ? " in every cell" : "")
+                     : asprintf(&note,
+                                "every variant's median wall time is within %.1f%% of %s's%s while %s "
+                                "differs: the program runs for a fixed time, and its figure, not its time, "
+                                "tells the allocators apart",
+                                widest * 100, rep->variant_names[rep->baseline],
+                                rep->n_cells > 1 ? " in every cell" : "", rep->run.metric + 9);
+        return r < 0 ? NULL : note;
 }
 
 char *render_own_layer_note(const Report *rep) {

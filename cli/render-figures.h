@@ -49,6 +49,14 @@ char *render_own_layer_note(const Report *rep);
  * a second (in how many cells, the fewest calls and their time), or NULL. */
 char *render_barely_exercised_note(const Report *rep);
 
+/* Every variant's median wall time within this of the baseline's, in every cell, is "flat". */
+#define RENDER_FLAT_WALL 0.01
+
+/* A note when wall time is flat while the primary metric is wall (a fixed-duration program, or
+ * one the allocator does not matter to), or while the primary metric, reported, differs (then its
+ * figure, not its time, tells the allocators apart); NULL otherwise or when out of memory. */
+char *render_flat_wall_note(const Report *rep);
+
 /* What the run verified: the spec's verify ("stdout", "file:out.txt", "none"), and where the
  * verified output was empty, that nothing was compared there. Into buf; returns buf. */
 const char *render_verify(const Report *rep, char *buf, size_t size);

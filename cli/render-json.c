@@ -27,6 +27,9 @@ int render_report_json(FILE *f, const Report *rep) {
                                       "cpu_model", rep->cpu_model, "kernel", rep->kernel, "cpus",
                                       (json_int_t) rep->cpus, "glibc", rep->glibc, "thp", rep->thp));
         json_object_set_new(root, "metric", json_string(rep->run.metric));
+        json_object_set_new(root, "metric_unit", render_json_text(rep->run.metric_unit));
+        json_object_set_new(root, "metric_better",
+                            json_string(rep->run.higher_is_better ? "higher" : "lower"));
         json_object_set_new(root, "samples", json_integer(rep->samples));
         json_object_set_new(root, "samples_auto",
                             rep->samples_min > 0

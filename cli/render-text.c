@@ -25,7 +25,7 @@ static char *grid_cell(const Report *rep, size_t c, size_t v) {
         const ReportEntry *e = report_entry(rep, c, v);
         char value[64] = "", mark[64] = "", rat[32] = "", spread[32] = "";
         if (e->has_stats && e->stats.n > 0) {
-                render_value(render_report_metric(rep), e->stats.median, value, sizeof(value));
+                render_run_value(&rep->run, e->stats.median, value, sizeof(value));
                 /* Spread as MAD relative to the median: the noise a reader should weigh the
                  * ratio against. */
                 if (e->stats.median != 0)
@@ -351,6 +351,12 @@ static void print_barely_exercised(FILE *f, const Report *rep, const Notes *n) {
                 fprintf(f, "\nAllocator barely exercised:\n%s%s\n", n->bullet, note);
 }
 
+static void print_flat_wall(FILE *f, const Report *rep, const Notes *n) {
+        _cleanup_free_ char *note = render_flat_wall_note(rep);
+        if (note)
+                fprintf(f, "\nWall time flat:\n%s%s\n", n->bullet, note);
+}
+
 static void print_own_layer(FILE *f, const Report *rep, const Notes *n) {
         _cleanup_free_ char *note = render_own_layer_note(rep);
         if (note)
@@ -658,6 +664,7 @@ static void print_notes(FILE *f, const Report *rep, const Notes *n) {
         print_overhead(f, rep, n);
         print_own_layer(f, rep, n);
         print_barely_exercised(f, rep, n);
+        print_flat_wall(f, rep, n);
         print_startup(f, rep, n);
         print_noisy(f, rep, n);
         print_outliers(f, rep, n);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -622,6 +623,103 @@ static int parse_metric(Loader *l, const YamlNode *n, void *field) {
         return 0;
 }
 
+static int parse_metric_from(Loader *l, const YamlNode *n, void *field) {
+        static const char *const words[] = { "stdout", "stderr", NULL };
+        unsigned v;
+        int r = schema_parse_keyword(l, n, "from", words, &v, NULL);
+        if (r >= 0)
+                *(bool *) field = v == 1;
+        return r;
+}
+
+static int parse_metric_better(Loader *l, const YamlNode *n, void *field) {
+        static const char *const words[] = { "lower", "higher", NULL };
+        unsigned v;
+        int r = schema_parse_keyword(l, n, "better", words, &v, NULL);
+        if (r >= 0)
+                *(bool *) field = v == 1;
+        return r;
+}
+
+/* A POSIX extended regular expression that compiles, with at most one group. */
+static int parse_metric_pattern(Loader *l, const YamlNode *n, void *field) {
+        int r = schema_expect_scalar(l, n, "pattern");
+        if (r < 0)
+                return r;
+        regex_t re;
+        int e = regcomp(&re, n->value, REG_EXTENDED | REG_NEWLINE);
+        if (e != 0) {
+                char why[256];
+                regerror(e, &re, why, sizeof(why));
+                return schema_error(l, n, "pattern is not a POSIX extended regular expression: %s", why);
+        }
+        size_t groups = re.re_nsub;
+        regfree(&re);
+        if (groups > 1)
+                return schema_error(l, n,
+                                    "pattern has %zu groups: the value is its one group's text, or the "
+                                    "whole match without a group",
+                                    groups);
+        return schema_parse_string(l, n, field);
+}
+
+/* Text shown after a metric's values: printable, at most SPEC_MAX_UNIT bytes. */
+static int parse_metric_unit(Loader *l, const YamlNode *n, void *field) {
+        int r = schema_expect_scalar(l, n, "unit");
+        if (r < 0)
+                return r;
+        size_t len = strlen(n->value);
+        bool printable = len > 0;
+        for (const unsigned char *c = (const unsigned char *) n->value; *c; c++)
+                printable &= *c >= 0x20 && *c != 0x7f;
+        if (!printable || len > SPEC_MAX_UNIT)
+                return schema_error(l, n, "unit must be 1-%d printable bytes", SPEC_MAX_UNIT);
+        return schema_parse_string(l, n, field);
+}
+
+static const Field metric_def_fields[] = {
+        { "pattern", parse_metric_pattern, offsetof(SpecMetricDef, pattern), false },
+        { "from", parse_metric_from, offsetof(SpecMetricDef, from_stderr), false },
+        { "unit", parse_metric_unit, offsetof(SpecMetricDef, unit), false },
+        { "better", parse_metric_better, offsetof(SpecMetricDef, higher_is_better), false },
+};
+
+/* metrics: {NAME: {pattern, from, unit, better}}: metrics read from the output, and how any
+ * reported metric is shown and judged. */
+static int parse_metrics(Loader *l, const YamlNode *n, void *field) {
+        Spec *s = field;
+        int r = schema_expect_kind(l, n, YAML_NODE_MAPPING, "metrics");
+        if (r < 0)
+                return r;
+        if (n->n_items > SPEC_MAX_METRIC_DEFS)
+                return schema_error(l, n, "more than %d metrics", SPEC_MAX_METRIC_DEFS);
+        if (!(s->metric_defs = calloc(n->n_items + 1, sizeof(SpecMetricDef))))
+                return -ENOMEM;
+        for (size_t i = 0; i < n->n_items; i++) {
+                const YamlNode *k = n->keys[i], *v = n->items[i];
+                SpecMetricDef *d = &s->metric_defs[s->n_metric_defs++];
+                if (!(d->name = strdup(k->value)))
+                        return -ENOMEM;
+                int q = 0;
+                if (!schema_is_identifier(k->value, true))
+                        q = schema_error(l, k,
+                                         "metric name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
+                                         k->value);
+                else if (v && !yamltree_is_null(v) &&
+                         (q = schema_parse_fields(l, v, "metric", metric_def_fields,
+                                                  ELEMENTSOF(metric_def_fields), d)) >= 0 &&
+                         d->from_stderr && !d->pattern)
+                        q = schema_error(l, v, "metric %s: from needs a pattern", d->name);
+                for (size_t j = 0; q >= 0 && v && v->kind == YAML_NODE_MAPPING && j < v->n_items; j++)
+                        if (strcmp(v->keys[j]->value, "pattern") == 0)
+                                d->pattern_at = (SpecPosition){ v->items[j]->line, v->items[j]->column };
+                if (q == -ENOMEM)
+                        return q;
+                r = q < 0 ? q : r;
+        }
+        return r;
+}
+
 /* Column of byte `offset` of a scalar's value, where the source form makes it knowable. */
 static unsigned template_column(const YamlNode *n, size_t offset) {
         if (strchr(n->value, '\n') || n->quote == '|')
@@ -830,6 +928,7 @@ static const Field spec_fields[] = {
         { "timeout", parse_timeout, offsetof(Spec, timeout_ns), false },
         { "verify", parse_verify, 0, false },
         { "metric", parse_metric, 0, false },
+        { "metrics", parse_metrics, 0, false },
         { "on_failure", parse_on_failure, offsetof(Spec, on_failure), false },
         { "output_limit", parse_output_limit, offsetof(Spec, output_limit), false },
         { "probe", parse_probe, offsetof(Spec, probe), false },

@@ -46,6 +46,12 @@ Spec *spec_free(Spec *s) {
         free(s->cpu_list);
         strv_free(s->env);
         free(s->env_var_at);
+        for (size_t i = 0; i < s->n_metric_defs; i++) {
+                free(s->metric_defs[i].name);
+                free(s->metric_defs[i].pattern);
+                free(s->metric_defs[i].unit);
+        }
+        free(s->metric_defs);
         for (size_t i = 0; i < s->n_variants; i++) {
                 free(s->variants[i].name);
                 free(s->variants[i].preload);
@@ -85,3 +91,10 @@ NAME_TABLE(spec_on_failure_to_string, SpecOnFailure, "continue", "stop")
 NAME_TABLE(spec_probe_to_string, SpecProbe, "smoke", "always", "never", "counters")
 NAME_TABLE(spec_outliers_to_string, SpecOutliers, "flag", "exclude")
 NAME_TABLE(spec_correction_to_string, SpecCorrection, "holm", "bh", "none")
+
+const SpecMetricDef *spec_metric_def(const Spec *s, const char *name) {
+        for (size_t i = 0; name && i < s->n_metric_defs; i++)
+                if (strcmp(s->metric_defs[i].name, name) == 0)
+                        return &s->metric_defs[i];
+        return NULL;
+}

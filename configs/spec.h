@@ -132,6 +132,21 @@ typedef struct SpecPosition {
         unsigned line, column;
 } SpecPosition;
 
+/* A metric the spec defines (key metrics): how its values are read and judged. */
+#define SPEC_MAX_METRIC_DEFS 64
+#define SPEC_MAX_UNIT        32 /* bytes of a unit's text */
+typedef struct SpecMetricDef {
+        char *name;
+        /* A POSIX extended regular expression matched line by line against the child's stdout
+         * (or stderr); the value is its first group's text (or the whole match without a group)
+         * at the last line that matches. NULL: the child reports it on ALLOCLAB_METRICS_FD. */
+        char *pattern;
+        bool from_stderr;
+        char *unit;            /* shown after its values ("ops/s"), or NULL */
+        bool higher_is_better; /* better: higher (throughput); default lower (a cost) */
+        SpecPosition pattern_at;
+} SpecMetricDef;
+
 typedef struct SpecVariant {
         char *name;
         char *preload;         /* catalog name or absolute path; NULL: no preload */
@@ -184,6 +199,8 @@ typedef struct Spec {
         char *verify_path; /* SPEC_VERIFY_FILE */
         SpecMetric metric;
         char *metric_name; /* SPEC_METRIC_REPORTED */
+        SpecMetricDef *metric_defs;
+        size_t n_metric_defs;
         SpecOnFailure on_failure;
         uint64_t output_limit;
         SpecProbe probe;
@@ -229,6 +246,9 @@ const char *spec_hook_to_string(SpecHook h);
 const char *spec_order_to_string(SpecOrder o);
 const char *spec_verify_to_string(SpecVerify v);
 const char *spec_metric_to_string(SpecMetric m);
+
+/* The definition of the reported metric name (key metrics), or NULL. */
+const SpecMetricDef *spec_metric_def(const Spec *s, const char *name);
 const char *spec_on_failure_to_string(SpecOnFailure f);
 const char *spec_probe_to_string(SpecProbe p);
 const char *spec_outliers_to_string(SpecOutliers o);

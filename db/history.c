@@ -352,9 +352,10 @@ static int analyse_series(Builder *b, HistorySeries *s) {
                 p->confirmed_by = c->confirmed_by ? s->points[c->confirmed_by].run_id : 0;
                 p->baseline_runs = c->baseline_runs;
                 p->baseline_from = c->baseline_runs ? s->points[c->baseline_from].run_id : 0;
-                p->change = c->change == VERDICT_HIGHER  ? HISTORY_REGRESSION
-                            : c->change == VERDICT_LOWER ? HISTORY_IMPROVEMENT
-                                                         : HISTORY_STEADY;
+                Verdict worse = b->h->higher_is_better ? VERDICT_LOWER : VERDICT_HIGHER;
+                p->change = c->change == worse                                          ? HISTORY_REGRESSION
+                            : c->change == VERDICT_LOWER || c->change == VERDICT_HIGHER ? HISTORY_IMPROVEMENT
+                                                                                        : HISTORY_STEADY;
         }
         return 0;
 }
@@ -652,6 +653,14 @@ static int read_history(Store *s, const HistoryQuery *q, History **ret) {
         h->latest_run = b.runs[b.n_runs - 1].id;
         if (!(h->metric = strdup(q->metric ? q->metric : b.runs[b.n_runs - 1].metric)))
                 return -ENOMEM;
+        if (strcmp(h->metric, b.runs[b.n_runs - 1].metric) == 0) {
+                int64_t higher = 0;
+                r = sql_exec1(store_db(s), &higher,
+                              "SELECT metric_better IS NOT NULL FROM runs WHERE id = ?", "i", h->latest_run);
+                if (r < 0)
+                        return r;
+                h->higher_is_better = higher != 0;
+        }
         char *points = points_sql(q, &b),
              *values = q->medians_only ? medians_sql(h->metric) : values_sql(h->metric, b.relative);
         r = points && values ? read_series(s, points, values, &b) : -ENOMEM;

@@ -71,6 +71,9 @@ typedef struct History {
         size_t n_series;
         bool many_hosts;   /* the series are of more than one host */
         char *relative_to; /* relative: the latest run's baseline variant; else NULL */
+        /* The metric is the latest run's primary one and more of it is better (spec metrics:
+         * better: higher): a higher value is then an improvement, a lower one a regression. */
+        bool higher_is_better;
 } History;
 
 typedef struct HistoryQuery {

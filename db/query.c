@@ -39,6 +39,7 @@ static void run_summary_done(RunSummary *r) {
         free(r->status);
         free(r->started_at);
         free(r->ended_at);
+        free(r->metric_unit);
         free(r->hostname);
         free(r->metric);
         free(r->uuid);
@@ -58,8 +59,8 @@ void query_runs_free(RunSummary *runs, size_t n) {
         " runs.metric, runs.n_runs, runs.n_failures, runs.n_excluded,"                                      \
         " (SELECT count(*) FROM cells WHERE cells.run_id = runs.id),"                                       \
         " (SELECT count(*) FROM variants WHERE variants.run_id = runs.id), runs.uuid, runs.label,"          \
-        " runs.commit_id"
-#define SUMMARY_N_COLUMNS 15 /* the columns after them start at this index */
+        " runs.commit_id, runs.metric_better IS NOT NULL, runs.metric_unit"
+#define SUMMARY_N_COLUMNS 17 /* the columns after them start at this index */
 #define SUMMARY_FROM                                                                                        \
         " FROM runs JOIN experiments ON experiments.id = runs.experiment_id"                                \
         " JOIN hosts ON hosts.id = runs.host_id"
@@ -81,6 +82,8 @@ static int read_summary(sqlite3_stmt *st, RunSummary *r) {
                 .uuid = sql_text(st, 12),
                 .label = sql_text_or_null(st, 13),
                 .commit = sql_text_or_null(st, 14),
+                .higher_is_better = sqlite3_column_int(st, 15) != 0,
+                .metric_unit = sql_text_or_null(st, 16),
         };
         return r->experiment && r->status && r->started_at && r->hostname && r->metric && r->uuid ? 0
                                                                                                   : -ENOMEM;
@@ -712,12 +715,16 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
                 return r;
         if (!rep->run.status)
                 return -ENOENT;
-        if (metric_override) {
+        if (metric_override && strcmp(metric_override, rep->run.metric) != 0) {
                 char *copy = strdup(metric_override);
                 if (!copy)
                         return -ENOMEM;
                 free(rep->run.metric);
                 rep->run.metric = copy;
+                /* Another metric than the primary: its own direction (less is better) and unit. */
+                rep->run.higher_is_better = false;
+                free(rep->run.metric_unit);
+                rep->run.metric_unit = NULL;
         }
 
         size_t nc = rep->n_cells, nv = rep->n_variants;

@@ -29,6 +29,10 @@ typedef struct RunSummary {
         int64_t n_cells, n_variants;
         char *uuid;           /* the run's name in every database (its id is this one's) */
         char *label, *commit; /* run --label and --commit, or NULL */
+        /* The primary metric's direction and unit (spec metrics): more is better (a throughput;
+         * else less, a cost); the unit its values are shown in, or NULL for the metric's own. */
+        bool higher_is_better;
+        char *metric_unit;
 } RunSummary;
 
 /* A variant's start-up cost (spec calibrate): wall time of the null workload under it. */

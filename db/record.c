@@ -187,6 +187,12 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
         if (r >= 0 && ctx->import_sha256)
                 r = sql_exec1(db, NULL, "UPDATE runs SET import_sha256 = ?, import_cpu = ? WHERE id = ?",
                               "tti", ctx->import_sha256, ctx->import_cpu, rec->run_id);
+        const SpecMetricDef *primary =
+                s->metric == SPEC_METRIC_REPORTED ? spec_metric_def(s, s->metric_name) : NULL;
+        if (r >= 0 && primary && (primary->higher_is_better || primary->unit))
+                r = sql_exec1(db, NULL, "UPDATE runs SET metric_better = ?, metric_unit = ? WHERE id = ?",
+                              "tti", primary->higher_is_better ? "higher" : NULL, primary->unit,
+                              rec->run_id);
         if (r >= 0 && ctx->started_at)
                 r = sql_exec1(db, NULL, "UPDATE runs SET started_at = ? WHERE id = ?", "ti", ctx->started_at,
                               rec->run_id);

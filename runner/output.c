@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +164,84 @@ int output_remove_file(const char *path, const char *cwd) {
         return 0;
 }
 
+int output_metric_set(Metric **list, size_t *n, const char *name, double value, char **ret_why) {
+        for (size_t k = 0; k < *n; k++)
+                if (strcmp((*list)[k].name, name) == 0) { /* reported again: the last value counts */
+                        (*list)[k].value = value;
+                        return 0;
+                }
+        if (*n >= OUTPUT_MAX_METRICS)
+                return asprintf(ret_why, "more than %d metrics in one sample", OUTPUT_MAX_METRICS) < 0
+                               ? -ENOMEM
+                               : -E2BIG;
+        Metric *grown = realloc(*list, (*n + 1) * sizeof(Metric));
+        if (!grown)
+                return -ENOMEM;
+        *list = grown;
+        snprintf(grown[*n].name, sizeof(grown[*n].name), "%s", name);
+        grown[(*n)++].value = value;
+        return 0;
+}
+
+int output_match_metric(int fd, const char *pattern, double *ret_value, char **ret_why) {
+        *ret_why = NULL;
+        uint64_t size;
+        int r = output_size(fd, &size);
+        if (r < 0)
+                return r;
+        if (size == 0)
+                return 0;
+        regex_t re;
+        if (regcomp(&re, pattern, REG_EXTENDED | REG_NEWLINE) != 0)
+                return -EINVAL; /* the spec's loader compiled it */
+        const char *text = mmap(NULL, (size_t) size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (text == MAP_FAILED) {
+                regfree(&re);
+                return negative_errno();
+        }
+        /* The last match: a program that prints its figure once per round ends with the total. */
+        regmatch_t m[2], last[2] = { { -1, -1 }, { -1, -1 } };
+        for (regoff_t at = 0; at <= (regoff_t) size;) {
+                m[0] = (regmatch_t){ .rm_so = at, .rm_eo = (regoff_t) size };
+                if (regexec(&re, text, 2, m, REG_STARTEND) != 0) /* within m[0], no NUL needed */
+                        break;
+                memcpy(last, m, sizeof(last));
+                /* On to the next line: one value per line, and an empty match cannot loop. */
+                const char *nl = memchr(text + m[0].rm_eo, '\n', (size_t) size - (size_t) m[0].rm_eo);
+                if (!nl)
+                        break;
+                at = (regoff_t) (nl - text) + 1;
+        }
+        regfree(&re);
+        r = 0;
+        if (last[0].rm_so >= 0) {
+                const regmatch_t *v = re.re_nsub > 0 ? &last[1] : &last[0];
+                size_t len = v->rm_so >= 0 ? (size_t) (v->rm_eo - v->rm_so) : 0;
+                char num[64] = "";
+                if (len < sizeof(num))
+                        memcpy(num, text + v->rm_so, len), num[len] = 0;
+                char *e = NULL;
+                errno = 0;
+                double value = len > 0 && len < sizeof(num) ? strtod(num, &e) : NAN;
+                if (e && *e == 0 && errno == 0 && isfinite(value)) {
+                        *ret_value = value;
+                        r = 1;
+                } else {
+                        char excerpt[48];
+                        snprintf(excerpt, sizeof(excerpt), "%.*s", (int) (len < 40 ? len : 40),
+                                 v->rm_so >= 0 ? text + v->rm_so : "");
+                        _cleanup_free_ char *shown = text_shown(excerpt);
+                        r = !shown || asprintf(ret_why,
+                                               "the pattern matched '%s%s', which is not a finite number",
+                                               shown, len > 40 ? "..." : "") < 0
+                                    ? -ENOMEM
+                                    : -EBADMSG;
+                }
+        }
+        munmap((void *) text, (size_t) size);
+        return r;
+}
+
 static bool metric_name_ok(const char *s, size_t len) {
         if (len == 0 || len > OUTPUT_METRIC_NAME_MAX)
                 return false;
@@ -232,27 +311,11 @@ int output_parse_metrics(int fd, Metric **ret, size_t *ret_n, char **ret_why) {
                 double v = strtod(num, &e);
                 if (*e || errno != 0 || !isfinite(v))
                         return bad_line(ret_why, line, p, len, "the value is not a finite number");
-                size_t name_len = (size_t) (sp - p), k = 0;
-                while (k < n &&
-                       !(strlen(list[k].name) == name_len && memcmp(list[k].name, p, name_len) == 0))
-                        k++;
-                if (k < n) { /* reported again: the last value counts */
-                        list[k].value = v;
-                        continue;
-                }
-                if (n >= OUTPUT_MAX_METRICS)
-                        return asprintf(ret_why, "more than %d metrics in one sample", OUTPUT_MAX_METRICS) <
-                                               0
-                                       ? -ENOMEM
-                                       : -E2BIG;
-                Metric *grown = realloc(list, (n + 1) * sizeof(Metric));
-                if (!grown)
-                        return -ENOMEM;
-                list = grown;
-                memcpy(list[n].name, p, (size_t) (sp - p));
-                list[n].name[sp - p] = 0;
-                list[n].value = v;
-                n++;
+                char name[OUTPUT_METRIC_NAME_MAX + 1];
+                memcpy(name, p, (size_t) (sp - p));
+                name[sp - p] = 0;
+                if ((r = output_metric_set(&list, &n, name, v, ret_why)) < 0)
+                        return r;
         }
         *ret = TAKE_PTR(list);
         *ret_n = n;

@@ -52,6 +52,16 @@ int output_remove_file(const char *path, const char *cwd);
  * frees; NULL for want of memory). */
 int output_parse_metrics(int fd, Metric **ret, size_t *ret_n, char **ret_why);
 
+/* Sets metric name to value in the list (the last value of a name counts). Returns 0, -E2BIG
+ * past OUTPUT_MAX_METRICS (with the reason in *ret_why), -ENOMEM. */
+int output_metric_set(Metric **list, size_t *n, const char *name, double value, char **ret_why);
+
+/* The value a spec's metric pattern (POSIX ERE, matched line by line) reads from the output in
+ * fd: its group's text, or the whole match without a group, at the last line that matches.
+ * Returns 1 with *ret_value, 0 when no line matches, -EBADMSG when the text is not a finite
+ * number (the reason in *ret_why, caller frees), -errno. */
+int output_match_metric(int fd, const char *pattern, double *ret_value, char **ret_why);
+
 /* The first OUTPUT_SCAN_MAX bytes of fd as a NUL-terminated string (NULL when empty), for
  * scanning stderr for allocator complaints. */
 #define OUTPUT_SCAN_MAX (256 * 1024)

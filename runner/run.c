@@ -462,6 +462,19 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
                 if (r < 0 && set_detail(s, SAMPLE_BAD_METRICS, "%s", why ? why : strerror(-r)) < 0)
                         return -ENOMEM;
         }
+        for (size_t i = 0; s->status == SAMPLE_OK && i < spec->n_metric_defs; i++) {
+                const SpecMetricDef *d = &spec->metric_defs[i];
+                _cleanup_free_ char *why = NULL;
+                double v;
+                r = d->pattern ? output_match_metric(d->from_stderr ? err : out, d->pattern, &v, &why) : 0;
+                if (r > 0)
+                        r = output_metric_set(&s->metrics, &s->n_metrics, d->name, v, &why);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && set_detail(s, SAMPLE_BAD_METRICS, "metric %s: %s", d->name,
+                                        why ? why : strerror(-r)) < 0)
+                        return -ENOMEM;
+        }
         if (s->status == SAMPLE_OK && spec->metric == SPEC_METRIC_REPORTED) {
                 double v;
                 if (!run_sample_metric(s, spec->metric_name, &v))

@@ -96,3 +96,24 @@ allocators: {glibc: {}}
 YAML
 run_alloclab 4 check "$WORK/dir.yaml"
 expect_eq "$ERR" "$WORK/dir.yaml:2:10: cannot run '$WORK/a-directory': Is a directory" "a directory as command"
+
+# metrics: every mistake at its place, at once: a pattern that does not compile, one with two
+# groups, stderr without a pattern, a unit too long, an unknown key (with its suggestion).
+cat >"$WORK/metrics.yaml" <<YAML
+experiment: metrics
+command: [/bin/true]
+allocators: {glibc: {}}
+metrics:
+  a: {pattern: 'ops: ([0-9]+'}
+  b: {pattern: '(a)(b)'}
+  c: {from: stderr}
+  d: {unit: "$(printf 'u%.0s' $(seq 33))"}
+  e: {beter: higher}
+YAML
+run_alloclab 3 check "$WORK/metrics.yaml"
+expect_contains "$ERR" "$WORK/metrics.yaml:5:16: pattern is not a POSIX extended regular expression: " "a pattern that does not compile"
+expect_contains "$ERR" "$WORK/metrics.yaml:6:16: pattern has 2 groups: the value is its one group's text, or the whole match without a group" "two groups"
+expect_contains "$ERR" "$WORK/metrics.yaml:7:6: metric c: from needs a pattern" "stderr without a pattern"
+expect_contains "$ERR" "$WORK/metrics.yaml:8:13: unit must be 1-32 printable bytes" "a long unit"
+expect_contains "$ERR" "$WORK/metrics.yaml:9:7: unknown key 'beter' (did you mean 'better'?)" "an unknown key"
+expect_eq "$(wc -l <<<"$ERR")" 5 "every mistake once"

@@ -45,3 +45,82 @@ YAML
     expect_eq "$(sqlite3 "$WORK/bad.db" "SELECT status FROM samples ORDER BY id DESC LIMIT 1")" bad-metrics "a bad metrics line"
     expect_contains "$(sqlite3 "$WORK/bad.db" "SELECT detail FROM samples ORDER BY id DESC LIMIT 1")" "${bad#*|}" "which line and why"
 done
+
+# A program's own figure, read from its output by the spec's pattern (metrics:), with no shell
+# around it: the last matching line counts, from stdout or stderr; a crash stays a crash.
+cat >"$WORK/pattern.yaml" <<YAML
+experiment: pattern
+command: ["$WORKLOAD", report, unused, "1"]
+allocators:
+  glibc: {command: [sh, -c, 'echo "ops: 7 ops/s"; echo "ops: 12.5 ops/s"; echo "total 42"; echo "lat: 3" >&2']}
+  crash: {command: ["$WORKLOAD", crash]}
+  words: {command: [sh, -c, 'echo "ops: many ops/s"']}
+  none: {command: [sh, -c, 'echo "nothing here"']}
+metric: reported:ops
+metrics:
+  ops: {pattern: '^ops: ([^ ]+) ops/s', unit: ops/s, better: higher}
+  lat: {pattern: 'lat: ([0-9]+)', from: stderr}
+  total: {pattern: '[0-9]+$'}
+verify: none
+samples: 1
+warmup: 0
+YAML
+run_alloclab 9 run "$WORK/pattern.yaml" --quiet --db "$WORK/pattern.db"
+p() { sqlite3 "$WORK/pattern.db" "$1"; }
+expect_eq "$(p "SELECT group_concat(m.name || '=' || m.value, ' ') FROM sample_metrics m JOIN samples s ON s.id = m.sample_id
+                JOIN variants v ON v.id = s.variant_id WHERE v.name = 'glibc' AND s.phase = 'sample' ORDER BY m.name")" \
+    "lat=3.0 ops=12.5 total=42.0" "the last line's group, from stdout or stderr; the whole match without a group"
+expect_eq "$(p "SELECT DISTINCT s.status FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'crash'")" \
+    signal "a crash stays a crash"
+expect_eq "$(p "SELECT DISTINCT s.status FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'none'")" \
+    missing-metric "no line matches the primary metric"
+expect_contains "$(p "SELECT detail FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'words' LIMIT 1")" \
+    "metric ops: the pattern matched 'many', which is not a finite number" "text that is not a number, named"
+expect_eq "$(p "SELECT metric_better || ' ' || metric_unit FROM runs")" "higher ops/s" "the direction and unit stored"
+
+# better: higher makes a lower value the regression: compare's gate and run --compare-to judge
+# so (on ab58ed7 a lower throughput passed the gate, a higher one failed it).
+echo 20 >"$WORK/tp"
+cat >"$WORK/tp.yaml" <<YAML
+experiment: throughput
+command: [sh, -c, 'echo "throughput \$(cat $WORK/tp)"']
+allocators: {glibc: {}}
+metric: reported:throughput
+metrics: {throughput: {pattern: '^throughput ([0-9]+)', better: higher, unit: Mops/s}}
+verify: none
+samples: 8
+YAML
+run_alloclab 0 run "$WORK/tp.yaml" --quiet --db "$WORK/tp.db"
+expect_contains "$OUT" "20 Mops/s" "values shown with their unit"
+echo 10 >"$WORK/tp"
+run_alloclab 6 run "$WORK/tp.yaml" --quiet --db "$WORK/tp.db" --compare-to latest
+run_alloclab 6 compare 1 2 --db "$WORK/tp.db" --fail-on regression
+expect_contains "$OUT" "REGRESSION in 1 of 1: [-] glibc 0.50x" "half the throughput is the regression"
+run_alloclab 0 compare 2 1 --db "$WORK/tp.db" --fail-on regression
+expect_contains "$OUT" "no regression" "twice the throughput is none"
+run_alloclab 0 show 2 --db "$WORK/tp.db" --format json
+expect_eq "$(/usr/bin/python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["metric_better"], r["metric_unit"])' <<<"$OUT")" \
+    "higher Mops/s" "JSON says the direction and unit"
+
+# A fixed-duration program: wall time the same under every variant while its figure differs, said;
+# under metric wall, said too.
+cat >"$WORK/flat.yaml" <<YAML
+experiment: flat
+command: [sh, -c, 'sleep 0.5; echo "ops \$OPS"']
+allocators:
+  glibc: {env: {OPS: "10"}}
+  more: {preload: glibc, env: {OPS: "20"}}
+metric: reported:ops
+metrics: {ops: {pattern: '^ops ([0-9]+)', better: higher}}
+verify: none
+samples: 8
+warmup: 0
+YAML
+run_alloclab 0 run "$WORK/flat.yaml" --db "$WORK/flat.db"
+expect_contains "$OUT" "Wall time flat:" "the flat wall time noted"
+expect_contains "$OUT" "while ops differs: the program runs for a fixed time, and its figure, not its time, tells the allocators apart" \
+    "its figure said to be what tells them apart"
+sed -i -e '/^metric/d' -e 's/^samples: 8/samples: 3/' "$WORK/flat.yaml"
+run_alloclab 0 run "$WORK/flat.yaml" --db "$WORK/flat.db"
+expect_contains "$OUT" "either the allocator matters little to this program, or it runs for a fixed time" \
+    "under metric wall"
