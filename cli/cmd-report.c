@@ -274,24 +274,39 @@ static void forest_plot(FILE *f, const Report *rep) {
         fputs("</svg>\n", f);
 }
 
-/* Per cell, median wall time against median peak RSS, the Pareto front filled and joined. */
+/* Per cell, median wall time (or the metric: front_by_metric) against median peak RSS, the Pareto
+ * front filled. */
+static double front_x(const Report *rep, const ReportEntry *e) {
+        return rep->front_by_metric ? (e->has_stats && e->stats.n > 0 ? e->stats.median : NAN)
+                                    : e->wall_median;
+}
+
 static void tradeoff_plots(FILE *f, const Report *rep) {
         bool any = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
                 any |= rep->entries[i].has_tradeoff;
         if (!any)
                 return; /* an import that measured no memory: no heading over nothing */
-        fputs("<h2>Time and memory</h2>\n<p>Median wall time against median peak RSS per cell. Filled "
-              "points are "
-              "on the Pareto front: no other variant is at least as fast and as small.</p>\n",
-              f);
+        if (rep->front_by_metric) {
+                fputs("<h2>Metric and memory</h2>\n<p>Median ", f);
+                put_text(f, render_report_metric(rep));
+                fprintf(f,
+                        " (%s is better) against median peak RSS per cell. Filled points are on the Pareto "
+                        "front: no other variant is at least as good in both and better in one.</p>\n",
+                        rep->run.higher_is_better ? "more" : "less");
+        } else
+                fputs("<h2>Time and memory</h2>\n<p>Median wall time against median peak RSS per cell. "
+                      "Filled "
+                      "points are on the Pareto front: no other variant is at least as fast and as "
+                      "small.</p>\n",
+                      f);
         for (size_t c = 0; c < rep->n_cells; c++) {
                 double tlo = INFINITY, thi = -INFINITY, mlo = INFINITY, mhi = -INFINITY;
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         const ReportEntry *e = entry_of(rep, c, v);
-                        if (!e->has_tradeoff)
+                        if (!e->has_tradeoff || isnan(front_x(rep, e)))
                                 continue;
-                        tlo = fmin(tlo, e->wall_median), thi = fmax(thi, e->wall_median);
+                        tlo = fmin(tlo, front_x(rep, e)), thi = fmax(thi, front_x(rep, e));
                         mlo = fmin(mlo, e->maxrss_median), mhi = fmax(mhi, e->maxrss_median);
                 }
                 if (!isfinite(tlo))
@@ -301,9 +316,9 @@ static void tradeoff_plots(FILE *f, const Report *rep) {
                 figure_start(f, rep->cell_labels[c], width, height);
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         const ReportEntry *e = entry_of(rep, c, v);
-                        if (!e->has_tradeoff)
+                        if (!e->has_tradeoff || isnan(front_x(rep, e)))
                                 continue;
-                        double px = at(&x, e->wall_median), py = at(&y, e->maxrss_median);
+                        double px = at(&x, front_x(rep, e)), py = at(&y, e->maxrss_median);
                         fprintf(f,
                                 "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" stroke=\"%s\" stroke-width=\"2\" "
                                 "fill=\"%s\"/>\n",
@@ -312,7 +327,7 @@ static void tradeoff_plots(FILE *f, const Report *rep) {
                         put_text(f, rep->variant_names[v]);
                         fputs("</text>\n", f);
                 }
-                x_ticks(f, &x, height - 25, "wall");
+                x_ticks(f, &x, height - 25, rep->front_by_metric ? rep->run.metric : "wall");
                 char top[64], bottom[64];
                 fprintf(f,
                         "<text x=\"4\" y=\"%.1f\" class=\"tick\">%s</text><text x=\"4\" y=\"%.1f\" "

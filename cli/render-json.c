@@ -30,6 +30,9 @@ int render_report_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "metric_unit", render_json_text(rep->run.metric_unit));
         json_object_set_new(root, "metric_better",
                             json_string(rep->run.higher_is_better ? "higher" : "lower"));
+        /* What the Pareto front (entries' "pareto", variants' "pareto_cells") weighs against peak RSS. */
+        json_object_set_new(root, "pareto_metric",
+                            json_string(rep->front_by_metric ? rep->run.metric : "wall"));
         json_object_set_new(root, "samples", json_integer(rep->samples));
         json_object_set_new(root, "samples_auto",
                             rep->samples_min > 0

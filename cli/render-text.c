@@ -328,14 +328,23 @@ static void print_verdicts(FILE *f, const Report *rep, const Notes *n) {
         print_noise_floor(f, rep, n);
 }
 
-/* Which variants no other one beats in both median wall time and median peak RSS, per cell. */
+/* Which variants no other one beats in both median wall time (or the metric: front_by_metric)
+ * and median peak RSS, per cell. */
 static void print_tradeoff(FILE *f, const Report *rep, const Notes *n) {
         bool any = false;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
                 any |= rep->entries[i].has_tradeoff;
         if (!any || rep->n_variants < 2)
                 return;
-        fprintf(f, "\nTime/memory trade-off (Pareto front of median wall time and median peak RSS):\n");
+        if (rep->front_by_metric)
+                fprintf(f,
+                        "\n%s/memory trade-off (Pareto front of median %s, %s is better, and median peak "
+                        "RSS):\n",
+                        render_time_metric(rep->run.metric) ? "Time" : "Metric", render_report_metric(rep),
+                        rep->run.higher_is_better ? "more" : "less");
+        else
+                fprintf(f,
+                        "\nTime/memory trade-off (Pareto front of median wall time and median peak RSS):\n");
         for (size_t v = 0; v < rep->n_variants; v++) {
                 VariantSummary s = render_summarize(rep, v);
                 if (s.tradeoff_cells)

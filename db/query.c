@@ -355,23 +355,30 @@ static int row_tradeoff(Report *rep, sqlite3_stmt *st) {
         return 0;
 }
 
-/* Per cell, the measured variants that no other one beats in both time and memory. */
+/* Per cell, the measured variants that no other one beats in both the metric (or wall time) and
+ * memory. */
 static int mark_pareto_front(Report *rep) {
+        rep->front_by_metric =
+                strcmp(rep->run.metric, "wall") != 0 && strcmp(rep->run.metric, "maxrss") != 0;
         size_t n = rep->n_variants;
-        _cleanup_free_ double *wall = calloc(n ? n : 1, sizeof(double)),
+        _cleanup_free_ double *cost = calloc(n ? n : 1, sizeof(double)),
                               *rss = calloc(n ? n : 1, sizeof(double));
         _cleanup_free_ bool *eligible = calloc(n ? n : 1, sizeof(bool)),
                             *front = calloc(n ? n : 1, sizeof(bool));
-        if (!wall || !rss || !eligible || !front)
+        if (!cost || !rss || !eligible || !front)
                 return -ENOMEM;
         for (size_t c = 0; c < rep->n_cells; c++) {
                 ReportEntry *cell = &rep->entries[c * n];
                 for (size_t v = 0; v < n; v++) {
-                        eligible[v] = cell[v].has_tradeoff && !cell[v].excluded_reason;
-                        wall[v] = cell[v].wall_median;
+                        const ReportEntry *e = &cell[v];
+                        eligible[v] = e->has_tradeoff && !e->excluded_reason &&
+                                      (!rep->front_by_metric || (e->has_stats && e->stats.n > 0));
+                        cost[v] = !rep->front_by_metric       ? e->wall_median
+                                  : rep->run.higher_is_better ? -e->stats.median /* less is worse */
+                                                              : e->stats.median;
                         rss[v] = cell[v].maxrss_median;
                 }
-                sampleset_pareto_front(wall, rss, eligible, n, front);
+                sampleset_pareto_front(cost, rss, eligible, n, front);
                 for (size_t v = 0; v < n; v++)
                         cell[v].pareto = front[v];
         }

@@ -62,7 +62,7 @@ typedef struct ReportEntry {
         Comparison comparison;
         /* The time/memory trade-off: median wall time and median peak RSS (whatever the metric),
          * and whether no other measured variant of the cell is at least as good in both and
-         * better in one (the Pareto front). */
+         * better in one (the Pareto front, of Report.front_by_metric and peak RSS). */
         bool has_tradeoff;
         double wall_median, maxrss_median;
         bool pareto;
@@ -125,6 +125,10 @@ typedef struct Report {
         size_t n_failures_listed;
         char *calibrate_command; /* spec calibrate: the null workload as a JSON array, or NULL */
         ReportStartup *startup;  /* per variant with calibrate_command, else NULL */
+        /* The Pareto front's first axis: the report's metric (each entry's median, the better
+         * way round: run.higher_is_better), else median wall time (the metric is wall, or peak
+         * RSS itself, the front's other axis). */
+        bool front_by_metric;
 } Report;
 
 /* The entry of a cell and variant. */

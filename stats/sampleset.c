@@ -95,15 +95,15 @@ int sampleset_compare(const SampleSet *base, const SampleSet *x, SampleDesign de
         return compare_independent(base->values, base->n, x->values, x->n, rule, ret);
 }
 
-void sampleset_pareto_front(const double *wall, const double *rss, const bool *eligible, size_t n,
+void sampleset_pareto_front(const double *cost, const double *rss, const bool *eligible, size_t n,
                             bool *ret_front) {
         for (size_t i = 0; i < n; i++) {
                 ret_front[i] = eligible[i];
                 for (size_t j = 0; j < n && ret_front[i]; j++) {
                         if (j == i || !eligible[j])
                                 continue;
-                        bool no_worse = wall[j] <= wall[i] && rss[j] <= rss[i];
-                        bool better = wall[j] < wall[i] || rss[j] < rss[i];
+                        bool no_worse = cost[j] <= cost[i] && rss[j] <= rss[i];
+                        bool better = cost[j] < cost[i] || rss[j] < rss[i];
                         ret_front[i] = !(no_worse && better);
                 }
         }

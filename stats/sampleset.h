@@ -62,7 +62,8 @@ bool sampleset_paired(const SampleSet *base, const SampleSet *x, SampleDesign de
 int sampleset_compare(const SampleSet *base, const SampleSet *x, SampleDesign design,
                       const CompareRule *rule, Comparison *ret);
 
-/* For n points (wall[i], rss[i]): front[i] when eligible[i] and no other eligible point is at
- * least as low in both and lower in one. */
-void sampleset_pareto_front(const double *wall, const double *rss, const bool *eligible, size_t n,
+/* For n points (cost[i], rss[i]), lower being better in both (a time; a figure where more is
+ * better, negated): front[i] when eligible[i] and no other eligible point is at least as low in
+ * both and lower in one. */
+void sampleset_pareto_front(const double *cost, const double *rss, const bool *eligible, size_t n,
                             bool *ret_front);

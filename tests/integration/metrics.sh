@@ -124,3 +124,33 @@ sed -i -e '/^metric/d' -e 's/^samples: 8/samples: 3/' "$WORK/flat.yaml"
 run_alloclab 0 run "$WORK/flat.yaml" --db "$WORK/flat.db"
 expect_contains "$OUT" "either the allocator matters little to this program, or it runs for a fixed time" \
     "under metric wall"
+
+# The Pareto front weighs the primary metric, the better way round, against peak RSS (it weighed
+# wall time whatever the metric: on ab58ed7 "big" was off the front although it has the lowest
+# cost). big: a cost of 10 and 20 MB more memory; small: a cost of 20.
+cat >"$WORK/front.yaml" <<YAML
+experiment: front
+command: [sh, -c, 'echo "cost 20"']
+allocators:
+  small: {preload: glibc}
+  big: {preload: glibc, command: [sh, -c, 'x=\$(head -c 20000000 /dev/zero | tr "\\\\0" a); echo "cost 10"']}
+metric: reported:cost
+metrics: {cost: {pattern: '^cost ([0-9]+)'}}
+verify: none
+samples: 3
+warmup: 0
+YAML
+front() {
+    /usr/bin/python3 -c 'import json, sys; r = json.load(sys.stdin)
+print(r["pareto_metric"], " ".join("%s=%s" % (n, e["pareto"]) for n, e in zip([v["name"] for v in r["variants"]], r["cells"][0]["results"].values())))' <<<"$1"
+}
+run_alloclab 0 run "$WORK/front.yaml" --quiet --db "$WORK/front.db"
+run_alloclab 0 show --db "$WORK/front.db" --format json
+expect_eq "$(front "$OUT")" "reported:cost small=True big=True" "a lower cost and a smaller peak: both on the front"
+run_alloclab 0 show --db "$WORK/front.db"
+expect_contains "$OUT" "Metric/memory trade-off (Pareto front of median cost, less is better, and median peak RSS)" \
+    "the front's axes said"
+sed -i "s/pattern: '^cost (\[0-9\]+)'}/pattern: '^cost ([0-9]+)', better: higher}/" "$WORK/front.yaml"
+run_alloclab 0 run "$WORK/front.yaml" --quiet --db "$WORK/front.db"
+run_alloclab 0 show --db "$WORK/front.db" --format json
+expect_eq "$(front "$OUT")" "reported:cost small=True big=False" "more is better: small is better in both"
