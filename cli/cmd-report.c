@@ -546,7 +546,7 @@ static void comparison_section(FILE *f, const RunPair *pair) {
 static void metadata_section(FILE *f, const Report *rep, const VariantAllocator *allocators, size_t n,
                              const char *spec_yaml) {
         fputs("<h2>Run</h2>\n<table>\n", f);
-        char verify[160];
+        char verify[512];
         const char *rows[][2] = {
                 { "host", rep->run.hostname },
                 { "CPU", rep->cpu_model },

@@ -19,6 +19,7 @@
 #include "stats/sampleset.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
+#include "util/text.h"
 
 static bool ends_with(const char *s, const char *suffix) {
         size_t n = strlen(s), k = strlen(suffix);
@@ -159,6 +160,15 @@ const char *render_verify(const Report *rep, char *buf, size_t size) {
                 snprintf(buf, size,
                          "%s (the output was empty in %zu of %zu cells: nothing was compared there)",
                          rep->verify, empty, rep->n_cells);
+        /* What was left out of the comparison, said where what was compared is. */
+        json_t *ignore = rep->verify_ignore ? json_loads(rep->verify_ignore, 0, NULL) : NULL;
+        for (size_t i = 0; i < json_array_size(ignore); i++) {
+                _cleanup_free_ char *shown = text_shown(json_string_value(json_array_get(ignore, i)));
+                size_t at = strlen(buf);
+                snprintf(buf + at, size - at, "%s'%s'", i == 0 ? ", without the lines matching " : " or ",
+                         shown ? shown : "?");
+        }
+        json_decref(ignore);
         return buf;
 }
 

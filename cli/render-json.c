@@ -46,6 +46,8 @@ int render_report_json(FILE *f, const Report *rep) {
                                     ? json_null()
                                     : json_integer((json_int_t) rep->seed));
         json_object_set_new(root, "verify", json_string(rep->verify));
+        json_t *ignore = rep->verify_ignore ? json_loads(rep->verify_ignore, 0, NULL) : NULL;
+        json_object_set_new(root, "verify_ignore", ignore ? ignore : json_array());
         json_object_set_new(root, "cells_nothing_verified",
                             json_integer((json_int_t) rep->n_cells_nothing_verified));
         json_object_set_new(root, "baseline", json_string(rep->variant_names[rep->baseline]));

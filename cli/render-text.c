@@ -169,7 +169,7 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         char seed[40] = ""; /* an import's order has none */
         if (sampleset_design(rep->order) != SAMPLE_INDEPENDENT)
                 snprintf(seed, sizeof(seed), ", seed %llu", (unsigned long long) rep->seed);
-        char verify[160];
+        char verify[512];
         fprintf(f, "%smetric %s: median of %s%lld warmup), order %s%s, verify %s\n", bullet, rep->run.metric,
                 samples, (long long) rep->warmup, rep->order, seed,
                 render_verify(rep, verify, sizeof(verify)));

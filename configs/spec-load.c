@@ -642,8 +642,10 @@ static int parse_metric_better(Loader *l, const YamlNode *n, void *field) {
 }
 
 /* A POSIX extended regular expression that compiles, with at most one group. */
-static int parse_metric_pattern(Loader *l, const YamlNode *n, void *field) {
-        int r = schema_expect_scalar(l, n, "pattern");
+/* A POSIX extended regular expression (matched line by line) that compiles: its groups into
+ * *ret_groups. */
+static int check_regex(Loader *l, const YamlNode *n, const char *what, size_t *ret_groups) {
+        int r = schema_expect_scalar(l, n, what);
         if (r < 0)
                 return r;
         regex_t re;
@@ -651,16 +653,46 @@ static int parse_metric_pattern(Loader *l, const YamlNode *n, void *field) {
         if (e != 0) {
                 char why[256];
                 regerror(e, &re, why, sizeof(why));
-                return schema_error(l, n, "pattern is not a POSIX extended regular expression: %s", why);
+                return schema_error(l, n, "%s is not a POSIX extended regular expression: %s", what, why);
         }
-        size_t groups = re.re_nsub;
+        *ret_groups = re.re_nsub;
         regfree(&re);
+        return 0;
+}
+
+static int parse_metric_pattern(Loader *l, const YamlNode *n, void *field) {
+        size_t groups;
+        int r = check_regex(l, n, "pattern", &groups);
+        if (r < 0)
+                return r;
         if (groups > 1)
                 return schema_error(l, n,
                                     "pattern has %zu groups: the value is its one group's text, or the "
                                     "whole match without a group",
                                     groups);
         return schema_parse_string(l, n, field);
+}
+
+/* verify_ignore: [REGEX, ...]: lines of the verified output left out of the comparison. */
+static int parse_verify_ignore(Loader *l, const YamlNode *n, void *field) {
+        int r = schema_expect_kind(l, n, YAML_NODE_SEQUENCE, "verify_ignore");
+        if (r < 0)
+                return r;
+        if (n->n_items == 0 || n->n_items > SPEC_MAX_VERIFY_IGNORE)
+                return schema_error(l, n, "verify_ignore takes 1 to %d patterns", SPEC_MAX_VERIFY_IGNORE);
+        for (size_t i = 0; i < n->n_items; i++) {
+                size_t groups;
+                int q = check_regex(l, n->items[i], "verify_ignore pattern", &groups);
+                if (q == -ENOMEM)
+                        return q;
+                if (q < 0) {
+                        r = q;
+                        continue;
+                }
+                if (strv_append((char ***) field, n->items[i]->value) < 0)
+                        return -ENOMEM;
+        }
+        return r;
 }
 
 /* Text shown after a metric's values: printable, at most SPEC_MAX_UNIT bytes. */
@@ -929,6 +961,7 @@ static const Field spec_fields[] = {
         { "verify", parse_verify, 0, false },
         { "metric", parse_metric, 0, false },
         { "metrics", parse_metrics, 0, false },
+        { "verify_ignore", parse_verify_ignore, offsetof(Spec, verify_ignore), false },
         { "on_failure", parse_on_failure, offsetof(Spec, on_failure), false },
         { "output_limit", parse_output_limit, offsetof(Spec, output_limit), false },
         { "probe", parse_probe, offsetof(Spec, probe), false },
@@ -1298,6 +1331,10 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         /* Adaptive samples stop a cell between rounds: blocked order has none. */
         if (r >= 0 && s->samples_auto && s->order == SPEC_ORDER_BLOCKED)
                 r = schema_error(&l, st.samples, "samples: auto needs order interleaved or randomized");
+        if (r >= 0 && s->verify_ignore && s->verify == SPEC_VERIFY_NONE) {
+                SpecPosition at = position_of(root, "verify_ignore", (SpecPosition){ 1, 1 });
+                r = diag_add(d, at.line, at.column, "verify_ignore needs a verified output: verify is none");
+        }
         bool templates_ok = false;
         if (r != -ENOMEM) {
                 int q = check_templates(&l);

@@ -52,6 +52,7 @@ Spec *spec_free(Spec *s) {
                 free(s->metric_defs[i].unit);
         }
         free(s->metric_defs);
+        strv_free(s->verify_ignore);
         for (size_t i = 0; i < s->n_variants; i++) {
                 free(s->variants[i].name);
                 free(s->variants[i].preload);

@@ -133,8 +133,9 @@ typedef struct SpecPosition {
 } SpecPosition;
 
 /* A metric the spec defines (key metrics): how its values are read and judged. */
-#define SPEC_MAX_METRIC_DEFS 64
-#define SPEC_MAX_UNIT        32 /* bytes of a unit's text */
+#define SPEC_MAX_METRIC_DEFS   64
+#define SPEC_MAX_VERIFY_IGNORE 16
+#define SPEC_MAX_UNIT          32 /* bytes of a unit's text */
 typedef struct SpecMetricDef {
         char *name;
         /* A POSIX extended regular expression matched line by line against the child's stdout
@@ -197,6 +198,9 @@ typedef struct Spec {
         uint64_t timeout_ns;
         SpecVerify verify;
         char *verify_path; /* SPEC_VERIFY_FILE */
+        /* Lines of the verified output (POSIX EREs, strv) left out of the comparison: what
+         * varies from run to run (timestamps, rates); NULL: none. */
+        char **verify_ignore;
         SpecMetric metric;
         char *metric_name; /* SPEC_METRIC_REPORTED */
         SpecMetricDef *metric_defs;

@@ -410,6 +410,7 @@ static const struct {
         { "runs", "host_facts", RULE_JSON },
         { "runs", "calibrate_command", RULE_JSON },
         { "runs", "import_cpu", RULE_JSON },
+        { "runs", "verify_ignore", RULE_JSON },
         { "variants", "env", RULE_JSON },
         { "variants", "command", RULE_JSON },
         { "cells", "params", RULE_JSON },

@@ -159,6 +159,7 @@ Report *query_report_free(Report *r) {
         free(r->spec_path);
         free(r->order);
         free(r->verify);
+        free(r->verify_ignore);
         free(r->message);
         free(r->kernel);
         free(r->cpu_model);
@@ -248,6 +249,7 @@ static int row_header(Report *rep, sqlite3_stmt *st) {
         int correction =
                 correction_from_string((const char *) sqlite3_column_text(st, SUMMARY_N_COLUMNS + 21));
         rep->correction = correction >= 0 ? (Correction) correction : CORRECTION_HOLM;
+        rep->verify_ignore = sql_text_or_null(st, SUMMARY_N_COLUMNS + 22);
         rep->n_cells = (size_t) rep->run.n_cells;
         rep->n_variants = (size_t) rep->run.n_variants;
         return r;
@@ -716,7 +718,7 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
                              " hosts.cpu_model, hosts.glibc, hosts.thp, hosts.cpus, runs.min_effect, "
                              "runs.alpha, runs.outliers, runs.cpus, runs.runner_cpus, runs.cgroup,"
                              " runs.cgroup_fallback, runs.calibrate_command, runs.samples_min, "
-                             "runs.correction" SUMMARY_FROM " WHERE runs.id = ?1",
+                             "runs.correction, runs.verify_ignore" SUMMARY_FROM " WHERE runs.id = ?1",
                              rep, row_header);
         if (r < 0)
                 return r;

@@ -99,6 +99,7 @@ typedef struct Report {
         int64_t samples_min;     /* samples: auto: the fewest a cell ran before it could stop; 0: fixed */
         uint64_t seed;
         char *verify;
+        char *verify_ignore; /* spec verify_ignore: a JSON array of the patterns, or NULL */
         char *message;
         char *kernel, *cpu_model, *glibc, *thp;
         int64_t cpus;

@@ -193,6 +193,12 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                 r = sql_exec1(db, NULL, "UPDATE runs SET metric_better = ?, metric_unit = ? WHERE id = ?",
                               "tti", primary->higher_is_better ? "higher" : NULL, primary->unit,
                               rec->run_id);
+        _cleanup_free_ char *ignore_json = s->verify_ignore ? json_strv(s->verify_ignore) : NULL;
+        if (r >= 0 && s->verify_ignore && !ignore_json)
+                r = -ENOMEM;
+        if (r >= 0 && ignore_json)
+                r = sql_exec1(db, NULL, "UPDATE runs SET verify_ignore = ? WHERE id = ?", "ti", ignore_json,
+                              rec->run_id);
         if (r >= 0 && ctx->started_at)
                 r = sql_exec1(db, NULL, "UPDATE runs SET started_at = ? WHERE id = ?", "ti", ctx->started_at,
                               rec->run_id);

@@ -21,6 +21,7 @@
 #include "runner/output.h"
 #include "util/cleanup.h"
 #include "util/io.h"
+#include "util/strv.h"
 #include "util/text.h"
 
 int output_memfd(const char *name) {
@@ -183,21 +184,35 @@ int output_metric_set(Metric **list, size_t *n, const char *name, double value, 
         return 0;
 }
 
-int output_match_metric(int fd, const char *pattern, double *ret_value, char **ret_why) {
-        *ret_why = NULL;
+/* The whole of a captured output, mapped (to match patterns across it): the caller has checked
+ * that it is within the spec's output_limit. *ret NULL when empty; unmap with munmap(). */
+static int map_output(int fd, const char **ret, size_t *ret_size) {
         uint64_t size;
         int r = output_size(fd, &size);
         if (r < 0)
                 return r;
+        *ret = NULL;
+        *ret_size = (size_t) size;
         if (size == 0)
                 return 0;
-        regex_t re;
-        if (regcomp(&re, pattern, REG_EXTENDED | REG_NEWLINE) != 0)
-                return -EINVAL; /* the spec's loader compiled it */
         const char *text = mmap(NULL, (size_t) size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (text == MAP_FAILED) {
-                regfree(&re);
+        if (text == MAP_FAILED)
                 return negative_errno();
+        *ret = text;
+        return 0;
+}
+
+int output_match_metric(int fd, const char *pattern, double *ret_value, char **ret_why) {
+        *ret_why = NULL;
+        const char *text;
+        size_t size;
+        int r = map_output(fd, &text, &size);
+        if (r < 0 || !text)
+                return r;
+        regex_t re;
+        if (regcomp(&re, pattern, REG_EXTENDED | REG_NEWLINE) != 0) {
+                munmap((void *) text, size);
+                return -EINVAL; /* the spec's loader compiled it */
         }
         /* The last match: a program that prints its figure once per round ends with the total. */
         regmatch_t m[2], last[2] = { { -1, -1 }, { -1, -1 } };
@@ -240,6 +255,50 @@ int output_match_metric(int fd, const char *pattern, double *ret_value, char **r
         }
         munmap((void *) text, (size_t) size);
         return r;
+}
+
+int output_without_lines(int fd, char *const *patterns, uint64_t *ret_left_out) {
+        const char *text;
+        size_t size;
+        int r = map_output(fd, &text, &size);
+        if (r < 0)
+                return r;
+        size_t n = strv_length(patterns);
+        _cleanup_free_ regex_t *re = calloc(n + 1, sizeof(regex_t));
+        _cleanup_close_ int kept = output_memfd("alloclab-verified");
+        size_t compiled = 0;
+        r = !re ? -ENOMEM : kept < 0 ? kept : 0;
+        for (; r >= 0 && compiled < n; compiled++)
+                if (regcomp(&re[compiled], patterns[compiled], REG_EXTENDED | REG_NEWLINE | REG_NOSUB) != 0)
+                        r = -EINVAL; /* the spec's loader compiled them */
+        uint64_t left_out = 0;
+        size_t span = 0; /* where the lines kept since the last one left out start */
+        for (size_t at = 0; r >= 0 && text && at < size;) {
+                const char *nl = memchr(text + at, '\n', size - at);
+                size_t end = nl ? (size_t) (nl - text) + 1 : size; /* the line with its newline */
+                bool ignored = false;
+                for (size_t i = 0; i < n && !ignored; i++) {
+                        regmatch_t m = { .rm_so = (regoff_t) at, .rm_eo = (regoff_t) (nl ? end - 1 : end) };
+                        ignored = regexec(&re[i], text, 1, &m, REG_STARTEND) == 0;
+                }
+                if (ignored) {
+                        left_out++;
+                        r = write_full(kept, text + span, at - span);
+                        span = end;
+                }
+                at = end;
+        }
+        if (r >= 0 && text)
+                r = write_full(kept, text + span, size - span);
+        for (size_t i = 0; i < compiled; i++)
+                regfree(&re[i]);
+        if (text)
+                munmap((void *) text, size);
+        if (r < 0)
+                return r;
+        if (ret_left_out)
+                *ret_left_out = left_out;
+        return TAKE_FD(kept);
 }
 
 static bool metric_name_ok(const char *s, size_t len) {

@@ -62,6 +62,11 @@ int output_metric_set(Metric **list, size_t *n, const char *name, double value, 
  * number (the reason in *ret_why, caller frees), -errno. */
 int output_match_metric(int fd, const char *pattern, double *ret_value, char **ret_why);
 
+/* A new memfd holding the output in fd without the lines that match any of patterns (POSIX
+ * EREs, strv; the spec's verify_ignore), the lines it left out counted into *ret_left_out (may be
+ * NULL). fd is within the spec's output_limit. Returns the fd or -errno. */
+int output_without_lines(int fd, char *const *patterns, uint64_t *ret_left_out);
+
 /* The first OUTPUT_SCAN_MAX bytes of fd as a NUL-terminated string (NULL when empty), for
  * scanning stderr for allocator complaints. */
 #define OUTPUT_SCAN_MAX (256 * 1024)

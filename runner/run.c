@@ -495,6 +495,14 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
         } else if ((verified = fcntl(out, F_DUPFD_CLOEXEC, 0)) < 0)
                 return negative_errno();
 
+        /* What varies from run to run (spec verify_ignore) is left out of what is compared. */
+        if (verified >= 0 && s->status == SAMPLE_OK && spec->verify_ignore) {
+                int kept = output_without_lines(verified, spec->verify_ignore, NULL);
+                if (kept < 0)
+                        return kept;
+                safe_close(verified);
+                verified = kept;
+        }
         /* Past the limit only the size is kept: hashing it could take the host's memory. */
         if (verified >= 0 && (r = output_digest(verified, spec->output_limit, &s->output)) < 0) {
                 if (r != -EFBIG)

@@ -30,6 +30,18 @@ ssize_t read_full_at(int fd, void *buf, size_t size, off_t offset) {
         return (ssize_t) have;
 }
 
+int write_full(int fd, const void *buf, size_t size) {
+        for (size_t done = 0; done < size;) {
+                ssize_t n = write(fd, (const char *) buf + done, size - done);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                done += (size_t) n;
+        }
+        return 0;
+}
+
 int read_text_file(const char *path, size_t max, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)

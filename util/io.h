@@ -14,6 +14,9 @@ ssize_t read_full(int fd, void *buf, size_t size);
  * reads from the current position, as read_full(). */
 ssize_t read_full_at(int fd, void *buf, size_t size, off_t offset);
 
+/* Writes all of buf, retrying on EINTR and short writes. Returns 0 or -errno. */
+int write_full(int fd, const void *buf, size_t size);
+
 /* A whole file of at most max bytes into *ret (NUL-terminated, caller frees) and its size into
  * *ret_size (may be NULL). Returns 0, -EFBIG past max, -errno. */
 int read_text_file(const char *path, size_t max, char **ret, size_t *ret_size);

@@ -117,3 +117,11 @@ expect_contains "$ERR" "$WORK/metrics.yaml:7:6: metric c: from needs a pattern" 
 expect_contains "$ERR" "$WORK/metrics.yaml:8:13: unit must be 1-32 printable bytes" "a long unit"
 expect_contains "$ERR" "$WORK/metrics.yaml:9:7: unknown key 'beter' (did you mean 'better'?)" "an unknown key"
 expect_eq "$(wc -l <<<"$ERR")" 5 "every mistake once"
+
+# verify_ignore: a pattern that does not compile at its place; and nothing to ignore under verify none.
+printf 'experiment: vi\ncommand: [/bin/true]\nallocators: {glibc: {}}\nverify_ignore: ["a(", ok]\n' >"$WORK/vi.yaml"
+run_alloclab 3 check "$WORK/vi.yaml"
+expect_contains "$ERR" "$WORK/vi.yaml:4:17: verify_ignore pattern is not a POSIX extended regular expression: " "a bad pattern"
+printf 'experiment: vi\ncommand: [/bin/true]\nallocators: {glibc: {}}\nverify: none\nverify_ignore: [x]\n' >"$WORK/vi.yaml"
+run_alloclab 3 check "$WORK/vi.yaml"
+expect_eq "$ERR" "$WORK/vi.yaml:5:16: verify_ignore needs a verified output: verify is none" "verify_ignore under verify none"

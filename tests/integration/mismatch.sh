@@ -78,3 +78,32 @@ run_alloclab 0 quick -a glibc,twin=glibc -r 2 -w 0 --quiet -- /bin/true
 expect_contains "$OUT" "verify stdout (the output was empty: nothing was compared)" "empty everywhere"
 run_alloclab 0 quick -a glibc,twin=glibc -r 2 -w 0 --quiet -- echo hi
 [[ $OUT != *"nothing was compared"* ]] || fail "a note for an output that was compared: $OUT"
+
+# Output that holds timings: every sample mismatched, the reference's own variant's included; with
+# verify_ignore the varying lines are left out of the comparison, what was left out is said, and a
+# real difference still mismatches (on ab58ed7 the only remedy was verify: none).
+cat >"$WORK/timed.yaml" <<YAML
+experiment: timed
+command: [sh, -c, 'echo "result \$RESULT"; echo "elapsed \$(date +%N) ns"']
+env: {RESULT: "42"}
+allocators:
+  glibc: {}
+  jemalloc: {}
+  wrong: {preload: glibc, env: {RESULT: "43"}}
+samples: 2
+warmup: 0
+YAML
+run_alloclab 9 run "$WORK/timed.yaml" --quiet --db "$WORK/timed.db"
+expect_eq "$(sqlite3 "$WORK/timed.db" "SELECT DISTINCT status FROM samples WHERE phase = 'sample' AND variant_id IN (SELECT id FROM variants WHERE name = 'glibc')")" \
+    mismatch "without verify_ignore, the reference's own variant mismatches"
+printf "verify_ignore: ['^elapsed [0-9]+ ns$']\n" >>"$WORK/timed.yaml"
+run_alloclab 9 run "$WORK/timed.yaml" --db "$WORK/timed.db"
+expect_eq "$(sqlite3 "$WORK/timed.db" "SELECT v.name, group_concat(DISTINCT s.status) FROM samples s JOIN variants v ON v.id = s.variant_id
+             WHERE s.run_id = 2 GROUP BY v.name ORDER BY v.position")" \
+    "glibc|ok
+jemalloc|ok
+wrong|mismatch" "the varying line left out; a real difference still found (at the smoke run)"
+expect_contains "$OUT" "verify stdout, without the lines matching '^elapsed [0-9]+ ns\$'" "what was left out, said"
+run_alloclab 0 show 2 --db "$WORK/timed.db" --format json
+expect_eq "$(/usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["verify_ignore"])' <<<"$OUT")" \
+    "['^elapsed [0-9]+ ns\$']" "JSON lists the patterns"
