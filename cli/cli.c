@@ -19,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "cli/render.h"
 #include "configs/catalog.h"
 #include "configs/yamltree.h"
 #include "db/query.h"
@@ -102,8 +103,9 @@ void cli_warn_script(const char *command, const Plan *plan) {
         fprintf(stderr,
                 "alloclab %s: note: %s is %s, a script run by %.*s: the measured tree is that interpreter "
                 "and whatever the script starts (a version manager's shim is a shell script: give the "
-                "program's path, or pin PATH in the spec's env)\n",
-                command, job->argv[0], job->exe, (int) strcspn(interpreter, " \t"), interpreter);
+                "program's path, or pin PATH %s)\n",
+                command, job->argv[0], job->exe, (int) strcspn(interpreter, " \t"), interpreter,
+                strcmp(command, "quick") == 0 ? "with -e PATH=..." : "in the spec's env");
 }
 
 void cli_warn_own_layer(const char *command, const Plan *plan) {
@@ -148,15 +150,20 @@ void cli_warn_powerless(const char *command, const Plan *plan) {
         if (compare_can_decide(plan->samples, rounds, &rule))
                 return;
         bool paired = compare_pairs(plan->samples, &rule);
+        /* The verdicts' words for the spec's metric: faster/slower for a time, lower/higher else. */
+        bool time = spec->metric == SPEC_METRIC_WALL || spec->metric == SPEC_METRIC_USER ||
+                    spec->metric == SPEC_METRIC_SYS ||
+                    (spec->metric == SPEC_METRIC_REPORTED && render_time_metric(spec->metric_name));
         double level = compare_test_alpha(&rule);
         fprintf(stderr,
                 "alloclab %s: warning: with %u samples per variant no difference can reach p < %.3g "
-                "(alpha %g%s; the smallest p the %s test can give is %.3g): no verdict can be faster or "
-                "slower; %u samples can reach it\n",
+                "(alpha %g%s; the smallest p the %s test can give is %.3g): no verdict can be %s or "
+                "%s; %u samples can reach it\n",
                 command, plan->samples, level, spec->alpha,
                 rule.correction == CORRECTION_NONE || rule.tests < 2 ? ""
                                                                      : " shared by the run's comparisons",
                 paired ? "signed-rank" : "rank-sum", compare_smallest_p(plan->samples, paired),
+                verdict_word(VERDICT_LOWER, time), verdict_word(VERDICT_HIGHER, time),
                 compare_samples_needed(rounds, &rule));
 }
 

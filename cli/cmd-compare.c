@@ -349,6 +349,12 @@ int compare_render(FILE *f, OutputFormat format, const RunPair *p) {
                         "spread_aa_floor", p->aa_floor > 0 ? json_real(p->aa_floor) : json_null(),
                         "regressions", (json_int_t) compare_regressions(p), "not_compared",
                         (json_int_t) compare_uncompared(p), "changes", json_object_get(changes, "rows"));
+                /* Which verdict is the worse one: a consumer tells a regression from "lower". */
+                if (root &&
+                    (json_object_set_new(root, "metric_better",
+                                         json_string(p->a->run.higher_is_better ? "higher" : "lower")) < 0 ||
+                     json_object_set_new(root, "metric_unit", render_json_text(p->a->run.metric_unit)) < 0))
+                        return -ENOMEM;
                 int r = root ? json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
                 fputc('\n', f);
                 return r < 0 || ferror(f) ? -EIO : 0;

@@ -387,10 +387,10 @@ static json_t *series_display(const History *h, const HistorySeries *s) {
                         snprintf(median, sizeof(median), "%.3f", p->median);
                         snprintf(interval, sizeof(interval), "[%.3f, %.3f]", p->lo, p->hi);
                 } else {
-                        render_value(h->metric, p->median, median, sizeof(median));
+                        render_metric_value(h->metric, h->unit, p->median, median, sizeof(median));
                         snprintf(interval, sizeof(interval), "[%s, %s]",
-                                 render_value(h->metric, p->lo, lo, sizeof(lo)),
-                                 render_value(h->metric, p->hi, hi, sizeof(hi)));
+                                 render_metric_value(h->metric, h->unit, p->lo, lo, sizeof(lo)),
+                                 render_metric_value(h->metric, h->unit, p->hi, hi, sizeof(hi)));
                 }
                 if (p->host_changed)
                         snprintf(change, sizeof(change),

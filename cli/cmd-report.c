@@ -368,10 +368,12 @@ static void warning_section(FILE *f, const char *heading, char *note) {
         free(note);
 }
 
-/* A program with an allocator layer of its own, or one that barely calls the allocator. */
+/* A program with an allocator layer of its own, one that barely calls the allocator, or one
+ * whose wall time is the same under every variant. */
 static void own_layer_section(FILE *f, const Report *rep) {
         warning_section(f, "Allocator layer of the program's own", render_own_layer_note(rep));
         warning_section(f, "Allocator barely exercised", render_barely_exercised_note(rep));
+        warning_section(f, "Wall time flat", render_flat_wall_note(rep));
 }
 
 /* The colour of a variant by name, as the run's other figures draw it. */
@@ -433,8 +435,8 @@ static void history_plots(FILE *f, const Report *rep, const History *h) {
                 fprintf(f,
                         "<text x=\"2\" y=\"%.1f\" class=\"tick\">%s</text><text x=\"2\" y=\"%.1f\" "
                         "class=\"tick\">%s</text>\n",
-                        y.b + 10, render_value(h->metric, y.hi, top, sizeof(top)), y.a,
-                        render_value(h->metric, y.lo, bottom, sizeof(bottom)));
+                        y.b + 10, render_metric_value(h->metric, h->unit, y.hi, top, sizeof(top)), y.a,
+                        render_metric_value(h->metric, h->unit, y.lo, bottom, sizeof(bottom)));
                 figure_end(f);
         }
 }

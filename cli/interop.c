@@ -128,9 +128,19 @@ static int pyperf_machine(const json_t *meta, Import *im) {
         h->hostname = strdup(hostname);
         h->cpu_model = metadata_text(meta, "cpu_model_name");
         h->cpus = (unsigned) json_integer_value(json_object_get(meta, "cpu_count"));
-        h->kernel = linux_at ? strndup(linux_at, with && with > linux_at ? (size_t) (with - linux_at)
-                                                                         : strlen(linux_at))
-                             : strdup("unknown");
+        /* Python's platform(): "Linux-RELEASE-MACHINE-with-LIBC"; the kernel is RELEASE alone. */
+        size_t release = 0;
+        if (linux_at) {
+                release = with && with > linux_at ? (size_t) (with - linux_at) : strlen(linux_at);
+                const char *dash = memrchr(linux_at, '-', release);
+                static const char *const machines[] = { "x86_64",  "aarch64", "i686",   "armv7l",
+                                                        "ppc64le", "s390x",   "riscv64" };
+                for (size_t i = 0; dash && i < ELEMENTSOF(machines); i++)
+                        if (strlen(machines[i]) == release - (size_t) (dash + 1 - linux_at) &&
+                            strncmp(dash + 1, machines[i], strlen(machines[i])) == 0)
+                                release = (size_t) (dash - linux_at);
+        }
+        h->kernel = linux_at ? strndup(linux_at, release) : strdup("unknown");
         h->glibc = strdup(with ? with + strlen("-with-glibc") : "unknown");
         h->thp = strdup("unknown");
         bool ok = h->hostname && h->cpu_model && h->kernel && h->glibc && h->thp;

@@ -67,12 +67,18 @@ const char *render_value(const char *metric, double v, char *buf, size_t size) {
         return buf;
 }
 
-const char *render_run_value(const RunSummary *run, double v, char *buf, size_t size) {
-        render_value(strncmp(run->metric, "reported:", 9) == 0 ? run->metric + 9 : run->metric, v, buf,
-                     size);
-        if (run->metric_unit) /* the spec's unit of its primary metric: "1.234M ops/s" */
-                snprintf(buf + strlen(buf), size - strlen(buf), " %s", run->metric_unit);
+const char *render_metric_value(const char *metric, const char *unit, double v, char *buf, size_t size) {
+        if (!unit)
+                return render_value(strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric, v, buf,
+                                    size);
+        /* The spec's unit replaces the one a name would give: "1.234M ops/s", not "1.2 ms s". */
+        render_value("", v, buf, size);
+        snprintf(buf + strlen(buf), size - strlen(buf), " %s", unit);
         return buf;
+}
+
+const char *render_run_value(const RunSummary *run, double v, char *buf, size_t size) {
+        return render_metric_value(run->metric, run->metric_unit, v, buf, size);
 }
 
 const char *render_report_metric(const Report *rep) {
@@ -205,10 +211,22 @@ char *render_barely_exercised_note(const Report *rep) {
         return note;
 }
 
+/* asprintf() that returns the text, NULL when out of memory. */
+static char *render_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *render_format(const char *fmt, ...) {
+        char *text = NULL;
+        va_list ap;
+        va_start(ap, fmt);
+        int r = vasprintf(&text, fmt, ap);
+        va_end(ap);
+        return r < 0 ? NULL : text;
+}
+
 char *render_flat_wall_note(const Report *rep) {
         bool wall = strcmp(rep->run.metric, "wall") == 0,
-             reported = strncmp(rep->run.metric, "reported:", 9) == 0, differs = false;
-        double widest = 0; /* of |wall / the baseline's - 1| */
+             reported = strncmp(rep->run.metric, "reported:", 9) == 0;
+        double widest = 0, moved = 0; /* of |wall / the baseline's - 1|, and of the metric's */
+        bool differs = false;         /* a verdict on the metric says lower or higher */
         size_t compared = 0;
         if (!wall && !reported)
                 return NULL;
@@ -223,27 +241,42 @@ char *render_flat_wall_note(const Report *rep) {
                         compared++;
                         differs |= e->has_comparison && (e->comparison.verdict == VERDICT_LOWER ||
                                                          e->comparison.verdict == VERDICT_HIGHER);
+                        if (e->has_stats && base->has_stats && base->stats.median != 0)
+                                moved = fmax(moved, fabs(e->stats.median / base->stats.median - 1));
                 }
         }
-        if (compared == 0 || widest > RENDER_FLAT_WALL || (reported && !differs))
+        /* A reported metric "says otherwise" by a verdict, or by medians apart by more than the
+         * run's minimum effect where too few samples could give one. */
+        if (compared == 0 || widest > RENDER_FLAT_WALL ||
+            (reported && !differs && !(moved > rep->min_effect)))
                 return NULL;
-        char *note = NULL;
-        int r = wall ? asprintf(
-                               &note,
-                               "every variant's median wall time is within %.1f%% of %s's%s: either the "
-                               "allocator matters little to this program, or it runs for a fixed time, when "
-                               "wall time cannot tell allocators apart; a program that prints its own "
-                               "figure (operations, a rate) is measured by it with `metrics:` "
-                               "(docs/spec.md)",
-                               widest * 100, rep->variant_names[rep->baseline],
-                               rep->n_cells > 1 ? " in every cell" : "")
-                     : asprintf(&note,
-                                "every variant's median wall time is within %.1f%% of %s's%s while %s "
-                                "differs: the program runs for a fixed time, and its figure, not its time, "
-                                "tells the allocators apart",
-                                widest * 100, rep->variant_names[rep->baseline],
-                                rep->n_cells > 1 ? " in every cell" : "", rep->run.metric + 9);
-        return r < 0 ? NULL : note;
+        char in[32] = "";
+        if (rep->n_cells > 1)
+                snprintf(in, sizeof(in), " in every cell");
+        if (reported)
+                return render_format(
+                        "every variant's median wall time is within %.1f%% of %s's%s while %s differs by up "
+                        "to "
+                        "%.0f%%: the program runs for a fixed time, and its figure, not its time, tells the "
+                        "allocators apart",
+                        widest * 100, rep->variant_names[rep->baseline], in, rep->run.metric + 9,
+                        moved * 100);
+        /* A figure the spec reads already, but not as the metric judged. */
+        json_t *defs = rep->metric_defs ? json_loads(rep->metric_defs, 0, NULL) : NULL;
+        const char *figure =
+                json_object_size(defs) > 0 ? json_object_iter_key(json_object_iter(defs)) : NULL;
+        char *note = render_format(
+                "every variant's median wall time is within %.1f%% of %s's%s: either the allocator matters "
+                "little to this program, or it runs for a fixed time, when wall time cannot tell allocators "
+                "apart; %s%s%s",
+                widest * 100, rep->variant_names[rep->baseline], in,
+                figure ? "`metric: reported:"
+                       : "a program that prints its own figure (operations, a rate) is "
+                         "measured by it with `metrics:` (docs/spec.md)",
+                figure ? figure : "",
+                figure ? "` makes the figure the spec's metrics: reads the one judged" : "");
+        json_decref(defs);
+        return note;
 }
 
 char *render_own_layer_note(const Report *rep) {

@@ -48,6 +48,9 @@ int render_report_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "verify", json_string(rep->verify));
         json_t *ignore = rep->verify_ignore ? json_loads(rep->verify_ignore, 0, NULL) : NULL;
         json_object_set_new(root, "verify_ignore", ignore ? ignore : json_array());
+        char *flat = render_flat_wall_note(rep); /* the text's "Wall time flat" note, or null */
+        json_object_set_new(root, "wall_flat_note", flat ? json_string(flat) : json_null());
+        free(flat);
         json_object_set_new(root, "cells_nothing_verified",
                             json_integer((json_int_t) rep->n_cells_nothing_verified));
         json_object_set_new(root, "baseline", json_string(rep->variant_names[rep->baseline]));

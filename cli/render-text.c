@@ -65,8 +65,8 @@ static void grid_done(Grid *g) {
 }
 
 /* With exactly two variants the question is one number per cell: what the other costs against
- * the baseline, in percent, with its interval ("+2.3% [+1.1, +3.4]"; the change alone where the
- * test could not bound it or there is no test). */
+ * the baseline (or gains, where more of the metric is better), in percent, with its interval
+ * ("+2.3% [+1.1, +3.4]"; the change alone where the test could not bound it or there is no test). */
 static char *cost_cell(const Report *rep, size_t c) {
         const ReportEntry *e = report_entry(rep, c, 1 - rep->baseline);
         if (!e->has_comparison)
@@ -94,7 +94,7 @@ static int grid_build(const Report *rep, Grid *g) {
                 g->cells[v + 1] = h;
         }
         if (cost)
-                g->cells[g->cols - 1] = strdup("cost %");
+                g->cells[g->cols - 1] = strdup(rep->run.higher_is_better ? "gain %" : "cost %");
         for (size_t c = 0; c < rep->n_cells; c++) {
                 g->cells[(c + 1) * g->cols] = strdup(rep->cell_labels[c]);
                 for (size_t v = 0; v < rep->n_variants; v++)

@@ -30,7 +30,11 @@ RenderFunc render_for(OutputFormat format);
 /* "12.3 ms", "512.0 MiB", "1.234e+05": a metric value with its unit, into buf. */
 const char *render_value(const char *metric, double v, char *buf, size_t size);
 
-/* A value of run's primary metric, with the unit the spec gave it (metrics: {NAME: {unit}}). */
+/* A value of a metric, in the unit the spec gave it (metrics: {NAME: {unit}}), else as
+ * render_value() shows it. */
+const char *render_metric_value(const char *metric, const char *unit, double v, char *buf, size_t size);
+
+/* A value of run's primary metric, so. */
 const char *render_run_value(const RunSummary *run, double v, char *buf, size_t size);
 
 /* "CRASH SIGSEGV", "MISMATCH", "TIMEOUT", "EXIT 3": the loud form of an entry's failure, into

@@ -657,6 +657,22 @@ static int check_regex(Loader *l, const YamlNode *n, const char *what, size_t *r
         }
         *ret_groups = re.re_nsub;
         regfree(&re);
+        /* Perl's classes compile, as a letter: a pattern with \d would never match a digit. */
+        static const char *const posix[][2] = { { "d", "[0-9]" },        { "D", "[^0-9]" },
+                                                { "s", "[[:space:]]" },  { "S", "[^[:space:]]" },
+                                                { "w", "[[:alnum:]_]" }, { "W", "[^[:alnum:]_]" } };
+        for (const char *c = n->value; *c; c++) {
+                if (*c != '\\' || !c[1])
+                        continue;
+                for (size_t i = 0; i < ELEMENTSOF(posix); i++)
+                        if (c[1] == posix[i][0][0])
+                                return schema_error(
+                                        l, n,
+                                        "%s: '\\%c' is Perl's, not POSIX extended regular "
+                                        "expression syntax (it would match the letter '%c'): write %s",
+                                        what, c[1], c[1], posix[i][1]);
+                c++; /* an escaped character, \\ included */
+        }
         return 0;
 }
 
@@ -1238,6 +1254,23 @@ static void set_defaults(Spec *s) {
                                 .max_load1 = -1 };
 }
 
+static bool same_text(const char *a, const char *b) { /* NULL equals only NULL */
+        return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* metrics: defines the same metrics the same way, in any order, defaults written or not. */
+static bool same_metric_defs(const Spec *a, const Spec *b) {
+        if (a->n_metric_defs != b->n_metric_defs)
+                return false;
+        for (size_t i = 0; i < a->n_metric_defs; i++) {
+                const SpecMetricDef *x = &a->metric_defs[i], *y = spec_metric_def(b, x->name);
+                if (!y || !same_text(x->pattern, y->pattern) || !same_text(x->unit, y->unit) ||
+                    x->from_stderr != y->from_stderr || x->higher_is_better != y->higher_is_better)
+                        return false;
+        }
+        return true;
+}
+
 int spec_same_setting(const char *key, const YamlNode *a, const YamlNode *b) {
         const Field *f = NULL;
         for (size_t i = 0; i < ELEMENTSOF(spec_fields) && !f; i++)
@@ -1270,7 +1303,9 @@ int spec_same_setting(const char *key, const YamlNode *a, const YamlNode *b) {
                         same = same < 0 ? same : 0;
                 free(st[i].templates);
         }
-        if (same == 1 && memcmp(parsed[0], parsed[1], sizeof(Spec)) != 0)
+        if (same == 1 && f->parse == parse_metrics)
+                same = same_metric_defs(parsed[0], parsed[1]);
+        else if (same == 1 && memcmp(parsed[0], parsed[1], sizeof(Spec)) != 0)
                 same = 0;
         return same;
 }

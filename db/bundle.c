@@ -411,6 +411,7 @@ static const struct {
         { "runs", "calibrate_command", RULE_JSON },
         { "runs", "import_cpu", RULE_JSON },
         { "runs", "verify_ignore", RULE_JSON },
+        { "runs", "metric_defs", RULE_JSON },
         { "variants", "env", RULE_JSON },
         { "variants", "command", RULE_JSON },
         { "cells", "params", RULE_JSON },

@@ -119,6 +119,7 @@ History *history_free(History *h) {
         free(h->series);
         free(h->experiment);
         free(h->metric);
+        free(h->unit);
         free(h->relative_to);
         free(h);
         return NULL;
@@ -636,6 +637,11 @@ static int compare_series(const void *x, const void *y) {
         return c != 0 ? c : strcmp(a->host, b->host);
 }
 
+static int row_metric_defs(sqlite3_stmt *st, void *userdata) {
+        bool null = sqlite3_column_type(st, 0) == SQLITE_NULL;
+        return null || (*(char **) userdata = sql_text_or_null(st, 0)) ? 0 : -ENOMEM;
+}
+
 static int read_history(Store *s, const HistoryQuery *q, History **ret) {
         for (char *const *c = q->cells; c && *c; c++)
                 if (!valid_cell_filter(*c))
@@ -653,14 +659,12 @@ static int read_history(Store *s, const HistoryQuery *q, History **ret) {
         h->latest_run = b.runs[b.n_runs - 1].id;
         if (!(h->metric = strdup(q->metric ? q->metric : b.runs[b.n_runs - 1].metric)))
                 return -ENOMEM;
-        if (strcmp(h->metric, b.runs[b.n_runs - 1].metric) == 0) {
-                int64_t higher = 0;
-                r = sql_exec1(store_db(s), &higher,
-                              "SELECT metric_better IS NOT NULL FROM runs WHERE id = ?", "i", h->latest_run);
-                if (r < 0)
-                        return r;
-                h->higher_is_better = higher != 0;
-        }
+        /* The metric's direction and unit, as the latest run's spec defines them. */
+        _cleanup_free_ char *defs = NULL;
+        r = sql_each_row(store_db(s), "SELECT metric_defs FROM runs WHERE id = ?1", h->latest_run,
+                         row_metric_defs, &defs);
+        if (r < 0 || (r = query_metric_def(defs, h->metric, &h->higher_is_better, &h->unit)) < 0)
+                return r;
         char *points = points_sql(q, &b),
              *values = q->medians_only ? medians_sql(h->metric) : values_sql(h->metric, b.relative);
         r = points && values ? read_series(s, points, values, &b) : -ENOMEM;

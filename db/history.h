@@ -71,9 +71,10 @@ typedef struct History {
         size_t n_series;
         bool many_hosts;   /* the series are of more than one host */
         char *relative_to; /* relative: the latest run's baseline variant; else NULL */
-        /* The metric is the latest run's primary one and more of it is better (spec metrics:
-         * better: higher): a higher value is then an improvement, a lower one a regression. */
+        /* More of the metric is better (the latest run's spec metrics: better: higher): a
+         * higher value is then an improvement, a lower one a regression. */
         bool higher_is_better;
+        char *unit; /* the unit the spec gives the metric, or NULL for its own */
 } History;
 
 typedef struct HistoryQuery {

@@ -4,6 +4,7 @@
  * or hand-edited database becomes an empty string or zero, never a crash.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -53,13 +54,20 @@ void query_runs_free(RunSummary *runs, size_t n) {
         free(runs);
 }
 
+/* A field of a reported metric's definition (runs.metric_defs) in SQL; NULL for any other. */
+#define METRIC_DEF_SQL(defs, metric, field)                                                                 \
+        "json_extract(" defs ", '$.\"' || substr(" metric ", 10) || '\"." field "')"
+
 #define SUMMARY_COLUMNS                                                                                     \
         "runs.id, experiments.name, alloclab_run_status(runs.status, hosts.hostname), runs.started_at, "    \
         "runs.ended_at, hosts.hostname,"                                                                    \
         " runs.metric, runs.n_runs, runs.n_failures, runs.n_excluded,"                                      \
         " (SELECT count(*) FROM cells WHERE cells.run_id = runs.id),"                                       \
         " (SELECT count(*) FROM variants WHERE variants.run_id = runs.id), runs.uuid, runs.label,"          \
-        " runs.commit_id, runs.metric_better IS NOT NULL, runs.metric_unit"
+        " runs.commit_id, " METRIC_DEF_SQL("runs.metric_defs", "runs.metric",                               \
+                                           "better") " IS 'higher',"                                        \
+                                                     " " METRIC_DEF_SQL("runs.metric_defs", "runs.metric",  \
+                                                                        "unit")
 #define SUMMARY_N_COLUMNS 17 /* the columns after them start at this index */
 #define SUMMARY_FROM                                                                                        \
         " FROM runs JOIN experiments ON experiments.id = runs.experiment_id"                                \
@@ -160,6 +168,7 @@ Report *query_report_free(Report *r) {
         free(r->order);
         free(r->verify);
         free(r->verify_ignore);
+        free(r->metric_defs);
         free(r->message);
         free(r->kernel);
         free(r->cpu_model);
@@ -250,6 +259,7 @@ static int row_header(Report *rep, sqlite3_stmt *st) {
                 correction_from_string((const char *) sqlite3_column_text(st, SUMMARY_N_COLUMNS + 21));
         rep->correction = correction >= 0 ? (Correction) correction : CORRECTION_HOLM;
         rep->verify_ignore = sql_text_or_null(st, SUMMARY_N_COLUMNS + 22);
+        rep->metric_defs = sql_text_or_null(st, SUMMARY_N_COLUMNS + 23);
         rep->n_cells = (size_t) rep->run.n_cells;
         rep->n_variants = (size_t) rep->run.n_variants;
         return r;
@@ -345,6 +355,21 @@ static int query_startup(Store *s, int64_t run_id, Report *rep) {
                 compare_median_order_interval(u->values, u->n, 0.95, &u->lo, &u->hi);
         }
         return r;
+}
+
+int query_metric_def(const char *defs, const char *metric, bool *ret_higher_is_better, char **ret_unit) {
+        *ret_higher_is_better = false;
+        *ret_unit = NULL;
+        if (!defs || strncmp(metric, "reported:", 9) != 0)
+                return 0;
+        json_t *all = json_loads(defs, 0, NULL);
+        const json_t *def = json_object_get(all, metric + 9);
+        const char *better = json_string_value(json_object_get(def, "better")),
+                   *unit = json_string_value(json_object_get(def, "unit"));
+        *ret_higher_is_better = better && strcmp(better, "higher") == 0;
+        *ret_unit = unit ? strdup(unit) : NULL;
+        json_decref(all);
+        return unit && !*ret_unit ? -ENOMEM : 0;
 }
 
 static int row_tradeoff(Report *rep, sqlite3_stmt *st) {
@@ -718,7 +743,8 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
                              " hosts.cpu_model, hosts.glibc, hosts.thp, hosts.cpus, runs.min_effect, "
                              "runs.alpha, runs.outliers, runs.cpus, runs.runner_cpus, runs.cgroup,"
                              " runs.cgroup_fallback, runs.calibrate_command, runs.samples_min, "
-                             "runs.correction, runs.verify_ignore" SUMMARY_FROM " WHERE runs.id = ?1",
+                             "runs.correction, runs.verify_ignore, runs.metric_defs" SUMMARY_FROM
+                             " WHERE runs.id = ?1",
                              rep, row_header);
         if (r < 0)
                 return r;
@@ -730,10 +756,12 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
                         return -ENOMEM;
                 free(rep->run.metric);
                 rep->run.metric = copy;
-                /* Another metric than the primary: its own direction (less is better) and unit. */
-                rep->run.higher_is_better = false;
+                /* Another metric than the primary: its own direction and unit. */
                 free(rep->run.metric_unit);
                 rep->run.metric_unit = NULL;
+                if ((r = query_metric_def(rep->metric_defs, copy, &rep->run.higher_is_better,
+                                          &rep->run.metric_unit)) < 0)
+                        return r;
         }
 
         size_t nc = rep->n_cells, nv = rep->n_variants;

@@ -100,6 +100,7 @@ typedef struct Report {
         uint64_t seed;
         char *verify;
         char *verify_ignore; /* spec verify_ignore: a JSON array of the patterns, or NULL */
+        char *metric_defs;   /* spec metrics: {NAME: {better, unit}} as JSON (runs.metric_defs), or NULL */
         char *message;
         char *kernel, *cpu_model, *glibc, *thp;
         int64_t cpus;
@@ -141,6 +142,10 @@ static inline const ReportEntry *report_entry(const Report *rep, size_t cell, si
  * with query_runs_free), -EIO. */
 int query_runs(Store *s, const char *experiment, size_t limit, RunSummary **ret, size_t *ret_n);
 void query_runs_free(RunSummary *runs, size_t n);
+
+/* A metric's direction and unit from a run's metric_defs (JSON, or NULL): more is better only
+ * where the spec says so; *ret_unit NULL for the metric's own. Returns 0 or -ENOMEM. */
+int query_metric_def(const char *defs, const char *metric, bool *ret_higher_is_better, char **ret_unit);
 
 /* Everything needed to print a run's table, for one metric: NULL for the run's primary metric,
  * else a name query_run_metrics returns. Returns 0, -ENOENT when no such run, -EIO. */

@@ -69,6 +69,24 @@ static sqlite3 *db_of(const Recorder *r) {
 /* INSERT ... ON CONFLICT DO UPDATE SET x=x RETURNING id: the id of a new or existing row. */
 #define UPSERT_ID " ON CONFLICT DO UPDATE SET id = id RETURNING id"
 
+/* {NAME: {"better", "unit"}} of the spec's metrics: (runs.metric_defs). NULL on ENOMEM. */
+static char *metric_defs_json(const Spec *s) {
+        json_t *defs = json_object();
+        for (size_t i = 0; defs && i < s->n_metric_defs; i++) {
+                const SpecMetricDef *d = &s->metric_defs[i];
+                json_t *def = json_pack("{s:s}", "better", d->higher_is_better ? "higher" : "lower");
+                if (def && d->unit)
+                        json_object_set_new(def, "unit", json_string(d->unit));
+                if (!def || json_object_set_new(defs, d->name, def) < 0) {
+                        json_decref(defs);
+                        return NULL;
+                }
+        }
+        char *text = defs ? json_dumps(defs, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        json_decref(defs);
+        return text;
+}
+
 static char *json_strv(char *const *l) {
         json_t *a = json_array();
         for (size_t i = 0; l && l[i]; i++)
@@ -187,11 +205,11 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
         if (r >= 0 && ctx->import_sha256)
                 r = sql_exec1(db, NULL, "UPDATE runs SET import_sha256 = ?, import_cpu = ? WHERE id = ?",
                               "tti", ctx->import_sha256, ctx->import_cpu, rec->run_id);
-        const SpecMetricDef *primary =
-                s->metric == SPEC_METRIC_REPORTED ? spec_metric_def(s, s->metric_name) : NULL;
-        if (r >= 0 && primary && (primary->higher_is_better || primary->unit))
-                r = sql_exec1(db, NULL, "UPDATE runs SET metric_better = ?, metric_unit = ? WHERE id = ?",
-                              "tti", primary->higher_is_better ? "higher" : NULL, primary->unit,
+        _cleanup_free_ char *defs_json = s->n_metric_defs ? metric_defs_json(s) : NULL;
+        if (r >= 0 && s->n_metric_defs && !defs_json)
+                r = -ENOMEM;
+        if (r >= 0 && defs_json)
+                r = sql_exec1(db, NULL, "UPDATE runs SET metric_defs = ? WHERE id = ?", "ti", defs_json,
                               rec->run_id);
         _cleanup_free_ char *ignore_json = s->verify_ignore ? json_strv(s->verify_ignore) : NULL;
         if (r >= 0 && s->verify_ignore && !ignore_json)

@@ -259,12 +259,11 @@ static const char *const migrations[] = {
         "ALTER TABLE runs ADD COLUMN import_sha256 TEXT;"
         "ALTER TABLE runs ADD COLUMN import_cpu TEXT;"
         "CREATE INDEX runs_import ON runs (import_sha256) WHERE import_sha256 IS NOT NULL;",
-        /* 24 -> 25: how the primary metric is judged and shown (spec metrics: better, unit):
-         * 'higher' when more is better (a throughput), NULL for lower (a cost, as before); the
-         * unit its values are shown in, NULL for the metric's own. The lines of the verified
-         * output left out of the comparison (spec verify_ignore: JSON array of patterns), or NULL */
-        "ALTER TABLE runs ADD COLUMN metric_better TEXT CHECK (metric_better IN ('higher'));"
-        "ALTER TABLE runs ADD COLUMN metric_unit TEXT;"
+        /* 24 -> 25: how the spec's metrics are judged and shown (spec metrics:), a JSON object
+         * {NAME: {"better": "higher" | "lower", "unit": TEXT}} (NULL: none defined; a metric not
+         * in it is lower-is-better, in its own unit); the lines of the verified output left out
+         * of the comparison (spec verify_ignore: JSON array of patterns), or NULL */
+        "ALTER TABLE runs ADD COLUMN metric_defs TEXT;"
         "ALTER TABLE runs ADD COLUMN verify_ignore TEXT;",
 };
 

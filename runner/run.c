@@ -475,10 +475,22 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
                                         why ? why : strerror(-r)) < 0)
                         return -ENOMEM;
         }
-        if (s->status == SAMPLE_OK && spec->metric == SPEC_METRIC_REPORTED) {
-                double v;
-                if (!run_sample_metric(s, spec->metric_name, &v))
-                        s->status = SAMPLE_MISSING_METRIC;
+        double primary;
+        if (s->status == SAMPLE_OK && spec->metric == SPEC_METRIC_REPORTED &&
+            !run_sample_metric(s, spec->metric_name, &primary)) {
+                const SpecMetricDef *d = spec_metric_def(spec, spec->metric_name);
+                r = d && d->pattern
+                            ? set_detail(s, SAMPLE_MISSING_METRIC,
+                                         "metric %s: no line of its %s matches '%s'", d->name,
+                                         d->from_stderr ? "stderr" : "stdout", d->pattern)
+                            : set_detail(
+                                      s, SAMPLE_MISSING_METRIC,
+                                      "metric %s: the program wrote no '%s VALUE' line to "
+                                      "ALLOCLAB_METRICS_FD, and the spec's metrics: gives it no pattern to "
+                                      "read from its output",
+                                      spec->metric_name, spec->metric_name);
+                if (r < 0)
+                        return r;
         }
 
         _cleanup_close_ int verified = -1;

@@ -125,3 +125,8 @@ expect_contains "$ERR" "$WORK/vi.yaml:4:17: verify_ignore pattern is not a POSIX
 printf 'experiment: vi\ncommand: [/bin/true]\nallocators: {glibc: {}}\nverify: none\nverify_ignore: [x]\n' >"$WORK/vi.yaml"
 run_alloclab 3 check "$WORK/vi.yaml"
 expect_eq "$ERR" "$WORK/vi.yaml:5:16: verify_ignore needs a verified output: verify is none" "verify_ignore under verify none"
+
+# Perl's \\d compiles as the letter d in POSIX ERE: refused with the class to write (on 19d64e5: ok).
+printf 'experiment: pd\ncommand: [/bin/true]\nallocators: {glibc: {}}\nmetrics: {t: {pattern: "t: (\\\\d+)"}}\n' >"$WORK/pd.yaml"
+run_alloclab 3 check "$WORK/pd.yaml"
+expect_eq "$ERR" "$WORK/pd.yaml:4:24: pattern: '\\d' is Perl's, not POSIX extended regular expression syntax (it would match the letter 'd'): write [0-9]" "Perl's \\d"

@@ -115,13 +115,13 @@ cp "$WORK/a.bundle" "$WORK/schema.bundle"
 sqlite3 "$WORK/schema.bundle" "PRAGMA user_version = 99"
 refused "$WORK/schema.bundle" "unknown schema" "with schema 99; this alloclab reads version 1 with schema 18 to 25"
 # A bundle of schema 18 (the same tables of runs; 19 and 20 added indexes, 21 a column of jobs, 22 one of
-# runs, 23 a column to the samples index, 24 two columns of runs and an index, 25 three of runs) imports.
+# runs, 23 a column to the samples index, 24 two columns of runs and an index, 25 two of runs) imports.
 cp "$WORK/a.bundle" "$WORK/schema18.bundle"
 sqlite3 "$WORK/schema18.bundle" "DROP INDEX IF EXISTS runs_running; DROP INDEX IF EXISTS runs_history;
     DROP INDEX samples_run; CREATE INDEX samples_run ON samples (run_id, cell_id, variant_id, phase, status, wall_ns);
     ALTER TABLE jobs DROP COLUMN umask; ALTER TABLE runs DROP COLUMN correction; DROP INDEX runs_import;
     ALTER TABLE runs DROP COLUMN import_sha256; ALTER TABLE runs DROP COLUMN import_cpu;
-    ALTER TABLE runs DROP COLUMN metric_better; ALTER TABLE runs DROP COLUMN metric_unit;
+    ALTER TABLE runs DROP COLUMN metric_defs;
     ALTER TABLE runs DROP COLUMN verify_ignore; PRAGMA user_version = 18"
 run_alloclab 0 import "$WORK/schema18.bundle" --db "$WORK/fresh18.db"
 expect_eq "$(sqlite3 "$WORK/fresh18.db" "SELECT count(*) > 0 FROM runs")" 1 "a schema 18 bundle imported"

@@ -141,7 +141,7 @@ q "DROP INDEX runs_history; DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN u
    ALTER TABLE runs DROP COLUMN label; ALTER TABLE runs DROP COLUMN commit_id;
    ALTER TABLE runs DROP COLUMN samples_min; DROP INDEX runs_running; ALTER TABLE jobs DROP COLUMN umask;
    ALTER TABLE runs DROP COLUMN correction; DROP INDEX runs_import; ALTER TABLE runs DROP COLUMN import_sha256;
-   ALTER TABLE runs DROP COLUMN import_cpu; ALTER TABLE runs DROP COLUMN metric_better; ALTER TABLE runs DROP COLUMN metric_unit; ALTER TABLE runs DROP COLUMN verify_ignore;
+   ALTER TABLE runs DROP COLUMN import_cpu; ALTER TABLE runs DROP COLUMN metric_defs; ALTER TABLE runs DROP COLUMN verify_ignore;
    PRAGMA user_version = 15"
 runs=$(q "SELECT count(*) FROM runs")
 run_alloclab 0 runs

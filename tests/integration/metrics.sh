@@ -21,8 +21,9 @@ expect_eq "$(q "SELECT c.label, s.median, s.n FROM stats s JOIN cells c ON c.id 
     "t=0.25|0.25|3
 t=1.5|1.5|3" "reported metric statistics"
 expect_eq "$(q "SELECT count(*) FROM sample_metrics WHERE name = 'read_time'")" 10 "stored metric values"
-expect_eq "$(q "SELECT DISTINCT s.status FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'silent'")" \
-    "missing-metric" "variant without the metric"
+expect_eq "$(q "SELECT DISTINCT s.status || ': ' || s.detail FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'silent'")" \
+    "missing-metric: metric read_time: the program wrote no 'read_time VALUE' line to ALLOCLAB_METRICS_FD, and the spec's metrics: gives it no pattern to read from its output" \
+    "variant without the metric, and why"
 expect_eq "$(q "SELECT metric FROM runs")" "reported:read_time" "run metric"
 expect_contains "$OUT" "MISSING-METRIC" "table mark"
 
@@ -72,11 +73,14 @@ expect_eq "$(p "SELECT group_concat(m.name || '=' || m.value, ' ') FROM sample_m
     "lat=3.0 ops=12.5 total=42.0" "the last line's group, from stdout or stderr; the whole match without a group"
 expect_eq "$(p "SELECT DISTINCT s.status FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'crash'")" \
     signal "a crash stays a crash"
-expect_eq "$(p "SELECT DISTINCT s.status FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'none'")" \
-    missing-metric "no line matches the primary metric"
+expect_eq "$(p "SELECT DISTINCT s.status || ': ' || s.detail FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'none'")" \
+    "missing-metric: metric ops: no line of its stdout matches '^ops: ([^ ]+) ops/s'" \
+    "no line matches the primary metric, and which pattern on which stream is said (on 19d64e5: nothing)"
 expect_contains "$(p "SELECT detail FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'words' LIMIT 1")" \
     "metric ops: the pattern matched 'many', which is not a finite number" "text that is not a number, named"
-expect_eq "$(p "SELECT metric_better || ' ' || metric_unit FROM runs")" "higher ops/s" "the direction and unit stored"
+expect_eq "$(p "SELECT metric_defs FROM runs")" \
+    '{"lat":{"better":"lower"},"ops":{"better":"higher","unit":"ops/s"},"total":{"better":"lower"}}' \
+    "every metric's direction and unit stored"
 
 # better: higher makes a lower value the regression: compare's gate and run --compare-to judge
 # so (on ab58ed7 a lower throughput passed the gate, a higher one failed it).
@@ -98,6 +102,9 @@ run_alloclab 6 compare 1 2 --db "$WORK/tp.db" --fail-on regression
 expect_contains "$OUT" "REGRESSION in 1 of 1: [-] glibc 0.50x" "half the throughput is the regression"
 run_alloclab 0 compare 2 1 --db "$WORK/tp.db" --fail-on regression
 expect_contains "$OUT" "no regression" "twice the throughput is none"
+run_alloclab 6 compare 1 2 --db "$WORK/tp.db" --fail-on regression --format json
+expect_eq "$(/usr/bin/python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["metric_better"], r["metric_unit"], r["regressions"])' <<<"$OUT")" \
+    "higher Mops/s 1" "compare's JSON says which way is worse"
 run_alloclab 0 show 2 --db "$WORK/tp.db" --format json
 expect_eq "$(/usr/bin/python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["metric_better"], r["metric_unit"])' <<<"$OUT")" \
     "higher Mops/s" "JSON says the direction and unit"
@@ -118,12 +125,16 @@ warmup: 0
 YAML
 run_alloclab 0 run "$WORK/flat.yaml" --db "$WORK/flat.db"
 expect_contains "$OUT" "Wall time flat:" "the flat wall time noted"
-expect_contains "$OUT" "while ops differs: the program runs for a fixed time, and its figure, not its time, tells the allocators apart" \
+run_alloclab 0 show --db "$WORK/flat.db" --format json
+[[ $OUT == *'"wall_flat_note": "every variant'* ]] || fail "the note in JSON: $OUT"
+expect_contains "$OUT" "while ops differs by up to 100%: the program runs for a fixed time, and its figure, not its time, tells the allocators apart" \
     "its figure said to be what tells them apart"
-sed -i -e '/^metric/d' -e 's/^samples: 8/samples: 3/' "$WORK/flat.yaml"
+sed -i -e '/^metric:/d' -e 's/^samples: 8/samples: 3/' "$WORK/flat.yaml"
 run_alloclab 0 run "$WORK/flat.yaml" --db "$WORK/flat.db"
 expect_contains "$OUT" "either the allocator matters little to this program, or it runs for a fixed time" \
     "under metric wall"
+expect_contains "$OUT" "\`metric: reported:ops\` makes the figure the spec's metrics: reads the one judged" \
+    "the figure the spec reads already pointed to (on 19d64e5: 'measured by it with metrics:')"
 
 # The Pareto front weighs the primary metric, the better way round, against peak RSS (it weighed
 # wall time whatever the metric: on ab58ed7 "big" was off the front although it has the lowest
@@ -154,3 +165,30 @@ sed -i "s/pattern: '^cost (\[0-9\]+)'}/pattern: '^cost ([0-9]+)', better: higher
 run_alloclab 0 run "$WORK/front.yaml" --quiet --db "$WORK/front.db"
 run_alloclab 0 show --db "$WORK/front.db" --format json
 expect_eq "$(front "$OUT")" "reported:cost small=True big=False" "more is better: small is better in both"
+run_alloclab 0 show --db "$WORK/front.db"
+expect_contains "$OUT" "gain %" "two variants where more is better: a gain column, not a cost (on 19d64e5: cost %)"
+
+# A metric that is not the primary one keeps its direction and unit: history judges a lower
+# throughput a regression (on 19d64e5: IMPROVEMENT), and a unit replaces the one its name gives.
+cat >"$WORK/side.yaml" <<YAML
+experiment: side
+command: [sh, -c, 'echo "throughput \$(cat $WORK/tp)"; echo "took 0.25"']
+allocators: {glibc: {}}
+metrics:
+  throughput: {pattern: '^throughput ([0-9]+)', better: higher, unit: ops/s}
+  took_seconds: {pattern: '^took ([0-9.]+)', unit: s}
+verify: none
+samples: 3
+warmup: 0
+YAML
+for tp in 20 20 20 10 10; do
+    echo $tp >"$WORK/tp"
+    run_alloclab 0 run "$WORK/side.yaml" --quiet --db "$WORK/side.db"
+done
+run_alloclab 0 history side --metric reported:throughput --db "$WORK/side.db"
+expect_contains "$OUT" "REGRESSION" "half the throughput, a regression"
+[[ $OUT != *IMPROVEMENT* ]] || fail "a lower throughput called an improvement: $OUT"
+expect_contains "$OUT" "10 ops/s" "history in the metric's unit"
+run_alloclab 0 history side --metric reported:took_seconds --db "$WORK/side.db"
+expect_contains "$OUT" "0.25 s" "the spec's unit"
+[[ $OUT != *"ms s"* ]] || fail "two units: $OUT"

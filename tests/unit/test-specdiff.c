@@ -63,6 +63,11 @@ static void test_effective_values(void **state) {
                        "order: interleaved\ntimeout: 10m\n");
         assert_string_equal(d, "");
         free(d);
+        d = diff("experiment: x\nmetrics: {a: {pattern: 'x ([0-9]+)'}, b: {better: higher}}\n",
+                 "experiment: x\nmetrics:\n  b: {better: higher}\n"
+                 "  a: {pattern: 'x ([0-9]+)', from: stdout, better: lower}\n");
+        assert_string_equal(d, "");
+        free(d);
         d = diff("experiment: x\ntimeout: 1m\nalpha: 0.05\n",
                  "experiment: x\ntimeout: 60000ms\nalpha: 5e-2\n");
         assert_string_equal(d, "");
