@@ -182,9 +182,14 @@ size_t compare_regressions(const RunPair *p);
 /* How many of its cells and variants were not compared: excluded, or not measured, in a run. */
 size_t compare_uncompared(const RunPair *p);
 
+/* How many of its changes are worse by at least the minimum effect but not significantly: the
+ * gate cannot tell them from noise. */
+size_t compare_unresolved(const RunPair *p);
+
 /* The exit status of a comparison: EXIT_NOT_COMPARABLE when the runs differ in what they
  * measured, else with fail_on_regression EXIT_REGRESSION when some change is a regression, else
- * EXIT_EXCLUDED when some cell and variant could not be compared, else EXIT_OK. */
+ * EXIT_EXCLUDED when some cell and variant could not be compared or a change could not be told
+ * from noise (compare_unresolved), else EXIT_OK. */
 int compare_exit_status(const RunPair *p, bool fail_on_regression);
 
 /* EXIT_OK, or EXIT_USAGE saying why: a run against itself, --relative with nothing but the

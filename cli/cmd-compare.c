@@ -38,11 +38,12 @@ static const char compare_usage[] =
         "--fail-on regression (a CI gate): the exit status is 6 when run B is significantly worse\n"
         "than run A somewhere (slower, a higher value of the metric, or a lower one where the\n"
         "spec says more is better: metrics: {NAME: {better: higher}}) by at least run A's\n"
-        "min_effect, 7 when the runs are not comparable, else 0. --format markdown suits a pull\n"
-        "request comment.\n"
+        "min_effect, 9 when a change is worse by that much but not significantly (the gate cannot\n"
+        "tell it from noise) or a cell and variant was not compared, 7 when the runs are not\n"
+        "comparable, else 0. --format markdown suits a pull request comment.\n"
         "\n"
         "Exit status: 0 as above; 2 usage (a run that is not in the database); 4 database error;\n"
-        "6 a regression (--fail-on); 7 not comparable.\n";
+        "6 a regression (--fail-on); 7 not comparable; 9 cannot tell, or not compared (--fail-on).\n";
 
 /* The raw figures, one row per shared cell and variant (csv, json, markdown). */
 static json_t *changes_table(const RunPair *p) {
@@ -200,15 +201,34 @@ int compare_usable(const char *command, const RunPair *p) {
         return EXIT_OK;
 }
 
+/* Run B worse than run A by at least min_effect, yet not significantly: a change the size of a
+ * regression that the runs cannot tell from noise (too few earlier runs for the spread, too few
+ * samples). A gate must not call it "no regression". */
+static bool is_unresolved(const RunPair *p, const PairChange *x) {
+        if (!x->has_comparison || x->comparison.verdict != VERDICT_INCONCLUSIVE ||
+            !(x->comparison.ratio > 0))
+                return false;
+        double worse = p->a->run.higher_is_better ? 1 / x->comparison.ratio : x->comparison.ratio;
+        return worse >= 1 + p->a->min_effect;
+}
+
+size_t compare_unresolved(const RunPair *p) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_changes; i++)
+                n += is_unresolved(p, &p->changes[i]);
+        return n;
+}
+
 int compare_exit_status(const RunPair *p, bool fail_on_regression) {
         if (p->differences[0])
                 return EXIT_NOT_COMPARABLE;
         if (!fail_on_regression)
                 return EXIT_OK;
-        /* A gate passes only what it compared: a variant left unmeasured is not "no regression". */
-        return compare_regressions(p) > 0  ? EXIT_REGRESSION
-               : compare_uncompared(p) > 0 ? EXIT_EXCLUDED
-                                           : EXIT_OK;
+        /* A gate passes only what it could judge: a variant left unmeasured, or a change it cannot
+         * tell from noise, is not "no regression". */
+        return compare_regressions(p) > 0                               ? EXIT_REGRESSION
+               : compare_uncompared(p) > 0 || compare_unresolved(p) > 0 ? EXIT_EXCLUDED
+                                                                        : EXIT_OK;
 }
 
 size_t compare_uncompared(const RunPair *p) {
@@ -254,6 +274,27 @@ size_t compare_regressions(const RunPair *p) {
 static void print_regressions(FILE *f, const RunPair *p, const char *bullet) {
         size_t n = compare_regressions(p);
         size_t compared = p->n_changes - compare_uncompared(p);
+        size_t unresolved = compare_unresolved(p);
+        if (n == 0 && unresolved > 0) {
+                fprintf(f,
+                        "%scannot tell: %zu of %zu %s worse in run %lld by at least %.0f%%, but not "
+                        "significantly (",
+                        bullet, unresolved, compared, unresolved == 1 ? "is" : "are",
+                        (long long) p->b->run.id, 100 * p->a->min_effect);
+                const char *sep = "";
+                for (size_t i = 0; i < p->n_changes; i++) {
+                        const PairChange *x = &p->changes[i];
+                        if (!is_unresolved(p, x))
+                                continue;
+                        fprintf(f, "%s[%s] %s %.2fx [%.2f, %.2f]", sep, p->a->cell_labels[x->cell_a],
+                                p->a->variant_names[x->variant_a], x->comparison.ratio, x->comparison.lo,
+                                x->comparison.hi);
+                        sep = ", ";
+                }
+                fputs("): more earlier runs to measure the spread, more samples, or --relative can tell\n",
+                      f);
+                return;
+        }
         if (n == 0) {
                 fprintf(f, "%sno regression: nothing is significantly worse in run %lld", bullet,
                         (long long) p->b->run.id);
@@ -349,9 +390,12 @@ int compare_render(FILE *f, OutputFormat format, const RunPair *p) {
                         "spread_aa_floor", p->aa_floor > 0 ? json_real(p->aa_floor) : json_null(),
                         "regressions", (json_int_t) compare_regressions(p), "not_compared",
                         (json_int_t) compare_uncompared(p), "changes", json_object_get(changes, "rows"));
-                /* Which verdict is the worse one: a consumer tells a regression from "lower". */
+                /* Which verdict is the worse one: a consumer tells a regression from "lower"; and the
+                 * changes the gate could not tell from noise. */
                 if (root &&
-                    (json_object_set_new(root, "metric_better",
+                    (json_object_set_new(root, "cannot_tell",
+                                         json_integer((json_int_t) compare_unresolved(p))) < 0 ||
+                     json_object_set_new(root, "metric_better",
                                          json_string(p->a->run.higher_is_better ? "higher" : "lower")) < 0 ||
                      json_object_set_new(root, "metric_unit", render_json_text(p->a->run.metric_unit)) < 0))
                         return -ENOMEM;

@@ -51,7 +51,8 @@ static const char run_usage[] =
         "  --label TEXT    what this run measured, in your words (shown by runs, show, report)\n"
         "  --commit REV    the version of what it measured (a git commit)\n"
         "\n"
-        "Exit status: 0 all samples ok; 1 some samples failed; 9 a variant was excluded; 2 usage;\n"
+        "Exit status: 0 all samples ok; 1 some samples failed; 9 a variant was excluded (with\n"
+        "--compare-to, also: a change worse by min_effect the gate cannot tell from noise); 2 usage;\n"
         "3 invalid spec; 4 environment or database error; 5 interrupted; with --compare-to, 6 a\n"
         "regression, 7 the runs are not comparable, 8 no earlier run (when several, the later in\n"
         "the order 0 1 9 2 3 4 5 6 7 8).\n";
