@@ -161,8 +161,9 @@ int cmd_import(int argc, char **argv) {
                 bool known = false;
                 char layout[1024];
                 if ((e = interop_record(store, json_runs[i], &run, &known)) == EXIT_OK && known)
-                        printf("%s: imported before as run %lld (the same content); nothing added\n",
-                               files[i], (long long) run);
+                        printf("%s: imported before as run %lld (the same content); nothing added%s\n",
+                               files[i], (long long) run,
+                               experiment ? ", and --experiment does not rename it" : "");
                 else if (e == EXIT_OK)
                         printf("imported %s as run %lld: %s\n", files[i], (long long) run,
                                interop_layout(json_runs[i], layout, sizeof(layout)));

@@ -153,6 +153,15 @@ static json_t *display_table(const RunPair *p, const json_t *changes) {
 }
 
 static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
+        bool unrecorded = render_machine_unrecorded(p->a) || render_machine_unrecorded(p->b);
+        if (!p->differences[0] && unrecorded) {
+                fprintf(f,
+                        "%scomparable as far as recorded: same allocator files, spec, cells and variants; "
+                        "the host is where each run was imported (hyperfine records no machine), so "
+                        "whether they ran on one machine is not known\n",
+                        bullet);
+                return;
+        }
         if (!p->differences[0]) {
                 fprintf(f,
                         "%scomparable: same host fingerprint, allocator files, spec, cells and variants\n",

@@ -548,14 +548,19 @@ static void comparison_section(FILE *f, const RunPair *pair) {
 static void metadata_section(FILE *f, const Report *rep, const VariantAllocator *allocators, size_t n,
                              const char *spec_yaml) {
         fputs("<h2>Run</h2>\n<table>\n", f);
-        char verify[512];
+        char verify[512], host[300], started[120];
+        bool unrecorded = render_machine_unrecorded(rep);
+        snprintf(host, sizeof(host), "%s%s", rep->run.hostname,
+                 unrecorded ? " (where it was imported: hyperfine records no machine)" : "");
+        snprintf(started, sizeof(started), "%s%s", rep->run.started_at,
+                 unrecorded ? " (when it was imported: hyperfine records no time)" : "");
         const char *rows[][2] = {
-                { "host", rep->run.hostname },
+                { "host", host },
                 { "CPU", rep->cpu_model },
                 { "kernel", rep->kernel },
                 { "glibc", rep->glibc },
                 { "THP", rep->thp },
-                { "started", rep->run.started_at },
+                { "started", started },
                 { "status", rep->run.status },
                 { "order", rep->order },
                 { "verify", render_verify(rep, verify, sizeof(verify)) },

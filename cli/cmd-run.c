@@ -224,9 +224,9 @@ static int print_report(const char *command, Store *store, int64_t run_id, Outpu
         return print_report_to(stdout, command, store, run_id, format);
 }
 
-/* --compare-to: the run to compare with, found before the new one exists. With latest and none
- * earlier: EXIT_NO_BASELINE, said (a CI job pointed at the wrong database must not pass for
- * ever), or with --allow-missing-baseline *ret = 0, said. */
+/* --compare-to: the run to compare with, found before the new one exists. A run of another
+ * experiment: EXIT_NOT_COMPARABLE, said. With latest and none earlier: EXIT_NO_BASELINE, said (a CI job
+ * pointed at the wrong database must not pass for ever), or with --allow-missing-baseline *ret = 0, said. */
 static int resolve_base(Store *store, const char *experiment, const MeasureOptions *o, int64_t *ret) {
         const char *compare_to = o->compare_to;
         bool latest = strcmp(compare_to, "latest") == 0;
@@ -237,7 +237,15 @@ static int resolve_base(Store *store, const char *experiment, const MeasureOptio
         else {
                 (void) cli_parse_uint(compare_to, INT64_MAX, &id); /* checked with the options */
                 *ret = (int64_t) id;
-                r = query_run_exists(store, *ret);
+                r = query_run_of_experiment(store, *ret, experiment);
+        }
+        if (r == -EXDEV) { /* known before measuring: the comparison could only say so */
+                cli_error(
+                        "run",
+                        "--compare-to %s: run %s is of another experiment than %s: NOT COMPARABLE; nothing "
+                        "was measured",
+                        compare_to, compare_to, experiment);
+                return EXIT_NOT_COMPARABLE;
         }
         if (r == -ENOENT && latest && o->allow_missing_baseline) {
                 fprintf(stderr,

@@ -81,6 +81,10 @@ const char *render_run_value(const RunSummary *run, double v, char *buf, size_t 
         return render_metric_value(run->metric, run->metric_unit, v, buf, size);
 }
 
+bool render_machine_unrecorded(const Report *rep) {
+        return rep->run.label && strcmp(rep->run.label, "imported from hyperfine") == 0;
+}
+
 const char *render_report_metric(const Report *rep) {
         const char *m = rep->run.metric;
         return strncmp(m, "reported:", 9) == 0 ? m + 9 : m;
@@ -342,6 +346,18 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom) {
                         r = add_line(&lines, "%s: none: no measured peak RSS in the cells judged",
                                      rep->variant_names[v]);
         }
+        size_t borrowed = 0; /* cells whose baseline gave no figure: the largest other one stands in */
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                const ReportEntry *base = report_entry(rep, c, rep->baseline);
+                borrowed += !(base->has_smoke_peaks && base->smoke_peak_requested >= 0) &&
+                            render_cell_requested(rep, c) >= 0;
+        }
+        if (r >= 0 && borrowed > 0)
+                r = add_line(
+                        &lines,
+                        "in %zu of %zu cells %s's smoke run gave no figure (it failed or ran without the "
+                        "probe): there the largest of the other variants' smoke runs is the one figure",
+                        borrowed, rep->n_cells, rep->variant_names[rep->baseline]);
         if (r >= 0 && judged < rep->n_cells)
                 r = add_line(
                         &lines,

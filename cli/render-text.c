@@ -129,8 +129,7 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         fprintf(f, "%s%s run %lld: %s, %s%s%s\n", bullet, rep->run.experiment, (long long) rep->run.id,
                 rep->run.status, rep->run.started_at, rep->run.ended_at ? " - " : "",
                 rep->run.ended_at ? rep->run.ended_at : "");
-        /* hyperfine records no machine: its import's host is the one that imported it. */
-        bool imported_here = rep->run.label && strcmp(rep->run.label, "imported from hyperfine") == 0;
+        bool imported_here = render_machine_unrecorded(rep);
         fprintf(f, "%shost %s%s: %s, %lld cpus, kernel %s, glibc %s, THP %s\n", bullet, rep->run.hostname,
                 imported_here ? " (where it was imported: hyperfine records no machine)" : "",
                 rep->cpu_model, (long long) rep->cpus, rep->kernel, rep->glibc, rep->thp);
@@ -316,13 +315,17 @@ static void print_verdicts(FILE *f, const Report *rep, const Notes *n) {
                                 rep->variant_names[v], s.geomean, s.compared, s.compared == 1 ? "" : "s");
                         continue;
                 }
+                /* An interval the cells' own cannot bound (one reaching 0 or infinity) is none. */
+                char interval[96] = "(no interval: a cell's own is unbounded)";
+                if (s.lo > 0 && isfinite(s.hi))
+                        snprintf(interval, sizeof(interval), "[%.3f, %.3f] (%.4g%%)", s.lo, s.hi,
+                                 100 * render_interval_level(rep));
                 fprintf(f,
                         "%s%s: %s in %zu of %zu cells, %s in %zu, same in %zu, inconclusive in %zu; "
-                        "geometric mean "
-                        "%.3fx [%.3f, %.3f] (%.4g%%)\n",
+                        "geometric mean %.3fx %s\n",
                         n->bullet, rep->variant_names[v], verdict_word(VERDICT_LOWER, time), s.lower,
                         s.compared, verdict_word(VERDICT_HIGHER, time), s.higher, s.same, s.inconclusive,
-                        s.geomean, s.lo, s.hi, 100 * render_interval_level(rep));
+                        s.geomean, interval);
         }
         print_inconclusive(f, rep, n);
         print_noise_floor(f, rep, n);
@@ -557,13 +560,14 @@ static void print_failures(FILE *f, const Report *rep, const Notes *n) {
          * differ from its reference run's output (then every variant's do, and all may fail), or
          * some samples of a variant matched the reference and others did not. */
         static const char spec_remedy[] =
-                "verify a file the program writes the same every time (verify: file:PATH), only the "
-                "part of its output that is the same (e.g. command: [sh, -c, 'PROGRAM | grep -v "
-                "seed']), or turn verification off (verify: none)";
+                "leave the lines that vary out of the comparison (verify_ignore: ['^seed ']), verify a "
+                "file the program writes the same every time (verify: file:PATH), or turn verification "
+                "off (verify: none)";
         static const char quick_remedy[] =
                 "verify only the part of its output that is the same (alloclab quick ... -- sh -c "
-                "'PROGRAM | grep -v seed'), or turn verification off (--verify none); a spec can verify "
-                "a file instead (quick --print-spec writes one)";
+                "'PROGRAM | grep -v seed'), or turn verification off (--verify none); a spec can leave "
+                "the lines that vary out (verify_ignore) or verify a file instead (quick --print-spec "
+                "writes one)";
         const char *remedy = render_report_is_quick(rep) ? quick_remedy : spec_remedy;
         for (size_t c = 0; c < rep->n_cells; c++) {
                 const ReportEntry *base = report_entry(rep, c, rep->baseline);
@@ -571,8 +575,7 @@ static void print_failures(FILE *f, const Report *rep, const Notes *n) {
                         put_cell(f, n, rep->cell_labels[c]);
                         fprintf(f,
                                 " the output is not deterministic: %lld of the baseline %s's own runs "
-                                "failed (smoke, warmup and samples; the first a mismatch with its reference "
-                                "run's output), so no "
+                                "failed, the first a mismatch with the reference run's output, so no "
                                 "variant's output can be checked against it; %s\n",
                                 (long long) base->n_failed, rep->variant_names[rep->baseline], remedy);
                         continue;

@@ -30,6 +30,10 @@ RenderFunc render_for(OutputFormat format);
 /* "12.3 ms", "512.0 MiB", "1.234e+05": a metric value with its unit, into buf. */
 const char *render_value(const char *metric, double v, char *buf, size_t size);
 
+/* hyperfine records no machine and no time: an import of its file has the importing machine
+ * as its host and the import's time as its start, which every view must say. */
+bool render_machine_unrecorded(const Report *rep);
+
 /* A value of a metric, in the unit the spec gave it (metrics: {NAME: {unit}}), else as
  * render_value() shows it. */
 const char *render_metric_value(const char *metric, const char *unit, double v, char *buf, size_t size);

@@ -160,6 +160,18 @@ int query_run_exists(Store *s, int64_t run_id) {
         return query_run_id(s, "SELECT id FROM runs WHERE id = ?2", NULL, run_id, &found);
 }
 
+int query_run_of_experiment(Store *s, int64_t run_id, const char *experiment) {
+        int64_t found;
+        int r = query_run_exists(s, run_id);
+        if (r < 0)
+                return r;
+        r = query_run_id(s,
+                         "SELECT r.id FROM runs r JOIN experiments e ON e.id = r.experiment_id"
+                         " WHERE r.id = ?2 AND e.name = ?1",
+                         experiment, run_id, &found);
+        return r == -ENOENT ? -EXDEV : r;
+}
+
 Report *query_report_free(Report *r) {
         if (!r)
                 return NULL;

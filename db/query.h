@@ -229,3 +229,6 @@ int query_imported_run(Store *s, const char *sha256, int64_t *ret);
 
 /* 0 when run_id exists, -ENOENT when not, -EIO. */
 int query_run_exists(Store *s, int64_t run_id);
+
+/* 0 when run_id exists and is of experiment, -EXDEV when it is of another, -ENOENT, -EIO. */
+int query_run_of_experiment(Store *s, int64_t run_id, const char *experiment);

@@ -107,7 +107,8 @@ const char *template_problem_to_string(TemplateProblem p) {
                 [TEMPLATE_OK] = "no problem",
                 [TEMPLATE_UNCLOSED] = "unclosed '{' (write '{{' for a literal brace)",
                 [TEMPLATE_STRAY_CLOSE] = "unmatched '}' (write '}}' for a literal brace)",
-                [TEMPLATE_BAD_NAME] = "placeholder is not a parameter name",
+                [TEMPLATE_BAD_NAME] =
+                        "placeholder is not a parameter name (write '{{' and '}}' for literal braces)",
                 [TEMPLATE_UNDEFINED] = "undefined parameter",
         };
         return p < ELEMENTSOF(table) ? table[p] : "unknown problem";

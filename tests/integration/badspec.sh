@@ -130,3 +130,12 @@ expect_eq "$ERR" "$WORK/vi.yaml:5:16: verify_ignore needs a verified output: ver
 printf 'experiment: pd\ncommand: [/bin/true]\nallocators: {glibc: {}}\nmetrics: {t: {pattern: "t: (\\\\d+)"}}\n' >"$WORK/pd.yaml"
 run_alloclab 3 check "$WORK/pd.yaml"
 expect_eq "$ERR" "$WORK/pd.yaml:4:24: pattern: '\\d' is Perl's, not POSIX extended regular expression syntax (it would match the letter 'd'): write [0-9]" "Perl's \\d"
+
+# A Python one-liner's braces: the remedy is said (on 19d64e5: "placeholder is not a parameter name").
+cat >"$WORK/braces.yaml" <<'YAML'
+experiment: braces
+command: [python3, -c, "print([{'k': i} for i in range(3)])"]
+allocators: {glibc: {}}
+YAML
+run_alloclab 3 check "$WORK/braces.yaml"
+expect_contains "$ERR" "placeholder is not a parameter name (write '{{' and '}}' for literal braces)" "literal braces, how"

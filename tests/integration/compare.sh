@@ -146,6 +146,12 @@ runs_before=$(q "SELECT count(*) FROM runs")
 run_alloclab 2 run "$WORK/gate.yaml" --quiet --compare-to 999
 expect_contains "$ERR" "no run 999 to compare with" "a missing run to compare with"
 expect_eq "$(q "SELECT count(*) FROM runs")" "$runs_before" "nothing written for it"
+# A run of another experiment: NOT COMPARABLE, known before measuring (on 19d64e5 the whole run
+# was measured first, then exit 7).
+run_alloclab 7 run "$WORK/gate.yaml" --quiet --compare-to 1
+expect_contains "$ERR" "--compare-to 1: run 1 is of another experiment than gate: NOT COMPARABLE; nothing was measured" \
+    "another experiment, refused first"
+expect_eq "$(q "SELECT count(*) FROM runs")" "$runs_before" "nothing written for it"
 # No earlier run: a gate with nothing to compare with fails (exit 8, nothing measured), unless
 # told that a first run may pass (on 36dd084 it passed, whatever the database path).
 run_alloclab 8 run "$WORK/gate.yaml" --quiet --compare-to latest

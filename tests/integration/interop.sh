@@ -104,6 +104,12 @@ hyperfine -N --runs 4 --export-json alloc2.json -L lib libc.so.6,libjemalloc.so.
 run_alloclab 0 import alloc2.json --experiment hyperfine-alloc
 run_alloclab 0 compare "$alloc_run" latest
 [[ $OUT != *"NOT COMPARABLE"* ]] || fail "two imports of the same commands not comparable: $OUT"
+# ... as far as recorded: hyperfine records no machine, so a "same host" is not claimed (on 19d64e5:
+# "comparable: same host fingerprint"), nor in the report's host and start (the importing ones).
+expect_contains "$OUT" "comparable as far as recorded: same allocator files, spec, cells and variants; the host is where each run was imported (hyperfine records no machine)" \
+    "no claim of one machine"
+grep -q "where it was imported: hyperfine records no machine" "$WORK/import.html" || fail "the report's host, unqualified"
+grep -q "when it was imported: hyperfine records no time" "$WORK/import.html" || fail "the report's start, unqualified"
 hyperfine -N --runs 2 --export-json names.json "$WORKLOAD which" "env LD_PRELOAD=libjemalloc.so.2 $WORKLOAD which" \
     "env LD_PRELOAD=libjemalloc.so.2 MALLOC_CONF=narenas:1 $WORKLOAD which" >/dev/null 2>&1 || fail "hyperfine names"
 run_alloclab 0 import names.json
@@ -241,3 +247,13 @@ expect_contains "$OUT" "in the measuring machine's local time (pyperf records no
 run_alloclab 0 show 1
 expect_contains "$OUT" "started and ended when imported (the file does not say when it was measured)" \
     "a hyperfine import's date said to be the import's"
+
+# Two runs a command: no interval can bound the ratio, and the geometric mean says so rather than
+# "[0.000, inf]" (on 19d64e5).
+run_alloclab 0 show "$(q "SELECT max(id) FROM runs WHERE experiment_id = (SELECT id FROM experiments WHERE name = 'hyperfine-envopts')")"
+expect_contains "$OUT" "(no interval: a cell's own is unbounded)" "an unbounded interval said to be none"
+[[ $OUT != *"inf]"* ]] || fail "an infinite bound printed: $OUT"
+
+# A re-import under another --experiment adds nothing, and says that it renames nothing either.
+run_alloclab 0 import dated.json --experiment renamed
+expect_contains "$OUT" "nothing added, and --experiment does not rename it" "--experiment on a re-import, said"

@@ -38,7 +38,7 @@ samples: 3
 warmup: 0
 YAML
 run_alloclab 1 run "$WORK/flaky.yaml" --quiet
-expect_contains "$OUT" "[-] twin: the output is not deterministic: 1 sample differed from the reference's and 2 matched; verify a file the program writes the same every time (verify: file:PATH), only the part of its output that is the same (e.g. command: [sh, -c, 'PROGRAM | grep -v seed']), or turn verification off (verify: none)" \
+expect_contains "$OUT" "[-] twin: the output is not deterministic: 1 sample differed from the reference's and 2 matched; leave the lines that vary out of the comparison (verify_ignore: ['^seed ']), verify a file the program writes the same every time (verify: file:PATH), or turn verification off (verify: none)" \
     "non-deterministic output explained"
 
 # A program that prints a random number: even the baseline's own samples differ from its
@@ -52,12 +52,12 @@ samples: 3
 warmup: 0
 YAML
 run_alloclab 9 run "$WORK/random.yaml" --quiet
-expect_contains "$OUT" "[-] the output is not deterministic: 3 of the baseline glibc's own runs failed (smoke, warmup and samples; the first a mismatch with its reference run's output), so no variant's output can be checked against it; verify a file" \
+expect_contains "$OUT" "[-] the output is not deterministic: 3 of the baseline glibc's own runs failed, the first a mismatch with the reference run's output, so no variant's output can be checked against it; leave the lines" \
     "a random output explained"
 [[ $OUT != *"twin: the output is not deterministic"* ]] || fail "said twice: $OUT"
 # From quick, the advice is what quick can do (it has no verify: key to set).
 run_alloclab 9 quick -a glibc,twin=glibc -r 2 -w 0 --quiet -- python3 -c 'import random; print(random.random())'
-expect_contains "$OUT" "or turn verification off (--verify none); a spec can verify a file instead (quick --print-spec writes one)" \
+expect_contains "$OUT" "or turn verification off (--verify none); a spec can leave the lines that vary out (verify_ignore) or verify a file instead (quick --print-spec writes one)" \
     "quick's advice"
 
 # A program whose output is empty matches an empty reference: nothing was compared, and the run

@@ -518,3 +518,21 @@ print(all(r["smoke_allocator_calls"] < 10 for c in json.load(sys.stdin)["cells"]
     True "JSON: the smoke runs' calls"
 run_alloclab 0 quick -a glibc,jemalloc -r 2 -w 0 --quiet -- "$WORKLOAD" vallocs 100000
 [[ $OUT != *"barely exercised"* ]] || fail "a program that allocates: $OUT"
+
+# A baseline whose smoke run failed gives no figure: the one figure is another variant's, and the
+# notes say whose (on 19d64e5 the header said "the baseline's smoke run" of a figure jemalloc gave).
+cat >"$WORK/borrowed.yaml" <<YAML
+experiment: borrowed
+command: ["$WORKLOAD", keep, "400000", "17"]
+allocators:
+  glibc: {command: [sh, -c, "exit 3"]}
+  jemalloc: {preload: jemalloc}
+  mimalloc: {preload: mimalloc}
+reference: jemalloc
+verify: none
+samples: 2
+warmup: 0
+YAML
+run_alloclab 9 run "$WORK/borrowed.yaml" --quiet
+expect_contains "$OUT" "in 1 of 1 cells glibc's smoke run gave no figure (it failed or ran without the probe): there the largest of the other variants' smoke runs is the one figure" \
+    "whose figure the overhead divides by, said"
