@@ -355,9 +355,14 @@ static int read_pyperf(const json_t *doc, Import *im, char **ret_why) {
                 json_array_foreach(runs, k, run) n += json_array_size(json_object_get(run, "values"));
                 if (n == 0)
                         return message_fail(ret_why, -EINVAL, "benchmark %s has no values", name);
-                const char *command = json_string_value(json_object_get(meta, "command"));
-                Series *s = add_series(im, name, command ? command : name, n);
-                if (!s)
+                /* A file's benchmarks are different programs measured under one configuration:
+                 * the cells (parameter benchmark) of one variant, never variants compared with
+                 * each other. Another configuration is another file, another run to compare. */
+                _cleanup_free_ char *command = NULL;
+                if (asprintf(&command, "pyperf %s", name) < 0)
+                        return -ENOMEM;
+                Series *s = add_series(im, name, command, n);
+                if (!s || strv_append(&s->params, "benchmark") < 0 || strv_append(&s->params, name) < 0)
                         return -ENOMEM;
                 size_t at = 0;
                 json_array_foreach(runs, k, run) {
@@ -636,17 +641,18 @@ static void add_word(char *words, size_t size, const char *word) {
         }
 }
 
-/* Variant v's benchmark name (pyperf) or its program's base name (hyperfine), into words. */
+/* Variant v's program's base name, into words ("pyperf" for a pyperf file's one variant). */
 static void program_word(const Import *im, size_t v, char *words, size_t size) {
         const Series *s = NULL;
         for (size_t i = 0; i < im->n && !s; i++)
                 s = im->series[i].variant == v ? &im->series[i] : NULL;
-        const char *name = strcmp(im->tool, "pyperf") == 0 ? s->name : NULL;
-        if (!name) {
-                char *preload = NULL;
-                name = s->command + environment_end(s->command, &preload);
-                free(preload);
+        if (!s) {
+                words[0] = 0;
+                return;
         }
+        char *preload = NULL;
+        const char *name = s->command + environment_end(s->command, &preload);
+        free(preload);
         size_t len = strcspn(name, " \t\n");
         const char *slash = memrchr(name, '/', len);
         if (slash)

@@ -158,11 +158,15 @@ cat >pyperf.json <<'JSON'
 JSON
 run_alloclab 0 import pyperf.json
 expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = 6")" 12 "every value, no warm-up"
+# A file's benchmarks are different programs under one configuration: cells of one variant,
+# never compared with each other (on 19d64e5: variants, "json_loads 1.97x slower" than json_dumps).
 expect_eq "$(q "SELECT group_concat(name, ' ') FROM (SELECT name FROM variants WHERE run_id = 6 ORDER BY position)")" \
-    "json_dumps json_loads" "one variant per benchmark"
+    "pyperf" "one variant"
+expect_eq "$(q "SELECT group_concat(label, ' ') FROM (SELECT label FROM cells WHERE run_id = 6 ORDER BY position)")" \
+    "benchmark=json_dumps benchmark=json_loads" "a cell per benchmark"
 run_alloclab 0 show 6
-expect_contains "$OUT" "json_loads" "pyperf run shown"
-expect_contains "$OUT" "1.97x slower" "its ratio"
+expect_contains "$OUT" "benchmark=json_loads" "pyperf run shown"
+[[ $OUT != *slower* && $OUT != *faster* ]] || fail "two benchmarks compared with each other: $OUT"
 # The machine is the one pyperf's metadata names, not the importing one (on 7fba13f: this VM), its
 # kernel the release alone (on 19d64e5 with the machine: 6.1.0-13-amd64-x86_64).
 expect_contains "$OUT" "host other-host: AMD EPYC 7B13, 64 cpus, kernel 6.1.0-13-amd64, glibc 2.36, THP unknown" \
@@ -257,3 +261,14 @@ expect_contains "$OUT" "(no interval: a cell's own is unbounded)" "an unbounded 
 # A re-import under another --experiment adds nothing, and says that it renames nothing either.
 run_alloclab 0 import dated.json --experiment renamed
 expect_contains "$OUT" "nothing added, and --experiment does not rename it" "--experiment on a re-import, said"
+
+# Two pyperf files of the same benchmarks (the habit of pyperf compare_to): their runs compare
+# benchmark by benchmark.
+sed -e 's/0.0100, 0.0104/0.0101, 0.0104/' dated.json >dated1.json
+sed -e 's/0.0100, 0.0104/0.0150, 0.0156/' -e 's/0.0201, 0.0199/0.0302, 0.0298/' dated.json >dated2.json
+run_alloclab 0 import dated1.json --experiment pair
+run_alloclab 0 import dated2.json --experiment pair
+run_alloclab 0 compare "$(q "SELECT max(id) - 1 FROM runs")" latest
+expect_contains "$OUT" "benchmark=a  pyperf" "benchmark a compared"
+expect_contains "$OUT" "benchmark=b  pyperf" "benchmark b compared"
+[[ $OUT != *"NOT COMPARABLE"* ]] || fail "two pyperf files of the same benchmarks not comparable: $OUT"
