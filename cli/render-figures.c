@@ -319,10 +319,21 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom) {
                 judged += requested >= RENDER_OVERHEAD_MIN;
                 largest = requested > largest ? requested : largest;
         }
-        if (measured == 0)
-                return NULL;
+        const char *unprobed = NULL; /* a program that ran without the probe, in some smoke run */
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants && !unprobed; i++)
+                unprobed = rep->entries[i].smoke_unprobed;
         char **lines = NULL, size[32];
         int r = 0;
+        if (measured == 0 && unprobed) {
+                r = add_line(
+                        &lines,
+                        "not given: %s ran without the probe in the smoke runs, so what the program asked "
+                        "for is not known",
+                        unprobed);
+                goto out;
+        }
+        if (measured == 0)
+                return NULL;
         if (judged == 0) {
                 render_value("maxrss", (double) largest, size, sizeof(size));
                 r = add_line(&lines,

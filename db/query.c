@@ -209,6 +209,7 @@ Report *query_report_free(Report *r) {
                 free(r->entries[i].first_failure);
                 free(r->entries[i].excluded_reason);
                 free(r->entries[i].own_layer_program);
+                free(r->entries[i].smoke_unprobed);
                 free(r->entries[i].values);
                 free(r->entries[i].rounds);
         }
@@ -605,6 +606,11 @@ static int row_smoke_peaks(Report *rep, sqlite3_stmt *st) {
                 return -EBADMSG;
         if (sqlite3_column_type(st, 3) == SQLITE_NULL)
                 return 0; /* not measured (probe: never) */
+        /* Part of the tree ran without the probe: its counts are of the rest alone. */
+        if (sqlite3_column_type(st, 9) != SQLITE_NULL) {
+                e->smoke_unprobed = sql_text_or_null(st, 9);
+                return e->smoke_unprobed ? 0 : -ENOMEM;
+        }
         e->has_smoke_peaks = true;
         e->smoke_peak_live_bytes = sqlite3_column_int64(st, 3);
         e->smoke_peak_requested =
@@ -845,7 +851,10 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
                               " json_extract(v.env, '$.PYTHONMALLOC'),"
                               " json_extract(p.report, '$.unlisted_pymalloc'),"
                               " (SELECT sum(t.value) FROM json_each(p.report, '$.counters.calls') t),"
-                              " s.wall_ns"
+                              " s.wall_ns,"
+                              " (SELECT json_extract(t.value, '$.exec_without_probe.program')"
+                              "  FROM json_each(p.report, '$.processes') t"
+                              "  WHERE json_type(t.value, '$.exec_without_probe') = 'object' LIMIT 1)"
                               " FROM samples s JOIN probe_reports p ON p.sample_id = s.id"
                               " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
                               " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'",

@@ -70,6 +70,9 @@ typedef struct ReportEntry {
          * had asked for and not freed (the denominator of the memory overhead, render-figures.h;
          * -1 from a probe too old to track it), and of their usable sizes. */
         bool has_smoke_peaks;
+        /* A program of the smoke run's tree that ran without the probe, or NULL: then nothing
+         * counted there (peaks, calls) describes the tree, and has_smoke_peaks stays false. */
+        char *smoke_unprobed;
         int64_t smoke_peak_requested, smoke_peak_live_bytes;
         /* The smoke run's outermost allocator calls (malloc family, C++ new and delete) and its
          * wall time (has_smoke_calls: the probe counted them). */

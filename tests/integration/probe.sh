@@ -536,3 +536,19 @@ YAML
 run_alloclab 9 run "$WORK/borrowed.yaml" --quiet
 expect_contains "$OUT" "in 1 of 1 cells glibc's smoke run gave no figure (it failed or ran without the probe): there the largest of the other variants' smoke runs is the one figure" \
     "whose figure the overhead divides by, said"
+
+# A program of the tree that ran without the probe (its LD_PRELOAD unset, under glibc all the
+# same): the counts are of the rest alone, so no figure is drawn from them (on 19d64e5: "barely
+# exercised: 286 calls" and "asked for at most 13.2 KiB" of a shell around the real work).
+cat >"$WORK/unprobed.yaml" <<YAML
+experiment: unprobed
+command: [sh, -c, 'env -u LD_PRELOAD "$WORKLOAD" keep 400000 17']
+allocators: {glibc: {}, twin: {preload: glibc}}
+verify: none
+samples: 2
+warmup: 0
+YAML
+run_alloclab 0 run "$WORK/unprobed.yaml" --quiet
+expect_contains "$OUT" "not given: $WORKLOAD ran without the probe in the smoke runs, so what the program asked for is not known" \
+    "the overhead not drawn from a part of the tree"
+[[ $OUT != *"Allocator barely exercised"* ]] || fail "calls of a part of the tree judged as the program's: $OUT"
