@@ -273,11 +273,12 @@ run_alloclab 0 run "$WORK/alone.yaml" --samples 5 --quiet --format csv
 expect_contains "$(grep ',twice,' <<<"$OUT")" ",0.00793650793650793" "the exact p of 5 against 5"
 expect_contains "$(grep ',twice,' <<<"$OUT")" ",mann-whitney,higher," "a verdict from 5 samples"
 expect_eq "$ERR" "" "no warning with 5 samples"
+# (a reported cost: its verdicts are lower or higher, not faster or slower as 19d64e5 said)
 run_alloclab 0 run "$WORK/alone.yaml" --samples 4 --quiet
-expect_contains "$ERR" "alloclab run: warning: with 4 samples per variant no difference can reach p < 0.01 (alpha 0.01; the smallest p the rank-sum test can give is 0.0286): no verdict can be faster or slower; 5 samples can reach it" \
+expect_contains "$ERR" "alloclab run: warning: with 4 samples per variant no difference can reach p < 0.01 (alpha 0.01; the smallest p the rank-sum test can give is 0.0286): no verdict can be lower or higher; 5 samples can reach it" \
     "run warns before measuring"
 run_alloclab 0 run "$WORK/reported.yaml" --samples 5 --quiet --format csv
-expect_contains "$ERR" "with 5 samples per variant no difference can reach p < 0.002 (alpha 0.01 shared by the run's comparisons; the smallest p the rank-sum test can give is 0.00794): no verdict can be faster or slower; 7 samples can reach it" \
+expect_contains "$ERR" "with 5 samples per variant no difference can reach p < 0.002 (alpha 0.01 shared by the run's comparisons; the smallest p the rank-sum test can give is 0.00794): no verdict can be lower or higher; 7 samples can reach it" \
     "Holm's share of alpha"
 expect_contains "$(grep ',twice,' <<<"$OUT")" ",mann-whitney,inconclusive," "no verdict at the shared level"
 sed 's/^samples: 8$/samples: 3/' "$WORK/reported.yaml" >"$WORK/few.yaml"
