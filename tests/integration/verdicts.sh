@@ -152,7 +152,20 @@ if ! $quiet; then
     skip_part "judging 10% more work as slower and an A/A pair as ~: $QUIET_REASON"
 elif ! spin_judged; then
     echo "the spin run was blurred; once more"
-    spin_judged || fail "10% more work, and an A/A pair, misjudged twice: $OUT"
+    if ! spin_judged; then
+        # Blurred twice: by another load that came while it ran (the quiet guard marked samples
+        # noisy, or the machine is busy now), a reason to skip; on a machine quiet throughout, a
+        # failure.
+        noisy=$(q "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id JOIN experiments e ON e.id = r.experiment_id
+                   WHERE e.name = 'spin' AND s.noisy = 1")
+        if ((noisy > 0)); then
+            skip_part "judging 10% more work as slower: another load came while it ran ($noisy samples marked noisy)"
+        elif ! machine_is_quiet; then
+            skip_part "judging 10% more work as slower: another load came while it ran ($QUIET_REASON)"
+        else
+            fail "10% more work, and an A/A pair, misjudged twice on a quiet machine: $OUT"
+        fi
+    fi
 fi
 
 # Blocked order: every sample of one variant, then the other's. No test tells a drift of the
