@@ -279,6 +279,22 @@ size_t compare_regressions(const RunPair *p) {
         return n;
 }
 
+/* "[cell] variant 1.50x", with its interval if asked, for each change that `which` picks. */
+static void print_changes(FILE *f, const RunPair *p, bool (*which)(const RunPair *, const PairChange *),
+                          bool interval) {
+        const char *sep = "";
+        for (size_t i = 0; i < p->n_changes; i++) {
+                const PairChange *x = &p->changes[i];
+                if (!which(p, x))
+                        continue;
+                fprintf(f, "%s[%s] %s %.2fx", sep, p->a->cell_labels[x->cell_a],
+                        p->a->variant_names[x->variant_a], x->comparison.ratio);
+                if (interval)
+                        fprintf(f, " [%.2f, %.2f]", x->comparison.lo, x->comparison.hi);
+                sep = ", ";
+        }
+}
+
 /* The gate's line: how many cells and variants got worse, and which. */
 static void print_regressions(FILE *f, const RunPair *p, const char *bullet) {
         size_t n = compare_regressions(p);
@@ -290,16 +306,7 @@ static void print_regressions(FILE *f, const RunPair *p, const char *bullet) {
                         "significantly (",
                         bullet, unresolved, compared, unresolved == 1 ? "is" : "are",
                         (long long) p->b->run.id, 100 * p->a->min_effect);
-                const char *sep = "";
-                for (size_t i = 0; i < p->n_changes; i++) {
-                        const PairChange *x = &p->changes[i];
-                        if (!is_unresolved(p, x))
-                                continue;
-                        fprintf(f, "%s[%s] %s %.2fx [%.2f, %.2f]", sep, p->a->cell_labels[x->cell_a],
-                                p->a->variant_names[x->variant_a], x->comparison.ratio, x->comparison.lo,
-                                x->comparison.hi);
-                        sep = ", ";
-                }
+                print_changes(f, p, is_unresolved, true);
                 fputs("): more earlier runs to measure the spread, more samples, or --relative can tell\n",
                       f);
                 return;
@@ -318,15 +325,7 @@ static void print_regressions(FILE *f, const RunPair *p, const char *bullet) {
         else
                 render_alarm(f, "REGRESSION");
         fprintf(f, " in %zu of %zu%s: ", n, compared, compared < p->n_changes ? " compared" : "");
-        const char *sep = "";
-        for (size_t i = 0; i < p->n_changes; i++) {
-                const PairChange *x = &p->changes[i];
-                if (!is_regression(p, x))
-                        continue;
-                fprintf(f, "%s[%s] %s %.2fx", sep, p->a->cell_labels[x->cell_a],
-                        p->a->variant_names[x->variant_a], x->comparison.ratio);
-                sep = ", ";
-        }
+        print_changes(f, p, is_regression, false);
         fputc('\n', f);
 }
 
