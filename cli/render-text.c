@@ -438,8 +438,8 @@ static void print_startup(FILE *f, const Report *rep, const Notes *n) {
         }
 }
 
-/* The quiet-machine guard: which measured samples started on a machine busier than the spec
- * allows (they are kept, and counted here). */
+/* The quiet-machine guard: which measured samples ran on a machine busier than the spec allows,
+ * before they started or while they ran (they are kept, and counted here). */
 static void print_noisy(FILE *f, const Report *rep, const Notes *n) {
         int64_t checked = 0, noisy = 0;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
@@ -451,19 +451,21 @@ static void print_noisy(FILE *f, const Report *rep, const Notes *n) {
         /* The limit is the spec's quiet: or the default; a quick run has no spec to point to. */
         const char *limit =
                 render_report_is_quick(rep)
-                        ? "the guard allows (CPU pressure above 10%; a spec sets other limits with "
-                          "quiet:, and quick --print-spec writes one)"
-                        : "the guard allows (spec key quiet:, by default CPU pressure above 10%)";
+                        ? "the guard allows (other processes or the hypervisor took more than 0.25 "
+                          "CPUs while a sample ran; a spec sets other limits with quiet:, and quick "
+                          "--print-spec writes one)"
+                        : "the guard allows (spec key quiet:, by default: other processes or the "
+                          "hypervisor took more than 0.25 CPUs while a sample ran)";
         if (noisy == checked) { /* one line says it: no list of every cell */
                 fprintf(f,
-                        "\nQuiet-machine guard: all %lld measured samples started on a machine busier than "
+                        "\nQuiet-machine guard: all %lld measured samples ran on a machine busier than "
                         "%s; they are kept and marked noisy: every figure here carries the neighbours' "
                         "work\n",
                         (long long) noisy, limit);
                 return;
         }
         fprintf(f,
-                "\nQuiet-machine guard: %lld of %lld measured samples started on a machine busier than %s; "
+                "\nQuiet-machine guard: %lld of %lld measured samples ran on a machine busier than %s; "
                 "kept and marked noisy:\n",
                 (long long) noisy, (long long) checked, limit);
         for (size_t c = 0; c < rep->n_cells; c++)

@@ -866,14 +866,19 @@ static int parse_quiet_on_busy(Loader *l, const YamlNode *n, void *field) {
         return parse_either(l, n, "on_busy", "mark", "skip", field);
 }
 
+static int parse_quiet_other_cpu(Loader *l, const YamlNode *n, void *field) {
+        return parse_limit(l, n, "max_other_cpu", 4096, field);
+}
+
 static const Field quiet_fields[] = {
+        { "max_other_cpu", parse_quiet_other_cpu, offsetof(SpecQuiet, max_other_cpu), false },
         { "max_cpu_some_avg10", parse_quiet_psi, offsetof(SpecQuiet, max_cpu_some_avg10), false },
         { "max_load1", parse_quiet_load, offsetof(SpecQuiet, max_load1), false },
         { "max_wait", parse_quiet_wait, offsetof(SpecQuiet, max_wait_ns), false },
         { "on_busy", parse_quiet_on_busy, offsetof(SpecQuiet, skip_busy), false },
 };
 
-/* quiet: {max_cpu_some_avg10: 5, max_load1: 1.5, max_wait: 10s}, or off */
+/* quiet: {max_other_cpu: 0.1, max_cpu_some_avg10: 5, max_load1: 1.5, max_wait: 10s}, or off */
 static int parse_quiet(Loader *l, const YamlNode *n, void *field) {
         SpecQuiet *q = field;
         if (n && n->kind == YAML_NODE_SCALAR) {
@@ -885,6 +890,7 @@ static int parse_quiet(Loader *l, const YamlNode *n, void *field) {
                 return r;
         }
         *q = (SpecQuiet){ .enabled = true,
+                          .max_other_cpu = SPEC_DEFAULT_QUIET_OTHER_CPU,
                           .max_cpu_some_avg10 = -1,
                           .max_load1 = -1,
                           .max_wait_ns = SPEC_DEFAULT_QUIET_WAIT_NS };
@@ -1250,7 +1256,8 @@ static void set_defaults(Spec *s) {
         s->alpha = SPEC_DEFAULT_ALPHA;
         s->correction = SPEC_CORRECTION_HOLM;
         s->quiet = (SpecQuiet){ .enabled = true,
-                                .max_cpu_some_avg10 = SPEC_DEFAULT_QUIET_PSI,
+                                .max_other_cpu = SPEC_DEFAULT_QUIET_OTHER_CPU,
+                                .max_cpu_some_avg10 = -1,
                                 .max_load1 = -1 };
 }
 

@@ -98,20 +98,22 @@ typedef enum SpecCpus {
         SPEC_CPUS_LIST, /* the CPUs listed */
 } SpecCpus;
 
-/* The quiet-machine guard: before each sample, wait (at most max_wait_ns) until the machine is
- * at most this busy; a sample that starts busier is marked noisy. A limit < 0 is not checked. */
+/* The quiet-machine guard (runner/quiet.h): before each sample, wait (at most max_wait_ns) until
+ * the machine is at most this busy; a sample that starts busier, or that other work shared the
+ * machine with, is marked noisy. A limit < 0 is not checked. */
 typedef struct SpecQuiet {
         bool enabled;
+        double max_other_cpu;      /* CPUs of other work: processes not the run's, and steal */
         double max_cpu_some_avg10; /* percent, from /proc/pressure/cpu */
         double max_load1;          /* from /proc/loadavg */
         uint64_t max_wait_ns;
         bool skip_busy; /* on_busy: skip: a sample the machine is still too busy for is not run */
 } SpecQuiet;
 
-#define SPEC_DEFAULT_QUIET_WAIT_NS (10ULL * 1000000000)
-/* Without a quiet: key the guard still reads before every sample and marks a sample noisy past
- * this CPU pressure, but never waits: a default must not stretch runs on a shared machine. */
-#define SPEC_DEFAULT_QUIET_PSI     10.0
+#define SPEC_DEFAULT_QUIET_WAIT_NS   (10ULL * 1000000000)
+/* Without a quiet: key the guard still marks a sample noisy when other work took more than this
+ * many CPUs while it ran, but never waits: a default must not stretch runs on a shared machine. */
+#define SPEC_DEFAULT_QUIET_OTHER_CPU 0.25
 
 /* Commands run around the measured ones, never timed (spec keys setup, prepare, cleanup). */
 typedef enum SpecHook {

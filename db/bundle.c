@@ -446,6 +446,8 @@ static const struct {
         { "samples", "cpu_us", RULE_NON_NEGATIVE },
         { "samples", "peak_kib", RULE_NON_NEGATIVE },
         { "samples", "quiet_wait_ns", RULE_NON_NEGATIVE },
+        { "samples", "other_cpu_ns", RULE_NON_NEGATIVE },
+        { "samples", "steal_ns", RULE_NON_NEGATIVE },
         { "calibration", "wall_ns", RULE_NON_NEGATIVE },
         { "calibration", "user_us", RULE_NON_NEGATIVE },
         { "calibration", "sys_us", RULE_NON_NEGATIVE },

@@ -265,6 +265,11 @@ static const char *const migrations[] = {
          * of the comparison (spec verify_ignore: JSON array of patterns), or NULL */
         "ALTER TABLE runs ADD COLUMN metric_defs TEXT;"
         "ALTER TABLE runs ADD COLUMN verify_ignore TEXT;",
+        /* 25 -> 26: the quiet guard's reading of the machine while each sample ran
+         * (runner/quiet.h): other work's CPU time and the hypervisor's steal, in ns; NULL: not
+         * read (guard off, or a sample of an earlier version) */
+        "ALTER TABLE samples ADD COLUMN other_cpu_ns INTEGER;"
+        "ALTER TABLE samples ADD COLUMN steal_ns INTEGER;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -12,7 +12,7 @@
  * keeps every sample whose write returned.
  */
 
-#define STORE_SCHEMA_VERSION 25
+#define STORE_SCHEMA_VERSION 26
 
 /* An SQL expression for a random (version 4) UUID in its 36-character text form; evaluated once
  * per row. */

@@ -626,7 +626,8 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
                         return q;
         }
         s->env_offset = offset;
-        if (p->spec->quiet.enabled && step->phase == PHASE_SAMPLE) {
+        bool guarded = p->spec->quiet.enabled && step->phase == PHASE_SAMPLE;
+        if (guarded) {
                 QuietReading seen;
                 s->quiet_checked = true;
                 s->noisy = !quiet_wait(&p->spec->quiet, &seen, &s->quiet_wait_ns);
@@ -635,8 +636,10 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
                 if (s->noisy && p->spec->quiet.skip_busy)
                         return set_detail(
                                 s, SAMPLE_SKIPPED_BUSY,
-                                "not run: still busy after %.1f s (CPU pressure %.1f%%, load %.2f)",
-                                (double) s->quiet_wait_ns / 1e9, seen.cpu_some_avg10, seen.load1);
+                                "not run: still busy after %.1f s (CPU pressure %.1f%%, load %.2f, "
+                                "other work %.2f CPUs)",
+                                (double) s->quiet_wait_ns / 1e9, seen.cpu_some_avg10, seen.load1,
+                                seen.other_cpu);
         }
         SpawnRequest req = {
                 .exe = calibrating ? p->calibrate_exe : job->exe,
@@ -659,10 +662,23 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
         };
         if (req.cgroup_required && p->cgroup->children_fd < 0)
                 return -EOPNOTSUPP; /* the spec's limits need the children's cgroup */
+        MachineTimes before, after;
+        if (guarded)
+                machine_times_read(&before);
         int r = spawn_run(&req, &s->spawn);
+        if (guarded)
+                machine_times_read(&after);
         cgroup_children_empty(p->cgroup); /* for the next child: nothing may run into it */
         if (r < 0)
                 return r;
+        if (guarded) {
+                OtherWork w;
+                s->other_work_read = other_work_between(&before, &after, s->spawn.tree_cpu_us * 1000, &w);
+                s->other_cpu_ns = w.cpu_ns;
+                s->steal_ns = w.steal_ns;
+                if (s->other_work_read && !other_work_within(&p->spec->quiet, &w))
+                        s->noisy = true;
+        }
         if (s->spawn.end == SPAWN_CANCELED)
                 return 1;
         s->status = status_of(&s->spawn);

@@ -64,6 +64,9 @@ typedef struct Sample {
         bool noisy;
         double cpu_some_avg10, load1;
         uint64_t quiet_wait_ns;
+        /* While the sample ran (runner/quiet.h): other work's CPU time and the hypervisor's. */
+        bool other_work_read;
+        uint64_t other_cpu_ns, steal_ns;
         /* Taken by another tool (alloclab import): the tree's CPU time and peak memory were not
          * measured, and are stored as unknown (NULL), not as 0 from rusage. */
         bool imported;

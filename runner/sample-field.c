@@ -38,6 +38,10 @@ static bool env_offset_set(const Sample *s) {
         return s->env_offset >= 0;
 }
 
+static bool other_work_read(const Sample *s) {
+        return s->other_work_read;
+}
+
 #define AT(member) offsetof(Sample, member)
 
 /* Exported columns keep their order (users' scripts read exports by position); new ones are
@@ -76,6 +80,9 @@ const SampleField sample_fields[] = {
         { "peak_kib", SAMPLE_FIELD_U64, AT(spawn.tree_peak_kib), measured_here, true },
         { "memory_source", SAMPLE_FIELD_SOURCE, AT(spawn.peak_from_cgroup), measured_here, true },
         { "env_offset", SAMPLE_FIELD_I64, AT(env_offset), env_offset_set, true },
+        /* schema 26 */
+        { "other_cpu_ns", SAMPLE_FIELD_U64, AT(other_cpu_ns), other_work_read, true },
+        { "steal_ns", SAMPLE_FIELD_U64, AT(steal_ns), other_work_read, true },
         { NULL, SAMPLE_FIELD_BOOL, AT(spawn.oom_killed), NULL, false },
         { NULL, SAMPLE_FIELD_BOOL, AT(spawn.pids_limited), NULL, false },
         { NULL, SAMPLE_FIELD_BOOL, AT(imported), NULL, false },

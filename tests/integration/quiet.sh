@@ -1,7 +1,8 @@
 #!/bin/bash
 # The quiet-machine guard (spec quiet): with CPU hogs running, the CPU pressure rises past the
 # spec's limit; the runner waits its bounded time, then runs and marks each sample noisy, and
-# records what it read. The reading happens between children only.
+# records what it read. The reading happens between children only. Other work while a sample
+# runs marks it too; the run's own children never do.
 . "$(dirname "$0")/lib.sh"
 [[ -r /proc/pressure/cpu ]] || skip_test "no PSI (/proc/pressure/cpu) on this kernel: the guard has nothing to read"
 
@@ -35,17 +36,21 @@ expect_eq "$(q "SELECT count(*), sum(noisy), min(cpu_some_avg10) > 5, min(quiet_
                 FROM samples WHERE phase = 'sample'")" "3|3|1|1" "busy: waited, then ran and marked noisy"
 expect_eq "$(q "SELECT count(*) FROM samples WHERE phase = 'smoke' AND noisy IS NULL")" 1 "only measured samples are guarded"
 run_alloclab 0 show
-expect_contains "$OUT" "Quiet-machine guard: all 3 measured samples started on a machine busier than the guard allows" \
+expect_contains "$OUT" "Quiet-machine guard: all 3 measured samples ran on a machine busier than the guard allows" \
     "noisy samples shown"
 run_alloclab 0 show --format json
 expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["results"]["glibc"]["noisy_samples"])' <<<"$OUT")" \
     3 "noisy samples in json"
 # All of them noisy: one line, not one per cell and variant (a quick run of 4 cells x 2 variants
 # printed 16); and no word of a spec that a quick run does not have.
-run_alloclab 0 quick -a glibc,jemalloc --param n=1,2,3,4 -r 2 -w 0 --quiet -- "$WORKLOAD" vallocs '{n}'
+# The default guard judges the sample by the other work while it ran: a sample long enough for
+# the kernel's tick counters to see the hogs (a spin of 60 million turns takes 100-250 ms alone).
+run_alloclab 0 quick -a glibc,jemalloc --param n=60000000,60000001,60000002,60000003 -r 2 -w 0 --quiet -- \
+    "$WORKLOAD" spin '{n}'
 run_alloclab 0 show
 guard=$(sed -n '/^Quiet-machine guard/,/^$/p' <<<"$OUT")
-expect_contains "$guard" "all 16 measured samples started on a machine busier" "one summary line"
+expect_contains "$guard" "all 16 measured samples ran on a machine busier" "one summary line"
+expect_contains "$guard" "other processes or the hypervisor took more than 0.25 CPUs while a sample ran" "the default limit"
 expect_eq "$(grep -c . <<<"$guard")" 1 "the summary alone"
 [[ $guard != *"the spec's"* ]] || fail "a quick run's guard speaks of a spec: $guard"
 expect_contains "$guard" "a spec sets other limits with quiet:, and quick --print-spec writes one" "what a quick user can do"
@@ -59,16 +64,17 @@ expect_eq "$(q "SELECT count(*), min(status), max(status), sum(noisy), max(wall_
 run_alloclab 0 show
 expect_contains "$OUT" "skipped-busy: not run: still busy after 0.2 s (CPU pressure" "skip reason shown"
 
-# Without a quiet: key the guard reads and marks, and never waits; quiet: off turns it off.
-sed '/^quiet:/d' "$WORK/spec.yaml" >"$WORK/default.yaml"
+# Without a quiet: key the guard marks what other work shared the machine with, and never waits;
+# quiet: off turns it off.
+sed -e '/^quiet:/d' -e 's/exit, "0"/spin, "60000000"/' "$WORK/spec.yaml" >"$WORK/default.yaml"
 run_alloclab 0 run "$WORK/default.yaml" --quiet
-expect_eq "$(q "SELECT count(*), sum(noisy), min(cpu_some_avg10) > 10, max(quiet_wait_ns) < 50000000 FROM samples
+expect_eq "$(q "SELECT count(*), sum(noisy), min(other_cpu_ns > cpu_us * 1000 / 2), max(quiet_wait_ns) < 50000000 FROM samples
                 WHERE phase = 'sample' AND run_id = (SELECT max(id) FROM runs)")" \
-    "3|3|1|1" "default guard: marks, does not wait (its 100 ms poll never runs)"
+    "3|3|1|1" "default guard: marks the other work it saw, does not wait (its 100 ms poll never runs)"
 printf 'quiet: off\n' >>"$WORK/default.yaml"
 run_alloclab 0 run "$WORK/default.yaml" --quiet
-expect_eq "$(q "SELECT count(*), count(noisy) FROM samples WHERE phase = 'sample' AND run_id = (SELECT max(id) FROM runs)")" \
-    "3|0" "quiet: off"
+expect_eq "$(q "SELECT count(*), count(noisy), count(other_cpu_ns) FROM samples WHERE phase = 'sample' AND run_id = (SELECT max(id) FROM runs)")" \
+    "3|0|0" "quiet: off"
 
 # Without the hogs the same spec finds the machine quiet enough within a generous wait: only
 # where nothing else keeps it busy.
@@ -85,6 +91,40 @@ if machine_is_quiet; then
 else
     skip_part "a quiet machine found quiet: $QUIET_REASON"
 fi
+
+# The run's own load is not the machine's: 4 busy threads on fewer CPUs raise the CPU pressure
+# past 10% by themselves (it marked 28 of 28 samples noisy, and on_busy: skip skipped them), but
+# the guard counts only what is not the run's.
+cat >"$WORK/threads.yaml" <<YAML
+experiment: own-load
+command: ["$WORKLOAD", threads, "4", "1000000"]
+allocators: {glibc: {}}
+samples: 6
+verify: none
+YAML
+sed 's/^verify: none$/verify: none\nquiet: {on_busy: skip, max_wait: 5s}/' "$WORK/threads.yaml" >"$WORK/threads-skip.yaml"
+for spec in threads threads-skip; do
+    if ! machine_is_quiet; then
+        skip_part "the run's own threads are not other work ($spec): $QUIET_REASON"
+        continue
+    fi
+    run_alloclab 0 run "$WORK/$spec.yaml" --quiet
+    run=$(q "SELECT max(id) FROM runs")
+    # Its own children's CPU time is never counted as other work, quiet machine or not.
+    expect_eq "$(q "SELECT count(*), sum(other_cpu_ns < cpu_us * 1000 / 4) FROM samples WHERE run_id = $run AND phase = 'sample'")" \
+        "6|6" "$spec: the children's CPU time is the run's own"
+    noisy=$(q "SELECT count(*) FROM samples WHERE run_id = $run AND phase = 'sample' AND (noisy OR status = 'skipped-busy')")
+    if ((noisy == 0)); then
+        : # judged quiet, as it was
+    elif ! machine_is_quiet; then
+        skip_part "the run's own threads are not other work ($spec): another load came while it ran ($QUIET_REASON)"
+    else
+        fail "$spec: $noisy samples marked noisy or skipped for the run's own threads: $(q "SELECT status, noisy, wall_ns, cpu_us, other_cpu_ns, steal_ns, cpu_some_avg10 FROM samples WHERE run_id = $run AND phase = 'sample'")"
+    fi
+done
 printf 'experiment: x\ncommand: [/bin/true]\nallocators: {glibc: {}}\nquiet: {max_cpu_some_avg10: 200}\n' >"$WORK/bad.yaml"
 run_alloclab 3 check "$WORK/bad.yaml"
 expect_contains "$ERR" "bad.yaml:4:29: max_cpu_some_avg10: expected a number from 0 to 100, got '200'" "bad limit"
+printf 'experiment: x\ncommand: [/bin/true]\nallocators: {glibc: {}}\nquiet: {max_other_cpu: -0.5}\n' >"$WORK/bad.yaml"
+run_alloclab 3 check "$WORK/bad.yaml"
+expect_contains "$ERR" "bad.yaml:4:24: max_other_cpu: expected a number from 0 to 4096, got '-0.5'" "bad other-work limit"
