@@ -9,17 +9,17 @@
  *   larson         a server simulation (Larson & Krishnan): each thread replaces random blocks of
  *                  random size in its array of slots; after each round the arrays move on to the
  *                  next thread, which frees what another thread allocated
- *   xmalloc        producer/consumer (Lever & Boreham's xmalloc-test): each thread allocates
- *                  batches and hands them to the next thread, which frees them
+ *   xmalloc        producer/consumer (Lever & Boreham's xmalloc-test): THREADS threads only
+ *                  allocate, in batches on one shared stack, and THREADS others only free them
  *   cache-scratch  passive false sharing (Hoard): the main thread allocates one small object per
  *                  thread; each thread frees its object, then allocates, writes and frees small
  *                  objects of the same size: an allocator that reuses the freed neighbours
  *                  makes threads write to one cache line
  *   cache-thrash   active false sharing (Hoard): each thread allocates, writes and frees small
  *                  objects; an allocator that serves threads from one cache line thrashes it
- *   mstress        long-lived and short-lived objects of a skewed size mix (after mimalloc-bench's
- *                  mstress): most die young, some live on in a per-thread ring, and some move to
- *                  other threads through a shared exchange array
+ *   mstress        threads started anew every round (after mimalloc-bench's mstress): objects of
+ *                  random size die young, larger ones live as long as their thread, and some
+ *                  move through a transfer array that outlives the threads
  *   frag           fragmentation: each thread allocates many objects of mixed sizes, frees nine
  *                  in ten of them scattered, allocates fewer, larger ones; the resident set then
  *                  is reported as metric rss_after_free_bytes on ALLOCLAB_METRICS_FD
@@ -67,11 +67,13 @@ static void *xmalloc(size_t n) {
         return p;
 }
 
-/* A block carries its size in its first bytes and a tag in its last: a checked free. */
+/* A block carries its size in its first bytes and, past them, a tag in its last: a checked
+ * free. Blocks are at least 8 bytes. */
 static void *block_new(size_t size, uint64_t *sum) {
         unsigned char *p = xmalloc(size);
         memcpy(p, &size, sizeof(size));
-        p[size - 1] = (unsigned char) size;
+        if (size > sizeof(size))
+                p[size - 1] = (unsigned char) size;
         *sum += size;
         return p;
 }
@@ -82,7 +84,7 @@ static void block_free(void *block) {
         unsigned char *p = block;
         size_t size;
         memcpy(&size, p, sizeof(size));
-        if (p[size - 1] != (unsigned char) size) {
+        if (size > sizeof(size) && p[size - 1] != (unsigned char) size) {
                 fprintf(stderr, "alloclab-stress: a block of %zu bytes was overwritten\n", size);
                 abort();
         }
@@ -148,78 +150,100 @@ static void larson_teardown(Run *run) {
         }
 }
 
-/* --- xmalloc: batches through a ring of queues --------------------------------------------- */
+/* --- xmalloc: threads that only allocate, threads that only free ------------------------- */
 
-#define XMALLOC_BATCH 256
-#define XMALLOC_QUEUE 16
+/* As in xmalloc-test: each of THREADS producers allocates batches of objects and pushes them on
+ * one shared stack; as many releasers pop them and free every object. No thread both allocates
+ * and frees, so every free is remote, and up to XMALLOC_STACK batches are alive at once. */
+#define XMALLOC_BATCH 4096
+#define XMALLOC_STACK 100
 
-typedef struct Queue {
+typedef struct Batch {
+        struct Batch *next;
+        void *objects[XMALLOC_BATCH];
+} Batch;
+
+typedef struct Stack {
         pthread_mutex_t lock;
         pthread_cond_t changed;
-        void **items[XMALLOC_QUEUE];
-        size_t head, n;
-} Queue;
+        Batch *top;
+        size_t n;
+        unsigned producing; /* producers still at work */
+} Stack;
 
-static void queue_push(Queue *q, void **batch) {
-        pthread_mutex_lock(&q->lock);
-        while (q->n == XMALLOC_QUEUE)
-                pthread_cond_wait(&q->changed, &q->lock);
-        q->items[(q->head + q->n++) % XMALLOC_QUEUE] = batch;
-        pthread_cond_broadcast(&q->changed);
-        pthread_mutex_unlock(&q->lock);
+/* mimalloc-bench runs xmalloc-test with objects of 64 bytes (-s 64). */
+#define XMALLOC_OBJECT 64
+
+static void *xmalloc_releaser(void *arg) {
+        Stack *st = arg;
+        for (;;) {
+                pthread_mutex_lock(&st->lock);
+                while (!st->top && st->producing > 0)
+                        pthread_cond_wait(&st->changed, &st->lock);
+                Batch *b = st->top;
+                if (b) {
+                        st->top = b->next;
+                        st->n--;
+                        pthread_cond_broadcast(&st->changed);
+                }
+                pthread_mutex_unlock(&st->lock);
+                if (!b)
+                        return NULL; /* every producer is done and the stack is empty */
+                for (size_t i = 0; i < XMALLOC_BATCH; i++)
+                        block_free(b->objects[i]);
+                free(b);
+        }
 }
 
-static void **queue_pop(Queue *q) {
-        pthread_mutex_lock(&q->lock);
-        while (q->n == 0)
-                pthread_cond_wait(&q->changed, &q->lock);
-        void **batch = q->items[q->head];
-        q->head = (q->head + 1) % XMALLOC_QUEUE;
-        q->n--;
-        pthread_cond_broadcast(&q->changed);
-        pthread_mutex_unlock(&q->lock);
-        return batch;
-}
-
+/* A producer, which starts its releaser: THREADS of each. */
 static void *xmalloc_worker(void *arg) {
         Worker *w = arg;
         Run *run = w->run;
-        Queue *mine = (Queue *) run->shared[w->id];
-        Queue *before = (Queue *) run->shared[(w->id + run->threads - 1) % run->threads];
-        Rng rng = rng_for(w->id, 2);
+        Stack *st = (Stack *) run->shared[0];
+        pthread_t releaser;
+        errno = pthread_create(&releaser, NULL, xmalloc_releaser, st);
+        if (errno)
+                die("pthread_create");
         uint64_t sum = 0;
-        size_t batches = scaled(run, 3000);
+        size_t batches = scaled(run, 200);
         for (size_t b = 0; b < batches; b++) {
-                void **batch = xmalloc(XMALLOC_BATCH * sizeof(void *));
+                Batch *batch = xmalloc(sizeof(Batch));
                 for (size_t i = 0; i < XMALLOC_BATCH; i++)
-                        batch[i] = block_new(16 + rng_next(&rng) % 497, &sum);
-                queue_push(mine, batch);
-                /* The thread before produced this one: its blocks are freed here. */
-                void **theirs = queue_pop(before);
-                for (size_t i = 0; i < XMALLOC_BATCH; i++)
-                        block_free(theirs[i]);
-                free(theirs);
+                        batch->objects[i] = block_new(XMALLOC_OBJECT, &sum);
+                pthread_mutex_lock(&st->lock);
+                while (st->n >= XMALLOC_STACK)
+                        pthread_cond_wait(&st->changed, &st->lock);
+                batch->next = st->top;
+                st->top = batch;
+                st->n++;
+                pthread_cond_broadcast(&st->changed);
+                pthread_mutex_unlock(&st->lock);
         }
+        pthread_mutex_lock(&st->lock);
+        st->producing--;
+        pthread_cond_broadcast(&st->changed);
+        pthread_mutex_unlock(&st->lock);
+        errno = pthread_join(releaser, NULL);
+        if (errno)
+                die("pthread_join");
         atomic_fetch_add(&run->sum, sum);
         return NULL;
 }
 
 static void xmalloc_setup(Run *run) {
-        run->n_shared = run->threads;
-        run->shared = xmalloc(run->threads * sizeof(void *));
-        for (unsigned t = 0; t < run->threads; t++) {
-                Queue *q = calloc(1, sizeof(Queue));
-                if (!q)
-                        die("calloc");
-                pthread_mutex_init(&q->lock, NULL);
-                pthread_cond_init(&q->changed, NULL);
-                run->shared[t] = q;
-        }
+        Stack *st = calloc(1, sizeof(Stack));
+        if (!st)
+                die("calloc");
+        pthread_mutex_init(&st->lock, NULL);
+        pthread_cond_init(&st->changed, NULL);
+        st->producing = run->threads;
+        run->n_shared = 1;
+        run->shared = xmalloc(sizeof(void *));
+        run->shared[0] = st;
 }
 
 static void xmalloc_teardown(Run *run) {
-        for (unsigned t = 0; t < run->threads; t++)
-                free(run->shared[t]);
+        free(run->shared[0]);
 }
 
 /* --- cache-scratch and cache-thrash -------------------------------------------------------- */
@@ -268,60 +292,103 @@ static void cache_scratch_setup(Run *run) {
 
 /* --- mstress ------------------------------------------------------------------------------ */
 
-#define MSTRESS_KEEP     64
-#define MSTRESS_EXCHANGE 256
+/* As in mimalloc-bench's mstress: rounds, each of THREADS new threads (threads start and end all
+ * the time, and what a thread cached dies with it); each thread allocates objects of up to
+ * 1 KiB (1% of them 100 times larger) and frees two in three of them at random, keeps larger
+ * ones (up to 100 KiB) alive until it ends, and swaps one in four with a shared transfer array
+ * that outlives the rounds, so objects are freed by threads that did not allocate them, after
+ * their own thread has ended. Threads do unequal work (1 to 8 parts). */
+#define MSTRESS_ROUNDS   10
+#define MSTRESS_TRANSFER 1000
 
-/* Mostly small, sometimes large: 16 B to 64 KiB, each size class a quarter as likely as the
- * one below. */
-static size_t skewed_size(Rng *rng) {
-        uint64_t r = rng_next(rng);
-        unsigned shift = 4;
-        while (shift < 16 && (r & 3) == 0) {
-                shift += 2;
-                r >>= 2;
-        }
-        return ((size_t) 1 << shift) + (size_t) (r >> 8) % ((size_t) 1 << shift);
+typedef struct MstressThread {
+        Run *run;
+        unsigned id, round;
+        uint64_t sum;
+} MstressThread;
+
+static bool chance(Rng *rng, unsigned percent) {
+        return rng_next(rng) % 100 < percent;
 }
 
+static size_t mstress_size(Rng *rng, size_t words) {
+        if (chance(rng, 1))
+                words *= 100;
+        return words * sizeof(uint64_t);
+}
+
+/* A block written through, as the original writes every word of its objects: the pages an
+ * allocator hands out are touched, so one that returns memory to the system faults it in again. */
+static void *block_written(size_t size, uint64_t *sum) {
+        unsigned char *p = block_new(size, sum);
+        if (size > sizeof(size) + 1)
+                memset(p + sizeof(size), (unsigned char) size, size - sizeof(size) - 1);
+        return p;
+}
+
+static void *mstress_thread(void *arg) {
+        MstressThread *t = arg;
+        Run *run = t->run;
+        Rng rng = rng_for(t->id, 5 + 1000 * (uint64_t) t->round);
+        size_t allocs = scaled(run, 1000) * (t->id % 8 + 1), retain = allocs / 2;
+        void **data = xmalloc(allocs * sizeof(void *)), **kept = xmalloc(retain * sizeof(void *));
+        size_t n_data = 0, n_kept = 0;
+        while (allocs > 0 || retain > 0) {
+                if (retain == 0 || (allocs > 0 && chance(&rng, 50))) {
+                        data[n_data++] =
+                                block_written(mstress_size(&rng, rng_next(&rng) % 128 + 1), &t->sum);
+                        allocs--;
+                } else {
+                        kept[n_kept++] =
+                                block_written(mstress_size(&rng, 10 * (rng_next(&rng) % 1280 + 1)), &t->sum);
+                        retain--;
+                }
+                if (n_data > 0 && chance(&rng, 66)) {
+                        size_t k = rng_next(&rng) % n_data;
+                        block_free(data[k]);
+                        data[k] = NULL;
+                }
+                if (n_data > 0 && chance(&rng, 25)) {
+                        size_t k = rng_next(&rng) % n_data, x = rng_next(&rng) % MSTRESS_TRANSFER;
+                        data[k] = atomic_exchange((_Atomic(void *) *) &run->shared[x], data[k]);
+                }
+        }
+        for (size_t k = 0; k < n_kept; k++)
+                block_free(kept[k]);
+        for (size_t k = 0; k < n_data; k++)
+                block_free(data[k]);
+        free(kept);
+        free(data);
+        return NULL;
+}
+
+/* Worker THREAD starts its thread of each round, one after the other. */
 static void *mstress(void *arg) {
         Worker *w = arg;
-        Run *run = w->run;
-        Rng rng = rng_for(w->id, 5);
         uint64_t sum = 0;
-        void *keep[MSTRESS_KEEP] = {};
-        void *young[100];
-        size_t rounds = scaled(run, 60000);
-        for (size_t round = 0; round < rounds; round++) {
-                for (size_t i = 0; i < 100; i++)
-                        young[i] = block_new(skewed_size(&rng), &sum);
-                /* One in ten lives on; what it replaces dies. */
-                for (size_t i = 0; i < 100; i += 10) {
-                        size_t k = rng_next(&rng) % MSTRESS_KEEP;
-                        block_free(keep[k]);
-                        keep[k] = young[i];
-                        young[i] = NULL;
-                }
-                /* One moves to whichever thread takes its place in the exchange next. */
-                size_t k = rng_next(&rng) % MSTRESS_KEEP, e = rng_next(&rng) % MSTRESS_EXCHANGE;
-                void *old = atomic_exchange((_Atomic(void *) *) &run->shared[e], keep[k]);
-                keep[k] = old;
-                for (size_t i = 0; i < 100; i++)
-                        block_free(young[i]);
+        for (unsigned round = 0; round < MSTRESS_ROUNDS; round++) {
+                MstressThread t = { .run = w->run, .id = w->id, .round = round };
+                pthread_t tid;
+                errno = pthread_create(&tid, NULL, mstress_thread, &t);
+                if (errno)
+                        die("pthread_create");
+                errno = pthread_join(tid, NULL);
+                if (errno)
+                        die("pthread_join");
+                sum += t.sum;
         }
-        for (size_t k = 0; k < MSTRESS_KEEP; k++)
-                block_free(keep[k]);
-        atomic_fetch_add(&run->sum, sum);
+        atomic_fetch_add(&w->run->sum, sum);
         return NULL;
 }
 
 static void mstress_setup(Run *run) {
-        run->n_shared = MSTRESS_EXCHANGE;
-        if (!(run->shared = calloc(MSTRESS_EXCHANGE, sizeof(void *))))
+        run->n_shared = MSTRESS_TRANSFER;
+        if (!(run->shared = calloc(MSTRESS_TRANSFER, sizeof(void *))))
                 die("calloc");
 }
 
 static void mstress_teardown(Run *run) {
-        for (size_t e = 0; e < MSTRESS_EXCHANGE; e++)
+        for (size_t e = 0; e < MSTRESS_TRANSFER; e++)
                 block_free(run->shared[e]);
 }
 

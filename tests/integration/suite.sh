@@ -92,3 +92,24 @@ expect_eq "$(q 'SELECT count(*) FROM runs')" "$runs" "--print-spec runs nothing"
 # program whose small objects never reached them, with a note on stderr only).
 run_alloclab 0 suite python3 --print-spec --threads 1 --allocators glibc
 expect_contains "$OUT" "PYTHONMALLOC: malloc" "python3 routes its objects to malloc"
+
+# The stress workloads keep what decides their namesakes' results. mstress: a live heap of 75 MiB
+# and more at scale 100 with one thread (it had a few MiB, and gave the opposite verdict).
+run_alloclab 0 suite mstress --threads 1 --samples 1 --allocators glibc --quiet
+run_alloclab 0 show --format json
+live=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["results"]["glibc"]["smoke_peak_live_bytes"])' <<<"$OUT")
+((live > 60 * 1024 * 1024)) || fail "mstress's live heap is $live bytes, not the original's 75 MiB and more"
+# xmalloc: THREADS threads that only allocate and THREADS that only free (it had THREADS threads
+# that did both): 2 + 2 threads besides the main one while it runs.
+"$BUILD_DIR/workloads/alloclab-stress" xmalloc 2 10000 >/dev/null &
+stress_pid=$!
+most=0
+for _ in $(seq 100); do
+    n=$(awk '/^Threads:/ { print $2 }' "/proc/$stress_pid/status" 2>/dev/null || echo 0)
+    ((n > most)) && most=$n
+    ((most >= 5)) && break
+    sleep 0.02
+done
+kill "$stress_pid" 2>/dev/null || true
+wait "$stress_pid" 2>/dev/null || true
+expect_eq "$most" 5 "xmalloc 2: two producers, two releasers and the main thread"
