@@ -17,6 +17,7 @@
 #include "util/io.h"
 #include "util/sha256.h"
 #include "util/strv.h"
+#include "util/suggest.h"
 
 static const char quick_usage[] =
         "Usage: alloclab quick -a ALLOCATORS [OPTIONS] [--] COMMAND [ARGS...]\n"
@@ -370,7 +371,7 @@ static int check_references(const char *word, char *const *params) {
                 snprintf(name, sizeof(name), "%.*s", (int) n, p + 1);
                 if (strv_contains((char **) names, name))
                         continue;
-                const char *close = schema_suggest(name, names);
+                const char *close = suggest_closest(name, names);
                 if (close) {
                         cli_error("quick",
                                   "'{%s}' names no --param (did you mean '{%s}'?); a brace that names "

@@ -14,6 +14,7 @@
 
 #include "configs/schema.h"
 #include "util/cleanup.h"
+#include "util/suggest.h"
 
 int schema_error(Loader *l, const YamlNode *n, const char *fmt, ...) {
         va_list ap;
@@ -23,43 +24,9 @@ int schema_error(Loader *l, const YamlNode *n, const char *fmt, ...) {
         return r;
 }
 
-/* Levenshtein distance, for "did you mean" suggestions on short identifiers. */
-static size_t edit_distance(const char *a, const char *b) {
-        size_t la = strlen(a), lb = strlen(b);
-        if (la > 63 || lb > 63)
-                return SIZE_MAX;
-        size_t prev[64], cur[64];
-        for (size_t j = 0; j <= lb; j++)
-                prev[j] = j;
-        for (size_t i = 1; i <= la; i++) {
-                cur[0] = i;
-                for (size_t j = 1; j <= lb; j++) {
-                        size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-                        size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-                        cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-                }
-                memcpy(prev, cur, (lb + 1) * sizeof(size_t));
-        }
-        return prev[lb];
-}
-
-/* Closest candidate within a small distance, or NULL. candidates is NULL-terminated. */
-const char *schema_suggest(const char *word, const char *const *candidates) {
-        const char *best = NULL;
-        size_t best_d = SIZE_MAX, limit = strlen(word) <= 4 ? 1 : 2;
-        for (size_t i = 0; candidates[i]; i++) {
-                size_t d = edit_distance(word, candidates[i]);
-                if (d <= limit && d < best_d) {
-                        best = candidates[i];
-                        best_d = d;
-                }
-        }
-        return best;
-}
-
 int schema_error_unknown(Loader *l, const YamlNode *n, const char *what, const char *word,
                          const char *const *candidates) {
-        const char *s = schema_suggest(word, candidates);
+        const char *s = suggest_closest(word, candidates);
         if (s)
                 return schema_error(l, n, "unknown %s '%s' (did you mean '%s'?)", what, word, s);
         return schema_error(l, n, "unknown %s '%s'", what, word);
@@ -173,7 +140,7 @@ int schema_parse_keyword(Loader *l, const YamlNode *n, const char *what, const c
                         strncat(list, ", ", sizeof(list) - strlen(list) - 1);
                 strncat(list, words[i], sizeof(list) - strlen(list) - 1);
         }
-        const char *s = schema_suggest(n->value, words);
+        const char *s = suggest_closest(n->value, words);
         if (s)
                 return schema_error(l, n, "unknown %s '%s' (did you mean '%s'?); expected one of: %s", what,
                                     n->value, s, list);

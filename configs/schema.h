@@ -34,9 +34,6 @@ typedef struct Field {
 /* Records a problem at n (line 1, column 1 when n is NULL). Returns -EINVAL or -ENOMEM. */
 int schema_error(Loader *l, const YamlNode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The closest of candidates (NULL-terminated) within a small edit distance, or NULL. */
-const char *schema_suggest(const char *word, const char *const *candidates);
-
 /* "unknown WHAT 'word'", with "(did you mean '...'?)" when a candidate is close. */
 int schema_error_unknown(Loader *l, const YamlNode *n, const char *what, const char *word,
                          const char *const *candidates);

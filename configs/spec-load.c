@@ -25,6 +25,7 @@
 #include "configs/yamltree.h"
 #include "util/io.h"
 #include "util/strv.h"
+#include "util/suggest.h"
 #include "util/template.h"
 #include "util/units.h"
 
@@ -179,7 +180,7 @@ static int parse_preload(Loader *l, const YamlNode *n, void *field) {
                 size_t k = 0;
                 for (const CatalogEntry *e = catalog_entries(); e->name && k < 15; e++)
                         names[k++] = e->name;
-                const char *s = schema_suggest(n->value, names);
+                const char *s = suggest_closest(n->value, names);
                 return schema_error(l, n, "unknown allocator '%s'%s%s%s (known: %s; or an absolute path)",
                                     n->value, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "",
                                     catalog_names());
@@ -1015,7 +1016,7 @@ static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, s
                         return 0;
                 }
         }
-        const char *sug = schema_suggest(n->value, names);
+        const char *sug = suggest_closest(n->value, names);
         if (sug)
                 return schema_error(l, n, "%s '%s' is not one of the allocators (did you mean '%s'?)", what,
                                     n->value, sug);
@@ -1070,7 +1071,7 @@ static int add_aa_variant(Loader *l) {
 
 static int check_templates(Loader *l) {
         const Spec *s = state(l)->spec;
-        const char *names[SPEC_MAX_PARAMS + 1] = {}; /* NULL-terminated, for schema_suggest */
+        const char *names[SPEC_MAX_PARAMS + 1] = {}; /* NULL-terminated, for suggest_closest */
         for (size_t i = 0; i < s->n_params; i++)
                 names[i] = s->params[i].name;
         int r = 0;
@@ -1086,7 +1087,7 @@ static int check_templates(Loader *l) {
                         char word[64];
                         snprintf(word, sizeof(word), "%.*s", (int) e.length, n->value + e.offset);
                         /* A name of one or two letters is near every other: no guess then. */
-                        const char *close = strlen(word) >= 3 ? schema_suggest(word, names) : NULL;
+                        const char *close = strlen(word) >= 3 ? suggest_closest(word, names) : NULL;
                         r = diag_add(l->diag, n->line, col, "undefined parameter '{%.*s}'%s%s%s",
                                      (int) e.length, n->value + e.offset, close ? " (did you mean '" : "",
                                      close ? close : "", close ? "'?)" : "");

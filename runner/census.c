@@ -67,7 +67,7 @@ int census_run(char *const *command, char *const *caller_env, const char *probe_
                 if (write(STDERR_FILENO, buf, (size_t) n) < 0)
                         break;
         _cleanup_free_ char *said = output_excerpt_all(err);
-        _cleanup_free_ char *complaint = options_complaint(said);
+        _cleanup_free_ char *complaint = options_complaint(said, env);
         snprintf(ret->complaint, sizeof(ret->complaint), "%s", complaint ? complaint : "");
         if (ret->spawn.end == SPAWN_EXEC_FAILED)
                 return -ret->spawn.exec_errno;

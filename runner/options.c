@@ -18,6 +18,7 @@
 #include "util/cleanup.h"
 #include "util/io.h"
 #include "util/strv.h"
+#include "util/suggest.h"
 
 /* How long a reader may take to list its names (it starts and exits at once). */
 #define LIST_TIMEOUT_NS (10ULL * 1000 * 1000 * 1000)
@@ -35,6 +36,45 @@ static bool file_has_string(const char *path, const char *text) {
         bool found = memmem(map, (size_t) st.st_size, text, strlen(text) + 1) != NULL;
         munmap(map, (size_t) st.st_size);
         return found;
+}
+
+/* The names that start with prefix among the NUL-terminated strings of the file at path
+ * ("TCMALLOC_RELEASE_RATE"), each once: what a misspelt name may have meant. */
+static int file_names_with_prefix(const char *path, const char *prefix, char ***ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || st.st_size == 0)
+                return 0;
+        const char *map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED)
+                return 0;
+        const char *end = map + st.st_size;
+        size_t lp = strlen(prefix);
+        int r = 0;
+        for (const char *at = map; r >= 0 && (at = memmem(at, (size_t) (end - at), prefix, lp)); at += lp) {
+                if (at > map && at[-1] != 0)
+                        continue; /* inside another string */
+                const char *c = at + lp;
+                while (c < end && (isupper((unsigned char) *c) || isdigit((unsigned char) *c) || *c == '_'))
+                        c++;
+                if (c == end || *c != 0 || c == at + lp)
+                        continue;
+                _cleanup_free_ char *name = strndup(at, (size_t) (c - at));
+                if (!name)
+                        r = -ENOMEM;
+                else if (!strv_contains(*ret, name))
+                        r = strv_consume(ret, TAKE_PTR(name));
+        }
+        munmap((void *) map, (size_t) st.st_size);
+        return r;
+}
+
+/* name, with "(did you mean CLOSE?)" unless close is NULL, into *list. */
+static int push_unknown(char ***list, const char *name, const char *close) {
+        char *item = NULL;
+        if (close ? asprintf(&item, "%s (did you mean %s?)", name, close) < 0 : !(item = strdup(name)))
+                return -ENOMEM;
+        return strv_consume(list, item);
 }
 
 /* What exe prints on stdout and stderr when run with argv and envp, or NULL when it cannot be run
@@ -66,7 +106,7 @@ char *options_rejected(char *const *envp) {
          * first allocation). */
         char *argv[] = { (char *) "sh", (char *) "-c", (char *) ":", NULL };
         _cleanup_free_ char *said = output_of("/bin/sh", argv, envp, false);
-        return options_complaint(said);
+        return options_complaint(said, envp);
 }
 
 static int find_loader(struct dl_phdr_info *info, size_t size, void *data) {
@@ -135,10 +175,27 @@ bool options_tunable_known(const char *name) {
         return known ? has_whole(known, "", name, ":") : file_has_string(loader, name);
 }
 
+/* The loader's tunable names ("glibc.malloc.arena_max"), from its --list-tunables. */
+static int tunable_names(char ***ret) {
+        const char *loader = loader_path();
+        const char *known = loader ? loader_tunables(loader) : NULL;
+        for (const char *line = known; line && *line;
+             line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+                size_t n = strcspn(line, ":\n");
+                if (line[n] != ':')
+                        continue;
+                _cleanup_free_ char *name = strndup(line, n);
+                if (!name || strv_consume(ret, TAKE_PTR(name)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 /* Each name of GLIBC_TUNABLES=name=value:name=value... against the loader's tunables: the unknown
- * ones into *list ("GLIBC_TUNABLES entry NAME"). */
+ * ones into *list ("GLIBC_TUNABLES entry NAME", with the tunable it may have meant). */
 static int check_tunables(const char *tunables, char ***list) {
         _cleanup_free_ char *copy = strdup(tunables);
+        _cleanup_strv_free_ char **names = NULL;
         if (!copy)
                 return -ENOMEM;
         char *save = NULL;
@@ -146,10 +203,17 @@ static int check_tunables(const char *tunables, char ***list) {
                 item[strcspn(item, "=")] = 0;
                 if (!*item || options_tunable_known(item))
                         continue;
-                _cleanup_free_ char *name = NULL;
-                if (asprintf(&name, "GLIBC_TUNABLES entry %s", item) < 0)
+                if (!names && tunable_names(&names) < 0)
                         return -ENOMEM;
-                if (strv_consume(list, TAKE_PTR(name)) < 0)
+                /* "malloc.arena_max": the whole name is glibc.malloc.arena_max */
+                _cleanup_free_ char *name = NULL, *whole = NULL;
+                if (asprintf(&name, "GLIBC_TUNABLES entry %s", item) < 0 ||
+                    asprintf(&whole, "glibc.%s", item) < 0)
+                        return -ENOMEM;
+                const char *close = strv_contains(names, whole) ? whole
+                                    : names ? suggest_closest(item, (const char *const *) names)
+                                            : NULL;
+                if (push_unknown(list, name, close) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -195,6 +259,24 @@ static const char *mimalloc_says(const char *path, char *const *env) {
         return said;
 }
 
+/* The names of mimalloc's option table as variables ("MIMALLOC_SHOW_STATS"). */
+static int mimalloc_names(const char *said, char ***ret) {
+        for (const char *at = said; (at = strstr(at, "option '"));) {
+                at += strlen("option '");
+                size_t n = strcspn(at, "'\n");
+                if (at[n] != '\'')
+                        continue;
+                _cleanup_free_ char *name = NULL;
+                if (asprintf(&name, "MIMALLOC_%.*s", (int) n, at) < 0)
+                        return -ENOMEM;
+                for (char *c = name; *c; c++)
+                        *c = (char) toupper((unsigned char) *c);
+                if (!strv_contains(*ret, name) && strv_consume(ret, TAKE_PTR(name)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 /* Whether mimalloc knows MIMALLOC_NAME (name: NAME in lower case, as its table spells it). */
 static bool mimalloc_knows(const char *said, const char *name) {
         _cleanup_free_ char *deprecated = NULL;
@@ -211,7 +293,7 @@ int options_unknown(const Allocator *a, char *const *env, char **ret_message, ch
         const char *prefix = mimalloc ? "MIMALLOC_" : strstr(base, "tcmalloc") ? "TCMALLOC_" : NULL;
         const char *said = NULL;
         bool asked = false;
-        _cleanup_strv_free_ char **options = NULL, **tunables = NULL;
+        _cleanup_strv_free_ char **options = NULL, **tunables = NULL, **candidates = NULL;
         int r = 0;
         for (char *const *e = env; e && *e && r >= 0; e++) {
                 const char *eq = strchr(*e, '=');
@@ -246,7 +328,14 @@ int options_unknown(const Allocator *a, char *const *env, char **ret_message, ch
                         known = file_has_string(a->path, name);
                 if (!known) {
                         first = first ? first : *e;
-                        r = strv_consume(&options, TAKE_PTR(name));
+                        if (!candidates)
+                                r = mimalloc ? (said ? mimalloc_names(said, &candidates) : 0)
+                                             : file_names_with_prefix(a->path, prefix, &candidates);
+                        if (r >= 0)
+                                r = push_unknown(
+                                        &options, name,
+                                        candidates ? suggest_closest(name, (const char *const *) candidates)
+                                                   : NULL);
                 }
         }
         if (r < 0)
@@ -280,7 +369,7 @@ static const char *const config_complaints[] = {
         NULL,
 };
 
-char *options_complaint(const char *stderr_text) {
+static char *complaint_line(const char *stderr_text) {
         for (size_t i = 0; stderr_text && config_complaints[i]; i++) {
                 const char *hit = strstr(stderr_text, config_complaints[i]);
                 if (!hit)
@@ -299,6 +388,58 @@ char *options_complaint(const char *stderr_text) {
                 return strndup(hit, len);
         }
         return NULL;
+}
+
+/* jemalloc's option names ("dirty_decay_ms"), as the jemalloc that envp's LD_PRELOAD names
+ * prints them at exit with stats_print:true ("  opt.dirty_decay_ms: 10000"). */
+static int jemalloc_names(char *const *envp, char ***ret) {
+        const char *preload = NULL;
+        for (char *const *e = envp; e && *e; e++)
+                if (strncmp(*e, "LD_PRELOAD=", 11) == 0)
+                        preload = *e;
+        if (!preload)
+                return 0;
+        char *argv[] = { (char *) "true", NULL };
+        char *env[] = { (char *) preload, (char *) "MALLOC_CONF=stats_print:true", NULL };
+        _cleanup_free_ char *said = output_of("/bin/true", argv, env, true);
+        for (const char *at = said; at && (at = strstr(at, "\n  opt."));) {
+                at += strlen("\n  opt.");
+                size_t n = strcspn(at, ":\n");
+                if (at[n] != ':')
+                        continue;
+                _cleanup_free_ char *name = strndup(at, n);
+                if (!name || strv_consume(ret, TAKE_PTR(name)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* A complaint of jemalloc's about a key it does not know ("Invalid conf pair: dirty_decay:1"),
+ * with the key it may have meant, or the complaint as it is. Takes complaint. */
+static char *with_jemalloc_hint(char *complaint, char *const *envp) {
+        static const char pair[] = "<jemalloc>: Invalid conf pair: ";
+        if (!complaint || !envp || strncmp(complaint, pair, strlen(pair)) != 0)
+                return complaint;
+        _cleanup_free_ char *key = strndup(complaint + strlen(pair), strcspn(complaint + strlen(pair), ":"));
+        _cleanup_strv_free_ char **names = NULL;
+        if (!key || jemalloc_names(envp, &names) < 0 || !names || strv_contains(names, key))
+                return complaint;
+        /* "dirty_decay" for dirty_decay_ms: a name the key begins is what it meant */
+        const char *close = NULL;
+        for (char **n = names; *n && !close; n++)
+                if (strncmp(*n, key, strlen(key)) == 0 && (*n)[strlen(key)] == '_')
+                        close = *n;
+        if (!close)
+                close = suggest_closest(key, (const char *const *) names);
+        char *hinted = NULL;
+        if (!close || asprintf(&hinted, "%s (did you mean %s?)", complaint, close) < 0)
+                return complaint;
+        free(complaint);
+        return hinted;
+}
+
+char *options_complaint(const char *stderr_text, char *const *envp) {
+        return with_jemalloc_hint(complaint_line(stderr_text), envp);
 }
 
 const char *options_own_layer(const char *program, const char *pythonmalloc) {

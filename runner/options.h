@@ -33,8 +33,10 @@ bool options_tunable_known(const char *name);
 char *options_rejected(char *const *envp);
 
 /* The first line of an allocator's stderr that complains about its configuration, in its own
- * words ("<jemalloc>: Invalid conf pair: narenaz:1"), or NULL. */
-char *options_complaint(const char *stderr_text);
+ * words ("<jemalloc>: Invalid conf pair: narenaz:1"), or NULL. Given the environment it ran
+ * with (envp, else NULL), a key jemalloc does not know gets the one it may have meant, from the
+ * names that jemalloc lists ("... (did you mean narenas?)"). */
+char *options_complaint(const char *stderr_text, char *const *envp);
 
 /* Whether program (a path) serves most allocations from an allocator layer of its own that the
  * allocator under test never sees, given the value of PYTHONMALLOC in its environment (NULL:

@@ -236,9 +236,9 @@ static SampleStatus status_of(const SpawnResult *r) {
 }
 
 /* The first line of stderr that carries a configuration complaint, or NULL. */
-static char *find_complaint(int err) {
+static char *find_complaint(int err, char *const *envp) {
         _cleanup_free_ char *text = output_excerpt_all(err);
-        return options_complaint(text);
+        return options_complaint(text, envp);
 }
 
 static int set_detail(Sample *s, SampleStatus status, const char *fmt, ...)
@@ -377,7 +377,8 @@ static int check_probe(const Plan *p, Sample *s, int err) {
                 return set_detail(s, SAMPLE_FORWARD_REFUSED, "forward mode refused %s: %s",
                                   pr->forward_library, pr->error);
         if (s->status == SAMPLE_SIGNAL) { /* jemalloc's abort_conf:true aborts on what it rejects */
-                _cleanup_free_ char *complaint = find_complaint(err);
+                _cleanup_free_ char *complaint =
+                        find_complaint(err, plan_job(p, s->step->cell, s->step->variant)->envp);
                 if (complaint)
                         return set_detail(s, SAMPLE_CONFIG_REJECTED,
                                           "the allocator rejected its configuration and killed the program "
@@ -410,7 +411,8 @@ static int check_probe(const Plan *p, Sample *s, int err) {
         int r = check_tree(p, s, given);
         if (r < 0 || s->status != SAMPLE_OK)
                 return r;
-        _cleanup_free_ char *complaint = find_complaint(err);
+        _cleanup_free_ char *complaint =
+                find_complaint(err, plan_job(p, s->step->cell, s->step->variant)->envp);
         if (complaint)
                 return set_detail(s, SAMPLE_CONFIG_REJECTED, "the allocator rejected its configuration: %s",
                                   complaint);

@@ -24,7 +24,7 @@ mimalloc=$(q "SELECT path FROM allocators WHERE name = 'mimalloc'")
 tcmalloc=$(q "SELECT path FROM allocators WHERE name = 'tcmalloc_minimal'")
 expect_eq "$(q "SELECT v.name, e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id ORDER BY v.position")" \
     "mi|config-rejected: MIMALLOC_ARENA_EAGER_COMMIT is not an option of $mimalloc (version $(q "SELECT version FROM allocators WHERE name = 'mimalloc'")): it would be ignored
-tc|config-rejected: TCMALLOC_RELEASE_RATIO is not an option of $tcmalloc (version $(q "SELECT version FROM allocators WHERE name = 'tcmalloc_minimal'")): it would be ignored
+tc|config-rejected: TCMALLOC_RELEASE_RATIO (did you mean TCMALLOC_RELEASE_RATE?) is not an option of $tcmalloc (version $(q "SELECT version FROM allocators WHERE name = 'tcmalloc_minimal'")): it would be ignored
 tunable|config-rejected: GLIBC_TUNABLES entry glibc.malloc.arena_count is not a tunable of $(ldd "$WORKLOAD" | awk '/ld-linux/ {print $1}'): it would be ignored" \
     "the unknown options, each named, and nothing else"
 expect_eq "$(q "SELECT count(*) FROM samples s JOIN variants v ON v.id = s.variant_id
@@ -35,7 +35,7 @@ run_alloclab 4 check "$WORK/spec.yaml"
 # Each at the line and column of the variable, as a spec's problems are given.
 expect_contains "$ERR" "$WORK/spec.yaml:5:33: variant mi: MIMALLOC_ARENA_EAGER_COMMIT is not an option of $mimalloc" \
     "check names the option where the spec sets it"
-expect_contains "$ERR" "$WORK/spec.yaml:7:41: variant tc: TCMALLOC_RELEASE_RATIO is not an option of" "check: TCMALLOC_"
+expect_contains "$ERR" "$WORK/spec.yaml:7:41: variant tc: TCMALLOC_RELEASE_RATIO (did you mean TCMALLOC_RELEASE_RATE?) is not an option of" "check: TCMALLOC_"
 expect_contains "$ERR" "$WORK/spec.yaml:9:19: variant tunable: GLIBC_TUNABLES entry glibc.malloc.arena_count" "check: a tunable"
 sed -i -e '/^  mi:/d' -e '/^  tc:/d' "$WORK/spec.yaml"
 run_alloclab 4 check "$WORK/spec.yaml"
@@ -59,17 +59,24 @@ allocators:
   malloc: {preload: mimalloc, env: {MIMALLOC_MALLOC: "1"}}
   tails: {preload: mimalloc, env: {MIMALLOC_PAGE_RESET: "0", MIMALLOC_DECOMMIT_DELAY: "10", MIMALLOC_SHOW_STATS: "0"}}
   arena: {env: {GLIBC_TUNABLES: "malloc.arena_max=2"}}
+  near: {preload: mimalloc, env: {MIMALLOC_SHOW_STAT: "1"}}
+  neartc: {preload: tcmalloc_minimal, env: {TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTE: "1048576"}}
 samples: 2
 YAML
 run_alloclab 4 check "$WORK/exact.yaml"
 expect_contains "$ERR" "variant stats: MIMALLOC_STATS, MIMALLOC_ERRORS are not options of $mimalloc" "stats, errors"
 expect_contains "$ERR" "variant commit: MIMALLOC_COMMIT is not an option of" "commit"
 expect_contains "$ERR" "variant malloc: MIMALLOC_MALLOC is not an option of" "malloc"
-expect_contains "$ERR" "variant arena: GLIBC_TUNABLES entry malloc.arena_max is not a tunable of" "a tunable without glibc."
+expect_contains "$ERR" "variant arena: GLIBC_TUNABLES entry malloc.arena_max (did you mean glibc.malloc.arena_max?) is not a tunable of" "a tunable without glibc., and its whole name"
+# A name one or two letters off names the one it may have meant, from the allocator's own list.
+expect_contains "$ERR" "variant near: MIMALLOC_SHOW_STAT (did you mean MIMALLOC_SHOW_STATS?) is not an option of" \
+    "mimalloc: the near name from its option table"
+expect_contains "$ERR" "variant neartc: TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTE (did you mean TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES?)" \
+    "tcmalloc: the near name among its getenv names"
 [[ $ERR != *"variant tails"* ]] || fail "known names rejected: $ERR"
 run_alloclab 9 run "$WORK/exact.yaml" --quiet
 expect_eq "$(q "SELECT group_concat(v.name, ' ') FROM exclusions e JOIN variants v ON v.id = e.variant_id
-                WHERE e.run_id = (SELECT max(id) FROM runs) ORDER BY v.position")" "stats commit malloc arena" \
+                WHERE e.run_id = (SELECT max(id) FROM runs) ORDER BY v.position")" "stats commit malloc arena near neartc" \
     "run excludes exactly those"
 
 # census says it too, for the options in the environment it runs the command in.
@@ -86,7 +93,7 @@ MALLOC_CONF=narenaz:1 run_alloclab 1 census --preload jemalloc -- "$WORKLOAD" wh
 expect_contains "$ERR" "alloclab census: warning: the allocator rejected its configuration: <jemalloc>: Invalid conf pair: narenaz:1" \
     "census: a MALLOC_CONF typo"
 MALLOC_CONF=narenaz:1 run_alloclab 1 census --preload jemalloc --json -- "$WORKLOAD" which
-expect_contains "$OUT" '"config_complaint": "<jemalloc>: Invalid conf pair: narenaz:1"' "census JSON"
+expect_contains "$OUT" '"config_complaint": "<jemalloc>: Invalid conf pair: narenaz:1 (did you mean narenas?)"' "census JSON"
 # census warns, and exits 1, for an option the allocator does not know too.
 MIMALLOC_STATS=1 run_alloclab 1 census --preload mimalloc -- "$WORKLOAD" which
 expect_contains "$ERR" "alloclab census: warning: MIMALLOC_STATS is not an option of" "census: exit 1 for an unknown option"
@@ -100,6 +107,7 @@ command: ["$WORKLOAD", which]
 allocators:
   glibc: {}
   typo: {preload: jemalloc, env: {MALLOC_CONF: "narena:2"}}
+  short: {preload: jemalloc, env: {MALLOC_CONF: "dirty_decay:1000"}}
   aborts: {preload: jemalloc, env: {MALLOC_CONF: "abort_conf:true,narenas:banana"}}
 samples: 2
 warmup: 0
@@ -107,6 +115,10 @@ YAML
 run_alloclab 4 check "$WORK/conf.yaml"
 expect_contains "$ERR" "$WORK/conf.yaml:5:35: variant typo: the allocator rejects its configuration: <jemalloc>: Invalid conf pair: narena:2" \
     "check: a MALLOC_CONF typo, where it is written"
+expect_contains "$ERR" "variant typo: the allocator rejects its configuration: <jemalloc>: Invalid conf pair: narena:2 (did you mean narenas?)" \
+    "check: the key jemalloc lists that the typo may have meant"
+expect_contains "$ERR" "variant short: the allocator rejects its configuration: <jemalloc>: Invalid conf pair: dirty_decay:1000 (did you mean dirty_decay_ms?)" \
+    "check: a key without its unit, the whole key"
 expect_contains "$ERR" "variant aborts: the allocator rejects its configuration: <jemalloc>: Invalid conf value: narenas:banana" \
     "check: every bad variant"
 run_alloclab 9 run "$WORK/conf.yaml" --quiet

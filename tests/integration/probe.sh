@@ -32,7 +32,7 @@ YAML
 run_alloclab 9 run "$WORK/spec.yaml" --quiet
 expect_contains "$OUT" "CONFIG-REJECTED" "typo mark"
 expect_eq "$(q "SELECT v.name, e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id ORDER BY v.position")" \
-    "typo|config-rejected: the allocator rejected its configuration: <jemalloc>: Invalid conf pair: dirty_decay_msec:500
+    "typo|config-rejected: the allocator rejected its configuration: <jemalloc>: Invalid conf pair: dirty_decay_msec:500 (did you mean dirty_decay_ms?)
 static|preload-ineffective: pre-flight: ${WORKLOAD}-static is statically linked: nothing can be preloaded into it
 own|preload-ineffective: pre-flight: ${WORKLOAD}-ownmalloc defines its own malloc: its calls never reach a preloaded allocator
 setuid|preload-ineffective: pre-flight: $WORK/setuid-workload is setuid: the loader runs it in secure-execution mode and ignores LD_PRELOAD" \
