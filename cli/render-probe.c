@@ -116,12 +116,23 @@ void render_probe(FILE *f, json_t *probe) {
         const char *error = json_string_value(json_object_get(forward, "error"));
         if (error)
                 fprintf(f, "forward mode refused: %s\n", error);
-        render_process_tree(f, json_object_get(probe, "processes"));
-        fprintf(f, "effective allocator: %s (%s%s%s)\n",
-                json_string_value(json_object_get(effective, "path")),
+        json_t *processes = json_object_get(probe, "processes");
+        render_process_tree(f, processes);
+        /* A program that ran without the probe ran under what its LD_PRELOAD named: unknown here. */
+        size_t unfollowed = 0;
+        for (size_t k = 0; k < json_array_size(processes); k++)
+                unfollowed +=
+                        json_is_object(json_object_get(json_array_get(processes, k), "exec_without_probe"));
+        fprintf(f, "effective allocator: %s (%s%s%s)", json_string_value(json_object_get(effective, "path")),
                 json_string_value(json_object_get(effective, "family")),
                 *json_string_value(json_object_get(effective, "version")) ? " " : "",
                 json_string_value(json_object_get(effective, "version")));
+        if (unfollowed)
+                fprintf(f,
+                        " in the processes followed; not known for the %zu program%s that ran without the "
+                        "probe",
+                        unfollowed, unfollowed == 1 ? "" : "s");
+        fputc('\n', f);
         fprintf(f, "effective options:\n");
         print_option_list(f, json_object_get(effective, "options"), "  ");
 

@@ -398,12 +398,19 @@ static int check_probe(const Plan *p, Sample *s, int err) {
         /* A program that re-executed itself with another LD_PRELOAD than it was given runs, from
          * then on, under whatever that names: the identity above is its first image's. */
         const char *given = env_get(plan_job(p, s->step->cell, s->step->variant)->probe_envp, "LD_PRELOAD");
-        if (s->probe->exec_seen && (!pr->exec_preload_set || !given || strcmp(pr->exec_preload, given) != 0))
+        if (s->probe->exec_seen &&
+            (!pr->exec_preload_set || !given || strcmp(pr->exec_preload, given) != 0)) {
+                /* and who serves malloc in what it executed, when not the variant's allocator */
+                char served[PATH_MAX + 64] = "";
+                if (!serves(a, pr->effective_path, pr->effective_family))
+                        snprintf(served, sizeof(served), "; malloc is served by %s (%s)", pr->effective_path,
+                                 probe_family_name(pr->effective_family));
                 return set_detail(s, SAMPLE_PRELOAD_INEFFECTIVE,
                                   "the program re-executed %s with LD_PRELOAD=%s (it was given %s): what "
-                                  "runs after that is not measured under %s",
+                                  "runs after that is not measured under %s%s",
                                   pr->exec_path, pr->exec_preload_set ? pr->exec_preload : "(unset)",
-                                  given ? given : "(unset)", a->path ? a->path : "glibc");
+                                  given ? given : "(unset)", a->path ? a->path : "glibc", served);
+        }
         if (!serves(a, pr->effective_path, pr->effective_family))
                 return set_detail(s, SAMPLE_PRELOAD_INEFFECTIVE, "malloc is served by %s (%s), not by %s",
                                   pr->effective_path, probe_family_name(pr->effective_family),

@@ -318,6 +318,25 @@ expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id 
 run_alloclab 1 census --preload jemalloc -- sh -c "env LD_PRELOAD=$MIMALLOC \"$WORKLOAD\" which; true"
 expect_contains "$ERR" "executed $WORKLOAD with LD_PRELOAD=$MIMALLOC, without the probe: what that program ran under is not shown above" \
     "census warns of a program it did not follow"
+expect_contains "$OUT" ") in the processes followed; not known for the 1 program that ran without the probe" \
+    "census: the effective allocator is not said to be the unfollowed program's"
+# The started process itself executes the program with another allocator before the probe: the
+# exclusion names who served malloc from then on.
+cat >"$WORK/wrapexec.yaml" <<YAML
+experiment: wrapexec
+command: [sh, -c, 'LD_PRELOAD="$MIMALLOC:\$LD_PRELOAD" exec "$WORKLOAD" vallocs 2000']
+allocators:
+  glibc: {}
+  jemalloc: {preload: jemalloc}
+samples: 1
+warmup: 0
+verify: none
+YAML
+run_alloclab 9 run "$WORK/wrapexec.yaml" --quiet
+expect_contains "$(q "SELECT e.reason FROM exclusions e JOIN variants v ON v.id = e.variant_id WHERE v.name = 'jemalloc'
+                      AND e.run_id = (SELECT max(id) FROM runs)")" \
+    "what runs after that is not measured under $JEMALLOC; malloc is served by $MIMALLOC (mimalloc)" \
+    "a wrapper that executes the program with another allocator first: who served malloc"
 # Past the 32 processes the probe lists, each process still checks its LD_PRELOAD and its execs:
 # a tree of 44 processes is proven, and one whose last child (a subshell, past the table) drops
 # the probe is not.
