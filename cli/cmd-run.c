@@ -29,6 +29,7 @@
 #include "util/cleanup.h"
 #include "util/text.h"
 #include "util/paths.h"
+#include "util/clock.h"
 
 extern char **environ;
 
@@ -64,12 +65,6 @@ static const char check_usage[] =
         "and programs exist on this machine. Writes nothing. SPEC may be - (standard input) or a\n"
         "pipe: alloclab check <(generate-spec).\n"
         "Exit status: 0 valid; 2 usage; 3 invalid spec; 4 allocator or program missing.\n";
-
-static uint64_t now_ns(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-}
 
 /* The progress line wraps the recorder's sink: it prints before each child starts, never while
  * one runs. */

@@ -30,6 +30,7 @@
 #include "util/io.h"
 #include "util/paths.h"
 #include "util/strv.h"
+#include "util/clock.h"
 
 extern char **environ;
 
@@ -589,12 +590,6 @@ static int print_summary(FILE *f, const SuiteOptions *o, const SuiteRun *runs, s
 
 /* --- the command ------------------------------------------------------------------------- */
 
-static uint64_t now_s(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec;
-}
-
 /* Runs (or prints) one workload. Returns the exit status; *ret_run is its run, 0 for none. */
 static int run_workload(const char *dir, const char *name, const SuiteOptions *o, int64_t *ret_run) {
         *ret_run = 0;
@@ -627,13 +622,13 @@ static int run_workload(const char *dir, const char *name, const SuiteOptions *o
         int e = cli_load_spec_text("suite", path, spec_text, &spec);
         if (e != EXIT_OK)
                 return e;
-        uint64_t start = now_s();
+        uint64_t start = now_ns();
         if (!o->measure.quiet)
                 fprintf(stderr, "alloclab suite: %s ...\n", name);
         e = cli_measure("suite", spec, &o->measure, ret_run);
         if (!o->measure.quiet && *ret_run)
                 fprintf(stderr, "alloclab suite: %s: run %lld, %llu s\n", name, (long long) *ret_run,
-                        (unsigned long long) (now_s() - start));
+                        (unsigned long long) ((now_ns() - start) / 1000000000));
         return e;
 }
 

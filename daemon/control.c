@@ -31,6 +31,7 @@
 #include "util/cleanup.h"
 #include "util/strv.h"
 #include "util/text.h"
+#include "util/clock.h"
 
 typedef struct Connection Connection;
 
@@ -328,12 +329,6 @@ static void check_limits(PendingSubmission *p) {
                                     "hierarchy, which cannot be handed to a user's job; leave pids_max out, "
                                     "or run the spec as root");
         }
-}
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
 
 /* Plans submissions with their submitters' file identities, taken once per submitter: a burst

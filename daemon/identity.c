@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon/identity.h"
+#include "util/clock.h"
 
 /* Accounts looked up recently: a burst of submissions by one user reads the user database
  * (getpwuid, getgrouplist: whole files, or a directory service) once, not once each. */
@@ -27,12 +28,6 @@ typedef struct Account {
 } Account;
 
 static Account accounts[IDENTITY_ACCOUNT_CACHE];
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
 
 /* uid's name and groups (gid and the user's supplementary groups), at most
  * IDENTITY_ACCOUNT_TTL_USEC old; NULL when out of memory. */

@@ -6,14 +6,9 @@
 #include <unistd.h>
 
 #include "runner/quiet.h"
+#include "util/clock.h"
 
 #define WINDOW_NS 100000000ULL /* the wait's poll, and the interval other work is read over */
-
-static uint64_t now_ns(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
-}
 
 static uint64_t timeval_ns(struct timeval tv) {
         return (uint64_t) tv.tv_sec * 1000000000 + (uint64_t) tv.tv_usec * 1000;

@@ -30,12 +30,7 @@
 #include "runner/spawn.h"
 #include "util/cleanup.h"
 #include "util/paths.h"
-
-static uint64_t now_ns(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-}
+#include "util/clock.h"
 
 /* This process's spawner: its socket, or -1 before the first spawn; owner, the process that
  * started it (a fork's copy of the socket is not the fork's to use). */

@@ -46,12 +46,7 @@
 #include "probe/report.h"
 #include "runner/env.h"
 #include "runner/spawn-wire.h"
-
-static uint64_t now_ns(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-}
+#include "util/clock.h"
 
 /* The child's fds 1..PROBE_REPORT_FD are filled by dup2() in order; a source fd that is itself
  * one of those numbers would be overwritten before its turn. Sources are therefore moved above
