@@ -13,6 +13,7 @@
 #include <systemd/sd-journal.h>
 
 #include "daemon/log.h"
+#include "db/history.h"
 #include "util/cleanup.h"
 #include "util/text.h"
 

@@ -4,7 +4,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "db/history.h"
+/* db/history.h: what log_change_point() reads */
+typedef struct HistorySeries HistorySeries;
+typedef struct HistoryPoint HistoryPoint;
 
 /*
  * alloclabd's structured logging: the journal when stderr is connected to it (JOURNAL_STREAM),
