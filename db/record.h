@@ -19,7 +19,7 @@ typedef struct Recorder Recorder;
 #define RUN_MAX_LABEL 200
 
 typedef struct RecordContext {
-        const char *trigger;   /* "cli", later "daemon", "schedule" */
+        const char *trigger;   /* "cli", "import", or a job's: "submit", "schedule", "resume" */
         const char *submitter; /* user name, or NULL */
         /* The environment alloclab was started in (the submitter's, for a job): a run under
          * Slurm records its SLURM_JOB_ID, SLURM_ARRAY_TASK_ID and SLURMD_NODENAME. */

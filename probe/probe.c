@@ -7,7 +7,7 @@
  *   - which shared object provides the malloc the program reaches and its allocator family;
  *   - when the runner requests them (smoke runs, `alloclab census`): the allocator's version and
  *     effective options, every loaded object that implements an allocator (the census), and
- *     live/peak usable bytes;
+ *     live/peak requested and usable bytes;
  *   - per-thread call counters and bytes requested.
  *
  * Invariants (STYLE item 15):
