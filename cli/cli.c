@@ -232,7 +232,7 @@ int cli_load_spec(const char *command, const char *path, Spec **ret) {
 int cli_load_spec_stream(const char *command, const char *path, Spec **ret) {
         bool in = strcmp(path, "-") == 0;
         _cleanup_close_ int fd = in ? -1 : open(path, O_RDONLY | O_CLOEXEC);
-        _cleanup_free_ char *text = malloc(YAML_MAX_INPUT_BYTES + 2);
+        _cleanup_free_ char *text = malloc(YAMLTREE_MAX_INPUT_BYTES + 2);
         if (!in && fd < 0) {
                 cli_error(command, "cannot read %s: %m", path);
                 return EXIT_SPEC;
@@ -241,14 +241,14 @@ int cli_load_spec_stream(const char *command, const char *path, Spec **ret) {
                 cli_error(command, "out of memory");
                 return EXIT_ENVIRONMENT;
         }
-        ssize_t n = read_full(in ? STDIN_FILENO : fd, text, YAML_MAX_INPUT_BYTES + 1);
+        ssize_t n = read_full(in ? STDIN_FILENO : fd, text, YAMLTREE_MAX_INPUT_BYTES + 1);
         if (n < 0) {
                 cli_error(command, "cannot read %s: %s", in ? "standard input" : path, strerror((int) -n));
                 return EXIT_SPEC;
         }
-        if (n > YAML_MAX_INPUT_BYTES) {
+        if (n > YAMLTREE_MAX_INPUT_BYTES) {
                 cli_error(command, "%s: spec is larger than %d bytes", in ? "-" : path,
-                          YAML_MAX_INPUT_BYTES);
+                          YAMLTREE_MAX_INPUT_BYTES);
                 return EXIT_SPEC;
         }
         text[n] = '\0';

@@ -68,13 +68,13 @@ static const Field daemon_fields[] = {
 int daemon_config_load_file(const char *path, Diagnostics *d, DaemonConfig **ret) {
         _cleanup_free_ char *buf = NULL;
         size_t n;
-        int r = read_text_file(path, YAML_MAX_INPUT_BYTES, &buf, &n);
+        int r = read_text_file(path, YAMLTREE_MAX_INPUT_BYTES, &buf, &n);
         if (r < 0 && r != -EFBIG)
                 return r;
         if (!d->file && !(d->file = strdup(path)))
                 return -ENOMEM;
         if (r == -EFBIG)
-                return diag_add(d, 1, 1, "configuration is larger than %d bytes", YAML_MAX_INPUT_BYTES);
+                return diag_add(d, 1, 1, "configuration is larger than %d bytes", YAMLTREE_MAX_INPUT_BYTES);
         _cleanup_(yamltree_node_freep) YamlNode *root = NULL;
         r = yamltree_parse(buf, n, d, &root);
         if (r < 0)

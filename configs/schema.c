@@ -33,7 +33,7 @@ int schema_error_unknown(Loader *l, const YamlNode *n, const char *what, const c
 }
 
 int schema_expect_scalar(Loader *l, const YamlNode *n, const char *what) {
-        if (!n || yamltree_is_null(n) || n->kind != YAML_NODE_SCALAR)
+        if (!n || yamltree_is_null(n) || n->kind != YAMLTREE_NODE_SCALAR)
                 return schema_error(l, n, "%s must be a scalar, got %s", what, yamltree_kind_name(n));
         return 0;
 }
@@ -41,7 +41,7 @@ int schema_expect_scalar(Loader *l, const YamlNode *n, const char *what) {
 int schema_expect_kind(Loader *l, const YamlNode *n, YamlKind kind, const char *what) {
         if (!n || yamltree_is_null(n) || n->kind != kind)
                 return schema_error(l, n, "%s must be %s, got %s", what,
-                                    kind == YAML_NODE_MAPPING ? "a mapping" : "a list",
+                                    kind == YAMLTREE_NODE_MAPPING ? "a mapping" : "a list",
                                     yamltree_kind_name(n));
         return 0;
 }
@@ -149,7 +149,7 @@ int schema_parse_keyword(Loader *l, const YamlNode *n, const char *what, const c
 
 int schema_parse_fields(Loader *l, const YamlNode *n, const char *what, const Field *fields, size_t n_fields,
                         void *base) {
-        int r = schema_expect_kind(l, n, YAML_NODE_MAPPING, what);
+        int r = schema_expect_kind(l, n, YAMLTREE_NODE_MAPPING, what);
         if (r < 0)
                 return r;
         const char *names[32] = {};

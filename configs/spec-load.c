@@ -88,12 +88,12 @@ static int parse_argv(Loader *l, const YamlNode *n, const char *what, char ***fi
         _cleanup_strv_free_ char **argv = NULL;
         int r;
 
-        if (n && n->kind == YAML_NODE_SCALAR && !yamltree_is_null(n)) {
+        if (n && n->kind == YAMLTREE_NODE_SCALAR && !yamltree_is_null(n)) {
                 if ((r = strv_append(&argv, "/bin/sh")) < 0 || (r = strv_append(&argv, "-c")) < 0 ||
                     (r = strv_append(&argv, n->value)) < 0 || (r = remember_argument(l, n)) < 0)
                         return r;
         } else {
-                r = schema_expect_kind(l, n, YAML_NODE_SEQUENCE, what);
+                r = schema_expect_kind(l, n, YAMLTREE_NODE_SEQUENCE, what);
                 if (r < 0)
                         return r;
                 if (n->n_items == 0)
@@ -134,7 +134,7 @@ static int parse_cleanup(Loader *l, const YamlNode *n, void *field) {
 
 static int parse_env(Loader *l, const YamlNode *n, void *field) {
         _cleanup_strv_free_ char **env = NULL;
-        int r = schema_expect_kind(l, n, YAML_NODE_MAPPING, "env");
+        int r = schema_expect_kind(l, n, YAMLTREE_NODE_MAPPING, "env");
         if (r < 0)
                 return r;
         if (n->n_items > SPEC_MAX_ENV)
@@ -226,7 +226,7 @@ static const Field variant_fields[] = {
 
 /* The position of map[key]'s value (of the key itself for a null value), or `otherwise`. */
 static SpecPosition position_of(const YamlNode *map, const char *key, SpecPosition otherwise) {
-        for (size_t i = 0; map && map->kind == YAML_NODE_MAPPING && i < map->n_items; i++)
+        for (size_t i = 0; map && map->kind == YAMLTREE_NODE_MAPPING && i < map->n_items; i++)
                 if (strcmp(map->keys[i]->value, key) == 0) {
                         const YamlNode *at = map->items[i] ? map->items[i] : map->keys[i];
                         return (SpecPosition){ at->line, at->column };
@@ -238,10 +238,10 @@ static SpecPosition position_of(const YamlNode *map, const char *key, SpecPositi
  * *ret holds as many positions as env variables, or stays NULL where there is no such map. */
 static int env_var_positions(const YamlNode *map, char *const *env, SpecPosition **ret) {
         const YamlNode *vars = NULL;
-        for (size_t i = 0; map && map->kind == YAML_NODE_MAPPING && i < map->n_items; i++)
+        for (size_t i = 0; map && map->kind == YAMLTREE_NODE_MAPPING && i < map->n_items; i++)
                 if (strcmp(map->keys[i]->value, "env") == 0)
                         vars = map->items[i];
-        if (!vars || vars->kind != YAML_NODE_MAPPING || vars->n_items != strv_length(env))
+        if (!vars || vars->kind != YAMLTREE_NODE_MAPPING || vars->n_items != strv_length(env))
                 return 0;
         SpecPosition *at = calloc(vars->n_items + 1, sizeof(*at));
         if (!at)
@@ -276,7 +276,7 @@ static int remember_positions(Spec *s, const YamlNode *root) {
                 const YamlNode *key = variants->keys[v], *map = variants->items[v];
                 sv->preload_at = position_of(map, "preload", (SpecPosition){ key->line, key->column });
                 const YamlNode *forward = NULL;
-                for (size_t i = 0; map && map->kind == YAML_NODE_MAPPING && i < map->n_items; i++)
+                for (size_t i = 0; map && map->kind == YAMLTREE_NODE_MAPPING && i < map->n_items; i++)
                         if (strcmp(map->keys[i]->value, "forward") == 0)
                                 forward = map->items[i];
                 sv->forward_at = position_of(forward, "library", sv->preload_at);
@@ -291,7 +291,7 @@ static int remember_positions(Spec *s, const YamlNode *root) {
 
 static int parse_variants(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
-        int r = schema_expect_kind(l, n, YAML_NODE_MAPPING, "allocators");
+        int r = schema_expect_kind(l, n, YAMLTREE_NODE_MAPPING, "allocators");
         if (r < 0)
                 return r;
         if (n->n_items == 0)
@@ -326,7 +326,7 @@ static int parse_variants(Loader *l, const YamlNode *n, void *field) {
 
 static int parse_params(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
-        int r = schema_expect_kind(l, n, YAML_NODE_MAPPING, "params");
+        int r = schema_expect_kind(l, n, YAMLTREE_NODE_MAPPING, "params");
         if (r < 0)
                 return r;
         if (n->n_items > SPEC_MAX_PARAMS)
@@ -346,13 +346,13 @@ static int parse_params(Loader *l, const YamlNode *n, void *field) {
                         continue;
                 }
                 /* A single scalar is a one-value axis, convenient for pinning a parameter. */
-                if (v && v->kind == YAML_NODE_SCALAR && !yamltree_is_null(v)) {
+                if (v && v->kind == YAMLTREE_NODE_SCALAR && !yamltree_is_null(v)) {
                         if (strv_append(&p->values, v->value) < 0)
                                 return -ENOMEM;
                         p->n_values = 1;
                         continue;
                 }
-                int q = schema_expect_kind(l, v, YAML_NODE_SEQUENCE, "parameter values");
+                int q = schema_expect_kind(l, v, YAMLTREE_NODE_SEQUENCE, "parameter values");
                 if (q < 0) {
                         r = q;
                         continue;
@@ -434,12 +434,12 @@ static const Field samples_fields[] = {
 static int parse_samples(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
         state(l)->samples = n;
-        if (n && n->kind == YAML_NODE_SCALAR && strcmp(n->value, "auto") == 0) {
+        if (n && n->kind == YAMLTREE_NODE_SCALAR && strcmp(n->value, "auto") == 0) {
                 s->samples_auto = true;
                 s->samples = SPEC_AUTO_MAX_SAMPLES;
                 return 0;
         }
-        if (n && n->kind == YAML_NODE_MAPPING) {
+        if (n && n->kind == YAMLTREE_NODE_MAPPING) {
                 SamplesRange range = {};
                 int r = schema_parse_fields(l, n, "samples", samples_fields, ELEMENTSOF(samples_fields),
                                             &range);
@@ -549,7 +549,7 @@ static int parse_probe(Loader *l, const YamlNode *n, void *field) {
 /* preload_ignore: [PROGRAM...], base names of programs (or "*"), at most SPEC_MAX_VARIANTS. */
 static int parse_preload_ignore(Loader *l, const YamlNode *n, void *field) {
         char ***list = field;
-        int r = schema_expect_kind(l, n, YAML_NODE_SEQUENCE, "preload_ignore");
+        int r = schema_expect_kind(l, n, YAMLTREE_NODE_SEQUENCE, "preload_ignore");
         if (r < 0)
                 return r;
         if (n->n_items > SPEC_MAX_VARIANTS)
@@ -692,7 +692,7 @@ static int parse_metric_pattern(Loader *l, const YamlNode *n, void *field) {
 
 /* verify_ignore: [REGEX, ...]: lines of the verified output left out of the comparison. */
 static int parse_verify_ignore(Loader *l, const YamlNode *n, void *field) {
-        int r = schema_expect_kind(l, n, YAML_NODE_SEQUENCE, "verify_ignore");
+        int r = schema_expect_kind(l, n, YAMLTREE_NODE_SEQUENCE, "verify_ignore");
         if (r < 0)
                 return r;
         if (n->n_items == 0 || n->n_items > SPEC_MAX_VERIFY_IGNORE)
@@ -737,7 +737,7 @@ static const Field metric_def_fields[] = {
  * reported metric is shown and judged. */
 static int parse_metrics(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
-        int r = schema_expect_kind(l, n, YAML_NODE_MAPPING, "metrics");
+        int r = schema_expect_kind(l, n, YAMLTREE_NODE_MAPPING, "metrics");
         if (r < 0)
                 return r;
         if (n->n_items > SPEC_MAX_METRIC_DEFS)
@@ -759,7 +759,7 @@ static int parse_metrics(Loader *l, const YamlNode *n, void *field) {
                                                   ELEMENTSOF(metric_def_fields), d)) >= 0 &&
                          d->from_stderr && !d->pattern)
                         q = schema_error(l, v, "metric %s: from needs a pattern", d->name);
-                for (size_t j = 0; q >= 0 && v && v->kind == YAML_NODE_MAPPING && j < v->n_items; j++)
+                for (size_t j = 0; q >= 0 && v && v->kind == YAMLTREE_NODE_MAPPING && j < v->n_items; j++)
                         if (strcmp(v->keys[j]->value, "pattern") == 0)
                                 d->pattern_at = (SpecPosition){ v->items[j]->line, v->items[j]->column };
                 if (q == -ENOMEM)
@@ -781,7 +781,7 @@ static unsigned template_column(const YamlNode *n, size_t offset) {
 /* "0 3 * * *", "@daily", "every 6h", or {every: 6h}. */
 static int parse_schedule(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
-        if (n && n->kind == YAML_NODE_MAPPING) {
+        if (n && n->kind == YAMLTREE_NODE_MAPPING) {
                 if (n->n_items != 1 || strcmp(n->keys[0]->value, "every") != 0)
                         return schema_error(l, n, "schedule mapping must be {every: DURATION}");
                 uint64_t ns;
@@ -882,7 +882,7 @@ static const Field quiet_fields[] = {
 /* quiet: {max_other_cpu: 0.1, max_cpu_some_avg10: 5, max_load1: 1.5, max_wait: 10s}, or off */
 static int parse_quiet(Loader *l, const YamlNode *n, void *field) {
         SpecQuiet *q = field;
-        if (n && n->kind == YAML_NODE_SCALAR) {
+        if (n && n->kind == YAMLTREE_NODE_SCALAR) {
                 static const char *const words[] = { "off", NULL };
                 unsigned v;
                 int r = schema_parse_keyword(l, n, "quiet", words, &v, NULL);
@@ -903,9 +903,9 @@ static int parse_quiet(Loader *l, const YamlNode *n, void *field) {
  * variant, not per cell). */
 static int parse_calibrate(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
-        if (n && n->kind == YAML_NODE_SCALAR)
+        if (n && n->kind == YAMLTREE_NODE_SCALAR)
                 return parse_bool(l, n, &s->calibrate);
-        int r = schema_expect_kind(l, n, YAML_NODE_SEQUENCE, "calibrate");
+        int r = schema_expect_kind(l, n, YAMLTREE_NODE_SEQUENCE, "calibrate");
         if (r < 0)
                 return r;
         if (n->n_items == 0 || n->n_items > SPEC_MAX_ARGS)
@@ -928,7 +928,7 @@ static int parse_calibrate(Loader *l, const YamlNode *n, void *field) {
 
 static int parse_cpus(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
-        if (n->kind == YAML_NODE_SCALAR) {
+        if (n->kind == YAMLTREE_NODE_SCALAR) {
                 static const char *const words[] = { "auto", NULL };
                 unsigned v;
                 int r = schema_parse_keyword(l, n, "cpus", words, &v, NULL);
@@ -936,7 +936,7 @@ static int parse_cpus(Loader *l, const YamlNode *n, void *field) {
                         s->cpus = SPEC_CPUS_AUTO;
                 return r;
         }
-        int r = schema_expect_kind(l, n, YAML_NODE_SEQUENCE, "cpus (auto or a list of CPU numbers)");
+        int r = schema_expect_kind(l, n, YAMLTREE_NODE_SEQUENCE, "cpus (auto or a list of CPU numbers)");
         if (r < 0)
                 return r;
         if (n->n_items == 0)
@@ -1408,10 +1408,10 @@ int spec_load_fd(int fd, const char *path, Diagnostics *d, Spec **ret) {
                 return negative_errno();
         if (!S_ISREG(st.st_mode))
                 return -EISDIR;
-        if (st.st_size > YAML_MAX_INPUT_BYTES) {
+        if (st.st_size > YAMLTREE_MAX_INPUT_BYTES) {
                 if (!d->file && !(d->file = strdup(path)))
                         return -ENOMEM;
-                return diag_add(d, 1, 1, "spec is larger than %d bytes", YAML_MAX_INPUT_BYTES);
+                return diag_add(d, 1, 1, "spec is larger than %d bytes", YAMLTREE_MAX_INPUT_BYTES);
         }
         _cleanup_free_ char *buf = malloc((size_t) st.st_size + 1);
         if (!buf)

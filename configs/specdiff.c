@@ -25,21 +25,21 @@ static void render(const YamlNode *n, FILE *f) {
                 fputs("null", f);
                 return;
         }
-        if (n->kind == YAML_NODE_SCALAR) {
+        if (n->kind == YAMLTREE_NODE_SCALAR) {
                 fputs(n->value, f);
                 return;
         }
-        fputc(n->kind == YAML_NODE_SEQUENCE ? '[' : '{', f);
+        fputc(n->kind == YAMLTREE_NODE_SEQUENCE ? '[' : '{', f);
         for (size_t i = 0; i < n->n_items; i++) {
                 if (i)
                         fputs(", ", f);
-                if (n->kind == YAML_NODE_MAPPING) {
+                if (n->kind == YAMLTREE_NODE_MAPPING) {
                         render(n->keys[i], f);
                         fputs(": ", f);
                 }
                 render(n->items[i], f);
         }
-        fputc(n->kind == YAML_NODE_SEQUENCE ? ']' : '}', f);
+        fputc(n->kind == YAMLTREE_NODE_SEQUENCE ? ']' : '}', f);
 }
 
 static char *rendered(const YamlNode *n) {
@@ -77,7 +77,8 @@ static int add(Diff *d, const char *path, const YamlNode *x, const YamlNode *y, 
 }
 
 static bool same_scalar(const YamlNode *x, const YamlNode *y) {
-        return x->kind == YAML_NODE_SCALAR && y->kind == YAML_NODE_SCALAR && strcmp(x->value, y->value) == 0;
+        return x->kind == YAMLTREE_NODE_SCALAR && y->kind == YAMLTREE_NODE_SCALAR &&
+               strcmp(x->value, y->value) == 0;
 }
 
 static int compare(Diff *d, const char *path, const YamlNode *x, const YamlNode *y);
@@ -116,9 +117,10 @@ static int compare(Diff *d, const char *path, const YamlNode *x, const YamlNode 
         bool null_x = !x || yamltree_is_null(x), null_y = !y || yamltree_is_null(y);
         if (null_x || null_y)
                 return null_x && null_y ? 0 : add(d, *path ? path : "(document)", x, y, NULL);
-        if (x->kind == YAML_NODE_MAPPING && y->kind == YAML_NODE_MAPPING)
+        if (x->kind == YAMLTREE_NODE_MAPPING && y->kind == YAMLTREE_NODE_MAPPING)
                 return compare_mappings(d, path, x, y);
-        if (x->kind == YAML_NODE_SEQUENCE && y->kind == YAML_NODE_SEQUENCE && x->n_items == y->n_items) {
+        if (x->kind == YAMLTREE_NODE_SEQUENCE && y->kind == YAMLTREE_NODE_SEQUENCE &&
+            x->n_items == y->n_items) {
                 for (size_t i = 0; i < x->n_items; i++) {
                         _cleanup_free_ char *sub = NULL;
                         if (asprintf(&sub, "%s[%zu]", path, i) < 0)

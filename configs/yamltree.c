@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Event-driven tree builder over libyaml. An explicit stack of open collections replaces
- * recursion, so depth is bounded by YAML_MAX_DEPTH rather than by the C stack. Aliases are
- * expanded by deep copy, charged against YAML_MAX_NODES, so an alias bomb stops at the limit.
+ * recursion, so depth is bounded by YAMLTREE_MAX_DEPTH rather than by the C stack. Aliases are
+ * expanded by deep copy, charged against YAMLTREE_MAX_NODES, so an alias bomb stops at the limit.
  * Merge keys ("<<") are not special: they surface as an unknown key in the schema.
  */
 #include <errno.h>
@@ -30,11 +30,11 @@ typedef struct KeySet {
 
 typedef struct Builder {
         Diagnostics *diag;
-        YamlNode *stack[YAML_MAX_DEPTH + 1];
-        KeySet keysets[YAML_MAX_DEPTH + 1]; /* of the mapping at the same stack position */
+        YamlNode *stack[YAMLTREE_MAX_DEPTH + 1];
+        KeySet keysets[YAMLTREE_MAX_DEPTH + 1]; /* of the mapping at the same stack position */
         size_t depth;
         YamlNode *root;
-        Anchor anchors[YAML_MAX_ALIASES];
+        Anchor anchors[YAMLTREE_MAX_ALIASES];
         size_t n_anchors;
         size_t n_aliases;
         size_t n_nodes;
@@ -60,7 +60,7 @@ YamlNode *yamltree_node_free(YamlNode *n) {
 bool yamltree_is_null(const YamlNode *n) {
         if (!n)
                 return true;
-        if (n->kind != YAML_NODE_SCALAR || n->quoted)
+        if (n->kind != YAMLTREE_NODE_SCALAR || n->quoted)
                 return false;
         return strcmp(n->value, "") == 0 || strcmp(n->value, "~") == 0 || strcmp(n->value, "null") == 0 ||
                strcmp(n->value, "Null") == 0 || strcmp(n->value, "NULL") == 0;
@@ -70,20 +70,20 @@ const char *yamltree_kind_name(const YamlNode *n) {
         if (yamltree_is_null(n))
                 return "null";
         switch (n->kind) {
-        case YAML_NODE_SCALAR:
+        case YAMLTREE_NODE_SCALAR:
                 return "a scalar";
-        case YAML_NODE_SEQUENCE:
+        case YAMLTREE_NODE_SEQUENCE:
                 return "a list";
-        case YAML_NODE_MAPPING:
+        case YAMLTREE_NODE_MAPPING:
                 return "a mapping";
         }
         return "?";
 }
 
 static int node_new(Builder *b, YamlKind kind, const yaml_mark_t *mark, YamlNode **ret) {
-        if (++b->n_nodes > YAML_MAX_NODES)
+        if (++b->n_nodes > YAMLTREE_MAX_NODES)
                 return diag_add(b->diag, (unsigned) mark->line + 1, (unsigned) mark->column + 1,
-                                "document has more than %d nodes", YAML_MAX_NODES);
+                                "document has more than %d nodes", YAMLTREE_MAX_NODES);
         YamlNode *n = calloc(1, sizeof(*n));
         if (!n)
                 return -ENOMEM;
@@ -164,7 +164,7 @@ static void keyset_clear(KeySet *set) {
 }
 
 static int check_duplicate_key(Builder *b, const YamlNode *map, const YamlNode *key) {
-        if (key->kind != YAML_NODE_SCALAR)
+        if (key->kind != YAMLTREE_NODE_SCALAR)
                 return diag_add(b->diag, key->line, key->column, "mapping keys must be scalars");
         const KeySet *set = &b->keysets[b->depth - 1];
         const uint32_t *slot = set->n_slots ? keyset_slot(set, map, key->value) : NULL;
@@ -204,7 +204,7 @@ static int attach(Builder *b, YamlNode *n) {
                 return 0;
         }
         YamlNode *parent = b->stack[b->depth - 1];
-        bool mapping = parent->kind == YAML_NODE_MAPPING;
+        bool mapping = parent->kind == YAMLTREE_NODE_MAPPING;
         int r = 0;
         if (mapping && !parent->keys[parent->n_items]) {
                 r = check_duplicate_key(b, parent, n);
@@ -226,9 +226,9 @@ static int attach(Builder *b, YamlNode *n) {
 static int remember_anchor(Builder *b, const yaml_char_t *anchor, YamlNode *n, const yaml_mark_t *m) {
         if (!anchor)
                 return 0;
-        if (b->n_anchors >= YAML_MAX_ALIASES)
+        if (b->n_anchors >= YAMLTREE_MAX_ALIASES)
                 return diag_add(b->diag, (unsigned) m->line + 1, (unsigned) m->column + 1,
-                                "more than %d anchors", YAML_MAX_ALIASES);
+                                "more than %d anchors", YAMLTREE_MAX_ALIASES);
         char *name = strdup((const char *) anchor);
         if (!name)
                 return -ENOMEM;
@@ -238,9 +238,9 @@ static int remember_anchor(Builder *b, const yaml_char_t *anchor, YamlNode *n, c
 
 static int on_alias(Builder *b, const yaml_event_t *e) {
         const yaml_mark_t *m = &e->start_mark;
-        if (++b->n_aliases > YAML_MAX_ALIASES)
+        if (++b->n_aliases > YAMLTREE_MAX_ALIASES)
                 return diag_add(b->diag, (unsigned) m->line + 1, (unsigned) m->column + 1,
-                                "more than %d aliases", YAML_MAX_ALIASES);
+                                "more than %d aliases", YAMLTREE_MAX_ALIASES);
         for (size_t i = 0; i < b->n_anchors; i++) {
                 if (strcmp(b->anchors[i].name, (const char *) e->data.alias.anchor) != 0)
                         continue;
@@ -261,19 +261,19 @@ static int on_alias(Builder *b, const yaml_event_t *e) {
 
 static int on_collection_start(Builder *b, const yaml_event_t *e, YamlKind kind) {
         const yaml_mark_t *m = &e->start_mark;
-        if (b->depth >= YAML_MAX_DEPTH)
+        if (b->depth >= YAMLTREE_MAX_DEPTH)
                 return diag_add(b->diag, (unsigned) m->line + 1, (unsigned) m->column + 1,
-                                "nesting deeper than %d levels", YAML_MAX_DEPTH);
+                                "nesting deeper than %d levels", YAMLTREE_MAX_DEPTH);
         YamlNode *n = NULL;
         int r = node_new(b, kind, m, &n);
         if (r < 0)
                 return r;
-        if (kind == YAML_NODE_MAPPING && !(n->keys = calloc(1, sizeof(YamlNode *)))) {
+        if (kind == YAMLTREE_NODE_MAPPING && !(n->keys = calloc(1, sizeof(YamlNode *)))) {
                 free(n);
                 return -ENOMEM;
         }
         const yaml_char_t *anchor =
-                kind == YAML_NODE_MAPPING ? e->data.mapping_start.anchor : e->data.sequence_start.anchor;
+                kind == YAMLTREE_NODE_MAPPING ? e->data.mapping_start.anchor : e->data.sequence_start.anchor;
         r = remember_anchor(b, anchor, n, m);
         if (r < 0) {
                 yamltree_node_free(n);
@@ -291,7 +291,7 @@ static int on_collection_end(Builder *b) {
 
 static int on_scalar(Builder *b, const yaml_event_t *e) {
         YamlNode *n = NULL;
-        int r = node_new(b, YAML_NODE_SCALAR, &e->start_mark, &n);
+        int r = node_new(b, YAMLTREE_NODE_SCALAR, &e->start_mark, &n);
         if (r < 0)
                 return r;
         n->value = strndup((const char *) e->data.scalar.value, e->data.scalar.length);
@@ -339,8 +339,8 @@ static void builder_done(Builder *b) {
 }
 
 int yamltree_parse(const char *data, size_t size, Diagnostics *d, YamlNode **ret) {
-        if (size > YAML_MAX_INPUT_BYTES)
-                return diag_add(d, 1, 1, "spec is larger than %d bytes", YAML_MAX_INPUT_BYTES);
+        if (size > YAMLTREE_MAX_INPUT_BYTES)
+                return diag_add(d, 1, 1, "spec is larger than %d bytes", YAMLTREE_MAX_INPUT_BYTES);
 
         yaml_parser_t parser;
         if (!yaml_parser_initialize(&parser))
@@ -383,10 +383,10 @@ int yamltree_parse(const char *data, size_t size, Diagnostics *d, YamlNode **ret
                                              "only one YAML document is allowed");
                         break;
                 case YAML_MAPPING_START_EVENT:
-                        r = on_collection_start(&b, &e, YAML_NODE_MAPPING);
+                        r = on_collection_start(&b, &e, YAMLTREE_NODE_MAPPING);
                         break;
                 case YAML_SEQUENCE_START_EVENT:
-                        r = on_collection_start(&b, &e, YAML_NODE_SEQUENCE);
+                        r = on_collection_start(&b, &e, YAMLTREE_NODE_SEQUENCE);
                         break;
                 case YAML_MAPPING_END_EVENT:
                 case YAML_SEQUENCE_END_EVENT:

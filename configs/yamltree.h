@@ -12,15 +12,15 @@
  * parsing: input size, nesting depth, aliases, node count, and duplicate mapping keys.
  */
 
-#define YAML_MAX_INPUT_BYTES (1024 * 1024)
-#define YAML_MAX_DEPTH       16
-#define YAML_MAX_ALIASES     32
-#define YAML_MAX_NODES       100000
+#define YAMLTREE_MAX_INPUT_BYTES (1024 * 1024)
+#define YAMLTREE_MAX_DEPTH       16
+#define YAMLTREE_MAX_ALIASES     32
+#define YAMLTREE_MAX_NODES       100000
 
 typedef enum YamlKind {
-        YAML_NODE_SCALAR,
-        YAML_NODE_SEQUENCE,
-        YAML_NODE_MAPPING,
+        YAMLTREE_NODE_SCALAR,
+        YAMLTREE_NODE_SEQUENCE,
+        YAMLTREE_NODE_MAPPING,
 } YamlKind;
 
 typedef struct YamlNode YamlNode;

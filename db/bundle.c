@@ -388,7 +388,7 @@ typedef enum Rule {
 /* Bytes of text a column holds at most (a path, a host's facts, JSON a run wrote): longer
  * texts are no run alloclab made, and would fill a terminal or a page. */
 #define CLEAN_MAX          4096
-#define FREE_MAX           (1024 * 1024) /* a spec (YAML_MAX_INPUT_BYTES), a stderr excerpt, a message */
+#define FREE_MAX           (1024 * 1024) /* a spec (YAMLTREE_MAX_INPUT_BYTES), a stderr excerpt, a message */
 #define JSON_MAX           (8 * 1024 * 1024)
 /* The SQL condition that $C holds at most max bytes (NULL does). */
 #define AT_MOST_BYTES(max) "ifnull(length(CAST($C AS BLOB)), 0) <= " STRINGIFY(max)

@@ -224,7 +224,7 @@ static void test_too_many_variants(void **state) {
 
 static void test_too_large(void **state) {
         (void) state;
-        size_t size = YAML_MAX_INPUT_BYTES + 1;
+        size_t size = YAMLTREE_MAX_INPUT_BYTES + 1;
         _cleanup_free_ char *yaml = malloc(size);
         assert_non_null(yaml);
         memset(yaml, '#', size);
