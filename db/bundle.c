@@ -38,60 +38,6 @@ static void sqlite3_freep(char **p) {
         sqlite3_free(*p);
 }
 
-/* SQLite's message for the last statement here that failed: a rollback replaces the
- * connection's own. */
-static char failure[512];
-
-static int failed(sqlite3 *db) {
-        snprintf(failure, sizeof(failure), "%s", sqlite3_errmsg(db));
-        return -EIO;
-}
-
-/* Formats (sqlite3_mprintf: %Q quotes a string) and runs statements; returns 0 or -EIO (-ENOMEM
- * when formatting fails). */
-static int execf(sqlite3 *db, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        char *sql = sqlite3_vmprintf(fmt, ap);
-        va_end(ap);
-        if (!sql)
-                return -ENOMEM;
-        int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-        sqlite3_free(sql);
-        return rc == SQLITE_OK ? 0 : failed(db);
-}
-
-/* The first column of the first row of a formatted query into *ret (0 when NULL or no row);
- * with ret_text, its text instead (NULL when NULL or no row). Returns 0, -EIO or -ENOMEM. */
-static int queryf(sqlite3 *db, int64_t *ret, char **ret_text, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        char *sql = sqlite3_vmprintf(fmt, ap);
-        va_end(ap);
-        if (!sql)
-                return -ENOMEM;
-        sqlite3_stmt *st;
-        int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-        sqlite3_free(sql);
-        if (rc != SQLITE_OK)
-                return failed(db);
-        int r = 0;
-        if (ret)
-                *ret = 0;
-        if (ret_text)
-                *ret_text = NULL;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW && ret)
-                *ret = sqlite3_column_int64(st, 0);
-        if (rc == SQLITE_ROW && ret_text && sqlite3_column_type(st, 0) != SQLITE_NULL &&
-            !(*ret_text = strdup((const char *) sqlite3_column_text(st, 0))))
-                r = -ENOMEM;
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-                r = failed(db);
-        sqlite3_finalize(st);
-        return r;
-}
-
 /* A column of a row copied into another file: its value, an SQL expression over the source
  * row `src`, in place of the source's own value. */
 typedef struct Mapping {
@@ -138,8 +84,8 @@ static int copy_rows(sqlite3 *db, const char *from, const char *to, const char *
                 return -EIO;
         if (!column_list || !value_list)
                 return -ENOMEM;
-        return execf(db, "INSERT INTO %s.%s (%s) SELECT %s FROM %s.%s AS src WHERE %s", to, table,
-                     column_list, value_list, from, table, where);
+        return sql_execf(db, "INSERT INTO %s.%s (%s) SELECT %s FROM %s.%s AS src WHERE %s", to, table,
+                         column_list, value_list, from, table, where);
 }
 
 /* ---- export ---- */
@@ -175,15 +121,15 @@ static int create_empty(const char *path, size_t n_runs, Store **ret, char **ret
                 return r;
         char hostname[HOST_NAME_MAX + 1] = "";
         (void) gethostname(hostname, sizeof(hostname) - 1);
-        r = execf(store_db(b),
-                  "PRAGMA journal_mode = DELETE;"
-                  "CREATE TABLE bundle (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-                  "INSERT INTO bundle VALUES ('format', %Q), ('version', %d), ('alloclab', %Q),"
-                  " ('exported_on', %Q), ('runs', %lld),"
-                  " ('exported_at', strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', 'now'));",
-                  BUNDLE_FORMAT, BUNDLE_VERSION, ALLOCLAB_VERSION, hostname, (long long) n_runs);
+        r = sql_execf(store_db(b),
+                      "PRAGMA journal_mode = DELETE;"
+                      "CREATE TABLE bundle (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                      "INSERT INTO bundle VALUES ('format', %Q), ('version', %d), ('alloclab', %Q),"
+                      " ('exported_on', %Q), ('runs', %lld),"
+                      " ('exported_at', strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', 'now'));",
+                      BUNDLE_FORMAT, BUNDLE_VERSION, ALLOCLAB_VERSION, hostname, (long long) n_runs);
         if (r < 0)
-                return message_fail(ret_message, r, "cannot write %s: %s", path, failure);
+                return message_fail(ret_message, r, "cannot write %s: %s", path, sql_last_failure());
         *ret = TAKE_PTR(b);
         return 0;
 }
@@ -205,26 +151,26 @@ static int write_partial(Store *s, const int64_t *run_ids, size_t n, const char 
         sqlite3 *to = store_db(b);
         _cleanup_free_ char *source = NULL;
         r = store_attach_uri(s, &source);
-        if (r >= 0 && (r = execf(to, "ATTACH %Q AS source", source)) < 0) {
+        if (r >= 0 && (r = sql_execf(to, "ATTACH %Q AS source", source)) < 0) {
                 store_free(b);
-                return message_fail(ret_message, r, "cannot read %s: %s", store_path(s), failure);
+                return message_fail(ret_message, r, "cannot read %s: %s", store_path(s), sql_last_failure());
         }
         if (r >= 0)
-                r = execf(to, "CREATE TEMP TABLE bundle_runs (id INTEGER PRIMARY KEY)");
+                r = sql_execf(to, "CREATE TEMP TABLE bundle_runs (id INTEGER PRIMARY KEY)");
         for (size_t i = 0; r >= 0 && i < n; i++)
-                r = execf(to, "INSERT OR IGNORE INTO temp.bundle_runs VALUES (%lld)",
-                          (long long) run_ids[i]);
+                r = sql_execf(to, "INSERT OR IGNORE INTO temp.bundle_runs VALUES (%lld)",
+                              (long long) run_ids[i]);
         if (r >= 0 && (r = sql_begin(to)) >= 0) {
                 for (size_t i = 0; r >= 0 && i < ELEMENTSOF(selection); i++)
                         r = copy_rows(to, "source", "main", selection[i].table, NULL, 0, selection[i].where);
                 r = sql_commit(to, r);
         }
-        (void) execf(to, "DETACH source");
+        (void) sql_execf(to, "DETACH source");
         store_free(b);
         if (r >= 0)
                 r = fsync_path(partial, O_RDONLY);
         return r < 0 ? message_fail(ret_message, r, "cannot write %s: %s", path,
-                                    r == -EIO ? failure : strerror(-r))
+                                    r == -EIO ? sql_last_failure() : strerror(-r))
                      : 0;
 }
 
@@ -232,7 +178,7 @@ int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, 
         sqlite3 *db = store_db(s);
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *status = NULL;
-                int r = queryf(
+                int r = sql_queryf(
                         db, NULL, &status,
                         "SELECT r.status || ' ' || alloclab_run_status(r.status, h.hostname) FROM runs r"
                         " JOIN hosts h ON h.id = r.host_id WHERE r.id = %lld",
@@ -567,7 +513,7 @@ static int check_table(sqlite3 *db, const Source *src, const char *table, char *
         int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
         sqlite3_free(sql);
         if (rc != SQLITE_OK)
-                return rc == SQLITE_NOMEM ? -ENOMEM : failed(db);
+                return rc == SQLITE_NOMEM ? -ENOMEM : sql_failed(db);
         sqlite3_str *all = sqlite3_str_new(db);
         char *rules[64] = {}, columns[64][64], declared[64][16];
         size_t n = 0;
@@ -597,7 +543,7 @@ static int check_table(sqlite3 *db, const Source *src, const char *table, char *
         if (n > 0 && !sql)
                 r = -ENOMEM;
         else if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-                r = failed(db);
+                r = sql_failed(db);
         else if (sql && (rc = sqlite3_step(st)) == SQLITE_ROW) {
                 size_t i = 0;
                 while (i + 1 < n && !sqlite3_column_int(st, (int) (4 * i)))
@@ -624,7 +570,7 @@ static int check_table(sqlite3 *db, const Source *src, const char *table, char *
                                           blob || length <= 40 ? "" : "...")
                            : -ENOMEM;
         } else if (sql && rc != SQLITE_DONE)
-                r = failed(db);
+                r = sql_failed(db);
         if (sql)
                 sqlite3_finalize(st);
         sqlite3_free(sql);
@@ -666,9 +612,9 @@ static int check_file(Source *src, char **ret_message) {
         _cleanup_free_ char *check = NULL, *format = NULL, *have = NULL, *want = NULL, *bundle_sql = NULL,
                             *dangling = NULL;
         int64_t version = 0, schema = 0;
-        r = rc == SQLITE_OK ? execf(db, "PRAGMA trusted_schema = OFF") : -EIO;
+        r = rc == SQLITE_OK ? sql_execf(db, "PRAGMA trusted_schema = OFF") : -EIO;
         if (r >= 0)
-                r = queryf(db, NULL, &check, "PRAGMA quick_check");
+                r = sql_queryf(db, NULL, &check, "PRAGMA quick_check");
         if (r == -ENOMEM)
                 goto out;
         if (r < 0 || !check || strcmp(check, "ok") != 0) {
@@ -679,12 +625,12 @@ static int check_file(Source *src, char **ret_message) {
                 goto out;
         }
         /* The table that says what the file is must be that table before it is read. */
-        if ((r = queryf(db, NULL, &bundle_sql,
-                        "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'bundle'")) < 0)
+        if ((r = sql_queryf(db, NULL, &bundle_sql,
+                            "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'bundle'")) < 0)
                 goto out;
         if (!bundle_sql ||
             strcmp(bundle_sql, "CREATE TABLE bundle (key TEXT PRIMARY KEY, value TEXT NOT NULL)") != 0 ||
-            (r = queryf(db, NULL, &format, "SELECT value FROM bundle WHERE key = 'format'")) < 0 ||
+            (r = sql_queryf(db, NULL, &format, "SELECT value FROM bundle WHERE key = 'format'")) < 0 ||
             !format || strcmp(format, BUNDLE_FORMAT) != 0) {
                 r = message_fail(
                         ret_message, -EBADMSG,
@@ -692,8 +638,8 @@ static int check_file(Source *src, char **ret_message) {
                         src->path);
                 goto out;
         }
-        if ((r = queryf(db, &version, NULL, "SELECT value FROM bundle WHERE key = 'version'")) < 0 ||
-            (r = queryf(db, &schema, NULL, "PRAGMA user_version")) < 0)
+        if ((r = sql_queryf(db, &version, NULL, "SELECT value FROM bundle WHERE key = 'version'")) < 0 ||
+            (r = sql_queryf(db, &schema, NULL, "PRAGMA user_version")) < 0)
                 goto out;
         if (version != BUNDLE_VERSION || schema < BUNDLE_OLDEST_SCHEMA || schema > STORE_SCHEMA_VERSION) {
                 r = message_fail(
@@ -729,7 +675,7 @@ static int check_file(Source *src, char **ret_message) {
             (rc = sqlite3_create_function(db, "alloclab_sha256", 1,
                                           SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, NULL,
                                           sql_sha256, NULL, NULL)) != SQLITE_OK) {
-                r = rc == SQLITE_NOMEM ? -ENOMEM : failed(db);
+                r = rc == SQLITE_NOMEM ? -ENOMEM : sql_failed(db);
                 goto out;
         }
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(run_tables); i++)
@@ -737,14 +683,15 @@ static int check_file(Source *src, char **ret_message) {
         /* Every reference within the file holds: a row that names one not there would fail the
          * import later with "FOREIGN KEY constraint failed", naming nothing. */
         if (r >= 0 &&
-            (r = queryf(db, NULL, &dangling,
-                        "SELECT \"table\" || ' row ' || rowid || ' names a row of ' || parent || ' that is "
-                        "not there'"
-                        " FROM pragma_foreign_key_check LIMIT 1")) >= 0 &&
+            (r = sql_queryf(
+                     db, NULL, &dangling,
+                     "SELECT \"table\" || ' row ' || rowid || ' names a row of ' || parent || ' that is "
+                     "not there'"
+                     " FROM pragma_foreign_key_check LIMIT 1")) >= 0 &&
             dangling)
                 r = message_fail(ret_message, -EBADMSG, "%s: %s", src->path, dangling);
         if (r == -EIO)
-                r = message_fail(ret_message, r, "%s: %s", src->path, failure);
+                r = message_fail(ret_message, r, "%s: %s", src->path, sql_last_failure());
 out:
         sqlite3_close_v2(db);
         return r;
@@ -780,7 +727,7 @@ static int prepare_table_rows(sqlite3 *db, const char *schema, const char *table
         int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
         sqlite3_free(sql);
         if (rc != SQLITE_OK)
-                return rc == SQLITE_NOMEM ? -ENOMEM : failed(db);
+                return rc == SQLITE_NOMEM ? -ENOMEM : sql_failed(db);
         sqlite3_str *select = sqlite3_str_new(db), *order = sqlite3_str_new(db);
         size_t n = 0;
         bool has_run_id = false;
@@ -822,7 +769,7 @@ static int prepare_table_rows(sqlite3 *db, const char *schema, const char *table
         _cleanup_(sqlite3_freep) char *columns = sqlite3_str_finish(select);
         _cleanup_(sqlite3_freep) char *order_by = sqlite3_str_finish(order);
         if (rc != SQLITE_DONE)
-                return failed(db);
+                return sql_failed(db);
         if (!columns || !order_by)
                 return -ENOMEM;
         sql = strcmp(table, "runs") == 0
@@ -835,7 +782,7 @@ static int prepare_table_rows(sqlite3 *db, const char *schema, const char *table
                                      columns, schema, table, schema, order_by);
         rc = sql ? sqlite3_prepare_v2(db, sql, -1, ret, NULL) : SQLITE_NOMEM;
         sqlite3_free(sql);
-        return rc == SQLITE_OK ? 0 : rc == SQLITE_NOMEM ? -ENOMEM : failed(db);
+        return rc == SQLITE_OK ? 0 : rc == SQLITE_NOMEM ? -ENOMEM : sql_failed(db);
 }
 
 /* The tables of a run's own rows, from runs on (run_tables[RUN_OWN...]), each read by a
@@ -870,8 +817,8 @@ static int hasher_init(Hasher *h, sqlite3 *db, const char *schema) {
  * length. Returns 0 with ret_hex, -ENOENT when the run is not there. */
 static int hasher_run(Hasher *h, const char *uuid, char ret_hex[CONTENT_HEX_SIZE]) {
         int64_t id = 0;
-        int r = queryf(h->db, &id, NULL, "SELECT coalesce((SELECT id FROM %s.runs WHERE uuid = %Q), 0)",
-                       h->schema, uuid);
+        int r = sql_queryf(h->db, &id, NULL, "SELECT coalesce((SELECT id FROM %s.runs WHERE uuid = %Q), 0)",
+                           h->schema, uuid);
         if (r < 0)
                 return r;
         if (id == 0)
@@ -906,7 +853,7 @@ static int hasher_run(Hasher *h, const char *uuid, char ret_hex[CONTENT_HEX_SIZE
                         }
                 if (rc != SQLITE_DONE) {
                         XXH3_freeState(state);
-                        return failed(h->db);
+                        return sql_failed(h->db);
                 }
         }
         XXH128_hash_t digest = XXH3_128bits_digest(state);
@@ -960,19 +907,20 @@ static int check_runs(sqlite3 *db, const Source *src, const BundleOptions *o, ch
                         break;
                 int64_t known = 0, same = 0;
                 _cleanup_free_ char *other = NULL, *other_machine = NULL;
-                if ((r = queryf(db, &known, NULL,
-                                "SELECT count(*) FROM temp.import_hosts WHERE hostname = %Q", hostname)) <
-                            0 ||
-                    (r = queryf(db, &same, NULL,
-                                "SELECT count(*) FROM temp.import_hosts WHERE hostname = %Q AND fingerprint "
-                                "= %Q",
-                                hostname, fingerprint)) < 0 ||
-                    (r = queryf(db, NULL, &other,
-                                "SELECT fingerprint FROM temp.import_hosts WHERE hostname = %Q", hostname)) <
-                            0 ||
-                    (r = queryf(db, NULL, &other_machine,
-                                "SELECT machine_id FROM temp.import_hosts WHERE hostname = %Q", hostname)) <
-                            0)
+                if ((r = sql_queryf(db, &known, NULL,
+                                    "SELECT count(*) FROM temp.import_hosts WHERE hostname = %Q",
+                                    hostname)) < 0 ||
+                    (r = sql_queryf(
+                             db, &same, NULL,
+                             "SELECT count(*) FROM temp.import_hosts WHERE hostname = %Q AND fingerprint "
+                             "= %Q",
+                             hostname, fingerprint)) < 0 ||
+                    (r = sql_queryf(db, NULL, &other,
+                                    "SELECT fingerprint FROM temp.import_hosts WHERE hostname = %Q",
+                                    hostname)) < 0 ||
+                    (r = sql_queryf(db, NULL, &other_machine,
+                                    "SELECT machine_id FROM temp.import_hosts WHERE hostname = %Q",
+                                    hostname)) < 0)
                         break;
                 /* A run without a fingerprint (alloclab before schema 10) of a host known here
                  * with one: nothing says it is the same machine. */
@@ -1000,11 +948,11 @@ static int check_runs(sqlite3 *db, const Source *src, const BundleOptions *o, ch
                                         : "the same machine-id: a change of kernel, firmware or settings?");
                         break;
                 }
-                r = execf(db, "INSERT OR IGNORE INTO temp.import_hosts VALUES (%Q, %Q, %Q)", hostname,
-                          fingerprint, machine);
+                r = sql_execf(db, "INSERT OR IGNORE INTO temp.import_hosts VALUES (%Q, %Q, %Q)", hostname,
+                              fingerprint, machine);
         }
         if (r >= 0 && rc != SQLITE_DONE)
-                r = failed(db);
+                r = sql_failed(db);
         sqlite3_finalize(st);
         hasher_done(&here_hasher);
         hasher_done(&there_hasher);
@@ -1014,37 +962,37 @@ static int check_runs(sqlite3 *db, const Source *src, const BundleOptions *o, ch
 /* Adds run `old` of the bundle attached as `b` (inside the import's transaction). */
 static int import_run(sqlite3 *db, const char *b, int64_t old, BundleTally *tally) {
         /* Hosts, experiments, specs and allocators are shared by runs: found, or added. */
-        int r = execf(db,
-                      "INSERT OR IGNORE INTO main.hosts (hostname, kernel, cpu_model, cpus, glibc, thp)"
-                      " SELECT hostname, kernel, cpu_model, cpus, glibc, thp FROM %s.hosts"
-                      " WHERE id = (SELECT host_id FROM %s.runs WHERE id = %lld);"
-                      "INSERT OR IGNORE INTO main.experiments (name) SELECT name FROM %s.experiments"
-                      " WHERE id = (SELECT experiment_id FROM %s.runs WHERE id = %lld);"
-                      "INSERT OR IGNORE INTO main.specs (sha256, yaml) SELECT sha256, yaml FROM %s.specs"
-                      " WHERE id = (SELECT spec_id FROM %s.runs WHERE id = %lld);"
-                      "INSERT OR IGNORE INTO main.allocators (name, path, sha256, version)"
-                      " SELECT name, path, sha256, version FROM %s.allocators"
-                      " WHERE id IN (SELECT allocator_id FROM %s.variants WHERE run_id = %lld);",
-                      b, b, (long long) old, b, b, (long long) old, b, b, (long long) old, b, b,
-                      (long long) old);
+        int r = sql_execf(db,
+                          "INSERT OR IGNORE INTO main.hosts (hostname, kernel, cpu_model, cpus, glibc, thp)"
+                          " SELECT hostname, kernel, cpu_model, cpus, glibc, thp FROM %s.hosts"
+                          " WHERE id = (SELECT host_id FROM %s.runs WHERE id = %lld);"
+                          "INSERT OR IGNORE INTO main.experiments (name) SELECT name FROM %s.experiments"
+                          " WHERE id = (SELECT experiment_id FROM %s.runs WHERE id = %lld);"
+                          "INSERT OR IGNORE INTO main.specs (sha256, yaml) SELECT sha256, yaml FROM %s.specs"
+                          " WHERE id = (SELECT spec_id FROM %s.runs WHERE id = %lld);"
+                          "INSERT OR IGNORE INTO main.allocators (name, path, sha256, version)"
+                          " SELECT name, path, sha256, version FROM %s.allocators"
+                          " WHERE id IN (SELECT allocator_id FROM %s.variants WHERE run_id = %lld);",
+                          b, b, (long long) old, b, b, (long long) old, b, b, (long long) old, b, b,
+                          (long long) old);
         int64_t id = 0, dv = 0, dc = 0, ds = 0, dk = 0, n_samples = 0;
         /* Each table's rows of the run move past the largest id here, by one offset per table. */
 #define OFFSET(table, where)                                                                                \
         "SELECT coalesce((SELECT max(id) FROM main." table "), 0) + 1"                                      \
         " - coalesce((SELECT min(id) FROM %s." table " WHERE " where " = %lld), 0)"
         if (r >= 0)
-                r = queryf(db, &id, NULL, "SELECT coalesce(max(id), 0) + 1 FROM main.runs");
+                r = sql_queryf(db, &id, NULL, "SELECT coalesce(max(id), 0) + 1 FROM main.runs");
         if (r >= 0)
-                r = queryf(db, &dv, NULL, OFFSET("variants", "run_id"), b, (long long) old);
+                r = sql_queryf(db, &dv, NULL, OFFSET("variants", "run_id"), b, (long long) old);
         if (r >= 0)
-                r = queryf(db, &dc, NULL, OFFSET("cells", "run_id"), b, (long long) old);
+                r = sql_queryf(db, &dc, NULL, OFFSET("cells", "run_id"), b, (long long) old);
         if (r >= 0)
-                r = queryf(db, &ds, NULL, OFFSET("samples", "run_id"), b, (long long) old);
+                r = sql_queryf(db, &ds, NULL, OFFSET("samples", "run_id"), b, (long long) old);
         if (r >= 0)
-                r = queryf(db, &dk, NULL, OFFSET("calibration", "run_id"), b, (long long) old);
+                r = sql_queryf(db, &dk, NULL, OFFSET("calibration", "run_id"), b, (long long) old);
         if (r >= 0)
-                r = queryf(db, &n_samples, NULL, "SELECT count(*) FROM %s.samples WHERE run_id = %lld", b,
-                           (long long) old);
+                r = sql_queryf(db, &n_samples, NULL, "SELECT count(*) FROM %s.samples WHERE run_id = %lld",
+                               b, (long long) old);
 #undef OFFSET
         /* The columns' new values as SQL over the bundle's row `src`: numbers moved by the
          * offsets, and the shared rows found here by what makes them unique. */
@@ -1128,7 +1076,7 @@ static int import_file(sqlite3 *db, const Source *src, BundleTally *tally, char 
         int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
         sqlite3_free(sql);
         if (rc != SQLITE_OK)
-                return rc == SQLITE_NOMEM ? -ENOMEM : failed(db);
+                return rc == SQLITE_NOMEM ? -ENOMEM : sql_failed(db);
         int64_t *ids = NULL;
         size_t n = 0;
         int r = 0;
@@ -1147,18 +1095,18 @@ static int import_file(sqlite3 *db, const Source *src, BundleTally *tally, char 
                 ids[n++] = sqlite3_column_int64(st, 0);
         }
         if (r >= 0 && rc != SQLITE_DONE)
-                r = failed(db);
+                r = sql_failed(db);
         sqlite3_finalize(st);
         size_t i = 0;
         while (r >= 0 && i < n && (r = import_run(db, b, ids[i], tally)) >= 0)
                 i++;
         if (r < 0 && r != -ENOMEM) {
-                char *uuid = NULL, why[sizeof(failure)];
+                char *uuid = NULL, why[SQL_FAILURE_MAX];
                 snprintf(why, sizeof(why), "%s",
-                         r == -EIO ? failure : strerror(-r)); /* kept from the query */
+                         r == -EIO ? sql_last_failure() : strerror(-r)); /* kept from the query */
                 if (i < n)
-                        (void) queryf(db, NULL, &uuid, "SELECT uuid FROM %s.runs WHERE id = %lld", b,
-                                      (long long) ids[i]);
+                        (void) sql_queryf(db, NULL, &uuid, "SELECT uuid FROM %s.runs WHERE id = %lld", b,
+                                          (long long) ids[i]);
                 (void) message_fail(ret_message, r, "cannot import %s%s%s: %s", src->path,
                                     uuid ? ": run " : "", uuid ? uuid : "", why);
                 free(uuid);
@@ -1218,14 +1166,14 @@ int bundle_import(Store *s, BundleFiles *files, const BundleOptions *o, BundleTa
         *ret = (BundleTally){};
         size_t n = files->n;
         Source *sources = files->sources;
-        int r = execf(db,
-                      "PRAGMA trusted_schema = OFF;"
-                      "DROP TABLE IF EXISTS temp.import_hosts;"
-                      "CREATE TEMP TABLE import_hosts (hostname TEXT NOT NULL, fingerprint TEXT NOT NULL,"
-                      " machine_id TEXT, PRIMARY KEY (hostname, fingerprint));"
-                      "INSERT OR IGNORE INTO temp.import_hosts SELECT h.hostname, r.host_fingerprint,"
-                      " json_extract(r.host_facts, '$.machine_id') FROM main.runs r JOIN main.hosts h"
-                      " ON h.id = r.host_id WHERE r.host_fingerprint IS NOT NULL ORDER BY r.id");
+        int r = sql_execf(
+                db, "PRAGMA trusted_schema = OFF;"
+                    "DROP TABLE IF EXISTS temp.import_hosts;"
+                    "CREATE TEMP TABLE import_hosts (hostname TEXT NOT NULL, fingerprint TEXT NOT NULL,"
+                    " machine_id TEXT, PRIMARY KEY (hostname, fingerprint));"
+                    "INSERT OR IGNORE INTO temp.import_hosts SELECT h.hostname, r.host_fingerprint,"
+                    " json_extract(r.host_facts, '$.machine_id') FROM main.runs r JOIN main.hosts h"
+                    " ON h.id = r.host_id WHERE r.host_fingerprint IS NOT NULL ORDER BY r.id");
         size_t attached = 0;
         bool began = false;
         if (r >= 0 && (r = sql_begin(db)) >= 0)
@@ -1233,8 +1181,9 @@ int bundle_import(Store *s, BundleFiles *files, const BundleOptions *o, BundleTa
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 Source *src = &sources[i];
                 snprintf(src->schema, sizeof(src->schema), "b%u", (unsigned) i);
-                if ((r = execf(db, "ATTACH %Q AS %s", src->uri, src->schema)) < 0) {
-                        r = message_fail(ret_message, r, "cannot open %s: %s", src->path, failure);
+                if ((r = sql_execf(db, "ATTACH %Q AS %s", src->uri, src->schema)) < 0) {
+                        r = message_fail(ret_message, r, "cannot open %s: %s", src->path,
+                                         sql_last_failure());
                         break;
                 }
                 attached++;
@@ -1248,8 +1197,8 @@ int bundle_import(Store *s, BundleFiles *files, const BundleOptions *o, BundleTa
                 (void) message_fail(ret_message, r, "cannot import: %s",
                                     r == -EIO ? sql_last_failure() : strerror(-r));
         for (size_t i = 0; i < attached; i++)
-                (void) execf(db, "DETACH %s", sources[i].schema);
-        (void) execf(db, "DROP TABLE IF EXISTS temp.import_hosts");
+                (void) sql_execf(db, "DETACH %s", sources[i].schema);
+        (void) sql_execf(db, "DROP TABLE IF EXISTS temp.import_hosts");
         if (r < 0)
                 *ret = (BundleTally){}; /* one transaction: nothing of it stays */
         return r;

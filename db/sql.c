@@ -17,7 +17,7 @@
 /* The message of the last failed statement. A ROLLBACK after a failure succeeds and resets the
  * connection's message to "not an error"; this keeps the reason for the one who reports it.
  * (Every process that writes is single-threaded.) */
-static char last_failure[256];
+static char last_failure[SQL_FAILURE_MAX];
 
 int sql_failed(sqlite3 *db) {
         if (sqlite3_errcode(db) != SQLITE_OK)
@@ -27,6 +27,47 @@ int sql_failed(sqlite3 *db) {
 
 const char *sql_last_failure(void) {
         return last_failure;
+}
+
+int sql_execf(sqlite3 *db, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        char *sql = sqlite3_vmprintf(fmt, ap);
+        va_end(ap);
+        if (!sql)
+                return -ENOMEM;
+        int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+        sqlite3_free(sql);
+        return rc == SQLITE_OK ? 0 : sql_failed(db);
+}
+
+int sql_queryf(sqlite3 *db, int64_t *ret, char **ret_text, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        char *sql = sqlite3_vmprintf(fmt, ap);
+        va_end(ap);
+        if (!sql)
+                return -ENOMEM;
+        sqlite3_stmt *st;
+        int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+        sqlite3_free(sql);
+        if (rc != SQLITE_OK)
+                return sql_failed(db);
+        int r = 0;
+        if (ret)
+                *ret = 0;
+        if (ret_text)
+                *ret_text = NULL;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW && ret)
+                *ret = sqlite3_column_int64(st, 0);
+        if (rc == SQLITE_ROW && ret_text && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+            !(*ret_text = strdup((const char *) sqlite3_column_text(st, 0))))
+                r = -ENOMEM;
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                r = sql_failed(db);
+        sqlite3_finalize(st);
+        return r;
 }
 
 char *sql_text(sqlite3_stmt *st, int i) {

@@ -14,7 +14,9 @@ typedef struct sqlite3_stmt sqlite3_stmt;
 
 int sql_begin(sqlite3 *db);
 
-/* The message of the last statement that failed in this process ("" if none). */
+/* The message of the last statement that failed in this process ("" if none), at most
+ * SQL_FAILURE_MAX bytes with its NUL. */
+#define SQL_FAILURE_MAX 512
 const char *sql_last_failure(void);
 
 /* Keeps db's message as the last failure (before a ROLLBACK clears it). Returns -EIO. */
@@ -25,6 +27,15 @@ char *sql_text(sqlite3_stmt *st, int i);
 
 /* The same, but NULL for SQL NULL (and when out of memory). */
 char *sql_text_or_null(sqlite3_stmt *st, int i);
+
+/* Formats (sqlite3_mprintf: %Q quotes a string, %w an identifier) and runs statements; returns 0,
+ * -EIO or -ENOMEM (when formatting fails). For statements whose table names vary (an attached
+ * file's schema); values are bound, never formatted, everywhere else. */
+int sql_execf(sqlite3 *db, const char *fmt, ...);
+
+/* The first column of the first row of a formatted query into *ret (0 when NULL or no row); with
+ * ret_text, its text instead (NULL when NULL or no row). Returns 0, -EIO or -ENOMEM. */
+int sql_queryf(sqlite3 *db, int64_t *ret, char **ret_text, const char *fmt, ...);
 
 /* Commits when r >= 0, rolls back otherwise; returns r or the commit's failure. */
 int sql_commit(sqlite3 *db, int r);
