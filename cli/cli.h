@@ -172,30 +172,6 @@ typedef struct CompareOptions {
 int cli_parse_db_format(const char *command, int argc, char **argv, const char **ret_db,
                         OutputFormat *ret_format, CompareOptions *ret_compare);
 
-/* A comparison of two runs (db/pair.h) in a format (cli/cmd-compare.c), as `compare` and
- * `run --compare-to` print it; and how many of its changes are regressions (run B
- * significantly higher: slower, or more of the metric, by at least the minimum effect). */
-typedef struct RunPair RunPair;
-int compare_render(FILE *f, OutputFormat format, const RunPair *p);
-size_t compare_regressions(const RunPair *p);
-
-/* How many of its cells and variants were not compared: excluded, or not measured, in a run. */
-size_t compare_uncompared(const RunPair *p);
-
-/* How many of its changes are worse by at least the minimum effect but not significantly: the
- * gate cannot tell them from noise. */
-size_t compare_unresolved(const RunPair *p);
-
-/* The exit status of a comparison: EXIT_NOT_COMPARABLE when the runs differ in what they
- * measured, else with fail_on_regression EXIT_REGRESSION when some change is a regression, else
- * EXIT_EXCLUDED when some cell and variant could not be compared or a change could not be told
- * from noise (compare_unresolved), else EXIT_OK. */
-int compare_exit_status(const RunPair *p, bool fail_on_regression);
-
-/* EXIT_OK, or EXIT_USAGE saying why: a run against itself, --relative with nothing but the
- * baseline to compare, or --relative on a blocked run. */
-int compare_usable(const char *command, const RunPair *p);
-
 /* What a command that measures (run, quick, suite) asks of it. */
 typedef struct MeasureOptions {
         const char *db_path; /* NULL: the default database */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/pair-render.h"
 #include "cli/render-figures.h"
 #include "cli/render.h"
 #include "stats/sampleset.h"
@@ -505,7 +506,7 @@ static void comparison_section(FILE *f, const RunPair *pair) {
                 fputs("<p>Comparable: same host fingerprint, allocator files, spec, cells and "
                       "variants.</p>\n",
                       f);
-        size_t uncompared = compare_uncompared(pair);
+        size_t uncompared = pair_uncompared(pair);
         if (uncompared)
                 fprintf(f,
                         "<p class=\"warn\">Not compared: %zu of %zu cells and variants, excluded or not "

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/pair-render.h"
 #include "cli/output.h"
 #include "cli/render.h"
 #include "db/pair.h"
@@ -287,7 +288,7 @@ static int baseline_database_exists(const MeasureOptions *o) {
         return EXIT_NO_BASELINE;
 }
 
-/* --compare-to with --relative: what compare_usable() refuses once both runs exist, refused
+/* --compare-to with --relative: what pair_usable() refuses once both runs exist, refused
  * before anything is measured (a variant besides the baseline, and no blocked order). */
 static int relative_possible(Store *store, const Spec *spec, const MeasureOptions *o, int64_t base) {
         if (!o->compare_relative || base == 0)
@@ -323,15 +324,15 @@ static int compare_with(FILE *f, Store *store, int64_t base, int64_t run, bool r
         int r = query_run_pair(store, base, run, relative, &pair, &missing);
         if (r < 0)
                 return cli_query_failed("run", store, missing, r);
-        if ((r = compare_usable("run", pair)) != EXIT_OK)
+        if ((r = pair_usable("run", pair)) != EXIT_OK)
                 return r;
         if (format != FORMAT_JSON)
                 fputc('\n', f);
-        if (compare_render(f, format, pair) < 0 || fflush(f) != 0) {
+        if (pair_render(f, format, pair) < 0 || fflush(f) != 0) {
                 cli_error("run", "cannot write the comparison");
                 return EXIT_ENVIRONMENT;
         }
-        return compare_exit_status(pair, true);
+        return pair_exit_status(pair, true);
 }
 
 /* The output of print(f, ...) as JSON, or NULL (said). */
