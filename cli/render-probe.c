@@ -183,8 +183,16 @@ void render_probe(FILE *f, json_t *probe) {
         json_t *thread_count = json_object_get(counters, "threads");
         if (json_is_integer(thread_count))
                 snprintf(threads, sizeof(threads), "%lld", (long long) json_integer_value(thread_count));
-        fprintf(f, "\n  bytes requested %s, peak live %s requested (%s usable), threads %s%s\n", requested,
-                peak_requested, peak, threads,
+        /* Usable sizes are at least the requested ones: a usable peak below the requested one
+         * missed blocks the allocator could not size (tcmalloc's, for the C++ runtime's pool). */
+        char usable[64];
+        snprintf(usable, sizeof(usable), "%s usable", peak);
+        if (json_is_integer(peak_bytes) && json_is_integer(peak_requested_bytes) &&
+            json_integer_value(peak_bytes) < json_integer_value(peak_requested_bytes))
+                snprintf(usable, sizeof(usable),
+                         "usable not known: the allocator could not size every block");
+        fprintf(f, "\n  bytes requested %s, peak live %s requested (%s), threads %s%s\n", requested,
+                peak_requested, usable, threads,
                 json_is_true(json_object_get(probe, "exited"))
                         ? ""
                         : " (the process ended without running its exit handlers: _exit() or a signal)");
