@@ -441,13 +441,26 @@ static void print_startup(FILE *f, const Report *rep, const Notes *n) {
 /* The quiet-machine guard: which measured samples ran on a machine busier than the spec allows,
  * before they started or while they ran (they are kept, and counted here). */
 static void print_noisy(FILE *f, const Report *rep, const Notes *n) {
-        int64_t checked = 0, noisy = 0;
+        int64_t checked = 0, noisy = 0, steal = 0;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
                 checked += rep->entries[i].n_quiet_checked;
                 noisy += rep->entries[i].n_noisy;
+                steal += rep->entries[i].n_noisy_steal;
         }
         if (noisy == 0)
                 return;
+        /* Who took the machine: other processes, or the hypervisor (steal), which a user fixes
+         * differently (stop a job; ask for dedicated CPUs). */
+        char who[160];
+        if (steal == noisy)
+                snprintf(who, sizeof(who), "; in all of them the hypervisor took the time (steal)");
+        else if (steal > 0)
+                snprintf(who, sizeof(who),
+                         "; in %lld of them the hypervisor took most of it (steal), in the rest other "
+                         "processes",
+                         (long long) steal);
+        else
+                snprintf(who, sizeof(who), "; other processes took it");
         /* The limit is the spec's quiet: or the default; a quick run has no spec to point to. */
         const char *limit =
                 render_report_is_quick(rep)
@@ -459,15 +472,15 @@ static void print_noisy(FILE *f, const Report *rep, const Notes *n) {
         if (noisy == checked) { /* one line says it: no list of every cell */
                 fprintf(f,
                         "\nQuiet-machine guard: all %lld measured samples ran on a machine busier than "
-                        "%s; they are kept and marked noisy: every figure here carries the neighbours' "
+                        "%s%s; they are kept and marked noisy: every figure here carries the neighbours' "
                         "work\n",
-                        (long long) noisy, limit);
+                        (long long) noisy, limit, who);
                 return;
         }
         fprintf(f,
-                "\nQuiet-machine guard: %lld of %lld measured samples ran on a machine busier than %s; "
+                "\nQuiet-machine guard: %lld of %lld measured samples ran on a machine busier than %s%s; "
                 "kept and marked noisy:\n",
-                (long long) noisy, (long long) checked, limit);
+                (long long) noisy, (long long) checked, limit, who);
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         const ReportEntry *e = report_entry(rep, c, v);

@@ -332,6 +332,7 @@ static int row_noisy(Report *rep, sqlite3_stmt *st) {
                 return -EBADMSG;
         e->n_quiet_checked = sqlite3_column_int64(st, 2);
         e->n_noisy = (int64_t) sqlite3_column_double(st, 3);
+        e->n_noisy_steal = (int64_t) sqlite3_column_double(st, 4);
         return 0;
 }
 
@@ -819,7 +820,8 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
                      rep, row_variant)) < 0 ||
             (r = for_each_row(s, run_id, stats_sql, rep, row_stats)) < 0 ||
             (r = for_each_row(s, run_id,
-                              "SELECT c.position, v.position, count(s.noisy), total(s.noisy) FROM samples s"
+                              "SELECT c.position, v.position, count(s.noisy), total(s.noisy),"
+                              " total(s.noisy AND s.steal_ns > s.other_cpu_ns) FROM samples s"
                               " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
                               " WHERE s.run_id = ?1 AND s.phase = 'sample' AND s.noisy IS NOT NULL"
                               " GROUP BY s.cell_id, s.variant_id",

@@ -56,6 +56,7 @@ typedef struct ReportEntry {
         bool has_median_ci;               /* measured values: the median's interval below */
         double median_lo, median_hi;      /* order-statistic 95% interval of the median */
         int64_t n_quiet_checked, n_noisy; /* measured samples the quiet guard checked / found busy */
+        int64_t n_noisy_steal;            /* of those, busy mostly with the hypervisor's steal */
         size_t n_outliers;                /* values whose modified z-score exceeds COMPARE_OUTLIER_Z: kept in
                                            * values and stats, or with Report.exclude_outliers removed from both */
         bool has_comparison;              /* against the baseline of the cell: both sides measured */
