@@ -208,7 +208,8 @@ char *render_barely_exercised_note(const Report *rep) {
         if (asprintf(&note,
                      "the program calls the allocator rarely%s: %s's smoke run made %lld allocator call%s "
                      "in %.3g s%s (fewer than %.0f a second); a difference between allocators there "
-                     "comes from start-up, code and data layout, not from allocation",
+                     "comes from their start-up and own memory, code and data layout, not from how "
+                     "they serve a stream of allocations",
                      in, rep->variant_names[rep->baseline], (long long) fewest, fewest == 1 ? "" : "s", wall,
                      cells > 1 ? " in the cell with the fewest" : "", RENDER_EXERCISED_MIN_RATE) < 0)
                 return NULL;

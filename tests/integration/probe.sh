@@ -538,6 +538,8 @@ fi
 run_alloclab 0 quick -a glibc,jemalloc -r 2 -w 0 --quiet -- "$WORKLOAD" spin 20000000
 expect_contains "$OUT" "Allocator barely exercised:" "a CPU loop"
 expect_contains "$OUT" "glibc's smoke run made 1 allocator call in" "its count"
+expect_contains "$OUT" "comes from their start-up and own memory, code and data layout" \
+    "what a difference can come from (memory too: an allocator's own, not a stream of allocations)"
 run_alloclab 0 show latest --format json
 expect_eq "$(python3 -c 'import json, sys
 print(all(r["smoke_allocator_calls"] < 10 for c in json.load(sys.stdin)["cells"] for r in c["results"].values()))' <<<"$OUT")" \
