@@ -338,8 +338,9 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom) {
         if (judged == 0) {
                 render_value("maxrss", (double) largest, size, sizeof(size));
                 r = add_line(&lines,
-                             "not given: the program asked for at most %s at once, under the %d MiB below "
-                             "which the code and libraries every process has resident outweigh its heap",
+                             "not given: in the smoke runs the program asked for at most %s at once, under "
+                             "the %d MiB below which the code and libraries every process has resident "
+                             "outweigh its heap",
                              size, RENDER_OVERHEAD_MIN >> 20);
                 goto out;
         }
@@ -374,8 +375,38 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom) {
                 r = add_line(
                         &lines,
                         "not given in %zu of %zu cells: there the program asked for less than %d MiB at "
-                        "once, too little beside the code and libraries every process has resident",
+                        "once in the smoke runs, too little beside the code and libraries every process "
+                        "has resident",
                         rep->n_cells - judged, rep->n_cells, RENDER_OVERHEAD_MIN >> 20);
+        /* One figure per cell stands for the program's demand: where the variants' own smoke runs
+         * asked for very different peaks (a heap that depends on thread scheduling), say so. */
+        int64_t least = INT64_MAX, most = 0;
+        size_t varied = 0;
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                int64_t lo = INT64_MAX, hi = 0;
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = report_entry(rep, c, v);
+                        if (!e->has_smoke_peaks || e->smoke_peak_requested < 0)
+                                continue;
+                        lo = e->smoke_peak_requested < lo ? e->smoke_peak_requested : lo;
+                        hi = e->smoke_peak_requested > hi ? e->smoke_peak_requested : hi;
+                }
+                if (lo == INT64_MAX || hi < RENDER_OVERHEAD_MIN || hi <= 2 * lo)
+                        continue;
+                varied++;
+                least = lo < least ? lo : least;
+                most = hi > most ? hi : most;
+        }
+        if (r >= 0 && varied > 0) {
+                char lo_text[32], hi_text[32];
+                render_value("maxrss", (double) least, lo_text, sizeof(lo_text));
+                render_value("maxrss", (double) most, hi_text, sizeof(hi_text));
+                r = add_line(&lines,
+                             "rough in %zu of %zu cells: the program's own peak demand differed between the "
+                             "variants' smoke runs (%s to %s), so it depends on more than the allocator "
+                             "(thread scheduling, input); one run's figure stands for all",
+                             varied, rep->n_cells, lo_text, hi_text);
+        }
         if (r >= 0 && below_one)
                 r = add_line(&lines,
                              "below 1x: less resident than asked for: the program asked for memory it never "
