@@ -294,8 +294,8 @@ static void cache_scratch_setup(Run *run) {
 
 /* As in mimalloc-bench's mstress: rounds, each of THREADS new threads (threads start and end all
  * the time, and what a thread cached dies with it); each thread allocates objects of up to
- * 1 KiB (1% of them 100 times larger) and frees two in three of them at random, keeps larger
- * ones (up to 100 KiB) alive until it ends, and swaps one in four with a shared transfer array
+ * 1 KiB and frees two in three of them at random, keeps larger ones (up to 100 KiB) alive until
+ * it ends (1% of either kind 100 times larger), and swaps one in four with a shared transfer array
  * that outlives the rounds, so objects are freed by threads that did not allocate them, after
  * their own thread has ended. Threads do unequal work (1 to 8 parts). */
 #define MSTRESS_ROUNDS   10
