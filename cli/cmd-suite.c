@@ -29,8 +29,8 @@
 #include "util/cleanup.h"
 #include "util/io.h"
 #include "util/paths.h"
-#include "util/strv.h"
 #include "util/clock.h"
+#include "util/strv.h"
 
 extern char **environ;
 
@@ -632,6 +632,33 @@ static int run_workload(const char *dir, const char *name, const SuiteOptions *o
         return e;
 }
 
+/* The workloads' own sample count where --samples does not set one (workloads/\*.yaml). */
+#define SUITE_WORKLOAD_SAMPLES 5
+
+/* The suite's comparisons share alpha as one family (correct_across): a lone difference needs
+ * p below alpha over their number, which few samples cannot give whatever the values; said
+ * before anything runs, with the count that can. */
+static void warn_family_power(const SuiteOptions *o, char **chosen) {
+        size_t variants = strv_length(o->allocators);
+        size_t comparisons =
+                strv_length(chosen) * strv_length(o->threads) * (variants > 1 ? variants - 1 : 0);
+        unsigned samples = o->measure.samples ? o->measure.samples : SUITE_WORKLOAD_SAMPLES;
+        CompareRule lone = { .min_effect = SPEC_DEFAULT_MIN_EFFECT,
+                             .alpha = SPEC_DEFAULT_ALPHA,
+                             .correction = CORRECTION_HOLM, /* a lone difference: alpha / tests */
+                             .tests = comparisons };
+        if (o->print_spec || o->list || comparisons < 2 || compare_can_decide(samples, true, &lone))
+                return;
+        fprintf(stderr,
+                "alloclab suite: warning: the suite's %zu comparisons share alpha %g (Benjamini-Hochberg): "
+                "with %u samples per variant a difference reaches it only when many comparisons differ "
+                "at once (alone it needs p < %.2g; the smallest p %u samples can give is %.2g); "
+                "--samples %u lets a single one\n",
+                comparisons, SPEC_DEFAULT_ALPHA, samples, SPEC_DEFAULT_ALPHA / (double) comparisons, samples,
+                compare_smallest_p(samples, compare_pairs(samples, &lone)),
+                compare_samples_needed(true, &lone));
+}
+
 int cmd_suite(int argc, char **argv) {
         if (cli_wants_help(argc, argv, suite_usage))
                 return EXIT_OK;
@@ -659,6 +686,7 @@ int cmd_suite(int argc, char **argv) {
                         return EXIT_USAGE;
                 }
         char **chosen = o.names ? o.names : available;
+        warn_family_power(&o, chosen);
 
         SuiteRun runs[256] = {};
         size_t n = 0;
