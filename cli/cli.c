@@ -30,6 +30,7 @@
 #include "util/cleanup.h"
 #include "util/io.h"
 #include "util/lockfile.h"
+#include "util/suggest.h"
 
 void cli_error(const char *command, const char *fmt, ...) {
         va_list ap;
@@ -129,6 +130,24 @@ void cli_warn_own_layer(const char *command, const Plan *plan) {
                          with > 1 ? " (and others)" : "");
         fprintf(stderr, "alloclab %s: note: %s %s, which %s\n", command, who, base,
                 options_own_layer(exe, env_get(plan_job(plan, 0, first)->envp, "PYTHONMALLOC")));
+}
+
+void cli_warn_undefined_metric(const char *command, const Spec *spec) {
+        if (spec->metric != SPEC_METRIC_REPORTED || spec->n_metric_defs == 0)
+                return;
+        const char *names[SPEC_MAX_METRIC_DEFS + 1] = {};
+        for (size_t i = 0; i < spec->n_metric_defs && i < SPEC_MAX_METRIC_DEFS; i++) {
+                if (strcmp(spec->metric_defs[i].name, spec->metric_name) == 0)
+                        return;
+                names[i] = spec->metric_defs[i].name;
+        }
+        const char *close = suggest_closest(spec->metric_name, names);
+        fprintf(stderr,
+                "alloclab %s: warning: metric reported:%s is none of the metrics: the spec defines%s%s%s; "
+                "the program must write '%s VALUE' on ALLOCLAB_METRICS_FD itself, or every variant is "
+                "excluded as missing-metric\n",
+                command, spec->metric_name, close ? " (did you mean '" : "", close ? close : "",
+                close ? "'?)" : "", spec->metric_name);
 }
 
 void cli_warn_powerless(const char *command, const Plan *plan) {

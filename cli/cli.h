@@ -92,6 +92,11 @@ void cli_warn_own_layer(const char *command, const Plan *plan);
  * pyenv or rbenv shim measures a shell and its children, not only the program it names. */
 void cli_warn_script(const char *command, const Plan *plan);
 
+/* A warning on stderr when the spec's metric is reported:NAME, its metrics: key defines others,
+ * and none is NAME: the child must then write NAME on ALLOCLAB_METRICS_FD itself, and a
+ * misspelt name excludes every variant only once it has run ("did you mean" the close one). */
+void cli_warn_undefined_metric(const char *command, const Spec *spec);
+
 /* What `check` checks of a loaded spec on this machine, said as it says it: the plan (files
  * found, not identified), settings of another allocator (warnings), and every variant whose
  * allocator would ignore or reject its options. Returns EXIT_OK with *ret, or EXIT_ENVIRONMENT

@@ -492,6 +492,7 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
         cli_warn_own_layer(command, plan);
         cli_warn_script(command, plan);
         cli_warn_foreign_settings(command, plan);
+        cli_warn_undefined_metric(command, spec);
 
         if ((e = baseline_database_exists(o)) != EXIT_OK)
                 return e;
@@ -647,6 +648,7 @@ int cmd_check(int argc, char **argv) {
         cli_warn_powerless("check", plan);
         cli_warn_own_layer("check", plan);
         cli_warn_script("check", plan);
+        cli_warn_undefined_metric("check", spec);
         return EXIT_OK;
 }
 

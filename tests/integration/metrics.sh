@@ -96,6 +96,10 @@ samples: 8
 YAML
 run_alloclab 0 run "$WORK/tp.yaml" --quiet --db "$WORK/tp.db"
 expect_contains "$OUT" "20 Mops/s" "values shown with their unit"
+sed 's/^metric: reported:throughput$/metric: reported:throughpt/' "$WORK/tp.yaml" >"$WORK/typo.yaml"
+run_alloclab 0 check "$WORK/typo.yaml"
+expect_contains "$ERR" "alloclab check: warning: metric reported:throughpt is none of the metrics: the spec defines (did you mean 'throughput'?)" \
+    "a primary metric the spec's metrics: does not define, said by check"
 echo 10 >"$WORK/tp"
 run_alloclab 6 run "$WORK/tp.yaml" --quiet --db "$WORK/tp.db" --compare-to latest
 run_alloclab 6 compare 1 2 --db "$WORK/tp.db" --fail-on regression
