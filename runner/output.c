@@ -117,6 +117,34 @@ int output_first_difference(int a, int b, uint64_t *ret_offset) {
         return 0;
 }
 
+int output_line_at(int fd, uint64_t offset, uint64_t *ret_line, char *buf, size_t size) {
+        _cleanup_free_ char *chunk = malloc(OUTPUT_CHUNK);
+        if (!chunk)
+                return -ENOMEM;
+        uint64_t line = 1, start = 0; /* the line that holds offset, and where it starts */
+        for (uint64_t at = 0; at < offset;) {
+                size_t want = offset - at < OUTPUT_CHUNK ? (size_t) (offset - at) : OUTPUT_CHUNK;
+                ssize_t got = read_full_at(fd, chunk, want, (off_t) at);
+                if (got < 0)
+                        return (int) got;
+                if (got == 0)
+                        break;
+                for (ssize_t i = 0; i < got; i++)
+                        if (chunk[i] == '\n') {
+                                line++;
+                                start = at + (uint64_t) i + 1;
+                        }
+                at += (uint64_t) got;
+        }
+        ssize_t got = size > 1 ? read_full_at(fd, buf, size - 1, (off_t) start) : 0;
+        if (got < 0)
+                return (int) got;
+        buf[got] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        *ret_line = line;
+        return 0;
+}
+
 /* Opens cwd as a directory fd into *ret, or sets AT_FDCWD for NULL (which cleanup leaves
  * alone). Returns 0 or -errno. */
 static int open_cwd(const char *cwd, int *ret) {

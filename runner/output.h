@@ -39,6 +39,11 @@ int output_digest(int fd, uint64_t limit, Digest *ret);
  * prefix of the other). Returns 0 or -errno. */
 int output_first_difference(int a, int b, uint64_t *ret_offset);
 
+/* The line of fd that holds byte offset (1-based, into *ret_line) and up to size - 1 bytes of
+ * it from its start into buf, NUL-terminated; an offset at the end names the line after the
+ * last. Returns 0 or -errno. */
+int output_line_at(int fd, uint64_t offset, uint64_t *ret_line, char *buf, size_t size);
+
 /* Copies a regular file into a new memfd (to keep an oracle that the next run will overwrite).
  * Returns the memfd, -EFBIG when the file holds more than limit bytes (nothing past the limit
  * is read), -EINVAL when it is not a regular file, or -errno. */

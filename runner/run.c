@@ -27,6 +27,7 @@
 #include "stats/compare.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
+#include "util/text.h"
 
 const char *sample_status_to_string(SampleStatus s) {
         static const char *const names[] = {
@@ -445,6 +446,29 @@ static int verify_failed(const PlanJob *job, Sample *s, const char *doing, const
         return set_detail(s, SAMPLE_NO_OUTPUT_FILE, "%s %s%s: %s", doing, full, why, strerror(-error));
 }
 
+/* A mismatch's detail: where the outputs part, and that line of each, so that what varies can
+ * be seen (and left out with verify_ignore). */
+static int describe_mismatch(int oracle, int verified, Sample *s) {
+        char want[81], got[81];
+        uint64_t line, line_got;
+        int r;
+        if ((r = output_line_at(oracle, s->mismatch_offset, &line, want, sizeof(want))) < 0 ||
+            (r = output_line_at(verified, s->mismatch_offset, &line_got, got, sizeof(got))) < 0)
+                return r;
+        _cleanup_free_ char *shown_want = text_shown_as(want, TEXT_ESCAPE_BACKSLASH),
+                            *shown_got = text_shown_as(got, TEXT_ESCAPE_BACKSLASH);
+        if (!shown_want || !shown_got)
+                return -ENOMEM;
+        return set_detail(
+                s, SAMPLE_MISMATCH,
+                "output differs from the reference at byte %llu (%llu bytes, reference %llu), line "
+                "%llu: the reference has '%s'%s, this run '%s'%s",
+                (unsigned long long) s->mismatch_offset, (unsigned long long) s->output.size,
+                (unsigned long long) s->reference_size, (unsigned long long) line, shown_want,
+                strlen(want) == sizeof(want) - 1 ? "..." : "", shown_got,
+                strlen(got) == sizeof(got) - 1 ? "..." : "");
+}
+
 /* Judges a finished child: output size, metrics, then the digest and the comparison with the
  * oracle. Returns 0, or -errno for failures of this process. *ret_output is the fd holding what
  * was verified, for the caller to keep as the oracle. */
@@ -539,7 +563,8 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
                 if (strcmp(ref.hex, s->output.hex) != 0 || ref.size != s->output.size) {
                         s->status = SAMPLE_MISMATCH;
                         s->reference_size = ref.size;
-                        if ((r = output_first_difference(oracle, verified, &s->mismatch_offset)) < 0)
+                        if ((r = output_first_difference(oracle, verified, &s->mismatch_offset)) < 0 ||
+                            (r = describe_mismatch(oracle, verified, s)) < 0)
                                 return r;
                 }
         }

@@ -19,8 +19,10 @@ expect_eq "$(q "SELECT s.phase, s.status, s.mismatch_offset, s.output_size, s.re
     "smoke|mismatch|0|2|3" "jemalloc smoke sample"
 expect_eq "$(q "SELECT count(*) FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'glibc' AND s.status = 'ok'")" \
     5 "glibc samples"
+# The line where the outputs part, of each: what varies shows (it said only "at byte 0").
 expect_eq "$(q "SELECT reason FROM exclusions")" \
-    "mismatch: output differs from the reference at byte 0" "exclusion reason"
+    "mismatch: output differs from the reference at byte 0 (2 bytes, reference 3), line 1: the reference has '24', this run '8'" \
+    "exclusion reason, with the lines"
 
 # verify: none turns the check off: both variants are measured.
 sed -i 's/^samples: 3/samples: 3\nverify: none/' "$WORK/spec.yaml"
