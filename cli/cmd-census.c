@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "configs/catalog.h"
 #include "cli/render.h"
 #include "runner/allocator.h"
 #include "runner/census.h"
@@ -79,7 +80,14 @@ int cmd_census(int argc, char **argv) {
                         if (allocator.entry)
                                 cli_error("census", "allocator %s is not installed: apt-get install %s",
                                           preload, allocator.entry->package);
-                        else
+                        else if (r == -EINVAL && preload[0] != '/') {
+                                const char *close = catalog_suggest(preload);
+                                cli_error("census",
+                                          "unknown allocator '%s'%s%s%s (known: %s; or an absolute path)",
+                                          preload, close ? " (did you mean '" : "", close ? close : "",
+                                          close ? "'?)" : "", catalog_names());
+                                return EXIT_USAGE;
+                        } else
                                 cli_error("census", "cannot preload %s: %s", preload, strerror(-r));
                         return EXIT_ENVIRONMENT;
                 }

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "configs/catalog.h"
+#include "util/cleanup.h"
+#include "util/suggest.h"
 
 /* What each allocator reads from the environment: glibc's malloc its MALLOC_ variables and the
  * glibc.malloc tunables (a preloaded allocator leaves both unread), Debian's jemalloc (built
@@ -97,4 +99,12 @@ const char *catalog_names(void) {
                         strncat(names, e->name, sizeof(names) - strlen(names) - 1);
                 }
         return names;
+}
+
+const char *catalog_suggest(const char *name) {
+        const char *names[ELEMENTSOF(catalog)] = {};
+        size_t k = 0;
+        for (const CatalogEntry *e = catalog; e->name; e++)
+                names[k++] = e->name;
+        return suggest_closest(name, names);
 }

@@ -40,3 +40,6 @@ const CatalogEntry *catalog_entries(void);
 
 /* "glibc, jemalloc, ..." for error messages (static storage). */
 const char *catalog_names(void);
+
+/* The catalog name closest to a misspelt one ("jemaloc": "jemalloc"), or NULL. */
+const char *catalog_suggest(const char *name);

@@ -176,11 +176,7 @@ static int parse_preload(Loader *l, const YamlNode *n, void *field) {
         if (n->value[0] != '/' && strchr(n->value, '/'))
                 return schema_error(l, n, "preload path '%s' must be absolute", n->value);
         if (n->value[0] != '/' && !catalog_find(n->value)) {
-                const char *names[16] = {};
-                size_t k = 0;
-                for (const CatalogEntry *e = catalog_entries(); e->name && k < 15; e++)
-                        names[k++] = e->name;
-                const char *s = suggest_closest(n->value, names);
+                const char *s = catalog_suggest(n->value);
                 return schema_error(l, n, "unknown allocator '%s'%s%s%s (known: %s; or an absolute path)",
                                     n->value, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "",
                                     catalog_names());

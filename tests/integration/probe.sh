@@ -378,6 +378,9 @@ expect_eq "$(q "SELECT p.effective_path FROM probe_reports p JOIN samples s ON s
     "$JEMALLOC" "the wrapped program's allocator is the report's"
 
 # census names the program the started process executed, not the wrapper, and lists the tree.
+# A misspelt allocator: usage, with the name it may have meant (it said "Invalid argument").
+run_alloclab 2 census --preload jemaloc -- true
+expect_contains "$ERR" "alloclab census: unknown allocator 'jemaloc' (did you mean 'jemalloc'?) (known: glibc," "census: a misspelt allocator"
 run_alloclab 0 census --preload jemalloc -- sh -c "exec \"$WORKLOAD\" vallocs 10"
 expect_contains "$OUT" "program: $PROG (the started process executed it; it began as $SH)" "census: the final program"
 expect_contains "$OUT" "#1 pid " "census: the tree"
