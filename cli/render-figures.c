@@ -335,6 +335,11 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom) {
         }
         if (measured == 0)
                 return NULL;
+        if (judged == 0 && largest == 0) {
+                r = add_line(&lines, "not given: in the smoke runs the program asked for no memory through "
+                                     "the malloc family");
+                goto out;
+        }
         if (judged == 0) {
                 render_value("maxrss", (double) largest, size, sizeof(size));
                 r = add_line(&lines,

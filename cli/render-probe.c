@@ -48,8 +48,10 @@ static void print_option_list(FILE *f, json_t *options, const char *indent) {
         json_object_foreach(options, key, value) {
                 const char *text = json_string_value(value);
                 fprintf(f, "%s%-*s ", indent, (int) width, key);
-                if (strcmp(key, "GLIBC_TUNABLES") == 0)
-                        print_tunables(f, text ? text : "");
+                if (!text || !*text) /* an environment setting the process did not have */
+                        fprintf(f, "(not set: the allocator's defaults)\n");
+                else if (strcmp(key, "GLIBC_TUNABLES") == 0)
+                        print_tunables(f, text);
                 else
                         fprintf(f, "%s\n", text);
                 n++;
@@ -82,7 +84,7 @@ static void render_process_tree(FILE *f, json_t *processes) {
         if (program && began && strcmp(program, began) != 0)
                 fprintf(f, "program: %s (the started process executed it; it began as %s)\n", program,
                         began);
-        fprintf(f, "process tree (%zu processes; malloc-family calls):\n", n);
+        fprintf(f, "process tree (%zu process%s; malloc-family calls):\n", n, n == 1 ? "" : "es");
         json_array_foreach(processes, i, p) {
                 json_int_t parent = json_integer_value(json_object_get(p, "parent"));
                 fprintf(f, "  #%zu pid %lld %s", i,

@@ -378,6 +378,11 @@ expect_eq "$(q "SELECT p.effective_path FROM probe_reports p JOIN samples s ON s
     "$JEMALLOC" "the wrapped program's allocator is the report's"
 
 # census names the program the started process executed, not the wrapper, and lists the tree.
+# An allocator setting the process did not have is said to be unset (it printed the name alone).
+env -u GLIBC_TUNABLES "$ALLOCLAB" census -- "$WORKLOAD" vallocs 10 >"$WORK/census.out" 2>/dev/null ||
+    fail "census of a glibc program"
+grep -q "GLIBC_TUNABLES (not set: the allocator's defaults)" "$WORK/census.out" ||
+    fail "an unset GLIBC_TUNABLES: $(cat "$WORK/census.out")"
 # A misspelt allocator: usage, with the name it may have meant (it said "Invalid argument").
 run_alloclab 2 census --preload jemaloc -- true
 expect_contains "$ERR" "alloclab census: unknown allocator 'jemaloc' (did you mean 'jemalloc'?) (known: glibc," "census: a misspelt allocator"
