@@ -620,8 +620,13 @@ static int run_workload(const char *dir, const char *name, const SuiteOptions *o
         }
         _cleanup_(spec_freep) Spec *spec = NULL;
         int e = cli_load_spec_text("suite", path, spec_text, &spec);
-        if (e != EXIT_OK)
+        if (e != EXIT_OK) {
+                fprintf(stderr,
+                        "(positions are in the spec alloclab suite made from %s: see it with alloclab suite "
+                        "%s --print-spec)\n",
+                        path, name);
                 return e;
+        }
         uint64_t start = now_ns();
         if (!o->measure.quiet)
                 fprintf(stderr, "alloclab suite: %s ...\n", name);

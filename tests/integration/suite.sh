@@ -9,6 +9,10 @@ for w in cache-scratch cache-thrash frag larson mstress python3 realloc sqlite3 
 done
 run_alloclab 2 suite nosuch
 expect_contains "$ERR" "no workload 'nosuch'" "an unknown workload"
+# A problem in the spec the suite made points into it, and says so (the workload file is shorter).
+run_alloclab 3 suite xmalloc --allocators glibc,mimaloc
+expect_contains "$ERR" "unknown allocator 'mimaloc' (did you mean 'mimalloc'?)" "a misspelt allocator"
+expect_contains "$ERR" "(positions are in the spec alloclab suite made from" "whose positions"
 
 # Three threads, an odd count, so that every hand-over between threads wraps around; a small
 # scale keeps it short. Every output must verify against glibc's: exit 0 means no mismatch.
