@@ -162,14 +162,15 @@ static int add_line(char ***lines, const char *fmt, ...) {
 
 const char *render_verify(const Report *rep, char *buf, size_t size) {
         size_t empty = rep->n_cells_nothing_verified;
+        /* The stored size is of what was compared: with verify_ignore, what it left. */
+        const char *what = rep->verify_ignore ? "what verify_ignore left of the output" : "the output";
         if (empty == 0)
                 snprintf(buf, size, "%s", rep->verify);
         else if (empty == rep->n_cells)
-                snprintf(buf, size, "%s (the output was empty: nothing was compared)", rep->verify);
+                snprintf(buf, size, "%s (%s was empty: nothing was compared)", rep->verify, what);
         else
-                snprintf(buf, size,
-                         "%s (the output was empty in %zu of %zu cells: nothing was compared there)",
-                         rep->verify, empty, rep->n_cells);
+                snprintf(buf, size, "%s (%s was empty in %zu of %zu cells: nothing was compared there)",
+                         rep->verify, what, empty, rep->n_cells);
         /* What was left out of the comparison, said where what was compared is. */
         json_t *ignore = rep->verify_ignore ? json_loads(rep->verify_ignore, 0, NULL) : NULL;
         for (size_t i = 0; i < json_array_size(ignore); i++) {

@@ -448,7 +448,7 @@ static int verify_failed(const PlanJob *job, Sample *s, const char *doing, const
 
 /* A mismatch's detail: where the outputs part, and that line of each, so that what varies can
  * be seen (and left out with verify_ignore). */
-static int describe_mismatch(int oracle, int verified, Sample *s) {
+static int describe_mismatch(int oracle, int verified, bool filtered, Sample *s) {
         char want[81], got[81];
         uint64_t line, line_got;
         int r;
@@ -459,14 +459,16 @@ static int describe_mismatch(int oracle, int verified, Sample *s) {
                             *shown_got = text_shown_as(got, TEXT_ESCAPE_BACKSLASH);
         if (!shown_want || !shown_got)
                 return -ENOMEM;
-        return set_detail(
-                s, SAMPLE_MISMATCH,
-                "output differs from the reference at byte %llu (%llu bytes, reference %llu), line "
-                "%llu: the reference has '%s'%s, this run '%s'%s",
-                (unsigned long long) s->mismatch_offset, (unsigned long long) s->output.size,
-                (unsigned long long) s->reference_size, (unsigned long long) line, shown_want,
-                strlen(want) == sizeof(want) - 1 ? "..." : "", shown_got,
-                strlen(got) == sizeof(got) - 1 ? "..." : "");
+        /* With verify_ignore the positions are in what it left of the outputs. */
+        return set_detail(s, SAMPLE_MISMATCH,
+                          "%s at byte %llu (%llu bytes, reference %llu), line "
+                          "%llu: the reference has '%s'%s, this run '%s'%s",
+                          filtered ? "what verify_ignore left of the output differs from the reference's"
+                                   : "output differs from the reference",
+                          (unsigned long long) s->mismatch_offset, (unsigned long long) s->output.size,
+                          (unsigned long long) s->reference_size, (unsigned long long) line, shown_want,
+                          strlen(want) == sizeof(want) - 1 ? "..." : "", shown_got,
+                          strlen(got) == sizeof(got) - 1 ? "..." : "");
 }
 
 /* Judges a finished child: output size, metrics, then the digest and the comparison with the
@@ -564,7 +566,7 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
                         s->status = SAMPLE_MISMATCH;
                         s->reference_size = ref.size;
                         if ((r = output_first_difference(oracle, verified, &s->mismatch_offset)) < 0 ||
-                            (r = describe_mismatch(oracle, verified, s)) < 0)
+                            (r = describe_mismatch(oracle, verified, spec->verify_ignore != NULL, s)) < 0)
                                 return r;
                 }
         }

@@ -106,6 +106,16 @@ expect_eq "$(sqlite3 "$WORK/timed.db" "SELECT v.name, group_concat(DISTINCT s.st
 jemalloc|ok
 wrong|mismatch" "the varying line left out; a real difference still found (at the smoke run)"
 expect_contains "$OUT" "verify stdout, without the lines matching '^elapsed [0-9]+ ns\$'" "what was left out, said"
+# The difference is located in what verify_ignore left (not in stdout, whose lines it shifts).
+expect_contains "$OUT" "mismatch: what verify_ignore left of the output differs from the reference's at byte 8 (10 bytes, reference 10), line 1: the reference has 'result 42', this run 'result 43'" \
+    "where the filtered outputs part, said to be in them"
+# Every line left out: nothing was compared, and not "the output was empty".
+sed '/^verify_ignore:/d' "$WORK/timed.yaml" >"$WORK/all.yaml"
+printf "verify_ignore: ['.']\n" >>"$WORK/all.yaml"
+sed -i '/^  wrong:/d' "$WORK/all.yaml"
+run_alloclab 0 run "$WORK/all.yaml" --db "$WORK/timed.db"
+expect_contains "$OUT" "verify stdout (what verify_ignore left of the output was empty: nothing was compared), without the lines matching '.'" \
+    "every line left out"
 run_alloclab 0 show 2 --db "$WORK/timed.db" --format json
 expect_eq "$(/usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["verify_ignore"])' <<<"$OUT")" \
     "['^elapsed [0-9]+ ns\$']" "JSON lists the patterns"
