@@ -441,26 +441,38 @@ static void print_startup(FILE *f, const Report *rep, const Notes *n) {
 /* The quiet-machine guard: which measured samples ran on a machine busier than the spec allows,
  * before they started or while they ran (they are kept, and counted here). */
 static void print_noisy(FILE *f, const Report *rep, const Notes *n) {
-        int64_t checked = 0, noisy = 0, steal = 0;
+        int64_t checked = 0, noisy = 0, steal = 0, others = 0, skipped = 0;
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
-                checked += rep->entries[i].n_quiet_checked;
-                noisy += rep->entries[i].n_noisy;
-                steal += rep->entries[i].n_noisy_steal;
+                const ReportEntry *e = &rep->entries[i];
+                checked += e->n_quiet_checked;
+                noisy += e->n_noisy;
+                steal += e->n_noisy_steal;
+                others += e->n_noisy_others;
+                skipped += e->n_skipped_busy;
         }
         if (noisy == 0)
                 return;
-        /* Who took the machine: other processes, or the hypervisor (steal), which a user fixes
-         * differently (stop a job; ask for dedicated CPUs). */
-        char who[160];
-        if (steal == noisy)
-                snprintf(who, sizeof(who), "; in all of them the hypervisor took the time (steal)");
-        else if (steal > 0)
-                snprintf(who, sizeof(who),
-                         "; in %lld of them the hypervisor took most of it (steal), in the rest other "
-                         "processes",
+        /* Who took the machine: other processes while the sample ran, the hypervisor (steal), or
+         * the limits read before it started (CPU pressure and load count the run's own children
+         * too): each is fixed differently. */
+        int64_t before = noisy - steal - others;
+        char who[400] = "", part[200];
+        if (others > 0) {
+                snprintf(part, sizeof(part), "; other processes took the time in %lld", (long long) others);
+                strncat(who, part, sizeof(who) - strlen(who) - 1);
+        }
+        if (steal > 0) {
+                snprintf(part, sizeof(part), "%s the hypervisor (steal) in %lld", *who ? "," : ";",
                          (long long) steal);
-        else
-                snprintf(who, sizeof(who), "; other processes took it");
+                strncat(who, part, sizeof(who) - strlen(who) - 1);
+        }
+        if (before > 0) {
+                snprintf(part, sizeof(part),
+                         "%s the machine was above the limits before it started in %lld (CPU pressure and "
+                         "load count the run's own children too)",
+                         *who ? "," : ";", (long long) before);
+                strncat(who, part, sizeof(who) - strlen(who) - 1);
+        }
         /* The limit is the spec's quiet: or the default; a quick run has no spec to point to. */
         const char *limit =
                 render_report_is_quick(rep)
@@ -469,18 +481,26 @@ static void print_noisy(FILE *f, const Report *rep, const Notes *n) {
                           "--print-spec writes one)"
                         : "the guard allows (spec key quiet:, by default: other processes or the "
                           "hypervisor took more than 0.25 CPUs while a sample ran)";
+        char fate[160];
+        if (skipped == noisy)
+                snprintf(fate, sizeof(fate), "none of them was run (on_busy: skip)");
+        else if (skipped > 0)
+                snprintf(fate, sizeof(fate),
+                         "%lld were not run (on_busy: skip), the rest are kept and marked noisy",
+                         (long long) skipped);
+        else
+                snprintf(fate, sizeof(fate), "they are kept and marked noisy");
         if (noisy == checked) { /* one line says it: no list of every cell */
                 fprintf(f,
-                        "\nQuiet-machine guard: all %lld measured samples ran on a machine busier than "
-                        "%s%s; they are kept and marked noisy: every figure here carries the neighbours' "
-                        "work\n",
-                        (long long) noisy, limit, who);
+                        "\nQuiet-machine guard: all %lld measured samples met a machine busier than %s%s; "
+                        "%s%s\n",
+                        (long long) noisy, limit, who, fate,
+                        skipped == noisy ? "" : ": every figure here carries the neighbours' work");
                 return;
         }
         fprintf(f,
-                "\nQuiet-machine guard: %lld of %lld measured samples ran on a machine busier than %s%s; "
-                "kept and marked noisy:\n",
-                (long long) noisy, (long long) checked, limit, who);
+                "\nQuiet-machine guard: %lld of %lld measured samples met a machine busier than %s%s; %s:\n",
+                (long long) noisy, (long long) checked, limit, who, fate);
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         const ReportEntry *e = report_entry(rep, c, v);

@@ -333,6 +333,8 @@ static int row_noisy(Report *rep, sqlite3_stmt *st) {
         e->n_quiet_checked = sqlite3_column_int64(st, 2);
         e->n_noisy = (int64_t) sqlite3_column_double(st, 3);
         e->n_noisy_steal = (int64_t) sqlite3_column_double(st, 4);
+        e->n_noisy_others = (int64_t) sqlite3_column_double(st, 5);
+        e->n_skipped_busy = (int64_t) sqlite3_column_double(st, 6);
         return 0;
 }
 
@@ -819,13 +821,16 @@ static int read_report(Store *s, int64_t run_id, const char *metric_override, bo
                      " JOIN allocators a ON a.id = v.allocator_id WHERE v.run_id = ?1",
                      rep, row_variant)) < 0 ||
             (r = for_each_row(s, run_id, stats_sql, rep, row_stats)) < 0 ||
-            (r = for_each_row(s, run_id,
-                              "SELECT c.position, v.position, count(s.noisy), total(s.noisy),"
-                              " total(s.noisy AND s.steal_ns > s.other_cpu_ns) FROM samples s"
-                              " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
-                              " WHERE s.run_id = ?1 AND s.phase = 'sample' AND s.noisy IS NOT NULL"
-                              " GROUP BY s.cell_id, s.variant_id",
-                              rep, row_noisy)) < 0 ||
+            (r = for_each_row(
+                     s, run_id,
+                     "SELECT c.position, v.position, count(s.noisy), total(s.noisy),"
+                     " total(s.noisy AND s.steal_ns > s.other_cpu_ns),"
+                     " total(s.noisy AND s.other_cpu_ns >= s.steal_ns AND s.other_cpu_ns * 4 > s.wall_ns),"
+                     " total(s.status = 'skipped-busy') FROM samples s"
+                     " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
+                     " WHERE s.run_id = ?1 AND s.phase = 'sample' AND s.noisy IS NOT NULL"
+                     " GROUP BY s.cell_id, s.variant_id",
+                     rep, row_noisy)) < 0 ||
             (r = for_each_row(
                      s, run_id,
                      "SELECT c.position, v.position, t.median, m.median FROM stats t"

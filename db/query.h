@@ -57,6 +57,8 @@ typedef struct ReportEntry {
         double median_lo, median_hi;      /* order-statistic 95% interval of the median */
         int64_t n_quiet_checked, n_noisy; /* measured samples the quiet guard checked / found busy */
         int64_t n_noisy_steal;            /* of those, busy mostly with the hypervisor's steal */
+        int64_t n_noisy_others;           /* of those, other processes took a quarter CPU or more */
+        int64_t n_skipped_busy;           /* of those, not run (on_busy: skip) */
         size_t n_outliers;                /* values whose modified z-score exceeds COMPARE_OUTLIER_Z: kept in
                                            * values and stats, or with Report.exclude_outliers removed from both */
         bool has_comparison;              /* against the baseline of the cell: both sides measured */
