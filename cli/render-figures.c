@@ -397,7 +397,8 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom) {
                         lo = e->smoke_peak_requested < lo ? e->smoke_peak_requested : lo;
                         hi = e->smoke_peak_requested > hi ? e->smoke_peak_requested : hi;
                 }
-                if (lo == INT64_MAX || hi < RENDER_OVERHEAD_MIN || hi <= 2 * lo)
+                /* only cells that get a figure: the others said "not given" above */
+                if (lo == INT64_MAX || render_cell_requested(rep, c) < RENDER_OVERHEAD_MIN || hi <= 2 * lo)
                         continue;
                 varied++;
                 least = lo < least ? lo : least;
@@ -414,9 +415,11 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom) {
                              varied, rep->n_cells, lo_text, hi_text);
         }
         if (r >= 0 && below_one)
-                r = add_line(&lines,
-                             "below 1x: less resident than asked for: the program asked for memory it never "
-                             "wrote (pages never touched are not resident)");
+                r = add_line(
+                        &lines,
+                        "below 1x: less resident than the cell's figure of what the program asked for: "
+                        "it asked for memory it never wrote (pages never touched are not resident), or "
+                        "asked for less in this variant's runs than in the smoke run that gave the figure");
         if (r >= 0 && above_three)
                 r = add_line(&lines,
                              "above 3x: most of the resident memory was not asked for through the malloc "

@@ -444,7 +444,7 @@ python3 -c 'import json, sys; assert all(r["memory_overhead"] is None for r in j
     <<<"$OUT" || fail "no figure for a program too small"
 sed -i 's/params: .*/params: {mode: [untouched], a: [256], b: [0]}/' "$WORK/overhead.yaml"
 run_alloclab 0 run "$WORK/overhead.yaml" --quiet
-expect_contains "$OUT" "below 1x: less resident than asked for: the program asked for memory it never wrote" "below 1 explained"
+expect_contains "$OUT" "below 1x: less resident than the cell's figure of what the program asked for: it asked for memory it never wrote" "below 1 explained"
 # A program whose demand differs from run to run (a heap that depends on thread scheduling; here
 # a variant that keeps five times as much): the one figure per cell is said to be rough.
 cat >"$WORK/varied.yaml" <<YAML
@@ -460,6 +460,11 @@ YAML
 run_alloclab 0 run "$WORK/varied.yaml" --quiet
 expect_contains "$OUT" "rough in 1 of 1 cells: the program's own peak demand differed between the variants' smoke runs" \
     "a demand that differs between smoke runs"
+# A cell without a figure (the baseline asked for too little) is not also "rough".
+sed -i 's/keep, "400000", "17"/keep, "50000", "17"/' "$WORK/varied.yaml"
+run_alloclab 0 run "$WORK/varied.yaml" --quiet
+expect_contains "$OUT" "not given: in the smoke runs the program asked for at most" "the baseline's figure too small"
+[[ $OUT != *"rough in"* ]] || fail "a cell without a figure said to be rough: $OUT"
 # A program with an allocator layer of its own: CPython serves small objects from pymalloc's
 # arenas, which the allocator under test never sees; check, run, show, the report and census say
 # so, with the setting that routes them to malloc, and say nothing once it is set.
