@@ -718,6 +718,16 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
         if (s->spawn.end == SPAWN_CANCELED)
                 return 1;
         s->status = status_of(&s->spawn);
+        /* The probe that counts every call (and tracks requested sizes under a lock) can make a
+         * smoke run several times slower than the samples: a timeout there says so. */
+        if (s->status == SAMPLE_TIMEOUT && probed && step->phase == PHASE_SMOKE &&
+            (r = set_detail(s, SAMPLE_TIMEOUT,
+                            "killed at the timeout after %.3f s in the smoke run, which counts every "
+                            "allocator call under the probe and can take several times as long as a "
+                            "sample (a threaded program most): a timeout: that fits the samples may not "
+                            "fit it",
+                            (double) s->spawn.wall_ns / 1e9)) < 0)
+                return r;
         if (calibrating)
                 return 0; /* the null workload: its output and metrics mean nothing */
         if (probed) {

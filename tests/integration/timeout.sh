@@ -18,6 +18,9 @@ start=$(date +%s%N)
 run_alloclab 9 run "$WORK/spec.yaml" --quiet
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
 expect_contains "$OUT" "TIMEOUT" "timeout mark in the table"
+# The smoke run is the probed one, slower than a sample: a timeout there says so.
+expect_contains "$OUT" "timeout: killed at the timeout after 0.5" "the smoke run's timeout"
+expect_contains "$OUT" "in the smoke run, which counts every allocator call under the probe" "and why it may come there first"
 
 expect_eq "$(q "SELECT s.status, s.wall_ns >= 500000000, s.wall_ns < 5000000000 FROM samples s JOIN variants v ON v.id = s.variant_id WHERE v.name = 'hanger'")" \
     "timeout|1|1" "hanger sample"
