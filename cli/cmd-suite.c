@@ -490,9 +490,14 @@ static void print_overall(FILE *f, const SuiteRun *runs, size_t n, const char *b
                                 "; better in %zu of %zu cells, worse in %zu, same in %zu, inconclusive in "
                                 "%zu",
                                 o.lower, o.compared, o.higher, o.same, o.inconclusive);
-                        if (o.time_cells)
+                        if (o.time_cells && o.time_lo > 0 && isfinite(o.time_hi))
                                 fprintf(f, "; time geometric mean %.3fx [%.3f, %.3f]", o.time_mean,
                                         o.time_lo, o.time_hi);
+                        else if (o.time_cells) /* as show says it: [0, inf] is no interval */
+                                fprintf(f,
+                                        "; time geometric mean %.3fx (no interval: a cell's own is "
+                                        "unbounded)",
+                                        o.time_mean);
                         if (o.rss_cells)
                                 fprintf(f, "; peak RSS %.2fx", o.rss_mean);
                 }

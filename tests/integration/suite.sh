@@ -38,6 +38,7 @@ expect_contains "$summary" "frag           reported:rss_after_free_bytes  " "fra
 expect_contains "$summary" " MiB" "a reported _bytes metric in bytes units"
 expect_contains "$summary" "mimalloc: wins " "per-allocator lines"
 expect_contains "$summary" "time geometric mean " "the suite's geometric mean"
+[[ $summary != *"inf]"* && $summary != *"[0.000, "* ]] || fail "an unbounded interval printed as one: $summary"
 expect_contains "$summary" "(a difference needs p < 0.01 (Benjamini-Hochberg over " \
     "every workload's comparisons one family, its correction stated"
 [[ $(q "SELECT count(*) FROM sample_metrics WHERE name = 'rss_after_free_bytes'") -gt 0 ]] || fail "frag reports rss_after_free_bytes"
