@@ -128,8 +128,11 @@ void cli_warn_own_layer(const char *command, const Plan *plan) {
         else
                 snprintf(who, sizeof(who), "variant %s%s runs", plan->spec->variants[first].name,
                          with > 1 ? " (and others)" : "");
-        fprintf(stderr, "alloclab %s: note: %s %s, which %s\n", command, who, base,
-                options_own_layer(exe, env_get(plan_job(plan, 0, first)->envp, "PYTHONMALLOC")));
+        /* A child's environment is built from empty: alloclab's own PYTHONMALLOC never reaches it. */
+        fprintf(stderr, "alloclab %s: note: %s %s, which %s (%s)\n", command, who, base,
+                options_own_layer(exe, env_get(plan_job(plan, 0, first)->envp, "PYTHONMALLOC")),
+                strcmp(plan->spec->path, "quick") == 0 ? "quick --env PYTHONMALLOC=malloc"
+                                                       : "spec key env: {PYTHONMALLOC: malloc}");
 }
 
 void cli_warn_undefined_metric(const char *command, const Spec *spec) {

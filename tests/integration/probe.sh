@@ -478,7 +478,12 @@ warmup: 0
 YAML
 run_alloclab 0 check "$WORK/layer.yaml"
 expect_contains "$ERR" "alloclab check: note: every variant runs python3" "check: the layer"
-expect_contains "$ERR" "PYTHONMALLOC=malloc in the environment routes them to malloc" "check: the setting"
+expect_contains "$ERR" "PYTHONMALLOC=malloc in the environment routes them to malloc (spec key env: {PYTHONMALLOC: malloc})" \
+    "check: the setting, where a spec sets it"
+# quick builds its children's environment from empty too: its own flag is what works.
+PYTHONMALLOC=malloc "$ALLOCLAB" quick -a glibc -r 1 -w 0 --db "$WORK/layer-quick.db" -- "$PY" -c pass >/dev/null 2>"$WORK/quick.err" ||
+    fail "quick of python3"
+grep -q "(quick --env PYTHONMALLOC=malloc)" "$WORK/quick.err" || fail "quick's remedy: $(cat "$WORK/quick.err")"
 run_alloclab 0 run "$WORK/layer.yaml" --quiet
 run_alloclab 0 show
 expect_contains "$OUT" "Allocator layer of the program's own:" "show: the layer"
