@@ -277,10 +277,12 @@ char *render_flat_wall_note(const Report *rep) {
                 "apart; %s%s%s",
                 widest * 100, rep->variant_names[rep->baseline], in,
                 figure ? "`metric: reported:"
-                       : "a program that prints its own figure (operations, a rate) is "
-                         "measured by it with `metrics:` (docs/spec.md)",
+                       : "a program that prints its own figure (operations, a rate) is judged "
+                         "by it with the spec key `metrics:` (docs/spec.md",
                 figure ? figure : "",
-                figure ? "` makes the figure the spec's metrics: reads the one judged" : "");
+                figure                        ? "` would judge the figure the spec's metrics: reads already"
+                : render_report_is_quick(rep) ? "; quick --print-spec writes a spec to add it to)"
+                                              : ")");
         json_decref(defs);
         return note;
 }
