@@ -129,16 +129,19 @@ static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
         bool unrecorded = render_machine_unrecorded(p->a) || render_machine_unrecorded(p->b);
         if (!p->differences[0] && unrecorded) {
                 fprintf(f,
-                        "%scomparable as far as recorded: same allocator files, spec, cells and variants; "
-                        "the host is where each run was imported (hyperfine records no machine), so "
-                        "whether they ran on one machine is not known\n",
+                        "%scomparable as far as recorded: same spec, cells and variants; the host is where "
+                        "each run was imported and no allocator file was recorded (hyperfine records "
+                        "neither), so whether they ran on one machine with the same files is not known\n",
                         bullet);
                 return;
         }
+        /* An import (pyperf's) records its machine, but no allocator file. */
+        bool imported = (p->a->run.label && strncmp(p->a->run.label, "imported from ", 14) == 0) ||
+                        (p->b->run.label && strncmp(p->b->run.label, "imported from ", 14) == 0);
         if (!p->differences[0]) {
-                fprintf(f,
-                        "%scomparable: same host fingerprint, allocator files, spec, cells and variants\n",
-                        bullet);
+                fprintf(f, "%scomparable: same host fingerprint, %sspec, cells and variants%s\n", bullet,
+                        imported ? "" : "allocator files, ",
+                        imported ? " (an import records no allocator file)" : "");
                 return;
         }
         fprintf(f, "%sNOT COMPARABLE: runs %lld and %lld differ in\n", bullet, (long long) p->a->run.id,

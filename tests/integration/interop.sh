@@ -106,8 +106,8 @@ run_alloclab 0 compare "$alloc_run" latest
 [[ $OUT != *"NOT COMPARABLE"* ]] || fail "two imports of the same commands not comparable: $OUT"
 # ... as far as recorded: hyperfine records no machine, so a "same host" is not claimed (on 19d64e5:
 # "comparable: same host fingerprint"), nor in the report's host and start (the importing ones).
-expect_contains "$OUT" "comparable as far as recorded: same allocator files, spec, cells and variants; the host is where each run was imported (hyperfine records no machine)" \
-    "no claim of one machine"
+expect_contains "$OUT" "comparable as far as recorded: same spec, cells and variants; the host is where each run was imported and no allocator file was recorded (hyperfine records neither)" \
+    "no claim of one machine, nor of the same allocator files (nothing of them was recorded)"
 grep -q "where it was imported: hyperfine records no machine" "$WORK/import.html" || fail "the report's host, unqualified"
 grep -q "when it was imported: hyperfine records no time" "$WORK/import.html" || fail "the report's start, unqualified"
 hyperfine -N --runs 2 --export-json names.json "$WORKLOAD which" "env LD_PRELOAD=libjemalloc.so.2 $WORKLOAD which" \
@@ -272,3 +272,5 @@ run_alloclab 0 compare "$(q "SELECT max(id) - 1 FROM runs")" latest
 expect_contains "$OUT" "benchmark=a  pyperf" "benchmark a compared"
 expect_contains "$OUT" "benchmark=b  pyperf" "benchmark b compared"
 [[ $OUT != *"NOT COMPARABLE"* ]] || fail "two pyperf files of the same benchmarks not comparable: $OUT"
+# pyperf records its machine, but no allocator file: "same allocator files" is not claimed.
+expect_contains "$OUT" "spec, cells and variants (an import records no allocator file)" "no claim of the same allocator files"
