@@ -182,8 +182,10 @@ static int show_allocators(Store *store, int64_t run_id, OutputFormat format) {
         }
         for (size_t i = 0; i < n; i++) {
                 const VariantAllocator *a = &list[i];
-                printf("%s%s: %s %s\n  file %s\n  sha256 %s\n", i ? "\n" : "", a->variant, a->allocator,
-                       a->version, a->path[0] ? a->path : "(nothing preloaded)", a->sha256);
+                /* An import names the allocator from its command: no version, file or hash of it. */
+                printf("%s%s: %s%s%s\n  file %s\n  sha256 %s\n", i ? "\n" : "", a->variant, a->allocator,
+                       a->version[0] ? " " : "", a->version, a->path[0] ? a->path : "(nothing preloaded)",
+                       a->sha256[0] ? a->sha256 : "(not recorded)");
                 json_t *probe = a->probe_report ? json_loads(a->probe_report, 0, NULL) : NULL;
                 if (probe)
                         render_probe(stdout, probe);

@@ -16,6 +16,11 @@ expect_contains "$OUT" "imported hf.json as run 1: 2 variants (which: unknown, u
 expect_eq "$(q "SELECT e.name, r.trigger, r.label FROM runs r JOIN experiments e ON e.id = r.experiment_id")" \
     "hyperfine-hf|import|imported from hyperfine" "the run"
 expect_eq "$(q "SELECT count(*) FROM samples WHERE phase = 'sample' AND status = 'ok'")" 10 "5 samples per command"
+# No file of an allocator was recorded: said, not an empty hash.
+run_alloclab 0 show 1 --allocators
+expect_contains "$OUT" "which: unknown
+  file (nothing preloaded)
+  sha256 (not recorded)" "an import's allocator: nothing recorded, said"
 expect_eq "$(q "SELECT group_concat(name, ' ') FROM (SELECT name FROM variants ORDER BY position)")" \
     "which usable" "one variant per command, named by the words that tell the commands apart"
 # hyperfine ran each command's runs after the other's: sequential, compared as independent
