@@ -579,8 +579,11 @@ static void metadata_section(FILE *f, const Report *rep, const VariantAllocator 
         }
         /* An import (order sequential) had no seed and no children of alloclab's. */
         bool imported = sampleset_design(rep->order) == SAMPLE_INDEPENDENT;
-        fprintf(f, "<tr><th>samples</th><td>%lld (+%lld warm-up)", (long long) rep->samples,
-                (long long) rep->warmup);
+        if (imported)
+                fprintf(f, "<tr><th>samples</th><td>%lld (warm-ups not stored)", (long long) rep->samples);
+        else
+                fprintf(f, "<tr><th>samples</th><td>%lld (+%lld warm-up)", (long long) rep->samples,
+                        (long long) rep->warmup);
         if (!imported)
                 fprintf(f, ", seed %llu", (unsigned long long) rep->seed);
         fputs("</td></tr>\n<tr><th>isolation</th><td>", f);

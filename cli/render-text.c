@@ -168,10 +168,11 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         char seed[40] = ""; /* an import's order has none */
         if (sampleset_design(rep->order) != SAMPLE_INDEPENDENT)
                 snprintf(seed, sizeof(seed), ", seed %llu", (unsigned long long) rep->seed);
-        char verify[512];
-        fprintf(f, "%smetric %s: median of %s%lld warmup), order %s%s, verify %s\n", bullet, rep->run.metric,
-                samples, (long long) rep->warmup, rep->order, seed,
-                render_verify(rep, verify, sizeof(verify)));
+        char verify[512], warmup[40] = "warm-ups not stored"; /* an import keeps none of the file's */
+        if (sampleset_design(rep->order) != SAMPLE_INDEPENDENT)
+                snprintf(warmup, sizeof(warmup), "%lld warmup", (long long) rep->warmup);
+        fprintf(f, "%smetric %s: median of %s%s), order %s%s, verify %s\n", bullet, rep->run.metric, samples,
+                warmup, rep->order, seed, render_verify(rep, verify, sizeof(verify)));
         if (missed)
                 fprintf(f,
                         "%ssamples: auto: %zu of %zu cells stopped at the maximum of %lld samples with the "

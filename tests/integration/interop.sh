@@ -163,6 +163,9 @@ cat >pyperf.json <<'JSON'
 JSON
 run_alloclab 0 import pyperf.json
 expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = 6")" 12 "every value, no warm-up"
+# The file's warm-ups are left out: the header does not say there were none (it said "0 warmup").
+run_alloclab 0 show 6
+expect_contains "$OUT" "samples (warm-ups not stored), order sequential" "warm-ups said not stored"
 # A file's benchmarks are different programs under one configuration: cells of one variant,
 # never compared with each other (on 19d64e5: variants, "json_loads 1.97x slower" than json_dumps).
 expect_eq "$(q "SELECT group_concat(name, ' ') FROM (SELECT name FROM variants WHERE run_id = 6 ORDER BY position)")" \
