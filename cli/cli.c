@@ -122,9 +122,10 @@ void cli_warn_own_layer(const char *command, const Plan *plan) {
                 return;
         const char *exe = plan_job(plan, 0, first)->exe, *base = basename(exe);
         char who[128];
-        if (with == plan->n_variants)
-                snprintf(who, sizeof(who), "%s",
-                         plan->n_variants == 1 ? "its variant runs" : "every variant runs");
+        if (with == plan->n_variants && plan->n_variants > 1)
+                snprintf(who, sizeof(who), "every variant runs");
+        else if (with == 1 && plan->n_variants == 1)
+                snprintf(who, sizeof(who), "variant %s runs", plan->spec->variants[first].name);
         else
                 snprintf(who, sizeof(who), "variant %s%s runs", plan->spec->variants[first].name,
                          with > 1 ? " (and others)" : "");

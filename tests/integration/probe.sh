@@ -484,6 +484,7 @@ expect_contains "$ERR" "PYTHONMALLOC=malloc in the environment routes them to ma
 PYTHONMALLOC=malloc "$ALLOCLAB" quick -a glibc -r 1 -w 0 --db "$WORK/layer-quick.db" -- "$PY" -c pass >/dev/null 2>"$WORK/quick.err" ||
     fail "quick of python3"
 grep -q "(quick --env PYTHONMALLOC=malloc)" "$WORK/quick.err" || fail "quick's remedy: $(cat "$WORK/quick.err")"
+grep -q "note: variant glibc runs python3" "$WORK/quick.err" || fail "the one variant named: $(cat "$WORK/quick.err")"
 run_alloclab 0 run "$WORK/layer.yaml" --quiet
 run_alloclab 0 show
 expect_contains "$OUT" "Allocator layer of the program's own:" "show: the layer"
