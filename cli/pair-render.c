@@ -146,8 +146,19 @@ static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
         }
         fprintf(f, "%sNOT COMPARABLE: runs %lld and %lld differ in\n", bullet, (long long) p->a->run.id,
                 (long long) p->b->run.id);
-        for (char **d = p->differences; *d; d++)
+        bool experiments = false;
+        for (char **d = p->differences; *d; d++) {
                 fprintf(f, "%s  %s\n", bullet, *d);
+                experiments |= strncmp(*d, "experiment: ", 12) == 0;
+        }
+        /* Each imported file names its own experiment unless told one. */
+        bool both_imported = p->a->run.label && strncmp(p->a->run.label, "imported from ", 14) == 0 &&
+                             p->b->run.label && strncmp(p->b->run.label, "imported from ", 14) == 0;
+        if (experiments && both_imported)
+                fprintf(f,
+                        "%s  (files of the same commands compare when imported into one experiment: "
+                        "alloclab import FILE --experiment NAME)\n",
+                        bullet);
 }
 
 /* Run B significantly worse than run A beyond min_effect: slower, or more of a cost; less of a

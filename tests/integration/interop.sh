@@ -282,3 +282,13 @@ expect_contains "$OUT" "benchmark=b  pyperf" "benchmark b compared"
 [[ $OUT != *"NOT COMPARABLE"* ]] || fail "two pyperf files of the same benchmarks not comparable: $OUT"
 # pyperf records its machine, but no allocator file: "same allocator files" is not claimed.
 expect_contains "$OUT" "spec, cells and variants (an import records no allocator file)" "no claim of the same allocator files"
+
+# Two files of the same commands imported under their own names are two experiments: compare
+# says so and how to import them into one.
+python3 -c 'import json, sys
+d = json.load(open("hf.json")); d["results"][0]["times"][0] *= 1.01; json.dump(d, open("hfb.json", "w"))'
+run_alloclab 0 import hfb.json
+run_alloclab 7 compare 1 latest
+expect_contains "$OUT" "experiment: hyperfine-hf -> hyperfine-hfb" "the experiments differ"
+expect_contains "$OUT" "(files of the same commands compare when imported into one experiment: alloclab import FILE --experiment NAME)" \
+    "how to make them comparable"
