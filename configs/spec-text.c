@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "configs/catalog.h"
 #include "configs/spec-text.h"
 #include "util/io.h"
 
@@ -62,7 +63,15 @@ void spec_text_template(FILE *f, const char *s, char *const *names) {
 
 char *spec_text_variant_name(const char *preload) {
         const char *base = basename(preload);
-        return strndup(base, strcspn(base, "."));
+        char *name = strndup(base, strcspn(base, "."));
+        /* A catalog allocator's file whose name does not say which (libclang_rt for scudo) is named
+         * as the catalog names it; libjemalloc stays libjemalloc, apart from the name jemalloc. */
+        const CatalogEntry *e = strchr(preload, '/') ? catalog_find_file(preload) : NULL;
+        if (name && e && !strstr(name, e->name)) {
+                free(name);
+                return strdup(e->name);
+        }
+        return name;
 }
 
 bool spec_text_name_char(char c) {

@@ -20,8 +20,9 @@ void spec_text_list(FILE *f, char *const *l);
  * "NAME=VALUES"; names may be NULL), every other brace is doubled so that it stays literal. */
 void spec_text_template(FILE *f, const char *s, char *const *names);
 
-/* The variant name of a preload value: a catalog name itself, a path its file's name up to the
- * first dot (/x/libfoo.so.2 is libfoo). A new string, or NULL. */
+/* The variant name of a preload value: a catalog name itself, a path to a catalog allocator's
+ * file that allocator's name, another path its file's name up to the first dot (/x/libfoo.so.2
+ * is libfoo). A new string, or NULL. */
 char *spec_text_variant_name(const char *preload);
 
 /* Whether c may stand in an experiment or variant name: a letter, digit, '_', '-' or '.'. */

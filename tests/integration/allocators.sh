@@ -84,6 +84,10 @@ YAML
         "glibc=glibc scudo=scudo bypath=scudo" "scudo proven and named, by catalog name and by path"
     run_alloclab 0 census --preload scudo -- "$WORKLOAD" which
     expect_contains "$OUT" "effective allocator: $SCUDO (scudo)" "census names scudo"
+    # quick names a variant preloaded by the path of a catalog allocator's file by that allocator
+    # when the file's name does not say it (it named Scudo's "libclang_rt").
+    run_alloclab 0 quick -a glibc,"$SCUDO" -r 1 -w 0 --print-spec -- "$WORKLOAD" which
+    expect_contains "$OUT" "  \"scudo\": {preload: \"$SCUDO\"}" "a path of scudo named scudo"
 else
     skip_part "libclang-rt-14-dev is not installed (apt-get install libclang-rt-14-dev): no Scudo to preload"
 fi
