@@ -669,13 +669,15 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
                 s->noisy = !quiet_wait(&p->spec->quiet, &seen, &s->quiet_wait_ns);
                 s->cpu_some_avg10 = seen.cpu_some_avg10;
                 s->load1 = seen.load1;
-                if (s->noisy && p->spec->quiet.skip_busy)
+                if (s->noisy && p->spec->quiet.skip_busy) {
+                        char other[48] = ""; /* read only where the spec limits it */
+                        if (!isnan(seen.other_cpu))
+                                snprintf(other, sizeof(other), ", other work %.2f CPUs", seen.other_cpu);
                         return set_detail(
                                 s, SAMPLE_SKIPPED_BUSY,
-                                "not run: still busy after %.1f s (CPU pressure %.1f%%, load %.2f, "
-                                "other work %.2f CPUs)",
-                                (double) s->quiet_wait_ns / 1e9, seen.cpu_some_avg10, seen.load1,
-                                seen.other_cpu);
+                                "not run: still busy after %.1f s (CPU pressure %.1f%%, load %.2f%s)",
+                                (double) s->quiet_wait_ns / 1e9, seen.cpu_some_avg10, seen.load1, other);
+                }
         }
         SpawnRequest req = {
                 .exe = calibrating ? p->calibrate_exe : job->exe,
