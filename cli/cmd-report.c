@@ -17,7 +17,6 @@
 #include "cli/pair-render.h"
 #include "cli/render-figures.h"
 #include "cli/render.h"
-#include "stats/sampleset.h"
 #include "db/history.h"
 #include "db/pair.h"
 #include "db/query.h"
@@ -577,8 +576,8 @@ static void metadata_section(FILE *f, const Report *rep, const VariantAllocator 
                 put_text(f, rows[i][1]);
                 fputs("</td></tr>\n", f);
         }
-        /* An import (order sequential) had no seed and no children of alloclab's. */
-        bool imported = sampleset_design(rep->order) == SAMPLE_INDEPENDENT;
+        /* An import had no seed and no children of alloclab's. */
+        bool imported = render_report_imported(rep);
         if (imported)
                 fprintf(f, "<tr><th>samples</th><td>%lld (warm-ups not stored)", (long long) rep->samples);
         else
@@ -670,7 +669,7 @@ static void metadata_section(FILE *f, const Report *rep, const VariantAllocator 
                 }
         if (excluded)
                 fputs("</ul>\n", f);
-        else if (sampleset_design(rep->order) == SAMPLE_INDEPENDENT)
+        else if (render_report_imported(rep))
                 fputs("<p>No sample failed (an import: no smoke run).</p>\n", f);
         else
                 fputs("<p>Every variant passed its smoke run and no sample failed.</p>\n", f);

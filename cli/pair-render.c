@@ -136,8 +136,7 @@ static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
                 return;
         }
         /* An import (pyperf's) records its machine, but no allocator file. */
-        bool imported = (p->a->run.label && strncmp(p->a->run.label, "imported from ", 14) == 0) ||
-                        (p->b->run.label && strncmp(p->b->run.label, "imported from ", 14) == 0);
+        bool imported = render_report_imported(p->a) || render_report_imported(p->b);
         if (!p->differences[0]) {
                 fprintf(f, "%scomparable: same host fingerprint, %sspec, cells and variants%s\n", bullet,
                         imported ? "" : "allocator files, ",
@@ -152,8 +151,7 @@ static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
                 experiments |= strncmp(*d, "experiment: ", 12) == 0;
         }
         /* Each imported file names its own experiment unless told one. */
-        bool both_imported = p->a->run.label && strncmp(p->a->run.label, "imported from ", 14) == 0 &&
-                             p->b->run.label && strncmp(p->b->run.label, "imported from ", 14) == 0;
+        bool both_imported = render_report_imported(p->a) && render_report_imported(p->b);
         if (experiments && both_imported)
                 fprintf(f,
                         "%s  (files of the same commands compare when imported into one experiment: "

@@ -85,6 +85,10 @@ bool render_machine_unrecorded(const Report *rep) {
         return rep->run.label && strcmp(rep->run.label, "imported from hyperfine") == 0;
 }
 
+bool render_report_imported(const Report *rep) {
+        return sampleset_design(rep->order) == SAMPLE_INDEPENDENT;
+}
+
 const char *render_report_metric(const Report *rep) {
         const char *m = rep->run.metric;
         return strncmp(m, "reported:", 9) == 0 ? m + 9 : m;

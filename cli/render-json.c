@@ -9,7 +9,6 @@
 
 #include "cli/render-figures.h"
 #include "cli/render.h"
-#include "stats/sampleset.h"
 
 int render_report_json(FILE *f, const Report *rep) {
         json_t *root = json_object(), *variants = json_array(), *cells = json_array(),
@@ -42,9 +41,8 @@ int render_report_json(FILE *f, const Report *rep) {
         json_object_set_new(root, "warmup", json_integer(rep->warmup));
         json_object_set_new(root, "order", json_string(rep->order));
         json_object_set_new(root, "seed",
-                            sampleset_design(rep->order) == SAMPLE_INDEPENDENT /* an import */
-                                    ? json_null()
-                                    : json_integer((json_int_t) rep->seed));
+                            render_report_imported(rep) ? json_null()
+                                                        : json_integer((json_int_t) rep->seed));
         json_object_set_new(root, "verify", json_string(rep->verify));
         json_t *ignore = rep->verify_ignore ? json_loads(rep->verify_ignore, 0, NULL) : NULL;
         json_object_set_new(root, "verify_ignore", ignore ? ignore : json_array());

@@ -16,7 +16,6 @@
 #include "cli/output.h"
 #include "cli/render-figures.h"
 #include "cli/render.h"
-#include "stats/sampleset.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 #include "util/text.h"
@@ -158,7 +157,7 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
                 /* A run that ended early did not take what was planned (it said "of 3000" after 14). */
                 snprintf(samples, sizeof(samples), "%s of %lld planned samples (the run ended early; ",
                          samples_range(fewest, most), (long long) rep->samples);
-        else if (sampleset_design(rep->order) == SAMPLE_INDEPENDENT) /* an import: as many as each took */
+        else if (render_report_imported(rep)) /* as many as each took */
                 snprintf(samples, sizeof(samples), "%s samples (", samples_range(fewest, most));
         else
                 snprintf(samples, sizeof(samples), "%lld samples (", (long long) rep->samples);
@@ -166,10 +165,10 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         for (size_t c = 0; c < rep->n_cells; c++)
                 missed += render_cell_missed_target(rep, c);
         char seed[40] = ""; /* an import's order has none */
-        if (sampleset_design(rep->order) != SAMPLE_INDEPENDENT)
+        if (!render_report_imported(rep))
                 snprintf(seed, sizeof(seed), ", seed %llu", (unsigned long long) rep->seed);
         char verify[512], warmup[40] = "warm-ups not stored"; /* an import keeps none of the file's */
-        if (sampleset_design(rep->order) != SAMPLE_INDEPENDENT)
+        if (!render_report_imported(rep))
                 snprintf(warmup, sizeof(warmup), "%lld warmup", (long long) rep->warmup);
         fprintf(f, "%smetric %s: median of %s%s), order %s%s, verify %s\n", bullet, rep->run.metric, samples,
                 warmup, rep->order, seed, render_verify(rep, verify, sizeof(verify)));

@@ -34,6 +34,10 @@ const char *render_value(const char *metric, double v, char *buf, size_t size);
  * as its host and the import's time as its start, which every view must say. */
 bool render_machine_unrecorded(const Report *rep);
 
+/* Whether the run was imported from another tool's file (its order is sequential: independent
+ * samples, no seed, no smoke run, no allocator file recorded). */
+bool render_report_imported(const Report *rep);
+
 /* A value of a metric, in the unit the spec gave it (metrics: {NAME: {unit}}), else as
  * render_value() shows it. */
 const char *render_metric_value(const char *metric, const char *unit, double v, char *buf, size_t size);
