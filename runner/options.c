@@ -154,6 +154,29 @@ static bool has_whole(const char *text, const char *before, const char *name, co
         return false;
 }
 
+/* Every NAME that text holds as has_whole() matches one (after before, or at a line's start when
+ * before is "", and followed by the character end on its line), each once, appended to *ret: a
+ * reader's listing of the names it knows. */
+static int names_listed(const char *text, const char *before, char end, char ***ret) {
+        size_t lb = strlen(before);
+        for (const char *at = text; at && *at;) {
+                if (lb) {
+                        if (!(at = strstr(at, before)))
+                                break;
+                        at += lb;
+                }
+                size_t n = strcspn(at, (const char[]){ end, 0 }), line = strcspn(at, "\n");
+                if (n < line && n > 0) {
+                        _cleanup_free_ char *name = strndup(at, n);
+                        if (!name || (!strv_contains(*ret, name) && strv_consume(ret, TAKE_PTR(name)) < 0))
+                                return -ENOMEM;
+                }
+                if (!lb) /* the next line */
+                        at += line + (at[line] != 0);
+        }
+        return 0;
+}
+
 /* "NAME is not an option of FILE (version V): it would be ignored", or for several "A, B are not
  * options of ...: they would be ignored", into f; a is NULL for the loader. */
 static void say_unknown(FILE *f, char *const *names, const char *file, const Allocator *a) {
@@ -179,16 +202,7 @@ bool options_tunable_known(const char *name) {
 static int tunable_names(char ***ret) {
         const char *loader = loader_path();
         const char *known = loader ? loader_tunables(loader) : NULL;
-        for (const char *line = known; line && *line;
-             line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
-                size_t n = strcspn(line, ":\n");
-                if (line[n] != ':')
-                        continue;
-                _cleanup_free_ char *name = strndup(line, n);
-                if (!name || strv_consume(ret, TAKE_PTR(name)) < 0)
-                        return -ENOMEM;
-        }
-        return 0;
+        return known ? names_listed(known, "", ':', ret) : 0;
 }
 
 /* Each name of GLIBC_TUNABLES=name=value:name=value... against the loader's tunables: the unknown
@@ -261,17 +275,16 @@ static const char *mimalloc_says(const char *path, char *const *env) {
 
 /* The names of mimalloc's option table as variables ("MIMALLOC_SHOW_STATS"). */
 static int mimalloc_names(const char *said, char ***ret) {
-        for (const char *at = said; (at = strstr(at, "option '"));) {
-                at += strlen("option '");
-                size_t n = strcspn(at, "'\n");
-                if (at[n] != '\'')
-                        continue;
+        _cleanup_strv_free_ char **names = NULL;
+        if (names_listed(said, "option '", '\'', &names) < 0)
+                return -ENOMEM;
+        for (char **n = names; n && *n; n++) {
                 _cleanup_free_ char *name = NULL;
-                if (asprintf(&name, "MIMALLOC_%.*s", (int) n, at) < 0)
+                if (asprintf(&name, "MIMALLOC_%s", *n) < 0)
                         return -ENOMEM;
                 for (char *c = name; *c; c++)
                         *c = (char) toupper((unsigned char) *c);
-                if (!strv_contains(*ret, name) && strv_consume(ret, TAKE_PTR(name)) < 0)
+                if (strv_consume(ret, TAKE_PTR(name)) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -402,16 +415,7 @@ static int jemalloc_names(char *const *envp, char ***ret) {
         char *argv[] = { (char *) "true", NULL };
         char *env[] = { (char *) preload, (char *) "MALLOC_CONF=stats_print:true", NULL };
         _cleanup_free_ char *said = output_of("/bin/true", argv, env, true);
-        for (const char *at = said; at && (at = strstr(at, "\n  opt."));) {
-                at += strlen("\n  opt.");
-                size_t n = strcspn(at, ":\n");
-                if (at[n] != ':')
-                        continue;
-                _cleanup_free_ char *name = strndup(at, n);
-                if (!name || strv_consume(ret, TAKE_PTR(name)) < 0)
-                        return -ENOMEM;
-        }
-        return 0;
+        return said ? names_listed(said, "\n  opt.", ':', ret) : 0;
 }
 
 /* A complaint of jemalloc's about a key it does not know ("Invalid conf pair: dirty_decay:1"),
