@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "probe/report.h"
+#include "runner/env.h"
 #include "runner/options.h"
 #include "runner/output.h"
 #include "runner/spawn.h"
@@ -406,14 +407,14 @@ static char *complaint_line(const char *stderr_text) {
 /* jemalloc's option names ("dirty_decay_ms"), as the jemalloc that envp's LD_PRELOAD names
  * prints them at exit with stats_print:true ("  opt.dirty_decay_ms: 10000"). */
 static int jemalloc_names(char *const *envp, char ***ret) {
-        const char *preload = NULL;
-        for (char *const *e = envp; e && *e; e++)
-                if (strncmp(*e, "LD_PRELOAD=", 11) == 0)
-                        preload = *e;
-        if (!preload)
+        const char *value = env_get(envp, "LD_PRELOAD");
+        _cleanup_free_ char *preload = NULL;
+        if (!value)
                 return 0;
+        if (asprintf(&preload, "LD_PRELOAD=%s", value) < 0)
+                return -ENOMEM;
         char *argv[] = { (char *) "true", NULL };
-        char *env[] = { (char *) preload, (char *) "MALLOC_CONF=stats_print:true", NULL };
+        char *env[] = { preload, (char *) "MALLOC_CONF=stats_print:true", NULL };
         _cleanup_free_ char *said = output_of("/bin/true", argv, env, true);
         return said ? names_listed(said, "\n  opt.", ':', ret) : 0;
 }
