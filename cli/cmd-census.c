@@ -81,12 +81,9 @@ int cmd_census(int argc, char **argv) {
                                 cli_error("census", "allocator %s is not installed: apt-get install %s",
                                           preload, allocator.entry->package);
                         else if (r == -EINVAL && preload[0] != '/') {
-                                const char *close = catalog_suggest(preload);
-                                cli_error("census",
-                                          "unknown allocator '%s'%s%s%s (known: %s; or an absolute path)",
-                                          preload, close ? " (did you mean '" : "", close ? close : "",
-                                          close ? "'?)" : "", catalog_names());
-                                return EXIT_USAGE;
+                                _cleanup_free_ char *said = catalog_unknown(preload);
+                                cli_error("census", "%s", said ? said : strerror(ENOMEM));
+                                return said ? EXIT_USAGE : EXIT_ENVIRONMENT;
                         } else
                                 cli_error("census", "cannot preload %s: %s", preload, strerror(-r));
                         return EXIT_ENVIRONMENT;

@@ -4,6 +4,7 @@
  * tbbmalloc is preloaded through its proxy library, the one that replaces malloc.
  */
 #include <fnmatch.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "configs/catalog.h"
@@ -101,10 +102,16 @@ const char *catalog_names(void) {
         return names;
 }
 
-const char *catalog_suggest(const char *name) {
+char *catalog_unknown(const char *name) {
         const char *names[ELEMENTSOF(catalog)] = {};
         size_t k = 0;
         for (const CatalogEntry *e = catalog; e->name; e++)
                 names[k++] = e->name;
-        return suggest_closest(name, names);
+        const char *close = suggest_closest(name, names);
+        char *said = NULL;
+        if (asprintf(&said, "unknown allocator '%s'%s%s%s (known: %s; or an absolute path)", name,
+                     close ? " (did you mean '" : "", close ? close : "", close ? "'?)" : "",
+                     catalog_names()) < 0)
+                return NULL;
+        return said;
 }

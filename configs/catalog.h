@@ -41,5 +41,6 @@ const CatalogEntry *catalog_entries(void);
 /* "glibc, jemalloc, ..." for error messages (static storage). */
 const char *catalog_names(void);
 
-/* The catalog name closest to a misspelt one ("jemaloc": "jemalloc"), or NULL. */
-const char *catalog_suggest(const char *name);
+/* What to say of a preload name the catalog does not have: "unknown allocator 'jemaloc' (did you
+ * mean 'jemalloc'?) (known: glibc, ...; or an absolute path)". A new string, or NULL. */
+char *catalog_unknown(const char *name);

@@ -176,10 +176,8 @@ static int parse_preload(Loader *l, const YamlNode *n, void *field) {
         if (n->value[0] != '/' && strchr(n->value, '/'))
                 return schema_error(l, n, "preload path '%s' must be absolute", n->value);
         if (n->value[0] != '/' && !catalog_find(n->value)) {
-                const char *s = catalog_suggest(n->value);
-                return schema_error(l, n, "unknown allocator '%s'%s%s%s (known: %s; or an absolute path)",
-                                    n->value, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "",
-                                    catalog_names());
+                _cleanup_free_ char *said = catalog_unknown(n->value);
+                return said ? schema_error(l, n, "%s", said) : -ENOMEM;
         }
         return schema_parse_string(l, n, field);
 }
