@@ -60,6 +60,16 @@ static void die(const char *what) {
         exit(2);
 }
 
+static void thread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
+        if ((errno = pthread_create(t, NULL, fn, arg)))
+                die("pthread_create");
+}
+
+static void thread_join(pthread_t t) {
+        if ((errno = pthread_join(t, NULL)))
+                die("pthread_join");
+}
+
 static void *xmalloc(size_t n) {
         void *p = malloc(n);
         if (!p)
@@ -201,9 +211,7 @@ static void *xmalloc_worker(void *arg) {
         Run *run = w->run;
         Stack *st = (Stack *) run->shared[0];
         pthread_t releaser;
-        errno = pthread_create(&releaser, NULL, xmalloc_releaser, st);
-        if (errno)
-                die("pthread_create");
+        thread_start(&releaser, xmalloc_releaser, st);
         uint64_t sum = 0;
         size_t batches = scaled(run, 200);
         for (size_t b = 0; b < batches; b++) {
@@ -223,9 +231,7 @@ static void *xmalloc_worker(void *arg) {
         st->producing--;
         pthread_cond_broadcast(&st->changed);
         pthread_mutex_unlock(&st->lock);
-        errno = pthread_join(releaser, NULL);
-        if (errno)
-                die("pthread_join");
+        thread_join(releaser);
         atomic_fetch_add(&run->sum, sum);
         return NULL;
 }
@@ -369,12 +375,8 @@ static void *mstress(void *arg) {
         for (unsigned round = 0; round < MSTRESS_ROUNDS; round++) {
                 MstressThread t = { .run = w->run, .id = w->id, .round = round };
                 pthread_t tid;
-                errno = pthread_create(&tid, NULL, mstress_thread, &t);
-                if (errno)
-                        die("pthread_create");
-                errno = pthread_join(tid, NULL);
-                if (errno)
-                        die("pthread_join");
+                thread_start(&tid, mstress_thread, &t);
+                thread_join(tid);
                 sum += t.sum;
         }
         atomic_fetch_add(&w->run->sum, sum);
@@ -547,9 +549,7 @@ int main(int argc, char **argv) {
         Worker workers[MAX_THREADS];
         for (unsigned t = 0; t < run.threads; t++) {
                 workers[t] = (Worker){ .run = &run, .id = t };
-                errno = pthread_create(&tids[t], NULL, mode->worker, &workers[t]);
-                if (errno)
-                        die("pthread_create");
+                thread_start(&tids[t], mode->worker, &workers[t]);
         }
         if (mode->barrier_with_main) {
                 pthread_barrier_wait(&run.barrier);
@@ -557,7 +557,7 @@ int main(int argc, char **argv) {
                 pthread_barrier_wait(&run.barrier);
         }
         for (unsigned t = 0; t < run.threads; t++)
-                pthread_join(tids[t], NULL);
+                thread_join(tids[t]);
         if (mode->teardown)
                 mode->teardown(&run);
         free(run.shared);
