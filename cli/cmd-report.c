@@ -17,6 +17,7 @@
 #include "cli/pair-render.h"
 #include "cli/render-figures.h"
 #include "cli/render.h"
+#include "db/run-field.h"
 #include "db/history.h"
 #include "db/pair.h"
 #include "db/query.h"
@@ -544,38 +545,49 @@ static void comparison_section(FILE *f, const RunPair *pair) {
         fputs("</table>\n", f);
 }
 
-/* Host, allocators with what the probe found, exclusions, and the spec itself. */
-static void metadata_section(FILE *f, const Report *rep, const VariantAllocator *allocators, size_t n,
-                             const char *spec_yaml) {
-        fputs("<h2>Run</h2>\n<table>\n", f);
-        char verify[512], host[300], started[120];
+/* A recorded field's value in the Run table: as recorded, but saying where an import recorded no
+ * machine or time, and the verification as render_verify() words it. NULL: none (a label or
+ * commit the run was not given). */
+static const char *run_row_text(const Report *rep, const RunField *field, char *buf, size_t size) {
         bool unrecorded = render_machine_unrecorded(rep);
-        snprintf(host, sizeof(host), "%s%s", rep->run.hostname,
-                 unrecorded ? " (where it was imported: hyperfine records no machine)" : "");
-        snprintf(started, sizeof(started), "%s%s", rep->run.started_at,
-                 unrecorded ? " (when it was imported: hyperfine records no time)" : "");
-        const char *rows[][2] = {
-                { "host", host },
-                { "CPU", rep->cpu_model },
-                { "kernel", rep->kernel },
-                { "glibc", rep->glibc },
-                { "THP", rep->thp },
-                { "started", started },
-                { "status", rep->run.status },
-                { "order", rep->order },
-                { "verify", render_verify(rep, verify, sizeof(verify)) },
-                { "label", rep->run.label },
-                { "commit", rep->run.commit },
-        };
-        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
-                if (!rows[i][1])
-                        continue; /* a label or commit the run was not given */
+        if (field->offset == offsetof(Report, run.hostname) && unrecorded)
+                snprintf(buf, size, "%s (where it was imported: hyperfine records no machine)",
+                         rep->run.hostname);
+        else if (field->offset == offsetof(Report, run.started_at) && unrecorded)
+                snprintf(buf, size, "%s (when it was imported: hyperfine records no time)",
+                         rep->run.started_at);
+        else if (field->offset == offsetof(Report, verify))
+                return render_verify(rep, buf, size);
+        else
+                return run_field_text(field, rep);
+        return buf;
+}
+
+/* The recorded fields with a label, in the order of their ranks. */
+static void run_rows(FILE *f, const Report *rep) {
+        for (int rank = 1;; rank++) {
+                const RunField *field = NULL;
+                for (size_t i = 0; i < n_run_fields && !field; i++)
+                        if (run_fields[i].label_rank == rank)
+                                field = &run_fields[i];
+                if (!field)
+                        return;
+                char buf[512];
+                const char *text = run_row_text(rep, field, buf, sizeof(buf));
+                if (!text)
+                        continue;
                 fputs("<tr><th>", f);
-                put_text(f, rows[i][0]);
+                put_text(f, field->label);
                 fputs("</th><td>", f);
-                put_text(f, rows[i][1]);
+                put_text(f, text);
                 fputs("</td></tr>\n", f);
         }
+}
+
+/* The Run table: the recorded fields, samples, isolation, start-up. */
+static void run_table(FILE *f, const Report *rep) {
+        fputs("<h2>Run</h2>\n<table>\n", f);
+        run_rows(f, rep);
         /* An import had no seed and no children of alloclab's. */
         bool imported = render_report_imported(rep);
         if (imported)
@@ -613,7 +625,10 @@ static void metadata_section(FILE *f, const Report *rep, const VariantAllocator 
                 fputs("</td></tr>\n", f);
         }
         fputs("</table>\n", f);
+}
 
+/* Each variant's allocator, file and what the probe found in effect. */
+static void allocators_table(FILE *f, const VariantAllocator *allocators, size_t n) {
         fputs("<h3>Allocators</h3>\n<table>\n<tr><th>variant</th><th>allocator</th><th>version</th>"
               "<th>file and sha256</th><th>effective allocator and options (probe)</th></tr>\n",
               f);
@@ -649,7 +664,10 @@ static void metadata_section(FILE *f, const Report *rep, const VariantAllocator 
                 fputs("</td></tr>\n", f);
         }
         fputs("</table>\n", f);
+}
 
+/* The cells and variants excluded or with failed samples, and why. */
+static void failures_list(FILE *f, const Report *rep) {
         bool excluded = false;
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
@@ -673,6 +691,14 @@ static void metadata_section(FILE *f, const Report *rep, const VariantAllocator 
                 fputs("<p>No sample failed (an import: no smoke run).</p>\n", f);
         else
                 fputs("<p>Every variant passed its smoke run and no sample failed.</p>\n", f);
+}
+
+/* Host, allocators with what the probe found, exclusions, and the spec itself. */
+static void metadata_section(FILE *f, const Report *rep, const VariantAllocator *allocators, size_t n,
+                             const char *spec_yaml) {
+        run_table(f, rep);
+        allocators_table(f, allocators, n);
+        failures_list(f, rep);
         fputs("<h3>Spec</h3>\n<pre>", f);
         put_text(f, spec_yaml);
         fputs("</pre>\n", f);

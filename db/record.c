@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "db/record.h"
+#include "db/run-field.h"
 #include "db/sql.h"
 #include "runner/env.h"
 #include "runner/probe-json.h"
@@ -69,33 +70,6 @@ static sqlite3 *db_of(const Recorder *r) {
 /* INSERT ... ON CONFLICT DO UPDATE SET x=x RETURNING id: the id of a new or existing row. */
 #define UPSERT_ID " ON CONFLICT DO UPDATE SET id = id RETURNING id"
 
-/* {NAME: {"better", "unit"}} of the spec's metrics: (runs.metric_defs). NULL on ENOMEM. */
-static char *metric_defs_json(const Spec *s) {
-        json_t *defs = json_object();
-        for (size_t i = 0; defs && i < s->n_metric_defs; i++) {
-                const SpecMetricDef *d = &s->metric_defs[i];
-                json_t *def = json_pack("{s:s}", "better", d->higher_is_better ? "higher" : "lower");
-                if (def && d->unit)
-                        json_object_set_new(def, "unit", json_string(d->unit));
-                if (!def || json_object_set_new(defs, d->name, def) < 0) {
-                        json_decref(defs);
-                        return NULL;
-                }
-        }
-        char *text = defs ? json_dumps(defs, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-        json_decref(defs);
-        return text;
-}
-
-static char *json_strv(char *const *l) {
-        json_t *a = json_array();
-        for (size_t i = 0; l && l[i]; i++)
-                json_array_append_new(a, json_string(l[i]));
-        char *s = json_dumps(a, JSON_COMPACT);
-        json_decref(a);
-        return s;
-}
-
 static int env_into(json_t *o, char *const *env) {
         for (size_t i = 0; env && env[i]; i++) {
                 const char *eq = strchr(env[i], '=');
@@ -108,129 +82,42 @@ static int env_into(json_t *o, char *const *env) {
         return 0;
 }
 
-/* A copy of s for a text column that takes no control characters (import refuses them, see
- * db/bundle.c): text from outside that holds some (a file name, a label, a variable, a spec's
- * value) is stored as util/text.h shows it, so that every run recorded can be imported. NULL
- * for NULL; *oom when a copy could not be made. */
-static char *clean_copy(const char *s, bool *oom) {
-        char *copy = !s ? NULL : text_is_clean(s) ? strdup(s) : text_shown(s);
-        *oom |= s && !copy;
-        return copy;
-}
-
-static int insert_header(Recorder *rec, const Plan *p, const Host *h, const RecordContext *ctx) {
+/* The run's row and the rows it refers to: its host, experiment and spec. */
+static int insert_run(Recorder *rec, const Plan *p, const Host *h, const RecordContext *ctx) {
         sqlite3 *db = db_of(rec);
         const Spec *s = p->spec;
-        int64_t host_id, experiment_id, spec_id;
+        RunSource src = { .plan = p, .host = h, .ctx = ctx };
         char digest[SHA256_HEX_SIZE];
         sha256_hex(s->source, s->source_size, digest);
-        uint64_t start = 0;
-        (void) proc_start_time(getpid(), &start);
-        _cleanup_free_ char *metric = NULL;
-        if (asprintf(&metric, "%s%s%s", spec_metric_to_string(s->metric),
-                     s->metric == SPEC_METRIC_REPORTED ? ":" : "",
-                     s->metric == SPEC_METRIC_REPORTED ? s->metric_name : "") < 0)
-                return -ENOMEM;
-        _cleanup_free_ char *child_cpus = p->cpus.pinned ? cpus_format(&p->cpus.child) : NULL;
-        _cleanup_free_ char *runner_cpus = p->cpus.pinned ? cpus_format(&p->cpus.runner) : NULL;
-        if (p->cpus.pinned && (!child_cpus || !runner_cpus))
-                return -ENOMEM;
-
-        _cleanup_free_ char *calibrate_json = NULL;
-        if (p->calibrate_argv) {
-                json_t *argv = json_array();
-                for (char *const *a = p->calibrate_argv; argv && *a; a++)
-                        json_array_append_new(argv, json_string(*a));
-                calibrate_json = argv ? json_dumps(argv, JSON_COMPACT) : NULL;
-                json_decref(argv);
-                if (!calibrate_json)
-                        return -ENOMEM;
-        }
-
-        json_t *facts = json_object();
-        for (int f = 0; facts && f < _HOST_FACT_MAX; f++)
-                json_object_set_new(facts, host_fact_names[f], json_string(h->facts[f]));
-        _cleanup_free_ char *facts_json =
-                facts ? json_dumps(facts, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-        json_decref(facts);
-        if (!facts_json)
-                return -ENOMEM;
-
-        bool oom = false;
-        _cleanup_free_ char *spec_path = clean_copy(s->path, &oom),
-                            *submitter = clean_copy(ctx->submitter, &oom),
-                            *cgroup = clean_copy(p->cgroup ? p->cgroup->path : NULL, &oom),
-                            *cgroup_fallback = clean_copy(p->cgroup ? p->cgroup->why_not : NULL, &oom),
-                            *slurm_job = clean_copy(env_get(ctx->origin_env, "SLURM_JOB_ID"), &oom),
-                            *slurm_task = clean_copy(env_get(ctx->origin_env, "SLURM_ARRAY_TASK_ID"), &oom),
-                            *slurm_node = clean_copy(env_get(ctx->origin_env, "SLURMD_NODENAME"), &oom),
-                            *label = clean_copy(ctx->label, &oom), *commit = clean_copy(ctx->commit, &oom);
-        if (oom)
-                return -ENOMEM;
-        int r = sql_exec1(db, &host_id,
+        int r = sql_exec1(db, &src.host_id,
                           "INSERT INTO hosts (hostname, kernel, cpu_model, cpus, glibc, thp)"
                           " VALUES (?, ?, ?, ?, ?, ?)" UPSERT_ID,
                           "tttitt", h->hostname, h->kernel, h->cpu_model, (int64_t) h->cpus, h->glibc,
                           h->thp);
         if (r >= 0)
-                r = sql_exec1(db, &experiment_id, "INSERT INTO experiments (name) VALUES (?)" UPSERT_ID, "t",
-                              s->experiment);
+                r = sql_exec1(db, &src.experiment_id, "INSERT INTO experiments (name) VALUES (?)" UPSERT_ID,
+                              "t", s->experiment);
         if (r >= 0)
-                r = sql_exec1(db, &spec_id, "INSERT INTO specs (sha256, yaml) VALUES (?, ?)" UPSERT_ID, "tt",
-                              digest, s->source);
+                r = sql_exec1(db, &src.spec_id, "INSERT INTO specs (sha256, yaml) VALUES (?, ?)" UPSERT_ID,
+                              "tt", digest, s->source);
         if (r >= 0)
-                r = sql_exec1(
-                        db, &rec->run_id,
-                        "INSERT INTO runs (experiment_id, spec_id, host_id, spec_path, status, trigger,"
-                        " submitter, pid, pid_start, started_at, samples, warmup, order_mode, seed,"
-                        " timeout_ns, verify, metric, on_failure, probe, min_effect, alpha, correction, "
-                        "outliers, cpus,"
-                        " runner_cpus, host_facts, host_fingerprint, cgroup, cgroup_fallback,"
-                        " calibrate_command, env_offset, slurm_job_id, slurm_array_task_id, slurm_node, "
-                        "label, commit_id, uuid)"
-                        " VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?,"
-                        " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " STORE_SQL_UUID ")",
-                        "iiitttiiiitiittttddttttttttttttttt", experiment_id, spec_id, host_id, spec_path,
-                        ctx->trigger, submitter, (int64_t) getpid(), (int64_t) start, (int64_t) p->samples,
-                        (int64_t) p->warmup, ctx->order ? ctx->order : spec_order_to_string(s->order),
-                        (int64_t) p->seed, (int64_t) s->timeout_ns, spec_verify_to_string(s->verify), metric,
-                        spec_on_failure_to_string(s->on_failure),
-                        p->probe_path ? spec_probe_to_string(s->probe) : "never", s->min_effect, s->alpha,
-                        spec_correction_to_string(s->correction), spec_outliers_to_string(s->outliers),
-                        child_cpus, runner_cpus, facts_json, h->fingerprint, cgroup, cgroup_fallback,
-                        calibrate_json, s->env_offset_random ? "random" : "none", slurm_job, slurm_task,
-                        slurm_node, label, commit);
-
-        if (r >= 0 && ctx->import_sha256)
-                r = sql_exec1(db, NULL, "UPDATE runs SET import_sha256 = ?, import_cpu = ? WHERE id = ?",
-                              "tti", ctx->import_sha256, ctx->import_cpu, rec->run_id);
-        _cleanup_free_ char *defs_json = s->n_metric_defs ? metric_defs_json(s) : NULL;
-        if (r >= 0 && s->n_metric_defs && !defs_json)
-                r = -ENOMEM;
-        if (r >= 0 && defs_json)
-                r = sql_exec1(db, NULL, "UPDATE runs SET metric_defs = ? WHERE id = ?", "ti", defs_json,
-                              rec->run_id);
-        _cleanup_free_ char *ignore_json = s->verify_ignore ? json_strv(s->verify_ignore) : NULL;
-        if (r >= 0 && s->verify_ignore && !ignore_json)
-                r = -ENOMEM;
-        if (r >= 0 && ignore_json)
-                r = sql_exec1(db, NULL, "UPDATE runs SET verify_ignore = ? WHERE id = ?", "ti", ignore_json,
-                              rec->run_id);
-        if (r >= 0 && ctx->started_at)
-                r = sql_exec1(db, NULL, "UPDATE runs SET started_at = ? WHERE id = ?", "ti", ctx->started_at,
-                              rec->run_id);
+                r = run_fields_insert(db, &src, &rec->run_id);
         if (r >= 0 && ctx->ended_at && !(rec->ended_at = strdup(ctx->ended_at)))
                 r = -ENOMEM;
-        if (r >= 0 && p->samples_auto)
-                r = sql_exec1(db, NULL, "UPDATE runs SET samples_min = ? WHERE id = ?", "ii",
-                              (int64_t) run_auto_min_rounds(p), rec->run_id);
+        return r;
+}
+
+static int insert_variants(Recorder *rec, const Plan *p) {
+        sqlite3 *db = db_of(rec);
+        const Spec *s = p->spec;
+        int r = 0;
         for (size_t v = 0; v < p->n_variants && r >= 0; v++) {
                 const SpecVariant *sv = &s->variants[v];
                 const Allocator *a = &p->allocators[v];
                 int64_t allocator_id;
-                _cleanup_free_ char *path = clean_copy(a->path ? a->path : "", &oom),
-                                    *version = clean_copy(a->version, &oom);
+                bool oom = false;
+                _cleanup_free_ char *path = text_storable(a->path ? a->path : "", &oom),
+                                    *version = text_storable(a->version, &oom);
                 if (oom)
                         return -ENOMEM;
                 r = sql_exec1(
@@ -241,7 +128,7 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                 if (r >= 0 && (env_into(env, s->env) < 0 || env_into(env, sv->env) < 0))
                         r = -ENOMEM;
                 _cleanup_free_ char *env_json = json_dumps(env, JSON_COMPACT | JSON_SORT_KEYS);
-                _cleanup_free_ char *cmd_json = json_strv(sv->command ? sv->command : s->command);
+                _cleanup_free_ char *cmd_json = json_strv_text(sv->command ? sv->command : s->command);
                 json_decref(env);
                 if (r >= 0 && (!env_json || !cmd_json))
                         r = -ENOMEM;
@@ -256,8 +143,15 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                                 cmd_json, (int64_t) (v == s->baseline), (int64_t) (v == s->reference),
                                 (int64_t) sv->is_aa, program);
         }
+        return r;
+}
+
+static int insert_cells(Recorder *rec, const Plan *p) {
+        const Spec *s = p->spec;
+        int r = 0;
         for (size_t c = 0; c < p->n_cells && r >= 0; c++) {
-                _cleanup_free_ char *raw = plan_cell_label(p, c), *cell_label = clean_copy(raw, &oom);
+                bool oom = false;
+                _cleanup_free_ char *raw = plan_cell_label(p, c), *cell_label = text_storable(raw, &oom);
                 json_t *params = json_object();
                 for (size_t i = 0; i < s->n_params; i++)
                         json_object_set_new(params, s->params[i].name,
@@ -266,10 +160,20 @@ static int insert_header(Recorder *rec, const Plan *p, const Host *h, const Reco
                 json_decref(params);
                 if (!cell_label || !params_json)
                         return -ENOMEM;
-                r = sql_exec1(db, &rec->cell_ids[c],
+                r = sql_exec1(db_of(rec), &rec->cell_ids[c],
                               "INSERT INTO cells (run_id, position, label, params) VALUES (?, ?, ?, ?)",
                               "iitt", rec->run_id, (int64_t) c, cell_label, params_json);
         }
+        return r;
+}
+
+/* Everything that describes the run, before its first sample. */
+static int insert_rows(Recorder *rec, const Plan *p, const Host *h, const RecordContext *ctx) {
+        int r = insert_run(rec, p, h, ctx);
+        if (r >= 0)
+                r = insert_variants(rec, p);
+        if (r >= 0)
+                r = insert_cells(rec, p);
         return r;
 }
 
@@ -397,7 +301,7 @@ int record_begin(Store *store, const Plan *plan, const Host *host, const RecordC
         sqlite3 *db = store_db(store);
         if ((r = sql_begin(db)) < 0)
                 return r;
-        r = sql_commit(db, insert_header(rec, plan, host, ctx));
+        r = sql_commit(db, insert_rows(rec, plan, host, ctx));
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(rec);

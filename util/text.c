@@ -123,3 +123,9 @@ char *text_shown_as(const char *s, unsigned flags) {
 char *text_shown(const char *s) {
         return text_shown_as(s, TEXT_ESCAPE_BACKSLASH);
 }
+
+char *text_storable(const char *s, bool *oom) {
+        char *copy = !s ? NULL : text_is_clean(s) ? strdup(s) : text_shown(s);
+        *oom |= s && !copy;
+        return copy;
+}

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The field tables of samples (runner/sample-field.c) and runs (db/run-field.c) and the schema
+ * agree: every column of `samples` a fresh database has, beyond the sample's key, is one stored
+ * field of the sample table, every column of `runs` one field of the run table, and every field
+ * has its column. A field added without its migration, or a migration without its field, fails
+ * here before it fails a run.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "db/run-field.h"
+#include "db/store.h"
+#include "runner/sample-field.h"
+#include "util/cleanup.h"
+
+/* Columns that are not fields: the row's id, the sample's key, when it was recorded. */
+static const char *const not_fields[] = { "id",    "run_id", "cell_id", "variant_id",
+                                          "phase", "round",  "step",    "recorded_at" };
+
+static bool is_key(const char *column) {
+        for (size_t i = 0; i < sizeof(not_fields) / sizeof(not_fields[0]); i++)
+                if (strcmp(not_fields[i], column) == 0)
+                        return true;
+        return false;
+}
+
+static const SampleField *field_of(const char *column) {
+        for (size_t i = 0; i < n_sample_fields; i++)
+                if (sample_fields[i].column && strcmp(sample_fields[i].column, column) == 0)
+                        return &sample_fields[i];
+        return NULL;
+}
+
+/* A fresh database in a directory of its own, removed by fresh_db_done(). */
+typedef struct FreshDb {
+        char dir[64], path[96];
+        Store *store;
+} FreshDb;
+
+static void fresh_db_open(FreshDb *db) {
+        snprintf(db->dir, sizeof(db->dir), "/tmp/alloclab-fields.XXXXXX");
+        assert_non_null(mkdtemp(db->dir));
+        snprintf(db->path, sizeof(db->path), "%s/results.db", db->dir);
+        char *message = NULL;
+        assert_int_equal(store_open(db->path, STORE_READ_WRITE, &db->store, &message), 0);
+}
+
+static void fresh_db_done(FreshDb *db) {
+        store_free(db->store);
+        char file[sizeof(db->path) + 8];
+        const char *suffixes[] = { "", "-wal", "-shm" };
+        for (size_t i = 0; i < 3; i++) {
+                snprintf(file, sizeof(file), "%s%s", db->path, suffixes[i]);
+                unlink(file);
+        }
+        rmdir(db->dir);
+}
+
+/* The columns of table in a fresh database, each passed to known(); returns how many it did not
+ * know (and says which). */
+static size_t unknown_columns(Store *store, const char *table, bool (*known)(const char *column)) {
+        char sql[128];
+        snprintf(sql, sizeof(sql), "SELECT name FROM pragma_table_info('%s')", table);
+        sqlite3_stmt *st;
+        assert_int_equal(sqlite3_prepare_v2(store_db(store), sql, -1, &st, NULL), SQLITE_OK);
+        size_t n_unknown = 0;
+        while (sqlite3_step(st) == SQLITE_ROW) {
+                const char *column = (const char *) sqlite3_column_text(st, 0);
+                if (!known(column)) {
+                        print_error("column %s.%s has no field in the table\n", table, column);
+                        n_unknown++;
+                }
+        }
+        sqlite3_finalize(st);
+        return n_unknown;
+}
+
+static bool is_sample_column(const char *column) {
+        return is_key(column) || field_of(column);
+}
+
+static bool is_run_column(const char *column) {
+        return run_field_by_column(column) != NULL;
+}
+
+static void test_samples_schema_matches_table(void **state) {
+        (void) state;
+        FreshDb db;
+        fresh_db_open(&db);
+        assert_int_equal(unknown_columns(db.store, "samples", is_sample_column), 0);
+        /* and every stored field has its column */
+        for (size_t i = 0; i < n_sample_fields; i++)
+                if (sample_fields[i].column) {
+                        char sql[128];
+                        snprintf(sql, sizeof(sql), "SELECT %s FROM samples", sample_fields[i].column);
+                        sqlite3_stmt *st;
+                        assert_int_equal(sqlite3_prepare_v2(store_db(db.store), sql, -1, &st, NULL),
+                                         SQLITE_OK);
+                        sqlite3_finalize(st);
+                }
+        fresh_db_done(&db);
+}
+
+/* Every column of runs is a field; every field's column exists, and what the readers select
+ * (the report's, the run lists') prepares against the schema. */
+static void test_runs_schema_matches_table(void **state) {
+        (void) state;
+        FreshDb db;
+        fresh_db_open(&db);
+        assert_int_equal(unknown_columns(db.store, "runs", is_run_column), 0);
+        for (size_t i = 0; i < n_run_fields; i++)
+                if (run_fields[i].column) {
+                        char sql[128];
+                        snprintf(sql, sizeof(sql), "SELECT %s FROM runs", run_fields[i].column);
+                        sqlite3_stmt *st;
+                        if (sqlite3_prepare_v2(store_db(db.store), sql, -1, &st, NULL) != SQLITE_OK)
+                                fail_msg("field %s has no column in runs", run_fields[i].column);
+                        sqlite3_finalize(st);
+                }
+        for (int summary = 0; summary < 2; summary++) {
+                char *columns = run_fields_select(summary), *sql = NULL;
+                assert_non_null(columns);
+                assert_true(
+                        asprintf(
+                                &sql,
+                                "SELECT %s FROM runs JOIN experiments ON experiments.id = runs.experiment_id"
+                                " JOIN hosts ON hosts.id = runs.host_id",
+                                columns) > 0);
+                sqlite3_stmt *st;
+                if (sqlite3_prepare_v2(store_db(db.store), sql, -1, &st, NULL) != SQLITE_OK)
+                        fail_msg("%s: %s", sql, sqlite3_errmsg(store_db(db.store)));
+                sqlite3_finalize(st);
+                free(columns);
+                free(sql);
+        }
+        fresh_db_done(&db);
+}
+
+/* A JSON key and a label name one field each; the labels' ranks run 1, 2, ... without a gap. */
+static void test_run_fields_presented_once(void **state) {
+        (void) state;
+        int max_rank = 0, n_labels = 0;
+        for (size_t i = 0; i < n_run_fields; i++) {
+                const RunField *f = &run_fields[i];
+                assert_true(f->column || f->select);
+                if (f->json_key)
+                        assert_ptr_equal(run_field_by_json_key(f->json_key), f);
+                if (f->column)
+                        assert_ptr_equal(run_field_by_column(f->column), f);
+                assert_int_equal(!f->label, !f->label_rank);
+                if (f->label) {
+                        n_labels++;
+                        max_rank = f->label_rank > max_rank ? f->label_rank : max_rank;
+                        for (size_t j = 0; j < i; j++)
+                                assert_int_not_equal(run_fields[j].label_rank, f->label_rank);
+                }
+        }
+        assert_int_equal(max_rank, n_labels);
+}
+
+/* A stored field has a type that can be stored; an exported one is stored. */
+static void test_fields_are_storable(void **state) {
+        (void) state;
+        for (size_t i = 0; i < n_sample_fields; i++) {
+                const SampleField *f = &sample_fields[i];
+                if (f->column)
+                        assert_int_not_equal(f->type, SAMPLE_FIELD_END);
+                if (f->exported)
+                        assert_non_null(f->column);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_samples_schema_matches_table),
+                cmocka_unit_test(test_runs_schema_matches_table),
+                cmocka_unit_test(test_run_fields_presented_once),
+                cmocka_unit_test(test_fields_are_storable),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
