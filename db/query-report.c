@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -13,14 +14,10 @@
 #include <string.h>
 
 #include "db/query-internal.h"
-#include "db/query.h"
 #include "db/run-field.h"
 #include "db/sql.h"
-#include "runner/host.h"
 #include "runner/options.h"
-#include "stats/sampleset.h"
 #include "util/cleanup.h"
-#include "util/strv.h"
 
 Report *query_report_free(Report *r) {
         if (!r)

@@ -4,22 +4,15 @@
  * had done (db/record.c continues it).
  */
 #include <errno.h>
-#include <jansson.h>
-#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/query-internal.h"
-#include "db/query.h"
 #include "db/run-field.h"
 #include "db/sql.h"
-#include "runner/host.h"
-#include "runner/options.h"
-#include "stats/sampleset.h"
 #include "util/cleanup.h"
-#include "util/strv.h"
 
 void resume_info_done(ResumeInfo *r) {
         free(r->spec_path);

@@ -5,21 +5,14 @@
  * old or hand-edited database becomes an empty string or zero, never a crash.
  */
 #include <errno.h>
-#include <jansson.h>
-#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/query-internal.h"
-#include "db/query.h"
 #include "db/run-field.h"
 #include "db/sql.h"
-#include "runner/host.h"
-#include "runner/options.h"
-#include "stats/sampleset.h"
-#include "util/cleanup.h"
 #include "util/strv.h"
 
 void query_runs_free(RunSummary *runs, size_t n) {

@@ -5,22 +5,14 @@
  * front.
  */
 #include <errno.h>
-#include <jansson.h>
+#include <limits.h>
 #include <math.h>
-#include <sqlite3.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/query-internal.h"
-#include "db/query.h"
-#include "db/run-field.h"
-#include "db/sql.h"
-#include "runner/host.h"
-#include "runner/options.h"
 #include "stats/sampleset.h"
 #include "util/cleanup.h"
-#include "util/strv.h"
 
 /* Per cell, the measured variants that no other one beats in both the metric (or wall time) and
  * memory. */
