@@ -17,7 +17,7 @@
  * reads every field with a member into the Report, and the run lists (db/query-runs.c) those in
  * Report.run; `show --format json` (cli/render-json.c) shows the fields with a JSON key in table
  * order, and the HTML report's Run table (cli/cmd-report.c) those with a label. A new setting is
- * one row here, its member in Report, its column in a migration (db/store.c) and the function
+ * one row here, its member in Report, its column in a migration (db/migrations.c) and the function
  * that obtains it; unit/run-field checks that the schema and this table agree.
  */
 

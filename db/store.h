@@ -14,6 +14,9 @@
 
 #define STORE_SCHEMA_VERSION 26
 
+/* The SQL that takes a database from schema version to version + 1 (db/migrations.c), or NULL. */
+const char *store_migration(int version);
+
 /* An SQL expression for a random (version 4) UUID in its 36-character text form; evaluated once
  * per row. */
 #define STORE_SQL_UUID                                                                                      \

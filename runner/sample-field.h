@@ -11,7 +11,7 @@
  * runner process to the recorder; the recorder (db/record.c) stores each field with a column in
  * that column of `samples`; `alloclab export --what samples` (db/export.c) shows the exported
  * ones in table order. A new field is one row here, its member in Sample and its column in a
- * migration (db/store.c); unit/fields checks that the schema and this table agree, and
+ * migration (db/migrations.c); unit/fields checks that the schema and this table agree, and
  * unit/stream that every field survives the stream.
  *
  * Not in the table: the step a sample belongs to (its key: run, cell, variant, phase, round,

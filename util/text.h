@@ -46,6 +46,6 @@ char *text_shown_as(const char *s, unsigned flags);
 char *text_shown(const char *s);
 
 /* A copy of s for a stored text that takes none of those characters (import refuses them, see
- * db/bundle.c): s itself when clean, else as text_shown() shows it. NULL for NULL; *oom is set
+ * db/bundle-check.c): s itself when clean, else as text_shown() shows it. NULL for NULL; *oom is set
  * when a copy could not be made. */
 char *text_storable(const char *s, bool *oom);
