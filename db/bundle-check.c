@@ -19,6 +19,7 @@
 
 #include "db/bundle-internal.h"
 #include "db/record.h"
+#include "db/run-field.h"
 #include "db/sql.h"
 #include "configs/schema.h"
 #include "util/doomed.h"
@@ -147,11 +148,6 @@ static const struct {
         { "variants", "name", RULE_NAME },
         { "sample_metrics", "name", RULE_NAME },
         { "stats", "metric", RULE_NAME },
-        { "runs", "host_facts", RULE_JSON },
-        { "runs", "calibrate_command", RULE_JSON },
-        { "runs", "import_cpu", RULE_JSON },
-        { "runs", "verify_ignore", RULE_JSON },
-        { "runs", "metric_defs", RULE_JSON },
         { "variants", "env", RULE_JSON },
         { "variants", "command", RULE_JSON },
         { "cells", "params", RULE_JSON },
@@ -265,6 +261,10 @@ static Rule rule_of(const char *table, const char *column, const char *type) {
         for (size_t i = 0; i < ELEMENTSOF(column_rules); i++)
                 if (strcmp(column_rules[i].table, table) == 0 && strcmp(column_rules[i].column, column) == 0)
                         return column_rules[i].rule;
+        /* A run's JSON settings, as its field table says (db/run-field.c). */
+        const RunField *f = strcmp(table, "runs") == 0 ? run_field_by_column(column) : NULL;
+        if (f && f->type == RUN_FIELD_JSON)
+                return RULE_JSON;
         return strcasecmp(type, "TEXT") == 0   ? RULE_CLEAN
                : strcasecmp(type, "REAL") == 0 ? RULE_FINITE
                                                : RULE_FREE;

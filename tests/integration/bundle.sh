@@ -205,6 +205,9 @@ hostile report "$fresh_uuids UPDATE probe_reports SET report = 'garbage'"
 refused "$WORK/report.bundle" "a probe report that is not JSON" "probe_reports.report holds what is not JSON, or is over 8 MiB: 'garbage'"
 hostile params "$fresh_uuids UPDATE cells SET params = '{not json'"
 refused "$WORK/params.bundle" "cell parameters that are not JSON" "cells.params holds what is not JSON"
+# A run's JSON settings are checked as JSON because its field table says they are (db/run-field.c).
+hostile facts "$fresh_uuids UPDATE runs SET host_facts = '{not json'"
+refused "$WORK/facts.bundle" "host facts that are not JSON" "runs.host_facts holds what is not JSON"
 hostile version "$fresh_uuids UPDATE allocators SET version = 'v' || char(27) || '[2J' || char(10) || 'FORGED'"
 refused "$WORK/version.bundle" "an allocator version with an escape and a newline" \
     "allocators.version holds text with control characters"
