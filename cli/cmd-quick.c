@@ -5,12 +5,14 @@
  * a spec file would be; --print-spec shows it, to keep as a file.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "configs/catalog.h"
 #include "configs/schema.h"
 #include "configs/spec-text.h"
 #include "util/cleanup.h"
@@ -19,17 +21,15 @@
 #include "util/strv.h"
 #include "util/suggest.h"
 
-static const char quick_usage[] =
+/* The usage before and after the -a option's lines (usage_text()). */
+static const char usage_head[] =
         "Usage: alloclab quick -a ALLOCATORS [OPTIONS] [--] COMMAND [ARGS...]\n"
         "       alloclab quick -a ALLOCATORS [OPTIONS] 'SHELL COMMAND'\n"
         "\n"
         "Measures COMMAND under each allocator, verifies the outputs and stores the run, as `run`\n"
         "does with a spec file. One operand with spaces or shell syntax runs with /bin/sh -c.\n"
-        "\n"
-        "  -a, --allocators LIST  comma-separated variants (repeatable): catalog names (glibc,\n"
-        "                         jemalloc, mimalloc, tcmalloc, tcmalloc_minimal, tbbmalloc,\n"
-        "                         scudo), paths of shared objects, or NAME=ALLOCATOR; the first is\n"
-        "                         the baseline\n"
+        "\n";
+static const char usage_tail[] =
         "  -e, --env [VARIANT:]KEY=VALUE  a variable for every child, or for VARIANT's (repeatable)\n"
         "  --param NAME=V1,V2,... a parameter axis: {NAME} in COMMAND is its value (repeatable)\n"
         "  -r, --samples N|auto   timed samples per cell and variant (default 10); auto: from the\n"
@@ -383,8 +383,41 @@ static int check_references(const char *word, char *const *params) {
         return EXIT_OK;
 }
 
+/* The usage, with the catalog's names in the -a option's lines (words wrapped at 96 columns). */
+static char *usage_text(void) {
+        static const char indent[] = "                         ";
+        _cleanup_free_ char *words = NULL;
+        if (asprintf(&words,
+                     "comma-separated variants (repeatable): catalog names (%s), paths of shared objects, "
+                     "or NAME=ALLOCATOR; the first is the baseline",
+                     catalog_names()) < 0)
+                return NULL;
+        char *out = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&out, &size);
+        if (!f)
+                return NULL;
+        fputs(usage_head, f);
+        int column = fprintf(f, "  -a, --allocators LIST  ");
+        char *save = NULL;
+        for (char *word = strtok_r(words, " ", &save); word; word = strtok_r(NULL, " ", &save)) {
+                if (column + 1 + (int) strlen(word) > 96)
+                        column = fprintf(f, "\n%s", indent) - 1;
+                else if (column > (int) strlen(indent))
+                        column += fprintf(f, " ");
+                column += fprintf(f, "%s", word);
+        }
+        fprintf(f, "\n%s", usage_tail);
+        return memstream_text(f, &out);
+}
+
 int cmd_quick(int argc, char **argv) {
-        if (cli_wants_help(argc, argv, quick_usage))
+        _cleanup_free_ char *usage = usage_text();
+        if (!usage) {
+                cli_error("quick", "out of memory");
+                return EXIT_ENVIRONMENT;
+        }
+        if (cli_wants_help(argc, argv, usage))
                 return EXIT_OK;
         _cleanup_(quick_done) Quick q = { .samples = 10, .warmup = 1 };
         MeasureOptions m = { .format = FORMAT_TABLE };

@@ -866,11 +866,13 @@ static int replay_series(const Plan *p, const Series *s, size_t cell, const RunS
         }
         if (n_ok == 0)
                 return 0;
-        rows[*n_rows] = (StatsRow){ .variant = (uint32_t) s->variant, .metric = RUN_METRIC_WALL };
+        rows[*n_rows] = (StatsRow){ .variant = (uint32_t) s->variant,
+                                    .metric = spec_metric_to_string(SPEC_METRIC_WALL) };
         if ((r = stats_compute(ok, n_ok, &rows[(*n_rows)++].stats)) < 0)
                 return r;
         if (s->memory) {
-                rows[*n_rows] = (StatsRow){ .variant = (uint32_t) s->variant, .metric = RUN_METRIC_MAXRSS };
+                rows[*n_rows] = (StatsRow){ .variant = (uint32_t) s->variant,
+                                            .metric = spec_metric_to_string(SPEC_METRIC_MAXRSS) };
                 if ((r = stats_compute(rss, n_ok, &rows[(*n_rows)++].stats)) < 0)
                         return r;
         }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The allocator catalog is data, not code: add a row to support another allocator.
- * tbbmalloc is preloaded through its proxy library, the one that replaces malloc.
+ * The allocator catalog is data, not code: a row (and the probe's row of its family,
+ * probe/report.h) supports another allocator. tbbmalloc is preloaded through its proxy library,
+ * the one that replaces malloc.
  */
 #include <fnmatch.h>
 #include <stdio.h>
@@ -32,20 +33,65 @@ static const char *const tcmalloc_settings[] = { "TCMALLOC_*", NULL };
 static const char *const tbbmalloc_settings[] = { "TBB_MALLOC_*", NULL };
 static const char *const scudo_settings[] = { "SCUDO_OPTIONS=*", NULL };
 
+static const char *const jemalloc_complaints[] = { "<jemalloc>: Invalid conf", "<jemalloc>: Malformed conf",
+                                                   "<jemalloc>: Conf string ends with key", NULL };
+static const char *const mimalloc_complaints[] = { "mimalloc: warning: environment option",
+                                                   "mimalloc: error: ", NULL };
+/* "... 1 unrecognized flag(s):" and the flags on the next lines */
+static const char *const scudo_complaints[] = { "Scudo WARNING: found ", NULL };
+
 static const CatalogEntry catalog[] = {
-        { "glibc", NULL, "libc6", "the C library's own malloc (ptmalloc2); nothing preloaded", NULL,
-          glibc_settings },
-        { "jemalloc", "libjemalloc.so.2", "libjemalloc2", "jemalloc", NULL, jemalloc_settings },
-        { "mimalloc", "libmimalloc.so.2", "libmimalloc2.0", "Microsoft mimalloc", NULL, mimalloc_settings },
-        { "tcmalloc", "libtcmalloc.so.4", "libgoogle-perftools4", "gperftools tcmalloc (full)", NULL,
-          tcmalloc_settings },
-        { "tcmalloc_minimal", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4",
-          "gperftools tcmalloc without profiler hooks", NULL, tcmalloc_settings },
-        { "tbbmalloc", "libtbbmalloc_proxy.so.2", "libtbbmalloc2", "oneTBB scalable allocator", NULL,
-          tbbmalloc_settings },
-        { "scudo", "libclang_rt.scudo_standalone-x86_64.so", "libclang-rt-14-dev",
-          "LLVM's Scudo hardened allocator (compiler-rt, standalone)",
-          "/usr/lib/llvm-*/lib/clang/*/lib/linux", scudo_settings },
+        { .name = "glibc",
+          .package = "libc6",
+          .description = "the C library's own malloc (ptmalloc2); nothing preloaded",
+          .settings = glibc_settings,
+          .family = "glibc" },
+        { .name = "jemalloc",
+          .soname = "libjemalloc.so.2",
+          .package = "libjemalloc2",
+          .description = "jemalloc",
+          .settings = jemalloc_settings,
+          .family = "jemalloc",
+          .complaints = jemalloc_complaints },
+        { .name = "mimalloc",
+          .soname = "libmimalloc.so.2",
+          .package = "libmimalloc2.0",
+          .description = "Microsoft mimalloc",
+          .settings = mimalloc_settings,
+          .family = "mimalloc",
+          .option_prefix = "MIMALLOC_",
+          .option_names = CATALOG_OPTIONS_VERBOSE,
+          .complaints = mimalloc_complaints },
+        { .name = "tcmalloc",
+          .soname = "libtcmalloc.so.4",
+          .package = "libgoogle-perftools4",
+          .description = "gperftools tcmalloc (full)",
+          .settings = tcmalloc_settings,
+          .family = "tcmalloc",
+          .option_prefix = "TCMALLOC_",
+          .option_names = CATALOG_OPTIONS_STRINGS },
+        { .name = "tcmalloc_minimal",
+          .soname = "libtcmalloc_minimal.so.4",
+          .package = "libtcmalloc-minimal4",
+          .description = "gperftools tcmalloc without profiler hooks",
+          .settings = tcmalloc_settings,
+          .family = "tcmalloc",
+          .option_prefix = "TCMALLOC_",
+          .option_names = CATALOG_OPTIONS_STRINGS },
+        { .name = "tbbmalloc",
+          .soname = "libtbbmalloc_proxy.so.2",
+          .package = "libtbbmalloc2",
+          .description = "oneTBB scalable allocator",
+          .settings = tbbmalloc_settings,
+          .family = "tbbmalloc" },
+        { .name = "scudo",
+          .soname = "libclang_rt.scudo_standalone-x86_64.so",
+          .package = "libclang-rt-14-dev",
+          .description = "LLVM's Scudo hardened allocator (compiler-rt, standalone)",
+          .dir = "/usr/lib/llvm-*/lib/clang/*/lib/linux",
+          .settings = scudo_settings,
+          .family = "scudo",
+          .complaints = scudo_complaints },
         {},
 };
 
@@ -84,6 +130,14 @@ const CatalogEntry *catalog_find_file(const char *path) {
                 if (stem_length(soname) == len && strncmp(soname, base, len) == 0)
                         return e;
         }
+        return NULL;
+}
+
+const CatalogEntry *catalog_find_family(const char *path) {
+        const char *base = basename(path);
+        for (const CatalogEntry *e = catalog; e->name; e++)
+                if (e->soname && strstr(base, e->family))
+                        return e;
         return NULL;
 }
 

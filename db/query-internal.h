@@ -7,14 +7,6 @@
 
 /* What the query modules (db/query-*.c) share, and nothing else includes. */
 
-/* The built-in metrics as stored per sample, as SQL over `samples s` in the units
- * run_sample_metric() uses: X(name, expression). */
-#define BUILTIN_METRICS(X)                                                                                  \
-        X(RUN_METRIC_WALL, "s.wall_ns / 1e9")                                                               \
-        X(RUN_METRIC_USER, "s.user_us / 1e6")                                                               \
-        X(RUN_METRIC_SYS, "s.sys_us / 1e6")                                                                 \
-        X(RUN_METRIC_MAXRSS, "s.maxrss_kib * 1024.0")
-
 /* The measured samples of run ?1 (phase 'sample', status 'ok') with their cell `c` and variant
  * `v`, as `samples s`, or as `sample_metrics m` of those samples. */
 #define MEASURED_JOINS                                                                                      \

@@ -12,7 +12,9 @@
 #include "db/query-internal.h"
 #include "db/run-field.h"
 #include "db/sql.h"
+#include "runner/metric.h"
 #include "util/cleanup.h"
+#include "util/io.h"
 
 void resume_info_done(ResumeInfo *r) {
         free(r->spec_path);
@@ -110,20 +112,32 @@ static int add_value(RunPrior *prior, int64_t cell, int64_t variant, const char 
         return 0;
 }
 
-/* Columns 2... are BUILTIN_METRICS in order. */
+/* Columns 2... are the built-in metrics in order (builtin_columns()). */
 static int row_builtin(sqlite3_stmt *st, const Plan *plan, RunPrior *prior) {
         int64_t c = sqlite3_column_int64(st, 0), v = sqlite3_column_int64(st, 1);
         if (c < 0 || v < 0 || (size_t) c >= plan->n_cells || (size_t) v >= plan->n_variants)
                 return -EBADMSG;
-#define BUILTIN_NAME(name, expression) name,
-        static const char *const names[] = { BUILTIN_METRICS(BUILTIN_NAME) };
-#undef BUILTIN_NAME
-        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                int r = add_value(prior, c, v, names[i], sqlite3_column_double(st, 2 + (int) i));
+        for (size_t i = 0; i < N_BUILTIN_METRICS; i++) {
+                int r = add_value(prior, c, v, builtin_metric_name(&builtin_metrics[i]),
+                                  sqlite3_column_double(st, 2 + (int) i));
                 if (r < 0)
                         return r;
         }
         return 0;
+}
+
+/* Every measured sample's built-in metrics, after its cell and variant. NULL on ENOMEM. */
+static char *builtin_columns_sql(void) {
+        char *sql = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&sql, &size);
+        if (!f)
+                return NULL;
+        fputs("SELECT c.position, v.position", f);
+        for (size_t i = 0; i < N_BUILTIN_METRICS; i++)
+                fprintf(f, ", %s", builtin_metrics[i].sql);
+        fputs(MEASURED_SAMPLES, f);
+        return memstream_text(f, &sql);
 }
 
 static int row_reported(sqlite3_stmt *st, const Plan *plan, RunPrior *prior) {
@@ -143,7 +157,11 @@ int query_prior(Store *s, int64_t run_id, const Plan *plan, RunPrior *prior) {
                 run_prior_done(prior);
                 return -ENOMEM;
         }
-#define BUILTIN_COLUMN(name, expression) ", " expression
+        _cleanup_free_ char *builtin_sql = builtin_columns_sql();
+        if (!builtin_sql) {
+                run_prior_done(prior);
+                return -ENOMEM;
+        }
         int r;
         if ((r = each_prior_row(s,
                                 "SELECT step FROM samples WHERE run_id = ?1"
@@ -154,14 +172,11 @@ int query_prior(Store *s, int64_t run_id, const Plan *plan, RunPrior *prior) {
                      "SELECT c.position, v.position FROM exclusions e JOIN cells c ON c.id = e.cell_id"
                      " JOIN variants v ON v.id = e.variant_id WHERE e.run_id = ?1",
                      run_id, plan, prior, row_excluded)) < 0 ||
-            (r = each_prior_row(
-                     s, "SELECT c.position, v.position" BUILTIN_METRICS(BUILTIN_COLUMN) MEASURED_SAMPLES,
-                     run_id, plan, prior, row_builtin)) < 0 ||
+            (r = each_prior_row(s, builtin_sql, run_id, plan, prior, row_builtin)) < 0 ||
             (r = each_prior_row(s, "SELECT c.position, v.position, m.name, m.value" MEASURED_METRICS, run_id,
                                 plan, prior, row_reported)) < 0) {
                 run_prior_done(prior);
                 return r;
         }
-#undef BUILTIN_COLUMN
         return 0;
 }

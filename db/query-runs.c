@@ -13,6 +13,7 @@
 #include "db/query-internal.h"
 #include "db/run-field.h"
 #include "db/sql.h"
+#include "runner/metric.h"
 #include "util/strv.h"
 
 void query_runs_free(RunSummary *runs, size_t n) {
@@ -100,26 +101,15 @@ int query_run_of_experiment(Store *s, int64_t run_id, const char *experiment) {
 }
 
 const char *query_builtin_metric_sql(const char *metric) {
-#define BUILTIN_ENTRY(name, expression) { name, expression },
-        static const struct {
-                const char *name, *expression;
-        } builtin[] = { BUILTIN_METRICS(BUILTIN_ENTRY) };
-#undef BUILTIN_ENTRY
-        for (size_t i = 0; i < ELEMENTSOF(builtin); i++)
-                if (strcmp(metric, builtin[i].name) == 0)
-                        return builtin[i].expression;
-        return NULL;
-}
-
-static bool is_builtin_metric(const char *name) {
-        return query_builtin_metric_sql(name) != NULL;
+        const BuiltinMetric *m = builtin_metric(metric);
+        return m ? m->sql : NULL;
 }
 
 static int row_metric_name(sqlite3_stmt *st, void *userdata) {
         char ***names = userdata;
         const char *name = (const char *) sqlite3_column_text(st, 0);
         char *metric = NULL;
-        if (asprintf(&metric, "%s%s", is_builtin_metric(name) ? "" : "reported:", name) < 0)
+        if (asprintf(&metric, "%s%s", builtin_metric(name) ? "" : "reported:", name) < 0)
                 return -ENOMEM;
         int r = strv_consume(names, metric);
         if (r < 0)

@@ -55,42 +55,6 @@ static struct link_map *first_object(void) {
         return map;
 }
 
-/* Symbol prefixes of jemalloc builds seen in the wild; the forward-mode prefix is tried too. */
-static const char *const jemalloc_prefixes[] = { "", "je_", "_rjem_", "rjem_", NULL };
-
-/* Allocator families of the object, and the jemalloc symbol prefix. A forwarding shim (the
- * tbbmalloc proxy) counts only when `shims` is set: it serves malloc but implements nothing,
- * so the census must not count it as a second copy. */
-static uint32_t families_of(void *map, bool shims, char *prefix, size_t prefix_size) {
-        uint32_t f = 0;
-        const char *candidates[sizeof(jemalloc_prefixes) / sizeof(jemalloc_prefixes[0]) + 1];
-        size_t n = 0;
-        for (size_t i = 0; jemalloc_prefixes[i]; i++)
-                candidates[n++] = jemalloc_prefixes[i];
-        if (forward_prefix[0])
-                candidates[n++] = forward_prefix;
-        for (size_t i = 0; i < n; i++) {
-                char name[64];
-                join_text(name, sizeof(name), candidates[i], "mallctl");
-                if (defines(map, name)) {
-                        f |= PROBE_FAMILY_JEMALLOC;
-                        copy_text(prefix, prefix_size, candidates[i]);
-                        break;
-                }
-        }
-        if (defines(map, "mi_malloc"))
-                f |= PROBE_FAMILY_MIMALLOC;
-        if (defines(map, "tc_malloc"))
-                f |= PROBE_FAMILY_TCMALLOC;
-        if (defines(map, "scalable_malloc") || (shims && defines(map, "__TBB_malloc_proxy")))
-                f |= PROBE_FAMILY_TBBMALLOC;
-        if (defines(map, "__scudo_print_stats"))
-                f |= PROBE_FAMILY_SCUDO;
-        if (defines(map, "__libc_malloc") && defines(map, "gnu_get_libc_version"))
-                f |= PROBE_FAMILY_GLIBC;
-        return f;
-}
-
 static void add_option(const char *name, const char *value) {
         if (report->n_options >= PROBE_MAX_OPTIONS)
                 return;
@@ -167,7 +131,8 @@ static void identify_jemalloc(void *map, const char *prefix) {
         }
 }
 
-static void identify_mimalloc(void *map) {
+static void identify_mimalloc(void *map, const char *prefix) {
+        (void) prefix;
         int (*version)(void) = (int (*)(void)) symbol_address(map, "mi_version");
         long (*option_get)(mi_option_t) = (long (*)(mi_option_t)) symbol_address(map, "mi_option_get");
         if (!version)
@@ -206,7 +171,8 @@ static void identify_mimalloc(void *map) {
         }
 }
 
-static void identify_tcmalloc(void *map) {
+static void identify_tcmalloc(void *map, const char *prefix) {
+        (void) prefix;
         const char *(*version)(int *, int *, const char **) =
                 (const char *(*) (int *, int *, const char **) ) symbol_address(map, "tc_version");
         int (*property)(const char *, size_t *) =
@@ -235,15 +201,73 @@ static void identify_tcmalloc(void *map) {
 }
 
 /* Scudo has no version call; its options are what SCUDO_OPTIONS says (it parses them at start). */
-static void identify_scudo(void) {
+static void identify_scudo(void *map, const char *prefix) {
+        (void) map;
+        (void) prefix;
         const char *options = getenv("SCUDO_OPTIONS");
         add_option("SCUDO_OPTIONS", options ? options : "");
 }
 
-static void identify_glibc(void) {
+static void identify_glibc(void *map, const char *prefix) {
+        (void) map;
+        (void) prefix;
         copy_text(report->allocator_version, sizeof(report->allocator_version), gnu_get_libc_version());
         const char *tunables = getenv("GLIBC_TUNABLES");
         add_option("GLIBC_TUNABLES", tunables ? tunables : "");
+}
+
+/* The probe's row of each family (probe/report.h). */
+typedef struct FamilyRow {
+        uint32_t bit;
+        const char *marker, *also, *shim;
+        bool prefixed;
+        void (*identify)(void *map, const char *prefix);
+} FamilyRow;
+
+#define FAMILY_ROW(id, name, marker, also, shim, prefixed, identify)                                        \
+        { PROBE_FAMILY_##id, marker, also, shim, prefixed, identify },
+static const FamilyRow family_rows[PROBE_N_FAMILIES] = { PROBE_FAMILIES(FAMILY_ROW) };
+#undef FAMILY_ROW
+
+/* Symbol prefixes of jemalloc builds seen in the wild, for a prefixed marker; the forward-mode
+ * prefix is tried too. */
+static const char *const marker_prefixes[] = { "", "je_", "_rjem_", "rjem_", NULL };
+
+/* Whether map defines the family's marker, under one of the prefixes when the family's is
+ * prefixed: the prefix found into prefix. */
+static bool has_marker(void *map, const char *marker, bool prefixed, char *prefix, size_t prefix_size) {
+        if (!prefixed)
+                return defines(map, marker);
+        const char *candidates[sizeof(marker_prefixes) / sizeof(marker_prefixes[0]) + 1];
+        size_t n = 0;
+        for (size_t i = 0; marker_prefixes[i]; i++)
+                candidates[n++] = marker_prefixes[i];
+        if (forward_prefix[0])
+                candidates[n++] = forward_prefix;
+        for (size_t i = 0; i < n; i++) {
+                char name[64];
+                join_text(name, sizeof(name), candidates[i], marker);
+                if (defines(map, name)) {
+                        copy_text(prefix, prefix_size, candidates[i]);
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* Allocator families of the object, and its symbol prefix. A forwarding shim (the tbbmalloc
+ * proxy) counts only when `shims` is set: it serves malloc but implements nothing, so the
+ * census must not count it as a second copy. */
+static uint32_t families_of(void *map, bool shims, char *prefix, size_t prefix_size) {
+        uint32_t f = 0;
+        for (size_t i = 0; i < PROBE_N_FAMILIES; i++) {
+                const FamilyRow *row = &family_rows[i];
+                if ((has_marker(map, row->marker, row->prefixed, prefix, prefix_size) &&
+                     (!row->also || defines(map, row->also))) ||
+                    (shims && row->shim && defines(map, row->shim)))
+                        f |= row->bit;
+        }
+        return f;
 }
 
 /* The object that serves the program's malloc: the first definition in the global scope,
@@ -282,16 +306,11 @@ static void identify(void) {
         if (!(report->requests & PROBE_REQUEST_IDENTITY))
                 return;
         report->n_options = 0;
-        if (report->effective_family & PROBE_FAMILY_JEMALLOC)
-                identify_jemalloc(map, report->effective_prefix);
-        else if (report->effective_family & PROBE_FAMILY_MIMALLOC)
-                identify_mimalloc(map);
-        else if (report->effective_family & PROBE_FAMILY_TCMALLOC)
-                identify_tcmalloc(map);
-        else if (report->effective_family & PROBE_FAMILY_SCUDO)
-                identify_scudo();
-        else if (report->effective_family & PROBE_FAMILY_GLIBC)
-                identify_glibc();
+        for (size_t i = 0; i < PROBE_N_FAMILIES; i++)
+                if ((report->effective_family & family_rows[i].bit) && family_rows[i].identify) {
+                        family_rows[i].identify(map, report->effective_prefix);
+                        break;
+                }
         report->state |= PROBE_STATE_OPTIONS;
 }
 

@@ -51,15 +51,33 @@ typedef enum ProbeFunction {
         _PROBE_FUNCTION_MAX,
 } ProbeFunction;
 
+/*
+ * The allocator families the probe tells apart, one row each, in the order that names an object
+ * of several (one that is also glibc counts as the other):
+ *
+ *   X(ID, name, marker, also, shim, prefixed, identify)
+ *
+ * marker: a symbol only the family's objects define; also: a second symbol they define too, or
+ * NULL; shim: the symbol of a forwarding shim of the family (an object that serves malloc but
+ * implements nothing, counted only where shims are asked for), or NULL; prefixed: the marker may
+ * carry a symbol prefix (jemalloc built with --with-jemalloc-prefix); identify: the function of
+ * probe/census.c that reads the version and options of the one serving malloc, or NULL. A new
+ * family is a row here and its entry in the catalog (configs/catalog.c).
+ */
+#define PROBE_FAMILIES(X)                                                                                   \
+        X(JEMALLOC, "jemalloc", "mallctl", NULL, NULL, true, identify_jemalloc)                             \
+        X(MIMALLOC, "mimalloc", "mi_malloc", NULL, NULL, false, identify_mimalloc)                          \
+        X(TCMALLOC, "tcmalloc", "tc_malloc", NULL, NULL, false, identify_tcmalloc)                          \
+        X(TBBMALLOC, "tbbmalloc", "scalable_malloc", NULL, "__TBB_malloc_proxy", false, NULL)               \
+        X(SCUDO, "scudo", "__scudo_print_stats", NULL, NULL, false, identify_scudo)                         \
+        X(GLIBC, "glibc", "__libc_malloc", "gnu_get_libc_version", NULL, false, identify_glibc)
+
+#define PROBE_FAMILY_INDEX_(id, ...) PROBE_FAMILY_INDEX_##id,
+enum { PROBE_FAMILIES(PROBE_FAMILY_INDEX_) PROBE_N_FAMILIES };
+
 /* Allocator families, as a bit mask for objects that carry more than one. */
-typedef enum ProbeFamily {
-        PROBE_FAMILY_GLIBC = 1 << 0,
-        PROBE_FAMILY_JEMALLOC = 1 << 1,
-        PROBE_FAMILY_MIMALLOC = 1 << 2,
-        PROBE_FAMILY_TCMALLOC = 1 << 3,
-        PROBE_FAMILY_TBBMALLOC = 1 << 4,
-        PROBE_FAMILY_SCUDO = 1 << 5, /* LLVM's Scudo (compiler-rt, standalone or not) */
-} ProbeFamily;
+#define PROBE_FAMILY_BIT_(id, ...) PROBE_FAMILY_##id = 1 << PROBE_FAMILY_INDEX_##id,
+typedef enum ProbeFamily { PROBE_FAMILIES(PROBE_FAMILY_BIT_) } ProbeFamily;
 
 /* Report state bits, in the order the probe sets them. */
 enum {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "configs/catalog.h"
 #include "probe/report.h"
 #include "runner/env.h"
 #include "runner/options.h"
@@ -302,9 +303,10 @@ static bool mimalloc_knows(const char *said, const char *name) {
 int options_unknown(const Allocator *a, char *const *env, char **ret_message, char **ret_variable) {
         *ret_message = NULL;
         const char *first = NULL; /* the first variable env sets that names an unknown option */
-        const char *base = a->path ? basename(a->path) : "";
-        bool mimalloc = strstr(base, "mimalloc") != NULL;
-        const char *prefix = mimalloc ? "MIMALLOC_" : strstr(base, "tcmalloc") ? "TCMALLOC_" : NULL;
+        const CatalogEntry *family = a->path ? catalog_find_family(a->path) : NULL;
+        CatalogOptionNames listing = family ? family->option_names : CATALOG_OPTIONS_UNCHECKED;
+        const char *prefix = listing != CATALOG_OPTIONS_UNCHECKED ? family->option_prefix : NULL;
+        bool verbose = listing == CATALOG_OPTIONS_VERBOSE;
         const char *said = NULL;
         bool asked = false;
         _cleanup_strv_free_ char **options = NULL, **tunables = NULL, **candidates = NULL;
@@ -327,7 +329,7 @@ int options_unknown(const Allocator *a, char *const *env, char **ret_message, ch
                 if (!name)
                         return -ENOMEM;
                 bool known;
-                if (mimalloc) {
+                if (verbose) {
                         if (!asked) {
                                 said = mimalloc_says(a->path, env);
                                 asked = true;
@@ -343,8 +345,8 @@ int options_unknown(const Allocator *a, char *const *env, char **ret_message, ch
                 if (!known) {
                         first = first ? first : *e;
                         if (!candidates)
-                                r = mimalloc ? (said ? mimalloc_names(said, &candidates) : 0)
-                                             : file_names_with_prefix(a->path, prefix, &candidates);
+                                r = verbose ? (said ? mimalloc_names(said, &candidates) : 0)
+                                            : file_names_with_prefix(a->path, prefix, &candidates);
                         if (r >= 0)
                                 r = push_unknown(
                                         &options, name,
@@ -372,36 +374,34 @@ int options_unknown(const Allocator *a, char *const *env, char **ret_message, ch
         return memstream_text(f, ret_message) ? (int) n : -ENOMEM;
 }
 
-/* Allocator complaints about their configuration, as they print them on stderr. */
-static const char *const config_complaints[] = {
-        "<jemalloc>: Invalid conf",
-        "<jemalloc>: Malformed conf",
-        "<jemalloc>: Conf string ends with key",
-        "mimalloc: warning: environment option",
-        "mimalloc: error: ",
-        "Scudo WARNING: found ", /* "... 1 unrecognized flag(s):" and the flags on the next lines */
-        NULL,
-};
+/* The first line of stderr_text where an allocator of the catalog complains about its
+ * configuration. */
+static const char *complaint_in(const char *stderr_text) {
+        for (const CatalogEntry *e = catalog_entries(); stderr_text && e->name; e++)
+                for (const char *const *c = e->complaints; c && *c; c++) {
+                        const char *hit = strstr(stderr_text, *c);
+                        if (hit)
+                                return hit;
+                }
+        return NULL;
+}
 
 static char *complaint_line(const char *stderr_text) {
-        for (size_t i = 0; stderr_text && config_complaints[i]; i++) {
-                const char *hit = strstr(stderr_text, config_complaints[i]);
-                if (!hit)
-                        continue;
-                /* A line that ends in ':' lists what it is about on the next, indented one:
-                 * Scudo's "found 1 unrecognized flag(s):" and "    bogus=1". */
-                size_t len = strcspn(hit, "\n");
-                const char *next = hit[len] ? hit + len + 1 : "";
-                size_t indent = strspn(next, " \t");
-                char *line = NULL;
-                if (len > 0 && hit[len - 1] == ':' && indent > 0 && next[indent] && next[indent] != '\n')
-                        return asprintf(&line, "%.*s %.*s", (int) len, hit,
-                                        (int) strcspn(next + indent, "\n"), next + indent) < 0
-                                       ? NULL
-                                       : line;
-                return strndup(hit, len);
-        }
-        return NULL;
+        const char *hit = complaint_in(stderr_text);
+        if (!hit)
+                return NULL;
+        /* A line that ends in ':' lists what it is about on the next, indented one: Scudo's
+         * "found 1 unrecognized flag(s):" and "    bogus=1". */
+        size_t len = strcspn(hit, "\n");
+        const char *next = hit[len] ? hit + len + 1 : "";
+        size_t indent = strspn(next, " \t");
+        char *line = NULL;
+        if (len > 0 && hit[len - 1] == ':' && indent > 0 && next[indent] && next[indent] != '\n')
+                return asprintf(&line, "%.*s %.*s", (int) len, hit, (int) strcspn(next + indent, "\n"),
+                                next + indent) < 0
+                               ? NULL
+                               : line;
+        return strndup(hit, len);
 }
 
 /* jemalloc's option names ("dirty_decay_ms"), as the jemalloc that envp's LD_PRELOAD names

@@ -118,11 +118,9 @@ int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) 
         return 0;
 }
 
-const ProbeFamilyName probe_family_names[PROBE_N_FAMILIES] = {
-        { PROBE_FAMILY_JEMALLOC, "jemalloc" }, { PROBE_FAMILY_MIMALLOC, "mimalloc" },
-        { PROBE_FAMILY_TCMALLOC, "tcmalloc" }, { PROBE_FAMILY_TBBMALLOC, "tbbmalloc" },
-        { PROBE_FAMILY_SCUDO, "scudo" },       { PROBE_FAMILY_GLIBC, "glibc" },
-};
+#define FAMILY_NAME(id, name, ...) { PROBE_FAMILY_##id, name },
+const ProbeFamilyName probe_family_names[PROBE_N_FAMILIES] = { PROBE_FAMILIES(FAMILY_NAME) };
+#undef FAMILY_NAME
 
 const char *probe_family_name(uint32_t families) {
         for (size_t i = 0; i < ELEMENTSOF(probe_family_names); i++)

@@ -48,20 +48,19 @@ int probe_report_memfd(uint32_t requests);
  */
 int probe_report_decode(int fd, ProbeResult *ret);
 
-/* Allocator family names by bit, glibc last. */
+/* Allocator family names by bit, in PROBE_FAMILIES order (glibc last). */
 typedef struct ProbeFamilyName {
         uint32_t bit;
         const char *name;
 } ProbeFamilyName;
-#define PROBE_N_FAMILIES 6
 extern const ProbeFamilyName probe_family_names[PROBE_N_FAMILIES];
 
 /* The same for a report already in memory (as it travels from a runner process to the
  * daemon); size must be sizeof(ProbeReport). */
 int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret);
 
-/* "jemalloc", "mimalloc", "tcmalloc", "tbbmalloc", "scudo", "glibc" for the first bit of a family mask
- * in probe_family_names order (an object that is also glibc counts as the other), "none" for 0. */
+/* The name of the first family of a family mask in probe_family_names order ("jemalloc"; an
+ * object that is also glibc counts as the other), "none" for 0. */
 const char *probe_family_name(uint32_t families);
 
 /* Name of a counter, e.g. "posix_memalign". */

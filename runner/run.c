@@ -23,6 +23,7 @@
 #include "runner/options.h"
 #include "runner/preflight.h"
 #include "runner/quiet.h"
+#include "runner/metric.h"
 #include "runner/run.h"
 #include "stats/compare.h"
 #include "util/cleanup.h"
@@ -55,24 +56,17 @@ const char *sample_status_to_string(SampleStatus s) {
 }
 
 bool run_sample_metric(const Sample *s, const char *metric, double *ret) {
-        const struct rusage *u = &s->spawn.usage;
-        if (strcmp(metric, RUN_METRIC_WALL) == 0)
-                *ret = (double) s->spawn.wall_ns / 1e9;
-        else if (strcmp(metric, RUN_METRIC_USER) == 0)
-                *ret = (double) u->ru_utime.tv_sec + (double) u->ru_utime.tv_usec / 1e6;
-        else if (strcmp(metric, RUN_METRIC_SYS) == 0)
-                *ret = (double) u->ru_stime.tv_sec + (double) u->ru_stime.tv_usec / 1e6;
-        else if (strcmp(metric, RUN_METRIC_MAXRSS) == 0)
-                *ret = (double) u->ru_maxrss * 1024.0;
-        else {
-                for (size_t i = 0; i < s->n_metrics; i++)
-                        if (strcmp(s->metrics[i].name, metric) == 0) {
-                                *ret = s->metrics[i].value;
-                                return true;
-                        }
-                return false;
+        const BuiltinMetric *m = builtin_metric(metric);
+        if (m) {
+                *ret = m->of(s);
+                return true;
         }
-        return true;
+        for (size_t i = 0; i < s->n_metrics; i++)
+                if (strcmp(s->metrics[i].name, metric) == 0) {
+                        *ret = s->metrics[i].value;
+                        return true;
+                }
+        return false;
 }
 
 /* One metric's values for one variant in the current cell. */
@@ -130,13 +124,10 @@ static int series_add(CellState *c, uint32_t variant, const char *name, double v
 }
 
 static int collect(CellState *c, const Sample *s) {
-        static const char *const builtin[] = { RUN_METRIC_WALL, RUN_METRIC_USER, RUN_METRIC_SYS,
-                                               RUN_METRIC_MAXRSS };
         int r;
-        for (size_t i = 0; i < ELEMENTSOF(builtin); i++) {
-                double v;
-                run_sample_metric(s, builtin[i], &v);
-                if ((r = series_add(c, s->step->variant, builtin[i], v)) < 0)
+        for (size_t i = 0; i < N_BUILTIN_METRICS; i++) {
+                const BuiltinMetric *m = &builtin_metrics[i];
+                if ((r = series_add(c, s->step->variant, builtin_metric_name(m), m->of(s))) < 0)
                         return r;
         }
         for (size_t i = 0; i < s->n_metrics; i++)
@@ -172,7 +163,7 @@ unsigned run_auto_min_rounds(const Plan *p) {
  * a few linear passes per variant, between children. */
 static bool precise_enough(const Plan *p, const CellState *c) {
         const Spec *s = p->spec;
-        /* The built-in metrics' series carry the spec's names for them (RUN_METRIC_*). */
+        /* The built-in metrics' series carry the spec's names for them (runner/metric.h). */
         const char *metric =
                 s->metric == SPEC_METRIC_REPORTED ? s->metric_name : spec_metric_to_string(s->metric);
         const Series *base =

@@ -72,12 +72,6 @@ typedef struct Sample {
         bool imported;
 } Sample;
 
-/* Names of the built-in metrics, in their order in every per-cell statistics batch. */
-#define RUN_METRIC_WALL   "wall"   /* seconds */
-#define RUN_METRIC_USER   "user"   /* seconds */
-#define RUN_METRIC_SYS    "sys"    /* seconds */
-#define RUN_METRIC_MAXRSS "maxrss" /* bytes */
-
 typedef struct StatsRow {
         uint32_t cell;
         uint32_t variant;

@@ -137,3 +137,11 @@ expect_contains "$ERR" "note: wrapped is $WORK/shims/wrapped, a script run by sh
     "a script behind a bare name"
 run_alloclab 0 quick -a glibc -r 2 -w 0 --quiet -- "$WORK/shims/wrapped"
 [[ $ERR != *"a script run by"* ]] || fail "a note for a script the command names by its path: $ERR"
+
+# The usage names every allocator of the catalog (it is written from the catalog, not by hand).
+run_alloclab 0 quick --help
+usage=$(tr -s ' \n' ' ' <<<"$OUT")
+for name in $("$ALLOCLAB" allocators | awk 'NR > 1 { print $1 }'); do
+    [[ $usage == *" $name,"* || $usage == *"($name,"* || $usage == *" $name)"* ]] ||
+        fail "quick --help does not name the catalog's $name: $usage"
+done

@@ -6,6 +6,7 @@
  * has its column. A field added without its migration, or a migration without its field, fails
  * here before it fails a run.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 
 #include "db/run-field.h"
 #include "db/store.h"
+#include "runner/metric.h"
 #include "runner/sample-field.h"
 #include "util/cleanup.h"
 
@@ -180,11 +182,44 @@ static void test_fields_are_storable(void **state) {
         }
 }
 
+/* Each built-in metric's value of a sample and its SQL over the stored sample agree. */
+static void test_builtin_metrics_agree(void **state) {
+        (void) state;
+        Sample sample = { .spawn = { .wall_ns = 1234567891,
+                                     .usage = { .ru_utime = { 2, 500000 },
+                                                .ru_stime = { 0, 250 },
+                                                .ru_maxrss = 10240 } } };
+        sqlite3 *db;
+        assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+        char insert[256];
+        snprintf(insert, sizeof(insert),
+                 "CREATE TABLE samples (wall_ns, user_us, sys_us, maxrss_kib);"
+                 " INSERT INTO samples VALUES (%llu, %lld, %lld, %ld)",
+                 (unsigned long long) sample.spawn.wall_ns, 2500000LL, 250LL, sample.spawn.usage.ru_maxrss);
+        assert_int_equal(sqlite3_exec(db, insert, NULL, NULL, NULL), SQLITE_OK);
+        for (size_t i = 0; i < N_BUILTIN_METRICS; i++) {
+                const BuiltinMetric *m = &builtin_metrics[i];
+                assert_ptr_equal(builtin_metric(builtin_metric_name(m)), m);
+                char sql[128];
+                snprintf(sql, sizeof(sql), "SELECT %s FROM samples s", m->sql);
+                sqlite3_stmt *st;
+                assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+                assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+                double stored = sqlite3_column_double(st, 0), of = m->of(&sample);
+                sqlite3_finalize(st);
+                if (fabs(stored - of) > 1e-9 * fabs(of))
+                        fail_msg("%s: %g from a sample, %g from SQL", builtin_metric_name(m), of, stored);
+        }
+        assert_null(builtin_metric("reported"));
+        sqlite3_close(db);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_samples_schema_matches_table),
                 cmocka_unit_test(test_runs_schema_matches_table),
                 cmocka_unit_test(test_run_fields_presented_once),
+                cmocka_unit_test(test_builtin_metrics_agree),
                 cmocka_unit_test(test_fields_are_storable),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
