@@ -306,14 +306,8 @@ static int listen_socket(const Options *o, const DaemonConfig *config, char **re
 }
 
 /* Sets up, serves until stopped, tears down. Returns 0 or -errno (logged). */
-static int run(Options *o) {
-        log_open(getenv("JOURNAL_STREAM") != NULL);
-        system_instance = geteuid() == 0 && !o->user;
-        _cleanup_(daemon_config_freep) DaemonConfig *config = NULL;
-        int r = load_config(o->config, &config);
-        if (r < 0)
-                return r;
-        /* Options win over the file. */
+/* Options win over the file. */
+static void apply_config(Options *o, const DaemonConfig *config) {
         if (!o->db)
                 o->db = config->database;
         if (!o->socket)
@@ -324,91 +318,113 @@ static int run(Options *o) {
                 o->probe = config->probe;
         if (!o->idle_timeout_set && config->idle_timeout_usec)
                 o->idle_timeout_usec = config->idle_timeout_usec;
+}
 
-        /* Signals first: blocked before any other thread or source exists. */
+/* Signals first: blocked before any other thread or source exists. */
+static int block_signals(void) {
         sigset_t mask;
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
         sigaddset(&mask, SIGCHLD);
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-                return negative_errno();
+        return sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ? log_error_errno(-errno, "cannot block signals") : 0;
+}
 
-        _cleanup_(daemon_done) Daemon d = { .lock_fd = -1 };
+static int choose_paths(Daemon *d, const Options *o) {
         if (o->db)
-                d.db_path = strdup(o->db);
+                d->db_path = strdup(o->db);
         else if (system_instance && !(getenv("ALLOCLAB_DB") && *getenv("ALLOCLAB_DB")))
-                d.db_path = strdup("/var/lib/alloclab/results.db");
+                d->db_path = strdup("/var/lib/alloclab/results.db");
         else
-                d.db_path = store_default_path(); /* $ALLOCLAB_DB, else the user's data directory */
-        d.probe_path = o->probe ? strdup(o->probe) : paths_probe();
-        if (!d.db_path) {
+                d->db_path = store_default_path(); /* $ALLOCLAB_DB, else the user's data directory */
+        d->probe_path = o->probe ? strdup(o->probe) : paths_probe();
+        if (!d->db_path) {
                 log_message(LOG_ERR, 0, "no database path (set --db)");
                 return -EINVAL;
         }
+        return 0;
+}
 
-        /* The socket first: a daemon that answers on it already is found before anything is
-         * made (a second one pointed at it left a database behind). */
-        int listen_fd = listen_socket(o, config, &d.socket_path);
-        if (listen_fd < 0)
-                return listen_fd;
-
-        /* Under systemd with Delegate=yes the service's cgroup is ours: runs' cgroups go there, with
-         * the memory and pids controllers when the system has them (runner/cgroup.h). */
-        r = cgroup_take_delegation();
+/* Under systemd with Delegate=yes the service's cgroup is ours: runs' cgroups go there, with the
+ * memory and pids controllers when the system has them (runner/cgroup.h). */
+static void take_delegation(void) {
+        int r = cgroup_take_delegation();
         if (r < 0)
                 log_message(LOG_WARNING, 0, "cannot take over this service's cgroup: %s", strerror(-r));
         else if (r > 0)
                 log_message(LOG_INFO, 0, "runs get their cgroups in %s", getenv(CGROUP_ROOT_ENV));
+}
 
+/* Opens the database and takes its measurer lock, held until exit: a second daemon (or an
+ * alloclab run) must not measure into it at the same time. */
+static int open_database(Daemon *d) {
         /* Every user's results are in the system database: nothing of it is world readable, even
          * when the unit's UMask= is missing (an older unit, or a start by hand). */
         if (system_instance) {
                 umask(0027);
-                restrict_database(d.db_path);
+                restrict_database(d->db_path);
         }
         _cleanup_free_ char *message = NULL;
-        r = store_open(d.db_path, STORE_READ_WRITE, &d.store, &message);
+        int r = store_open(d->db_path, STORE_READ_WRITE, &d->store, &message);
         if (r < 0) {
                 log_message(LOG_ERR, 0, "%s", message ? message : strerror(-r));
                 return r;
         }
-        /* One measurer per database: a second daemon (or an alloclab run) must not measure into it
-         * at the same time. Held until exit. */
         char holder[LOCKFILE_HOLDER_MAX];
-        d.lock_fd = lockfile_take(d.db_path, "alloclabd", false, holder);
-        if (d.lock_fd == -EWOULDBLOCK) {
+        d->lock_fd = lockfile_take(d->db_path, "alloclabd", false, holder);
+        if (d->lock_fd == -EWOULDBLOCK) {
                 log_message(LOG_ERR, 0, "%s is in use by %s: not starting a second measurer on it",
-                            d.db_path, holder[0] ? holder : "another process");
+                            d->db_path, holder[0] ? holder : "another process");
                 return -EBUSY;
         }
-        if (d.lock_fd < 0)
-                log_message(LOG_WARNING, 0, "cannot lock %s.lock: %s", d.db_path, strerror(-d.lock_fd));
-        if ((r = store_reserve(d.store)) < 0)
+        if (d->lock_fd < 0)
+                log_message(LOG_WARNING, 0, "cannot lock %s.lock: %s", d->db_path, strerror(-d->lock_fd));
+        if ((r = store_reserve(d->store)) < 0)
                 log_message(LOG_WARNING, 0, "cannot keep %d KiB in reserve next to %s: %s",
-                            STORE_RESERVE_BYTES / 1024, d.db_path, strerror(-r));
+                            STORE_RESERVE_BYTES / 1024, d->db_path, strerror(-r));
+        return 0;
+}
 
-        ManagerEvents events = { .userdata = &d,
+/* The event loop with its signals, the job manager and the scheduler. */
+static int start_parts(Daemon *d, const Options *o) {
+        ManagerEvents events = { .userdata = d,
                                  .job_finished = on_job_finished,
                                  .next_scheduled = on_next_scheduled };
-        if ((r = sd_event_default(&d.event)) < 0 ||
-            (r = sd_event_add_signal(d.event, NULL, SIGTERM, on_stop_signal, &d)) < 0 ||
-            (r = sd_event_add_signal(d.event, NULL, SIGINT, on_stop_signal, &d)) < 0 ||
-            (r = sd_event_add_signal(d.event, NULL, SIGHUP, on_hup, &d)) < 0 ||
-            (r = sd_event_set_watchdog(d.event, true)) < 0 ||
-            (r = manager_new(d.event, d.store, d.probe_path, &events, &d.manager)) < 0) {
-                log_message(LOG_ERR, 0, "cannot set up the event loop: %s", strerror(-r));
-                return r;
-        }
-        manager_recover(d.manager);
-
+        int r;
+        if ((r = sd_event_default(&d->event)) < 0 ||
+            (r = sd_event_add_signal(d->event, NULL, SIGTERM, on_stop_signal, d)) < 0 ||
+            (r = sd_event_add_signal(d->event, NULL, SIGINT, on_stop_signal, d)) < 0 ||
+            (r = sd_event_add_signal(d->event, NULL, SIGHUP, on_hup, d)) < 0 ||
+            (r = sd_event_set_watchdog(d->event, true)) < 0 ||
+            (r = manager_new(d->event, d->store, d->probe_path, &events, &d->manager)) < 0)
+                return log_error_errno(r, "cannot set up the event loop");
+        manager_recover(d->manager);
         _cleanup_free_ char *specs_dir = o->specs_dir ? strdup(o->specs_dir) : default_specs_dir();
-        if (specs_dir && (r = scheduler_new(d.event, d.store, d.manager, specs_dir, &d.scheduler)) < 0) {
-                log_message(LOG_ERR, 0, "cannot load the schedules: %s", strerror(-r));
-                safe_close(listen_fd);
+        if (specs_dir && (r = scheduler_new(d->event, d->store, d->manager, specs_dir, &d->scheduler)) < 0)
+                return log_error_errno(r, "cannot load the schedules");
+        return 0;
+}
+
+static int run(Options *o) {
+        log_open(getenv("JOURNAL_STREAM") != NULL);
+        system_instance = geteuid() == 0 && !o->user;
+        _cleanup_(daemon_config_freep) DaemonConfig *config = NULL;
+        int r = load_config(o->config, &config);
+        if (r < 0)
                 return r;
-        }
+        apply_config(o, config);
+        _cleanup_(daemon_done) Daemon d = { .lock_fd = -1 };
+        if ((r = block_signals()) < 0 || (r = choose_paths(&d, o)) < 0)
+                return r;
+        /* The socket first: a daemon that answers on it already is found before anything is made
+         * (a second one pointed at it left a database behind). */
+        _cleanup_close_ int listen_fd = listen_socket(o, config, &d.socket_path);
+        if (listen_fd < 0)
+                return listen_fd;
+        take_delegation();
+        if ((r = open_database(&d)) < 0 || (r = start_parts(&d, o)) < 0)
+                return r;
         ControlContext control = { .event = d.event,
                                    .store = d.store,
                                    .manager = d.manager,
@@ -416,20 +432,15 @@ static int run(Options *o) {
                                    .db_path = d.db_path,
                                    .probe_path = d.probe_path,
                                    .idle_timeout_usec = o->idle_timeout_usec };
-        if ((r = control_new(&control, listen_fd, &d.control)) < 0) {
-                log_message(LOG_ERR, 0, "cannot serve the socket: %s", strerror(-r));
-                return r;
-        }
-
+        if ((r = control_new(&control, TAKE_FD(listen_fd), &d.control)) < 0)
+                return log_error_errno(r, "cannot serve the socket");
         sd_notify(false, "READY=1");
         log_message(LOG_INFO, 0, "ready: database %s, socket %s", d.db_path,
                     d.socket_path ? d.socket_path : "(activated)");
         manager_start_soon(d.manager);
-        r = sd_event_loop(d.event);
-        if (r < 0)
-                log_message(LOG_ERR, 0, "the event loop failed: %s", strerror(-r));
-
-        return r < 0 ? r : 0;
+        if ((r = sd_event_loop(d.event)) < 0)
+                return log_error_errno(r, "the event loop failed");
+        return 0;
 }
 
 int main(int argc, char **argv) {

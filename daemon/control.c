@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "configs/spec.h"
+#include "daemon/control-internal.h"
 #include "daemon/control.h"
 #include "daemon/identity.h"
 #include "daemon/log.h"
@@ -32,56 +33,6 @@
 #include "util/strv.h"
 #include "util/text.h"
 #include "util/clock.h"
-
-typedef struct Connection Connection;
-
-typedef struct PendingSubmission {
-        Connection *connection; /* NULL once it closed: stored, not answered */
-        Job job;
-        Spec *spec;
-        /* filled in by plan_submissions() */
-        int result; /* 0, or -errno: refused with message (if set) */
-        Plan *plan;
-        char *message;
-} PendingSubmission;
-
-struct Connection {
-        Control *control;
-        Connection *next;
-        int fd;
-        struct ucred peer;
-        sd_event_source *io;
-        sd_event_source *idle;
-        char *in; /* grows by doubling up to CONTROL_MAX_MESSAGE: most requests are small */
-        size_t in_size, in_allocated;
-        char *out;
-        size_t out_size, out_sent;
-        int64_t waiting_for;   /* job id of a pending io.alloclab.Wait, or 0 */
-        bool submitting;       /* its Submit waits for the next commit of submissions */
-        uint64_t last_active;  /* CLOCK_MONOTONIC usec of the last byte read or accepted */
-        uint64_t last_request; /* ... of the last whole request, or of the accept */
-        bool closing;          /* close once the output is flushed */
-        bool parked;           /* accepted while the table was full: not read until it has a slot */
-};
-
-struct Control {
-        ControlContext ctx;
-        int fd;
-        sd_event_source *accept;
-        sd_event_source *accept_retry; /* while connections are parked: tries to give them slots */
-        sd_event_source *unpark_soon;  /* a slot freed: the connection parked longest takes it */
-        /* Parsed submissions not yet checked and stored: done together when the loop has
-         * nothing else to do (one identity switch per submitter, one sync for a burst), and only
-         * then answered. */
-        PendingSubmission pending[CONTROL_MAX_CONNECTIONS];
-        size_t n_pending;
-        sd_event_source *commit;
-        Connection *connections; /* the table: read and served */
-        unsigned n_connections;
-        Connection *parked, *parked_last; /* first come, first given a slot */
-        unsigned n_parked;
-        char scratch[CONTROL_INITIAL_INPUT]; /* see read_whole_requests() */
-};
 
 static void connection_free(Connection *c) {
         Control *ctl = c->control;
@@ -133,7 +84,7 @@ Control *control_free(Control *c) {
         return NULL;
 }
 
-static int arm_idle(Connection *c) {
+int control_arm_idle(Connection *c) {
         uint64_t timeout = c->control->ctx.idle_timeout_usec;
         /* A client waiting for its job is not idle. */
         bool busy = c->waiting_for || c->submitting;
@@ -168,7 +119,7 @@ static int send_output(Connection *c) {
         return 0;
 }
 
-static void queue_reply(Connection *c, json_t *reply) {
+void control_queue_reply(Connection *c, json_t *reply) {
         char *text = json_dumps(reply, JSON_COMPACT);
         json_decref(reply);
         if (!text) {
@@ -199,396 +150,9 @@ static void queue_reply(Connection *c, json_t *reply) {
         (void) update_events(c);
 }
 
-static json_t *error_reply(const char *error, json_t *parameters) {
+json_t *control_error_reply(const char *error, json_t *parameters) {
         return json_pack("{s:s, s:o}", "error", error, "parameters",
                          parameters ? parameters : json_object());
-}
-
-/* Whether the peer may see everything of job j: root, and the job's submitter. */
-static bool may_see(const Connection *c, const Job *j) {
-        return c->peer.uid == 0 || c->peer.uid == j->uid;
-}
-
-/* A job as the peer may see it: another user's job shows only that it exists and its state. */
-static json_t *job_json_for(const Connection *c, const Job *j) {
-        if (!may_see(c, j))
-                return json_pack("{s:I, s:s, s:s, s:s, s:I, s:s, s:s?, s:s?}", "id", (json_int_t) j->id,
-                                 "status", job_status_to_string(j->status), "spec_path",
-                                 "(another user's job)", "submitter", "-", "run_id", (json_int_t) 0,
-                                 "submitted_at", j->submitted_at, "started_at", j->started_at, "ended_at",
-                                 j->ended_at);
-        return json_pack("{s:I, s:s, s:s, s:I, s:s?, s:s, s:I, s:s, s:s?, s:s?, s:s?}", "id",
-                         (json_int_t) j->id, "status", job_status_to_string(j->status), "spec_path",
-                         j->spec_path, "uid", (json_int_t) j->uid, "submitter", j->submitter, "trigger",
-                         j->trigger, "run_id", (json_int_t) j->run_id, "submitted_at", j->submitted_at,
-                         "started_at", j->started_at, "ended_at", j->ended_at, "message", j->message);
-}
-
-/* Submit: the spec is parsed here; what else `alloclab check` checks, and the storing, is done
- * for every submission of this turn of the loop together (on_submissions). The reply waits
- * until the job is stored, so an answered Submit survives a crash. */
-static json_t *method_submit(Connection *c, json_t *params) {
-        const char *spec_path = NULL, *yaml = NULL, *cwd = NULL;
-        json_t *env = NULL;
-        json_int_t umask = JOB_DEFAULT_UMASK; /* older clients do not send theirs */
-        if (json_unpack(params, "{s:s, s:s, s:s, s:o, s?I}", "spec_path", &spec_path, "spec", &yaml, "cwd",
-                        &cwd, "env", &env, "umask", &umask) < 0 ||
-            !json_is_array(env) || umask < 0 || umask > 0777)
-                return error_reply(
-                        "io.alloclab.InvalidParameter",
-                        json_pack("{s:s}", "message",
-                                  "expected spec_path, spec, cwd, env and a umask from 0 to 0777"));
-        /* Both are shown to others (root's queue, the log): no escape sequence rides along. */
-        /* A relative spec_path is the submitter's, relative to cwd, which must be absolute. */
-        const struct {
-                const char *name, *value;
-                bool absolute;
-        } paths[] = { { "spec_path", spec_path, false }, { "cwd", cwd, true } };
-        for (size_t k = 0; k < ELEMENTSOF(paths); k++) {
-                const char *why =
-                        !paths[k].value[0]                               ? "is empty"
-                        : strlen(paths[k].value) > CONTROL_MAX_SPEC_PATH ? "is longer than PATH_MAX"
-                        : !text_is_clean(paths[k].value) ? "holds control characters or is not UTF-8"
-                        : paths[k].absolute && paths[k].value[0] != '/' ? "must be an absolute path"
-                                                                        : NULL;
-                if (why)
-                        return error_reply("io.alloclab.InvalidParameter",
-                                           json_pack("{s:s++}", "message", paths[k].name, " ", why));
-        }
-        if (manager_stopping(c->control->ctx.manager))
-                return error_reply("io.alloclab.ShuttingDown", NULL);
-
-        Diagnostics diag = {};
-        Spec *spec = NULL;
-        int r = spec_load_buffer(spec_path, yaml, strlen(yaml), &diag, &spec);
-        if (r < 0) {
-                json_t *list = json_array();
-                for (size_t k = 0; k < diag.n_items; k++) {
-                        _cleanup_free_ char *line = diag_format(&diag, k);
-                        json_array_append_new(list, json_string(line ? line : "?"));
-                }
-                diag_clear(&diag);
-                return error_reply("io.alloclab.SpecInvalid", json_pack("{s:o}", "diagnostics", list));
-        }
-        diag_clear(&diag);
-
-        Job job = { .uid = c->peer.uid, .gid = c->peer.gid, .umask = (mode_t) umask };
-        size_t i;
-        json_t *v;
-        json_array_foreach(env, i, v) {
-                if (json_is_string(v) && strchr(json_string_value(v), '=') && i < SPEC_MAX_ENV * 4)
-                        (void) strv_append(&job.env, json_string_value(v));
-        }
-        if (!(job.spec_path = strdup(spec_path)) || !(job.spec_yaml = strdup(yaml)) ||
-            !(job.cwd = strdup(cwd)) || identity_user_name(c->peer.uid, c->peer.gid, &job.submitter) < 0 ||
-            !(job.trigger = strdup("submit"))) {
-                job_done(&job);
-                spec_free(spec);
-                return error_reply("io.alloclab.StoreFailed",
-                                   json_pack("{s:s}", "message", strerror(ENOMEM)));
-        }
-        /* This connection's next requests wait for the answer. A connection has one submission
-         * pending at most, so the table never overflows. */
-        assert(c->control->n_pending < ELEMENTSOF(c->control->pending));
-        c->control->pending[c->control->n_pending++] =
-                (PendingSubmission){ .connection = c, .job = job, .spec = spec };
-        c->submitting = true;
-        (void) sd_event_source_set_enabled(c->control->commit, SD_EVENT_ONESHOT);
-        return NULL;
-}
-
-/* What `alloclab check` checks beyond the spec: the allocators and programs exist for the
- * submitter as the submitter sees them (the caller has taken the submitter's file identity).
- * The plan is freed at once: a burst of large valid specs held one plan each (58 MB for a matrix
- * of 4096 cells), gigabytes in all. */
-static void plan_submission(const ControlContext *ctx, PendingSubmission *p, Memo *memo) {
-        Plan *plan = NULL;
-        p->result = plan_new(p->spec,
-                             &(PlanOptions){ .caller_env = p->job.env,
-                                             .probe_path = ctx->probe_path,
-                                             .base_dir = p->job.cwd,
-                                             .defer_cgroup = true,
-                                             .check_only = true,
-                                             .memo = memo },
-                             &plan, &p->message);
-        plan_free(plan);
-}
-
-/* Only a limit needs the cgroup to be tried now (with the daemon's identity); the job makes its
- * own when it starts. */
-static void check_limits(PendingSubmission *p) {
-        bool pids_v1 = false;
-        if (p->result < 0 || (!p->spec->memory_max && !p->spec->pids_max))
-                return;
-        p->result = plan_check_limits(p->spec, &pids_v1, &p->message);
-        /* A runner joins the v1 pids cgroup around each child, and v1 cannot be handed to a user:
-         * only a job that keeps root's identity may use it. */
-        if (p->result >= 0 && p->spec->pids_max && pids_v1 && geteuid() == 0 && p->job.uid != 0) {
-                p->result = -EPERM;
-                p->message = strdup("pids_max: this host has the pids controller only in its cgroup v1 "
-                                    "hierarchy, which cannot be handed to a user's job; leave pids_max out, "
-                                    "or run the spec as root");
-        }
-}
-
-/* Plans submissions with their submitters' file identities, taken once per submitter: a burst
- * of one user's submissions switches identity once, and looks for each allocator, program and
- * directory once. Stops once CONTROL_PLAN_BUDGET_USEC have gone (after one at least), so that
- * the loop answers others in between: ret_planned[i] says which were. */
-static void plan_submissions(const ControlContext *ctx, PendingSubmission *pending, size_t n,
-                             bool ret_planned[]) {
-        uint64_t until = now_usec() + CONTROL_PLAN_BUDGET_USEC;
-        memset(ret_planned, 0, n * sizeof(bool));
-        bool spent = false;
-        for (size_t i = 0; i < n && !spent; i++) {
-                if (ret_planned[i])
-                        continue;
-                uid_t uid = pending[i].job.uid;
-                gid_t gid = pending[i].job.gid;
-                Identity saved;
-                Memo memo = {};
-                int q = identity_enter(uid, gid, &saved);
-                for (size_t j = i; j < n && !spent; j++) {
-                        if (ret_planned[j] || pending[j].job.uid != uid || pending[j].job.gid != gid)
-                                continue;
-                        ret_planned[j] = true;
-                        if (q < 0)
-                                pending[j].result = q;
-                        else
-                                plan_submission(ctx, &pending[j], &memo);
-                        spent = now_usec() >= until;
-                }
-                identity_leave(&saved);
-                memo_clear(&memo);
-        }
-        for (size_t i = 0; i < n; i++)
-                if (ret_planned[i])
-                        check_limits(&pending[i]);
-}
-
-static void process_input(Connection *c);
-
-/* Checks the submissions that arrived since the last turn, stores the valid ones in one
- * transaction (one sync for a burst) and answers each. */
-static int on_submissions(sd_event_source *s, void *userdata) {
-        Control *ctl = userdata;
-        Store *store = ctl->ctx.store;
-        (void) s;
-        /* Taken out of the table first: answering a connection reads its next requests, which
-         * may park new submissions there. */
-        PendingSubmission all[ELEMENTSOF(ctl->pending)], taken[ELEMENTSOF(ctl->pending)];
-        bool planned[ELEMENTSOF(ctl->pending)];
-        size_t n_all = ctl->n_pending, n = 0;
-        memcpy(all, ctl->pending, n_all * sizeof(*all));
-        ctl->n_pending = 0;
-        plan_submissions(&ctl->ctx, all, n_all, planned);
-        /* What the budget left waits for the next turn, in its order, before newer ones. */
-        for (size_t i = 0; i < n_all; i++) {
-                if (planned[i])
-                        taken[n++] = all[i];
-                else
-                        ctl->pending[ctl->n_pending++] = all[i];
-        }
-        if (ctl->n_pending > 0)
-                (void) sd_event_source_set_enabled(ctl->commit, SD_EVENT_ONESHOT);
-
-        Job jobs[ELEMENTSOF(ctl->pending)];
-        int64_t ids[ELEMENTSOF(ctl->pending)] = {};
-        size_t n_jobs = 0;
-        for (size_t i = 0; i < n; i++)
-                if (taken[i].result >= 0)
-                        jobs[n_jobs++] = taken[i].job;
-        int r = n_jobs ? jobs_add_all(store, jobs, n_jobs, ids) : 0;
-        const char *store_failure = r < 0 ? store_error(store) : NULL;
-        for (size_t i = 0, k = 0; i < n; i++) {
-                PendingSubmission *p = &taken[i];
-                json_t *reply;
-                if (p->result < 0)
-                        reply = error_reply("io.alloclab.PlanFailed",
-                                            json_pack("{s:s}", "message",
-                                                      p->message ? p->message : strerror(-p->result)));
-                else if (r < 0)
-                        reply = error_reply("io.alloclab.StoreFailed",
-                                            json_pack("{s:s}", "message", store_failure));
-                else {
-                        log_message(LOG_INFO, 0, "job %lld queued by uid %u: %s", (long long) ids[k],
-                                    (unsigned) p->job.uid, p->job.spec_path);
-                        reply = json_pack("{s:{s:I}}", "parameters", "job", (json_int_t) ids[k]);
-                }
-                if (p->result >= 0)
-                        k++;
-                job_done(&p->job);
-                spec_free(p->spec);
-                free(p->message);
-                Connection *c = p->connection;
-                if (!c) {
-                        json_decref(reply);
-                        continue;
-                }
-                c->submitting = false;
-                queue_reply(c, reply);
-                process_input(c);
-                (void) arm_idle(c);
-        }
-        if (r >= 0 && n_jobs)
-                manager_start_soon(ctl->ctx.manager);
-        /* A burst of large specs leaves the heap grown by what their plans took: given back,
-         * not kept for as long as the daemon idles (137 MB after one). A few ms per batch. */
-        if (ctl->n_pending == 0)
-                (void) malloc_trim(0);
-        return 0;
-}
-
-static json_t *method_status(Connection *c, json_t *params) {
-        const ControlContext *ctx = &c->control->ctx;
-        (void) params;
-        Job *queued = NULL;
-        size_t n = 0;
-        if (jobs_list(ctx->store, true, 1000, &queued, &n) < 0)
-                return error_reply("io.alloclab.StoreFailed",
-                                   json_pack("{s:s}", "message", store_error(ctx->store)));
-        json_t *running = json_null();
-        size_t waiting = 0;
-        bool visible = true; /* the progress line names the running job's experiment and cell */
-        for (size_t i = 0; i < n; i++) {
-                if (queued[i].status == JOB_RUNNING) {
-                        json_decref(running);
-                        running = job_json_for(c, &queued[i]);
-                        visible = may_see(c, &queued[i]);
-                } else
-                        waiting++;
-        }
-        jobs_list_free(queued, n);
-        /* Idle, the text is made now: what was published last may be a job's that has ended. */
-        if (!manager_running_job(ctx->manager))
-                manager_update_status(ctx->manager, NULL);
-        return json_pack("{s:{s:s, s:o, s:I, s:s, s:s, s:s}}", "parameters", "state",
-                         manager_running_job(ctx->manager) ? "running" : "idle", "running", running,
-                         "queued", (json_int_t) waiting, "database", ctx->db_path, "version",
-                         ALLOCLAB_VERSION, "progress",
-                         visible ? manager_status(ctx->manager) : "running another user's job");
-}
-
-static json_t *method_queue(Connection *c, json_t *params) {
-        json_int_t limit = 50;
-        (void) json_unpack(params, "{s?I}", "limit", &limit);
-        Job *jobs = NULL;
-        size_t n = 0;
-        if (limit < 1 || limit > 10000)
-                return error_reply(
-                        "io.alloclab.InvalidParameter",
-                        json_pack("{s:s}", "message", "limit must be an integer from 1 to 10000"));
-        if (jobs_list(c->control->ctx.store, false, (size_t) limit, &jobs, &n) < 0)
-                return error_reply("io.alloclab.StoreFailed", NULL);
-        json_t *list = json_array();
-        size_t bytes = 0, i = 0;
-        /* The newest first, as many as fit in one reply (a job is at most a few KiB). */
-        for (; i < n && bytes < CONTROL_MAX_REPLY - 16 * 1024; i++) {
-                json_t *j = job_json_for(c, &jobs[i]);
-                char *text = json_dumps(j, JSON_COMPACT);
-                bytes += text ? strlen(text) + 1 : 0;
-                free(text);
-                json_array_append_new(list, j);
-        }
-        bool truncated = i < n;
-        jobs_list_free(jobs, n);
-        return json_pack("{s:{s:o, s:b}}", "parameters", "jobs", list, "truncated", truncated);
-}
-
-/* The job named by {"job": ID}: NULL and *ret filled, or the error reply. */
-static json_t *requested_job(Connection *c, json_t *params, Job *ret) {
-        json_int_t id;
-        if (json_unpack(params, "{s:I}", "job", &id) < 0)
-                return error_reply("io.alloclab.InvalidParameter",
-                                   json_pack("{s:s}", "message", "expected job, a job's number"));
-        if (jobs_get(c->control->ctx.store, id, ret) < 0)
-                return error_reply("io.alloclab.NoSuchJob", json_pack("{s:I}", "job", id));
-        return NULL;
-}
-
-/* Only the submitter or root may cancel a job. */
-static json_t *method_cancel(Connection *c, json_t *params) {
-        const ControlContext *ctx = &c->control->ctx;
-        Job job;
-        json_t *error = requested_job(c, params, &job);
-        if (error)
-                return error;
-        int64_t id = job.id;
-        JobStatus status = job.status;
-        bool allowed = c->peer.uid == 0 || c->peer.uid == job.uid;
-        job_done(&job);
-        if (!allowed)
-                return error_reply("io.alloclab.PermissionDenied", NULL);
-        if (status == JOB_QUEUED) {
-                if (jobs_finish(ctx->store, id, JOB_CANCELED, "canceled before it started") < 0)
-                        return error_reply("io.alloclab.StoreFailed", NULL);
-                control_job_finished(c->control, id);
-        } else if (status != JOB_RUNNING || manager_cancel(ctx->manager, id) < 0)
-                return error_reply("io.alloclab.JobFinished",
-                                   json_pack("{s:I, s:s}", "job", (json_int_t) id, "status",
-                                             job_status_to_string(status)));
-        log_message(LOG_INFO, 0, "job %lld canceled by uid %u", (long long) id, (unsigned) c->peer.uid);
-        return json_pack("{s:{}}", "parameters");
-}
-
-/* The reply to Wait: the job as the peer may see it, and for its submitter (or root) how its run
- * ended (failures, excluded), which a submitter who cannot read the database needs for its exit
- * status. */
-static json_t *ended_job_reply(Connection *c, const Job *job) {
-        json_t *j = job_json_for(c, job);
-        int64_t failures = 0, excluded = 0;
-        if (may_see(c, job) && job->run_id > 0 &&
-            jobs_run_outcome(c->control->ctx.store, job->run_id, &failures, &excluded) == 0) {
-                json_object_set_new(j, "failures", json_integer(failures));
-                json_object_set_new(j, "excluded", json_integer(excluded));
-        }
-        return json_pack("{s:o}", "parameters", j);
-}
-
-/* Wait: replies when the job has ended (at once if it already has). */
-static json_t *method_wait(Connection *c, json_t *params) {
-        Job job;
-        json_t *error = requested_job(c, params, &job);
-        if (error)
-                return error;
-        int64_t id = job.id;
-        bool active = job.status == JOB_QUEUED || job.status == JOB_RUNNING;
-        json_t *reply = active ? NULL : ended_job_reply(c, &job);
-        job_done(&job);
-        if (!reply)
-                c->waiting_for = id;
-        return reply;
-}
-
-static json_t *method_ping(Connection *c, json_t *params) {
-        (void) c;
-        (void) params;
-        return json_pack("{s:{s:s}}", "parameters", "version", ALLOCLAB_VERSION);
-}
-
-static json_t *method_schedules(Connection *c, json_t *params) {
-        (void) params;
-        return json_pack("{s:{s:o}}", "parameters", "schedules", scheduler_list(c->control->ctx.scheduler));
-}
-
-/* A method's reply, or NULL when the reply comes later (Submit, Wait). */
-typedef json_t *(*Method)(Connection *c, json_t *params);
-
-static const struct {
-        const char *name;
-        Method method;
-} methods[] = {
-        { "io.alloclab.Ping", method_ping },     { "io.alloclab.Submit", method_submit },
-        { "io.alloclab.Status", method_status }, { "io.alloclab.Queue", method_queue },
-        { "io.alloclab.Cancel", method_cancel }, { "io.alloclab.Schedules", method_schedules },
-        { "io.alloclab.Wait", method_wait },
-};
-
-static Method find_method(const char *name) {
-        for (size_t i = 0; i < ELEMENTSOF(methods); i++)
-                if (strcmp(methods[i].name, name) == 0)
-                        return methods[i].method;
-        return NULL;
 }
 
 static void handle_request(Connection *c, const char *text) {
@@ -596,25 +160,16 @@ static void handle_request(Connection *c, const char *text) {
         json_error_t err;
         json_t *request = json_loads(text, 0, &err);
         const char *name = json_string_value(json_object_get(request, "method"));
-        json_t *params = json_object_get(request, "parameters");
-        if (!params)
-                params = json_object();
-        else
-                json_incref(params);
-        Method method = name ? find_method(name) : NULL;
         json_t *reply;
         if (!json_is_object(request) || !name)
-                reply = error_reply(
+                reply = control_error_reply(
                         "io.alloclab.InvalidRequest",
                         json_pack("{s:s}", "message", request ? "expected {\"method\": ...}" : err.text));
-        else if (!method)
-                reply = error_reply("io.alloclab.MethodNotFound", json_pack("{s:s}", "method", name));
         else
-                reply = method(c, params);
-        json_decref(params);
+                reply = control_call(c, name, json_object_get(request, "parameters"));
         json_decref(request);
         if (reply)
-                queue_reply(c, reply);
+                control_queue_reply(c, reply);
 }
 
 void control_job_finished(Control *ctl, int64_t job_id) {
@@ -624,11 +179,11 @@ void control_job_finished(Control *ctl, int64_t job_id) {
                 Job job;
                 c->waiting_for = 0;
                 if (jobs_get(ctl->ctx.store, job_id, &job) == 0) {
-                        queue_reply(c, ended_job_reply(c, &job));
+                        control_queue_reply(c, control_ended_job_reply(c, &job));
                         job_done(&job);
                 } else
-                        queue_reply(c, error_reply("io.alloclab.NoSuchJob", NULL));
-                (void) arm_idle(c);
+                        control_queue_reply(c, control_error_reply("io.alloclab.NoSuchJob", NULL));
+                (void) control_arm_idle(c);
         }
 }
 
@@ -647,7 +202,7 @@ static size_t serve(Connection *c, char *buf, size_t size) {
 }
 
 /* Takes every complete message out of the input buffer. */
-static void process_input(Connection *c) {
+void control_process_input(Connection *c) {
         if (c->in_size == 0)
                 return; /* nothing buffered, maybe no buffer at all */
         size_t start = serve(c, c->in, c->in_size);
@@ -694,7 +249,7 @@ static int read_whole_requests(Connection *c) {
                 memcpy(c->in, ctl->scratch + used, left);
                 c->in_size = left;
         }
-        (void) arm_idle(c);
+        (void) control_arm_idle(c);
         return 0;
 }
 
@@ -708,9 +263,10 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
         }
         if (revents & EPOLLIN) {
                 if (c->in_size >= CONTROL_MAX_MESSAGE) {
-                        queue_reply(c, error_reply("io.alloclab.MessageTooLarge",
-                                                   json_pack("{s:i, s:s}", "limit", CONTROL_MAX_MESSAGE,
-                                                             "message", "a request is at most 1 MiB")));
+                        control_queue_reply(
+                                c, control_error_reply("io.alloclab.MessageTooLarge",
+                                                       json_pack("{s:i, s:s}", "limit", CONTROL_MAX_MESSAGE,
+                                                                 "message", "a request is at most 1 MiB")));
                         c->closing = true;
                 } else if (c->in_size == 0) {
                         if (read_whole_requests(c) < 0) {
@@ -729,8 +285,8 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
                         if (n > 0) {
                                 (void) sd_event_now(c->control->ctx.event, CLOCK_MONOTONIC, &c->last_active);
                                 c->in_size += (size_t) n;
-                                process_input(c);
-                                (void) arm_idle(c);
+                                control_process_input(c);
+                                (void) control_arm_idle(c);
                         }
                 }
         }
@@ -741,7 +297,7 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
                 }
                 /* Room again: the requests that waited for it. */
                 if (pending_output(c) < CONTROL_MAX_PENDING_OUTPUT && !c->closing)
-                        process_input(c);
+                        control_process_input(c);
         }
         if (c->closing && c->out_size == 0) {
                 connection_free(c);
@@ -774,6 +330,7 @@ typedef struct Tally {
         unsigned held[CONTROL_MAX_PARKED];
         size_t n;
 } Tally;
+
 _Static_assert(CONTROL_MAX_PARKED >= CONTROL_MAX_CONNECTIONS, "a Tally holds the table's users too");
 
 static void tally_list(const Connection *list, Tally *t) {
@@ -1019,7 +576,7 @@ int control_new(const ControlContext *ctx, int listen_fd, Control **ret) {
         }
         int r = sd_event_add_io(ctx->event, &c->accept, listen_fd, EPOLLIN, on_accept, c);
         /* Submissions are stored when nothing else is pending: a burst shares one commit. */
-        if (r >= 0 && (r = sd_event_add_defer(ctx->event, &c->commit, on_submissions, c)) >= 0 &&
+        if (r >= 0 && (r = sd_event_add_defer(ctx->event, &c->commit, control_on_submissions, c)) >= 0 &&
             (r = sd_event_source_set_priority(c->commit, SD_EVENT_PRIORITY_IDLE)) >= 0)
                 r = sd_event_source_set_enabled(c->commit, SD_EVENT_OFF);
         if (r >= 0 && (r = sd_event_add_defer(ctx->event, &c->unpark_soon, on_unpark, c)) >= 0)

@@ -84,6 +84,16 @@ void log_message(int priority, int64_t run_id, const char *fmt, ...) {
         va_end(ap);
 }
 
+int log_error_errno(int error, const char *fmt, ...) {
+        char what[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof(what), fmt, ap);
+        va_end(ap);
+        log_message(LOG_ERR, 0, "%s: %s", what, strerror(-error));
+        return error;
+}
+
 void log_change_point(const char *experiment, const char *metric, const char *relative_to,
                       const HistorySeries *series, const HistoryPoint *point) {
         const Comparison *c = &point->against;

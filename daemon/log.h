@@ -38,6 +38,10 @@ void log_context(int priority, const LogContext *ctx, const char *fmt, ...)
 /* The same with only a run id (0 for none). */
 void log_message(int priority, int64_t run_id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Logs fmt at LOG_ERR with ": " and the text of error (a negative errno) appended, and returns
+ * error: `return log_error_errno(r, "cannot serve the socket");`. */
+int log_error_errno(int error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* A change point of a scheduled run (db/history.h): a warning for a confirmed regression, a
  * notice for an improvement or a tentative change, with MESSAGE_ID, RUN_ID (the change point's
  * run), EXPERIMENT, VARIANT, CELL, METRIC, CHANGE, MEDIAN, RATIO, RATIO_CI_LOW, RATIO_CI_HIGH,

@@ -187,6 +187,14 @@ r = ask("io.alloclab.Queue", {"limit": 0})
 assert r["parameters"]["message"] == "limit must be an integer from 1 to 10000", r
 r = ask("io.alloclab.Wait", {"job": 1e30})
 assert r["parameters"]["message"] == "expected job, a job's number", r
+# Every method's parameters are checked by its row of the method table before it is called: a
+# limit that is not a number was taken for the default, parameters that are no object for none.
+r = ask("io.alloclab.Queue", {"limit": "5"})
+assert r["parameters"]["message"] == "limit must be an integer from 1 to 10000", r
+r = ask("io.alloclab.Cancel", 7)
+assert r["error"] == "io.alloclab.InvalidParameter" and r["parameters"]["message"] == "expected job, a job's number", r
+r = ask("io.alloclab.Ping", {"anything": 1})
+assert r["parameters"]["version"], r
 PY
 
 # A spec within its size limit that JSON escaping makes larger than a request may be: the client
