@@ -97,18 +97,6 @@ void cli_warn_script(const char *command, const Plan *plan);
  * misspelt name excludes every variant only once it has run ("did you mean" the close one). */
 void cli_warn_undefined_metric(const char *command, const Spec *spec);
 
-/* What `check` checks of a loaded spec on this machine, said as it says it: the plan (files
- * found, not identified), settings of another allocator (warnings), and every variant whose
- * allocator would ignore or reject its options. Returns EXIT_OK with *ret, or EXIT_ENVIRONMENT
- * (said). run and the daemon meet the same at the smoke run; submit asks first. */
-int cli_check_plan(const char *command, const Spec *spec, Plan **ret);
-
-/* The plan check makes (files found, not identified), without a word: plan_new()'s result. */
-int cli_plan_for_check(const Spec *spec, Plan **ret, char **ret_message);
-
-/* The part of it about a plan made: settings of another allocator, options ignored or rejected. */
-int cli_check_options(const char *command, const Plan *plan);
-
 /* Warns on stderr of a setting that configures another allocator than the one its variant
  * preloads (MALLOC_ARENA_MAX in jemalloc's env), or, in the experiment's env, one that no
  * variant preloads: catalog_reader(). */
@@ -176,24 +164,6 @@ typedef struct CompareOptions {
  * not and returns EXIT_USAGE. */
 int cli_parse_db_format(const char *command, int argc, char **argv, const char **ret_db,
                         OutputFormat *ret_format, CompareOptions *ret_compare);
-
-/* What a command that measures (run, quick, suite) asks of it. */
-typedef struct MeasureOptions {
-        const char *db_path; /* NULL: the default database */
-        unsigned samples;    /* 0: the spec's */
-        OutputFormat format;
-        bool quiet;                  /* no progress line */
-        bool silent;                 /* no result printed (suite prints its own summary) */
-        const char *compare_to;      /* "latest" or a run id; NULL: no comparison */
-        bool compare_relative;       /* --relative: compare_to by the within-run ratios */
-        bool allow_missing_baseline; /* --compare-to latest without an earlier run passes */
-        const char *label, *commit;
-} MeasureOptions;
-
-/* Plans spec, runs it into the database, prints the stored result (and the comparison with
- * o->compare_to). Returns the command's exit status, with the new run's id in *ret_run (0 when
- * none was recorded; ret_run may be NULL). */
-int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, int64_t *ret_run);
 
 /* Whether output to f gets colours: never with NO_COLOR set, always with CLICOLOR_FORCE set (and
  * not "0"), else on a terminal that is not "dumb". */

@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "cli/check.h"
 #include "cli/cli.h"
 #include "cli/output.h"
 #include "cli/render.h"

@@ -15,6 +15,15 @@
 
 typedef struct Connection Connection;
 
+/* What the transport calls of the methods (control-methods.c, which is above it: the calls go
+ * one way): the reply to method `name` with params (NULL for none, the reply NULL when it comes
+ * later), and the turn of the loop that checks and stores the pending submissions
+ * (Control.commit). */
+typedef struct ControlMethods {
+        json_t *(*call)(Connection *c, const char *name, json_t *params);
+        int (*on_submissions)(sd_event_source *s, void *userdata);
+} ControlMethods;
+
 typedef struct PendingSubmission {
         Connection *connection; /* NULL once it closed: stored, not answered */
         Job job;
@@ -46,6 +55,7 @@ struct Connection {
 
 struct Control {
         ControlContext ctx;
+        const ControlMethods *methods;
         int fd;
         sd_event_source *accept;
         sd_event_source *accept_retry; /* while connections are parked: tries to give them slots */
@@ -70,9 +80,6 @@ void control_queue_reply(Connection *c, json_t *reply);
 void control_process_input(Connection *c);
 int control_arm_idle(Connection *c);
 
-/* The methods': the reply to method `name` with params (NULL for none), NULL when the reply
- * comes later; the reply to a Wait for job, which has ended; the turn of the loop that checks and
- * stores the pending submissions (Control.commit). */
-json_t *control_call(Connection *c, const char *name, json_t *params);
-json_t *control_ended_job_reply(Connection *c, const Job *job);
-int control_on_submissions(sd_event_source *s, void *userdata);
+/* control_new() of the transport alone, serving methods. */
+int control_transport_new(const ControlContext *ctx, const ControlMethods *methods, int listen_fd,
+                          Control **ret);

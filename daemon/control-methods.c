@@ -25,6 +25,7 @@
 #include "daemon/identity.h"
 #include "daemon/log.h"
 #include "db/jobs.h"
+#include "db/session.h"
 #include "runner/cgroup.h"
 #include "runner/plan.h"
 #include "util/cleanup.h"
@@ -145,14 +146,13 @@ static json_t *method_submit(Connection *c, json_t *params, Job *none) {
  * of 4096 cells), gigabytes in all. */
 static void plan_submission(const ControlContext *ctx, PendingSubmission *p, Memo *memo) {
         Plan *plan = NULL;
-        p->result = plan_new(p->spec,
-                             &(PlanOptions){ .caller_env = p->job.env,
-                                             .probe_path = ctx->probe_path,
-                                             .base_dir = p->job.cwd,
-                                             .defer_cgroup = true,
-                                             .check_only = true,
-                                             .memo = memo },
-                             &plan, &p->message);
+        p->result = session_check(p->spec,
+                                  &(PlanOptions){ .caller_env = p->job.env,
+                                                  .probe_path = ctx->probe_path,
+                                                  .base_dir = p->job.cwd,
+                                                  .defer_cgroup = true,
+                                                  .memo = memo },
+                                  &plan, &p->message);
         plan_free(plan);
 }
 
@@ -225,7 +225,7 @@ static json_t *submission_reply(const PendingSubmission *p, int r, const char *s
 
 /* Checks the submissions that arrived since the last turn, stores the valid ones in one
  * transaction (one sync for a burst) and answers each. */
-int control_on_submissions(sd_event_source *s, void *userdata) {
+static int on_submissions(sd_event_source *s, void *userdata) {
         Control *ctl = userdata;
         Store *store = ctl->ctx.store;
         (void) s;
@@ -356,7 +356,7 @@ static json_t *method_cancel(Connection *c, json_t *params, Job *job) {
 /* The reply to Wait: the job as the peer may see it, and for its submitter (or root) how its run
  * ended (failures, excluded), which a submitter who cannot read the database needs for its exit
  * status. */
-json_t *control_ended_job_reply(Connection *c, const Job *job) {
+static json_t *ended_job_reply(Connection *c, const Job *job) {
         json_t *j = job_json_for(c, job);
         int64_t failures = 0, excluded = 0;
         if (may_see(c, job) && job->run_id > 0 &&
@@ -374,7 +374,7 @@ static json_t *method_wait(Connection *c, json_t *params, Job *job) {
                 c->waiting_for = job->id;
                 return NULL;
         }
-        return control_ended_job_reply(c, job);
+        return ended_job_reply(c, job);
 }
 
 static json_t *method_ping(Connection *c, json_t *params, Job *job) {
@@ -471,7 +471,8 @@ static bool has_job_param(const ControlMethod *m) {
         return m->params[0].name && strcmp(m->params[0].name, "job") == 0;
 }
 
-json_t *control_call(Connection *c, const char *name, json_t *params) {
+/* The reply to method `name` with params (NULL for none), NULL when the reply comes later. */
+static json_t *call(Connection *c, const char *name, json_t *params) {
         const ControlMethod *m = NULL;
         for (size_t i = 0; i < ELEMENTSOF(methods) && !m; i++)
                 if (strcmp(methods[i].name, name) == 0)
@@ -493,4 +494,24 @@ json_t *control_call(Connection *c, const char *name, json_t *params) {
                                 : m->call(c, given, &job);
         job_done(&job);
         return reply;
+}
+
+void control_job_finished(Control *ctl, int64_t job_id) {
+        for (Connection *c = ctl->connections; c; c = c->next) {
+                if (c->waiting_for != job_id)
+                        continue;
+                Job job;
+                c->waiting_for = 0;
+                if (jobs_get(ctl->ctx.store, job_id, &job) == 0) {
+                        control_queue_reply(c, ended_job_reply(c, &job));
+                        job_done(&job);
+                } else
+                        control_queue_reply(c, control_error_reply("io.alloclab.NoSuchJob", NULL));
+                (void) control_arm_idle(c);
+        }
+}
+
+int control_new(const ControlContext *ctx, int listen_fd, Control **ret) {
+        static const ControlMethods methods_served = { .call = call, .on_submissions = on_submissions };
+        return control_transport_new(ctx, &methods_served, listen_fd, ret);
 }

@@ -166,25 +166,10 @@ static void handle_request(Connection *c, const char *text) {
                         "io.alloclab.InvalidRequest",
                         json_pack("{s:s}", "message", request ? "expected {\"method\": ...}" : err.text));
         else
-                reply = control_call(c, name, json_object_get(request, "parameters"));
+                reply = c->control->methods->call(c, name, json_object_get(request, "parameters"));
         json_decref(request);
         if (reply)
                 control_queue_reply(c, reply);
-}
-
-void control_job_finished(Control *ctl, int64_t job_id) {
-        for (Connection *c = ctl->connections; c; c = c->next) {
-                if (c->waiting_for != job_id)
-                        continue;
-                Job job;
-                c->waiting_for = 0;
-                if (jobs_get(ctl->ctx.store, job_id, &job) == 0) {
-                        control_queue_reply(c, control_ended_job_reply(c, &job));
-                        job_done(&job);
-                } else
-                        control_queue_reply(c, control_error_reply("io.alloclab.NoSuchJob", NULL));
-                (void) control_arm_idle(c);
-        }
 }
 
 /* Handles the complete messages at the start of buf, as long as the connection may go on.
@@ -562,13 +547,15 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return unpark(ctl);
 }
 
-int control_new(const ControlContext *ctx, int listen_fd, Control **ret) {
+int control_transport_new(const ControlContext *ctx, const ControlMethods *methods, int listen_fd,
+                          Control **ret) {
         Control *c = calloc(1, sizeof(Control));
         if (!c) {
                 safe_close(listen_fd);
                 return -ENOMEM;
         }
         c->ctx = *ctx;
+        c->methods = methods;
         c->fd = listen_fd;
         if (fcntl(listen_fd, F_SETFL, O_NONBLOCK) < 0) {
                 control_free(c);
@@ -576,7 +563,7 @@ int control_new(const ControlContext *ctx, int listen_fd, Control **ret) {
         }
         int r = sd_event_add_io(ctx->event, &c->accept, listen_fd, EPOLLIN, on_accept, c);
         /* Submissions are stored when nothing else is pending: a burst shares one commit. */
-        if (r >= 0 && (r = sd_event_add_defer(ctx->event, &c->commit, control_on_submissions, c)) >= 0 &&
+        if (r >= 0 && (r = sd_event_add_defer(ctx->event, &c->commit, methods->on_submissions, c)) >= 0 &&
             (r = sd_event_source_set_priority(c->commit, SD_EVENT_PRIORITY_IDLE)) >= 0)
                 r = sd_event_source_set_enabled(c->commit, SD_EVENT_OFF);
         if (r >= 0 && (r = sd_event_add_defer(ctx->event, &c->unpark_soon, on_unpark, c)) >= 0)

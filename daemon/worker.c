@@ -42,9 +42,7 @@ struct Worker {
         WorkerContext ctx;
         Job job;
         Spec *spec;
-        Plan *plan;
-        Recorder *recorder;
-        RunPrior prior; /* a resumed run: what it recorded before (done == NULL otherwise) */
+        Session session; /* its plan, recorder and (resumed) what the run recorded before */
         pid_t pid;
         int fd;
         sd_event_source *io;
@@ -65,7 +63,7 @@ int64_t worker_job_id(const Worker *w) {
 }
 
 int64_t worker_run_id(const Worker *w) {
-        return w->recorder ? record_run_id(w->recorder) : 0;
+        return w->session.recorder ? record_run_id(w->session.recorder) : 0;
 }
 
 const char *worker_experiment(const Worker *w) {
@@ -78,9 +76,7 @@ Worker *worker_free(Worker *w) {
         sd_event_source_disable_unref(w->io);
         sd_event_source_disable_unref(w->child);
         safe_close(w->fd);
-        record_free(w->recorder);
-        run_prior_done(&w->prior);
-        plan_free(w->plan);
+        session_done(&w->session); /* before the spec it plans */
         spec_free(w->spec);
         job_done(&w->job);
         free(w->buffer);
@@ -160,7 +156,7 @@ static _Noreturn void runner_main(Worker *w, int fd) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         /* Here, not in the daemon's loop: it may wait for what dead runs left to leave. */
         cgroup_remove_stale();
-        int r = drop_privileges(&w->job, w->plan);
+        int r = drop_privileges(&w->job, w->session.plan);
         /* The submitter's, not the daemon's (0027): hooks and children make the user's files. */
         umask(w->job.umask);
         if (r >= 0 && chdir(w->job.cwd) < 0)
@@ -183,7 +179,8 @@ static _Noreturn void runner_main(Worker *w, int fd) {
                         .exclude = child_exclude,
                         .cell_stats = child_stats,
                 };
-                r = run_execute(w->plan, w->prior.done ? &w->prior : NULL, &sink, cancel_fd, &result);
+                r = run_execute(w->session.plan, w->session.prior.done ? &w->session.prior : NULL, &sink,
+                                cancel_fd, &result);
         }
         _cleanup_(wire_writer_done) WireWriter end = {};
         stream_encode_end(&end, &result, r < 0 ? r : 0);
@@ -204,8 +201,8 @@ static void progress(void *u, const Plan *p, size_t index) {
 }
 
 static void read_messages(Worker *w) {
-        RunSink recorder = record_sink(w->recorder);
-        recorder.userdata = w->recorder;
+        RunSink recorder = record_sink(w->session.recorder);
+        recorder.userdata = w->session.recorder;
         RunSink sink = recorder;
         sink.step_begin = NULL;
         while (!w->protocol_error) {
@@ -229,11 +226,11 @@ static void read_messages(Worker *w) {
                         r = -EMSGSIZE;
                 else if (w->buffer[0] == STREAM_STEP) {
                         RunSink status = { .userdata = w, .step_begin = progress };
-                        r = stream_dispatch(w->buffer, (size_t) n, w->plan, &status, &w->ended, &w->result,
-                                            &w->error);
+                        r = stream_dispatch(w->buffer, (size_t) n, w->session.plan, &status, &w->ended,
+                                            &w->result, &w->error);
                 } else
-                        r = stream_dispatch(w->buffer, (size_t) n, w->plan, &sink, &w->ended, &w->result,
-                                            &w->error);
+                        r = stream_dispatch(w->buffer, (size_t) n, w->session.plan, &sink, &w->ended,
+                                            &w->result, &w->error);
                 if (r == -EBADMSG || r == -EMSGSIZE) {
                         log_message(LOG_ERR, worker_run_id(w),
                                     "job %lld: malformed message from its runner: %s", (long long) w->job.id,
@@ -333,7 +330,7 @@ static int on_runner_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         RunResult result = w->result;
         if (w->cancel_requested || w->daemon_stopping)
                 result.end = RUN_CANCELED;
-        if (record_finish(w->recorder, &result, error, note[0] ? note : NULL) < 0)
+        if (record_finish(w->session.recorder, &result, error, note[0] ? note : NULL) < 0)
                 log_message(LOG_ERR, worker_run_id(w), "job %lld: cannot close its run: %s",
                             (long long) w->job.id, store_error(store));
         JobStatus status = final_status(w);
@@ -369,80 +366,9 @@ static int fail_job(Store *store, Job *job, const char *fmt, ...) {
         return -EINVAL;
 }
 
-int worker_start(const WorkerContext *ctx, Job *job, Worker **ret) {
-        _cleanup_(worker_freep) Worker *w = calloc(1, sizeof(Worker));
-        if (!w)
-                return -ENOMEM;
-        w->ctx = *ctx;
-        Store *store = ctx->store;
-        w->job = *job;
-        *job = (Job){};
-        w->fd = -1;
-        if (!(w->buffer = malloc(STREAM_MAX_MESSAGE)))
-                return -ENOMEM;
-
-        Diagnostics diag = {};
-        int r = spec_load_buffer(w->job.spec_path, w->job.spec_yaml, strlen(w->job.spec_yaml), &diag,
-                                 &w->spec);
-        if (r < 0) {
-                _cleanup_free_ char *first = diag.n_items ? diag_format(&diag, 0) : NULL;
-                diag_clear(&diag);
-                return fail_job(store, &w->job, "%s", first ? first : strerror(-r));
-        }
-        diag_clear(&diag);
-        /* A resumption continues its run with the seed and counts it started with; a new run takes the
-         * spec's seed or a fresh one. */
-        bool resuming = w->job.trigger && strcmp(w->job.trigger, "resume") == 0 && w->job.run_id > 0;
-        PlanOptions options = { .caller_env = w->job.env,
-                                .probe_path = ctx->probe_path,
-                                .base_dir = w->job.cwd,
-                                .defer_cgroup = true };
-        if (resuming) {
-                ResumeInfo info = {};
-                _cleanup_free_ char *elsewhere = NULL;
-                r = session_check_resumable(store, w->job.run_id, &info, &elsewhere);
-                if (r == -EXDEV)
-                        return fail_job(store, &w->job, "run %lld cannot be resumed here: %s",
-                                        (long long) w->job.run_id, elsewhere ? elsewhere : strerror(-r));
-                if (r < 0) {
-                        resume_info_done(&info);
-                        return fail_job(store, &w->job, "run %lld cannot be resumed",
-                                        (long long) w->job.run_id);
-                }
-                session_resume_options(&info, &options);
-                resume_info_done(&info);
-        } else
-                session_new_options(w->spec, &options);
-        /* Everything the job names is found and hashed with the submitter's file permissions;
-         * only the cgroup is made with the daemon's. */
-        _cleanup_free_ char *message = NULL;
-        Identity saved;
-        r = identity_enter(w->job.uid, w->job.gid, &saved);
-        if (r < 0)
-                return fail_job(store, &w->job, "cannot take uid %u's file permissions: %s",
-                                (unsigned) w->job.uid, strerror(-r));
-        r = plan_new(w->spec, &options, &w->plan, &message);
-        if (r >= 0)
-                r = plan_hash_programs(w->plan);
-        identity_leave(&saved);
-        if (r >= 0)
-                r = plan_open_cgroup(w->plan, &message);
-        if (r < 0)
-                return fail_job(store, &w->job, "%s", message ? message : strerror(-r));
-
-        RecordContext origin = { .trigger = w->job.trigger,
-                                 .submitter = w->job.submitter,
-                                 .origin_env = w->job.env };
-        r = session_record(store, w->plan, &origin, resuming ? w->job.run_id : 0, &w->recorder, &w->prior);
-        if (r < 0 && resuming)
-                return fail_job(store, &w->job, "run %lld no longer matches its spec: %s",
-                                (long long) w->job.run_id, strerror(-r));
-        if (r < 0)
-                return fail_job(store, &w->job, "cannot record the run: %s",
-                                r == -EIO ? store_error(store) : strerror(-r));
-        if ((r = jobs_start(store, w->job.id, record_run_id(w->recorder))) < 0)
-                return fail_job(store, &w->job, "cannot update the job: %s", store_error(store));
-
+/* Forks the runner process that executes w's run and listens to it. */
+static int start_runner(Worker *w) {
+        int r;
         int pair[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
                 return negative_errno();
@@ -464,21 +390,99 @@ int worker_start(const WorkerContext *ctx, Job *job, Worker **ret) {
         safe_close(pair[1]);
         w->pid = pid;
         w->fd = pair[0];
-        if ((r = sd_event_add_io(ctx->event, &w->io, w->fd, EPOLLIN, on_runner_io, w)) < 0 ||
-            (r = sd_event_add_child(ctx->event, &w->child, pid, WEXITED, on_runner_exit, w)) < 0) {
+        if ((r = sd_event_add_io(w->ctx.event, &w->io, w->fd, EPOLLIN, on_runner_io, w)) < 0 ||
+            (r = sd_event_add_child(w->ctx.event, &w->child, pid, WEXITED, on_runner_exit, w)) < 0) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
                 return r;
         }
         /* Messages before the exit notification: read the pipe first. */
         (void) sd_event_source_set_priority(w->child, SD_EVENT_PRIORITY_IDLE);
+        return 0;
+}
+
+/* The job's spec, as it was submitted (a resumed run's too). */
+static int load_job_spec(Store *store, Worker *w) {
+        Diagnostics diag = {};
+        int r = spec_load_buffer(w->job.spec_path, w->job.spec_yaml, strlen(w->job.spec_yaml), &diag,
+                                 &w->spec);
+        _cleanup_free_ char *first = r < 0 && diag.n_items ? diag_format(&diag, 0) : NULL;
+        diag_clear(&diag);
+        return r < 0 ? fail_job(store, &w->job, "%s", first ? first : strerror(-r)) : 0;
+}
+
+/* Fails the job with what its session says: a resumption refused, a run that could not be
+ * recorded (a resumed one that no longer fits its spec), or a plan that failed. */
+static int fail_session(Store *store, Job *job, const Session *s, int r) {
+        long long run = (long long) job->run_id;
+        bool recording = s->failure == SESSION_MISMATCH || (s->failure == SESSION_STORE_FAILED && s->plan);
+        if (s->failure == SESSION_ELSEWHERE)
+                return fail_job(store, job, "run %lld cannot be resumed here: %s", run,
+                                s->message ? s->message : strerror(-r));
+        if (recording && s->resume_run > 0)
+                return fail_job(store, job, "run %lld no longer matches its spec: %s", run, strerror(-r));
+        if (recording)
+                return fail_job(store, job, "cannot record the run: %s",
+                                r == -EIO ? store_error(store) : strerror(-r));
+        if (s->failure == SESSION_NO_SUCH_RUN || s->failure == SESSION_NOT_INTERRUPTED ||
+            s->failure == SESSION_STORE_FAILED)
+                return fail_job(store, job, "run %lld cannot be resumed", run);
+        return fail_job(store, job, "%s", s->message ? s->message : strerror(-r));
+}
+
+int worker_start(const WorkerContext *ctx, Job *job, Worker **ret) {
+        _cleanup_(worker_freep) Worker *w = calloc(1, sizeof(Worker));
+        if (!w)
+                return -ENOMEM;
+        w->ctx = *ctx;
+        Store *store = ctx->store;
+        w->job = *job;
+        *job = (Job){};
+        w->fd = -1;
+        if (!(w->buffer = malloc(STREAM_MAX_MESSAGE)))
+                return -ENOMEM;
+
+        int r = load_job_spec(store, w);
+        if (r < 0)
+                return r;
+        bool resuming = w->job.trigger && strcmp(w->job.trigger, "resume") == 0 && w->job.run_id > 0;
+        SessionRequest request = { .spec = w->spec,
+                                   .resume_run = resuming ? w->job.run_id : 0,
+                                   .store = store,
+                                   .options = { .caller_env = w->job.env,
+                                                .probe_path = ctx->probe_path,
+                                                .base_dir = w->job.cwd,
+                                                .defer_cgroup = true } };
+        /* Everything the job names is found and hashed with the submitter's file permissions;
+         * only the cgroup is made with the daemon's. */
+        Identity saved;
+        r = identity_enter(w->job.uid, w->job.gid, &saved);
+        if (r < 0)
+                return fail_job(store, &w->job, "cannot take uid %u's file permissions: %s",
+                                (unsigned) w->job.uid, strerror(-r));
+        r = session_plan(&request, &w->session);
+        identity_leave(&saved);
+        if (r >= 0)
+                r = plan_open_cgroup(w->session.plan, &w->session.message);
+        if (r < 0)
+                return fail_session(store, &w->job, &w->session, r);
+        RecordContext origin = { .trigger = w->job.trigger,
+                                 .submitter = w->job.submitter,
+                                 .origin_env = w->job.env };
+        if ((r = session_record(&w->session, store, &origin)) < 0)
+                return fail_session(store, &w->job, &w->session, r);
+        if ((r = jobs_start(store, w->job.id, record_run_id(w->session.recorder))) < 0)
+                return fail_job(store, &w->job, "cannot update the job: %s", store_error(store));
+
+        if ((r = start_runner(w)) < 0)
+                return r;
         LogContext started = { .message_id = LOG_MESSAGE_JOB_STARTED,
-                               .run_id = record_run_id(w->recorder),
+                               .run_id = record_run_id(w->session.recorder),
                                .job_id = w->job.id,
                                .experiment = w->spec->experiment };
         log_context(LOG_INFO, &started, "job %lld (%s) started as run %lld, runner pid %d",
-                    (long long) w->job.id, w->spec->experiment, (long long) record_run_id(w->recorder),
-                    (int) pid);
+                    (long long) w->job.id, w->spec->experiment,
+                    (long long) record_run_id(w->session.recorder), (int) w->pid);
         *ret = TAKE_PTR(w);
         return 0;
 }
