@@ -479,8 +479,8 @@ int bundle_check_file(Source *src, char **ret_message) {
             dangling)
                 r = message_fail(ret_message, -EBADMSG, "%s: %s", src->path, dangling);
         if (r == -EIO)
-                r = message_fail(ret_message, r, "%s: %s", src->path, sql_last_failure());
+                r = message_fail(ret_message, r, "%s: %s", src->path, sql_last_failure(db));
 out:
-        sqlite3_close_v2(db);
+        sql_close(db);
         return r;
 }

@@ -95,7 +95,8 @@ static int create_empty(const char *path, size_t n_runs, Store **ret, char **ret
                       " ('exported_at', strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', 'now'));",
                       BUNDLE_FORMAT, BUNDLE_VERSION, ALLOCLAB_VERSION, hostname, (long long) n_runs);
         if (r < 0)
-                return message_fail(ret_message, r, "cannot write %s: %s", path, sql_last_failure());
+                return message_fail(ret_message, r, "cannot write %s: %s", path,
+                                    sql_last_failure(store_db(b)));
         *ret = TAKE_PTR(b);
         return 0;
 }
@@ -119,7 +120,8 @@ static int write_partial(Store *s, const int64_t *run_ids, size_t n, const char 
         r = store_attach_uri(s, &source);
         if (r >= 0 && (r = sql_execf(to, "ATTACH %Q AS source", source)) < 0) {
                 store_free(b);
-                return message_fail(ret_message, r, "cannot read %s: %s", store_path(s), sql_last_failure());
+                return message_fail(ret_message, r, "cannot read %s: %s", store_path(s),
+                                    sql_last_failure(to));
         }
         if (r >= 0)
                 r = sql_execf(to, "CREATE TEMP TABLE bundle_runs (id INTEGER PRIMARY KEY)");
@@ -132,12 +134,15 @@ static int write_partial(Store *s, const int64_t *run_ids, size_t n, const char 
                                              selection[i].where);
                 r = sql_commit(to, r);
         }
+        char why[SQL_FAILURE_MAX] = ""; /* before the DETACH, and the close that forgets it */
+        if (r == -EIO)
+                snprintf(why, sizeof(why), "%s", sql_last_failure(to));
         (void) sql_execf(to, "DETACH source");
         store_free(b);
         if (r >= 0)
                 r = fsync_path(partial, O_RDONLY);
         return r < 0 ? message_fail(ret_message, r, "cannot write %s: %s", path,
-                                    r == -EIO ? sql_last_failure() : strerror(-r))
+                                    r == -EIO ? why : strerror(-r))
                      : 0;
 }
 

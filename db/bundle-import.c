@@ -256,7 +256,7 @@ static int import_file(sqlite3 *db, const Source *src, BundleTally *tally, char 
         if (r < 0 && r != -ENOMEM) {
                 char *uuid = NULL, why[SQL_FAILURE_MAX];
                 snprintf(why, sizeof(why), "%s",
-                         r == -EIO ? sql_last_failure() : strerror(-r)); /* kept from the query */
+                         r == -EIO ? sql_last_failure(db) : strerror(-r)); /* kept from the query */
                 if (i < n)
                         (void) sql_queryf(db, NULL, &uuid, "SELECT uuid FROM %s.runs WHERE id = %lld", b,
                                           (long long) ids[i]);
@@ -336,7 +336,7 @@ int bundle_import(Store *s, BundleFiles *files, const BundleOptions *o, BundleTa
                 snprintf(src->schema, sizeof(src->schema), "b%u", (unsigned) i);
                 if ((r = sql_execf(db, "ATTACH %Q AS %s", src->uri, src->schema)) < 0) {
                         r = message_fail(ret_message, r, "cannot open %s: %s", src->path,
-                                         sql_last_failure());
+                                         sql_last_failure(db));
                         break;
                 }
                 attached++;
@@ -348,7 +348,7 @@ int bundle_import(Store *s, BundleFiles *files, const BundleOptions *o, BundleTa
                 r = sql_commit(db, r);
         if (r < 0 && ret_message && !*ret_message)
                 (void) message_fail(ret_message, r, "cannot import: %s",
-                                    r == -EIO ? sql_last_failure() : strerror(-r));
+                                    r == -EIO ? sql_last_failure(db) : strerror(-r));
         for (size_t i = 0; i < attached; i++)
                 (void) sql_execf(db, "DETACH %s", sources[i].schema);
         (void) sql_execf(db, "DROP TABLE IF EXISTS temp.import_hosts");

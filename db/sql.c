@@ -14,19 +14,47 @@
 
 #include "db/sql.h"
 
-/* The message of the last failed statement. A ROLLBACK after a failure succeeds and resets the
- * connection's message to "not an error"; this keeps the reason for the one who reports it.
- * (Every process that writes is single-threaded.) */
-static char last_failure[SQL_FAILURE_MAX];
+/* The message of each connection's last failed statement. A ROLLBACK after a failure succeeds
+ * and resets the connection's message to "not an error"; this keeps the reason for the one who
+ * reports it, and a failure of one connection (a bundle being written) never for another's
+ * store. Every process that writes is single-threaded and has a few connections at most. */
+#define SQL_CONNECTIONS 8
+static struct {
+        sqlite3 *db;
+        char text[SQL_FAILURE_MAX];
+} failures[SQL_CONNECTIONS];
+static size_t next_failure; /* the slot a new connection takes: the oldest */
+
+static size_t failure_slot(sqlite3 *db) {
+        for (size_t i = 0; i < SQL_CONNECTIONS; i++)
+                if (failures[i].db == db)
+                        return i;
+        return SQL_CONNECTIONS;
+}
 
 int sql_failed(sqlite3 *db) {
-        if (sqlite3_errcode(db) != SQLITE_OK)
-                snprintf(last_failure, sizeof(last_failure), "%s", sqlite3_errmsg(db));
+        if (sqlite3_errcode(db) == SQLITE_OK)
+                return -EIO;
+        size_t i = failure_slot(db);
+        if (i == SQL_CONNECTIONS) {
+                i = next_failure;
+                next_failure = (next_failure + 1) % SQL_CONNECTIONS;
+        }
+        failures[i].db = db;
+        snprintf(failures[i].text, sizeof(failures[i].text), "%s", sqlite3_errmsg(db));
         return -EIO;
 }
 
-const char *sql_last_failure(void) {
-        return last_failure;
+const char *sql_last_failure(sqlite3 *db) {
+        size_t i = failure_slot(db);
+        return i < SQL_CONNECTIONS ? failures[i].text : "";
+}
+
+void sql_close(sqlite3 *db) {
+        size_t i = failure_slot(db);
+        if (i < SQL_CONNECTIONS)
+                failures[i].db = NULL;
+        sqlite3_close_v2(db);
 }
 
 int sql_execf(sqlite3 *db, const char *fmt, ...) {

@@ -14,10 +14,13 @@ typedef struct sqlite3_stmt sqlite3_stmt;
 
 int sql_begin(sqlite3 *db);
 
-/* The message of the last statement that failed in this process ("" if none), at most
- * SQL_FAILURE_MAX bytes with its NUL. */
+/* The message of the last statement that failed on db ("" if none), at most SQL_FAILURE_MAX
+ * bytes with its NUL. */
 #define SQL_FAILURE_MAX 512
-const char *sql_last_failure(void);
+const char *sql_last_failure(sqlite3 *db);
+
+/* Closes db, and forgets its last failure. */
+void sql_close(sqlite3 *db);
 
 /* Keeps db's message as the last failure (before a ROLLBACK clears it). Returns -EIO. */
 int sql_failed(sqlite3 *db);

@@ -81,8 +81,8 @@ const char *store_path(Store *s) {
 }
 
 const char *store_error(Store *s) {
-        if (sqlite3_errcode(s->db) == SQLITE_OK && sql_last_failure()[0])
-                return sql_last_failure(); /* a ROLLBACK since the failure cleared the connection's */
+        if (sqlite3_errcode(s->db) == SQLITE_OK && sql_last_failure(s->db)[0])
+                return sql_last_failure(s->db); /* a ROLLBACK since the failure cleared the connection's */
         return sqlite3_errmsg(s->db);
 }
 
@@ -90,7 +90,7 @@ Store *store_free(Store *s) {
         if (!s)
                 return NULL;
         store_release_reserve(s); /* kept for as long as the store that made it */
-        sqlite3_close_v2(s->db);
+        sql_close(s->db);
         free(s->reserve_path);
         free(s);
         return NULL;
@@ -244,10 +244,10 @@ static int open_immutable(Store *s, const char *path) {
         sqlite3 *db = NULL;
         if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) !=
             SQLITE_OK) {
-                sqlite3_close_v2(db);
+                sql_close(db);
                 return -EIO;
         }
-        sqlite3_close_v2(s->db);
+        sql_close(s->db);
         s->db = db;
         s->immutable = true;
         return 0;
