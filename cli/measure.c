@@ -198,7 +198,7 @@ static int relative_possible(Store *store, const Spec *spec, const MeasureOption
 
 /* Prints base -> run as `compare` does, and returns the gate's status as `compare --fail-on
  * regression` does. */
-static int compare_with(FILE *f, Store *store, int64_t base, int64_t run, bool relative,
+static int gate_against(FILE *f, Store *store, int64_t base, int64_t run, bool relative,
                         OutputFormat format) {
         _cleanup_(run_pair_freep) RunPair *pair = NULL;
         int64_t missing = 0;
@@ -252,7 +252,7 @@ static int print_run_json(FILE *f, void *userdata) {
 
 static int print_comparison_json(FILE *f, void *userdata) {
         const RunAndBase *x = userdata;
-        return compare_with(f, x->store, x->base, x->run, x->relative, FORMAT_JSON);
+        return gate_against(f, x->store, x->base, x->run, x->relative, FORMAT_JSON);
 }
 
 /* --compare-to with --format json: one document, {"run": what run prints, "comparison": what
@@ -405,7 +405,7 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
                 return e;
         if (one_document)
                 return print_run_and_comparison(store, base, record_run_id(rec), o->compare_relative);
-        int gate = compare_with(stdout, store, base, record_run_id(rec), o->compare_relative, o->format);
+        int gate = gate_against(stdout, store, base, record_run_id(rec), o->compare_relative, o->format);
         return cli_status_worst(gate, e);
 }
 

@@ -83,7 +83,7 @@ static bool same_scalar(const YamlNode *x, const YamlNode *y) {
 
 static int compare(Diff *d, const char *path, const YamlNode *x, const YamlNode *y);
 
-static int compare_mappings(Diff *d, const char *path, const YamlNode *x, const YamlNode *y) {
+static int diff_mappings(Diff *d, const char *path, const YamlNode *x, const YamlNode *y) {
         int r;
         for (int side = 0; side < 2; side++) {
                 const YamlNode *from = side ? y : x, *other = side ? x : y;
@@ -118,7 +118,7 @@ static int compare(Diff *d, const char *path, const YamlNode *x, const YamlNode 
         if (null_x || null_y)
                 return null_x && null_y ? 0 : add(d, *path ? path : "(document)", x, y, NULL);
         if (x->kind == YAMLTREE_NODE_MAPPING && y->kind == YAMLTREE_NODE_MAPPING)
-                return compare_mappings(d, path, x, y);
+                return diff_mappings(d, path, x, y);
         if (x->kind == YAMLTREE_NODE_SEQUENCE && y->kind == YAMLTREE_NODE_SEQUENCE &&
             x->n_items == y->n_items) {
                 for (size_t i = 0; i < x->n_items; i++) {

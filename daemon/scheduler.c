@@ -78,7 +78,7 @@ Scheduler *scheduler_free(Scheduler *s) {
         return NULL;
 }
 
-static int compare_names(const void *a, const void *b) {
+static int by_name(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
@@ -306,7 +306,7 @@ int scheduler_reload(Scheduler *s) {
                         break;
                 n++;
         }
-        qsort(names, n, sizeof(char *), compare_names);
+        qsort(names, n, sizeof(char *), by_name);
         time_t now = time(NULL);
         size_t loaded = 0;
         int r = 0;

@@ -151,7 +151,7 @@ static int natural_compare(const char *a, const char *b) {
 }
 
 /* Series by cell (numbers in parameter values as numbers), variant, then host. */
-static int compare_series(const void *x, const void *y) {
+static int series_order(const void *x, const void *y) {
         const HistorySeries *a = x, *b = y;
         int c = natural_compare(a->cell, b->cell);
         if (c == 0)
@@ -160,5 +160,5 @@ static int compare_series(const void *x, const void *y) {
 }
 
 void history_sort_series(History *h) {
-        qsort(h->series, h->n_series, sizeof(HistorySeries), compare_series);
+        qsort(h->series, h->n_series, sizeof(HistorySeries), series_order);
 }

@@ -66,7 +66,7 @@ typedef struct FamilyMember {
 /* Member i of the FamilyMember array userdata against its baseline under rule, by the design its
  * run chose: pairing follows the run's own number of comparisons (rep->n_tests), whatever family
  * the member is decided in. */
-static int compare_member(void *userdata, size_t i, const CompareRule *rule, Comparison *ret) {
+static int judge_member(void *userdata, size_t i, const CompareRule *rule, Comparison *ret) {
         const FamilyMember *m = &((const FamilyMember *) userdata)[i];
         CompareRule own = *rule;
         own.tests = m->rep->n_tests;
@@ -102,7 +102,7 @@ int query_decide_family(Report *const *reports, size_t n) {
                              .alpha = first->alpha,
                              .correction = first->correction,
                              .tests = tested };
-        int r = compare_family(comparisons, k, &rule, compare_member, members);
+        int r = compare_family(comparisons, k, &rule, judge_member, members);
         for (size_t i = 0; i < n; i++) { /* after: the members' designs read each run's own */
                 reports[i]->n_tests = tested;
                 reports[i]->interval_alpha = rule.interval_alpha;
@@ -112,7 +112,7 @@ int query_decide_family(Report *const *reports, size_t n) {
 
 /* Each measured variant against its cell's measured baseline (stats/sampleset.h), every
  * comparison of the run one family whose verdicts share alpha by the run's correction. */
-static int compare_entries(Report *rep) {
+static int judge_entries(Report *rep) {
         size_t n = 0;
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++)
@@ -128,7 +128,7 @@ static int compare_entries(Report *rep) {
                                 continue;
                         FamilyMember m = { &rep->entries[c * rep->n_variants + v],
                                            &rep->entries[c * rep->n_variants + rep->baseline], rep };
-                        int r = compare_member(&m, 0, &rule, &m.entry->comparison);
+                        int r = judge_member(&m, 0, &rule, &m.entry->comparison);
                         if (r == -ENOMEM)
                                 return r;
                         m.entry->has_comparison = r == 0;
@@ -137,7 +137,7 @@ static int compare_entries(Report *rep) {
 }
 
 /* Outliers of every entry, then (compare_variants) each measured variant against its cell's measured
- * baseline (compare_entries). Nothing in it is random: showing a run twice gives the same figures. */
+ * baseline (judge_entries). Nothing in it is random: showing a run twice gives the same figures. */
 int query_analyse_entries(Report *rep, bool compare_variants) {
         for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++) {
                 ReportEntry *e = &rep->entries[i];
@@ -167,7 +167,7 @@ int query_analyse_entries(Report *rep, bool compare_variants) {
                 }
         }
         if (compare_variants)
-                return compare_entries(rep);
+                return judge_entries(rep);
         return 0;
 }
 
