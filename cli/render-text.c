@@ -228,8 +228,9 @@ static void print_noise_floor(FILE *f, const Report *rep, const Notes *n) {
         if (rep->aa_variant == SIZE_MAX)
                 return;
         double worst = NAN;
-        size_t measured = 0, differs = 0;
+        size_t measured = 0, differs = 0, compared = 0;
         for (size_t c = 0; c < rep->n_cells; c++) {
+                compared += report_entry(rep, c, rep->aa_variant)->has_comparison;
                 double floor = query_noise_floor(rep, c);
                 if (isnan(floor))
                         continue;
@@ -242,6 +243,13 @@ static void print_noise_floor(FILE *f, const Report *rep, const Notes *n) {
         if (measured == 0 && !render_report_has_verdicts(rep)) {
                 fprintf(f,
                         "%sA/A check (%s run again as %s): no noise floor: order blocked gives no "
+                        "interval\n",
+                        n->bullet, base, copy);
+                return;
+        }
+        if (measured == 0 && compared) {
+                fprintf(f,
+                        "%sA/A check (%s run again as %s): no noise floor: too few samples for a bounded "
                         "interval\n",
                         n->bullet, base, copy);
                 return;

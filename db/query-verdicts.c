@@ -177,5 +177,6 @@ double query_noise_floor(const Report *rep, size_t c) {
         const ReportEntry *e = &rep->entries[c * rep->n_variants + rep->aa_variant];
         if (!e->has_comparison)
                 return NAN;
-        return fmax(e->comparison.hi - 1, 1 - e->comparison.lo);
+        double floor = fmax(e->comparison.hi - 1, 1 - e->comparison.lo);
+        return isfinite(floor) ? floor : NAN;
 }

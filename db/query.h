@@ -173,8 +173,9 @@ int query_report_values(Store *s, int64_t run_id, const char *metric, Report **r
 const char *query_builtin_metric_sql(const char *metric);
 
 /* The A/A noise floor of cell c: how far from 1 the interval of the baseline against its own
- * copy reaches, i.e. the smallest change these samples tell from noise; NAN without aa_check or
- * without that comparison (a Report read by query_report_values has none). */
+ * copy reaches, i.e. the smallest change these samples tell from noise; NAN without aa_check,
+ * without that comparison (a Report read by query_report_values has none), or when that interval
+ * is unbounded (too few samples for its level): no floor was measured. */
 double query_noise_floor(const Report *rep, size_t c);
 
 /* The metrics a run has statistics for: the primary first, then the built-in ones ("wall",

@@ -73,3 +73,25 @@ expect_contains "$ERR" "blocked.yaml:7:10: samples: auto needs order interleaved
 spec 2% '{min: 9, max: 4}' >range.yaml
 run_alloclab 3 check range.yaml
 expect_contains "$ERR" "range.yaml:7:10: samples: min 9 is more than max 4" "an empty range"
+
+# An A/A check with too few samples for a bounded interval measures no noise floor: said, and
+# null in JSON (it printed "noise floor +-inf%", left the key out of JSON, and listed every
+# variant as "below the noise floor of +-inf%").
+cat >"$WORK/aa-few.yaml" <<YAML
+experiment: aa-few
+command: [/bin/true]
+allocators: {glibc: {}, again: {}}
+aa_check: true
+samples: 3
+verify: none
+probe: never
+YAML
+run_alloclab 0 run "$WORK/aa-few.yaml"
+expect_contains "$OUT" "A/A check (glibc run again as glibc-aa): no noise floor: too few samples for a bounded interval" \
+    "an unbounded A/A interval"
+[[ $OUT != *"inf%"* ]] || fail "an infinite noise floor printed: $OUT"
+run_alloclab 0 show latest --format json
+expect_eq "$(python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print(sorted({(k in e and e[k] is None) for c in d["cells"] for e in c["results"].values() for k in ("noise_floor", "below_noise_floor")}))' <<<"$OUT")" \
+    "[True]" "json: no noise floor, null for every entry"
