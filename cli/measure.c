@@ -326,21 +326,51 @@ static int execute_recorded(const char *command, Store *store, const Plan *plan,
                          : print_report(command, store, record_run_id(rec), o->format);
 }
 
-int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, int64_t *ret_run) {
-        int e;
-        if (ret_run)
-                *ret_run = 0;
+/* --label and --commit are clean (util/text.h): a label is shown in tables and terminals, and
+ * import takes no other. */
+static int check_tags(const char *command, const MeasureOptions *o) {
         const char *const tags[][2] = { { "label", o->label }, { "commit", o->commit } };
         for (size_t i = 0; i < ELEMENTSOF(tags); i++)
-                /* Clean (util/text.h): a label is shown in tables and terminals, and import
-                 * takes no other. */
                 if (tags[i][1] && (strlen(tags[i][1]) > RUN_MAX_LABEL || !text_is_clean(tags[i][1]))) {
                         cli_error(command,
                                   "--%s must be UTF-8 text without control characters, of at most %d bytes",
                                   tags[i][0], RUN_MAX_LABEL);
                         return EXIT_USAGE;
                 }
+        return EXIT_OK;
+}
 
+/* What the plan of a new run makes worth a warning before it runs. */
+static void warn_plan(const char *command, const Plan *plan) {
+        cli_warn_powerless(command, plan);
+        cli_warn_own_layer(command, plan);
+        cli_warn_script(command, plan);
+        cli_warn_foreign_settings(command, plan);
+        cli_warn_undefined_metric(command, plan->spec);
+}
+
+/* The database, locked for measuring with its reserve kept (*ret_lock), and --compare-to's run
+ * (*ret_base, 0 for none), found before anything is written. */
+static int open_for_measuring(const char *command, const Spec *spec, const MeasureOptions *o,
+                              Store **ret_store, int *ret_lock, int64_t *ret_base) {
+        int e;
+        if ((e = baseline_database_exists(o)) != EXIT_OK ||
+            (e = cli_open_store(command, o->db_path, STORE_READ_WRITE, ret_store)) != EXIT_OK ||
+            (e = cli_take_measure_lock(command, *ret_store, ret_lock)) != EXIT_OK ||
+            (e = cli_keep_reserve(command, *ret_store)) != EXIT_OK)
+                return e;
+        if (o->compare_to && ((e = resolve_base(*ret_store, spec->experiment, o, ret_base)) != EXIT_OK ||
+                              (e = relative_possible(*ret_store, spec, o, *ret_base)) != EXIT_OK))
+                return e;
+        return EXIT_OK;
+}
+
+int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, int64_t *ret_run) {
+        int e;
+        if (ret_run)
+                *ret_run = 0;
+        if ((e = check_tags(command, o)) != EXIT_OK)
+                return e;
         _cleanup_free_ char *probe = paths_probe();
         cgroup_remove_stale(); /* what runs killed with SIGKILL left behind */
         _cleanup_(session_done) Session session = {};
@@ -354,26 +384,12 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
                 return EXIT_ENVIRONMENT;
         }
         const Plan *plan = session.plan;
-        cli_warn_powerless(command, plan);
-        cli_warn_own_layer(command, plan);
-        cli_warn_script(command, plan);
-        cli_warn_foreign_settings(command, plan);
-        cli_warn_undefined_metric(command, spec);
+        warn_plan(command, plan);
 
-        if ((e = baseline_database_exists(o)) != EXIT_OK)
-                return e;
         _cleanup_(store_freep) Store *store = NULL;
-        e = cli_open_store(command, o->db_path, STORE_READ_WRITE, &store);
-        if (e != EXIT_OK)
-                return e;
-
         _cleanup_close_ int lock_fd = -1;
-        if ((e = cli_take_measure_lock(command, store, &lock_fd)) != EXIT_OK ||
-            (e = cli_keep_reserve(command, store)) != EXIT_OK)
-                return e;
-        int64_t base = 0; /* --compare-to, found before anything is written */
-        if (o->compare_to && ((e = resolve_base(store, spec->experiment, o, &base)) != EXIT_OK ||
-                              (e = relative_possible(store, spec, o, base)) != EXIT_OK))
+        int64_t base = 0;
+        if ((e = open_for_measuring(command, spec, o, &store, &lock_fd, &base)) != EXIT_OK)
                 return e;
         /* From here on a stop signal must end in a clean 'interrupted', not a dead process. */
         _cleanup_close_ int stop_fd = cli_stop_signals_fd();
