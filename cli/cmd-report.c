@@ -559,7 +559,7 @@ static const char *run_row_text(const Report *rep, const RunField *field, char *
         else if (field->offset == offsetof(Report, verify))
                 return render_verify(rep, buf, size);
         else
-                return run_field_text(field, rep);
+                return run_field_text(field, rep, buf, size);
         return buf;
 }
 

@@ -390,12 +390,14 @@ static json_t *method_schedules(Connection *c, json_t *params, Job *job) {
         return json_pack("{s:{s:o}}", "parameters", "schedules", scheduler_list(c->control->ctx.scheduler));
 }
 
-/* A parameter of a method: its JSON type, whether it may be left out, an integer's range. */
+/* A parameter of a method: its JSON type (an array's elements are strings), whether it may be
+ * left out (or given as null), an integer's range, and what it must be, in words. */
 typedef struct MethodParam {
         const char *name;
         json_type type; /* JSON_STRING, JSON_INTEGER or JSON_ARRAY */
         bool optional;
         json_int_t min, max;
+        const char *expected;
 } MethodParam;
 
 /* Who may call a method: anyone connected, or (for a method of a job) its submitter or root. */
@@ -406,65 +408,79 @@ typedef enum MethodCaller {
 
 #define METHOD_MAX_PARAMS 5
 
-/* A method: its parameters, checked before it is called (InvalidParameter with `expected` when
- * they do not fit), who may call it, and the call: its reply, or NULL when the reply comes later
- * (Submit, Wait). A method with a "job" parameter is called with that job (NoSuchJob without
- * one); the others with NULL. */
+/* A method: its parameters, checked before it is called (InvalidParameter saying which one does
+ * not fit, and what it must be), who may call it, and the call: its reply, or NULL when the reply
+ * comes later (Submit, Wait). A method with a "job" parameter is called with that job (NoSuchJob
+ * without one); the others with NULL. */
 typedef struct ControlMethod {
         const char *name;
         MethodParam params[METHOD_MAX_PARAMS]; /* up to the first without a name */
-        const char *expected;
         MethodCaller caller;
         json_t *(*call)(Connection *c, json_t *params, Job *job);
 } ControlMethod;
 
+#define TEXT_PARAM(name)                                                                                    \
+        { name, JSON_STRING, false, 0, 0, "a string" }
 #define JOB_PARAM                                                                                           \
-        { "job", JSON_INTEGER, false, INT64_MIN, INT64_MAX }
+        { "job", JSON_INTEGER, false, INT64_MIN, INT64_MAX, "a job's number" }
 
 static const ControlMethod methods[] = {
-        { "io.alloclab.Ping", {}, NULL, CALLER_ANYONE, method_ping },
+        { "io.alloclab.Ping", {}, CALLER_ANYONE, method_ping },
         { "io.alloclab.Submit",
-          { { "spec_path", JSON_STRING, false, 0, 0 },
-            { "spec", JSON_STRING, false, 0, 0 },
-            { "cwd", JSON_STRING, false, 0, 0 },
-            { "env", JSON_ARRAY, false, 0, 0 },
-            { "umask", JSON_INTEGER, true, 0, 0777 } },
-          "expected spec_path, spec, cwd, env and a umask from 0 to 0777",
+          { TEXT_PARAM("spec_path"),
+            TEXT_PARAM("spec"),
+            TEXT_PARAM("cwd"),
+            { "env", JSON_ARRAY, false, 0, 0, "an array of KEY=VALUE strings" },
+            { "umask", JSON_INTEGER, true, 0, 0777, "an integer from 0 to 0777" } },
           CALLER_ANYONE,
           method_submit },
-        { "io.alloclab.Status", {}, NULL, CALLER_ANYONE, method_status },
+        { "io.alloclab.Status", {}, CALLER_ANYONE, method_status },
         { "io.alloclab.Queue",
-          { { "limit", JSON_INTEGER, true, 1, 10000 } },
-          "limit must be an integer from 1 to 10000",
+          { { "limit", JSON_INTEGER, true, 1, 10000, "an integer from 1 to 10000" } },
           CALLER_ANYONE,
           method_queue },
-        { "io.alloclab.Cancel",
-          { JOB_PARAM },
-          "expected job, a job's number",
-          CALLER_SUBMITTER,
-          method_cancel },
-        { "io.alloclab.Schedules", {}, NULL, CALLER_ANYONE, method_schedules },
-        { "io.alloclab.Wait", { JOB_PARAM }, "expected job, a job's number", CALLER_ANYONE, method_wait },
+        { "io.alloclab.Cancel", { JOB_PARAM }, CALLER_SUBMITTER, method_cancel },
+        { "io.alloclab.Schedules", {}, CALLER_ANYONE, method_schedules },
+        { "io.alloclab.Wait", { JOB_PARAM }, CALLER_ANYONE, method_wait },
 };
 
-/* Whether params (an object, or NULL for none) fit m's parameters. */
-static bool params_fit(const ControlMethod *m, json_t *params) {
-        if (params && !json_is_object(params))
-                return !m->params[0].name;
-        for (size_t i = 0; i < METHOD_MAX_PARAMS && m->params[i].name; i++) {
-                const MethodParam *p = &m->params[i];
-                json_t *v = json_object_get(params, p->name);
-                if (!v) {
-                        if (!p->optional)
-                                return false;
-                        continue;
-                }
-                if (json_typeof(v) != p->type ||
-                    (p->type == JSON_INTEGER &&
-                     (json_integer_value(v) < p->min || json_integer_value(v) > p->max)))
+static bool strings_only(json_t *array) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(array, i, v) {
+                if (!json_is_string(v))
                         return false;
         }
         return true;
+}
+
+/* Checks params (NULL for none) against m's parameters; an optional one given as null is taken
+ * out, as if left out. Returns NULL, or the InvalidParameter reply naming the first that does
+ * not fit. */
+static json_t *check_params(const ControlMethod *m, json_t *params) {
+        if (params && !json_is_object(params))
+                return control_error_reply("io.alloclab.InvalidParameter",
+                                           json_pack("{s:s}", "message", "parameters must be an object"));
+        for (size_t i = 0; i < METHOD_MAX_PARAMS && m->params[i].name; i++) {
+                const MethodParam *p = &m->params[i];
+                json_t *v = json_object_get(params, p->name);
+                if (p->optional && json_is_null(v)) {
+                        json_object_del(params, p->name);
+                        continue;
+                }
+                if (!v && p->optional)
+                        continue;
+                bool fits = v && json_typeof(v) == p->type &&
+                            (p->type != JSON_INTEGER ||
+                             (json_integer_value(v) >= p->min && json_integer_value(v) <= p->max)) &&
+                            (p->type != JSON_ARRAY || strings_only(v));
+                if (!fits)
+                        return control_error_reply(
+                                "io.alloclab.InvalidParameter",
+                                json_pack("{s:s++}", "message", p->name,
+                                          v ? " must be " : " is missing: ", p->expected));
+        }
+        return NULL;
 }
 
 static bool has_job_param(const ControlMethod *m) {
@@ -479,10 +495,12 @@ static json_t *call(Connection *c, const char *name, json_t *params) {
                         m = &methods[i];
         if (!m)
                 return control_error_reply("io.alloclab.MethodNotFound", json_pack("{s:s}", "method", name));
-        if (!params_fit(m, params))
-                return control_error_reply("io.alloclab.InvalidParameter",
-                                           json_pack("{s:s}", "message", m->expected));
-        json_auto_t *given = params ? json_incref(params) : json_object();
+        json_auto_t *given = json_is_object(params) ? json_copy(params)
+                             : params               ? json_incref(params)
+                                                    : json_object();
+        json_t *invalid = check_params(m, given);
+        if (invalid)
+                return invalid;
         if (!has_job_param(m))
                 return m->call(c, given, NULL);
         json_int_t id = json_integer_value(json_object_get(given, "job"));

@@ -510,8 +510,31 @@ json_t *run_field_json(const RunField *f, const Report *rep) {
         return json_null();
 }
 
-const char *run_field_text(const RunField *f, const Report *rep) {
-        return is_text(f) ? *(char *const *) run_field_of(f, rep) : NULL;
+const char *run_field_text(const RunField *f, const Report *rep, char *buf, size_t size) {
+        const void *m = run_field_of(f, rep);
+        switch (f->type) {
+        case RUN_FIELD_TEXT:
+        case RUN_FIELD_TEXT_OR_NULL:
+        case RUN_FIELD_JSON:
+                return *(char *const *) m;
+        case RUN_FIELD_INT:
+                snprintf(buf, size, "%lld", (long long) *(const int64_t *) m);
+                break;
+        case RUN_FIELD_U64:
+                snprintf(buf, size, "%llu", (unsigned long long) *(const uint64_t *) m);
+                break;
+        case RUN_FIELD_REAL:
+                snprintf(buf, size, "%g", *(const double *) m);
+                break;
+        case RUN_FIELD_BOOL:
+        case RUN_FIELD_IS:
+                snprintf(buf, size, "%s", *(const bool *) m ? "yes" : "no");
+                break;
+        case RUN_FIELD_CORRECTION:
+                snprintf(buf, size, "%s", correction_to_string(*(const Correction *) m));
+                break;
+        }
+        return buf;
 }
 
 static bool is_inserted(const RunField *f) {

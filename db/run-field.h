@@ -18,7 +18,7 @@
  * Report.run; `show --format json` (cli/render-json.c) shows the fields with a JSON key in table
  * order, and the HTML report's Run table (cli/cmd-report.c) those with a label. A new setting is
  * one row here, its member in Report, its column in a migration (db/migrations.c) and the function
- * that obtains it; unit/run-field checks that the schema and this table agree.
+ * that obtains it; unit/fields checks that the schema and this table agree.
  */
 
 typedef struct sqlite3 sqlite3;
@@ -111,8 +111,9 @@ void run_fields_free(void *object, bool summary_only);
 /* A field's value in rep as the JSON header shows it (a new reference). */
 json_t *run_field_json(const RunField *f, const Report *rep);
 
-/* A text field's value in rep as shown in the report, or NULL when it has none. */
-const char *run_field_text(const RunField *f, const Report *rep);
+/* A field's value in rep as the report's Run table shows it (a number written into buf), or NULL
+ * when it has none (a text not recorded). */
+const char *run_field_text(const RunField *f, const Report *rep, char *buf, size_t size);
 
 /* A list of strings as a JSON array's text (caller frees), or NULL on ENOMEM. */
 char *json_strv_text(char *const *l);

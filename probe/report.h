@@ -8,7 +8,9 @@
  * between liballoclab-probe.so and the runner; the runner decodes it with size checks
  * (runner/probe-report.c) and never trusts a string to be terminated.
  *
- * Bump PROBE_REPORT_VERSION on any layout change.
+ * Bump PROBE_REPORT_VERSION's hundreds on any layout change. The family rows (PROBE_FAMILIES) are
+ * part of the layout, their order numbering the bits: the version counts them, so a report of a
+ * probe built with other families is refused, not misread.
  */
 
 #include <stdbool.h>
@@ -16,7 +18,7 @@
 #include <string.h>
 
 #define PROBE_REPORT_MAGIC   UINT64_C(0x31424f52504c4c41) /* "ALLPROB1" */
-#define PROBE_REPORT_VERSION 7
+#define PROBE_REPORT_VERSION (800 + PROBE_N_FAMILIES)
 
 #define PROBE_ENV_FD              "ALLOCLAB_PROBE_FD"
 #define PROBE_ENV_PARENT          "ALLOCLAB_PROBE_PARENT" /* the entry of the process that exec'd this image */
@@ -62,7 +64,8 @@ typedef enum ProbeFunction {
  * implements nothing, counted only where shims are asked for), or NULL; prefixed: the marker may
  * carry a symbol prefix (jemalloc built with --with-jemalloc-prefix); identify: the function of
  * probe/census.c that reads the version and options of the one serving malloc, or NULL. A new
- * family is a row here and its entry in the catalog (configs/catalog.c).
+ * family is a row here (before glibc's, which names an object last) and its entry in the catalog
+ * (configs/catalog.c); rows are numbered by their order, and the report's version follows.
  */
 #define PROBE_FAMILIES(X)                                                                                   \
         X(JEMALLOC, "jemalloc", "mallctl", NULL, NULL, true, identify_jemalloc)                             \

@@ -186,13 +186,21 @@ def ask(method, params):
 r = ask("io.alloclab.Queue", {"limit": 0})
 assert r["parameters"]["message"] == "limit must be an integer from 1 to 10000", r
 r = ask("io.alloclab.Wait", {"job": 1e30})
-assert r["parameters"]["message"] == "expected job, a job's number", r
-# Every method's parameters are checked by its row of the method table before it is called: a
-# limit that is not a number was taken for the default, parameters that are no object for none.
+assert r["parameters"]["message"] == "job must be a job's number", r
+# Every method's parameters are checked by its row of the method table before it is called, and
+# the reply names the one that does not fit: a limit that is not a number was taken for the
+# default, parameters that are no object for none, an env of numbers queued a job.
 r = ask("io.alloclab.Queue", {"limit": "5"})
 assert r["parameters"]["message"] == "limit must be an integer from 1 to 10000", r
-r = ask("io.alloclab.Cancel", 7)
-assert r["error"] == "io.alloclab.InvalidParameter" and r["parameters"]["message"] == "expected job, a job's number", r
+r = ask("io.alloclab.Queue", {"limit": None})
+assert "jobs" in r["parameters"], r  # an optional parameter given as null is left out
+for method in ("io.alloclab.Cancel", "io.alloclab.Ping", "io.alloclab.Queue"):
+    r = ask(method, 7)
+    assert r["error"] == "io.alloclab.InvalidParameter" and r["parameters"]["message"] == "parameters must be an object", r
+r = ask("io.alloclab.Cancel", {})
+assert r["parameters"]["message"] == "job is missing: a job's number", r
+r = ask("io.alloclab.Submit", {"spec_path": "a.yaml", "spec": "x", "cwd": "/", "env": [1]})
+assert r["parameters"]["message"] == "env must be an array of KEY=VALUE strings", r
 r = ask("io.alloclab.Ping", {"anything": 1})
 assert r["parameters"]["version"], r
 PY

@@ -68,6 +68,21 @@ static void fresh_db_done(FreshDb *db) {
         rmdir(db->dir);
 }
 
+/* A fresh database for a test (cmocka's setup: its teardown runs even when the test fails). */
+static int fresh_db_setup(void **state) {
+        FreshDb *db = calloc(1, sizeof(FreshDb));
+        assert_non_null(db);
+        fresh_db_open(db);
+        *state = db;
+        return 0;
+}
+
+static int fresh_db_teardown(void **state) {
+        fresh_db_done(*state);
+        free(*state);
+        return 0;
+}
+
 /* The columns of table in a fresh database, each passed to known(); returns how many it did not
  * know (and says which). */
 static size_t unknown_columns(Store *store, const char *table, bool (*known)(const char *column)) {
@@ -106,26 +121,21 @@ static bool is_run_column(const char *column) {
 }
 
 static void test_samples_schema_matches_table(void **state) {
-        (void) state;
-        FreshDb db;
-        fresh_db_open(&db);
-        assert_int_equal(unknown_columns(db.store, "samples", is_sample_column), 0);
+        FreshDb *db = *state;
+        assert_int_equal(unknown_columns(db->store, "samples", is_sample_column), 0);
         /* and every stored field has its column */
         for (size_t i = 0; i < n_sample_fields; i++)
-                if (sample_fields[i].column && !has_column(db.store, "samples", sample_fields[i].column))
+                if (sample_fields[i].column && !has_column(db->store, "samples", sample_fields[i].column))
                         fail_msg("field %s has no column in samples", sample_fields[i].column);
-        fresh_db_done(&db);
 }
 
 /* Every column of runs is a field; every field's column exists, and what the readers select
  * (the report's, the run lists') prepares against the schema. */
 static void test_runs_schema_matches_table(void **state) {
-        (void) state;
-        FreshDb db;
-        fresh_db_open(&db);
-        assert_int_equal(unknown_columns(db.store, "runs", is_run_column), 0);
+        FreshDb *db = *state;
+        assert_int_equal(unknown_columns(db->store, "runs", is_run_column), 0);
         for (size_t i = 0; i < n_run_fields; i++)
-                if (run_fields[i].column && !has_column(db.store, "runs", run_fields[i].column))
+                if (run_fields[i].column && !has_column(db->store, "runs", run_fields[i].column))
                         fail_msg("field %s has no column in runs", run_fields[i].column);
         for (int summary = 0; summary < 2; summary++) {
                 char *columns = run_fields_select(summary), *sql = NULL;
@@ -137,13 +147,12 @@ static void test_runs_schema_matches_table(void **state) {
                                 " JOIN hosts ON hosts.id = runs.host_id",
                                 columns) > 0);
                 sqlite3_stmt *st;
-                if (sqlite3_prepare_v2(store_db(db.store), sql, -1, &st, NULL) != SQLITE_OK)
-                        fail_msg("%s: %s", sql, sqlite3_errmsg(store_db(db.store)));
+                if (sqlite3_prepare_v2(store_db(db->store), sql, -1, &st, NULL) != SQLITE_OK)
+                        fail_msg("%s: %s", sql, sqlite3_errmsg(store_db(db->store)));
                 sqlite3_finalize(st);
                 free(columns);
                 free(sql);
         }
-        fresh_db_done(&db);
 }
 
 /* A JSON key and a label name one field each; the labels' ranks run 1, 2, ... without a gap. */
@@ -180,6 +189,35 @@ static void test_fields_are_storable(void **state) {
         }
 }
 
+/* Every field with a label has a text for the report's Run table, whatever its type; only a text
+ * not recorded has none. */
+static void test_labelled_fields_have_text(void **state) {
+        (void) state;
+        Report rep = {};
+        char *some = (char *) "x";
+        for (size_t i = 0; i < n_run_fields; i++) {
+                const RunField *f = &run_fields[i];
+                if (f->offset != RUN_FIELD_NO_MEMBER &&
+                    (f->type == RUN_FIELD_TEXT || f->type == RUN_FIELD_TEXT_OR_NULL ||
+                     f->type == RUN_FIELD_JSON))
+                        *(char **) run_field_in(f, &rep) = some;
+        }
+        for (size_t i = 0; i < n_run_fields; i++) {
+                char buf[64];
+                if (run_fields[i].label && !run_field_text(&run_fields[i], &rep, buf, sizeof(buf)))
+                        fail_msg("field %s (%s) has no text for the report", run_fields[i].column,
+                                 run_fields[i].label);
+        }
+        RunField number = { .column = "made_up",
+                            .type = RUN_FIELD_INT,
+                            .offset = offsetof(Report, samples),
+                            .label = "made up",
+                            .label_rank = 99 };
+        rep.samples = 7;
+        char buf[64];
+        assert_string_equal(run_field_text(&number, &rep, buf, sizeof(buf)), "7");
+}
+
 /* Each built-in metric's value of a sample and its SQL over the stored sample agree. */
 static void test_builtin_metrics_agree(void **state) {
         (void) state;
@@ -214,10 +252,13 @@ static void test_builtin_metrics_agree(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_samples_schema_matches_table),
-                cmocka_unit_test(test_runs_schema_matches_table),
+                cmocka_unit_test_setup_teardown(test_samples_schema_matches_table, fresh_db_setup,
+                                                fresh_db_teardown),
+                cmocka_unit_test_setup_teardown(test_runs_schema_matches_table, fresh_db_setup,
+                                                fresh_db_teardown),
                 cmocka_unit_test(test_run_fields_presented_once),
                 cmocka_unit_test(test_builtin_metrics_agree),
+                cmocka_unit_test(test_labelled_fields_have_text),
                 cmocka_unit_test(test_fields_are_storable),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
