@@ -37,35 +37,6 @@ int cli_run_status(int64_t n_failures, int64_t n_excluded);
  * itself met, and an excluded variant outranks failed samples. */
 int cli_status_worst(int a, int b);
 
-typedef struct Command {
-        const char *name;
-        int (*run)(int argc, char **argv);
-        const char *usage;
-        const char *summary;
-} Command;
-
-int cmd_run(int argc, char **argv);
-int cmd_quick(int argc, char **argv);
-int cmd_suite(int argc, char **argv);
-int cmd_check(int argc, char **argv);
-int cmd_resume(int argc, char **argv);
-int cmd_runs(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_export_bundle(int argc, char **argv); /* export --bundle */
-int cmd_import(int argc, char **argv);
-int cmd_fleet(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_history(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_allocators(int argc, char **argv);
-int cmd_census(int argc, char **argv);
-int cmd_submit(int argc, char **argv);
-int cmd_status(int argc, char **argv);
-int cmd_queue(int argc, char **argv);
-int cmd_cancel(int argc, char **argv);
-int cmd_schedules(int argc, char **argv);
-
 /* Prints "alloclab CMD: message" to stderr. */
 void cli_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

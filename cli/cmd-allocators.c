@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/render.h"
 #include "configs/catalog.h"
 #include "runner/allocator.h"
@@ -16,17 +17,24 @@
 
 static const char allocators_usage[] =
         "Usage: alloclab allocators [--format table|json]\n"
+        "       alloclab allocators --names\n"
         "\n"
         "Lists the allocator catalog: name, preloaded file, package version and sha256, or the\n"
-        "package to install. Exit status 0 (even when some are not installed).\n";
+        "package to install. Exit status 0 (even when some are not installed). --names prints\n"
+        "the catalog's names alone, one per line, without looking for the files (for completion).\n";
 
 int cmd_allocators(int argc, char **argv) {
         if (cli_wants_help(argc, argv, allocators_usage))
                 return EXIT_OK;
+        if (argc == 2 && strcmp(argv[1], "--names") == 0) {
+                for (const CatalogEntry *e = catalog_entries(); e->name; e++)
+                        puts(e->name);
+                return EXIT_OK;
+        }
         bool json = argc == 3 && strcmp(argv[1], "--format") == 0 && strcmp(argv[2], "json") == 0;
         if (argc > 1 && !json &&
             !(argc == 3 && strcmp(argv[1], "--format") == 0 && strcmp(argv[2], "table") == 0)) {
-                cli_error("allocators", "takes only --format table|json");
+                cli_error("allocators", "takes only --format table|json, or --names");
                 return EXIT_USAGE;
         }
         json_auto_t *list = json_array();

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/interop.h"
 #include "configs/schema.h"
 #include "db/bundle.h"

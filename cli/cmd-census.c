@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "configs/catalog.h"
 #include "cli/render.h"
 #include "runner/allocator.h"

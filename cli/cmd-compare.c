@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/pair-render.h"
 #include "db/pair.h"
 #include "util/cleanup.h"

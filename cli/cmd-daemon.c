@@ -18,6 +18,7 @@
 
 #include "cli/check.h"
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/render.h"
 #include "db/query.h"

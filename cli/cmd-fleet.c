@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/render.h"
 #include "db/fleet.h"
 #include "util/cleanup.h"

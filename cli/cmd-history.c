@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/interop.h"
 #include "cli/render.h"
 #include "db/export.h"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/measure.h"
 #include "configs/catalog.h"
 #include "configs/schema.h"

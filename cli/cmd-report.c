@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/pair-render.h"
 #include "cli/render-figures.h"
 #include "cli/render.h"

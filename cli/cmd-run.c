@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli/check.h"
+#include "cli/commands.h"
 #include "cli/measure.h"
 #include "util/cleanup.h"
 #include "util/text.h"

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/measure.h"
 #include "cli/render.h"
 #include "configs/catalog.h"

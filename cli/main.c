@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/render.h"
 #include "util/cleanup.h"
@@ -40,7 +41,8 @@ static const Command commands[] = {
           "bundle" },
         { "import", cmd_import, "FILE... [--db PATH] [--accept-host-change] [--experiment NAME]",
           "merge runs from bundles, or import hyperfine's or pyperf's JSON, into the database" },
-        { "allocators", cmd_allocators, "", "list the allocator catalog on this machine" },
+        { "allocators", cmd_allocators, "[--format F | --names]",
+          "list the allocator catalog on this machine" },
         { "census", cmd_census, "[--preload A] [--json] -- CMD [ARGS...]",
           "which allocators serve and live in a process" },
         { "submit", cmd_submit, "SPEC [--wait] [--socket PATH]", "queue an experiment with alloclabd" },

@@ -258,8 +258,11 @@ static void print_noise_floor(FILE *f, const Report *rep, const Notes *n) {
                 fprintf(f, "%sA/A check (%s run again as %s): not measured\n", n->bullet, base, copy);
                 return;
         }
-        fprintf(f, "%sA/A check (%s run again as %s): noise floor +-%.1f%% (the widest of %zu cells)\n",
+        fprintf(f, "%sA/A check (%s run again as %s): noise floor +-%.1f%% (the widest of %zu cells",
                 n->bullet, base, copy, 100 * worst, measured);
+        if (compared > measured)
+                fprintf(f, "; %zu had too few samples for a bound", compared - measured);
+        fputs(")\n", f);
         if (differs)
                 fprintf(f,
                         "%sWARNING: %s differs from %s in %zu of %zu cells: the same configuration measured"

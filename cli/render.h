@@ -24,7 +24,7 @@ void render_cell(FILE *f, const char *text, int width, bool colour);
 /* word, in the failures' colour when colours are on ("REGRESSION"). */
 void render_alarm(FILE *f, const char *word);
 
-/* The renderer for a format (a static table, STYLE item 14). */
+/* The renderer for a format (a static table of them, render.c). */
 RenderFunc render_for(OutputFormat format);
 
 /* "12.3 ms", "512.0 MiB", "1.234e+05": a metric value with its unit, into buf. */

@@ -10,7 +10,7 @@
  *     live/peak requested and usable bytes;
  *   - per-thread call counters and bytes requested.
  *
- * Invariants (STYLE item 15):
+ * Invariants:
  *   - never allocates through malloc on its own behalf; calls made while dlsym() resolves are
  *     served from a static bump arena whose blocks free/realloc/malloc_usable_size recognise;
  *   - a run that does not count (timed samples) jumps straight to the allocator (direct); a

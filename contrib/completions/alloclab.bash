@@ -35,14 +35,14 @@ _alloclab() {
     --fail-on) COMPREPLY=($(compgen -W "regression" -- "$cur")); return ;;
     --compare-to) COMPREPLY=($(compgen -W "latest" -- "$cur")); return ;;
     -a | --allocators)
-        COMPREPLY=($(compgen -W "glibc jemalloc mimalloc tcmalloc tcmalloc_minimal tbbmalloc" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(alloclab allocators --names 2>/dev/null)" -- "$cur"))
         return ;;
     --verify) COMPREPLY=($(compgen -W "stdout none" -- "$cur")); return ;;
     --input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --threads | --scale) return ;;
     --experiment) return ;;
     -r | -w | -e | -p | -s | -c | --param | --warmup | --env | --prepare | --setup | --cleanup | --timeout | --name) return ;;
-    --preload) COMPREPLY=($(compgen -W "glibc jemalloc mimalloc tcmalloc tcmalloc_minimal tbbmalloc" -- "$cur"))
+    --preload) COMPREPLY=($(compgen -W "$(alloclab allocators --names 2>/dev/null)" -- "$cur"))
         return ;;
     --db | --bundle | -o | --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --samples | --last | --label | --commit | --cell | --variant | --metric) return ;;

@@ -25,8 +25,9 @@ expect_contains "$(q 'SELECT yaml FROM specs')" "$WORK/prefix/lib" "the installe
 bash_completion="$WORK/prefix/share/bash-completion/completions/alloclab"
 [[ -f $bash_completion ]] || fail "bash completion not installed"
 [[ -f $WORK/prefix/share/zsh/vendor-completions/_alloclab ]] || fail "zsh completion not installed"
-complete_words() { # WORDS...: what bash completes for the last word
-    bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _alloclab; echo "${COMPREPLY[*]}"' \
+complete_words() { # WORDS...: what bash completes for the last word, with this alloclab on PATH
+    PATH="$(dirname "$ALLOCLAB"):$PATH" bash -c \
+        'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _alloclab; echo "${COMPREPLY[*]}"' \
         _ "$bash_completion" "$@"
 }
 expect_eq "$(complete_words alloclab ru)" "run runs" "bash: commands"
@@ -34,6 +35,8 @@ expect_eq "$(complete_words alloclab compare 1 2 --f)" "--format --fail-on" "bas
 expect_eq "$(complete_words alloclab show --format "")" "table markdown csv json" "bash: an option's values"
 expect_eq "$(complete_words alloclab status --format "")" "table json" "bash: the daemon's formats"
 expect_eq "$(complete_words alloclab quick -a je)" "jemalloc" "bash: quick's allocators"
+# The names are the catalog's (alloclab allocators --names): scudo was missing from a list by hand.
+expect_eq "$(complete_words alloclab census --preload sc)" "scudo" "bash: the catalog's allocators"
 if command -v zsh >/dev/null; then
     zsh -n "$WORK/prefix/share/zsh/vendor-completions/_alloclab" || fail "zsh completion does not parse"
 else
