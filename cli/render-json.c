@@ -86,8 +86,8 @@ static const ComputedKey computed_keys[] = {
 /* Sets key (or, for "OBJECT.KEY", KEY in root's OBJECT) to value, then the computed keys after it. */
 static void header_set(json_t *root, const Report *rep, const char *key, json_t *value) {
         const char *dot = strchr(key, '.');
+        char object[32]; /* the key the computed keys follow, after this block too */
         if (dot) {
-                char object[32];
                 snprintf(object, sizeof(object), "%.*s", (int) (dot - key), key);
                 json_t *o = json_object_get(root, object);
                 if (!o)
