@@ -30,7 +30,6 @@ typedef struct PendingSubmission {
         Spec *spec;
         /* filled in by plan_submissions() */
         int result; /* 0, or -errno: refused with message (if set) */
-        Plan *plan;
         char *message;
 } PendingSubmission;
 

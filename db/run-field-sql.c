@@ -77,7 +77,10 @@ int run_fields_read(sqlite3_stmt *st, int first, bool summary_only, void *object
                 if (!is_read(f, summary_only))
                         continue;
                 void *m = member(f, object, summary_only);
-                const char *t = (const char *) sqlite3_column_text(st, col);
+                /* the text of a field stored by name (a number is not turned into text first) */
+                const char *t = f->type == RUN_FIELD_IS || f->type == RUN_FIELD_CORRECTION
+                                        ? (const char *) sqlite3_column_text(st, col)
+                                        : NULL;
                 switch (f->type) {
                 case RUN_FIELD_TEXT:
                         if (!(*(char **) m = sql_text(st, col)))
