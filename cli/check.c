@@ -34,8 +34,9 @@ static void say_option_problem(const char *command, const Spec *spec, size_t v, 
 
 int cli_plan_for_check(const Spec *spec, Plan **ret, char **ret_message) {
         _cleanup_free_ char *probe = paths_probe();
-        return session_check(spec, &(PlanOptions){ .caller_env = environ, .probe_path = probe }, ret,
-                             ret_message);
+        return session_check(spec,
+                             &(PlanOptions){ .caller_env = environ, .probe_path = probe, .build = true },
+                             ret, ret_message);
 }
 
 int cli_check_plan(const char *command, const Spec *spec, Plan **ret) {

@@ -81,6 +81,21 @@ static int progress_stats(void *u, const Plan *p, uint32_t c, const StatsRow *ro
         return pr->inner.cell_stats(pr->inner.userdata, p, c, rows, n);
 }
 
+/* Builds from source take minutes where a child takes seconds: each is said as it starts and
+ * ends (before any child runs, so nothing is measured meanwhile). */
+static void announce_build(void *userdata, const SpecVariant *v, const Build *b, bool done) {
+        const char *command = userdata;
+        if (!done) {
+                fprintf(stderr, "alloclab %s: %s: %s at %s: ", command, v->name, b->source, build_label(b));
+                fflush(stderr);
+        } else if (b->failure)
+                fprintf(stderr, "build failed; the variant is excluded\n");
+        else if (b->cached)
+                fprintf(stderr, "built before (%.1f s), from the cache\n", (double) b->build_ns / 1e9);
+        else
+                fprintf(stderr, "built in %.1f s\n", (double) b->build_ns / 1e9);
+}
+
 static int print_report_to(FILE *f, const char *command, Store *store, int64_t run_id, OutputFormat format) {
         _cleanup_(query_report_freep) Report *rep = NULL;
         int r = query_report(store, run_id, NULL, &rep);
@@ -376,6 +391,9 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
         _cleanup_(session_done) Session session = {};
         SessionRequest request = { .spec = spec,
                                    .options = { .caller_env = environ,
+                                                .build = true,
+                                                .on_build = announce_build,
+                                                .userdata = (void *) command,
                                                 .samples = o->samples,
                                                 .samples_fixed = o->samples > 0, /* also for samples: auto */
                                                 .probe_path = probe } };
@@ -475,7 +493,11 @@ int cli_resume(int64_t run, const MeasureOptions *o) {
         _cleanup_(session_done) Session session = {};
         SessionRequest request = { .resume_run = run,
                                    .store = store,
-                                   .options = { .caller_env = environ, .probe_path = probe } };
+                                   .options = { .caller_env = environ,
+                                                .probe_path = probe,
+                                                .build = true,
+                                                .on_build = announce_build,
+                                                .userdata = (void *) "resume" } };
         if (session_plan(&request, &session) < 0)
                 return resume_failed(store, run, &session);
         /* From here on a stop signal must end in a clean 'interrupted', not a dead process. */

@@ -40,6 +40,25 @@ static const char *const mimalloc_complaints[] = { "mimalloc: warning: environme
 /* "... 1 unrecognized flag(s):" and the flags on the next lines */
 static const char *const scudo_complaints[] = { "Scudo WARNING: found ", NULL };
 
+/* Builds from a release tarball (configure shipped) or a git checkout (autogen.sh makes it);
+ * make builds the shared library only. */
+#define CONFIGURE_OR_AUTOGEN "if [ -x ./configure ]; then ./configure; else ./autogen.sh && ./configure; fi"
+static const char *const jemalloc_build[] = {
+        "if [ -x ./configure ]; then ./configure; else ./autogen.sh; fi",
+        "make -j\"$(nproc)\" build_lib_shared",
+        NULL,
+};
+static const char *const mimalloc_build[] = {
+        "cmake -S . -B out -DCMAKE_BUILD_TYPE=Release -DMI_BUILD_TESTS=OFF -DMI_BUILD_STATIC=OFF "
+        "-DMI_BUILD_OBJECT=OFF",
+        "cmake --build out -j\"$(nproc)\"",
+        NULL,
+};
+static const char *const tcmalloc_build[] = { CONFIGURE_OR_AUTOGEN, "make -j\"$(nproc)\" libtcmalloc.la",
+                                              NULL };
+static const char *const tcmalloc_minimal_build[] = { CONFIGURE_OR_AUTOGEN,
+                                                      "make -j\"$(nproc)\" libtcmalloc_minimal.la", NULL };
+
 static const CatalogEntry catalog[] = {
         { .name = "glibc",
           .package = "libc6",
@@ -52,7 +71,9 @@ static const CatalogEntry catalog[] = {
           .description = "jemalloc",
           .settings = jemalloc_settings,
           .family = "jemalloc",
-          .complaints = jemalloc_complaints },
+          .complaints = jemalloc_complaints,
+          .build_commands = jemalloc_build,
+          .build_output = "lib/libjemalloc.so.2" },
         { .name = "mimalloc",
           .soname = "libmimalloc.so.2",
           .package = "libmimalloc2.0",
@@ -61,7 +82,9 @@ static const CatalogEntry catalog[] = {
           .family = "mimalloc",
           .option_prefix = "MIMALLOC_",
           .option_names = CATALOG_OPTIONS_VERBOSE,
-          .complaints = mimalloc_complaints },
+          .complaints = mimalloc_complaints,
+          .build_commands = mimalloc_build,
+          .build_output = "out/libmimalloc.so" },
         { .name = "tcmalloc",
           .soname = "libtcmalloc.so.4",
           .package = "libgoogle-perftools4",
@@ -69,7 +92,9 @@ static const CatalogEntry catalog[] = {
           .settings = tcmalloc_settings,
           .family = "tcmalloc",
           .option_prefix = "TCMALLOC_",
-          .option_names = CATALOG_OPTIONS_STRINGS },
+          .option_names = CATALOG_OPTIONS_STRINGS,
+          .build_commands = tcmalloc_build,
+          .build_output = ".libs/libtcmalloc.so" },
         { .name = "tcmalloc_minimal",
           .soname = "libtcmalloc_minimal.so.4",
           .package = "libtcmalloc-minimal4",
@@ -77,7 +102,9 @@ static const CatalogEntry catalog[] = {
           .settings = tcmalloc_settings,
           .family = "tcmalloc",
           .option_prefix = "TCMALLOC_",
-          .option_names = CATALOG_OPTIONS_STRINGS },
+          .option_names = CATALOG_OPTIONS_STRINGS,
+          .build_commands = tcmalloc_minimal_build,
+          .build_output = ".libs/libtcmalloc_minimal.so" },
         { .name = "tbbmalloc",
           .soname = "libtbbmalloc_proxy.so.2",
           .package = "libtbbmalloc2",
@@ -145,15 +172,27 @@ const CatalogEntry *catalog_entries(void) {
         return catalog;
 }
 
-const char *catalog_names(void) {
-        static char names[256];
+/* "a, b, c": the names of the entries (only those with build defaults), into names once. */
+static const char *list_names(char *names, size_t size, bool buildable) {
         if (names[0] == 0)
                 for (const CatalogEntry *e = catalog; e->name; e++) {
-                        if (e != catalog)
-                                strncat(names, ", ", sizeof(names) - strlen(names) - 1);
-                        strncat(names, e->name, sizeof(names) - strlen(names) - 1);
+                        if (buildable && !e->build_commands)
+                                continue;
+                        if (names[0])
+                                strncat(names, ", ", size - strlen(names) - 1);
+                        strncat(names, e->name, size - strlen(names) - 1);
                 }
         return names;
+}
+
+const char *catalog_names(void) {
+        static char names[256];
+        return list_names(names, sizeof(names), false);
+}
+
+const char *catalog_build_families(void) {
+        static char names[256];
+        return list_names(names, sizeof(names), true);
 }
 
 char *catalog_unknown(const char *name) {

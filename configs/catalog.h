@@ -36,6 +36,10 @@ typedef struct CatalogEntry {
         CatalogOptionNames option_names;
         /* How its complaints about its configuration start on stderr; NULL-terminated, or NULL. */
         const char *const *complaints;
+        /* Building it from its source tree (a variant's build: family): shell command lines run
+         * in the tree, and the file they make, relative to it; NULL when alloclab has none. */
+        const char *const *build_commands;
+        const char *build_output;
 } CatalogEntry;
 
 /* Entry for name, or NULL. */
@@ -55,6 +59,9 @@ bool catalog_reads(const CatalogEntry *e, const char *entry);
 /* The first allocator that the environment entry configures, or NULL (one that every program
  * reads, or none). */
 const CatalogEntry *catalog_reader(const char *entry);
+
+/* "jemalloc, mimalloc, ...": the allocators with build defaults, for messages (static storage). */
+const char *catalog_build_families(void);
 
 /* The whole table, NULL-name terminated. */
 const CatalogEntry *catalog_entries(void);

@@ -27,6 +27,7 @@
 #include "util/strv.h"
 #include "util/suggest.h"
 #include "util/template.h"
+#include "util/text.h"
 #include "util/units.h"
 
 /* A scalar that may hold {param} placeholders, and what it becomes in a child. */
@@ -210,13 +211,109 @@ static int parse_forward(Loader *l, const YamlNode *n, void *field) {
         return schema_parse_fields(l, n, "forward", forward_fields, ELEMENTSOF(forward_fields), field);
 }
 
+static int parse_build_source(Loader *l, const YamlNode *n, void *field) {
+        int r = schema_expect_scalar(l, n, "source");
+        if (r < 0)
+                return r;
+        if (n->value[0] == 0 || !text_is_clean(n->value))
+                return schema_error(l, n, "source must name a git repository or a directory");
+        return schema_parse_string(l, n, field);
+}
+
+/* A revision git takes as one (v1.2, HEAD~3, a hash): one word, never an option. */
+static int parse_build_rev(Loader *l, const YamlNode *n, void *field) {
+        int r = schema_expect_scalar(l, n, "rev");
+        if (r < 0)
+                return r;
+        const char *v = n->value;
+        if (v[0] == 0 || v[0] == '-' || strlen(v) > 255 || v[strcspn(v, " \t")] != 0 || !text_is_clean(v))
+                return schema_error(
+                        l, n, "rev '%s' must be a commit, tag or branch: one word, not starting with '-'",
+                        v);
+        return schema_parse_string(l, n, field);
+}
+
+static int parse_build_family(Loader *l, const YamlNode *n, void *field) {
+        int r = schema_expect_scalar(l, n, "family");
+        if (r < 0)
+                return r;
+        const CatalogEntry *e = catalog_find(n->value);
+        if (!e || !e->build_commands)
+                return schema_error(l, n, "family '%s' has no build defaults in alloclab (known: %s)",
+                                    n->value, catalog_build_families());
+        return schema_parse_string(l, n, field);
+}
+
+/* One shell command line, or a list of them. */
+static int parse_build_commands(Loader *l, const YamlNode *n, void *field) {
+        _cleanup_strv_free_ char **lines = NULL;
+        int r;
+        if (n && n->kind == YAMLTREE_NODE_SCALAR) {
+                if ((r = strv_append(&lines, n->value)) < 0)
+                        return r;
+        } else {
+                if ((r = schema_expect_kind(l, n, YAMLTREE_NODE_SEQUENCE, "commands")) < 0)
+                        return r;
+                if (n->n_items == 0 || n->n_items > SPEC_MAX_ARGS)
+                        return schema_error(l, n, "commands must list 1 to %d command lines", SPEC_MAX_ARGS);
+                for (size_t i = 0; i < n->n_items; i++) {
+                        if ((r = schema_expect_scalar(l, n->items[i], "command line")) < 0)
+                                return r;
+                        if ((r = strv_append(&lines, n->items[i]->value)) < 0)
+                                return r;
+                }
+        }
+        for (size_t i = 0; lines[i]; i++)
+                if (lines[i][strspn(lines[i], " \t")] == 0)
+                        return schema_error(l, n->kind == YAMLTREE_NODE_SEQUENCE ? n->items[i] : n,
+                                            "a build command line must not be empty");
+        strv_free(*(char ***) field);
+        *(char ***) field = TAKE_PTR(lines);
+        return 0;
+}
+
+/* A file of the built tree: relative, and inside it. */
+static int parse_build_output(Loader *l, const YamlNode *n, void *field) {
+        int r = schema_expect_scalar(l, n, "output");
+        if (r < 0)
+                return r;
+        const char *v = n->value;
+        bool climbs = strcmp(v, "..") == 0 || strncmp(v, "../", 3) == 0 || strstr(v, "/../") ||
+                      (strlen(v) >= 3 && strcmp(v + strlen(v) - 3, "/..") == 0);
+        if (v[0] == 0 || v[0] == '/' || climbs || !text_is_clean(v))
+                return schema_error(l, n, "output '%s' must be a path inside the built tree, relative to it",
+                                    v);
+        return schema_parse_string(l, n, field);
+}
+
+static const Field build_fields[] = {
+        { "source", parse_build_source, offsetof(SpecVariant, build.source), true },
+        { "rev", parse_build_rev, offsetof(SpecVariant, build.rev), false },
+        { "family", parse_build_family, offsetof(SpecVariant, build.family), false },
+        { "commands", parse_build_commands, offsetof(SpecVariant, build.commands), false },
+        { "output", parse_build_output, offsetof(SpecVariant, build.output), false },
+};
+
+static int parse_build(Loader *l, const YamlNode *n, void *field) {
+        return schema_parse_fields(l, n, "build", build_fields, ELEMENTSOF(build_fields), field);
+}
+
 static const Field variant_fields[] = {
         { "preload", parse_preload, offsetof(SpecVariant, preload), false },
         { "forward", parse_forward, 0, false },
+        { "build", parse_build, 0, false },
         { "env", parse_env, offsetof(SpecVariant, env), false },
         { "command", parse_command, offsetof(SpecVariant, command), false },
         { "cwd", parse_path_template, offsetof(SpecVariant, cwd), false },
 };
+
+/* map[key], or NULL. */
+static const YamlNode *value_of(const YamlNode *map, const char *key) {
+        for (size_t i = 0; map && map->kind == YAMLTREE_NODE_MAPPING && i < map->n_items; i++)
+                if (strcmp(map->keys[i]->value, key) == 0)
+                        return map->items[i];
+        return NULL;
+}
 
 /* The position of map[key]'s value (of the key itself for a null value), or `otherwise`. */
 static SpecPosition position_of(const YamlNode *map, const char *key, SpecPosition otherwise) {
@@ -269,11 +366,11 @@ static int remember_positions(Spec *s, const YamlNode *root) {
                 SpecVariant *sv = &s->variants[v];
                 const YamlNode *key = variants->keys[v], *map = variants->items[v];
                 sv->preload_at = position_of(map, "preload", (SpecPosition){ key->line, key->column });
-                const YamlNode *forward = NULL;
-                for (size_t i = 0; map && map->kind == YAMLTREE_NODE_MAPPING && i < map->n_items; i++)
-                        if (strcmp(map->keys[i]->value, "forward") == 0)
-                                forward = map->items[i];
-                sv->forward_at = position_of(forward, "library", sv->preload_at);
+                sv->forward_at = position_of(value_of(map, "forward"), "library", sv->preload_at);
+                sv->build.at = position_of(map, "build", sv->preload_at);
+                const YamlNode *build = value_of(map, "build");
+                sv->build.source_at = position_of(build, "source", sv->build.at);
+                sv->build.rev_at = position_of(build, "rev", sv->build.at);
                 sv->command_at = position_of(map, "command", command);
                 sv->cwd_at = position_of(map, "cwd", cwd);
                 sv->env_at = position_of(map, "env", (SpecPosition){});
@@ -312,6 +409,11 @@ static int parse_variants(Loader *l, const YamlNode *n, void *field) {
                                             ELEMENTSOF(variant_fields), v);
                 if (q == -ENOMEM)
                         return q;
+                if (q >= 0 && v->build.source && (v->preload || v->forward_library))
+                        q = schema_error(
+                                l, n->keys[i],
+                                "variant '%s': build says what to preload, and so does %s: keep one",
+                                v->name, v->preload ? "preload" : "forward");
                 if (q < 0)
                         r = q;
         }
@@ -1055,6 +1157,8 @@ static int add_aa_variant(Loader *l) {
                 .env_at = base->env_at,
         };
         v[s->n_variants++] = copy; /* owned by the spec from here, freed with it even if incomplete */
+        if (base->build.source && spec_build_copy(&base->build, &v[s->n_variants - 1].build) < 0)
+                return -ENOMEM;
         if ((base->preload && !copy.preload) || (base->env && !copy.env) ||
             (base->env_var_at && !copy.env_var_at) || (base->command && !copy.command) ||
             (base->cwd && !copy.cwd) || (base->forward_library && !copy.forward_library) ||

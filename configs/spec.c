@@ -3,6 +3,7 @@
  * The Spec model: ownership and small queries. Loading lives in spec-load.c so that consumers
  * of the model (runner, db) never see YAML.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,7 @@ Spec *spec_free(Spec *s) {
                 free(s->variants[i].cwd);
                 free(s->variants[i].forward_library);
                 free(s->variants[i].forward_prefix);
+                spec_build_done(&s->variants[i].build);
         }
         free(s->variants);
         free(s->verify_path);
@@ -69,6 +71,34 @@ Spec *spec_free(Spec *s) {
         free(s->schedule_text);
         free(s);
         return NULL;
+}
+
+void spec_build_done(SpecBuild *b) {
+        free(b->source);
+        free(b->rev);
+        free(b->family);
+        strv_free(b->commands);
+        free(b->output);
+        *b = (SpecBuild){};
+}
+
+int spec_build_copy(const SpecBuild *b, SpecBuild *ret) {
+        *ret = (SpecBuild){ .at = b->at, .source_at = b->source_at, .rev_at = b->rev_at };
+        if ((b->source && !(ret->source = strdup(b->source))) || (b->rev && !(ret->rev = strdup(b->rev))) ||
+            (b->family && !(ret->family = strdup(b->family))) ||
+            (b->commands && !(ret->commands = strv_copy(b->commands))) ||
+            (b->output && !(ret->output = strdup(b->output)))) {
+                spec_build_done(ret);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+bool spec_builds(const Spec *s) {
+        for (size_t v = 0; v < s->n_variants; v++)
+                if (s->variants[v].build.source)
+                        return true;
+        return false;
 }
 
 size_t spec_n_cells(const Spec *s) {

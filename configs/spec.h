@@ -150,6 +150,21 @@ typedef struct SpecMetricDef {
         SpecPosition pattern_at;
 } SpecMetricDef;
 
+/* An allocator built from source (a variant's build key): the tree at a revision, built by
+ * commands in alloclab's cache (runner/build.h); the file the build makes is preloaded. */
+typedef struct SpecBuild {
+        char *source; /* a git repository or a plain directory; relative to the base directory */
+        char *rev;    /* commit, tag or branch; NULL: the tree as it is, uncommitted changes too */
+        char *family; /* the catalog allocator whose build commands and output are the defaults */
+        /* Shell command lines run in order in a copy of the tree (sh -c); NULL: the family's,
+         * else what the tree has (CMakeLists.txt, configure, autogen.sh or a Makefile). */
+        char **commands;
+        /* The built file to preload, relative to the tree; NULL: the family's, else the one
+         * shared library the build made. */
+        char *output;
+        SpecPosition at, source_at, rev_at; /* of the build key's value, its source and rev */
+} SpecBuild;
+
 typedef struct SpecVariant {
         char *name;
         char *preload;         /* catalog name or absolute path; NULL: no preload */
@@ -158,6 +173,7 @@ typedef struct SpecVariant {
         char *cwd;             /* or NULL: the experiment's cwd */
         char *forward_library; /* forward mode: the probe loads this library privately ... */
         char *forward_prefix;  /* ... and forwards the malloc family to <prefix>malloc etc. */
+        SpecBuild build;       /* build.source NULL: nothing is built */
         bool is_aa;            /* the baseline's A/A copy that aa_check adds */
         /* What names a file: the preload (else the variant's name), the forward library, the
          * command and the cwd (the variant's own, else the experiment's); its own env, if any. */
@@ -244,6 +260,13 @@ Spec *spec_free(Spec *s);
 static inline void spec_freep(Spec **s) {
         spec_free(*s);
 }
+
+void spec_build_done(SpecBuild *b);
+/* A deep copy into *ret. Returns 0 or -ENOMEM (nothing left to free). */
+int spec_build_copy(const SpecBuild *b, SpecBuild *ret);
+
+/* Whether a variant of s is built from source. */
+bool spec_builds(const Spec *s);
 
 /* Number of cells: the product of the parameter value counts (1 with no parameters). */
 size_t spec_n_cells(const Spec *s);

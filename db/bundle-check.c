@@ -150,6 +150,7 @@ static const struct {
         { "stats", "metric", RULE_NAME },
         { "variants", "env", RULE_JSON },
         { "variants", "command", RULE_JSON },
+        { "variants", "build", RULE_JSON },
         { "cells", "params", RULE_JSON },
         { "probe_reports", "report", RULE_JSON },
         { "runs", "uuid", RULE_UUID },

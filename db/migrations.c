@@ -248,6 +248,10 @@ static const char *const migrations[] = {
          * read (guard off, or a sample of an earlier version) */
         "ALTER TABLE samples ADD COLUMN other_cpu_ns INTEGER;"
         "ALTER TABLE samples ADD COLUMN steal_ns INTEGER;",
+        /* 26 -> 27: an allocator built from source (spec build:, runner/build.h): a JSON object
+         * {source, commit, subdir, describe, dirty, commands, output, compiler, sha256, key,
+         * cached, build_seconds}; NULL for a variant that preloads a file it did not build */
+        "ALTER TABLE variants ADD COLUMN build TEXT;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -133,15 +133,19 @@ static int insert_variants(Recorder *rec, const Plan *p) {
                 if (r >= 0 && (!env_json || !cmd_json))
                         r = -ENOMEM;
                 const char *program = p->program_sha256 ? p->program_sha256[v] : "unknown";
+                const Build *b = p->builds && sv->build.source ? &p->builds[v] : NULL;
+                _cleanup_free_ char *build_text = b ? build_json(b) : NULL;
+                if (r >= 0 && b && !build_text)
+                        r = -ENOMEM;
                 if (r >= 0)
                         r = sql_exec1(
                                 db, &rec->variant_ids[v],
                                 "INSERT INTO variants (run_id, position, name, allocator_id, env, command,"
-                                " is_baseline, is_reference, is_aa, program_sha256)"
-                                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                "iitittiiit", rec->run_id, (int64_t) v, sv->name, allocator_id, env_json,
+                                " is_baseline, is_reference, is_aa, program_sha256, build)"
+                                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                "iitittiiitt", rec->run_id, (int64_t) v, sv->name, allocator_id, env_json,
                                 cmd_json, (int64_t) (v == s->baseline), (int64_t) (v == s->reference),
-                                (int64_t) sv->is_aa, program);
+                                (int64_t) sv->is_aa, program, build_text);
         }
         return r;
 }

@@ -63,6 +63,9 @@ Plan *plan_free(Plan *p) {
         for (size_t i = 0; p->allocators && i < p->n_variants; i++)
                 allocator_done(&p->allocators[i]);
         free(p->allocators);
+        for (size_t i = 0; p->builds && i < p->n_variants; i++)
+                build_done(&p->builds[i]);
+        free(p->builds);
         for (size_t i = 0; p->jobs && i < p->n_cells * p->n_variants; i++) {
                 PlanJob *j = &p->jobs[i];
                 free(j->exe);
@@ -569,6 +572,86 @@ static bool variant_varies(const Spec *s, size_t variant) {
                strv_has_template(s->hooks[SPEC_HOOK_CLEANUP]);
 }
 
+/* The allocator a build made: its file, named after its family (else the file), with the
+ * revision as its version. A failed build has no file, and its variant never runs. */
+static int built_allocator(const SpecVariant *sv, const Build *b, bool identify, Memo *memo,
+                           Allocator *ret) {
+        int r = b->path ? allocator_resolve_as(b->path, identify, memo, ret) : 0;
+        if (r < 0)
+                return r;
+        const char *file = b->output ? strrchr(b->output, '/') : NULL;
+        free(ret->name);
+        free(ret->version);
+        ret->name = strdup(sv->build.family ? sv->build.family
+                           : file           ? file + 1
+                           : b->output      ? b->output
+                                            : "not built");
+        ret->version = strdup(build_label(b));
+        if (b->path)
+                strcpy(ret->sha256, b->sha256);
+        else
+                strcpy(ret->sha256, "unknown");
+        return ret->name && ret->version ? 0 : -ENOMEM;
+}
+
+/* Resolves (and unless checking, builds) what variants build from source, before their
+ * allocators are resolved: a build runs as a child does, in the run's cgroup under its timeout.
+ * Returns 0, or < 0 as plan_new() (a problem said in pr is reported by the caller). */
+static int build_variants(Plan *p, const PlanOptions *o, Problems *pr, char **ret_message) {
+        const Spec *spec = p->spec;
+        if (!spec_builds(spec))
+                return 0;
+        if (!(p->builds = calloc(p->n_variants, sizeof(Build))))
+                return -ENOMEM;
+        BuildRequest rq = { .base_dir = o->base_dir,
+                            .caller_env = o->caller_env,
+                            .timeout_ns = spec->timeout_ns,
+                            .cgroup_required = spec->memory_max || spec->pids_max,
+                            .cancel_fd = -1 };
+        int r;
+        for (size_t v = 0; v < p->n_variants; v++) {
+                const SpecVariant *sv = &spec->variants[v];
+                if (!sv->build.source)
+                        continue;
+                rq.build = &sv->build;
+                _cleanup_free_ char *why = NULL;
+                /* Not even git runs where builds are not this caller's to make (as root). */
+                if (!o->build)
+                        r = problem_at(pr, -EOPNOTSUPP, spec, sv->build.at, sv,
+                                       "alloclabd does not build allocators from source yet: run this spec "
+                                       "with alloclab run");
+                else if ((r = build_resolve(&rq, &p->builds[v], &why)) < 0 && r != -ENOMEM && why)
+                        r = problem_at(pr, r, spec, r == -EINVAL ? sv->build.rev_at : sv->build.source_at,
+                                       sv, "%s", why);
+                if (r == -ENOMEM)
+                        return r;
+        }
+        /* Nothing is built before every build is known to be possible. */
+        if (pr->n > 0)
+                return 0;
+        if (!o->check_only && !o->defer_cgroup && (r = plan_open_cgroup(p, ret_message)) < 0)
+                return r;
+        rq.cgroup = p->cgroup;
+        for (size_t v = 0; v < p->n_variants; v++) {
+                const SpecVariant *sv = &spec->variants[v];
+                Build *b = &p->builds[v];
+                if (!sv->build.source)
+                        continue;
+                rq.build = &sv->build;
+                if (!o->check_only) {
+                        if (o->on_build)
+                                o->on_build(o->userdata, sv, b, false);
+                        if ((r = build_make(&rq, b)) < 0)
+                                return fail(ret_message, r, "cannot build %s: %s", sv->name, strerror(-r));
+                        if (o->on_build)
+                                o->on_build(o->userdata, sv, b, true);
+                }
+                if ((r = built_allocator(sv, b, !o->check_only, o->memo, &p->allocators[v])) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_message) {
         const char *probe_path = o->probe_path;
         _cleanup_(plan_freep) Plan *p = calloc(1, sizeof(Plan));
@@ -612,8 +695,13 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
         if (!p->allocators)
                 return -ENOMEM;
         _cleanup_(problems_done) Problems pr = {};
+        int b = build_variants(p, o, &pr, ret_message);
+        if (b != 0)
+                return b;
         for (size_t v = 0; v < p->n_variants; v++) {
                 const SpecVariant *sv = &spec->variants[v];
+                if (sv->build.source)
+                        continue; /* build_variants() found it */
                 int r = allocator_resolve_as(sv->forward_library ? sv->forward_library : sv->preload,
                                              !o->check_only, o->memo, &p->allocators[v]);
                 if (r < 0 && r != -ENOMEM && p->allocators[v].entry)
@@ -668,7 +756,7 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
                 return fail(ret_message, r, "the plan has more than %d child runs", PLAN_MAX_STEPS);
         if (r < 0)
                 return r;
-        if (!o->defer_cgroup && (r = plan_open_cgroup(p, ret_message)) < 0)
+        if (!o->defer_cgroup && !p->cgroup && (r = plan_open_cgroup(p, ret_message)) < 0)
                 return r;
         *ret = TAKE_PTR(p);
         return 0;

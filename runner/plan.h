@@ -9,6 +9,7 @@
 #include "runner/cgroup.h"
 #include "runner/cpus.h"
 #include "runner/allocator.h"
+#include "runner/build.h"
 
 /*
  * A Plan is a Spec made concrete for this machine: allocators resolved to files, every
@@ -73,6 +74,10 @@ typedef struct Plan {
         char *calibrate_exe; /* spec calibrate: the null workload, resolved like a command */
         char **calibrate_argv;
         char (*program_sha256)[SHA256_HEX_SIZE]; /* per variant, by plan_hash_programs(); or NULL */
+        /* Per variant, what was built from source (runner/build.h; source NULL where nothing
+         * was); NULL when no variant builds. A variant whose build failed is excluded from every
+         * cell before its smoke run, with "build-failed: " and the failure. */
+        Build *builds;
 } Plan;
 
 typedef struct PlanOptions {
@@ -94,6 +99,12 @@ typedef struct PlanOptions {
          * a variant's jobs after the first cell are prepared only where the matrix changes
          * them (the others are left zero). */
         bool check_only;
+        /* Build what variants build from source (runner/build.h), telling on_build before and
+         * after each (may be NULL); with check_only, find their trees and revisions only.
+         * Without it such a variant is a problem of the plan: the daemon does not build yet. */
+        bool build;
+        void (*on_build)(void *userdata, const SpecVariant *v, const Build *b, bool done);
+        void *userdata;
         /* Lookups (allocators, programs, directories, the probe) made for plans just before
          * with the same file identity, to answer from and add to; NULL: none. */
         Memo *memo;

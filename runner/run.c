@@ -804,16 +804,23 @@ static int after_smoke(const Plan *p, const RunSink *sink, CellState *c, const S
         return exclude_variant(p, sink, c, cell, v, reason, res);
 }
 
-/* Before a smoke run of a variant that preloads something: can the preload take effect at all?
- * Returns 1 when the variant was excluded. */
+/* Before a smoke run of a variant: was it built, and if it preloads something, can the preload
+ * take effect at all? Returns 1 when the variant was excluded. */
 static int before_smoke(const Plan *p, const RunSink *sink, CellState *c, const PlanStep *step,
                         RunResult *res) {
         const SpecVariant *v = &p->spec->variants[step->variant];
         const Allocator *a = &p->allocators[step->variant];
         const PlanJob *job = plan_job(p, step->cell, step->variant);
+        const Build *b = p->builds ? &p->builds[step->variant] : NULL;
+        _cleanup_free_ char *exe = NULL, *why = NULL;
+        if (b && b->failure) {
+                if (asprintf(&why, "build-failed: %s", b->failure) < 0)
+                        return -ENOMEM;
+                int r = exclude_variant(p, sink, c, step->cell, step->variant, why, res);
+                return r < 0 ? r : 1;
+        }
         if (!a->path)
                 return 0;
-        _cleanup_free_ char *exe = NULL, *why = NULL;
         if (plan_path_in(job->cwd, job->exe, &exe) < 0)
                 return -ENOMEM;
         /* A forward-mode library is checked by the probe itself, under its prefix. */

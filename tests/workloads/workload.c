@@ -25,6 +25,8 @@
  *   envsize          report metric env_bytes: what the environment occupies on the initial stack
  *                    (strings with terminators, pointers with the NULL), print "ok"
  *   threads N ITER   N threads (at most 128) each make ITER aligned_alloc(64, 100) + free pairs
+ *   churn N          N malloc + free pairs of 16 to 512 bytes over 64 live blocks, each written;
+ *                    print a checksum
  *   vallocs N        N valloc(100) + free pairs, print "ok"
  *   fork             100 valloc + free in a forked child, then 100 in the parent
  *   semantics        check the malloc family's documented behaviour (free keeps errno,
@@ -99,6 +101,29 @@ static void *hammer(void *arg) {
                 free(p);
         }
         return NULL;
+}
+
+/* N malloc + free pairs of small sizes over a ring of 64 live blocks, each block written: what a
+ * malloc-heavy program does. Prints a checksum of what was written (the same under every
+ * allocator). */
+static void churn(long n) {
+        enum { RING = 64 };
+        unsigned char *ring[RING] = {};
+        unsigned long sum = 0;
+        for (long i = 0; i < n; i++) {
+                size_t slot = (size_t) i % RING, size = 16 + (size_t) (i * 37 % 497);
+                if (ring[slot]) {
+                        sum += ring[slot][0];
+                        free(ring[slot]);
+                }
+                ring[slot] = malloc(size);
+                if (!ring[slot])
+                        abort();
+                memset(ring[slot], (int) (i & 0xff), size);
+        }
+        for (size_t i = 0; i < RING; i++)
+                free(ring[i]);
+        printf("churned %lu\n", sum);
 }
 
 static void vallocs(int n) {
@@ -315,6 +340,10 @@ int main(int argc, char **argv) {
                 for (int i = 0; i < n; i++)
                         pthread_join(threads[i], NULL);
                 printf("ok\n");
+                return 0;
+        }
+        if (strcmp(mode, "churn") == 0 && argc > 2) {
+                churn(atol(argv[2]));
                 return 0;
         }
         if (strcmp(mode, "vallocs") == 0 && argc > 2) {

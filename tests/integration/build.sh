@@ -1,0 +1,119 @@
+#!/bin/bash
+# Allocators built from source (spec build:, runner/build.h): a git repository of a small
+# allocator (tests/build/tinyalloc.c) at two revisions is built once into the build cache and
+# reused; what a run records of each build is what was built; the tree as it is (uncommitted
+# changes) is a build of its own; a revision that does not build excludes its variant with
+# build-failed and the log's tail; a revision that does not exist is the spec's error, before
+# anything is built or written.
+. "$(dirname "$0")/lib.sh"
+
+command -v git >/dev/null || skip_test "git is not installed (apt-get install git)"
+command -v cc >/dev/null || skip_test "no C compiler (apt-get install gcc)"
+export XDG_CACHE_HOME="$WORK/cache"
+CACHE="$XDG_CACHE_HOME/alloclab/builds"
+REPO="$WORK/tiny"
+git_in() { git -C "$REPO" -c user.name=test -c user.email=test@example.org "$@"; }
+
+mkdir "$REPO"
+cp "$(dirname "$0")/../build/tinyalloc.c" "$REPO/"
+printf 'libtiny.so: tinyalloc.c\n\t$(CC) -O2 -shared -fPIC -o $@ tinyalloc.c $(EXTRA)\n' >"$REPO/Makefile"
+git_in init -q
+git_in add .
+git_in commit -qm "tinyalloc"
+git_in tag v1
+sed -i 's/$(EXTRA)/$(EXTRA) -DTINY_EXTRA_WORK=100/' "$REPO/Makefile"
+git_in commit -qam "more work per malloc"
+git_in tag v2
+
+cat >"$WORK/ab.yaml" <<YAML
+experiment: tiny-ab
+command: ["$WORKLOAD", churn, "20000"]
+allocators:
+  old: {build: {source: tiny, rev: v1}}
+  new: {build: {source: tiny, rev: v2, output: libtiny.so}}
+samples: 3
+YAML
+cd "$WORK" # the source is relative to where alloclab runs
+
+# A check finds the trees and revisions and builds nothing.
+run_alloclab 0 check "$WORK/ab.yaml"
+[[ ! -d $CACHE ]] || [[ -z $(ls "$CACHE") ]] || fail "check built something: $(ls "$CACHE")"
+
+run_alloclab 0 run "$WORK/ab.yaml" --quiet
+expect_contains "$ERR" "old: $REPO at v1: built in" "old built"
+expect_contains "$ERR" "new: $REPO at v2: built in" "new built"
+expect_contains "$OUT" "allocators: old=libtiny.so v1, new=libtiny.so v2" "the allocators named by revision"
+expect_eq "$(ls "$CACHE" | wc -l)" 2 "cache entries after the first run"
+for v in old new; do
+    rev=$([[ $v == old ]] && echo v1 || echo v2)
+    build=$(q "SELECT build FROM variants WHERE run_id = 1 AND name = '$v'")
+    expect_eq "$(python3 -c 'import json,sys; b=json.loads(sys.argv[1]); print(b["source"], b["commit"], b["describe"], b["dirty"], b["commands"], b["output"], b["cached"])' "$build")" \
+        "$REPO $(git_in rev-parse "$rev") $rev False ['make -j\"\$(nproc)\"'] libtiny.so False" "what run 1 recorded of $v's build"
+    key=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["key"])' "$build")
+    sum=$(sha256sum "$CACHE/$key/libtiny.so" | cut -d' ' -f1)
+    expect_eq "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["sha256"])' "$build")" "$sum" "$v's recorded sha256 is the cached file's"
+    expect_eq "$(q "SELECT a.sha256 || ' ' || a.version FROM variants v JOIN allocators a ON a.id = v.allocator_id WHERE v.run_id = 1 AND v.name = '$v'")" \
+        "$sum $rev" "$v's allocator row"
+done
+# What the children preloaded is the cached file (the probe names the file serving malloc).
+expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = 1 AND status = 'ok'")" 10 "run 1's samples"
+
+# Run again: both from the cache, nothing built.
+run_alloclab 0 run "$WORK/ab.yaml" --quiet
+expect_contains "$ERR" "old: $REPO at v1: built before" "old from the cache"
+expect_contains "$ERR" "new: $REPO at v2: built before" "new from the cache"
+[[ $ERR != *"built in"* ]] || fail "built again: $ERR"
+expect_eq "$(ls "$CACHE" | wc -l)" 2 "cache entries after the second run"
+expect_eq "$(q "SELECT group_concat(json_extract(build, '$.cached'), ',') FROM variants WHERE run_id = 2")" "1,1" "run 2 says cached"
+
+# The tree as it is: uncommitted changes make a build of their own, named -dirty.
+cat >"$WORK/wip.yaml" <<YAML
+experiment: tiny-wip
+command: ["$WORKLOAD", churn, "20000"]
+allocators:
+  old: {build: {source: tiny, rev: v1}}
+  wip: {build: {source: $REPO}}
+samples: 3
+YAML
+echo "/* a change not committed */" >>"$REPO/tinyalloc.c"
+run_alloclab 0 run "$WORK/wip.yaml" --quiet
+expect_contains "$ERR" "wip: $REPO at v2-dirty: built in" "the dirty tree built"
+expect_eq "$(q "SELECT json_extract(build, '$.dirty') || ' ' || json_extract(build, '$.describe') FROM variants WHERE run_id = 3 AND name = 'wip'")" \
+    "1 v2-dirty" "dirty recorded"
+expect_eq "$(ls "$CACHE" | wc -l)" 3 "the dirty tree's entry"
+run_alloclab 0 run "$WORK/wip.yaml" --quiet
+expect_contains "$ERR" "wip: $REPO at v2-dirty: built before" "the same dirty tree, from the cache"
+echo "/* another change */" >>"$REPO/tinyalloc.c"
+run_alloclab 0 run "$WORK/wip.yaml" --quiet
+expect_contains "$ERR" "wip: $REPO at v2-dirty: built in" "another change, built again"
+expect_eq "$(ls "$CACHE" | wc -l)" 4 "a new entry for the new change"
+git_in checkout -q -- tinyalloc.c
+
+# A revision that does not build: its variant is excluded with build-failed and the log's
+# tail, the other is measured, the whole log is kept, nothing of it is cached.
+echo "this is not C" >>"$REPO/tinyalloc.c"
+git_in commit -qam "broken"
+git_in tag broken
+sed -i 's/rev: v2, output: libtiny.so/rev: broken/' "$WORK/ab.yaml"
+run_alloclab 9 run "$WORK/ab.yaml" --quiet
+expect_contains "$ERR" "new: $REPO at broken: build failed; the variant is excluded" "the failure said"
+reason=$(q "SELECT DISTINCT reason FROM exclusions WHERE run_id = 6")
+expect_contains "$reason" 'build-failed: `make -j"$(nproc)"` failed: exit code 2: ' "the reason's start"
+expect_contains "$reason" "tinyalloc.c" "the reason holds the log's tail"
+expect_contains "$reason" "error:" "the compiler's error"
+log=${reason##*whole log: }
+log=${log%)}
+[[ -s $log ]] || fail "the whole log $log is not there"
+expect_eq "$(q "SELECT count(*) FROM samples s JOIN variants v ON v.id = s.variant_id WHERE s.run_id = 6 AND v.name = 'old' AND s.status = 'ok'")" \
+    5 "old measured beside the failed build"
+expect_eq "$(ls -d "$CACHE"/*/ | wc -l)" 4 "no cache entry for the failed build"
+
+# A revision that does not exist: the spec's error at its line and column, nothing written.
+sed -i 's/rev: broken/rev: v9/' "$WORK/ab.yaml"
+runs=$(q "SELECT count(*) FROM runs")
+run_alloclab 4 run "$WORK/ab.yaml" --quiet
+expect_eq "$ERR" "$WORK/ab.yaml:5:36: variant new: build: rev v9 is not a commit of $REPO" "no such revision"
+expect_eq "$(q "SELECT count(*) FROM runs")" "$runs" "nothing recorded"
+[[ $ERR != *"built"* ]] || fail "built before the spec's error was known: $ERR"
+
+echo "build: ok"
