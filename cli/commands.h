@@ -14,6 +14,7 @@ typedef struct Command {
 int cmd_run(int argc, char **argv);
 int cmd_quick(int argc, char **argv);
 int cmd_suite(int argc, char **argv);
+int cmd_bisect(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_runs(int argc, char **argv);

@@ -21,6 +21,8 @@ static const Command commands[] = {
           "measure a command under allocators without a spec file" },
         { "suite", cmd_suite, "[NAME...] [--threads LIST] [--scale PERCENT] [--samples N] [--format F]",
           "run the bundled workloads under every installed allocator and summarize" },
+        { "bisect", cmd_bisect, "SPEC --variant NAME --good REV --bad REV|--at REV [--samples N]",
+          "find the commit at which an allocator built from source got worse" },
         { "check", cmd_check, "SPEC", "validate a spec without running it" },
         { "resume", cmd_resume, "RUN [--db PATH] [--format F] [--quiet]", "finish an interrupted run" },
         { "runs", cmd_runs, "[EXPERIMENT] [--db PATH] [--last N]", "list stored runs" },

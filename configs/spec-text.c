@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "configs/catalog.h"
 #include "configs/spec-text.h"
+#include "configs/yamltree.h"
+#include "util/cleanup.h"
 #include "util/io.h"
 
 void spec_text_scalar(FILE *f, const char *s) {
@@ -84,4 +87,108 @@ void spec_text_name(char *buf, size_t size, const char *prefix, const char *src,
         for (size_t i = 0; i < len && k + 1 < size && k < 64; i++)
                 buf[k++] = spec_text_name_char(src[i]) ? src[i] : '_';
         buf[k] = 0;
+}
+
+/* A node in flow style: every scalar double-quoted but a plain null, which stays null. */
+static void emit_flow(FILE *f, const YamlNode *n) {
+        if (!n || yamltree_is_null(n)) {
+                fputs("null", f);
+                return;
+        }
+        if (n->kind == YAMLTREE_NODE_SCALAR) {
+                spec_text_scalar(f, n->value);
+                return;
+        }
+        bool map = n->kind == YAMLTREE_NODE_MAPPING;
+        fputc(map ? '{' : '[', f);
+        for (size_t i = 0; i < n->n_items; i++) {
+                if (i > 0)
+                        fputs(", ", f);
+                if (map) {
+                        spec_text_scalar(f, n->keys[i]->value);
+                        fputs(": ", f);
+                }
+                emit_flow(f, n->items[i]);
+        }
+        fputc(map ? '}' : ']', f);
+}
+
+/* A variant's mapping with its build at rev (the other keys as written). */
+static void emit_variant_at(FILE *f, const YamlNode *variant, const char *rev) {
+        fputc('{', f);
+        for (size_t i = 0; i < variant->n_items; i++) {
+                const YamlNode *key = variant->keys[i], *value = variant->items[i];
+                fprintf(f, "%s", i > 0 ? ", " : "");
+                spec_text_scalar(f, key->value);
+                fputs(": ", f);
+                if (strcmp(key->value, "build") != 0 || value->kind != YAMLTREE_NODE_MAPPING) {
+                        emit_flow(f, value);
+                        continue;
+                }
+                fputc('{', f);
+                for (size_t k = 0; k < value->n_items; k++) {
+                        if (strcmp(value->keys[k]->value, "rev") == 0)
+                                continue;
+                        spec_text_scalar(f, value->keys[k]->value);
+                        fputs(": ", f);
+                        emit_flow(f, value->items[k]);
+                        fputs(", ", f);
+                }
+                fputs("\"rev\": ", f);
+                spec_text_scalar(f, rev);
+                fputc('}', f);
+        }
+        fputc('}', f);
+}
+
+int spec_text_revisions(const char *source, size_t size, const char *experiment, const char *variant,
+                        const char *const names[2], const char *const revs[2], char **ret) {
+        _cleanup_(diag_clear) Diagnostics d = {};
+        _cleanup_(yamltree_node_freep) YamlNode *root = NULL;
+        int r = yamltree_parse(source, size, &d, &root);
+        if (r < 0)
+                return r;
+        const YamlNode *allocators = NULL, *chosen = NULL;
+        for (size_t i = 0; root && root->kind == YAMLTREE_NODE_MAPPING && i < root->n_items; i++)
+                if (strcmp(root->keys[i]->value, "allocators") == 0)
+                        allocators = root->items[i];
+        for (size_t i = 0;
+             allocators && allocators->kind == YAMLTREE_NODE_MAPPING && i < allocators->n_items; i++)
+                if (strcmp(allocators->keys[i]->value, variant) == 0)
+                        chosen = allocators->items[i];
+        if (!chosen || chosen->kind != YAMLTREE_NODE_MAPPING)
+                return -ENOENT;
+        static const char *const replaced[] = { "experiment", "allocators", "baseline", "reference",
+                                                "aa_check",   "schedule",   NULL };
+        char *text = NULL;
+        size_t text_size = 0;
+        FILE *f = open_memstream(&text, &text_size);
+        if (!f)
+                return -ENOMEM;
+        fputs("experiment: ", f);
+        spec_text_scalar(f, experiment);
+        fputc('\n', f);
+        for (size_t i = 0; i < root->n_items; i++) {
+                bool skip = false;
+                for (const char *const *k = replaced; *k; k++)
+                        skip |= strcmp(root->keys[i]->value, *k) == 0;
+                if (skip)
+                        continue;
+                spec_text_scalar(f, root->keys[i]->value);
+                fputs(": ", f);
+                emit_flow(f, root->items[i]);
+                fputc('\n', f);
+        }
+        fputs("allocators:\n", f);
+        for (size_t i = 0; i < 2; i++) {
+                fputs("  ", f);
+                spec_text_scalar(f, names[i]);
+                fputs(": ", f);
+                emit_variant_at(f, chosen, revs[i]);
+                fputc('\n', f);
+        }
+        fputs("baseline: ", f);
+        spec_text_scalar(f, names[0]);
+        fputc('\n', f);
+        return (*ret = memstream_text(f, &text)) ? 0 : -ENOMEM;
 }

@@ -31,3 +31,11 @@ bool spec_text_name_char(char c);
 /* A name made of prefix and src[0..len) into buf (size > strlen(prefix)), every character a name
  * may not hold replaced by '_', at most 64 bytes. */
 void spec_text_name(char *buf, size_t size, const char *prefix, const char *src, size_t len);
+
+/* The spec whose YAML is source (size bytes) made into a comparison of variant's allocator at
+ * two revisions: experiment `experiment`, variants names[0] (the baseline and reference) and
+ * names[1] with variant's settings and its build at revs[0] and revs[1]; every other key as the
+ * source has it but aa_check and schedule. Returns 0 and the YAML in *ret; -ENOENT when variant
+ * is not a mapping of the allocators; -EINVAL (source does not parse), -ENOMEM. */
+int spec_text_revisions(const char *source, size_t size, const char *experiment, const char *variant,
+                        const char *const names[2], const char *const revs[2], char **ret);

@@ -94,8 +94,8 @@ static bool succeeded(const SpawnResult *res) {
 }
 
 /* Runs a program (args[0], found on PATH) in cwd. Returns 0 when it exited 0, with its standard
- * output (trailing newlines cut) in *ret_out if non-NULL and its standard error's first bytes
- * in *ret_err if non-NULL; 1 when it failed (with *ret_err); -errno. */
+ * output (its first OUTPUT_SCAN_MAX bytes, trailing newlines cut) in *ret_out if non-NULL and its standard
+ * error's first bytes in *ret_err if non-NULL; 1 when it failed (with *ret_err); -errno. */
 static int tool(const BuildRequest *rq, const char *cwd, const char *const *args, char **ret_out,
                 char **ret_err) {
         _cleanup_close_ int out = output_memfd("alloclab-build-tool");
@@ -115,9 +115,14 @@ static int tool(const BuildRequest *rq, const char *cwd, const char *const *args
         _cleanup_free_ char *text = output_excerpt_all(out);
         if (!text && !(text = strdup("")))
                 return -ENOMEM;
-        text[strcspn(text, "\n")] = 0;
+        for (size_t n = strlen(text); n > 0 && text[n - 1] == '\n'; n--)
+                text[n - 1] = 0;
         *ret_out = TAKE_PTR(text);
         return 0;
+}
+
+int build_git(const BuildRequest *rq, const char *dir, const char *const *args, char **ret_out) {
+        return tool(rq, dir, args, ret_out, NULL);
 }
 
 /* ---- what the tree is ------------------------------------------------------------------- */
@@ -368,6 +373,7 @@ int build_resolve(const BuildRequest *rq, Build *b, char **ret_message) {
                 return r;
         if (r == 1 && !(b->compiler = strdup("none")))
                 return -ENOMEM;
+        b->compiler[strcspn(b->compiler, "\n")] = 0;
         if ((r = make_key(rq, b)) < 0)
                 return fail(ret_message, r, "build: cannot read the tree %s: %s", b->source, strerror(-r));
         return 0;

@@ -58,6 +58,10 @@ int build_resolve(const BuildRequest *rq, Build *b, char **ret_message);
  * -ECANCELED when cancel_fd stopped it; -errno when this process failed (-ENOMEM, the spawner). */
 int build_make(const BuildRequest *rq, Build *b);
 
+/* Runs git (args[0] is "git") in dir as build_resolve() does (rq: the environment, no cgroup
+ * needed). Returns 0 with its standard output in *ret_out, 1 when it failed, -errno. */
+int build_git(const BuildRequest *rq, const char *dir, const char *const *args, char **ret_out);
+
 /* What a run records of a build: a JSON object (source, commit, describe, dirty, commands,
  * output, compiler, sha256, key, cached, build_seconds), or NULL (-ENOMEM). */
 char *build_json(const Build *b);

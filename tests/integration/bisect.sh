@@ -1,0 +1,73 @@
+#!/bin/bash
+# alloclab bisect over a 16-commit history of a small allocator (tests/build/tinyalloc.c): one
+# commit (c9) makes every malloc do more work (about 2.5x the time of a malloc-heavy program),
+# one (c7) does not build. The bisection measures both ends first, skips what does not build,
+# names c9 with at most 6 commits measured (the ends included), and stores every run it made.
+# --at is `git bisect run`'s judge: 0 good, 1 bad, 125 skip.
+. "$(dirname "$0")/lib.sh"
+
+command -v git >/dev/null || skip_test "git is not installed (apt-get install git)"
+command -v cc >/dev/null || skip_test "no C compiler (apt-get install gcc)"
+export XDG_CACHE_HOME="$WORK/cache"
+REPO="$WORK/history"
+git_in() { git -C "$REPO" -c user.name=test -c user.email=test@example.org "$@"; }
+
+mkdir "$REPO"
+cp "$(dirname "$0")/../build/tinyalloc.c" "$REPO/"
+printf 'libtiny.so: tinyalloc.c\n\t$(CC) -O2 -shared -fPIC -o $@ tinyalloc.c $(EXTRA)\n' >"$REPO/Makefile"
+git_in init -q
+git_in add .
+git_in commit -qm c0
+git_in tag good
+for i in $(seq 1 15); do
+    echo "/* change $i */" >>"$REPO/tinyalloc.c"
+    [[ $i == 7 ]] && echo "this is not C" >>"$REPO/tinyalloc.c"
+    [[ $i == 8 ]] && sed -i '/^this is not C$/d' "$REPO/tinyalloc.c"
+    [[ $i == 9 ]] && sed -i 's/$(EXTRA)$/$(EXTRA) -DTINY_EXTRA_WORK=100/' "$REPO/Makefile"
+    git_in commit -qam "c$i"
+    git_in tag "c$i"
+done
+
+# min_effect 20%: the regression is 150%; a difference the size of what a busy machine does to
+# two builds of the same code is not one.
+cat >"$WORK/spec.yaml" <<YAML
+experiment: tiny
+command: ["$WORKLOAD", churn, "300000"]
+allocators:
+  glibc: {}
+  dev: {build: {source: $REPO}}
+samples: 5
+min_effect: 20%
+YAML
+
+run_alloclab 0 bisect "$WORK/spec.yaml" --variant dev --good good --bad c15
+expect_contains "$OUT" "alloclab bisect: dev of tiny, from good $(git_in rev-parse --short good) (c0) to bad $(git_in rev-parse --short c15) (c15): 15 commits" "the header"
+expect_contains "$OUT" "first bad commit: $(git_in rev-parse --short c9) (c9)" "the slow commit found"
+expect_contains "$OUT" "$(git_in rev-parse --short c7) (c7)" "c7 tried"
+expect_contains "$OUT" "does not build: skipped" "c7 skipped"
+measured=$(sed -n 's/^\([0-9]*\) commits measured (both ends included), 14 between the ends$/\1/p' <<<"$OUT")
+[[ -n $measured && $measured -le 6 ]] || fail "at most 6 commits measured: $OUT"
+# Every step a stored run of experiment tiny-bisect, labelled with the commit it measured: the
+# ends first (c15), each with the good build as its baseline.
+runs=$(grep -c "(run [0-9]*)$" <<<"$OUT")
+expect_eq "$(q "SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'tiny-bisect'")" "$runs" "every step stored"
+expect_eq "$(q "SELECT commit_id FROM runs WHERE id = 1")" "$(git_in rev-parse c15)" "the bad end measured first"
+expect_eq "$(q "SELECT group_concat(name, ',') FROM (SELECT name FROM variants WHERE run_id = 1 ORDER BY position)")" "good,candidate" "a step's variants"
+expect_eq "$(q "SELECT json_extract(build, '$.commit') FROM variants WHERE run_id = 1 AND name = 'good'")" "$(git_in rev-parse good)" "the good end's build"
+expect_eq "$(q "SELECT count(*) FROM runs WHERE commit_id = '$(git_in rev-parse c9)'")" 1 "c9 measured once"
+expect_eq "$(q "SELECT count(*) FROM runs WHERE commit_id = '$(git_in rev-parse c1)'")" 0 "no more than the search needs"
+
+# git bisect run's judge.
+run_alloclab 1 bisect "$WORK/spec.yaml" --variant dev --good good --at c12
+run_alloclab 0 bisect "$WORK/spec.yaml" --variant dev --good good --at c3
+run_alloclab 125 bisect "$WORK/spec.yaml" --variant dev --good good --at c7
+run_alloclab 255 bisect "$WORK/spec.yaml" --variant dev --good good --at nosuchrev
+expect_contains "$ERR" "nosuchrev is not a commit of $REPO" "a wrong revision stops git bisect"
+
+# Nothing to bisect: the bad end is not worse.
+run_alloclab 10 bisect "$WORK/spec.yaml" --variant dev --good good --bad c6
+expect_contains "$ERR" "the bad end is not worse than the good one by min_effect here" "nothing to bisect"
+run_alloclab 2 bisect "$WORK/spec.yaml" --variant glibc --good good --bad c15
+expect_contains "$ERR" "variant glibc is not built from source" "a variant that is not built"
+
+echo "bisect: ok"
