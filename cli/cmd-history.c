@@ -324,19 +324,33 @@ static const char history_usage[] =
 /* One row per point, the same field names as show and compare. */
 static json_t *history_table(const History *h) {
         static const char *const names[] = {
-                "experiment",    "cell",
-                "variant",       "metric",
-                "run_id",        "started_at",
-                "host",          "n",
-                "median",        "ci_low",
-                "ci_high",       "change",
-                "ratio",         "ratio_ci_low",
-                "ratio_ci_high", "p_value",
-                "baseline_runs", "baseline_from",
-                "host_changed",  "config_change",
-                "label",         "commit",
-                "tentative",     "confirmed_by",
-                "out_of_line",   "between_run_spread",
+                "experiment",
+                "cell",
+                "variant",
+                "metric",
+                "run_id",
+                "started_at",
+                "host",
+                "n",
+                "median",
+                "ci_low",
+                "ci_high",
+                "change",
+                "ratio",
+                "ratio_ci_low",
+                "ratio_ci_high",
+                "p_value",
+                "baseline_runs",
+                "baseline_from",
+                "host_changed",
+                "config_change",
+                "label",
+                "commit",
+                "revision",
+                "tentative",
+                "confirmed_by",
+                "out_of_line",
+                "between_run_spread",
                 "relative_to",
         };
         json_t *table = render_table_new(names, ELEMENTSOF(names));
@@ -369,6 +383,7 @@ static json_t *history_table(const History *h) {
                                 p->config_change ? json_string(p->config_change) : json_null(),
                                 p->label ? json_string(p->label) : json_null(),
                                 p->commit ? json_string(p->commit) : json_null(),
+                                p->revision ? json_string(p->revision) : json_null(),
                                 json_boolean(p->tentative),
                                 p->confirmed_by ? json_integer(p->confirmed_by) : json_null(),
                                 json_boolean(p->outside),
@@ -420,14 +435,21 @@ static json_t *series_display(const History *h, const HistorySeries *s) {
                 char run[256];
                 snprintf(run, sizeof(run), "%lld%s%s%s", (long long) p->run_id, p->label ? " (" : "",
                          p->label ? p->label : "", p->label ? ")" : "");
-                json_array_append_new(rows,
-                                      json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s}", "run", run, "started",
-                                                p->started_at, "host", p->hostname,
-                                                h->relative_to ? "ratio" : "median", median, "95% interval",
-                                                interval, "n", (json_int_t) p->n, "change", change));
+                json_array_append_new(
+                        rows, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s}", "run", run, "revision",
+                                        p->revision ? p->revision : "", "started", p->started_at, "host",
+                                        p->hostname, h->relative_to ? "ratio" : "median", median,
+                                        "95% interval", interval, "n", (json_int_t) p->n, "change", change));
         }
-        return json_pack("{s:[s, s, s, s, s, s, s], s:o}", "columns", "run", "started", "host",
-                         h->relative_to ? "ratio" : "median", "95% interval", "n", "change", "rows", rows);
+        /* The revision column where the variant is built from source: the commit axis. */
+        bool built = false;
+        for (size_t i = 0; i < s->n_points; i++)
+                built |= s->points[i].revision != NULL;
+        json_t *columns = json_pack("[s, s, s, s, s, s, s]", "run", "started", "host",
+                                    h->relative_to ? "ratio" : "median", "95% interval", "n", "change");
+        if (built && columns)
+                json_array_insert_new(columns, 1, json_string("revision"));
+        return json_pack("{s:o, s:o}", "columns", columns, "rows", rows);
 }
 
 static int render_history(FILE *f, OutputFormat format, const History *h) {

@@ -125,6 +125,15 @@ static json_t *display_table(const RunPair *p, const json_t *changes) {
                          "rows", rows, "colour_column", "change");
 }
 
+/* The variants built from source at other revisions: what the comparison is of. */
+static void print_revisions(FILE *f, const RunPair *p, const char *bullet) {
+        if (!p->revisions || !p->revisions[0])
+                return;
+        fprintf(f, "%sbuilt from source at other revisions (what is compared):\n", bullet);
+        for (char **r = p->revisions; *r; r++)
+                fprintf(f, "%s  %s\n", bullet, *r);
+}
+
 static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
         bool unrecorded = render_machine_unrecorded(p->a) || render_machine_unrecorded(p->b);
         if (!p->differences[0] && unrecorded) {
@@ -137,10 +146,14 @@ static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
         }
         /* An import (pyperf's) records its machine, but no allocator file. */
         bool imported = render_report_imported(p->a) || render_report_imported(p->b);
+        bool rebuilt = p->revisions && p->revisions[0];
         if (!p->differences[0]) {
-                fprintf(f, "%scomparable: same host fingerprint, %sspec, cells and variants%s\n", bullet,
-                        imported ? "" : "allocator files, ",
+                fprintf(f, "%scomparable: same host fingerprint, %s, cells and variants%s\n", bullet,
+                        imported  ? "spec"
+                        : rebuilt ? "allocator builds, spec (but for the revisions built)"
+                                  : "allocator files, spec",
                         imported ? " (an import records no allocator file)" : "");
+                print_revisions(f, p, bullet);
                 return;
         }
         fprintf(f, "%sNOT COMPARABLE: runs %lld and %lld differ in\n", bullet, (long long) p->a->run.id,
@@ -150,6 +163,7 @@ static void print_differences(FILE *f, const RunPair *p, const char *bullet) {
                 fprintf(f, "%s  %s\n", bullet, *d);
                 experiments |= strncmp(*d, "experiment: ", 12) == 0;
         }
+        print_revisions(f, p, bullet);
         /* Each imported file names its own experiment unless told one. */
         bool both_imported = render_report_imported(p->a) && render_report_imported(p->b);
         if (experiments && both_imported)
@@ -365,16 +379,19 @@ int pair_render(FILE *f, OutputFormat format, const RunPair *p) {
         if (format == FORMAT_CSV)
                 return render_rows(f, format, changes);
         if (format == FORMAT_JSON) {
-                json_auto_t *differences = json_array();
+                json_auto_t *differences = json_array(), *revisions = json_array();
                 for (char **d = p->differences; *d; d++)
                         json_array_append_new(differences, json_string(*d));
+                for (char **d = p->revisions; d && *d; d++)
+                        json_array_append_new(revisions, json_string(*d));
                 json_auto_t *root = json_pack(
-                        "{s:I, s:I, s:s, s:s, s:b, s:O, s:f, s:f, s:s, s:I, s:f, s:b, s:o, s:f, s:I, s:o, "
+                        "{s:I, s:I, s:s, s:s, s:b, s:O, s:O, s:f, s:f, s:s, s:I, s:f, s:b, s:o, s:f, s:I, "
+                        "s:o, "
                         "s:I, s:I, s:O}",
                         "run_a", (json_int_t) p->a->run.id, "run_b", (json_int_t) p->b->run.id, "experiment",
                         p->a->run.experiment, "metric", p->a->run.metric, "comparable",
-                        p->differences[0] == NULL, "differences", differences, "min_effect",
-                        p->a->min_effect, "alpha", p->a->alpha, "correction",
+                        p->differences[0] == NULL, "differences", differences, "revisions", revisions,
+                        "min_effect", p->a->min_effect, "alpha", p->a->alpha, "correction",
                         correction_to_string(p->rule.correction), "tests", (json_int_t) p->rule.tests,
                         "interval_level",
                         1 - (p->rule.interval_alpha > 0 ? p->rule.interval_alpha : p->rule.alpha),

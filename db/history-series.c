@@ -71,6 +71,7 @@ static void point_done(HistoryPoint *p) {
         free(p->started_at);
         free(p->label);
         free(p->commit);
+        free(p->revision);
         free(p->hostname);
         free(p->env);
         free(p->preload);

@@ -105,11 +105,12 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
 }
 
 /* SELECT run, cell label, variant name, host name, the variant's env and preload, cell id,
- * variant id and whether it is the baseline of every (run, cell, variant) of the runs read, one series
- * (cell, variant, host) after another, each in run order: a few hundred rows where the samples are many
- * thousand, so sorting them here is cheap. The CROSS JOINs fix the loops' order: the runs read (their host
- * from the runs_history index, not from the runs' fat rows), then the rows that belong to them by key (left
- * to itself, SQLite scanned allocators and hosts outermost). NULL on ENOMEM; caller frees with sqlite3_free.
+ * variant id, whether it is the baseline, its command and its revision (built) of every (run, cell, variant)
+ * of the runs read, one series (cell, variant, host) after another, each in run order: a few hundred rows
+ * where the samples are many thousand, so sorting them here is cheap. The CROSS JOINs fix the loops' order:
+ * the runs read (their host from the runs_history index, not from the runs' fat rows), then the rows that
+ * belong to them by key (left to itself, SQLite scanned allocators and hosts outermost). NULL on ENOMEM;
+ * caller frees with sqlite3_free.
  */
 static char *points_sql(const HistoryQuery *q, const Builder *b) {
         char *ids = sqlite3_mprintf("%lld", (long long) b->runs[0].id);
@@ -117,7 +118,9 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
                 ids = sqlite3_mprintf("%z, %lld", ids, (long long) b->runs[i].id); /* %z frees ids */
         char *sql =
                 ids ? sqlite3_mprintf("SELECT r.id, c.label, v.name, h.hostname, v.env, a.name, c.id, v.id,"
-                                      " v.is_baseline, v.command"
+                                      " v.is_baseline, v.command,"
+                                      " json_extract(v.build, '$.describe') || ' (' ||"
+                                      " substr(json_extract(v.build, '$.commit'), 1, 7) || ')'"
                                       " FROM runs r INDEXED BY runs_history CROSS JOIN cells c"
                                       " CROSS JOIN variants v CROSS JOIN allocators a CROSS JOIN hosts h"
                                       " WHERE r.experiment_id = %lld AND r.id IN (%s) AND c.run_id = r.id"
@@ -277,7 +280,8 @@ static int analyse_series(Builder *b, HistorySeries *s) {
 static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id, sqlite3_stmt *row) {
         const char *env = (const char *) sqlite3_column_text(row, 4),
                    *preload = (const char *) sqlite3_column_text(row, 5),
-                   *command = (const char *) sqlite3_column_text(row, 9);
+                   *command = (const char *) sqlite3_column_text(row, 9),
+                   *revision = (const char *) sqlite3_column_text(row, 10);
         const RunInfo *run = run_info(b, run_id); /* the SQL only selects these runs */
         HistoryPoint *points = realloc(s->points, (s->n_points + 1) * sizeof(HistoryPoint));
         if (!points)
@@ -293,9 +297,11 @@ static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id, sql
                              .preload = strdup(preload ? preload : ""),
                              .command = strdup(command ? command : ""),
                              .label = run->label ? strdup(run->label) : NULL,
-                             .commit = run->commit ? strdup(run->commit) : NULL };
+                             .commit = run->commit ? strdup(run->commit) : NULL,
+                             .revision = revision ? strdup(revision) : NULL };
         return p->started_at && p->hostname && p->env && p->preload && p->command &&
-                               (p->label || !run->label) && (p->commit || !run->commit)
+                               (p->label || !run->label) && (p->commit || !run->commit) &&
+                               (p->revision || !revision)
                        ? p
                        : NULL;
 }

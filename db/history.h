@@ -45,6 +45,9 @@ typedef struct HistoryPoint {
         char *config_change;  /* when it differs from the previous point's, what changed (then, as for
                                * host_changed, a new baseline); else NULL */
         char *label, *commit; /* the run's --label and --commit, or NULL */
+        /* Built from source (spec build:): the variant's revision, "v2 (97f268e)": a history of
+         * a branch runs along its commits. NULL for a variant that preloads a file. */
+        char *revision;
         /* Relative (HistoryQuery.relative): the point is the median of the ratios of the
          * variant's value to the baseline variant's in the same round, cell and run (n: such
          * rounds), with its interval; this names that baseline and how it was set up, a change of

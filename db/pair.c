@@ -139,9 +139,11 @@ static int differ_in_spec(Store *s, RunPair *p) {
         snprintf(name_b, sizeof(name_b), "run %lld", (long long) p->b->run.id);
         if (!ya || !yb || spec_diff(ya, yb, name_a, name_b, &lines) < 0)
                 return differ(p, "spec: the texts differ");
-        /* Only comments or layout: the same experiment, measured the same way. */
+        /* Only comments or layout: the same experiment, measured the same way. A variant's
+         * revision to build at is what is compared (RunPair.revisions). */
         for (char **l = lines; *l; l++)
-                if ((r = differ(p, "spec %s", *l)) < 0)
+                if (!(strncmp(*l, "allocators.", 11) == 0 && strstr(*l, ".build.rev: ")) &&
+                    (r = differ(p, "spec %s", *l)) < 0)
                         return r;
         return 0;
 }
@@ -161,6 +163,48 @@ static int only_in(RunPair *p, const char *kind, char **from, size_t n_from, cha
                         continue;
                 int r = differ(p, "%s %s: only in run %lld", kind, from[i], (long long) run);
                 if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* What differs in a variant's files between the runs: its allocator file and its program; of a
+ * variant built from source, the build's setup, while its revision is what is compared. */
+static int differ_in_variant(Store *s, RunPair *p, const char *variant) {
+        static const struct {
+                const char *column, *what, *how;
+        } files[] = {
+                /* What a build's result depends on besides the revision (db/migrations.c 27). */
+                { "json_extract(v.build, '$.source') || ' ' || json_extract(v.build, '$.commands') || ' ' ||"
+                  " json_extract(v.build, '$.output') || ' ' || json_extract(v.build, '$.compiler')",
+                  "allocator build", "" },
+                { "a.sha256", "allocator file", " (sha256)" },
+                { "v.program_sha256", "program", " (sha256)" },
+        };
+        static const char revision[] = "json_extract(v.build, '$.describe') || ' (' || "
+                                       "substr(json_extract(v.build, '$.commit'), 1, 7) || ')'";
+        _cleanup_free_ char *ra = NULL, *rb = NULL;
+        int r;
+        if ((r = variant_file(store_db(s), revision, p->a->run.id, variant, &ra)) < 0 ||
+            (r = variant_file(store_db(s), revision, p->b->run.id, variant, &rb)) < 0)
+                return r;
+        bool rebuilt = ra && rb && strcmp(ra, rb) != 0;
+        if (rebuilt) {
+                char *line = NULL;
+                if (asprintf(&line, "%s: %s -> %s", variant, ra, rb) < 0 ||
+                    strv_consume(&p->revisions, line) < 0)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_free_ char *sa = NULL, *sb = NULL;
+                if (rebuilt && strcmp(files[i].column, "a.sha256") == 0)
+                        continue; /* another revision, another file */
+                if ((r = variant_file(store_db(s), files[i].column, p->a->run.id, variant, &sa)) < 0 ||
+                    (r = variant_file(store_db(s), files[i].column, p->b->run.id, variant, &sb)) < 0)
+                        return r;
+                if (sa && sb && strcmp(sa, sb) != 0 &&
+                    (r = differ(p, "%s of %s%s: %s -> %s", files[i].what, variant, files[i].how, sa, sb)) <
+                            0)
                         return r;
         }
         return 0;
@@ -186,24 +230,8 @@ static int find_differences(Store *s, RunPair *p) {
         for (size_t v = 0; v < a->n_variants; v++) {
                 if (find(b->variant_names, b->n_variants, a->variant_names[v]) < 0)
                         continue;
-                static const struct {
-                        const char *column, *what;
-                } files[] = {
-                        { "a.sha256", "allocator file" },
-                        { "v.program_sha256", "program" },
-                };
-                for (size_t i = 0; i < ELEMENTSOF(files); i++) {
-                        _cleanup_free_ char *sa = NULL, *sb = NULL;
-                        if ((r = variant_file(store_db(s), files[i].column, a->run.id, a->variant_names[v],
-                                              &sa)) < 0 ||
-                            (r = variant_file(store_db(s), files[i].column, b->run.id, a->variant_names[v],
-                                              &sb)) < 0)
-                                return r;
-                        if (sa && sb && strcmp(sa, sb) != 0 &&
-                            (r = differ(p, "%s of %s (sha256): %s -> %s", files[i].what, a->variant_names[v],
-                                        sa, sb)) < 0)
-                                return r;
-                }
+                if ((r = differ_in_variant(s, p, a->variant_names[v])) < 0)
+                        return r;
         }
         if ((r = differ_in_facts(s, p)) < 0)
                 return r;
@@ -376,6 +404,7 @@ RunPair *run_pair_free(RunPair *p) {
         query_report_free(p->a);
         query_report_free(p->b);
         strv_free(p->differences);
+        strv_free(p->revisions);
         free(p->changes);
         free(p);
         return NULL;

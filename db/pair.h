@@ -27,6 +27,10 @@ typedef struct RunPair {
         Report *a, *b;      /* both read for a's metric */
         char **differences; /* strv: what differs between the runs' hosts, allocators, spec and
                              * matrix, in words ("THP: madvise -> always"); empty: comparable */
+        /* Variants built from source (spec build:) at another revision in B, "new: v1 (f97ca68)
+         * -> v2 (97f268e)": what the comparison is of, not what keeps it from being one (their
+         * files differ, and a spec that names the revisions differs there). Empty: none. */
+        char **revisions;
         PairChange *changes;
         size_t n_changes;
         /* Relative: each variant's within-run ratio to the baseline variant (the median of its

@@ -6,7 +6,7 @@ _alloclab() {
     local cur prev command i
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="run quick suite check resume runs show report history compare fleet export import
+    local commands="run quick suite bisect check resume runs show report history compare fleet export import
         allocators census submit status queue cancel schedules"
 
     command=
@@ -45,7 +45,7 @@ _alloclab() {
     --preload) COMPREPLY=($(compgen -W "$(alloclab allocators --names 2>/dev/null)" -- "$cur"))
         return ;;
     --db | --bundle | -o | --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --samples | --last | --label | --commit | --cell | --variant | --metric) return ;;
+    --samples | --last | --label | --commit | --cell | --variant | --metric | --good | --bad | --at) return ;;
     esac
 
     local options
@@ -54,6 +54,7 @@ _alloclab() {
     quick) options="--allocators --env --param --samples --warmup --prepare --setup --cleanup --input --verify
         --timeout --name --print-spec --db --format --quiet --label --commit" ;;
     suite) options="--threads --scale --samples --allocators --db --format --quiet --print-spec --list" ;;
+    bisect) options="--variant --good --bad --at --samples --db" ;;
     check) options= ;;
     resume) options="--db --format --quiet" ;;
     runs) options="--db --last --format" ;;
@@ -75,7 +76,7 @@ _alloclab() {
         return
     fi
     case $command in
-    run | check | submit) COMPREPLY=($(compgen -f -X '!*.@(yaml|yml)' -- "$cur") $(compgen -d -- "$cur")) ;;
+    run | bisect | check | submit) COMPREPLY=($(compgen -f -X '!*.@(yaml|yml)' -- "$cur") $(compgen -d -- "$cur")) ;;
     import) COMPREPLY=($(compgen -f -- "$cur")) ;;
     show | report | export | resume) COMPREPLY=($(compgen -W "latest" -- "$cur")) ;;
     census | quick) COMPREPLY=($(compgen -c -- "$cur")) ;;

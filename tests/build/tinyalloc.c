@@ -18,16 +18,16 @@
 #define TINY_EXTRA_WORK 0
 #endif
 
-#define CLASSES    9 /* 16 .. 4096 */
-#define LARGE      255
-#define CHUNK      (1u << 20)
-#define ALIGNMENT  16
+#define CLASSES   9 /* 16 .. 4096 */
+#define LARGE     255
+#define CHUNK     (1u << 20)
+#define ALIGNMENT 16
 
 typedef struct Header {
-        void *base;     /* large: the mapping */
-        size_t length;  /* large: its length */
-        size_t size;    /* usable bytes */
-        size_t klass;   /* size class, or LARGE */
+        void *base;    /* large: the mapping */
+        size_t length; /* large: its length */
+        size_t size;   /* usable bytes */
+        size_t klass;  /* size class, or LARGE */
 } Header;
 
 typedef struct Free {

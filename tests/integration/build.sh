@@ -89,24 +89,59 @@ expect_contains "$ERR" "wip: $REPO at v2-dirty: built in" "another change, built
 expect_eq "$(ls "$CACHE" | wc -l)" 4 "a new entry for the new change"
 git_in checkout -q -- tinyalloc.c
 
+# One variant followed from revision to revision (a spec naming a branch, or edited): compare
+# and history put the revisions side by side; a new revision is what is compared, not what
+# makes two runs NOT COMPARABLE.
+cat >"$WORK/track.yaml" <<YAML
+experiment: tiny-track
+command: ["$WORKLOAD", churn, "20000"]
+allocators:
+  glibc: {}
+  dev: {build: {source: tiny, rev: v1}}
+samples: 3
+YAML
+run_alloclab 0 run "$WORK/track.yaml" --quiet
+first=$(q "SELECT max(id) FROM runs")
+sed -i 's/rev: v1/rev: v2/' "$WORK/track.yaml"
+run_alloclab 0 run "$WORK/track.yaml" --quiet
+second=$(q "SELECT max(id) FROM runs")
+v1=$(git_in rev-parse --short=7 v1)
+v2=$(git_in rev-parse --short=7 v2)
+run_alloclab 0 compare "$first" "$second"
+expect_contains "$OUT" "comparable: same host fingerprint, allocator builds, spec (but for the revisions built), cells and variants" "compare: comparable"
+expect_contains "$OUT" "built from source at other revisions (what is compared):
+  dev: v1 ($v1) -> v2 ($v2)" "compare: the revisions"
+run_alloclab 0 history tiny-track --variant dev
+expect_contains "$OUT" "run  revision      started" "history: a revision column"
+expect_contains "$OUT" "$first    v1 ($v1)" "history: the first run's revision"
+expect_contains "$OUT" "$second    v2 ($v2)" "history: the second run's revision"
+# A build set up otherwise (other commands) is not the same experiment.
+sed -i 's/rev: v2}/rev: v2, commands: [make libtiny.so]}/' "$WORK/track.yaml"
+run_alloclab 0 run "$WORK/track.yaml" --quiet
+run_alloclab 7 compare "$second" "$(q "SELECT max(id) FROM runs")"
+expect_contains "$OUT" "NOT COMPARABLE" "another build setup"
+expect_contains "$OUT" "allocator build of dev: $REPO " "what differs: the build"
+expect_contains "$OUT" '-> '"$REPO"' ["make libtiny.so"] libtiny.so' "the other commands"
+
 # A revision that does not build: its variant is excluded with build-failed and the log's
 # tail, the other is measured, the whole log is kept, nothing of it is cached.
 echo "this is not C" >>"$REPO/tinyalloc.c"
 git_in commit -qam "broken"
 git_in tag broken
 sed -i 's/rev: v2, output: libtiny.so/rev: broken/' "$WORK/ab.yaml"
+entries=$(ls -d "$CACHE"/*/ | wc -l)
 run_alloclab 9 run "$WORK/ab.yaml" --quiet
 expect_contains "$ERR" "new: $REPO at broken: build failed; the variant is excluded" "the failure said"
-reason=$(q "SELECT DISTINCT reason FROM exclusions WHERE run_id = 6")
+reason=$(q "SELECT DISTINCT reason FROM exclusions WHERE run_id = 9")
 expect_contains "$reason" 'build-failed: `make -j"$(nproc)"` failed: exit code 2: ' "the reason's start"
 expect_contains "$reason" "tinyalloc.c" "the reason holds the log's tail"
 expect_contains "$reason" "error:" "the compiler's error"
 log=${reason##*whole log: }
 log=${log%)}
 [[ -s $log ]] || fail "the whole log $log is not there"
-expect_eq "$(q "SELECT count(*) FROM samples s JOIN variants v ON v.id = s.variant_id WHERE s.run_id = 6 AND v.name = 'old' AND s.status = 'ok'")" \
+expect_eq "$(q "SELECT count(*) FROM samples s JOIN variants v ON v.id = s.variant_id WHERE s.run_id = 9 AND v.name = 'old' AND s.status = 'ok'")" \
     5 "old measured beside the failed build"
-expect_eq "$(ls -d "$CACHE"/*/ | wc -l)" 4 "no cache entry for the failed build"
+expect_eq "$(ls -d "$CACHE"/*/ | wc -l)" "$entries" "no cache entry for the failed build"
 
 # A revision that does not exist: the spec's error at its line and column, nothing written.
 sed -i 's/rev: broken/rev: v9/' "$WORK/ab.yaml"
@@ -115,5 +150,11 @@ run_alloclab 4 run "$WORK/ab.yaml" --quiet
 expect_eq "$ERR" "$WORK/ab.yaml:5:36: variant new: build: rev v9 is not a commit of $REPO" "no such revision"
 expect_eq "$(q "SELECT count(*) FROM runs")" "$runs" "nothing recorded"
 [[ $ERR != *"built"* ]] || fail "built before the spec's error was known: $ERR"
+
+# quick takes SOURCE@REV as an allocator: the same builds, from the cache.
+run_alloclab 0 quick --quiet --samples 3 -a old=tiny@v1,tiny@v2 -- "$WORKLOAD" churn 20000
+expect_contains "$ERR" "old: $REPO at v1: built before" "quick: old from the cache"
+expect_contains "$ERR" "tiny-v2: $REPO at v2: built" "quick: a variant named after the tree and revision"
+expect_contains "$OUT" "allocators: old=libtiny.so v1, tiny-v2=libtiny.so v2" "quick's allocators"
 
 echo "build: ok"

@@ -106,18 +106,18 @@ static const BadSpec bad_specs[] = {
 #define BUILD_VARIANT "experiment: t\ncommand: [/bin/true]\nallocators:\n  dev: {build: "
         { BUILD_VARIANT "{rev: v1}}\n", "t.yaml:4:16: missing required key 'source'" },
         { BUILD_VARIANT "{source: ., rev: --upload-pack=x}}\n",
-          "t.yaml:4:33: rev '--upload-pack=x' must be a commit, tag or branch: one word, not starting with '-'" },
-        { BUILD_VARIANT "{source: ., family: glibc}}\n",
-          "t.yaml:4:36: family 'glibc' has no build defaults in alloclab (known: jemalloc, mimalloc, tcmalloc, "
-          "tcmalloc_minimal)" },
+          "t.yaml:4:33: rev '--upload-pack=x' must be a commit, tag or branch: one word, not starting with "
+          "'-'" },
+        { BUILD_VARIANT "{source: ., family: glibc}}\n", "t.yaml:4:36: family 'glibc' has no build defaults "
+                                                         "in alloclab (known: jemalloc, mimalloc, tcmalloc, "
+                                                         "tcmalloc_minimal)" },
         { BUILD_VARIANT "{source: ., output: ../libx.so}}\n",
           "t.yaml:4:36: output '../libx.so' must be a path inside the built tree, relative to it" },
         { BUILD_VARIANT "{source: ., commands: [make, \"  \"]}}\n",
           "t.yaml:4:45: a build command line must not be empty" },
         { BUILD_VARIANT "{source: .}, preload: jemalloc}\n",
           "t.yaml:4:3: variant 'dev': build says what to preload, and so does preload: keep one" },
-        { BUILD_VARIANT "{source: ., revision: v1}}\n",
-          "t.yaml:4:28: unknown key 'revision'" },
+        { BUILD_VARIANT "{source: ., revision: v1}}\n", "t.yaml:4:28: unknown key 'revision'" },
 };
 
 /* Loads yaml as "t.yaml"; returns the joined diagnostics (empty string when it loaded). */
