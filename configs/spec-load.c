@@ -203,7 +203,7 @@ static int parse_symbol_prefix(Loader *l, const YamlNode *n, void *field) {
 }
 
 static const Field forward_fields[] = {
-        { "library", parse_absolute_path, offsetof(SpecVariant, forward_library), true },
+        { "library", parse_absolute_path, offsetof(SpecVariant, forward_library), false },
         { "prefix", parse_symbol_prefix, offsetof(SpecVariant, forward_prefix), true },
 };
 
@@ -412,8 +412,13 @@ static int parse_variants(Loader *l, const YamlNode *n, void *field) {
                 if (q >= 0 && v->build.source && (v->preload || v->forward_library))
                         q = schema_error(
                                 l, n->keys[i],
-                                "variant '%s': build says what to preload, and so does %s: keep one",
-                                v->name, v->preload ? "preload" : "forward");
+                                "variant '%s': build makes the allocator, and %s names one: keep one",
+                                v->name, v->preload ? "preload" : "forward's library");
+                else if (q >= 0 && v->forward_prefix && !v->forward_library && !v->build.source)
+                        q = schema_error(l, n->keys[i],
+                                         "variant '%s': forward needs the library to forward to (library:, "
+                                         "or a build: that makes it)",
+                                         v->name);
                 if (q < 0)
                         r = q;
         }

@@ -220,21 +220,17 @@ static int list_tree(const BuildRequest *rq, const Build *b, char ***ret) {
         return 0;
 }
 
-/* What the tree's content is, for the key: git's tree id where a commit is built, else a hash
- * of its files. */
-static int tree_identity(const BuildRequest *rq, const Build *b, Sha256 *h) {
+/* What the tree's content is, into b->tree: git's tree id where a commit is built, else a
+ * hash of its files (paths, kinds, contents). */
+static int tree_identity(const BuildRequest *rq, Build *b) {
         if (b->commit && !b->dirty) {
-                _cleanup_free_ char *spec = NULL, *tree = NULL;
+                _cleanup_free_ char *spec = NULL;
                 if (asprintf(&spec, "%s%s%s^{tree}", b->commit, b->subdir ? ":" : "",
                              b->subdir ? b->subdir : "") < 0)
                         return -ENOMEM;
                 const char *args[] = { "git", "rev-parse", "--verify", spec, NULL };
-                int r = tool(rq, b->source, args, &tree, NULL);
-                if (r != 0)
-                        return r < 0 ? r : -EIO;
-                sha256_update(h, "tree ", 5);
-                sha256_update(h, tree, strlen(tree) + 1);
-                return 0;
+                int r = tool(rq, b->source, args, &b->tree, NULL);
+                return r != 0 ? (r < 0 ? r : -EIO) : 0;
         }
         _cleanup_strv_free_ char **files = NULL;
         _cleanup_close_ int dir_fd = open(b->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -243,10 +239,16 @@ static int tree_identity(const BuildRequest *rq, const Build *b, Sha256 *h) {
         int r = b->commit ? list_tree(rq, b, &files) : list_dir(dir_fd, "", &files);
         if (r < 0)
                 return r;
-        sha256_update(h, "files\n", 6);
+        Sha256 h;
+        sha256_init(&h);
         for (size_t i = 0; files && files[i]; i++)
-                if ((r = hash_file(h, dir_fd, files[i])) < 0)
+                if ((r = hash_file(&h, dir_fd, files[i])) < 0)
                         return r;
+        uint8_t digest[SHA256_DIGEST_SIZE];
+        sha256_final(&h, digest);
+        if (!(b->tree = malloc(SHA256_HEX_SIZE)))
+                return -ENOMEM;
+        hex_of(digest, b->tree);
         return 0;
 }
 
@@ -255,9 +257,11 @@ static int make_key(const BuildRequest *rq, Build *b) {
         Sha256 h;
         sha256_init(&h);
         sha256_update(&h, BUILD_CACHE_VERSION "\n", strlen(BUILD_CACHE_VERSION) + 1);
-        int r = tree_identity(rq, b, &h);
+        int r = tree_identity(rq, b);
         if (r < 0)
                 return r;
+        sha256_update(&h, "tree ", 5);
+        sha256_update(&h, b->tree, strlen(b->tree) + 1);
         sha256_update(&h, "commands\n", 9);
         for (size_t i = 0; b->commands && b->commands[i]; i++)
                 sha256_update(&h, b->commands[i], strlen(b->commands[i]) + 1);
@@ -376,6 +380,8 @@ int build_resolve(const BuildRequest *rq, Build *b, char **ret_message) {
         b->compiler[strcspn(b->compiler, "\n")] = 0;
         if ((r = make_key(rq, b)) < 0)
                 return fail(ret_message, r, "build: cannot read the tree %s: %s", b->source, strerror(-r));
+        snprintf(b->label, sizeof(b->label), "%s%.*s", b->describe ? b->describe : "tree ",
+                 b->describe ? 0 : 8, b->tree);
         return 0;
 }
 
@@ -765,27 +771,24 @@ char *build_json(const Build *b) {
         for (size_t i = 0; commands && b->commands && b->commands[i]; i++)
                 if (json_array_append_new(commands, json_string(b->commands[i])) < 0)
                         return NULL;
-        json_auto_t *doc =
-                json_pack("{s:s, s:s?, s:s?, s:s?, s:b, s:O, s:s?, s:s, s:s?, s:s, s:b, s:f}", "source",
-                          b->source, "commit", b->commit, "subdir", b->subdir, "describe", b->describe,
-                          "dirty", b->dirty, "commands", commands, "output", b->output, "compiler",
-                          b->compiler, "sha256", b->sha256[0] ? b->sha256 : NULL, "key", b->key, "cached",
-                          b->cached, "build_seconds", round((double) b->build_ns / 1e6) / 1e3);
+        json_auto_t *doc = json_pack(
+                "{s:s, s:s?, s:s?, s:s?, s:s?, s:b, s:O, s:s?, s:s, s:s?, s:s, s:b, s:f}", "source",
+                b->source, "commit", b->commit, "subdir", b->subdir, "tree", b->tree, "describe",
+                b->describe, "dirty", b->dirty, "commands", commands, "output", b->output, "compiler",
+                b->compiler, "sha256", b->sha256[0] ? b->sha256 : NULL, "key", b->key, "cached", b->cached,
+                "build_seconds", round((double) b->build_ns / 1e6) / 1e3);
         return doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 }
 
 const char *build_label(const Build *b) {
-        if (b->describe)
-                return b->describe;
-        if (b->dirty || !b->commit)
-                return b->commit ? "dirty tree" : strrchr(b->source, '/') + 1;
-        return b->commit;
+        return b->label;
 }
 
 void build_done(Build *b) {
         free(b->source);
         free(b->commit);
         free(b->subdir);
+        free(b->tree);
         free(b->describe);
         strv_free(b->commands);
         free(b->compiler);

@@ -35,11 +35,13 @@ typedef struct Build {
         char *source;    /* the tree, absolute */
         char *commit;    /* the revision resolved (HEAD for the tree as it is); NULL: not git */
         char *subdir;    /* the source's directory inside its repository, or NULL at its top */
+        char *tree;      /* what the tree holds: git's tree id, or a sha256 of its files (hex) */
         char *describe;  /* `git describe --always --tags` (with -dirty), or NULL */
         bool dirty;      /* the tree as it is, with changes not committed */
         char **commands; /* what runs: the spec's or the family's; NULL: what the tree has */
         char *compiler;  /* cc --version's first line, or "none" */
         char key[SHA256_HEX_SIZE];
+        char label[128]; /* build_label()'s */
         /* From build_make(). */
         char *path;    /* the built file in the cache; NULL when the build failed */
         char *failure; /* why it failed: "make exited with code 2: <the log's last lines>" */
@@ -66,7 +68,8 @@ int build_git(const BuildRequest *rq, const char *dir, const char *const *args, 
  * output, compiler, sha256, key, cached, build_seconds), or NULL (-ENOMEM). */
 char *build_json(const Build *b);
 
-/* The short name of what was built: "abc1234" (describe's), "dirty tree", or the directory. */
+/* The short name of what was built: `git describe`'s ("v1.2-3-gabc1234", "...-dirty"), else
+ * "tree " and the start of the tree's hash (a plain directory). */
 const char *build_label(const Build *b);
 
 /* The cache's directory: $XDG_CACHE_HOME/alloclab/builds, else ~/.cache/alloclab/builds; NULL

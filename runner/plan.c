@@ -118,7 +118,7 @@ bool plan_step_probed(const Plan *p, const PlanStep *step) {
         if (step->phase == PHASE_CALIBRATE)
                 return false; /* a forward-mode variant's environment carries its bridge anyway */
         return step->phase == PHASE_SMOKE || p->spec->probe == SPEC_PROBE_ALWAYS ||
-               p->spec->probe == SPEC_PROBE_COUNTERS || p->spec->variants[step->variant].forward_library;
+               p->spec->probe == SPEC_PROBE_COUNTERS || p->spec->variants[step->variant].forward_prefix;
 }
 
 uint32_t plan_step_probe_requests(const Plan *p, const PlanStep *step) {
@@ -132,7 +132,7 @@ uint32_t plan_step_probe_requests(const Plan *p, const PlanStep *step) {
 static int probe_env(const Plan *p, size_t variant, char *const *caller_env, char *const *spec_env,
                      char *const *variant_env, char ***ret) {
         const SpecVariant *v = &p->spec->variants[variant];
-        const char *allocator = v->forward_library ? NULL : p->allocators[variant].path;
+        const char *allocator = v->forward_prefix ? NULL : p->allocators[variant].path;
         _cleanup_free_ char *preload = NULL;
         if (asprintf(&preload, "%s%s%s", p->probe_path, allocator ? ":" : "", allocator ? allocator : "") <
             0)
@@ -143,9 +143,10 @@ static int probe_env(const Plan *p, size_t variant, char *const *caller_env, cha
         int r = env_build(caller_env, spec_env, variant_env, preload, &env);
         if (r >= 0)
                 r = strv_env_set(&env, PROBE_ENV_FD, fd);
-        if (r >= 0 && v->forward_library)
-                r = strv_env_set(&env, PROBE_ENV_FORWARD_LIBRARY, v->forward_library);
-        if (r >= 0 && v->forward_library)
+        /* The library as found (or built, runner/build.h). */
+        if (r >= 0 && v->forward_prefix)
+                r = strv_env_set(&env, PROBE_ENV_FORWARD_LIBRARY, p->allocators[variant].path);
+        if (r >= 0 && v->forward_prefix)
                 r = strv_env_set(&env, PROBE_ENV_FORWARD_PREFIX, v->forward_prefix);
         if (r < 0)
                 return r;
@@ -435,14 +436,14 @@ static int prepare_job(const Plan *p, size_t cell, size_t variant, const PlanOpt
                                                          : strerror(-r));
         }
         r = env_build(caller_env, spec_env, variant_env,
-                      v->forward_library ? NULL : p->allocators[variant].path, &job->envp);
+                      v->forward_prefix ? NULL : p->allocators[variant].path, &job->envp);
         /* A check runs nothing: the probe's environments are not needed. */
         if (r >= 0 && p->probe_path && !o->check_only)
                 r = probe_env(p, variant, caller_env, spec_env, variant_env, &job->probe_envp);
         if (r < 0)
                 return r;
         /* A forward-mode variant always runs through the probe. */
-        if (v->forward_library && job->probe_envp) {
+        if (v->forward_prefix && job->probe_envp) {
                 strv_free(job->envp);
                 job->envp = strv_copy(job->probe_envp);
                 if (!job->envp)
@@ -663,7 +664,7 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
                             "cannot find alloclab-spawner, which starts every child (set ALLOCLAB_SPAWNER)");
         bool needs_probe = spec->probe != SPEC_PROBE_NEVER;
         for (size_t v = 0; v < spec->n_variants; v++)
-                needs_probe |= spec->variants[v].forward_library != NULL;
+                needs_probe |= spec->variants[v].forward_prefix != NULL;
         if (needs_probe) {
                 int r = probe_path ? lookup(o, "readable", probe_path, NULL, NULL, check_readable,
                                             probe_path, NULL)

@@ -365,9 +365,17 @@ static int check_probe(const Plan *p, Sample *s, int err) {
         const ProbeReport *pr = &s->probe->report;
         if (s->status != SAMPLE_OK && s->status != SAMPLE_EXIT && s->status != SAMPLE_SIGNAL)
                 return 0;
+        /* A library whose thread-locals are initial-exec cannot be loaded once the program runs:
+         * jemalloc's default, which --disable-initial-exec-tls changes. */
         if (s->probe->forward_failed)
-                return set_detail(s, SAMPLE_FORWARD_REFUSED, "forward mode refused %s: %s",
-                                  pr->forward_library, pr->error);
+                return set_detail(
+                        s, SAMPLE_FORWARD_REFUSED, "forward mode refused %s: %s%s", pr->forward_library,
+                        pr->error,
+                        strstr(pr->error, "static TLS block")
+                                ? " (its thread-locals are initial-exec, which a library loaded after "
+                                  "the start cannot have; build it without: jemalloc's "
+                                  "--disable-initial-exec-tls)"
+                                : "");
         if (s->status == SAMPLE_SIGNAL) { /* jemalloc's abort_conf:true aborts on what it rejects */
                 _cleanup_free_ char *complaint =
                         find_complaint(err, plan_job(p, s->step->cell, s->step->variant)->envp);
@@ -824,7 +832,7 @@ static int before_smoke(const Plan *p, const RunSink *sink, CellState *c, const 
         if (plan_path_in(job->cwd, job->exe, &exe) < 0)
                 return -ENOMEM;
         /* A forward-mode library is checked by the probe itself, under its prefix. */
-        int r = preflight_check(exe, v->forward_library ? NULL : a->path, &why);
+        int r = preflight_check(exe, v->forward_prefix ? NULL : a->path, &why);
         if (r <= 0)
                 return r == -ENOMEM ? r : 0; /* an unreadable file is for the smoke run to meet */
         _cleanup_free_ char *reason = NULL;

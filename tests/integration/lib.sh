@@ -168,3 +168,28 @@ start_users_daemon() {
     done
     fail "alloclabd did not start: $(cat "$WORK/daemon.log")"
 }
+
+# fetch_debian_source PACKAGE DIR: Debian's source of PACKAGE, unpacked (patches applied) into
+# DIR, from the archive this machine's apt sources name (their deb lines made deb-src), through
+# a private apt state in $WORK: nothing of the system's apt configuration changes. Returns 1
+# with FETCH_REASON set when it cannot.
+fetch_debian_source() {
+    local package=$1 dir=$2 apt="$WORK/apt" f
+    FETCH_REASON=
+    command -v apt-get >/dev/null && command -v dpkg-source >/dev/null ||
+        { FETCH_REASON="apt-get and dpkg-source (dpkg-dev) are needed"; return 1; }
+    mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/parts" "$apt/src"
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [[ -f $f ]] && sed 's/^Types: deb$/Types: deb-src/' "$f" >"$apt/parts/$(basename "$f")"
+    done
+    [[ -f /etc/apt/sources.list ]] && sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >"$apt/parts/system.list"
+    local opts=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$apt/parts"
+        -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Sandbox::User="$(id -un)"
+        -o Debug::NoLocking=1)
+    apt-get "${opts[@]}" -qq update >"$apt/log" 2>&1 ||
+        { FETCH_REASON="apt-get update of the deb-src lists failed: $(tail -1 "$apt/log")"; return 1; }
+    (cd "$apt/src" && apt-get "${opts[@]}" -qq source --download-only "$package") >>"$apt/log" 2>&1 ||
+        { FETCH_REASON="apt-get source $package failed: $(tail -1 "$apt/log")"; return 1; }
+    dpkg-source -x "$apt/src/${package}_"*.dsc "$dir" >>"$apt/log" 2>&1 ||
+        { FETCH_REASON="dpkg-source -x failed: $(tail -1 "$apt/log")"; return 1; }
+}

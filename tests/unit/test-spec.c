@@ -116,8 +116,11 @@ static const BadSpec bad_specs[] = {
         { BUILD_VARIANT "{source: ., commands: [make, \"  \"]}}\n",
           "t.yaml:4:45: a build command line must not be empty" },
         { BUILD_VARIANT "{source: .}, preload: jemalloc}\n",
-          "t.yaml:4:3: variant 'dev': build says what to preload, and so does preload: keep one" },
+          "t.yaml:4:3: variant 'dev': build makes the allocator, and preload names one: keep one" },
         { BUILD_VARIANT "{source: ., revision: v1}}\n", "t.yaml:4:28: unknown key 'revision'" },
+        { "experiment: t\ncommand: [/bin/true]\nallocators:\n  fw: {forward: {prefix: je_}}\n",
+          "t.yaml:4:3: variant 'fw': forward needs the library to forward to (library:, or a build: that "
+          "makes it)" },
 };
 
 /* Loads yaml as "t.yaml"; returns the joined diagnostics (empty string when it loaded). */
