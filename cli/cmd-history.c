@@ -147,6 +147,29 @@ static int read_report(const char *command, Store *store, int64_t run_id, const 
         return r < 0 ? cli_query_failed(command, store, run_id, r) : EXIT_OK;
 }
 
+/* What built a variant's allocator from source (its build JSON), a few lines under it. */
+static void print_build(const char *text) {
+        json_auto_t *b = text ? json_loads(text, 0, NULL) : NULL;
+        if (!b)
+                return;
+        const char *commit = json_string_value(json_object_get(b, "commit"));
+        printf("  built from %s", json_string_value(json_object_get(b, "source")));
+        if (commit)
+                printf(" at %s (commit %s%s)", json_string_value(json_object_get(b, "describe")), commit,
+                       json_is_true(json_object_get(b, "dirty")) ? ", with uncommitted changes" : "");
+        else
+                printf(" (a plain directory, tree %.16s)", json_string_value(json_object_get(b, "tree")));
+        printf("\n  build commands:");
+        size_t i;
+        const json_t *line;
+        json_array_foreach(json_object_get(b, "commands"), i, line)
+                printf("%s %s", i ? ";" : "", json_string_value(line));
+        printf("\n  output %s, compiler %s, %s %.1f s\n", json_string_value(json_object_get(b, "output")),
+               json_string_value(json_object_get(b, "compiler")),
+               json_is_true(json_object_get(b, "cached")) ? "from the cache, built earlier in" : "built in",
+               json_number_value(json_object_get(b, "build_seconds")));
+}
+
 static int show_allocators(Store *store, int64_t run_id, OutputFormat format) {
         VariantAllocator *list = NULL;
         size_t n = 0;
@@ -169,11 +192,13 @@ static int show_allocators(Store *store, int64_t run_id, OutputFormat format) {
                 for (size_t i = 0; i < n; i++) {
                         const VariantAllocator *a = &list[i];
                         json_t *probe = a->probe_report ? json_loads(a->probe_report, 0, NULL) : NULL;
+                        json_t *build = a->build ? json_loads(a->build, 0, NULL) : NULL;
                         json_array_append_new(variants,
-                                              json_pack("{s:s, s:s, s:o, s:s, s:s, s:o}", "variant",
+                                              json_pack("{s:s, s:s, s:o, s:s, s:s, s:o, s:o}", "variant",
                                                         a->variant, "allocator", a->allocator, "path",
                                                         a->path[0] ? json_string(a->path) : json_null(),
-                                                        "sha256", a->sha256, "version", a->version, "probe",
+                                                        "sha256", a->sha256, "version", a->version, "build",
+                                                        build ? build : json_null(), "probe",
                                                         probe ? probe : json_null()));
                 }
                 query_allocators_free(list, n);
@@ -187,6 +212,7 @@ static int show_allocators(Store *store, int64_t run_id, OutputFormat format) {
                 printf("%s%s: %s%s%s\n  file %s\n  sha256 %s\n", i ? "\n" : "", a->variant, a->allocator,
                        a->version[0] ? " " : "", a->version, a->path[0] ? a->path : "(nothing preloaded)",
                        a->sha256[0] ? a->sha256 : "(not recorded)");
+                print_build(a->build);
                 json_t *probe = a->probe_report ? json_loads(a->probe_report, 0, NULL) : NULL;
                 if (probe)
                         render_probe(stdout, probe);

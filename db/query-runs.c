@@ -141,6 +141,7 @@ static void clear_allocator(void *element) {
         free(a->sha256);
         free(a->version);
         free(a->probe_report);
+        free(a->build);
 }
 
 static int read_allocator(sqlite3_stmt *st, void *element) {
@@ -152,8 +153,12 @@ static int read_allocator(sqlite3_stmt *st, void *element) {
                 .sha256 = sql_text(st, 3),
                 .version = sql_text(st, 4),
                 .probe_report = sql_text_or_null(st, 5),
+                .build = sql_text_or_null(st, 6),
         };
-        return a->variant && a->allocator && a->path && a->sha256 && a->version ? 0 : -ENOMEM;
+        return a->variant && a->allocator && a->path && a->sha256 && a->version &&
+                               (a->build || sqlite3_column_type(st, 6) == SQLITE_NULL)
+                       ? 0
+                       : -ENOMEM;
 }
 
 void query_allocators_free(VariantAllocator *list, size_t n) {
@@ -168,7 +173,7 @@ int query_allocators(Store *s, int64_t run_id, VariantAllocator **ret, size_t *r
                     store_db(s),
                     "SELECT v.name, a.name, a.path, a.sha256, a.version,"
                     " (SELECT pr.report FROM probe_reports pr JOIN samples x ON x.id = pr.sample_id"
-                    "  WHERE x.variant_id = v.id AND x.phase = 'smoke' ORDER BY x.id LIMIT 1)"
+                    "  WHERE x.variant_id = v.id AND x.phase = 'smoke' ORDER BY x.id LIMIT 1), v.build"
                     " FROM variants v JOIN allocators a ON a.id = v.allocator_id"
                     " WHERE v.run_id = ? ORDER BY v.position",
                     -1, &st, NULL) != SQLITE_OK)

@@ -195,6 +195,7 @@ typedef struct VariantAllocator {
         char *sha256;
         char *version;      /* package version */
         char *probe_report; /* JSON (runner/probe-json.h), or NULL when the run had no probe */
+        char *build;        /* built from source: JSON (runner/build.h build_json()), or NULL */
 } VariantAllocator;
 
 /* Variants of a run in order. Returns 0 and an array (free with query_allocators_free), -EIO. */

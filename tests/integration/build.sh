@@ -55,6 +55,12 @@ for v in old new; do
     expect_eq "$(q "SELECT a.sha256 || ' ' || a.version FROM variants v JOIN allocators a ON a.id = v.allocator_id WHERE v.run_id = 1 AND v.name = '$v'")" \
         "$sum $rev" "$v's allocator row"
 done
+run_alloclab 0 show 1 --allocators
+expect_contains "$OUT" "old: libtiny.so v1
+  file $CACHE/" "show --allocators: the cached file"
+expect_contains "$OUT" "  built from $REPO at v1 (commit $(git_in rev-parse v1))
+  build commands: make -j\"\$(nproc)\"
+  output libtiny.so, compiler $(cc --version | head -1), built in " "show --allocators: what built it"
 # What the children preloaded is the cached file (the probe names the file serving malloc).
 expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = 1 AND status = 'ok'")" 10 "run 1's samples"
 
