@@ -110,3 +110,14 @@ int identity_account_group(uid_t uid, gid_t member_of, gid_t *ret_gid) {
                 }
         return -EPERM;
 }
+
+int identity_become(uid_t uid, gid_t gid) {
+        if (geteuid() != 0 || uid == 0)
+                return 0;
+        struct passwd *pw = getpwuid(uid);
+        if (pw ? initgroups(pw->pw_name, gid) < 0 : setgroups(0, NULL) < 0)
+                return -errno;
+        if (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+                return -errno;
+        return 0;
+}

@@ -44,3 +44,8 @@ int identity_user_name(uid_t uid, gid_t gid, char **ret);
  * with the file's group, which a setgid directory chooses. Returns 0 and *ret_gid, -ENOENT when
  * uid has no account, -EPERM when it is not in member_of, -ENOMEM. */
 int identity_account_group(uid_t uid, gid_t member_of, gid_t *ret_gid);
+
+/* Becomes uid:gid for good (uid, gid and the account's supplementary groups) when this process
+ * is root and uid is not: what a forked runner or builder of a user's job does. Returns 0 or
+ * -errno. */
+int identity_become(uid_t uid, gid_t gid);

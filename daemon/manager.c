@@ -49,7 +49,7 @@ void manager_update_status(Manager *m, const char *progress) {
                 strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
         if (m->worker)
                 snprintf(m->status, sizeof(m->status), "%s; %zu queued",
-                         progress ? progress : worker_experiment(m->worker), queued);
+                         progress ? progress : worker_activity(m->worker), queued);
         else if (when[0])
                 snprintf(m->status, sizeof(m->status), "idle; %zu queued; next scheduled %s at %s", queued,
                          experiment, when);

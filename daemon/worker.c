@@ -28,6 +28,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "daemon/builder.h"
 #include "daemon/identity.h"
 #include "daemon/log.h"
 #include "daemon/worker.h"
@@ -56,6 +57,9 @@ struct Worker {
         bool cancel_requested;
         bool daemon_stopping;
         uint8_t *buffer;
+        Builder *builder;    /* building from source, before the plan; or NULL */
+        char activity[256];  /* ... said so (worker_activity) */
+        BuildOutcome *built; /* per variant, what it made (moved into the plan), or NULL */
 };
 
 int64_t worker_job_id(const Worker *w) {
@@ -70,12 +74,20 @@ const char *worker_experiment(const Worker *w) {
         return w->spec ? w->spec->experiment : "?";
 }
 
+const char *worker_activity(const Worker *w) {
+        return w->builder ? w->activity : worker_experiment(w);
+}
+
 Worker *worker_free(Worker *w) {
         if (!w)
                 return NULL;
         sd_event_source_disable_unref(w->io);
         sd_event_source_disable_unref(w->child);
         safe_close(w->fd);
+        builder_free(w->builder);
+        for (size_t v = 0; w->built && v < w->spec->n_variants; v++)
+                build_outcome_done(&w->built[v]);
+        free(w->built);
         session_done(&w->session); /* before the spec it plans */
         spec_free(w->spec);
         job_done(&w->job);
@@ -143,12 +155,7 @@ static int drop_privileges(const Job *j, const Plan *plan) {
                 log_message(LOG_WARNING, 0,
                             "job %lld: cannot hand the run's cgroup %s to uid %u: its children go without",
                             (long long) j->id, plan->cgroup->path, (unsigned) j->uid);
-        struct passwd *pw = getpwuid(j->uid);
-        if (pw ? initgroups(pw->pw_name, j->gid) < 0 : setgroups(0, NULL) < 0)
-                return negative_errno();
-        if (setresgid(j->gid, j->gid, j->gid) < 0 || setresuid(j->uid, j->uid, j->uid) < 0)
-                return negative_errno();
-        return 0;
+        return identity_become(j->uid, j->gid);
 }
 
 static _Noreturn void runner_main(Worker *w, int fd) {
@@ -430,33 +437,23 @@ static int fail_session(Store *store, Job *job, const Session *s, int r) {
         return fail_job(store, job, "%s", s->message ? s->message : strerror(-r));
 }
 
-int worker_start(const WorkerContext *ctx, Job *job, Worker **ret) {
-        _cleanup_(worker_freep) Worker *w = calloc(1, sizeof(Worker));
-        if (!w)
-                return -ENOMEM;
-        w->ctx = *ctx;
-        Store *store = ctx->store;
-        w->job = *job;
-        *job = (Job){};
-        w->fd = -1;
-        if (!(w->buffer = malloc(STREAM_MAX_MESSAGE)))
-                return -ENOMEM;
-
-        int r = load_job_spec(store, w);
-        if (r < 0)
-                return r;
+/* Plans w's run (with what its builder made, if anything), records it and starts its runner.
+ * Returns 0, or < 0 with the job marked failed (-EIO: it could not be). */
+static int begin_run(Worker *w) {
+        Store *store = w->ctx.store;
         bool resuming = w->job.trigger && strcmp(w->job.trigger, "resume") == 0 && w->job.run_id > 0;
         SessionRequest request = { .spec = w->spec,
                                    .resume_run = resuming ? w->job.run_id : 0,
                                    .store = store,
                                    .options = { .caller_env = w->job.env,
-                                                .probe_path = ctx->probe_path,
+                                                .probe_path = w->ctx.probe_path,
                                                 .base_dir = w->job.cwd,
-                                                .defer_cgroup = true } };
+                                                .defer_cgroup = true,
+                                                .built = w->built } };
         /* Everything the job names is found and hashed with the submitter's file permissions;
          * only the cgroup is made with the daemon's. */
         Identity saved;
-        r = identity_enter(w->job.uid, w->job.gid, &saved);
+        int r = identity_enter(w->job.uid, w->job.gid, &saved);
         if (r < 0)
                 return fail_job(store, &w->job, "cannot take uid %u's file permissions: %s",
                                 (unsigned) w->job.uid, strerror(-r));
@@ -483,6 +480,66 @@ int worker_start(const WorkerContext *ctx, Job *job, Worker **ret) {
         log_context(LOG_INFO, &started, "job %lld (%s) started as run %lld, runner pid %d",
                     (long long) w->job.id, w->spec->experiment,
                     (long long) record_run_id(w->session.recorder), (int) w->pid);
+        return 0;
+}
+
+/* The builder has exited: the run begins with what it made, or the job ends. */
+static void on_built(void *userdata, BuildOutcome *outcomes, int error, const char *message) {
+        Worker *w = userdata;
+        Store *store = w->ctx.store;
+        w->builder = builder_free(w->builder);
+        w->built = outcomes;
+        int r = 0;
+        if (w->cancel_requested || w->daemon_stopping) {
+                JobStatus status = w->daemon_stopping ? JOB_INTERRUPTED : JOB_CANCELED;
+                const char *note =
+                        w->daemon_stopping ? "the daemon stopped while building" : "canceled while building";
+                if (jobs_finish(store, w->job.id, status, note) < 0)
+                        log_message(LOG_ERR, 0, "job %lld: cannot update: %s", (long long) w->job.id,
+                                    store_error(store));
+                log_message(LOG_WARNING, 0, "job %lld (%s) %s: %s", (long long) w->job.id,
+                            w->spec->experiment, job_status_to_string(status), note);
+                r = -ECANCELED;
+        } else if (error < 0)
+                r = fail_job(store, &w->job, "building from source failed: %s",
+                             message ? message : strerror(-error));
+        else
+                r = begin_run(w);
+        if (r < 0)
+                w->ctx.ended(w->ctx.userdata, w->job.id); /* frees w */
+}
+
+int worker_start(const WorkerContext *ctx, Job *job, Worker **ret) {
+        _cleanup_(worker_freep) Worker *w = calloc(1, sizeof(Worker));
+        if (!w)
+                return -ENOMEM;
+        w->ctx = *ctx;
+        w->job = *job;
+        *job = (Job){};
+        w->fd = -1;
+        if (!(w->buffer = malloc(STREAM_MAX_MESSAGE)))
+                return -ENOMEM;
+        int r = load_job_spec(ctx->store, w);
+        if (r < 0)
+                return r;
+        if (!spec_builds(w->spec)) {
+                if ((r = begin_run(w)) < 0)
+                        return r;
+                *ret = TAKE_PTR(w);
+                return 0;
+        }
+        /* Builds from source first, as the submitter, while the loop goes on (daemon/builder.h). */
+        _cleanup_free_ char *why = NULL;
+        if ((r = builder_start(ctx->event, &w->job, w->spec, on_built, w, &w->builder, &why)) < 0)
+                return fail_job(ctx->store, &w->job, "cannot start building from source: %s",
+                                why ? why : strerror(-r));
+        if (jobs_start(ctx->store, w->job.id, 0) < 0)
+                log_message(LOG_ERR, 0, "job %lld: cannot update: %s", (long long) w->job.id,
+                            store_error(ctx->store));
+        snprintf(w->activity, sizeof(w->activity), "%s: building allocators from source",
+                 w->spec->experiment);
+        log_message(LOG_INFO, 0, "job %lld (%s) building allocators from source", (long long) w->job.id,
+                    w->spec->experiment);
         *ret = TAKE_PTR(w);
         return 0;
 }
@@ -492,9 +549,15 @@ void worker_cancel(Worker *w, bool daemon_stopping) {
                 w->daemon_stopping = true;
         else
                 w->cancel_requested = true;
-        kill(w->pid, SIGTERM);
+        if (w->builder)
+                builder_cancel(w->builder);
+        else
+                kill(w->pid, SIGTERM);
 }
 
 void worker_kill(Worker *w) {
-        kill(w->pid, SIGKILL);
+        if (w->builder)
+                builder_kill(w->builder);
+        else
+                kill(w->pid, SIGKILL);
 }

@@ -43,6 +43,8 @@ void worker_kill(Worker *w);
 int64_t worker_job_id(const Worker *w);
 int64_t worker_run_id(const Worker *w);
 const char *worker_experiment(const Worker *w);
+/* What it does when it reports no progress: its experiment, or that it builds from source. */
+const char *worker_activity(const Worker *w);
 
 Worker *worker_free(Worker *w);
 

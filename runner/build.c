@@ -338,6 +338,11 @@ static int resolve_git(const BuildRequest *rq, Build *b, char **ret_message) {
         return 0;
 }
 
+static void set_label(Build *b) {
+        snprintf(b->label, sizeof(b->label), "%s%.*s", b->describe ? b->describe : "tree ",
+                 b->describe ? 0 : 8, b->tree ? b->tree : "?");
+}
+
 int build_resolve(const BuildRequest *rq, Build *b, char **ret_message) {
         const SpecBuild *sb = rq->build;
         *b = (Build){};
@@ -380,8 +385,7 @@ int build_resolve(const BuildRequest *rq, Build *b, char **ret_message) {
         b->compiler[strcspn(b->compiler, "\n")] = 0;
         if ((r = make_key(rq, b)) < 0)
                 return fail(ret_message, r, "build: cannot read the tree %s: %s", b->source, strerror(-r));
-        snprintf(b->label, sizeof(b->label), "%s%.*s", b->describe ? b->describe : "tree ",
-                 b->describe ? 0 : 8, b->tree);
+        set_label(b);
         return 0;
 }
 
@@ -399,12 +403,13 @@ static int remove_tree(const char *path) {
         return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT ? -errno : 0;
 }
 
-char *build_cache_dir(void) {
-        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+char *build_cache_dir(char *const *env) {
+        ssize_t xdg = strv_env_find(env, "XDG_CACHE_HOME", 14), home = strv_env_find(env, "HOME", 4);
+        const char *x = xdg >= 0 ? env[xdg] + 15 : NULL, *h = home >= 0 ? env[home] + 5 : NULL;
         char *dir = NULL;
-        if (xdg && xdg[0] == '/')
-                return asprintf(&dir, "%s/alloclab/builds", xdg) < 0 ? NULL : dir;
-        return home && home[0] == '/' && asprintf(&dir, "%s/.cache/alloclab/builds", home) >= 0 ? dir : NULL;
+        if (x && x[0] == '/')
+                return asprintf(&dir, "%s/alloclab/builds", x) < 0 ? NULL : dir;
+        return h && h[0] == '/' && asprintf(&dir, "%s/.cache/alloclab/builds", h) >= 0 ? dir : NULL;
 }
 
 static int mkdir_parents(const char *path) {
@@ -715,7 +720,7 @@ static int build_in(const BuildRequest *rq, Build *b, const char *scratch) {
 }
 
 int build_make(const BuildRequest *rq, Build *b) {
-        _cleanup_free_ char *cache = build_cache_dir(), *entry = NULL, *scratch = NULL;
+        _cleanup_free_ char *cache = build_cache_dir(rq->caller_env), *entry = NULL, *scratch = NULL;
         if (!cache)
                 return asprintf(&b->failure, "no cache directory: set XDG_CACHE_HOME or HOME") < 0 ? -ENOMEM
                                                                                                    : 0;
@@ -772,12 +777,52 @@ char *build_json(const Build *b) {
                 if (json_array_append_new(commands, json_string(b->commands[i])) < 0)
                         return NULL;
         json_auto_t *doc = json_pack(
-                "{s:s, s:s?, s:s?, s:s?, s:s?, s:b, s:O, s:s?, s:s, s:s?, s:s, s:b, s:f}", "source",
-                b->source, "commit", b->commit, "subdir", b->subdir, "tree", b->tree, "describe",
+                "{s:s, s:s?, s:s?, s:s?, s:s?, s:b, s:O, s:s?, s:s, s:s?, s:s, s:b, s:f, s:s?, s:s?}",
+                "source", b->source, "commit", b->commit, "subdir", b->subdir, "tree", b->tree, "describe",
                 b->describe, "dirty", b->dirty, "commands", commands, "output", b->output, "compiler",
                 b->compiler, "sha256", b->sha256[0] ? b->sha256 : NULL, "key", b->key, "cached", b->cached,
-                "build_seconds", round((double) b->build_ns / 1e6) / 1e3);
+                "build_seconds", round((double) b->build_ns / 1e6) / 1e3, "path", b->path, "failure",
+                b->failure);
         return doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+}
+
+/* A string member of doc, copied into *ret (NULL stays NULL). Returns false on want of memory. */
+static bool take_string(const json_t *doc, const char *key, char **ret) {
+        const char *v = json_string_value(json_object_get(doc, key));
+        return !v || (*ret = strdup(v));
+}
+
+int build_from_json(const char *text, Build *ret) {
+        json_auto_t *doc = json_loads(text, 0, NULL);
+        const char *key = json_string_value(json_object_get(doc, "key"));
+        const char *sha256 = json_string_value(json_object_get(doc, "sha256"));
+        const json_t *commands = json_object_get(doc, "commands");
+        *ret = (Build){};
+        if (!json_is_string(json_object_get(doc, "source")) || !key || strlen(key) != SHA256_HEX_SIZE - 1 ||
+            (sha256 && strlen(sha256) != SHA256_HEX_SIZE - 1) || !json_is_array(commands))
+                return -EBADMSG;
+        size_t i;
+        const json_t *line;
+        json_array_foreach(commands, i, line) if (!json_is_string(line) ||
+                                                  strv_append(&ret->commands, json_string_value(line)) < 0) {
+                build_done(ret);
+                return -ENOMEM;
+        }
+        strcpy(ret->key, key);
+        strcpy(ret->sha256, sha256 ? sha256 : "");
+        ret->dirty = json_is_true(json_object_get(doc, "dirty"));
+        ret->cached = json_is_true(json_object_get(doc, "cached"));
+        ret->build_ns = (uint64_t) (json_number_value(json_object_get(doc, "build_seconds")) * 1e9);
+        if (!take_string(doc, "source", &ret->source) || !take_string(doc, "commit", &ret->commit) ||
+            !take_string(doc, "subdir", &ret->subdir) || !take_string(doc, "tree", &ret->tree) ||
+            !take_string(doc, "describe", &ret->describe) || !take_string(doc, "output", &ret->output) ||
+            !take_string(doc, "compiler", &ret->compiler) || !take_string(doc, "path", &ret->path) ||
+            !take_string(doc, "failure", &ret->failure)) {
+                build_done(ret);
+                return -ENOMEM;
+        }
+        set_label(ret);
+        return 0;
 }
 
 const char *build_label(const Build *b) {
@@ -796,4 +841,10 @@ void build_done(Build *b) {
         free(b->failure);
         free(b->output);
         *b = (Build){};
+}
+
+void build_outcome_done(BuildOutcome *o) {
+        build_done(&o->build);
+        free(o->problem);
+        *o = (BuildOutcome){};
 }

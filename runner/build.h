@@ -51,6 +51,16 @@ typedef struct Build {
         uint64_t build_ns; /* how long building it took (when it was built) */
 } Build;
 
+/* A variant's build as another process made it (the daemon's builder, daemon/builder.h): built
+ * (or failed to be), or what was wrong with the spec's tree or revision. */
+typedef struct BuildOutcome {
+        Build build;
+        char *problem;    /* build_resolve()'s message: nothing was built; or NULL */
+        bool problem_rev; /* ... the revision is at fault (else the source) */
+} BuildOutcome;
+
+void build_outcome_done(BuildOutcome *o);
+
 /* Finds the tree, resolves its revision and makes the cache key. Returns 0; -EINVAL when the
  * revision is at fault, another -errno for the source, with *ret_message ("rev v9 is not a
  * commit of ...", "source ../x: No such file or directory"); -ENOMEM. */
@@ -64,16 +74,21 @@ int build_make(const BuildRequest *rq, Build *b);
  * needed). Returns 0 with its standard output in *ret_out, 1 when it failed, -errno. */
 int build_git(const BuildRequest *rq, const char *dir, const char *const *args, char **ret_out);
 
-/* What a run records of a build: a JSON object (source, commit, describe, dirty, commands,
- * output, compiler, sha256, key, cached, build_seconds), or NULL (-ENOMEM). */
+/* What a run records of a build: a JSON object (source, commit, subdir, tree, describe, dirty,
+ * commands, output, compiler, sha256, key, cached, build_seconds, path, failure), or NULL
+ * (-ENOMEM). */
 char *build_json(const Build *b);
 
 /* The short name of what was built: `git describe`'s ("v1.2-3-gabc1234", "...-dirty"), else
  * "tree " and the start of the tree's hash (a plain directory). */
 const char *build_label(const Build *b);
 
-/* The cache's directory: $XDG_CACHE_HOME/alloclab/builds, else ~/.cache/alloclab/builds; NULL
- * without either (or -ENOMEM). */
-char *build_cache_dir(void);
+/* The cache's directory, by env's variables (the caller's): $XDG_CACHE_HOME/alloclab/builds,
+ * else $HOME/.cache/alloclab/builds; NULL without either (or -ENOMEM). */
+char *build_cache_dir(char *const *env);
+
+/* A Build back from build_json()'s text (as a process that built it reports it). Returns 0,
+ * -EBADMSG when it is not one, -ENOMEM. */
+int build_from_json(const char *text, Build *ret);
 
 void build_done(Build *b);

@@ -574,10 +574,16 @@ static bool variant_varies(const Spec *s, size_t variant) {
 }
 
 /* The allocator a build made: its file, named after its family (else the file), with the
- * revision as its version. A failed build has no file, and its variant never runs. */
-static int built_allocator(const SpecVariant *sv, const Build *b, bool identify, Memo *memo,
-                           Allocator *ret) {
-        int r = b->path ? allocator_resolve_as(b->path, identify, memo, ret) : 0;
+ * revision as its version. A failed build has no file, and its variant never runs. A file gone
+ * from the cache since is a problem of the plan. */
+static int built_allocator(const Plan *p, size_t v, const PlanOptions *o, Problems *pr) {
+        const SpecVariant *sv = &p->spec->variants[v];
+        const Build *b = &p->builds[v];
+        Allocator *ret = &p->allocators[v];
+        int r = b->path ? allocator_resolve_as(b->path, !o->check_only, o->memo, ret) : 0;
+        if (r < 0 && r != -ENOMEM)
+                return problem_at(pr, r, p->spec, sv->build.at, sv, "build: cannot preload %s: %s", b->path,
+                                  strerror(-r));
         if (r < 0)
                 return r;
         const char *file = b->output ? strrchr(b->output, '/') : NULL;
@@ -595,6 +601,33 @@ static int built_allocator(const SpecVariant *sv, const Build *b, bool identify,
         return ret->name && ret->version ? 0 : -ENOMEM;
 }
 
+/* The builds another process made (PlanOptions.built), moved into the plan. */
+static int take_builds(Plan *p, const PlanOptions *o, Problems *pr) {
+        const Spec *spec = p->spec;
+        for (size_t v = 0; v < p->n_variants; v++) {
+                const SpecVariant *sv = &spec->variants[v];
+                BuildOutcome *out = &o->built[v];
+                int r = 0;
+                if (!sv->build.source)
+                        continue;
+                if (out->problem)
+                        r = problem_at(pr, out->problem_rev ? -EINVAL : -ENOENT, spec,
+                                       out->problem_rev ? sv->build.rev_at : sv->build.source_at, sv, "%s",
+                                       out->problem);
+                else if (!out->build.source)
+                        r = problem_at(pr, -EIO, spec, sv->build.at, sv,
+                                       "build: the builder reported nothing");
+                else {
+                        p->builds[v] = out->build;
+                        out->build = (Build){};
+                        r = built_allocator(p, v, o, pr);
+                }
+                if (r == -ENOMEM)
+                        return r;
+        }
+        return 0;
+}
+
 /* Resolves (and unless checking, builds) what variants build from source, before their
  * allocators are resolved: a build runs as a child does, in the run's cgroup under its timeout.
  * Returns 0, or < 0 as plan_new() (a problem said in pr is reported by the caller). */
@@ -604,6 +637,8 @@ static int build_variants(Plan *p, const PlanOptions *o, Problems *pr, char **re
                 return 0;
         if (!(p->builds = calloc(p->n_variants, sizeof(Build))))
                 return -ENOMEM;
+        if (o->built)
+                return take_builds(p, o, pr);
         BuildRequest rq = { .base_dir = o->base_dir,
                             .caller_env = o->caller_env,
                             .timeout_ns = spec->timeout_ns,
@@ -616,11 +651,13 @@ static int build_variants(Plan *p, const PlanOptions *o, Problems *pr, char **re
                         continue;
                 rq.build = &sv->build;
                 _cleanup_free_ char *why = NULL;
-                /* Not even git runs where builds are not this caller's to make (as root). */
-                if (!o->build)
+                /* Not even git runs where builds are not this caller's to make: the daemon's
+                 * check of a submission leaves them to the job's builder (daemon/builder.h). */
+                if (!o->build && o->check_only)
+                        r = built_allocator(p, v, o, pr);
+                else if (!o->build)
                         r = problem_at(pr, -EOPNOTSUPP, spec, sv->build.at, sv,
-                                       "alloclabd does not build allocators from source yet: run this spec "
-                                       "with alloclab run");
+                                       "this plan cannot build from source (no builder's results)");
                 else if ((r = build_resolve(&rq, &p->builds[v], &why)) < 0 && r != -ENOMEM && why)
                         r = problem_at(pr, r, spec, r == -EINVAL ? sv->build.rev_at : sv->build.source_at,
                                        sv, "%s", why);
@@ -628,7 +665,7 @@ static int build_variants(Plan *p, const PlanOptions *o, Problems *pr, char **re
                         return r;
         }
         /* Nothing is built before every build is known to be possible. */
-        if (pr->n > 0)
+        if (pr->n > 0 || !o->build)
                 return 0;
         if (!o->check_only && !o->defer_cgroup && (r = plan_open_cgroup(p, ret_message)) < 0)
                 return r;
@@ -647,7 +684,7 @@ static int build_variants(Plan *p, const PlanOptions *o, Problems *pr, char **re
                         if (o->on_build)
                                 o->on_build(o->userdata, sv, b, true);
                 }
-                if ((r = built_allocator(sv, b, !o->check_only, o->memo, &p->allocators[v])) < 0)
+                if ((r = built_allocator(p, v, o, pr)) == -ENOMEM)
                         return r;
         }
         return 0;
@@ -796,6 +833,10 @@ int plan_open_cgroup(Plan *p, char **ret_message) {
         if (!(p->cgroup = calloc(1, sizeof(CgroupRun))))
                 return -ENOMEM;
         return open_limited(p->spec, p->cgroup, ret_message);
+}
+
+int plan_cgroup_for(const Spec *spec, CgroupRun *ret, char **ret_message) {
+        return open_limited(spec, ret, ret_message);
 }
 
 int plan_check_limits(const Spec *spec, bool *ret_pids_v1, char **ret_message) {

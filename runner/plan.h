@@ -105,6 +105,9 @@ typedef struct PlanOptions {
         bool build;
         void (*on_build)(void *userdata, const SpecVariant *v, const Build *b, bool done);
         void *userdata;
+        /* Per variant, its build as the daemon's builder made it (moved into the plan), instead
+         * of building here; NULL: none. */
+        BuildOutcome *built;
         /* Lookups (allocators, programs, directories, the probe) made for plans just before
          * with the same file identity, to answer from and add to; NULL: none. */
         Memo *memo;
@@ -122,6 +125,11 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
  * unless told to defer). Returns 0, -EOPNOTSUPP when a limit cannot be enforced (with
  * *ret_message), -errno. */
 int plan_open_cgroup(Plan *p, char **ret_message);
+
+/* A cgroup for what runs before a plan (the daemon's builds from source) with spec's limits,
+ * as plan_open_cgroup() makes the run's: *ret to close with cgroup_run_close(). Returns as
+ * plan_open_cgroup(). */
+int plan_cgroup_for(const Spec *spec, CgroupRun *ret, char **ret_message);
 
 /* The same check without a plan, for a spec that is not run yet (a submission): a run's cgroup is
  * made, its limits set and removed. *ret_pids_v1 says whether pids_max needs the v1 hierarchy.
