@@ -143,9 +143,10 @@ static int probe_env(const Plan *p, size_t variant, char *const *caller_env, cha
         int r = env_build(caller_env, spec_env, variant_env, preload, &env);
         if (r >= 0)
                 r = strv_env_set(&env, PROBE_ENV_FD, fd);
-        /* The library as found (or built, runner/build.h). */
+        /* The library as the spec names it, or as built (runner/build.h). */
         if (r >= 0 && v->forward_prefix)
-                r = strv_env_set(&env, PROBE_ENV_FORWARD_LIBRARY, p->allocators[variant].path);
+                r = strv_env_set(&env, PROBE_ENV_FORWARD_LIBRARY,
+                                 v->forward_library ? v->forward_library : p->allocators[variant].path);
         if (r >= 0 && v->forward_prefix)
                 r = strv_env_set(&env, PROBE_ENV_FORWARD_PREFIX, v->forward_prefix);
         if (r < 0)
