@@ -279,22 +279,6 @@ static void write_env(FILE *f, const char *prefix, char *const *env, const char 
                 fputs("}", f);
 }
 
-/* The variant name of SOURCE@REV: the source's last directory and the revision ("jemalloc-v5.3"). */
-static char *built_variant_name(const char *allocator, const char *at) {
-        const char *end = at;
-        while (end > allocator && end[-1] == '/')
-                end--;
-        const char *start = end;
-        while (start > allocator && start[-1] != '/')
-                start--;
-        _cleanup_free_ char *joined = NULL;
-        if (asprintf(&joined, "%.*s-%s", (int) (end - start), start, at + 1) < 0)
-                return NULL;
-        char name[65];
-        spec_text_name(name, sizeof(name), "", joined, strlen(joined));
-        return strdup(name);
-}
-
 /* The spec the options describe, as YAML text. */
 static char *quick_spec(const Quick *q) {
         char *text = NULL;
@@ -342,24 +326,7 @@ static char *quick_spec(const Quick *q) {
         }
         fputs("\nallocators:", f);
         for (size_t i = 0; q->variants[i]; i++) {
-                const char *item = q->variants[i], *eq = strchr(item, '=');
-                const char *allocator = eq ? eq + 1 : item, *at = strrchr(allocator, '@');
-                _cleanup_free_ char *variant = eq   ? strndup(item, (size_t) (eq - item))
-                                               : at ? built_variant_name(allocator, at)
-                                                    : spec_text_variant_name(allocator);
-                fputs("\n  ", f);
-                spec_text_scalar(f, variant ? variant : "");
-                if (at) { /* SOURCE@REV: built from source at REV */
-                        _cleanup_free_ char *source = strndup(allocator, (size_t) (at - allocator));
-                        fputs(": {build: {source: ", f);
-                        spec_text_scalar(f, source ? source : "");
-                        fputs(", rev: ", f);
-                        spec_text_scalar(f, at + 1);
-                        fputs("}", f);
-                } else {
-                        fputs(": {preload: ", f);
-                        spec_text_scalar(f, allocator);
-                }
+                _cleanup_free_ char *variant = spec_text_variant_open(f, q->variants[i]);
                 if (variant)
                         write_env(f, ", env: ", q->env, variant);
                 fputs("}", f);

@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/measure.h"
+#include "cli/suite-compare.h"
 #include "cli/render.h"
 #include "configs/catalog.h"
 #include "configs/spec-text.h"
@@ -39,7 +40,7 @@ extern char **environ;
 static const char suite_usage[] =
         "Usage: alloclab suite [NAME...] [--threads LIST] [--scale PERCENT] [--samples N]\n"
         "                      [--allocators LIST] [--db PATH] [--format table|markdown|json]\n"
-        "                      [--quiet] [--print-spec] [--list]\n"
+        "                      [--compare-to latest|RUN] [--quiet] [--print-spec] [--list]\n"
         "\n"
         "Runs the bundled workloads (all, or those named) under every installed catalog allocator,\n"
         "one stored run each, and prints one summary: per workload each allocator's ratio to glibc\n"
@@ -51,6 +52,9 @@ static const char suite_usage[] =
         "  --scale PERCENT   the amount of work of each workload (default 100)\n"
         "  --samples N       samples per cell and variant (default: each workload's, 5)\n"
         "  --allocators LIST the variants, glibc first (default: every installed catalog allocator)\n"
+        "  --compare-to R    afterwards, compare each workload's run with an earlier one as compare\n"
+        "                    does: latest (the workload's newest before), or a run of an earlier suite\n"
+        "                    (that suite's run of each workload); exit 6 on a regression\n"
         "  --print-spec      print each workload's whole spec instead of running it\n"
         "  --list            list the workloads and what each does\n";
 
@@ -63,6 +67,7 @@ typedef struct SuiteOptions {
         unsigned scale;    /* percent */
         char **allocators; /* catalog names or paths, the baseline first */
         bool print_spec, list;
+        const char *compare_to; /* "latest" or a run of an earlier suite; NULL: no comparison */
 } SuiteOptions;
 
 static void suite_options_done(SuiteOptions *o) {
@@ -81,7 +86,8 @@ static int parse_suite(int argc, char **argv, SuiteOptions *o) {
                 OPT_FORMAT,
                 OPT_QUIET,
                 OPT_PRINT,
-                OPT_LIST
+                OPT_LIST,
+                OPT_COMPARE_TO
         };
         static const struct option options[] = {
                 { "threads", required_argument, NULL, OPT_THREADS },
@@ -93,6 +99,7 @@ static int parse_suite(int argc, char **argv, SuiteOptions *o) {
                 { "quiet", no_argument, NULL, OPT_QUIET },
                 { "print-spec", no_argument, NULL, OPT_PRINT },
                 { "list", no_argument, NULL, OPT_LIST },
+                { "compare-to", required_argument, NULL, OPT_COMPARE_TO },
                 {},
         };
         optind = 1;
@@ -143,6 +150,15 @@ static int parse_suite(int argc, char **argv, SuiteOptions *o) {
                         break;
                 case OPT_LIST:
                         o->list = true;
+                        break;
+                case OPT_COMPARE_TO:
+                        if (strcmp(optarg, "latest") != 0 &&
+                            (cli_parse_uint(optarg, INT64_MAX, &v) < 0 || v == 0)) {
+                                cli_error("suite", "--compare-to takes 'latest' or a run id, not '%s'",
+                                          optarg);
+                                return EXIT_USAGE;
+                        }
+                        o->compare_to = optarg;
                         break;
                 default:
                         return EXIT_USAGE;
@@ -249,12 +265,7 @@ static char *workload_spec(const char *text, const char *dir, const SuiteOptions
         spec_text_scalar(f, dir);
         fputs("\nallocators:", f);
         for (size_t i = 0; o->allocators[i]; i++) {
-                const char *a = o->allocators[i];
-                _cleanup_free_ char *name = spec_text_variant_name(a);
-                fputs("\n  ", f);
-                spec_text_scalar(f, name ? name : a);
-                fputs(": {preload: ", f);
-                spec_text_scalar(f, a);
+                free(spec_text_variant_open(f, o->allocators[i]));
                 fputs("}", f);
         }
         fputc('\n', f);
@@ -280,6 +291,7 @@ static void print_description(const char *name, const char *text) {
 typedef struct SuiteRun {
         char *workload;
         int64_t run;
+        int64_t base; /* --compare-to's earlier run of the workload, or 0 */
         Report *rep;
 } SuiteRun;
 
@@ -567,10 +579,14 @@ static json_t *suite_json(const SuiteRun *runs, size_t n) {
                          workloads, "allocators", allocators);
 }
 
-static int print_summary(FILE *f, const SuiteOptions *o, const SuiteRun *runs, size_t n) {
+/* The summary; with --compare-to in JSON, compare's documents under "compared_to". */
+static int print_summary(FILE *f, const SuiteOptions *o, const SuiteRun *runs, size_t n,
+                         json_t *comparisons) {
         OutputFormat format = o->measure.format;
         if (format == FORMAT_JSON) {
                 json_auto_t *doc = suite_json(runs, n);
+                if (doc && comparisons && json_object_set(doc, "compared_to", comparisons) < 0)
+                        return -ENOMEM;
                 if (!doc ||
                     json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) < 0)
                         return -ENOMEM;
@@ -598,8 +614,9 @@ static int print_summary(FILE *f, const SuiteOptions *o, const SuiteRun *runs, s
 /* --- the command ------------------------------------------------------------------------- */
 
 /* Runs (or prints) one workload. Returns the exit status; *ret_run is its run, 0 for none. */
-static int run_workload(const char *dir, const char *name, const SuiteOptions *o, int64_t *ret_run) {
-        *ret_run = 0;
+static int run_workload(const char *dir, const char *name, const SuiteOptions *o, int64_t *ret_run,
+                        int64_t *ret_base) {
+        *ret_run = *ret_base = 0;
         _cleanup_free_ char *path = NULL, *text = NULL;
         if (asprintf(&path, "%s/%s.yaml", dir, name) < 0)
                 return EXIT_ENVIRONMENT;
@@ -634,6 +651,10 @@ static int run_workload(const char *dir, const char *name, const SuiteOptions *o
                         path, name);
                 return e;
         }
+        /* The run to compare with is found before this one exists. */
+        if (o->compare_to &&
+            (e = suite_base(o->measure.db_path, spec->experiment, o->compare_to, ret_base)) != EXIT_OK)
+                return e;
         uint64_t start = now_ns();
         if (!o->measure.quiet)
                 fprintf(stderr, "alloclab suite: %s ...\n", name);
@@ -698,19 +719,28 @@ int cmd_suite(int argc, char **argv) {
                         return EXIT_USAGE;
                 }
         char **chosen = o.names ? o.names : available;
+        if ((e = suite_check_compare_to(o.measure.db_path, o.compare_to)) != EXIT_OK)
+                return e;
         warn_family_power(&o, chosen);
+        /* One label for every run of this invocation: --compare-to RUN finds them by it. */
+        char label[64], when[32];
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", gmtime(&now.tv_sec));
+        snprintf(label, sizeof(label), "suite %s.%03ldZ", when, now.tv_nsec / 1000000);
+        o.measure.label = label;
 
         SuiteRun runs[256] = {};
         size_t n = 0;
         int worst = EXIT_OK;
         for (size_t i = 0; chosen && chosen[i] && n < ELEMENTSOF(runs); i++) {
-                int64_t run = 0;
-                e = run_workload(dir, chosen[i], &o, &run);
+                int64_t run = 0, base = 0;
+                e = run_workload(dir, chosen[i], &o, &run, &base);
                 worst = cli_status_worst(e, worst);
                 if (e == EXIT_INTERRUPTED || e == EXIT_USAGE)
                         break;
                 if (run > 0)
-                        runs[n++] = (SuiteRun){ .workload = chosen[i], .run = run };
+                        runs[n++] = (SuiteRun){ .workload = chosen[i], .run = run, .base = base };
         }
         /* The runs read back as stored, as `show` would print them, from one open store. */
         _cleanup_(store_freep) Store *store = NULL;
@@ -718,6 +748,8 @@ int cmd_suite(int argc, char **argv) {
             cli_open_store("suite", o.measure.db_path, STORE_READ_ONLY, &store) != EXIT_OK)
                 worst = EXIT_ENVIRONMENT;
         size_t read = 0;
+        _cleanup_free_ char *pairs_text = NULL; /* the comparisons, printed after the summary */
+        size_t pairs_size = 0;
         for (size_t i = 0; store && i < n; i++) {
                 if (query_report(store, runs[i].run, NULL, &runs[i].rep) < 0) {
                         cli_error("suite", "cannot read run %lld back", (long long) runs[i].run);
@@ -730,10 +762,26 @@ int cmd_suite(int argc, char **argv) {
                 cli_error("suite", "out of memory");
                 worst = EXIT_ENVIRONMENT;
         } else if (read > 0) {
-                if (print_summary(stdout, &o, runs, read) < 0 || fflush(stdout) != 0) {
+                json_auto_t *comparisons = NULL;
+                int gate = EXIT_OK;
+                if (o.compare_to) {
+                        SuiteBase bases[ELEMENTSOF(runs)];
+                        for (size_t i = 0; i < read; i++)
+                                bases[i] = (SuiteBase){ runs[i].workload, runs[i].base, runs[i].run };
+                        FILE *pairs_out = o.measure.format == FORMAT_JSON
+                                                  ? NULL
+                                                  : open_memstream(&pairs_text, &pairs_size);
+                        gate = suite_compare(pairs_out ? pairs_out : stdout, o.measure.format, store, bases,
+                                             read, &comparisons);
+                        if (pairs_out && fclose(pairs_out) != 0)
+                                gate = EXIT_ENVIRONMENT;
+                }
+                if (print_summary(stdout, &o, runs, read, comparisons) < 0 ||
+                    (pairs_text && fputs(pairs_text, stdout) < 0) || fflush(stdout) != 0) {
                         cli_error("suite", "cannot write the summary");
                         worst = EXIT_ENVIRONMENT;
                 }
+                worst = cli_status_worst(worst, gate);
         }
         for (size_t i = 0; i < read; i++)
                 query_report_free(runs[i].rep);

@@ -192,3 +192,41 @@ int spec_text_revisions(const char *source, size_t size, const char *experiment,
         fputc('\n', f);
         return (*ret = memstream_text(f, &text)) ? 0 : -ENOMEM;
 }
+
+/* The variant name of SOURCE@REV: the source's last directory and the revision ("jemalloc-v5.3"). */
+static char *built_variant_name(const char *allocator, const char *at) {
+        const char *end = at;
+        while (end > allocator && end[-1] == '/')
+                end--;
+        const char *start = end;
+        while (start > allocator && start[-1] != '/')
+                start--;
+        _cleanup_free_ char *joined = NULL;
+        if (asprintf(&joined, "%.*s-%s", (int) (end - start), start, at + 1) < 0)
+                return NULL;
+        char name[65];
+        spec_text_name(name, sizeof(name), "", joined, strlen(joined));
+        return strdup(name);
+}
+
+char *spec_text_variant_open(FILE *f, const char *item) {
+        const char *eq = strchr(item, '=');
+        const char *allocator = eq ? eq + 1 : item, *at = strrchr(allocator, '@');
+        char *variant = eq   ? strndup(item, (size_t) (eq - item))
+                        : at ? built_variant_name(allocator, at)
+                             : spec_text_variant_name(allocator);
+        fputs("\n  ", f);
+        spec_text_scalar(f, variant ? variant : "");
+        if (at) { /* SOURCE@REV: built from source at REV */
+                _cleanup_free_ char *source = strndup(allocator, (size_t) (at - allocator));
+                fputs(": {build: {source: ", f);
+                spec_text_scalar(f, source ? source : "");
+                fputs(", rev: ", f);
+                spec_text_scalar(f, at + 1);
+                fputs("}", f);
+        } else {
+                fputs(": {preload: ", f);
+                spec_text_scalar(f, allocator);
+        }
+        return variant;
+}

@@ -39,3 +39,10 @@ void spec_text_name(char *buf, size_t size, const char *prefix, const char *src,
  * is not a mapping of the allocators; -EINVAL (source does not parse), -ENOMEM. */
 int spec_text_revisions(const char *source, size_t size, const char *experiment, const char *variant,
                         const char *const names[2], const char *const revs[2], char **ret);
+
+/* A variant of `quick -a` or `suite --allocators` as a line of a spec's allocators mapping, left
+ * open for more keys (the caller writes the closing "}"): ITEM is ALLOCATOR or NAME=ALLOCATOR,
+ * ALLOCATOR a catalog name or a path (preload:) or SOURCE@REV (build: {source, rev}), the name
+ * by default its catalog name, file name, or source directory and revision. Returns the
+ * variant's name, or NULL (-ENOMEM, an empty name written). */
+char *spec_text_variant_open(FILE *f, const char *item);

@@ -78,6 +78,23 @@ int query_latest_done_run(Store *s, const char *experiment, int64_t *ret) {
                             experiment, 0, ret);
 }
 
+int query_suite_run(Store *s, int64_t run) {
+        int64_t found;
+        int r = query_run_exists(s, run);
+        if (r < 0)
+                return r;
+        r = query_run_id(s, "SELECT id FROM runs WHERE id = ?2 AND label LIKE 'suite %'", NULL, run, &found);
+        return r == -ENOENT ? -EXDEV : r;
+}
+
+int query_suite_run_of(Store *s, const char *experiment, int64_t of_run, int64_t *ret) {
+        return query_run_id(s,
+                            "SELECT max(r.id) FROM runs r JOIN experiments x ON x.id = r.experiment_id"
+                            " WHERE x.name = ?1 AND r.status = 'done'"
+                            " AND r.label = (SELECT label FROM runs WHERE id = ?2)",
+                            experiment, of_run, ret);
+}
+
 int query_imported_run(Store *s, const char *sha256, int64_t *ret) {
         return query_run_id(s, "SELECT min(id) FROM runs WHERE import_sha256 = ?1 AND status = 'done'",
                             sha256, 0, ret);

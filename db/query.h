@@ -231,6 +231,14 @@ int query_latest_run(Store *s, int64_t *ret);
 /* Id of the newest run of experiment that finished (status done), or -ENOENT. */
 int query_latest_done_run(Store *s, const char *experiment, int64_t *ret);
 
+/* Whether run was made by `alloclab suite` (its label "suite TIME", one per invocation): 0,
+ * -EXDEV when not, -ENOENT when there is no such run, -EIO. */
+int query_suite_run(Store *s, int64_t run);
+
+/* The finished run of experiment made by the same suite invocation as of_run (its label), or
+ * -ENOENT. */
+int query_suite_run_of(Store *s, const char *experiment, int64_t of_run, int64_t *ret);
+
 /* Id of the first finished run imported from a file with this sha256 (cli/interop.c), or
  * -ENOENT. */
 int query_imported_run(Store *s, const char *sha256, int64_t *ret);

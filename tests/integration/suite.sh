@@ -123,3 +123,42 @@ done
 kill "$stress_pid" 2>/dev/null || true
 wait "$stress_pid" 2>/dev/null || true
 expect_eq "$most" 5 "xmalloc 2: two producers, two releasers and the main thread"
+
+# --compare-to: each workload's run against an earlier one, as compare puts them; latest is the
+# workload's newest before, RUN the run of that workload by the suite that made RUN (each
+# invocation labels its runs). realloc and frag ran above with the first suite (label L1).
+first_realloc=$(q "SELECT max(r.id) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'suite-realloc'")
+# The gate's status, as compare --fail-on regression's: 0, or 6 (a regression) or 9 (a change
+# the runs cannot tell from noise), which measured time decides.
+gated() {
+    local rc=0
+    "$ALLOCLAB" "$@" >"$WORK/stdout" 2>"$WORK/stderr" || rc=$?
+    OUT=$(cat "$WORK/stdout")
+    [[ $rc == 0 || $rc == 6 || $rc == 9 ]] || fail "alloclab $* exited $rc: $(cat "$WORK/stderr")"
+}
+gated suite realloc frag --threads 1,3 --scale 5 --samples 5 --allocators glibc,jemalloc,mimalloc,tcmalloc_minimal \
+    --quiet --compare-to "$first_realloc"
+expect_contains "$OUT" "Against earlier runs of the same workloads (as alloclab compare;" "the comparison section"
+new_realloc=$(q "SELECT max(r.id) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'suite-realloc'")
+expect_contains "$OUT" "realloc:
+compare: run $first_realloc (" "realloc against the first suite's"
+expect_contains "$OUT" "-> run $new_realloc (" "... and its new run"
+first_frag=$(q "SELECT r.id FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'suite-frag' AND r.label = (SELECT label FROM runs WHERE id = $first_realloc)")
+expect_contains "$OUT" "frag:
+compare: run $first_frag (" "frag against the same suite's run"
+expect_contains "$OUT" "workloads compared with an earlier run" "the suite's line"
+new_frag=$(q "SELECT max(r.id) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'suite-frag'")
+expect_eq "$(q "SELECT count(DISTINCT label), min(label != (SELECT label FROM runs WHERE id = $first_realloc))
+                FROM runs WHERE id IN ($new_realloc, $new_frag)")" "1|1" "one label for the invocation, its own"
+# JSON: compare's documents under compared_to, one per workload.
+run_alloclab 7 suite realloc --threads 1 --scale 5 --samples 5 --allocators glibc,jemalloc --quiet --format json --compare-to latest
+expect_eq "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print([(c["workload"], c["run_b"] > c["run_a"], c["comparable"]) for c in d["compared_to"]])' <<<"$OUT")" \
+    "[('realloc', True, False)]" "compared_to in JSON (other allocators: not comparable)"
+# A run that no suite made, or none at all: refused before anything runs.
+run_alloclab 0 quick --quiet --samples 3 -a glibc -- true
+runs=$(q 'SELECT count(*) FROM runs')
+run_alloclab 2 suite realloc --compare-to "$(q 'SELECT max(id) FROM runs')"
+expect_contains "$ERR" "was not made by alloclab suite" "a run of quick"
+run_alloclab 2 suite realloc --compare-to 9999
+expect_contains "$ERR" "there is no run 9999" "no such run"
+expect_eq "$(q 'SELECT count(*) FROM runs')" "$runs" "nothing ran"
