@@ -53,7 +53,7 @@ _alloclab() {
     run) options="--db --samples --format --quiet --compare-to --relative --allow-missing-baseline --label --commit" ;;
     quick) options="--allocators --env --param --samples --warmup --prepare --setup --cleanup --input --verify
         --timeout --name --print-spec --db --format --quiet --label --commit" ;;
-    suite) options="--threads --scale --samples --allocators --db --format --quiet --print-spec --list" ;;
+    suite) options="--threads --scale --samples --allocators --db --format --quiet --print-spec --list --compare-to" ;;
     bisect) options="--variant --good --bad --at --samples --db" ;;
     check) options= ;;
     resume) options="--db --format --quiet" ;;
