@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli/cli.h"
@@ -59,6 +60,7 @@ static const char suite_usage[] =
         "  --list            list the workloads and what each does\n";
 
 #define SUITE_REQUIRES "# requires:"
+#define SUITE_SCRATCH  "# cwd: scratch"
 
 typedef struct SuiteOptions {
         MeasureOptions measure;
@@ -251,8 +253,33 @@ static char *missing_program(const char *text, char **ret_hint) {
         return NULL;
 }
 
+/* Where a workload with a "# cwd: scratch" line runs: a directory of the user's own, kept
+ * between runs, where its setup hook makes its input ($XDG_CACHE_HOME/alloclab/suite/NAME, or
+ * under ~/.cache): made here. NULL (errno set) when there is none. */
+static char *scratch_dir(const char *name) {
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        _cleanup_free_ char *dir = NULL;
+        if (xdg && xdg[0] == '/'     ? asprintf(&dir, "%s/alloclab/suite/%s", xdg, name) < 0
+            : home && home[0] == '/' ? asprintf(&dir, "%s/.cache/alloclab/suite/%s", home, name) < 0
+                                     : (errno = ENOENT, true))
+                return NULL;
+        for (char *slash = strchr(dir + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+                *slash = 0;
+                if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                        return NULL;
+                *slash = '/';
+        }
+        return mkdir(dir, 0700) < 0 && errno != EEXIST ? NULL : TAKE_PTR(dir);
+}
+
 /* The workload's text with the suite's axes, its directory and the allocators added. */
-static char *workload_spec(const char *text, const char *dir, const SuiteOptions *o) {
+static char *workload_spec(const char *name, const char *text, const char *dir, const SuiteOptions *o) {
+        _cleanup_free_ char *scratch = NULL;
+        if (strstr(text, "\n" SUITE_SCRATCH) && !(scratch = scratch_dir(name))) {
+                cli_error("suite", "%s: no directory to make its input in: %m (set XDG_CACHE_HOME or HOME)",
+                          name);
+                return NULL;
+        }
         char *spec = NULL;
         size_t size = 0;
         FILE *f = open_memstream(&spec, &size);
@@ -262,7 +289,7 @@ static char *workload_spec(const char *text, const char *dir, const SuiteOptions
                 text[0] && text[strlen(text) - 1] != '\n' ? "\n" : "");
         spec_text_list(f, o->threads);
         fprintf(f, "\n  scale: [%u]\ncwd: ", o->scale);
-        spec_text_scalar(f, dir);
+        spec_text_scalar(f, scratch ? scratch : dir);
         fputs("\nallocators:", f);
         for (size_t i = 0; o->allocators[i]; i++) {
                 free(spec_text_variant_open(f, o->allocators[i]));
@@ -635,7 +662,7 @@ static int run_workload(const char *dir, const char *name, const SuiteOptions *o
                         hint ? " " : "", hint ? hint : "");
                 return EXIT_OK;
         }
-        _cleanup_free_ char *spec_text = workload_spec(text, dir, o);
+        _cleanup_free_ char *spec_text = workload_spec(name, text, dir, o);
         if (!spec_text)
                 return EXIT_ENVIRONMENT;
         if (o->print_spec) {

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 
 run_alloclab 0 suite --list
-for w in cache-scratch cache-thrash frag larson mstress python3 realloc sqlite3 xmalloc redis; do
+for w in cache-scratch cache-thrash frag larson mstress python3 realloc sqlite3 xmalloc redis perl lua xz gcc git; do
     expect_contains "$OUT" "$w " "--list names $w"
 done
 run_alloclab 2 suite nosuch
@@ -162,3 +162,19 @@ expect_contains "$ERR" "was not made by alloclab suite" "a run of quick"
 run_alloclab 2 suite realloc --compare-to 9999
 expect_contains "$ERR" "there is no run 9999" "no such run"
 expect_eq "$(q 'SELECT count(*) FROM runs')" "$runs" "nothing ran"
+
+# The real programs' workloads: each verifies (exit 0: every allocator's output matched glibc's);
+# xz, gcc and git make their input in the user's scratch directory (here the test's), once.
+export XDG_CACHE_HOME="$WORK/cache"
+real="perl lua xz gcc git"
+command -v lua5.4 >/dev/null || { skip_part "lua5.4 is not installed: the lua workload is not run"; real="perl xz gcc git"; }
+run_alloclab 0 suite $real --threads 1,2 --scale 5 --samples 3 --allocators glibc,jemalloc,mimalloc --quiet
+for w in $real; do
+    expect_eq "$(q "SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id
+                    WHERE e.name = 'suite-$w' AND r.status = 'done' AND r.n_failures = 0 AND r.n_excluded = 0")" 1 "$w: a clean run"
+done
+ls "$XDG_CACHE_HOME/alloclab/suite/xz/text-1-5.txt" "$XDG_CACHE_HOME/alloclab/suite/gcc/input-1-5.c" \
+    "$XDG_CACHE_HOME/alloclab/suite/git/repo-1-5/.done" >/dev/null || fail "the generated inputs are not in the scratch directory"
+expect_eq "$(stat -c %a "$XDG_CACHE_HOME/alloclab/suite/git")" 700 "the scratch directory is the user's alone"
+expect_eq "$(q "SELECT count(DISTINCT s.status) || s.status FROM samples s JOIN runs r ON r.id = s.run_id JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'suite-git'")" \
+    "1ok" "git's outputs verified"
