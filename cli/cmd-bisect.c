@@ -388,6 +388,12 @@ int cmd_bisect(int argc, char **argv) {
                 return e;
         printf("alloclab bisect: %s of %s, from good %s to bad %s: %zu commits\n", a.variant,
                spec->experiment, good_name, bad_name, strv_length(commits));
+        printf("each commit is measured in a run of its own beside %s built at the good commit, "
+               "interleaved: "
+               "the ratio is the commit's to the good one (the change of its ratio to any baseline); a "
+               "commit "
+               "is bad when worse by at least %.3g%% with significance in some cell\n",
+               a.variant, 100 * spec->min_effect);
         b.measured = 1; /* the good end, measured in every run */
         e = measure_at(&b, bad, &st);
         if (e == EXIT_OK)

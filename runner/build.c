@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "configs/catalog.h"
@@ -427,6 +428,26 @@ static int mkdir_parents(const char *path) {
         }
 }
 
+#define BUILD_SCRATCH_STALE_S (7 * 24 * 3600) /* a build's scratch this old was left by a killed alloclab   \
+                                               */
+
+/* Removes the scratch directories of builds that never finished (alloclab killed meanwhile):
+ * what is older than a week, as no build takes that long. */
+static void remove_stale_scratch(const char *cache) {
+        _cleanup_(closedirp) DIR *d = opendir(cache);
+        struct dirent *e;
+        struct stat st;
+        time_t now = time(NULL);
+        while (d && (e = readdir(d)))
+                if (strncmp(e->d_name, ".tmp-", 5) == 0 &&
+                    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+                    now - st.st_mtime > BUILD_SCRATCH_STALE_S) {
+                        _cleanup_free_ char *path = NULL;
+                        if (asprintf(&path, "%s/%s", cache, e->d_name) >= 0)
+                                (void) remove_tree(path);
+                }
+}
+
 /* The cache's entry for b->key, if it is there whole: b->path, output, sha256, build time. */
 static int cache_lookup(Build *b, const char *entry) {
         _cleanup_free_ char *meta = NULL, *text = NULL;
@@ -733,6 +754,7 @@ int build_make(const BuildRequest *rq, Build *b) {
                                : 0;
         if ((r = cache_lookup(b, entry)) != 0)
                 return r < 0 ? r : 0;
+        remove_stale_scratch(cache);
         if (!mkdtemp(scratch))
                 return asprintf(&b->failure, "cannot build in %s: %m", cache) < 0 ? -ENOMEM : 0;
         uint64_t start = now_ns();

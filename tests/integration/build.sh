@@ -136,6 +136,10 @@ git_in commit -qam "broken"
 git_in tag broken
 sed -i 's/rev: v2, output: libtiny.so/rev: broken/' "$WORK/ab.yaml"
 entries=$(ls -d "$CACHE"/*/ | wc -l)
+# What a killed alloclab left of a build (older than a week) goes with the next build; a
+# scratch that may be another alloclab's build stays.
+mkdir "$CACHE/.tmp-killed" "$CACHE/.tmp-running"
+touch -d "8 days ago" "$CACHE/.tmp-killed"
 run_alloclab 9 run "$WORK/ab.yaml" --quiet
 expect_contains "$ERR" "new: $REPO at broken: build failed; the variant is excluded" "the failure said"
 reason=$(q "SELECT DISTINCT reason FROM exclusions WHERE run_id = 9")
@@ -148,6 +152,8 @@ log=${log%)}
 expect_eq "$(q "SELECT count(*) FROM samples s JOIN variants v ON v.id = s.variant_id WHERE s.run_id = 9 AND v.name = 'old' AND s.status = 'ok'")" \
     5 "old measured beside the failed build"
 expect_eq "$(ls -d "$CACHE"/*/ | wc -l)" "$entries" "no cache entry for the failed build"
+[[ ! -e $CACHE/.tmp-killed && -d $CACHE/.tmp-running ]] || fail "stale scratch: $(ls -a "$CACHE")"
+rmdir "$CACHE/.tmp-running"
 
 # A revision that does not exist: the spec's error at its line and column, nothing written.
 sed -i 's/rev: broken/rev: v9/' "$WORK/ab.yaml"
