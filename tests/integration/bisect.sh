@@ -9,15 +9,7 @@
 command -v git >/dev/null || skip_test "git is not installed (apt-get install git)"
 command -v cc >/dev/null || skip_test "no C compiler (apt-get install gcc)"
 export XDG_CACHE_HOME="$WORK/cache"
-REPO="$WORK/history"
-git_in() { git -C "$REPO" -c user.name=test -c user.email=test@example.org "$@"; }
-
-mkdir "$REPO"
-cp "$(dirname "$0")/../build/tinyalloc.c" "$REPO/"
-printf 'libtiny.so: tinyalloc.c\n\t$(CC) -O2 -shared -fPIC -o $@ tinyalloc.c $(EXTRA)\n' >"$REPO/Makefile"
-git_in init -q
-git_in add .
-git_in commit -qm c0
+tiny_repo "$WORK/history"
 git_in tag good
 for i in $(seq 1 15); do
     echo "/* change $i */" >>"$REPO/tinyalloc.c"
@@ -41,7 +33,7 @@ min_effect: 20%
 YAML
 
 run_alloclab 0 bisect "$WORK/spec.yaml" --variant dev --good good --bad c15
-expect_contains "$OUT" "alloclab bisect: dev of tiny, from good $(git_in rev-parse --short good) (c0) to bad $(git_in rev-parse --short c15) (c15): 15 commits" "the header"
+expect_contains "$OUT" "alloclab bisect: dev of tiny, from good $(git_in rev-parse --short good) (v1) to bad $(git_in rev-parse --short c15) (c15): 15 commits" "the header"
 expect_contains "$OUT" "first bad commit: $(git_in rev-parse --short c9) (c9)" "the slow commit found"
 expect_contains "$OUT" "$(git_in rev-parse --short c7) (c7)" "c7 tried"
 expect_contains "$OUT" "does not build: skipped" "c7 skipped"

@@ -11,16 +11,7 @@ command -v git >/dev/null || skip_test "git is not installed (apt-get install gi
 command -v cc >/dev/null || skip_test "no C compiler (apt-get install gcc)"
 export XDG_CACHE_HOME="$WORK/cache"
 CACHE="$XDG_CACHE_HOME/alloclab/builds"
-REPO="$WORK/tiny"
-git_in() { git -C "$REPO" -c user.name=test -c user.email=test@example.org "$@"; }
-
-mkdir "$REPO"
-cp "$(dirname "$0")/../build/tinyalloc.c" "$REPO/"
-printf 'libtiny.so: tinyalloc.c\n\t$(CC) -O2 -shared -fPIC -o $@ tinyalloc.c $(EXTRA)\n' >"$REPO/Makefile"
-git_in init -q
-git_in add .
-git_in commit -qm "tinyalloc"
-git_in tag v1
+tiny_repo "$WORK/tiny"
 sed -i 's/$(EXTRA)/$(EXTRA) -DTINY_EXTRA_WORK=100/' "$REPO/Makefile"
 git_in commit -qam "more work per malloc"
 git_in tag v2

@@ -24,15 +24,7 @@ wait_job() { # JOB STATUS...
 
 USER_DIR="$WORK/user"
 mkdir "$USER_DIR"
-REPO="$USER_DIR/tiny"
-mkdir "$REPO"
-cp "$(dirname "$0")/../build/tinyalloc.c" "$REPO/"
-printf 'libtiny.so: tinyalloc.c\n\t$(CC) -O2 -shared -fPIC -o $@ tinyalloc.c\n' >"$REPO/Makefile"
-git_in() { git -C "$REPO" -c safe.directory="$REPO" -c user.name=test -c user.email=test@example.org "$@"; }
-git_in init -q
-git_in add .
-git_in commit -qm v1
-git_in tag v1
+tiny_repo "$USER_DIR/tiny"
 echo "this is not C" >>"$REPO/tinyalloc.c"
 git_in commit -qam broken
 git_in tag broken

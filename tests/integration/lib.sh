@@ -193,3 +193,18 @@ fetch_debian_source() {
     dpkg-source -x "$apt/src/${package}_"*.dsc "$dir" >>"$apt/log" 2>&1 ||
         { FETCH_REASON="dpkg-source -x failed: $(tail -1 "$apt/log")"; return 1; }
 }
+
+# tiny_repo DIR: DIR becomes a git repository of a small allocator (tests/build/tinyalloc.c)
+# whose Makefile builds libtiny.so with $(EXTRA) on the compiler's command line; its first
+# commit is tagged v1. git_in ARGS: git in it, as a committer (and as root in another user's).
+tiny_repo() {
+    REPO=$1
+    mkdir -p "$REPO"
+    cp "$(dirname "${BASH_SOURCE[0]}")/../build/tinyalloc.c" "$REPO/"
+    printf 'libtiny.so: tinyalloc.c\n\t$(CC) -O2 -shared -fPIC -o $@ tinyalloc.c $(EXTRA)\n' >"$REPO/Makefile"
+    git_in init -q
+    git_in add .
+    git_in commit -qm v1
+    git_in tag v1
+}
+git_in() { git -C "$REPO" -c safe.directory="$REPO" -c user.name=test -c user.email=test@example.org "$@"; }
