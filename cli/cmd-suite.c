@@ -59,8 +59,9 @@ static const char suite_usage[] =
         "  --print-spec      print each workload's whole spec instead of running it\n"
         "  --list            list the workloads and what each does\n";
 
-#define SUITE_REQUIRES "# requires:"
-#define SUITE_SCRATCH  "# cwd: scratch"
+#define SUITE_REQUIRES      "# requires:"
+#define SUITE_SCRATCH       "# cwd: scratch"
+#define SUITE_MAX_WORKLOADS 256
 
 typedef struct SuiteOptions {
         MeasureOptions measure;
@@ -719,6 +720,54 @@ static void warn_family_power(const SuiteOptions *o, char **chosen) {
                 compare_samples_needed(true, &lone));
 }
 
+/* Reads the suite's runs back as stored (as `show` would print them), corrects them as one
+ * family, and prints the summary, then with --compare-to each workload against its earlier
+ * run. Returns the exit status of that (the gate's, with --compare-to). */
+static int report_suite(const SuiteOptions *o, SuiteRun *runs, size_t n) {
+        _cleanup_(store_freep) Store *store = NULL;
+        int worst = cli_open_store("suite", o->measure.db_path, STORE_READ_ONLY, &store);
+        if (worst != EXIT_OK)
+                return worst;
+        size_t read = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (query_report(store, runs[i].run, NULL, &runs[i].rep) < 0) {
+                        cli_error("suite", "cannot read run %lld back", (long long) runs[i].run);
+                        worst = EXIT_ENVIRONMENT;
+                        continue;
+                }
+                runs[read++] = runs[i];
+        }
+        _cleanup_free_ char *pairs_text = NULL; /* the comparisons, printed after the summary */
+        size_t pairs_size = 0;
+        json_auto_t *comparisons = NULL;
+        if (read > 0 && correct_across(runs, read) < 0) {
+                cli_error("suite", "out of memory");
+                worst = EXIT_ENVIRONMENT;
+        } else if (read > 0) {
+                if (o->compare_to) {
+                        SuiteBase bases[SUITE_MAX_WORKLOADS];
+                        for (size_t i = 0; i < read; i++)
+                                bases[i] = (SuiteBase){ runs[i].workload, runs[i].base, runs[i].run };
+                        FILE *pairs_out = o->measure.format == FORMAT_JSON
+                                                  ? NULL
+                                                  : open_memstream(&pairs_text, &pairs_size);
+                        int gate = suite_compare(pairs_out ? pairs_out : stdout, o->measure.format, store,
+                                                 bases, read, &comparisons);
+                        if (pairs_out && fclose(pairs_out) != 0)
+                                gate = EXIT_ENVIRONMENT;
+                        worst = cli_status_worst(worst, gate);
+                }
+                if (print_summary(stdout, o, runs, read, comparisons) < 0 ||
+                    (pairs_text && fputs(pairs_text, stdout) < 0) || fflush(stdout) != 0) {
+                        cli_error("suite", "cannot write the summary");
+                        worst = EXIT_ENVIRONMENT;
+                }
+        }
+        for (size_t i = 0; i < read; i++)
+                query_report_free(runs[i].rep);
+        return worst;
+}
+
 int cmd_suite(int argc, char **argv) {
         if (cli_wants_help(argc, argv, suite_usage))
                 return EXIT_OK;
@@ -757,7 +806,7 @@ int cmd_suite(int argc, char **argv) {
         snprintf(label, sizeof(label), "suite %s.%03ldZ", when, now.tv_nsec / 1000000);
         o.measure.label = label;
 
-        SuiteRun runs[256] = {};
+        SuiteRun runs[SUITE_MAX_WORKLOADS] = {};
         size_t n = 0;
         int worst = EXIT_OK;
         for (size_t i = 0; chosen && chosen[i] && n < ELEMENTSOF(runs); i++) {
@@ -769,48 +818,6 @@ int cmd_suite(int argc, char **argv) {
                 if (run > 0)
                         runs[n++] = (SuiteRun){ .workload = chosen[i], .run = run, .base = base };
         }
-        /* The runs read back as stored, as `show` would print them, from one open store. */
-        _cleanup_(store_freep) Store *store = NULL;
-        if (n > 0 && worst != EXIT_INTERRUPTED &&
-            cli_open_store("suite", o.measure.db_path, STORE_READ_ONLY, &store) != EXIT_OK)
-                worst = EXIT_ENVIRONMENT;
-        size_t read = 0;
-        _cleanup_free_ char *pairs_text = NULL; /* the comparisons, printed after the summary */
-        size_t pairs_size = 0;
-        for (size_t i = 0; store && i < n; i++) {
-                if (query_report(store, runs[i].run, NULL, &runs[i].rep) < 0) {
-                        cli_error("suite", "cannot read run %lld back", (long long) runs[i].run);
-                        worst = EXIT_ENVIRONMENT;
-                        continue;
-                }
-                runs[read++] = runs[i];
-        }
-        if (read > 0 && correct_across(runs, read) < 0) {
-                cli_error("suite", "out of memory");
-                worst = EXIT_ENVIRONMENT;
-        } else if (read > 0) {
-                json_auto_t *comparisons = NULL;
-                int gate = EXIT_OK;
-                if (o.compare_to) {
-                        SuiteBase bases[ELEMENTSOF(runs)];
-                        for (size_t i = 0; i < read; i++)
-                                bases[i] = (SuiteBase){ runs[i].workload, runs[i].base, runs[i].run };
-                        FILE *pairs_out = o.measure.format == FORMAT_JSON
-                                                  ? NULL
-                                                  : open_memstream(&pairs_text, &pairs_size);
-                        gate = suite_compare(pairs_out ? pairs_out : stdout, o.measure.format, store, bases,
-                                             read, &comparisons);
-                        if (pairs_out && fclose(pairs_out) != 0)
-                                gate = EXIT_ENVIRONMENT;
-                }
-                if (print_summary(stdout, &o, runs, read, comparisons) < 0 ||
-                    (pairs_text && fputs(pairs_text, stdout) < 0) || fflush(stdout) != 0) {
-                        cli_error("suite", "cannot write the summary");
-                        worst = EXIT_ENVIRONMENT;
-                }
-                worst = cli_status_worst(worst, gate);
-        }
-        for (size_t i = 0; i < read; i++)
-                query_report_free(runs[i].rep);
-        return worst;
+        return n > 0 && worst != EXIT_INTERRUPTED ? cli_status_worst(worst, report_suite(&o, runs, n))
+                                                  : worst;
 }
