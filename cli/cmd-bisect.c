@@ -48,9 +48,11 @@ static const char bisect_usage[] =
         "\n"
         "Exit status: 0 found (or --at: good); 1 --at: bad; 2 usage; 3 invalid spec; 4 environment\n"
         "or database error; 5 interrupted; 10 the bad end is not worse than the good one, or does\n"
-        "not build: nothing to bisect.\n";
+        "not build: nothing to bisect; 11 a commit worse by min_effect that the run cannot tell from\n"
+        "noise (more --samples).\n";
 
 #define EXIT_NOTHING_TO_BISECT 10
+#define EXIT_UNDECIDED         11
 #define GIT_BISECT_SKIP        125
 #define GIT_BISECT_ABORT       255
 
@@ -58,6 +60,7 @@ typedef enum Outcome {
         OUTCOME_GOOD,
         OUTCOME_BAD,
         OUTCOME_SKIP,
+        OUTCOME_UNDECIDED, /* worse by min_effect or more, and not significantly: cannot tell */
 } Outcome;
 
 typedef struct Bisect {
@@ -118,7 +121,7 @@ static int judge(Bisect *b, int64_t run, Step *ret) {
                 return cli_query_failed("bisect", store, run, r);
         Verdict worse = rep->run.higher_is_better ? VERDICT_LOWER : VERDICT_HIGHER;
         *ret = (Step){ .outcome = OUTCOME_GOOD, .run = run, .ratio = NAN, .n_cells = rep->n_cells };
-        bool compared = false;
+        bool compared = false, unclear = false;
         for (size_t c = 0; c < rep->n_cells; c++) {
                 const ReportEntry *en = report_entry(rep, c, 1);
                 if (en->excluded_reason && strncmp(en->excluded_reason, "build-failed: ", 14) == 0) {
@@ -131,6 +134,7 @@ static int judge(Bisect *b, int64_t run, Step *ret) {
                 const Comparison *cmp = &en->comparison;
                 bool is_worse = cmp->verdict == worse;
                 double badness = rep->run.higher_is_better ? 1 / cmp->ratio : cmp->ratio;
+                unclear |= cmp->verdict == VERDICT_INCONCLUSIVE && badness >= 1 + rep->min_effect;
                 double worst = isnan(ret->ratio)           ? -INFINITY
                                : rep->run.higher_is_better ? 1 / ret->ratio
                                                            : ret->ratio;
@@ -152,11 +156,41 @@ static int judge(Bisect *b, int64_t run, Step *ret) {
         }
         if (ret->n_worse > 0)
                 ret->outcome = OUTCOME_BAD;
+        else if (unclear)
+                ret->outcome = OUTCOME_UNDECIDED;
         return EXIT_OK;
+}
+
+/* Builds the variant at commit first: one that does not build is skipped without a run (the
+ * run would measure the good build alone). Returns 1 when it built (into the cache, where the
+ * run finds it), 0 with ret's skip, or the exit status said. */
+static int build_first(Bisect *b, const char *commit, Step *ret) {
+        SpecBuild at = b->variant->build;
+        at.rev = (char *) commit;
+        BuildRequest rq = b->git;
+        rq.build = &at;
+        Build made = {};
+        _cleanup_free_ char *why = NULL;
+        int r = build_resolve(&rq, &made, &why);
+        if (r >= 0) {
+                fprintf(stderr, "alloclab bisect: building %s at %s ...\n", b->variant->name,
+                        build_label(&made));
+                r = build_make(&rq, &made);
+        }
+        if (r < 0)
+                cli_error("bisect", "cannot build %.12s: %s", commit, why ? why : strerror(-r));
+        if (r >= 0 && made.failure)
+                *ret = (Step){ .outcome = OUTCOME_SKIP, .why = TAKE_PTR(made.failure) };
+        bool built = r >= 0 && !ret->why;
+        build_done(&made);
+        return r < 0 ? EXIT_ENVIRONMENT : built;
 }
 
 /* Measures the variant at commit against the good commit: one stored run. */
 static int measure_at(Bisect *b, const char *commit, Step *ret) {
+        int built = build_first(b, commit, ret);
+        if (built != 1)
+                return built; /* 0: EXIT_OK, skipped */
         const char *names[2] = { "good", "candidate" }, *revs[2] = { b->good, commit };
         const Spec *s = b->spec;
         _cleanup_free_ char *yaml = NULL, *label = NULL;
@@ -188,13 +222,28 @@ static int measure_at(Bisect *b, const char *commit, Step *ret) {
 static void print_step(Bisect *b, const char *commit, const Step *st) {
         _cleanup_free_ char *name = describe(b, commit);
         if (st->outcome == OUTCOME_SKIP) {
-                printf("  %-48.48s does not build: skipped (run %lld)\n", name, (long long) st->run);
+                printf("  %-48.48s does not build: skipped\n", name);
                 return;
         }
         printf("  %-48.48s %.3fx [%.3f, %.3f] %s, worse in %zu of %zu cells: %s (run %lld)\n", name,
                st->ratio, st->lo, st->hi, st->why ? st->why : "?", st->n_worse, st->n_cells,
-               st->outcome == OUTCOME_BAD ? "bad" : "good", (long long) st->run);
+               st->outcome == OUTCOME_BAD         ? "bad"
+               : st->outcome == OUTCOME_UNDECIDED ? "cannot tell"
+                                                  : "good",
+               (long long) st->run);
         fflush(stdout);
+}
+
+/* A commit worse by min_effect or more that the run cannot tell from noise: neither good nor bad
+ * can be said of it (calling it good would blame a later commit). */
+static int undecided(const Bisect *b, const char *commit) {
+        cli_error(
+                "bisect",
+                "%.12s is worse by at least %.3g%% in some cell, but not significantly with %u samples: "
+                "it can be called neither good nor bad; measure with more (--samples), on a quieter machine",
+                commit, 100 * b->spec->min_effect,
+                b->measure.samples ? b->measure.samples : b->spec->samples);
+        return EXIT_UNDECIDED;
 }
 
 /* The commits after good up to bad (bad last), oldest first, on the paths between them. */
@@ -242,6 +291,10 @@ static int search(Bisect *b, char **commits) {
                         return e;
                 }
                 print_step(b, commits[mid], &st);
+                if (st.outcome == OUTCOME_UNDECIDED) {
+                        free(st.why);
+                        return undecided(b, commits[mid]);
+                }
                 if (st.outcome == OUTCOME_SKIP)
                         skipped[mid] = true;
                 else if (st.outcome == OUTCOME_BAD)
@@ -379,9 +432,17 @@ int cmd_bisect(int argc, char **argv) {
                 if (e == EXIT_OK)
                         print_step(&b, bad, &st);
                 free(st.why);
-                return e != EXIT_OK                 ? GIT_BISECT_ABORT
-                       : st.outcome == OUTCOME_SKIP ? GIT_BISECT_SKIP
-                                                    : st.outcome == OUTCOME_BAD;
+                /* git bisect stops where a guess would misplace the blame. */
+                if (e == EXIT_OK && st.outcome == OUTCOME_UNDECIDED)
+                        (void) undecided(&b, bad);
+                return e != EXIT_OK || st.outcome == OUTCOME_UNDECIDED ? GIT_BISECT_ABORT
+                       : st.outcome == OUTCOME_SKIP                    ? GIT_BISECT_SKIP
+                                                                       : st.outcome == OUTCOME_BAD;
+        }
+        if (strcmp(b.good, bad) == 0) {
+                cli_error("bisect", "--good and --bad are the same commit, %.12s: nothing between them",
+                          bad);
+                return EXIT_USAGE;
         }
         _cleanup_strv_free_ char **commits = NULL;
         if ((e = commits_between(&b, bad, &commits)) != EXIT_OK)
@@ -402,6 +463,8 @@ int cmd_bisect(int argc, char **argv) {
         free(st.why);
         if (e != EXIT_OK)
                 return e;
+        if (end == OUTCOME_UNDECIDED)
+                return undecided(&b, bad);
         if (end != OUTCOME_BAD) {
                 cli_error("bisect", "%s: nothing to bisect (see the run above)",
                           end == OUTCOME_SKIP

@@ -164,6 +164,10 @@ static void print_build(const char *text) {
         const json_t *line;
         json_array_foreach(json_object_get(b, "commands"), i, line)
                 printf("%s %s", i ? ";" : "", json_string_value(line));
+        const char *name;
+        const json_t *value;
+        json_object_foreach(json_object_get(b, "variables"), name, value)
+                printf("\n  with %s=%s", name, json_string_value(value));
         printf("\n  output %s, compiler %s, %s %.1f s\n", json_string_value(json_object_get(b, "output")),
                json_string_value(json_object_get(b, "compiler")),
                json_is_true(json_object_get(b, "cached")) ? "from the cache, built earlier in" : "built in",

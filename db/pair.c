@@ -176,7 +176,8 @@ static int differ_in_variant(Store *s, RunPair *p, const char *variant) {
         } files[] = {
                 /* What a build's result depends on besides the revision (db/migrations.c 27). */
                 { "json_extract(v.build, '$.source') || ' ' || json_extract(v.build, '$.commands') || ' ' ||"
-                  " json_extract(v.build, '$.output') || ' ' || json_extract(v.build, '$.compiler')",
+                  " json_extract(v.build, '$.output') || ' ' || json_extract(v.build, '$.compiler') ||"
+                  " ifnull(' ' || json_extract(v.build, '$.variables'), '')",
                   "allocator build", "" },
                 { "a.sha256", "allocator file", " (sha256)" },
                 { "v.program_sha256", "program", " (sha256)" },

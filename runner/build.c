@@ -193,9 +193,11 @@ static int list_dir(int dir_fd, const char *prefix, char ***list) {
         return r;
 }
 
-/* The files of a git tree as it is: tracked and untracked, not ignored (sorted by git). */
-static int list_tree(const BuildRequest *rq, const Build *b, char ***ret) {
-        const char *args[] = { "git", "ls-files", "-z", "-c", "-o", "--exclude-standard", NULL };
+/* The files of a git tree as it is: tracked, or untracked and not ignored (sorted by git). */
+static int list_tree(const BuildRequest *rq, const Build *b, bool untracked, char ***ret) {
+        const char *args[] = {
+                "git", "ls-files", "-z", untracked ? "-o" : "-c", "--exclude-standard", NULL
+        };
         _cleanup_close_ int out = output_memfd("alloclab-build-files");
         _cleanup_close_ int err = output_memfd("alloclab-build-files");
         if (out < 0 || err < 0)
@@ -221,13 +223,43 @@ static int list_tree(const BuildRequest *rq, const Build *b, char ***ret) {
         return 0;
 }
 
+/* Whether a file of a tree as it is was made by a build (an object, a library, an archive, a
+ * program): what an earlier build in the tree left is not the source, and copied into the build
+ * it would pass for what the commands make ("up to date"). */
+static bool is_build_product(int dir_fd, const char *rel) {
+        _cleanup_close_ int fd = openat(dir_fd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        char magic[8];
+        if (fd < 0 || read_full(fd, magic, sizeof(magic)) != (ssize_t) sizeof(magic))
+                return false;
+        return memcmp(magic, "\177ELF", 4) == 0 || memcmp(magic, "!<arch>\n", 8) == 0;
+}
+
+/* The files of the tree as it is: a git tree's tracked ones (not deleted) and its untracked ones,
+ * a plain directory's all, but of those untracked what a build made there (is_build_product). */
+static int tree_files(const BuildRequest *rq, const Build *b, int dir_fd, char ***ret) {
+        _cleanup_strv_free_ char **tracked = NULL, **untracked = NULL;
+        int r = b->commit ? list_tree(rq, b, false, &tracked) : 0;
+        if (r >= 0)
+                r = b->commit ? list_tree(rq, b, true, &untracked) : list_dir(dir_fd, "", &untracked);
+        struct stat st;
+        for (size_t i = 0; r >= 0 && tracked && tracked[i]; i++)
+                if (fstatat(dir_fd, tracked[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        r = strv_append(ret, tracked[i]);
+        for (size_t i = 0; r >= 0 && untracked && untracked[i]; i++)
+                if (!is_build_product(dir_fd, untracked[i]))
+                        r = strv_append(ret, untracked[i]);
+        return r;
+}
+
 /* What the tree's content is, into b->tree: git's tree id where a commit is built, else a
  * hash of its files (paths, kinds, contents). */
 static int tree_identity(const BuildRequest *rq, Build *b) {
         if (b->commit && !b->dirty) {
                 _cleanup_free_ char *spec = NULL;
-                if (asprintf(&spec, "%s%s%s^{tree}", b->commit, b->subdir ? ":" : "",
-                             b->subdir ? b->subdir : "") < 0)
+                /* COMMIT:subdir names the subdirectory's tree already (with ^{tree} after it, git
+                 * reads that as part of the path). */
+                if (b->subdir ? asprintf(&spec, "%s:%s", b->commit, b->subdir) < 0
+                              : asprintf(&spec, "%s^{tree}", b->commit) < 0)
                         return -ENOMEM;
                 const char *args[] = { "git", "rev-parse", "--verify", spec, NULL };
                 int r = tool(rq, b->source, args, &b->tree, NULL);
@@ -237,7 +269,7 @@ static int tree_identity(const BuildRequest *rq, Build *b) {
         _cleanup_close_ int dir_fd = open(b->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dir_fd < 0)
                 return -errno;
-        int r = b->commit ? list_tree(rq, b, &files) : list_dir(dir_fd, "", &files);
+        int r = tree_files(rq, b, dir_fd, &files);
         if (r < 0)
                 return r;
         Sha256 h;
@@ -272,11 +304,8 @@ static int make_key(const BuildRequest *rq, Build *b) {
         sha256_update(&h, "output\n", 7);
         sha256_update(&h, output, strlen(output) + 1);
         sha256_update(&h, b->compiler, strlen(b->compiler) + 1);
-        for (const char *const *v = build_variables; *v; v++) {
-                ssize_t i = strv_env_find(rq->caller_env, *v, strlen(*v));
-                if (i >= 0)
-                        sha256_update(&h, rq->caller_env[i], strlen(rq->caller_env[i]) + 1);
-        }
+        for (size_t i = 0; b->variables && b->variables[i]; i++)
+                sha256_update(&h, b->variables[i], strlen(b->variables[i]) + 1);
         uint8_t digest[SHA256_DIGEST_SIZE];
         sha256_final(&h, digest);
         hex_of(digest, b->key);
@@ -378,14 +407,26 @@ int build_resolve(const BuildRequest *rq, Build *b, char **ret_message) {
                 return -ENOMEM;
         if (!sb->commands && family && !(b->commands = strv_copy((char *const *) family->build_commands)))
                 return -ENOMEM;
-        const char *cc[] = { "cc", "--version", NULL };
+        /* The build variables of the caller's environment, and the compiler CC names (else cc). */
+        for (const char *const *v = build_variables; *v; v++) {
+                ssize_t i = strv_env_find(rq->caller_env, *v, strlen(*v));
+                if (i >= 0 && strv_append(&b->variables, rq->caller_env[i]) < 0)
+                        return -ENOMEM;
+        }
+        ssize_t cc_var = strv_env_find(rq->caller_env, "CC", 2);
+        _cleanup_free_ char *cc_name = strndup(cc_var >= 0 ? rq->caller_env[cc_var] + 3 : "cc",
+                                               cc_var >= 0 ? strcspn(rq->caller_env[cc_var] + 3, " \t") : 2);
+        if (!cc_name)
+                return -ENOMEM;
+        const char *cc[] = { cc_name[0] ? cc_name : "cc", "--version", NULL };
         if ((r = tool(rq, b->source, cc, &b->compiler, NULL)) < 0)
                 return r;
         if (r == 1 && !(b->compiler = strdup("none")))
                 return -ENOMEM;
         b->compiler[strcspn(b->compiler, "\n")] = 0;
         if ((r = make_key(rq, b)) < 0)
-                return fail(ret_message, r, "build: cannot read the tree %s: %s", b->source, strerror(-r));
+                return fail(ret_message, r, "build: cannot read the tree %s: %s", b->source,
+                            r == -EIO ? "git could not (git rev-parse, git ls-files)" : strerror(-r));
         set_label(b);
         return 0;
 }
@@ -428,8 +469,9 @@ static int mkdir_parents(const char *path) {
         }
 }
 
-#define BUILD_SCRATCH_STALE_S (7 * 24 * 3600) /* a build's scratch this old was left by a killed alloclab   \
-                                               */
+#define BUILD_SCRATCH_STALE_S                                                                               \
+        (7 * 24 * 3600) /* a build's scratch this old was left by a killed alloclab                         \
+                         */
 
 /* Removes the scratch directories of builds that never finished (alloclab killed meanwhile):
  * what is older than a week, as no build takes that long. */
@@ -559,14 +601,12 @@ static int export_tree(const BuildRequest *rq, Build *b, const char *scratch, co
                 _cleanup_close_ int source_fd = open(b->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (source_fd < 0)
                         return -errno;
-                r = b->commit ? list_tree(rq, b, &files) : list_dir(source_fd, "", &files);
+                r = tree_files(rq, b, source_fd, &files);
                 _cleanup_fclose_ FILE *f = r < 0 ? NULL : fopen(list, "we");
                 if (r < 0 || !f)
                         return r < 0 ? r : -errno;
-                struct stat st;
                 for (size_t i = 0; files && files[i]; i++)
-                        if (fstatat(source_fd, files[i], &st, AT_SYMLINK_NOFOLLOW) == 0) /* not deleted */
-                                fwrite(files[i], 1, strlen(files[i]) + 1, f);
+                        fwrite(files[i], 1, strlen(files[i]) + 1, f);
                 if (fflush(f) != 0)
                         return -errno;
                 const char *pack[] = { "tar", "-C", b->source, "--null", "--no-recursion",
@@ -794,17 +834,23 @@ int build_make(const BuildRequest *rq, Build *b) {
 }
 
 char *build_json(const Build *b) {
-        json_auto_t *commands = json_array();
+        json_auto_t *commands = json_array(), *variables = json_object();
         for (size_t i = 0; commands && b->commands && b->commands[i]; i++)
                 if (json_array_append_new(commands, json_string(b->commands[i])) < 0)
                         return NULL;
+        for (size_t i = 0; variables && b->variables && b->variables[i]; i++) {
+                _cleanup_free_ char *name = strndup(b->variables[i], strcspn(b->variables[i], "="));
+                if (!name ||
+                    json_object_set_new(variables, name, json_string(strchr(b->variables[i], '=') + 1)) < 0)
+                        return NULL;
+        }
         json_auto_t *doc = json_pack(
-                "{s:s, s:s?, s:s?, s:s?, s:s?, s:b, s:O, s:s?, s:s, s:s?, s:s, s:b, s:f, s:s?, s:s?}",
+                "{s:s, s:s?, s:s?, s:s?, s:s?, s:b, s:O, s:s?, s:s, s:O, s:s?, s:s, s:b, s:f, s:s?, s:s?}",
                 "source", b->source, "commit", b->commit, "subdir", b->subdir, "tree", b->tree, "describe",
                 b->describe, "dirty", b->dirty, "commands", commands, "output", b->output, "compiler",
-                b->compiler, "sha256", b->sha256[0] ? b->sha256 : NULL, "key", b->key, "cached", b->cached,
-                "build_seconds", round((double) b->build_ns / 1e6) / 1e3, "path", b->path, "failure",
-                b->failure);
+                b->compiler, "variables", variables, "sha256", b->sha256[0] ? b->sha256 : NULL, "key",
+                b->key, "cached", b->cached, "build_seconds", round((double) b->build_ns / 1e6) / 1e3,
+                "path", b->path, "failure", b->failure);
         return doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 }
 
@@ -829,6 +875,16 @@ int build_from_json(const char *text, Build *ret) {
                                                   strv_append(&ret->commands, json_string_value(line)) < 0) {
                 build_done(ret);
                 return -ENOMEM;
+        }
+        const char *name;
+        const json_t *value;
+        json_object_foreach(json_object_get(doc, "variables"), name, value) {
+                char *kv = NULL;
+                if (!json_is_string(value) || asprintf(&kv, "%s=%s", name, json_string_value(value)) < 0 ||
+                    strv_consume(&ret->variables, kv) < 0) {
+                        build_done(ret);
+                        return json_is_string(value) ? -ENOMEM : -EBADMSG;
+                }
         }
         strcpy(ret->key, key);
         strcpy(ret->sha256, sha256 ? sha256 : "");
@@ -858,6 +914,7 @@ void build_done(Build *b) {
         free(b->tree);
         free(b->describe);
         strv_free(b->commands);
+        strv_free(b->variables);
         free(b->compiler);
         free(b->path);
         free(b->failure);

@@ -32,14 +32,15 @@ typedef struct BuildRequest {
 
 typedef struct Build {
         /* From build_resolve(). */
-        char *source;    /* the tree, absolute */
-        char *commit;    /* the revision resolved (HEAD for the tree as it is); NULL: not git */
-        char *subdir;    /* the source's directory inside its repository, or NULL at its top */
-        char *tree;      /* what the tree holds: git's tree id, or a sha256 of its files (hex) */
-        char *describe;  /* `git describe --always --tags` (with -dirty), or NULL */
-        bool dirty;      /* the tree as it is, with changes not committed */
-        char **commands; /* what runs: the spec's or the family's; NULL: what the tree has */
-        char *compiler;  /* cc --version's first line, or "none" */
+        char *source;     /* the tree, absolute */
+        char *commit;     /* the revision resolved (HEAD for the tree as it is); NULL: not git */
+        char *subdir;     /* the source's directory inside its repository, or NULL at its top */
+        char *tree;       /* what the tree holds: git's tree id, or a sha256 of its files (hex) */
+        char *describe;   /* `git describe --always --tags` (with -dirty), or NULL */
+        bool dirty;       /* the tree as it is, with changes not committed */
+        char **commands;  /* what runs: the spec's or the family's; NULL: what the tree has */
+        char *compiler;   /* the first line of --version of $CC (else cc), or "none" */
+        char **variables; /* the caller's build variables that were set: "CFLAGS=-O3", ... */
         char key[SHA256_HEX_SIZE];
         char label[128]; /* build_label()'s */
         /* From build_make(). */

@@ -37,6 +37,7 @@ expect_contains "$OUT" "alloclab bisect: dev of tiny, from good $(git_in rev-par
 expect_contains "$OUT" "first bad commit: $(git_in rev-parse --short c9) (c9)" "the slow commit found"
 expect_contains "$OUT" "$(git_in rev-parse --short c7) (c7)" "c7 tried"
 expect_contains "$OUT" "does not build: skipped" "c7 skipped"
+expect_eq "$(q "SELECT count(*) FROM runs WHERE commit_id = '$(git_in rev-parse c7)'")" 0 "a commit that does not build is not run"
 measured=$(sed -n 's/^\([0-9]*\) commits measured (both ends included), 14 between the ends$/\1/p' <<<"$OUT")
 [[ -n $measured && $measured -le 6 ]] || fail "at most 6 commits measured: $OUT"
 # Every step a stored run of experiment tiny-bisect, labelled with the commit it measured: the
@@ -55,6 +56,15 @@ run_alloclab 0 bisect "$WORK/spec.yaml" --variant dev --good good --at c3
 run_alloclab 125 bisect "$WORK/spec.yaml" --variant dev --good good --at c7
 run_alloclab 255 bisect "$WORK/spec.yaml" --variant dev --good good --at nosuchrev
 expect_contains "$ERR" "nosuchrev is not a commit of $REPO" "a wrong revision stops git bisect"
+
+# Too few samples to tell a worse commit from noise: neither good nor bad (it said "good", and
+# git bisect blamed a later commit).
+run_alloclab 255 bisect "$WORK/spec.yaml" --variant dev --good good --at c12 --samples 2
+expect_contains "$OUT" ": cannot tell (run " "the step says so"
+expect_contains "$ERR" "but not significantly with 2 samples: it can be called neither good nor bad" "and why"
+run_alloclab 11 bisect "$WORK/spec.yaml" --variant dev --good good --bad c15 --samples 2
+run_alloclab 2 bisect "$WORK/spec.yaml" --variant dev --good c3 --bad c3
+expect_contains "$ERR" "--good and --bad are the same commit" "one commit"
 
 # Nothing to bisect: the bad end is not worse.
 run_alloclab 10 bisect "$WORK/spec.yaml" --variant dev --good good --bad c6
