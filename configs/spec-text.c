@@ -202,7 +202,7 @@ static char *built_variant_name(const char *allocator, const char *at) {
         while (start > allocator && start[-1] != '/')
                 start--;
         _cleanup_free_ char *joined = NULL;
-        if (asprintf(&joined, "%.*s-%s", (int) (end - start), start, at + 1) < 0)
+        if (asprintf(&joined, "%.*s-%s", (int) (end - start), start, at[1] ? at + 1 : "tree") < 0)
                 return NULL;
         char name[65];
         spec_text_name(name, sizeof(name), "", joined, strlen(joined));
@@ -217,12 +217,14 @@ char *spec_text_variant_open(FILE *f, const char *item) {
                              : spec_text_variant_name(allocator);
         fputs("\n  ", f);
         spec_text_scalar(f, variant ? variant : "");
-        if (at) { /* SOURCE@REV: built from source at REV */
+        if (at) { /* SOURCE@REV: built from source at REV; SOURCE@: the tree as it is */
                 _cleanup_free_ char *source = strndup(allocator, (size_t) (at - allocator));
                 fputs(": {build: {source: ", f);
                 spec_text_scalar(f, source ? source : "");
-                fputs(", rev: ", f);
-                spec_text_scalar(f, at + 1);
+                if (at[1]) {
+                        fputs(", rev: ", f);
+                        spec_text_scalar(f, at + 1);
+                }
                 fputs("}", f);
         } else {
                 fputs(": {preload: ", f);

@@ -42,7 +42,8 @@ int spec_text_revisions(const char *source, size_t size, const char *experiment,
 
 /* A variant of `quick -a` or `suite --allocators` as a line of a spec's allocators mapping, left
  * open for more keys (the caller writes the closing "}"): ITEM is ALLOCATOR or NAME=ALLOCATOR,
- * ALLOCATOR a catalog name or a path (preload:) or SOURCE@REV (build: {source, rev}), the name
- * by default its catalog name, file name, or source directory and revision. Returns the
+ * ALLOCATOR a catalog name or a path (preload:) or SOURCE@REV (build: {source, rev}; SOURCE@
+ * the tree as it is), the name by default its catalog name, file name, or source directory and
+ * revision ("tree" for the tree as it is). Returns the
  * variant's name, or NULL (-ENOMEM, an empty name written). */
 char *spec_text_variant_open(FILE *f, const char *item);

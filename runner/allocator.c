@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runner/allocator.h"
@@ -105,8 +106,12 @@ int allocator_resolve_as(const char *preload, bool identify, Memo *memo, Allocat
         if (!(a.name = strdup(preload)))
                 return -ENOMEM;
         if (preload[0] == '/') {
-                if (faccessat(AT_FDCWD, preload, R_OK, AT_EACCESS) < 0) {
-                        r = negative_errno();
+                struct stat st;
+                r = faccessat(AT_FDCWD, preload, R_OK, AT_EACCESS) < 0 || stat(preload, &st) < 0
+                            ? negative_errno()
+                    : S_ISDIR(st.st_mode) ? -EISDIR
+                                          : 0;
+                if (r < 0) {
                         allocator_done(&a);
                         return r;
                 }

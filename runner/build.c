@@ -593,9 +593,15 @@ static int export_tree(const BuildRequest *rq, Build *b, const char *scratch, co
                 return -ENOMEM;
         int r;
         if (b->commit && !b->dirty) {
+                /* From the repository's top: in a subdirectory, git archive looks for the subdirectory
+                 * inside the tree it is given. */
+                _cleanup_free_ char *top =
+                        b->subdir ? strndup(b->source, strlen(b->source) - strlen(b->subdir) - 1)
+                                  : strdup(b->source);
                 const char *archive[] = { "git", "archive", "--format=tar", "-o", tar, treeish, NULL };
-                r = build_step(rq, b, b->source, tool_script, archive, "git archive", BUILD_TOOL_TIMEOUT,
-                               log_fd, log);
+                r = top ? build_step(rq, b, top, tool_script, archive, "git archive", BUILD_TOOL_TIMEOUT,
+                                     log_fd, log)
+                        : -ENOMEM;
         } else {
                 _cleanup_strv_free_ char **files = NULL;
                 _cleanup_close_ int source_fd = open(b->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -748,10 +748,14 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
                                        "allocator %s is not installed: apt-get install %s", sv->preload,
                                        p->allocators[v].entry->package);
                 else if (r < 0 && r != -ENOMEM)
-                        r = problem_at(
-                                &pr, r, spec, sv->forward_library ? sv->forward_at : sv->preload_at, sv,
-                                "cannot %s %s: %s", sv->forward_library ? "forward to" : "preload",
-                                sv->forward_library ? sv->forward_library : sv->preload, strerror(-r));
+                        r = problem_at(&pr, r, spec, sv->forward_library ? sv->forward_at : sv->preload_at,
+                                       sv, "cannot %s %s: %s%s",
+                                       sv->forward_library ? "forward to" : "preload",
+                                       sv->forward_library ? sv->forward_library : sv->preload, strerror(-r),
+                                       r == -EISDIR ? " (to build an allocator from it: build: {source: "
+                                                      "...}, or quick -a "
+                                                      "NAME=DIR@REV)"
+                                                    : "");
                 if (r < 0)
                         return r;
         }

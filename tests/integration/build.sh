@@ -73,8 +73,16 @@ allocators:
 samples: 3
 YAML
 echo "/* a change not committed */" >>"$REPO/tinyalloc.c"
+# What an earlier make left in the tree (untracked) is not the source: copied, it passed for what
+# the build made ("up to date"), and the run recorded commands that never ran.
+cc -O0 -shared -fPIC -o "$REPO/libtiny.so" "$REPO/tinyalloc.c"
+stale=$(sha256sum "$REPO/libtiny.so" | cut -d' ' -f1)
 run_alloclab 0 run "$WORK/wip.yaml" --quiet
 expect_contains "$ERR" "wip: $REPO at v2-dirty: built in" "the dirty tree built"
+wip_build=$(q "SELECT json_extract(build, '$.key') || ' ' || json_extract(build, '$.sha256') FROM variants WHERE run_id = 3 AND name = 'wip'")
+[[ ${wip_build#* } != "$stale" ]] || fail "the tree's stale libtiny.so was taken for the build's"
+expect_contains "$(cat "$CACHE/${wip_build%% *}/build.log")" "cc -O2 -shared -fPIC -o libtiny.so" "the build compiled"
+rm "$REPO/libtiny.so"
 expect_eq "$(q "SELECT json_extract(build, '$.dirty') || ' ' || json_extract(build, '$.describe') FROM variants WHERE run_id = 3 AND name = 'wip'")" \
     "1 v2-dirty" "dirty recorded"
 expect_eq "$(ls "$CACHE" | wc -l)" 3 "the dirty tree's entry"
@@ -154,10 +162,44 @@ expect_eq "$ERR" "$WORK/ab.yaml:5:36: variant new: build: rev v9 is not a commit
 expect_eq "$(q "SELECT count(*) FROM runs")" "$runs" "nothing recorded"
 [[ $ERR != *"built"* ]] || fail "built before the spec's error was known: $ERR"
 
+# A directory inside a repository is built as its own tree; the compiler CC names and the build
+# variables are recorded.
+MONO="$WORK/mono"
+mkdir -p "$MONO/alloc"
+git_in show v1:tinyalloc.c >"$MONO/alloc/tinyalloc.c"
+git_in show v1:Makefile >"$MONO/alloc/Makefile"
+echo "docs" >"$MONO/README"
+git -C "$MONO" init -q
+git -C "$MONO" add .
+git -C "$MONO" -c user.name=test -c user.email=test@example.org commit -qm mono
+git -C "$MONO" tag m1
+cat >"$WORK/mono.yaml" <<YAML
+experiment: tiny-mono
+command: ["$WORKLOAD", churn, "20000"]
+allocators:
+  glibc: {}
+  sub: {build: {source: mono/alloc, rev: m1}}
+samples: 3
+YAML
+CC=gcc CFLAGS=-O1 run_alloclab 0 run "$WORK/mono.yaml" --quiet
+expect_contains "$ERR" "sub: $MONO/alloc at m1: built in" "a subdirectory built"
+expect_eq "$(q "SELECT json_extract(build, '$.subdir') || ' ' || json_extract(build, '$.tree') || ' ' || json_extract(build, '$.compiler') || ' ' || json_extract(build, '$.variables') FROM variants WHERE name = 'sub'")" \
+    "alloc $(git -C "$MONO" rev-parse m1:alloc) $(gcc --version | head -1) {\"CC\":\"gcc\",\"CFLAGS\":\"-O1\"}" "the subdirectory's tree, the compiler, the variables"
+# A directory given as a file to preload says what to write instead.
+run_alloclab 4 quick --quiet -a glibc,"$REPO" -- true
+expect_contains "$ERR" "cannot preload $REPO: Is a directory (to build an allocator from it: build: {source: ...}, or quick -a NAME=DIR@REV)" "a directory to preload"
+
 # quick takes SOURCE@REV as an allocator: the same builds, from the cache.
 run_alloclab 0 quick --quiet --samples 3 -a old=tiny@v1,tiny@v2 -- "$WORKLOAD" churn 20000
 expect_contains "$ERR" "old: $REPO at v1: built before" "quick: old from the cache"
 expect_contains "$ERR" "tiny-v2: $REPO at v2: built" "quick: a variant named after the tree and revision"
 expect_contains "$OUT" "allocators: old=libtiny.so v1, tiny-v2=libtiny.so v2" "quick's allocators"
+# SOURCE@: the tree as it is.
+git_in show v1:tinyalloc.c >"$REPO/tinyalloc.c" # HEAD is the broken commit
+echo "/* quick's change */" >>"$REPO/tinyalloc.c"
+run_alloclab 0 quick --quiet --samples 3 -a glibc,tiny@ -- "$WORKLOAD" churn 20000
+expect_contains "$ERR" "tiny-tree: $REPO at " "the tree as it is, named tree"
+expect_contains "$ERR" "-dirty: built in" "... with its change"
+git_in checkout -q -- tinyalloc.c
 
 echo "build: ok"
