@@ -395,7 +395,8 @@ static size_t winner(const Report *rep) {
 }
 
 /* The baseline's medians across the cells, as one geometric mean with its unit. */
-static void baseline_text(const Report *rep, char *buf, size_t size) {
+/* The baseline's value across the cells into buf; false when it has none. */
+static bool baseline_text(const Report *rep, char *buf, size_t size) {
         double logs = 0;
         size_t n = 0;
         for (size_t c = 0; c < rep->n_cells; c++) {
@@ -408,10 +409,9 @@ static void baseline_text(const Report *rep, char *buf, size_t size) {
         const char *metric = rep->run.metric;
         if (strncmp(metric, "reported:", 9) == 0)
                 metric += 9;
-        if (n == 0)
-                snprintf(buf, size, "-");
-        else
+        if (n > 0)
                 render_value(metric, exp(logs / (double) n), buf, size);
+        return n > 0;
 }
 
 /* Whether run i compares with another baseline than the suite's (its first allocator): a
@@ -441,11 +441,11 @@ static json_t *workload_table(const SuiteRun *runs, size_t n) {
                         char text[128];
                         Standing s = standing(rep, v);
                         const RenderVerdicts *verdicts = &s.verdicts;
-                        if (v == rep->baseline)
-                                baseline_text(rep, text, sizeof(text));
-                        else if (verdicts->compared == 0)
+                        bool value = v == rep->baseline && baseline_text(rep, text, sizeof(text));
+                        /* Without figures, why: the baseline's failure too (a crash showed as "-"). */
+                        if (!value && (v == rep->baseline || verdicts->compared == 0))
                                 snprintf(text, sizeof(text), "%s", s.mark[0] ? s.mark : "-");
-                        else
+                        else if (!value)
                                 snprintf(text, sizeof(text), "%.2fx %s%s%s", verdicts->geomean,
                                          standing_word(verdicts, render_time_metric(rep->run.metric)),
                                          s.mark[0] ? " !" : "", s.mark);

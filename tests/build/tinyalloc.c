@@ -122,7 +122,8 @@ void *calloc(size_t n, size_t size) {
                 errno = ENOMEM;
                 return NULL;
         }
-        void *p = malloc(n * size);
+        /* Not malloc(): GCC turns malloc followed by a memset of zeroes into a call of calloc. */
+        void *p = allocate(n * size, ALIGNMENT);
         return p ? memset(p, 0, n * size) : NULL;
 }
 
