@@ -125,8 +125,11 @@ void render_probe(FILE *f, json_t *probe) {
         for (size_t k = 0; k < json_array_size(processes); k++)
                 unfollowed +=
                         json_is_object(json_object_get(json_array_get(processes, k), "exec_without_probe"));
+        /* A family the probe does not know (an allocator under development): said so, not "none". */
+        const char *effective_family = json_string_value(json_object_get(effective, "family"));
+        bool unknown = !effective_family || strcmp(effective_family, "none") == 0;
         fprintf(f, "effective allocator: %s (%s%s%s)", json_string_value(json_object_get(effective, "path")),
-                json_string_value(json_object_get(effective, "family")),
+                unknown ? "a family alloclab does not know: no version or options read" : effective_family,
                 *json_string_value(json_object_get(effective, "version")) ? " " : "",
                 json_string_value(json_object_get(effective, "version")));
         if (unfollowed)

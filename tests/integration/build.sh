@@ -52,6 +52,8 @@ expect_contains "$OUT" "old: libtiny.so v1
 expect_contains "$OUT" "  built from $REPO at v1 (commit $(git_in rev-parse v1))
   build commands: make -j\"\$(nproc)\"
   output libtiny.so, compiler $(cc --version | head -1), built in " "show --allocators: what built it"
+expect_contains "$OUT" "/libtiny.so (a family alloclab does not know: no version or options read)" \
+    "an allocator under development is not \"none\""
 # What the children preloaded is the cached file (the probe names the file serving malloc).
 expect_eq "$(q "SELECT count(*) FROM samples WHERE run_id = 1 AND status = 'ok'")" 10 "run 1's samples"
 
