@@ -93,7 +93,7 @@ static int commit_of(Bisect *b, const char *rev, char **ret) {
         return EXIT_OK;
 }
 
-/* "abc1234 (v1-3-gabc1234) subject": a commit as people name it. */
+/* "abc1234 (its subject)": a commit as people name it. */
 static char *describe(Bisect *b, const char *commit) {
         const char *args[] = { "git", "log", "-1", "--format=%h (%s)", commit, NULL };
         char *text = NULL;

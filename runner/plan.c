@@ -605,11 +605,15 @@ static int built_allocator(const Plan *p, size_t v, const PlanOptions *o, Proble
 /* The builds another process made (PlanOptions.built), moved into the plan. */
 static int take_builds(Plan *p, const PlanOptions *o, Problems *pr) {
         const Spec *spec = p->spec;
+        /* Where a tree or revision was at fault, the builder built nothing: that is all to say. */
+        bool problems = false;
+        for (size_t v = 0; v < p->n_variants; v++)
+                problems |= spec->variants[v].build.source && o->built[v].problem;
         for (size_t v = 0; v < p->n_variants; v++) {
                 const SpecVariant *sv = &spec->variants[v];
                 BuildOutcome *out = &o->built[v];
                 int r = 0;
-                if (!sv->build.source)
+                if (!sv->build.source || (problems && !out->problem))
                         continue;
                 if (out->problem)
                         r = problem_at(pr, out->problem_rev ? -EINVAL : -ENOENT, spec,
