@@ -258,19 +258,19 @@ static char *missing_program(const char *text, char **ret_hint) {
  * between runs, where its setup hook makes its input ($XDG_CACHE_HOME/alloclab/suite/NAME, or
  * under ~/.cache): made here. NULL (errno set) when there is none. */
 static char *scratch_dir(const char *name) {
-        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-        _cleanup_free_ char *dir = NULL;
-        if (xdg && xdg[0] == '/'     ? asprintf(&dir, "%s/alloclab/suite/%s", xdg, name) < 0
-            : home && home[0] == '/' ? asprintf(&dir, "%s/.cache/alloclab/suite/%s", home, name) < 0
-                                     : (errno = ENOENT, true))
+        _cleanup_free_ char *sub = NULL, *dir = NULL;
+        if (asprintf(&sub, "suite/%s", name) < 0)
                 return NULL;
-        for (char *slash = strchr(dir + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
-                *slash = 0;
-                if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                        return NULL;
-                *slash = '/';
+        if (!(dir = paths_cache(environ, sub))) {
+                errno = ENOENT; /* neither XDG_CACHE_HOME nor HOME */
+                return NULL;
         }
-        return mkdir(dir, 0700) < 0 && errno != EEXIST ? NULL : TAKE_PTR(dir);
+        int r = mkdir_parents(dir, 0700);
+        if (r < 0) {
+                errno = -r;
+                return NULL;
+        }
+        return TAKE_PTR(dir);
 }
 
 /* The workload's text with the suite's axes, its directory and the allocators added. */

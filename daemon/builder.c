@@ -114,18 +114,10 @@ static _Noreturn void builder_main(const Job *job, const Spec *spec, CgroupRun *
 
 /* The builder's report into one outcome per variant. */
 static int read_report(Builder *b, BuildOutcome **ret) {
-        uint64_t size;
-        int r = output_size(b->report_fd, &size);
+        _cleanup_free_ char *text = NULL;
+        int r = read_text_fd(b->report_fd, BUILDER_REPORT_MAX, &text, NULL);
         if (r < 0)
                 return r;
-        if (size > BUILDER_REPORT_MAX)
-                return -EFBIG;
-        _cleanup_free_ char *text = malloc(size + 1);
-        if (!text)
-                return -ENOMEM;
-        if (read_full_at(b->report_fd, text, size, 0) != (ssize_t) size)
-                return -EIO;
-        text[size] = 0;
         json_auto_t *doc = json_loads(text, 0, NULL);
         const json_t *variants = json_object_get(doc, "variants");
         if (json_array_size(variants) != b->n_variants)

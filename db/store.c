@@ -210,15 +210,11 @@ static int make_parent_dir(const char *path) {
         _cleanup_free_ char *dir = strdup(path);
         if (!dir)
                 return -ENOMEM;
-        for (char *p = dir + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = 0;
-                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-                        return negative_errno();
-                *p = '/';
-        }
-        return 0;
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+                return 0;
+        *slash = 0;
+        return mkdir_parents(dir, 0755);
 }
 
 /* path as an SQLite URI with query (without '?'): '%', '?' and '#' escaped, an absolute path

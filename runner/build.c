@@ -30,11 +30,13 @@
 #include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/io.h"
+#include "util/paths.h"
 #include "util/strv.h"
 
 #define BUILD_CACHE_VERSION "alloclab-build 1"
 #define BUILD_LOG_TAIL      1200                  /* bytes of a failed build's log in its reason */
 #define BUILD_TOOL_TIMEOUT  (300ULL * 1000000000) /* git and tar at most, besides the commands */
+#define BUILD_LIST_MAX      (64 * 1024 * 1024)    /* bytes of the names of a tree's files */
 
 /* The variables besides the compiler that change what a build makes. */
 static const char *const build_variables[] = { "CC",       "CXX",     "CFLAGS",    "CXXFLAGS",
@@ -208,15 +210,10 @@ static int list_tree(const BuildRequest *rq, const Build *b, bool untracked, cha
                 return r;
         if (!succeeded(&res))
                 return -EIO;
-        uint64_t size;
-        if ((r = output_size(out, &size)) < 0)
+        _cleanup_free_ char *names = NULL;
+        size_t size;
+        if ((r = read_text_fd(out, BUILD_LIST_MAX, &names, &size)) < 0)
                 return r;
-        _cleanup_free_ char *names = malloc(size + 1);
-        if (!names)
-                return -ENOMEM;
-        if (read_full_at(out, names, size, 0) != (ssize_t) size)
-                return -EIO;
-        names[size] = 0;
         for (size_t at = 0; at < size; at += strlen(names + at) + 1)
                 if (names[at] && (r = strv_append(ret, names + at)) < 0)
                         return r;
@@ -381,13 +378,13 @@ int build_resolve(const BuildRequest *rq, Build *b, char **ret_message) {
                 return -ENOMEM;
         const char *where = joined ? joined : sb->source;
         struct stat st;
-        if (stat(where, &st) < 0 || !S_ISDIR(st.st_mode))
-                return fail(ret_message, -ENOENT, "build: source %s: %s", sb->source,
-                            errno == 0 || S_ISREG(st.st_mode) ? "not a directory" : strerror(errno));
+        int r = stat(where, &st) < 0 ? negative_errno() : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+        if (r < 0)
+                return fail(ret_message, r, "build: source %s: %s", sb->source, strerror(-r));
         if (!(b->source = realpath(where, NULL)))
                 return -errno;
         _cleanup_free_ char *prefix = NULL;
-        int r = git_prefix(rq, b->source, &prefix);
+        r = git_prefix(rq, b->source, &prefix);
         if (r < 0)
                 return r;
         if (!prefix && sb->rev)
@@ -443,30 +440,6 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 /* rm -rf path (it may be missing). */
 static int remove_tree(const char *path) {
         return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT ? -errno : 0;
-}
-
-char *build_cache_dir(char *const *env) {
-        ssize_t xdg = strv_env_find(env, "XDG_CACHE_HOME", 14), home = strv_env_find(env, "HOME", 4);
-        const char *x = xdg >= 0 ? env[xdg] + 15 : NULL, *h = home >= 0 ? env[home] + 5 : NULL;
-        char *dir = NULL;
-        if (x && x[0] == '/')
-                return asprintf(&dir, "%s/alloclab/builds", x) < 0 ? NULL : dir;
-        return h && h[0] == '/' && asprintf(&dir, "%s/.cache/alloclab/builds", h) >= 0 ? dir : NULL;
-}
-
-static int mkdir_parents(const char *path) {
-        _cleanup_free_ char *p = strdup(path);
-        if (!p)
-                return -ENOMEM;
-        for (char *slash = strchr(p + 1, '/');; slash = strchr(slash + 1, '/')) {
-                if (slash)
-                        *slash = 0;
-                if (mkdir(p, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                if (!slash)
-                        return 0;
-                *slash = '/';
-        }
 }
 
 #define BUILD_SCRATCH_STALE_S                                                                               \
@@ -787,13 +760,13 @@ static int build_in(const BuildRequest *rq, Build *b, const char *scratch) {
 }
 
 int build_make(const BuildRequest *rq, Build *b) {
-        _cleanup_free_ char *cache = build_cache_dir(rq->caller_env), *entry = NULL, *scratch = NULL;
+        _cleanup_free_ char *cache = paths_cache(rq->caller_env, "builds"), *entry = NULL, *scratch = NULL;
         if (!cache)
                 return asprintf(&b->failure, "no cache directory: set XDG_CACHE_HOME or HOME") < 0 ? -ENOMEM
                                                                                                    : 0;
         if (asprintf(&entry, "%s/%s", cache, b->key) < 0 || asprintf(&scratch, "%s/.tmp-XXXXXX", cache) < 0)
                 return -ENOMEM;
-        int r = mkdir_parents(cache);
+        int r = mkdir_parents(cache, 0755);
         if (r < 0)
                 return asprintf(&b->failure, "cannot make the cache %s: %s", cache, strerror(-r)) < 0
                                ? -ENOMEM

@@ -84,10 +84,6 @@ char *build_json(const Build *b);
  * "tree " and the start of the tree's hash (a plain directory). */
 const char *build_label(const Build *b);
 
-/* The cache's directory, by env's variables (the caller's): $XDG_CACHE_HOME/alloclab/builds,
- * else $HOME/.cache/alloclab/builds; NULL without either (or -ENOMEM). */
-char *build_cache_dir(char *const *env);
-
 /* A Build back from build_json()'s text (as a process that built it reports it). Returns 0,
  * -EBADMSG when it is not one, -ENOMEM. */
 int build_from_json(const char *text, Build *ret);

@@ -5,6 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
@@ -59,6 +62,43 @@ int read_text_file(const char *path, size_t max, char **ret, size_t *ret_size) {
         if (ret_size)
                 *ret_size = (size_t) n;
         return 0;
+}
+
+int read_text_fd(int fd, size_t max, char **ret, size_t *ret_size) {
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if ((uint64_t) st.st_size > max)
+                return -EFBIG;
+        size_t size = (size_t) st.st_size;
+        _cleanup_free_ char *buf = malloc(size + 1);
+        if (!buf)
+                return -ENOMEM;
+        ssize_t n = read_full_at(fd, buf, size, 0);
+        if (n < 0)
+                return (int) n;
+        if ((size_t) n != size)
+                return -EIO;
+        buf[size] = 0;
+        *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
+
+int mkdir_parents(const char *path, mode_t mode) {
+        _cleanup_free_ char *p = strdup(path);
+        if (!p)
+                return -ENOMEM;
+        for (char *slash = strchr(p + 1, '/');; slash = strchr(slash + 1, '/')) {
+                if (slash)
+                        *slash = 0;
+                if (p[0] && mkdir(p, mode) < 0 && errno != EEXIST)
+                        return negative_errno();
+                if (!slash)
+                        return 0;
+                *slash = '/';
+        }
 }
 
 char *memstream_text(FILE *f, char **text) {

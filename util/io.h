@@ -21,6 +21,13 @@ int write_full(int fd, const void *buf, size_t size);
  * *ret_size (may be NULL). Returns 0, -EFBIG past max, -errno. */
 int read_text_file(const char *path, size_t max, char **ret, size_t *ret_size);
 
+/* The same for a regular file or memfd already open, from its start whatever its offset (a
+ * child's output). Returns 0, -EFBIG past max, -errno. */
+int read_text_fd(int fd, size_t max, char **ret, size_t *ret_size);
+
+/* mkdir -p: path and each missing directory above it, made with mode. Returns 0 or -errno. */
+int mkdir_parents(const char *path, mode_t mode);
+
 /* Closes f, opened with open_memstream(text, ...), and gives the text written: *text, or NULL
  * (and *text freed) when a write failed for want of memory. */
 char *memstream_text(FILE *f, char **text);

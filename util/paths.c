@@ -72,6 +72,21 @@ char *paths_spawner(void) {
         return find("ALLOCLAB_SPAWNER", candidates, sizeof(candidates) / sizeof(candidates[0]));
 }
 
+char *paths_cache(char *const *env, const char *name) {
+        const char *xdg = NULL, *home = NULL;
+        for (char *const *e = env; e && *e; e++) {
+                if (strncmp(*e, "XDG_CACHE_HOME=", 15) == 0)
+                        xdg = *e + 15;
+                else if (strncmp(*e, "HOME=", 5) == 0)
+                        home = *e + 5;
+        }
+        char *dir = NULL;
+        if (xdg && xdg[0] == '/')
+                return asprintf(&dir, "%s/alloclab/%s", xdg, name) < 0 ? NULL : dir;
+        return home && home[0] == '/' && asprintf(&dir, "%s/.cache/alloclab/%s", home, name) >= 0 ? dir
+                                                                                                  : NULL;
+}
+
 char *paths_workloads(void) {
         static const char *const candidates[] = { "/../workloads",
                                                   "/../" ALLOCLAB_LIBDIR "/alloclab/workloads" };

@@ -27,3 +27,8 @@ char *paths_spawner(void);
 /* The bundled workloads of `alloclab suite` (specs and programs): $ALLOCLAB_WORKLOADS, else
  * BIN/../workloads (build tree) or BIN/../LIBDIR/alloclab/workloads. NULL when not found. */
 char *paths_workloads(void);
+
+/* What alloclab keeps for the user in a cache, by the environment env (the caller's):
+ * $XDG_CACHE_HOME/alloclab/NAME, else $HOME/.cache/alloclab/NAME. A new string, or NULL without
+ * either (or on -ENOMEM). */
+char *paths_cache(char *const *env, const char *name);
