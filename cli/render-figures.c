@@ -55,7 +55,7 @@ const char *render_value(const char *metric, double v, char *buf, size_t size) {
                         snprintf(buf, size, "%.1f MiB", v / (1024 * 1024));
                 else
                         snprintf(buf, size, "%.2f GiB", v / (1024.0 * 1024 * 1024));
-        } else if (fabs(v) >= 1e5) { /* "238.1k", not "2.381e+05" */
+        } else if (fabs(v) >= 1e4) { /* "16.98k", not "1.698e+04" */
                 static const char suffix[] = "kMGTPE";
                 int k = 0;
                 do

@@ -189,6 +189,8 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
         else if (rep->cgroup_fallback)
                 fprintf(f, "%sisolation: process groups only, no cgroups: %s\n", bullet,
                         rep->cgroup_fallback);
+        if (rep->counters)
+                fprintf(f, "%scounters: %s\n", bullet, rep->counters);
         fprintf(f, "%sallocators:", bullet);
         for (size_t v = 0; v < rep->n_variants; v++)
                 fprintf(f, "%s %s=%s %s", v ? "," : "", rep->variant_names[v], rep->allocator_names[v],

@@ -362,6 +362,7 @@ static int remember_positions(Spec *s, const YamlNode *root) {
         for (SpecHook h = 0; h < _SPEC_HOOK_MAX; h++)
                 s->hook_at[h] = position_of(root, spec_hook_to_string(h), (SpecPosition){});
         s->stdin_at = position_of(root, "stdin", (SpecPosition){});
+        s->metric_at = position_of(root, "metric", (SpecPosition){});
         for (size_t v = 0; v < s->n_variants && variants && v < variants->n_items; v++) {
                 SpecVariant *sv = &s->variants[v];
                 const YamlNode *key = variants->keys[v], *map = variants->items[v];
@@ -598,7 +599,19 @@ static int parse_pids_max(Loader *l, const YamlNode *n, void *field) {
 
 static const char *const order_words[] = { "interleaved", "randomized", "blocked", NULL };
 static const char *const verify_words[] = { "stdout", "none", "file:PATH", NULL };
-static const char *const metric_words[] = { "wall", "user", "sys", "maxrss", "reported:NAME", NULL };
+static const char *const metric_words[] = { "wall",
+                                            "user",
+                                            "sys",
+                                            "maxrss",
+                                            "page_faults",
+                                            "context_switches",
+                                            "cpu_migrations",
+                                            "cycles",
+                                            "instructions",
+                                            "dtlb_load_misses",
+                                            "cache_misses",
+                                            "reported:NAME",
+                                            NULL };
 static const char *const on_failure_words[] = { "continue", "stop", NULL };
 static const char *const probe_words[] = { "smoke", "always", "never", "counters", NULL };
 static const char *const outliers_words[] = { "flag", "exclude", NULL };

@@ -117,7 +117,9 @@ size_t spec_n_cells(const Spec *s) {
 NAME_TABLE(spec_hook_to_string, SpecHook, "setup", "prepare", "cleanup")
 NAME_TABLE(spec_order_to_string, SpecOrder, "interleaved", "randomized", "blocked")
 NAME_TABLE(spec_verify_to_string, SpecVerify, "stdout", "none", "file")
-NAME_TABLE(spec_metric_to_string, SpecMetric, "wall", "user", "sys", "maxrss", "reported")
+NAME_TABLE(spec_metric_to_string, SpecMetric, "wall", "user", "sys", "maxrss", "page_faults",
+           "context_switches", "cpu_migrations", "cycles", "instructions", "dtlb_load_misses",
+           "cache_misses", "reported")
 NAME_TABLE(spec_on_failure_to_string, SpecOnFailure, "continue", "stop")
 NAME_TABLE(spec_probe_to_string, SpecProbe, "smoke", "always", "never", "counters")
 NAME_TABLE(spec_outliers_to_string, SpecOutliers, "flag", "exclude")

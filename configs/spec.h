@@ -58,6 +58,14 @@ typedef enum SpecMetric {
         SPEC_METRIC_USER,
         SPEC_METRIC_SYS,
         SPEC_METRIC_MAXRSS,
+        /* the kernel's event counters of the tree (runner/counters.h), in their order */
+        SPEC_METRIC_PAGE_FAULTS,
+        SPEC_METRIC_CONTEXT_SWITCHES,
+        SPEC_METRIC_CPU_MIGRATIONS,
+        SPEC_METRIC_CYCLES,
+        SPEC_METRIC_INSTRUCTIONS,
+        SPEC_METRIC_DTLB_LOAD_MISSES,
+        SPEC_METRIC_CACHE_MISSES,
         SPEC_METRIC_REPORTED,
         _SPEC_METRIC_MAX,
 } SpecMetric;
@@ -221,6 +229,7 @@ typedef struct Spec {
         char **verify_ignore;
         SpecMetric metric;
         char *metric_name; /* SPEC_METRIC_REPORTED */
+        SpecPosition metric_at;
         SpecMetricDef *metric_defs;
         size_t n_metric_defs;
         SpecOnFailure on_failure;

@@ -163,7 +163,8 @@ static char *values_sql(const char *metric, bool relative) {
                             " AND s.phase = 'sample' AND s.status = 'ok'";
         const char *order = relative ? " ORDER BY s.round" : "";
         return expression
-                       ? sqlite3_mprintf("SELECT %s%s FROM samples s%s%s", expression, round, where, order)
+                       ? sqlite3_mprintf("SELECT %s%s FROM samples s%s AND %s IS NOT NULL%s", expression,
+                                         round, where, expression, order)
                        : sqlite3_mprintf("SELECT m.value%s FROM samples s"
                                          " JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q%s%s",
                                          round, strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric,

@@ -252,6 +252,19 @@ static const char *const migrations[] = {
          * {source, commit, subdir, describe, dirty, commands, output, compiler, sha256, key,
          * cached, build_seconds}; NULL for a variant that preloads a file it did not build */
         "ALTER TABLE variants ADD COLUMN build TEXT;",
+        /* 27 -> 28: the kernel's event counters of each sample's process tree (runner/counters.h),
+         * NULL where the machine could not count them (hardware ones without a PMU);
+         * counters_scaled: the bits (in column order) of counts estimated from part of the time;
+         * runs.counters: which counters the run could open, and why not the others */
+        "ALTER TABLE samples ADD COLUMN page_faults INTEGER;"
+        "ALTER TABLE samples ADD COLUMN context_switches INTEGER;"
+        "ALTER TABLE samples ADD COLUMN cpu_migrations INTEGER;"
+        "ALTER TABLE samples ADD COLUMN cycles INTEGER;"
+        "ALTER TABLE samples ADD COLUMN instructions INTEGER;"
+        "ALTER TABLE samples ADD COLUMN dtlb_load_misses INTEGER;"
+        "ALTER TABLE samples ADD COLUMN cache_misses INTEGER;"
+        "ALTER TABLE samples ADD COLUMN counters_scaled INTEGER;"
+        "ALTER TABLE runs ADD COLUMN counters TEXT;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

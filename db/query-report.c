@@ -232,8 +232,8 @@ static char *sample_values_sql(const char *metric) {
         char *sql =
                 expression
                         ? sqlite3_mprintf("SELECT c.position, v.position, %s, s.round" MEASURED_SAMPLES
-                                          " ORDER BY s.round",
-                                          expression)
+                                          " AND %s IS NOT NULL ORDER BY s.round",
+                                          expression, expression)
                         : sqlite3_mprintf("SELECT c.position, v.position, m.value, s.round" MEASURED_METRICS
                                           " AND m.name = %Q ORDER BY s.round",
                                           name);

@@ -118,6 +118,8 @@ static int row_builtin(sqlite3_stmt *st, const Plan *plan, RunPrior *prior) {
         if (c < 0 || v < 0 || (size_t) c >= plan->n_cells || (size_t) v >= plan->n_variants)
                 return -EBADMSG;
         for (size_t i = 0; i < N_BUILTIN_METRICS; i++) {
+                if (sqlite3_column_type(st, 2 + (int) i) == SQLITE_NULL)
+                        continue; /* a counter this machine could not count */
                 int r = add_value(prior, c, v, builtin_metric_name(&builtin_metrics[i]),
                                   sqlite3_column_double(st, 2 + (int) i));
                 if (r < 0)

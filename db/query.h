@@ -132,7 +132,9 @@ typedef struct Report {
         ReportFailure *failures;
         size_t n_failures_listed;
         char *calibrate_command; /* spec calibrate: the null workload as a JSON array, or NULL */
-        ReportStartup *startup;  /* per variant with calibrate_command, else NULL */
+        char *counters; /* the event counters the run could open, and why not the others (runner/counters.h)
+                         */
+        ReportStartup *startup; /* per variant with calibrate_command, else NULL */
         /* The Pareto front's first axis: the report's metric (each entry's median, the better
          * way round: run.higher_is_better), else median wall time (the metric is wall, or peak
          * RSS itself, the front's other axis). */

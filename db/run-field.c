@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "db/run-field.h"
+#include "runner/counters.h"
 #include "runner/env.h"
 #include "stats/sampleset.h"
 #include "util/proc.h"
@@ -128,6 +129,11 @@ static int obtain_cgroup(const RunSource *src, RunValue *ret) {
 
 static int obtain_cgroup_fallback(const RunSource *src, RunValue *ret) {
         return text(ret, src->plan->cgroup ? src->plan->cgroup->why_not : NULL);
+}
+
+/* Measured here: which counters alloclab-spawner (the same user, on the same machine) opens. */
+static int obtain_counters(const RunSource *src, RunValue *ret) {
+        return src->ctx->import_sha256 ? text(ret, NULL) : owned_text(ret, counters_describe());
 }
 
 static int obtain_calibrate_command(const RunSource *src, RunValue *ret) {
@@ -338,6 +344,8 @@ const RunField run_fields[] = {
               .json_key = "cgroup_fallback"),
         FIELD("calibrate_command", JSON, calibrate_command, .obtain = obtain_calibrate_command,
               .json_key = "calibrate_command"),
+        FIELD("counters", TEXT_OR_NULL, counters, .obtain = obtain_counters, .json_key = "counters",
+              .label = "counters", .label_rank = 12),
         FIELD("n_failures", INT, run.n_failures, .json_key = "n_failures"),
 
         /* Read, not in the JSON header. */

@@ -13,12 +13,17 @@
  */
 typedef struct BuiltinMetric {
         SpecMetric id;
-        double (*of)(const Sample *s); /* in the metric's unit: seconds, or bytes for maxrss */
-        const char *sql;               /* the same over `samples s` */
+        double (*of)(const Sample *s); /* in the metric's unit: seconds, bytes for maxrss, or a count */
+        const char *sql;               /* the same over `samples s`; NULL where it was not measured */
+        /* A counter (runner/counters.h): measured only where the machine could count it; else -1 */
+        int counter;
 } BuiltinMetric;
 
 #define N_BUILTIN_METRICS ((size_t) SPEC_METRIC_REPORTED)
 extern const BuiltinMetric builtin_metrics[N_BUILTIN_METRICS];
+
+/* Whether s has m's value (a counter the machine could not count has none). */
+bool builtin_metric_measured(const BuiltinMetric *m, const Sample *s);
 
 /* The built-in metric of this name ("wall"), or NULL for any other. */
 const BuiltinMetric *builtin_metric(const char *name);

@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #include "probe/report.h"
+#include "runner/counters.h"
 #include "runner/env.h"
+#include "runner/metric.h"
 #include "runner/plan.h"
 #include "util/io.h"
 #include "util/paths.h"
@@ -719,6 +721,17 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
                                 "cannot find liballoclab-probe.so (set ALLOCLAB_PROBE, or probe: never)");
                 if (!(p->probe_path = strdup(probe_path)))
                         return -ENOMEM;
+        }
+        const BuiltinMetric *metric = builtin_metric(spec_metric_to_string(spec->metric));
+        const char *why = NULL;
+        if (metric && metric->counter >= 0 && !counters_can_open((Counter) metric->counter, &why)) {
+                _cleanup_free_ char *what = NULL;
+                if (asprintf(&what, "metric %s cannot be counted: %s", counter_names[metric->counter], why) <
+                    0)
+                        return -ENOMEM;
+                if (ret_message)
+                        *ret_message = message_at(spec, spec->metric_at, NULL, what);
+                return -EOPNOTSUPP;
         }
         p->spec = spec;
         p->seed = o->seed;

@@ -59,7 +59,7 @@ bool run_sample_metric(const Sample *s, const char *metric, double *ret) {
         const BuiltinMetric *m = builtin_metric(metric);
         if (m) {
                 *ret = m->of(s);
-                return true;
+                return builtin_metric_measured(m, s);
         }
         for (size_t i = 0; i < s->n_metrics; i++)
                 if (strcmp(s->metrics[i].name, metric) == 0) {
@@ -127,7 +127,8 @@ static int collect(CellState *c, const Sample *s) {
         int r;
         for (size_t i = 0; i < N_BUILTIN_METRICS; i++) {
                 const BuiltinMetric *m = &builtin_metrics[i];
-                if ((r = series_add(c, s->step->variant, builtin_metric_name(m), m->of(s))) < 0)
+                if (builtin_metric_measured(m, s) &&
+                    (r = series_add(c, s->step->variant, builtin_metric_name(m), m->of(s))) < 0)
                         return r;
         }
         for (size_t i = 0; i < s->n_metrics; i++)

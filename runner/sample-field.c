@@ -42,7 +42,20 @@ static bool other_work_read(const Sample *s) {
         return s->other_work_read;
 }
 
+static bool counters_scaled(const Sample *s) {
+        return s->spawn.counters.scaled != 0;
+}
+
+/* A counter's column is NULL where it could not be counted (runner/counters.h). */
+#define COUNTED_(id, ...)                                                                                   \
+        static bool counted_##id(const Sample *s) {                                                         \
+                return counter_have(&s->spawn.counters, COUNTER_##id);                                      \
+        }
+COUNTERS(COUNTED_)
+
 #define AT(member) offsetof(Sample, member)
+#define COUNTER_FIELD_(id, name, ...)                                                                       \
+        { name, SAMPLE_FIELD_U64, AT(spawn.counters.value[COUNTER_##id]), counted_##id, true },
 
 /* Exported columns keep their order (users' scripts read exports by position); new ones are
  * appended after the last exported row. */
@@ -86,6 +99,9 @@ const SampleField sample_fields[] = {
         { NULL, SAMPLE_FIELD_BOOL, AT(spawn.oom_killed), NULL, false },
         { NULL, SAMPLE_FIELD_BOOL, AT(spawn.pids_limited), NULL, false },
         { NULL, SAMPLE_FIELD_BOOL, AT(imported), NULL, false },
+        /* schema 28 */
+        COUNTERS(COUNTER_FIELD_){ NULL, SAMPLE_FIELD_U32, AT(spawn.counters.have), NULL, false },
+        { "counters_scaled", SAMPLE_FIELD_U32, AT(spawn.counters.scaled), counters_scaled, false },
 };
 
 const size_t n_sample_fields = sizeof(sample_fields) / sizeof(sample_fields[0]);

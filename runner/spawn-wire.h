@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
+#include "runner/counters.h"
+
 /*
  * What alloclab and alloclab-spawner (runner/spawner.c) say to each other over their
  * SOCK_SEQPACKET socket, one message each way per step, in this order:
@@ -50,7 +52,8 @@ typedef struct SpawnWireStarted {
 typedef struct SpawnWireEnded {
         int32_t status; /* from wait4() */
         struct rusage usage;
-        uint64_t end_ns; /* CLOCK_MONOTONIC, just after the reap */
+        uint64_t end_ns;        /* CLOCK_MONOTONIC, just after the reap */
+        CounterValues counters; /* the tree's, from its exec to the reap (runner/counters.h) */
 } SpawnWireEnded;
 
 /* The fd the spawner finds its socket at. */

@@ -246,6 +246,7 @@ int spawn_run(const SpawnRequest *req, SpawnResult *ret) {
         }
         int status = ended.status;
         ret->usage = ended.usage;
+        ret->counters = ended.counters;
         ret->wall_ns = ended.end_ns - started.start_ns;
 
         if (end == SPAWN_EXITED && cgroup_fd >= 0)

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include "runner/cgroup.h"
+#include "runner/counters.h"
 
 /*
  * Spawns one child and measures it: the child is created inside the run's children's cgroup
@@ -59,6 +60,7 @@ typedef struct SpawnResult {
         uint32_t leftover_processes; /* with in_cgroup: how many were alive at the reap */
         uint64_t tree_cpu_us;
         uint64_t tree_peak_kib;
+        CounterValues counters; /* the tree's event counts (runner/counters.h) */
 } SpawnResult;
 
 /* "exit code 3", "killed by signal 11 (Segmentation fault)", "cannot execute: No such file or

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "probe/report.h"
+#include "runner/counters.h"
 #include "runner/env.h"
 #include "runner/spawn-wire.h"
 #include "util/clock.h"
@@ -301,6 +302,8 @@ static int serve(int sock, const SpawnWireRequest *req, int *fds, size_t n_fds) 
         char *buf = NULL;
         int r = n_fds == want ? read_strings(fds[SPAWN_WIRE_FD_STRINGS], req, &plan, &buf) : -EBADMSG;
         pid_t pid = 0;
+        CounterSet counters; /* the child's, inherited (runner/counters.h) */
+        counters_open(&counters);
         if (r < 0) {
                 SpawnWireStarted failed = { .error = r };
                 r = wire_send(sock, &failed, sizeof(failed), NULL, 0);
@@ -320,14 +323,18 @@ static int serve(int sock, const SpawnWireRequest *req, int *fds, size_t n_fds) 
         free(buf);
         for (size_t i = 0; i < n_fds; i++)
                 close(fds[i]);
-        if (pid <= 0)
+        if (pid <= 0) {
+                counters_close(&counters);
                 return r < 0 ? r : 0;
+        }
         forget_peak();
         SpawnWireEnded ended = {};
         while (wait4(pid, &ended.status, 0, &ended.usage) < 0)
                 if (errno != EINTR)
                         return -errno;
         ended.end_ns = now_ns();
+        counters_read(&counters, &ended.counters);
+        counters_close(&counters);
         return wire_send(sock, &ended, sizeof(ended), NULL, 0);
 }
 

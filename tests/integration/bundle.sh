@@ -113,7 +113,7 @@ run_alloclab 0 export latest --bundle "$WORK/fresh.bundle"
 
 cp "$WORK/a.bundle" "$WORK/schema.bundle"
 sqlite3 "$WORK/schema.bundle" "PRAGMA user_version = 99"
-refused "$WORK/schema.bundle" "unknown schema" "with schema 99; this alloclab reads version 1 with schema 18 to 27"
+refused "$WORK/schema.bundle" "unknown schema" "with schema 99; this alloclab reads version 1 with schema 18 to 28"
 # A bundle of schema 18 (the same tables of runs; 19 and 20 added indexes, 21 a column of jobs, 22 one of
 # runs, 23 a column to the samples index, 24 two columns of runs and an index, 25 two of runs) imports.
 cp "$WORK/a.bundle" "$WORK/schema18.bundle"
@@ -123,7 +123,7 @@ sqlite3 "$WORK/schema18.bundle" "DROP INDEX IF EXISTS runs_running; DROP INDEX I
     ALTER TABLE runs DROP COLUMN import_sha256; ALTER TABLE runs DROP COLUMN import_cpu;
     ALTER TABLE runs DROP COLUMN metric_defs;
     ALTER TABLE runs DROP COLUMN verify_ignore; ALTER TABLE samples DROP COLUMN other_cpu_ns;
-    ALTER TABLE samples DROP COLUMN steal_ns; ALTER TABLE variants DROP COLUMN build; PRAGMA user_version = 18"
+    ALTER TABLE samples DROP COLUMN steal_ns; $(columns_since_schema_27) PRAGMA user_version = 18"
 run_alloclab 0 import "$WORK/schema18.bundle" --db "$WORK/fresh18.db"
 expect_eq "$(sqlite3 "$WORK/fresh18.db" "SELECT count(*) > 0 FROM runs")" 1 "a schema 18 bundle imported"
 
@@ -175,15 +175,15 @@ refused "$WORK/check.bundle" "a run that breaks a CHECK" \
     "cannot import $WORK/check.bundle: run $(sqlite3 "$WORK/check.bundle" "SELECT uuid FROM runs WHERE status = 'bogus'"): CHECK constraint failed"
 expect_contains "$ERR" "nothing was imported" "one transaction"
 hostile dropped "$fresh_uuids DROP TABLE calibration"
-refused "$WORK/dropped.bundle" "a dropped table" "its schema is not that of schema 27"
+refused "$WORK/dropped.bundle" "a dropped table" "its schema is not that of schema 28"
 hostile view "$fresh_uuids ALTER TABLE runs RENAME TO runs_data; CREATE VIEW runs AS SELECT * FROM runs_data"
-refused "$WORK/view.bundle" "runs as a view" "its schema is not that of schema 27"
+refused "$WORK/view.bundle" "runs as a view" "its schema is not that of schema 28"
 hostile extra "$fresh_uuids CREATE TABLE extra (x)"
 refused "$WORK/extra.bundle" "an extra table" "it has 'table extra on extra: CREATE TABLE extra (x)'"
 hostile trigger "$fresh_uuids CREATE TRIGGER t AFTER INSERT ON hosts BEGIN DELETE FROM runs; END"
 refused "$WORK/trigger.bundle" "a trigger" "it has 'trigger t on hosts"
 hostile unique "DROP INDEX runs_uuid; UPDATE runs SET uuid = (SELECT min(uuid) FROM runs)"
-refused "$WORK/unique.bundle" "a duplicate UUID without its index" "its schema is not that of schema 27"
+refused "$WORK/unique.bundle" "a duplicate UUID without its index" "its schema is not that of schema 28"
 hostile wall "$fresh_uuids UPDATE samples SET wall_ns = 'abc' WHERE id = (SELECT max(id) FROM samples)"
 refused "$WORK/wall.bundle" "wall_ns = 'abc'" "samples.wall_ns holds a value of a type its column does not take: 'abc'"
 hostile name "$fresh_uuids UPDATE experiments SET name = 'no spec has this name!'"
@@ -294,7 +294,7 @@ for edit in "UPDATE samples SET wall_ns = CASE id WHEN (SELECT min(id) FROM samp
                           SELECT min(id) + 1 FROM samples WHERE run_id = 1 AND phase = 'sample')" \
     "UPDATE samples SET status = 'crash' WHERE id = (SELECT max(id) FROM samples WHERE run_id = 1 AND status = 'ok')" \
     "UPDATE sample_metrics SET value = value + 1 WHERE sample_id = (SELECT max(sample_id) FROM sample_metrics)" \
-    "UPDATE stats SET median = median * 2 WHERE rowid = (SELECT min(rowid) FROM stats)" \
+    "UPDATE stats SET median = median * 2 + 1 WHERE rowid = (SELECT min(rowid) FROM stats)" \
     "UPDATE runs SET label = 'relabelled' WHERE id = 1"; do
     hostile edited "$edit"
     refused "$WORK/edited.bundle" "a run here already, edited ($edit)" "with other content (content hash"

@@ -233,6 +233,14 @@ static void test_builtin_metrics_agree(void **state) {
                  " INSERT INTO samples VALUES (%llu, %lld, %lld, %ld)",
                  (unsigned long long) sample.spawn.wall_ns, 2500000LL, 250LL, sample.spawn.usage.ru_maxrss);
         assert_int_equal(sqlite3_exec(db, insert, NULL, NULL, NULL), SQLITE_OK);
+        for (int c = 0; c < N_COUNTERS; c++) { /* each counter its own value */
+                sample.spawn.counters.value[c] = 1000003u * (unsigned) (c + 1);
+                sample.spawn.counters.have |= 1u << c;
+                snprintf(insert, sizeof(insert),
+                         "ALTER TABLE samples ADD COLUMN %s; UPDATE samples SET %s = %llu", counter_names[c],
+                         counter_names[c], (unsigned long long) sample.spawn.counters.value[c]);
+                assert_int_equal(sqlite3_exec(db, insert, NULL, NULL, NULL), SQLITE_OK);
+        }
         for (size_t i = 0; i < N_BUILTIN_METRICS; i++) {
                 const BuiltinMetric *m = &builtin_metrics[i];
                 assert_ptr_equal(builtin_metric(builtin_metric_name(m)), m);

@@ -95,8 +95,10 @@ static const BadSpec bad_specs[] = {
         { HEAD "schedule: {every: 2x}\n",
           "t.yaml:4:19: every: cannot parse '2x' (expected e.g. '6h', '30m', '90s')" },
         { HEAD "schedule: {at: 3}\n", "t.yaml:4:11: schedule mapping must be {every: DURATION}" },
-        { HEAD "metric: cycles\n",
-          "t.yaml:4:9: unknown metric 'cycles'; expected one of: wall, user, sys, maxrss, reported:NAME" },
+        { HEAD "metric: cycle\n",
+          "t.yaml:4:9: unknown metric 'cycle' (did you mean 'cycles'?); expected one of: wall, user, sys, "
+          "maxrss, page_faults, context_switches, cpu_migrations, cycles, instructions, dtlb_load_misses, "
+          "cache_misses, reported:NAME" },
         { "experiment: t\ncommand: [/bin/true]\nallocators:\n  je: {preload: jemaloc}\nsamples: -1\norder: "
           "random\n",
           "t.yaml:4:17: unknown allocator 'jemaloc' (did you mean 'jemalloc'?) (known: glibc, jemalloc, "
