@@ -358,6 +358,23 @@ static void overhead_section(FILE *f, const Report *rep) {
         fputs("</ul>\n", f);
 }
 
+/* The smoke runs' memory at exit, said as the text says it (render_exit_memory_lines()). */
+static void exit_memory_section(FILE *f, const Report *rep) {
+        bool oom;
+        _cleanup_strv_free_ char **lines = render_exit_memory_lines(rep, &oom);
+        if (!lines)
+                return;
+        fputs("<h2>Memory at exit</h2>\n<p>", f);
+        put_text(f, RENDER_EXIT_MEMORY_HEADING);
+        fputs(".</p>\n<ul>\n", f);
+        for (char **l = lines; *l; l++) {
+                fputs("<li>", f);
+                put_text(f, *l);
+                fputs("</li>\n", f);
+        }
+        fputs("</ul>\n", f);
+}
+
 /* A note as the text gives it, under its heading, or nothing. */
 static void warning_section(FILE *f, const char *heading, char *note) {
         if (!note)
@@ -736,6 +753,7 @@ static int write_report(FILE *f, const Report *rep, const VariantAllocator *allo
         forest_plot(f, rep);
         tradeoff_plots(f, rep);
         overhead_section(f, rep);
+        exit_memory_section(f, rep);
         own_layer_section(f, rep);
         if (pair)
                 comparison_section(f, pair);

@@ -317,6 +317,62 @@ char *render_own_layer_note(const Report *rep) {
         return note;
 }
 
+const char *render_exit_memory(int64_t rss, int64_t anon, int64_t huge, int64_t processes, char *buf,
+                               size_t size) {
+        char rss_text[32], anon_text[32], huge_text[48] = "none";
+        render_value("maxrss", (double) rss, rss_text, sizeof(rss_text));
+        render_value("maxrss", (double) anon, anon_text, sizeof(anon_text));
+        if (huge > 0 && anon > 0) {
+                char value[32];
+                render_value("maxrss", (double) huge, value, sizeof(value));
+                snprintf(huge_text, sizeof(huge_text), "%s (%.0f%%)", value,
+                         100.0 * (double) huge / (double) anon);
+        }
+        char over[48] = "";
+        if (processes > 1)
+                snprintf(over, sizeof(over), ", over %lld processes", (long long) processes);
+        snprintf(buf, size, "resident %s, anonymous %s, of which %s in transparent huge pages%s", rss_text,
+                 anon_text, huge_text, over);
+        return buf;
+}
+
+char **render_exit_memory_lines(const Report *rep, bool *ret_oom) {
+        *ret_oom = false;
+        bool any = false;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                any |= rep->entries[i].has_exit_memory;
+        if (!any)
+                return NULL;
+        char **lines = NULL;
+        int r = 0;
+        for (size_t c = 0; c < rep->n_cells && r >= 0; c++)
+                for (size_t v = 0; v < rep->n_variants && r >= 0; v++) {
+                        const ReportEntry *e = report_entry(rep, c, v);
+                        char cell[160] = "";
+                        if (rep->n_cells > 1)
+                                snprintf(cell, sizeof(cell), "[%s] ", rep->cell_labels[c]);
+                        if (!e->has_exit_memory) {
+                                r = add_line(
+                                        &lines,
+                                        "%s%s: not read (its smoke run failed, the program did not exit "
+                                        "normally, or ran without the probe)",
+                                        cell, rep->variant_names[v]);
+                                continue;
+                        }
+                        char memory[192];
+                        render_exit_memory(e->exit_rss_bytes, e->exit_pss_anon_bytes,
+                                           e->exit_anon_huge_bytes, e->exit_memory_processes, memory,
+                                           sizeof(memory));
+                        r = add_line(&lines, "%s%s: %s", cell, rep->variant_names[v], memory);
+                }
+        if (r < 0) {
+                strv_free(lines);
+                *ret_oom = true;
+                return NULL;
+        }
+        return lines;
+}
+
 char **render_overhead_lines(const Report *rep, bool *ret_oom) {
         *ret_oom = false;
         size_t measured = 0, judged = 0;

@@ -65,6 +65,19 @@ const char *render_verify(const Report *rep, char *buf, size_t size);
  * the HTML report alike; NULL when the probe measured nothing, or on ENOMEM (*ret_oom). */
 char **render_overhead_lines(const Report *rep, bool *ret_oom);
 
+/* The smoke runs' memory at exit (smaps_rollup), one line per cell and variant (without a
+ * bullet): resident, anonymous, and the part of that in transparent huge pages; NULL when no smoke
+ * run read it, or on ENOMEM (*ret_oom). */
+#define RENDER_EXIT_MEMORY_HEADING                                                                          \
+        "Memory at exit (smoke run: each probed process's /proc/PID/smaps_rollup as it exited, summed "     \
+        "over "                                                                                             \
+        "the tree)"
+char **render_exit_memory_lines(const Report *rep, bool *ret_oom);
+/* "resident 112.7 MiB, anonymous 109.3 MiB, of which 98.0 MiB (90%) in transparent huge pages"
+ * (", over 2 processes"), bytes in; into buf, returned. */
+const char *render_exit_memory(int64_t rss, int64_t anon, int64_t huge, int64_t processes, char *buf,
+                               size_t size);
+
 /* A variant across the run's cells: its verdicts, the cells where it is on the time/memory
  * Pareto front, and its memory overhead's geometric mean and range. */
 typedef struct VariantSummary {

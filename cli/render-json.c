@@ -193,6 +193,14 @@ static json_t *entry_json(const Report *rep, size_t c, size_t v) {
                             e->has_smoke_peaks && e->smoke_peak_requested >= 0
                                     ? json_integer(e->smoke_peak_requested)
                                     : json_null());
+        json_object_set_new(o, "smoke_memory_at_exit",
+                            e->has_exit_memory
+                                    ? json_pack("{s:I, s:I, s:I, s:I}", "rss_bytes",
+                                                (json_int_t) e->exit_rss_bytes, "pss_anon_bytes",
+                                                (json_int_t) e->exit_pss_anon_bytes, "anon_huge_bytes",
+                                                (json_int_t) e->exit_anon_huge_bytes, "processes",
+                                                (json_int_t) e->exit_memory_processes)
+                                    : json_null());
         double overhead = render_memory_overhead(rep, c, v);
         json_object_set_new(o, "memory_overhead", isnan(overhead) ? json_null() : json_real(overhead));
         double floor = query_noise_floor(rep, c);

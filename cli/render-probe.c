@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/render-figures.h"
 #include "cli/render.h"
 #include "runner/options.h"
 #include "util/cleanup.h"
@@ -201,4 +202,13 @@ void render_probe(FILE *f, json_t *probe) {
                 json_is_true(json_object_get(probe, "exited"))
                         ? ""
                         : " (the process ended without running its exit handlers: _exit() or a signal)");
+        json_t *memory = json_object_get(probe, "memory_at_exit");
+        char text[192] = "not read (asked of smoke runs and census; read by processes that exit normally)";
+        if (json_is_object(memory))
+                render_exit_memory(json_integer_value(json_object_get(memory, "rss_bytes")),
+                                   json_integer_value(json_object_get(memory, "pss_anon_bytes")),
+                                   json_integer_value(json_object_get(memory, "anon_huge_bytes")),
+                                   json_integer_value(json_object_get(probe, "memory_processes")), text,
+                                   sizeof(text));
+        fprintf(f, "memory at exit (smaps_rollup): %s\n", text);
 }

@@ -402,6 +402,16 @@ static void print_overhead(FILE *f, const Report *rep, const Notes *n) {
                 fprintf(f, "%s%s\n", n->bullet, *l);
 }
 
+static void print_exit_memory(FILE *f, const Report *rep, const Notes *n) {
+        bool oom;
+        _cleanup_strv_free_ char **lines = render_exit_memory_lines(rep, &oom);
+        if (!lines)
+                return;
+        fputs("\n" RENDER_EXIT_MEMORY_HEADING ":\n", f);
+        for (char **l = lines; *l; l++)
+                fprintf(f, "%s%s\n", n->bullet, *l);
+}
+
 /* A cell's median wall time minus its variant's start-up (spec calibrate), or NAN. */
 
 /* Start-up calibration: each variant's null-workload median, then, for wall time, the medians
@@ -722,6 +732,7 @@ static void print_notes(FILE *f, const Report *rep, const Notes *n) {
         print_verdicts(f, rep, n);
         print_tradeoff(f, rep, n);
         print_overhead(f, rep, n);
+        print_exit_memory(f, rep, n);
         print_own_layer(f, rep, n);
         print_barely_exercised(f, rep, n);
         print_flat_wall(f, rep, n);

@@ -290,6 +290,18 @@ static int row_smoke_peaks(Report *rep, sqlite3_stmt *st) {
         return 0;
 }
 
+static int row_exit_memory(Report *rep, sqlite3_stmt *st) {
+        ReportEntry *e = entry_at(rep, st);
+        if (!e)
+                return -EBADMSG;
+        e->has_exit_memory = true;
+        e->exit_rss_bytes = sqlite3_column_int64(st, 2);
+        e->exit_pss_anon_bytes = sqlite3_column_int64(st, 3);
+        e->exit_anon_huge_bytes = sqlite3_column_int64(st, 4);
+        e->exit_memory_processes = sqlite3_column_int64(st, 5);
+        return 0;
+}
+
 static int row_nothing_verified(Report *rep, sqlite3_stmt *st) {
         rep->n_cells_nothing_verified = (size_t) sqlite3_column_int64(st, 0);
         return 0;
@@ -396,6 +408,15 @@ static const struct {
           " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
           " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'",
           row_smoke_peaks },
+        { "SELECT c.position, v.position, json_extract(p.report, '$.memory_at_exit.rss_bytes'),"
+          " json_extract(p.report, '$.memory_at_exit.pss_anon_bytes'),"
+          " json_extract(p.report, '$.memory_at_exit.anon_huge_bytes'), json_extract(p.report, "
+          "'$.memory_processes')"
+          " FROM samples s JOIN probe_reports p ON p.sample_id = s.id"
+          " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
+          " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'"
+          " AND json_type(p.report, '$.memory_at_exit') = 'object'",
+          row_exit_memory },
         { "SELECT count(*) FROM (SELECT s.cell_id FROM samples s JOIN runs r ON r.id = s.run_id"
           " WHERE s.run_id = ?1 AND s.status = 'ok' AND r.verify <> 'none'"
           " GROUP BY s.cell_id HAVING max(coalesce(s.output_size, 1)) = 0)",

@@ -85,6 +85,11 @@ typedef struct ReportEntry {
         /* A program of the smoke run's tree that serves allocations from a layer of its own
          * (options_own_layer(): CPython without PYTHONMALLOC=malloc), or NULL. */
         char *own_layer_program;
+        /* The smoke run's memory at exit (has_exit_memory): summed over the probed processes that
+         * exited normally (exit_memory_processes of them), from each one's smaps_rollup: resident,
+         * anonymous (its proportional share) and anonymous in transparent huge pages, bytes. */
+        bool has_exit_memory;
+        int64_t exit_memory_processes, exit_rss_bytes, exit_pss_anon_bytes, exit_anon_huge_bytes;
 } ReportEntry;
 
 typedef struct ReportFailure {

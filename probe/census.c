@@ -590,6 +590,37 @@ __attribute__((constructor)) static void probe_init(void) {
         interposer_leave();
 }
 
+/* The process's memory as the kernel sums its mappings, at its exit (PROBE_REQUEST_MEMORY): read
+ * into the stack and parsed in place, nothing allocated. */
+static void read_memory(ProbeProcess *self) {
+        static const struct {
+                const char *key; /* with its colon */
+                size_t offset;
+        } fields[] = {
+                { "Rss:", offsetof(ProbeProcess, rss_kib) },
+                { "Pss_Anon:", offsetof(ProbeProcess, pss_anon_kib) },
+                { "AnonHugePages:", offsetof(ProbeProcess, anon_huge_kib) },
+        };
+        char text[4096];
+        size_t used = 0;
+        int fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        for (ssize_t n; used < sizeof(text) - 1 && (n = read(fd, text + used, sizeof(text) - 1 - used)) > 0;)
+                used += (size_t) n;
+        close(fd);
+        text[used] = 0;
+        unsigned found = 0;
+        for (char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+                for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+                        if (strncmp(line, fields[i].key, strlen(fields[i].key)) == 0) {
+                                *(uint64_t *) ((char *) self + fields[i].offset) =
+                                        strtoull(line + strlen(fields[i].key), NULL, 10);
+                                found++;
+                        }
+        self->memory_read = found == sizeof(fields) / sizeof(fields[0]);
+}
+
 __attribute__((destructor)) static void probe_exit(void) {
         if (!interposer_resolved())
                 return;
@@ -598,6 +629,9 @@ __attribute__((destructor)) static void probe_exit(void) {
         bool started = getpid() == report->pid;
         if (started && (report->state & PROBE_STATE_CENSUS) && census_stale())
                 census(); /* objects dlopen()ed since start-up */
+        ProbeProcess *self = this_process();
+        if (self && (report->requests & PROBE_REQUEST_MEMORY))
+                read_memory(self);
         interposer_leave();
         if (started)
                 report->state |= PROBE_STATE_EXITED;

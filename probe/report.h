@@ -18,7 +18,7 @@
 #include <string.h>
 
 #define PROBE_REPORT_MAGIC   UINT64_C(0x31424f52504c4c41) /* "ALLPROB1" */
-#define PROBE_REPORT_VERSION (800 + PROBE_N_FAMILIES)
+#define PROBE_REPORT_VERSION (900 + PROBE_N_FAMILIES)
 
 #define PROBE_ENV_FD              "ALLOCLAB_PROBE_FD"
 #define PROBE_ENV_PARENT          "ALLOCLAB_PROBE_PARENT" /* the entry of the process that exec'd this image */
@@ -116,7 +116,11 @@ enum {
         PROBE_REQUEST_COUNTERS = 1 << 0,   /* calls per function, bytes requested, threads */
         PROBE_REQUEST_IDENTITY = 1 << 1,   /* version, effective options and census */
         PROBE_REQUEST_LIVE_BYTES = 1 << 2, /* with the counters: live and peak bytes */
-        PROBE_REQUEST_SMOKE = PROBE_REQUEST_COUNTERS | PROBE_REQUEST_IDENTITY | PROBE_REQUEST_LIVE_BYTES,
+        /* each process's memory at its exit, from /proc/self/smaps_rollup (the kernel walks the
+         * process's page tables: tens of microseconds per 100 MiB resident) */
+        PROBE_REQUEST_MEMORY = 1 << 3,
+        PROBE_REQUEST_SMOKE = PROBE_REQUEST_COUNTERS | PROBE_REQUEST_IDENTITY | PROBE_REQUEST_LIVE_BYTES |
+                              PROBE_REQUEST_MEMORY,
 };
 
 typedef struct ProbeOption {
@@ -153,7 +157,11 @@ typedef struct ProbeProcess {
         uint32_t family;
         uint32_t copies; /* with PROBE_REQUEST_IDENTITY: loaded objects implementing an allocator
                           * other than glibc's (at start-up); else 0 */
-        uint32_t pad;
+        /* With PROBE_REQUEST_MEMORY, once the process exited normally (memory_read 1): its
+         * smaps_rollup's Rss, Pss_Anon (its share of anonymous memory) and AnonHugePages (the
+         * anonymous memory in transparent huge pages), in KiB */
+        uint32_t memory_read;
+        uint64_t rss_kib, pss_anon_kib, anon_huge_kib;
         char program[PROBE_PATH_MAX];        /* /proc/self/exe */
         char effective_path[PROBE_PATH_MAX]; /* the object that serves its malloc */
         /* Its last exec of a program that does not load the probe (so that program is not in the

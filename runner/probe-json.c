@@ -19,6 +19,15 @@ static json_t *counted(const ProbeResult *result, uint64_t value) {
         return result->counted ? json_integer((json_int_t) value) : json_null();
 }
 
+/* Memory at exit from smaps_rollup (PROBE_REQUEST_MEMORY), in bytes, or null where not read. */
+static json_t *memory_json(bool read, uint64_t rss_kib, uint64_t pss_anon_kib, uint64_t anon_huge_kib) {
+        if (!read)
+                return json_null();
+        return json_pack("{s:I, s:I, s:I}", "rss_bytes", (json_int_t) (rss_kib * 1024), "pss_anon_bytes",
+                         (json_int_t) (pss_anon_kib * 1024), "anon_huge_bytes",
+                         (json_int_t) (anon_huge_kib * 1024));
+}
+
 /* The process tree: each process with its program, allocator and calls, and a program it
  * executed without the probe (so not in the tree). */
 static json_t *processes_json(const ProbeResult *result) {
@@ -29,14 +38,16 @@ static json_t *processes_json(const ProbeResult *result) {
                                                                    "preload", p->unprobed_preload)
                                                        : json_null();
                 json_array_append_new(a,
-                                      json_pack("{s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "pid",
-                                                (int) p->pid, "parent", (int) p->parent, "how",
+                                      json_pack("{s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o}",
+                                                "pid", (int) p->pid, "parent", (int) p->parent, "how",
                                                 probe_process_how(p->how), "program", p->program, "preload",
                                                 p->preload, "allocator", p->effective_path, "family",
                                                 probe_family_name(p->family), "allocator_copies",
                                                 result->census_known ? json_integer(p->copies) : json_null(),
                                                 "calls", counted(result, result->process_calls[i]),
-                                                "exec_without_probe", unprobed));
+                                                "exec_without_probe", unprobed, "memory_at_exit",
+                                                memory_json(p->memory_read, p->rss_kib, p->pss_anon_kib,
+                                                            p->anon_huge_kib)));
         }
         return a;
 }
@@ -68,7 +79,7 @@ json_t *probe_json_from_result(const ProbeResult *result) {
                 json_decref(census), census = json_null();
         return json_pack(
                 "{s:b, s:b, s:{s:s, s:s, s:s, s:s?, s:o}, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:I},"
-                " s:{s:s?, s:s?}, s:o, s:I, s:b}",
+                " s:{s:s?, s:s?}, s:o, s:I, s:b, s:o, s:I}",
                 "loaded", result->loaded, "exited", result->exited, "effective", "path", r->effective_path,
                 "family", probe_family_name(r->effective_family), "prefix", r->effective_prefix, "version",
                 result->options_known ? r->allocator_version : NULL, "options", options, "census", census,
@@ -78,5 +89,8 @@ json_t *probe_json_from_result(const ProbeResult *result) {
                 "bootstrap_bytes", (json_int_t) r->bootstrap_bytes, "forward", "library",
                 r->forward_library[0] ? r->forward_library : NULL, "error", r->error[0] ? r->error : NULL,
                 "processes", processes_json(result), "processes_total", (json_int_t) r->n_processes,
-                "unlisted_pymalloc", (r->state & PROBE_STATE_UNLISTED_PYMALLOC) != 0);
+                "unlisted_pymalloc", (r->state & PROBE_STATE_UNLISTED_PYMALLOC) != 0, "memory_at_exit",
+                memory_json(result->memory_processes > 0, result->rss_kib, result->pss_anon_kib,
+                            result->anon_huge_kib),
+                "memory_processes", (json_int_t) result->memory_processes);
 }

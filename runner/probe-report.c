@@ -96,6 +96,12 @@ int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) 
                 TERMINATE(p->preload);
                 if (p->parent < -1 || p->parent >= (int32_t) ret->n_processes)
                         p->parent = -1;
+                if (p->memory_read) {
+                        ret->memory_processes++;
+                        ret->rss_kib += p->rss_kib;
+                        ret->pss_anon_kib += p->pss_anon_kib;
+                        ret->anon_huge_kib += p->anon_huge_kib;
+                }
         }
 
         /* Summed as the probe's counters wrap: modulo 2^64 (a thread's live bytes go negative

@@ -34,6 +34,10 @@ typedef struct ProbeResult {
          * calls (those of threads past the slots are in calls only). */
         uint32_t n_processes;
         uint64_t process_calls[PROBE_MAX_PROCESSES];
+        /* Summed over the listed processes that read their memory at exit (memory_processes of
+         * them; PROBE_REQUEST_MEMORY): smaps_rollup's Rss, Pss_Anon and AnonHugePages, KiB. */
+        uint32_t memory_processes;
+        uint64_t rss_kib, pss_anon_kib, anon_huge_kib;
 } ProbeResult;
 
 /* A new memfd the size of a ProbeReport, zeros but for `requests` (PROBE_REQUEST_*), sealed

@@ -16,6 +16,8 @@
  *                    without ever wait()ing for it, and exits 0
  *   sleep MS         sleep MS milliseconds, print "slept"
  *   touch MB MS      allocate MB MiB and write every page, then sleep MS milliseconds, print "touched"
+ *   hugepage MB      map MB MiB (2 MiB aligned), madvise(MADV_HUGEPAGE), write every page and keep
+ *                    it until the exit, print "huge"
  *   keep N SIZE      N blocks of SIZE bytes, written and kept until the exit, print "kept"
  *   untouched MB     malloc MB MiB and never write it, print "untouched"
  *   spin N           N iterations of a dependent integer loop (a calibrated amount of CPU work),
@@ -43,6 +45,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <signal.h>
@@ -273,6 +276,19 @@ int main(int argc, char **argv) {
                 printf("touched %d\n", p[size - 1]);
                 free(p);
                 return 0;
+        }
+        if (strcmp(mode, "hugepage") == 0 && argc > 2) {
+                size_t size = (size_t) atol(argv[2]) << 20, huge = 2u << 20;
+                char *map =
+                        mmap(NULL, size + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                if (map == MAP_FAILED)
+                        return 2;
+                char *p = (char *) (((uintptr_t) map + huge - 1) & ~(uintptr_t) (huge - 1));
+                if (madvise(p, size, MADV_HUGEPAGE) < 0)
+                        return 3;
+                memset(p, 1, size);
+                printf("huge\n");
+                return 0; /* kept until the exit */
         }
         if (strcmp(mode, "keep") == 0 && argc > 3) {
                 long n = atol(argv[2]);

@@ -1,0 +1,66 @@
+#!/bin/bash
+# Memory at exit from the probe (smaps_rollup of each probed process as it exits, in the smoke
+# run): a THP setting's effect shows as huge-page coverage, not only as time.
+. "$(dirname "$0")/lib.sh"
+
+thp=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo missing)
+[[ $thp == *"[never]"* || $thp == missing ]] && skip_test "transparent huge pages are off here ($thp)"
+jemalloc=$(ls /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 2>/dev/null || true)
+[[ -n $jemalloc ]] || skip_test "jemalloc is not installed (apt-get install libjemalloc2)"
+
+# 64 MiB that the program asks to be in huge pages (MADV_HUGEPAGE), and a malloc-heavy program
+# (100,000 blocks of 1,000 bytes kept to the exit) under jemalloc with and without its THP option.
+cat >"$WORK/spec.yaml" <<YAML
+experiment: huge
+command: [sh, -c, "exec $WORKLOAD {program}"]
+params: {program: [hugepage 64, keep 100000 1000]}
+allocators:
+  glibc: {}
+  thp_always: {preload: jemalloc, env: {MALLOC_CONF: "thp:always"}}
+  thp_never: {preload: jemalloc, env: {MALLOC_CONF: "thp:never"}}
+verify: none
+samples: 2
+YAML
+run_alloclab 0 run "$WORK/spec.yaml"
+shown=$OUT
+huge() { # huge PROGRAM VARIANT FIELD: the smoke run's figure, in MiB
+    q "SELECT json_extract(p.report, '$.memory_at_exit.$3') / 1048576 FROM probe_reports p
+       JOIN samples s ON s.id = p.sample_id JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id
+       WHERE s.phase = 'smoke' AND c.label LIKE 'program=$1%' AND v.name = '$2'"
+}
+for v in glibc thp_always thp_never; do
+    (( $(huge hugepage $v anon_huge_bytes) >= 32 )) ||
+        fail "64 MiB madvised for huge pages, $(huge hugepage $v anon_huge_bytes) MiB in them under $v"
+done
+(( $(huge keep thp_always anon_huge_bytes) >= 32 )) || fail "jemalloc thp:always: $(huge keep thp_always anon_huge_bytes) MiB in huge pages"
+expect_eq "$(huge keep thp_never anon_huge_bytes)" 0 "jemalloc thp:never: no huge pages"
+(( $(huge keep thp_never rss_bytes) >= 95 )) || fail "100,000 kept blocks of 1,000 bytes: $(huge keep thp_never rss_bytes) MiB resident"
+expect_contains "$shown" "Memory at exit (smoke run: each probed process's /proc/PID/smaps_rollup" "show's section"
+expect_contains "$shown" "thp_never: resident" "a line per variant"
+expect_contains "$shown" "of which none in transparent huge pages" "none said as none"
+run_alloclab 0 show --format json
+expect_eq "$(echo "$OUT" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print(min(c["results"]["glibc"]["smoke_memory_at_exit"]["anon_huge_bytes"] for c in d["cells"] if "hugepage" in json.dumps(c["cell"])) >= 32 << 20)')" \
+    True "JSON: smoke_memory_at_exit"
+
+# A tree: each probed process reads its own at its exit, and the run sums them.
+cat >"$WORK/tree.yaml" <<YAML
+experiment: tree
+command: [sh, -c, "$WORKLOAD hugepage 16; $WORKLOAD hugepage 16"]
+allocators: {glibc: {}}
+verify: none
+samples: 1
+YAML
+run_alloclab 0 run "$WORK/tree.yaml"
+expect_contains "$OUT" "in transparent huge pages, over 2 processes" "summed over the two children (dash ends with _exit(): its exit handlers, and the probe's, never run)"
+expect_eq "$(q "SELECT json_extract(p.report, '$.memory_at_exit.anon_huge_bytes') >= 32 << 20,
+                (SELECT count(*) FROM json_each(p.report, '$.processes') t
+                 WHERE json_type(t.value, '$.memory_at_exit') = 'object')
+                FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN runs r ON r.id = s.run_id
+                JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'tree' AND s.phase = 'smoke'")" "1|2" \
+    "each process's own figure, and their sum"
+
+# The census says it too.
+run_alloclab 0 census -- "$WORKLOAD" hugepage 8
+expect_contains "$OUT" "memory at exit (smaps_rollup): resident" "census"
