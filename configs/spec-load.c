@@ -632,6 +632,10 @@ static int parse_history(Loader *l, const YamlNode *n, void *field) {
         return parse_either(l, n, "history", "medians", "ratios", field);
 }
 
+static int parse_callgrind_threads(Loader *l, const YamlNode *n, void *field) {
+        return parse_either(l, n, "callgrind_threads", "refuse", "accept", field);
+}
+
 static int parse_env_offset(Loader *l, const YamlNode *n, void *field) {
         return parse_either(l, n, "env_offset", "none", "random", field);
 }
@@ -1112,6 +1116,7 @@ static const Field spec_fields[] = {
         { "outliers", parse_outliers, offsetof(Spec, outliers), false },
         { "correction", parse_correction, offsetof(Spec, correction), false },
         { "env_offset", parse_env_offset, offsetof(Spec, env_offset_random), false },
+        { "callgrind_threads", parse_callgrind_threads, offsetof(Spec, callgrind_threads_accepted), false },
         { "aa_check", parse_aa_check, offsetof(Spec, aa_check), false },
         { "cpus", parse_cpus, 0, false },
         { "quiet", parse_quiet, offsetof(Spec, quiet), false },

@@ -255,6 +255,9 @@ typedef struct Spec {
         uint64_t memory_max;      /* cgroup memory.max of each child's tree, bytes; 0: none */
         uint64_t pids_max;        /* cgroup pids.max of each child's tree; 0: none */
         bool env_offset_random;   /* env_offset: random: one random stack shift per round */
+        /* callgrind_threads: accept: metric instructions counted by callgrind measures a program
+         * that runs several threads (which callgrind runs one at a time) rather than refusing it */
+        bool callgrind_threads_accepted;
         SpecCpus cpus;
         uint16_t *cpu_list; /* SPEC_CPUS_LIST: the CPU numbers, n_cpu_list of them */
         size_t n_cpu_list;

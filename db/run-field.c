@@ -15,6 +15,7 @@
 #include "runner/counters.h"
 #include "runner/env.h"
 #include "stats/sampleset.h"
+#include "util/cleanup.h"
 #include "util/proc.h"
 
 char *json_strv_text(char *const *l) {
@@ -133,7 +134,18 @@ static int obtain_cgroup_fallback(const RunSource *src, RunValue *ret) {
 
 /* Measured here: which counters alloclab-spawner (the same user, on the same machine) opens. */
 static int obtain_counters(const RunSource *src, RunValue *ret) {
-        return src->ctx->import_sha256 ? text(ret, NULL) : owned_text(ret, counters_describe());
+        if (src->ctx->import_sha256)
+                return text(ret, NULL);
+        _cleanup_free_ char *described = counters_describe();
+        char *all = NULL;
+        if (described &&
+            asprintf(&all, "%s%s", described,
+                     src->plan->callgrind ? "; instructions counted by valgrind's callgrind instead: the "
+                                            "warm-ups and samples ran under it, so their times, memory and "
+                                            "other counters are valgrind's"
+                                          : "") < 0)
+                all = NULL;
+        return owned_text(ret, all);
 }
 
 static int obtain_calibrate_command(const RunSource *src, RunValue *ret) {

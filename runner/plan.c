@@ -85,6 +85,7 @@ Plan *plan_free(Plan *p) {
         free(p->jobs);
         free(p->steps);
         free(p->probe_path);
+        callgrind_free(p->callgrind);
         free(p->calibrate_exe);
         strv_free(p->calibrate_argv);
         free(p->program_sha256);
@@ -697,6 +698,33 @@ static int build_variants(Plan *p, const PlanOptions *o, Problems *pr, char **re
         return 0;
 }
 
+/* A counter as the spec's metric: counted by the kernel, or instructions by callgrind where the
+ * machine has no PMU (p->callgrind; runner/callgrind.h), or refused at the metric's place. */
+static int plan_counters(Plan *p, const Spec *spec, const PlanOptions *o, char **ret_message) {
+        const BuiltinMetric *metric = builtin_metric(spec_metric_to_string(spec->metric));
+        const char *why = NULL;
+        if (!metric || metric->counter < 0 || counters_can_open((Counter) metric->counter, &why))
+                return 0;
+        _cleanup_free_ char *valgrind = NULL, *what = NULL;
+        if (metric->counter == COUNTER_INSTRUCTIONS) {
+                extern char **environ;
+                int r = plan_resolve_exe("valgrind", environ, NULL, &valgrind);
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0)
+                        return o->check_only ? 0 : callgrind_new(valgrind, &p->callgrind);
+        }
+        if (asprintf(&what, "metric %s cannot be counted: %s%s", counter_names[metric->counter], why,
+                     metric->counter == COUNTER_INSTRUCTIONS
+                             ? "; valgrind's callgrind would count them, but valgrind is not installed "
+                               "(apt-get install valgrind)"
+                             : "") < 0)
+                return -ENOMEM;
+        if (ret_message)
+                *ret_message = message_at(spec, spec->metric_at, NULL, what);
+        return -EOPNOTSUPP;
+}
+
 int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_message) {
         const char *probe_path = o->probe_path;
         _cleanup_(plan_freep) Plan *p = calloc(1, sizeof(Plan));
@@ -722,23 +750,15 @@ int plan_new(const Spec *spec, const PlanOptions *o, Plan **ret, char **ret_mess
                 if (!(p->probe_path = strdup(probe_path)))
                         return -ENOMEM;
         }
-        const BuiltinMetric *metric = builtin_metric(spec_metric_to_string(spec->metric));
-        const char *why = NULL;
-        if (metric && metric->counter >= 0 && !counters_can_open((Counter) metric->counter, &why)) {
-                _cleanup_free_ char *what = NULL;
-                if (asprintf(&what, "metric %s cannot be counted: %s", counter_names[metric->counter], why) <
-                    0)
-                        return -ENOMEM;
-                if (ret_message)
-                        *ret_message = message_at(spec, spec->metric_at, NULL, what);
-                return -EOPNOTSUPP;
-        }
+        int q = plan_counters(p, spec, o, ret_message);
+        if (q < 0)
+                return q;
         p->spec = spec;
         p->seed = o->seed;
         p->samples = o->samples ? o->samples : spec->samples;
         p->samples_auto = spec->samples_auto && !o->samples_fixed;
         p->warmup = o->warmup_set ? o->warmup : spec->warmup;
-        int q = cpus_place(spec, &p->cpus, ret_message);
+        q = cpus_place(spec, &p->cpus, ret_message);
         if (q < 0)
                 return q;
         p->n_cells = spec_n_cells(spec);

@@ -10,6 +10,7 @@
 #include "runner/cpus.h"
 #include "runner/allocator.h"
 #include "runner/build.h"
+#include "runner/callgrind.h"
 
 /*
  * A Plan is a Spec made concrete for this machine: allocators resolved to files, every
@@ -68,8 +69,11 @@ typedef struct Plan {
          * With samples_auto, samples is the most per cell and variant (spec samples: auto). */
         unsigned samples, warmup;
         bool samples_auto;
-        char *probe_path;    /* liballoclab-probe.so, or NULL when the spec says probe: never */
-        CpuPlacement cpus;   /* spec cpus */
+        char *probe_path;  /* liballoclab-probe.so, or NULL when the spec says probe: never */
+        CpuPlacement cpus; /* spec cpus */
+        /* metric instructions without a PMU: timed children run under callgrind (runner/callgrind.h);
+         * else NULL. Freed by plan_free(). */
+        Callgrind *callgrind;
         CgroupRun *cgroup;   /* where children are created (changes as it runs); removed by plan_free() */
         char *calibrate_exe; /* spec calibrate: the null workload, resolved like a command */
         char **calibrate_argv;

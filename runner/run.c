@@ -616,6 +616,24 @@ static int open_stdin(const PlanJob *job, Sample *s, int *ret_fd) {
 
 /* Runs one step. *set_up says whether the variant has run in this cell (its setup hook ran).
  * Returns 1 when the run was canceled (nothing recorded), 0 otherwise. */
+/* After a child under callgrind: its count is the sample's instructions, and the kernel's counters
+ * (of valgrind, not of the program) are not kept. */
+static int take_callgrind_count(const Plan *p, Sample *s) {
+        uint64_t instructions = 0;
+        int r = callgrind_collect(p->callgrind, &instructions);
+        s->spawn.counters = (CounterValues){};
+        if (r >= 0) {
+                s->spawn.counters.value[COUNTER_INSTRUCTIONS] = instructions;
+                s->spawn.counters.have = 1u << COUNTER_INSTRUCTIONS;
+                return 0;
+        }
+        if (r == -ENODATA && s->status == SAMPLE_OK)
+                return set_detail(s, SAMPLE_MISSING_METRIC,
+                                  "metric instructions: callgrind reported no count (valgrind could not run "
+                                  "the program; its message is in the sample's stderr)");
+        return r == -ENODATA ? 0 : r;
+}
+
 static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int cancel_fd, Sample *s,
                     int *ret_output) {
         const PlanStep *step = &p->steps[index];
@@ -679,9 +697,19 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
                                 (double) s->quiet_wait_ns / 1e9, seen.cpu_some_avg10, seen.load1, other);
                 }
         }
+        /* Counting instructions by callgrind: the timed children run under it. */
+        bool under_callgrind = p->callgrind && (step->phase == PHASE_WARMUP || step->phase == PHASE_SAMPLE);
+        _cleanup_strv_free_ char **valgrind_argv =
+                under_callgrind ? callgrind_argv(p->callgrind, job->exe, job->argv) : NULL;
+        if (under_callgrind && !valgrind_argv)
+                return -ENOMEM;
         SpawnRequest req = {
-                .exe = calibrating ? p->calibrate_exe : job->exe,
-                .argv = calibrating ? p->calibrate_argv : job->argv,
+                .exe = calibrating     ? p->calibrate_exe
+                       : valgrind_argv ? p->callgrind->valgrind
+                                       : job->exe,
+                .argv = calibrating     ? p->calibrate_argv
+                        : valgrind_argv ? valgrind_argv
+                                        : job->argv,
                 .envp = shifted  ? shifted
                         : probed ? job->probe_envp
                                  : job->envp,
@@ -729,6 +757,15 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
                             "sample (a threaded program most): a timeout: that fits the samples may not "
                             "fit it",
                             (double) s->spawn.wall_ns / 1e9)) < 0)
+                return r;
+        if (s->status == SAMPLE_TIMEOUT && under_callgrind &&
+            (r = set_detail(s, SAMPLE_TIMEOUT,
+                            "killed at the timeout after %.3f s under callgrind (metric: instructions "
+                            "without a PMU), which runs a program tens of times slower than it runs: "
+                            "raise timeout:",
+                            (double) s->spawn.wall_ns / 1e9)) < 0)
+                return r;
+        if (under_callgrind && (r = take_callgrind_count(p, s)) < 0)
                 return r;
         if (calibrating)
                 return 0; /* the null workload: its output and metrics mean nothing */
@@ -802,12 +839,26 @@ static int exclude_variant(const Plan *p, const RunSink *sink, CellState *c, uin
 static int after_smoke(const Plan *p, const RunSink *sink, CellState *c, const Sample *s, int *output,
                        RunResult *res) {
         uint32_t cell = s->step->cell, v = s->step->variant;
+        _cleanup_free_ char *reason = NULL;
+        /* callgrind runs a program's threads one at a time: its count is of another program. */
+        if (s->status == SAMPLE_OK && p->callgrind && !p->spec->callgrind_threads_accepted && s->probe &&
+            s->probe->counted && s->probe->threads > 1) {
+                if (asprintf(
+                            &reason,
+                            "refused: metric instructions is counted by callgrind here (no PMU), which runs "
+                            "threads one at a time, and the smoke run's tree ran %u threads that called "
+                            "the allocator: their contention and the allocator's per-thread caches would "
+                            "not be measured (callgrind_threads: accept measures it anyway)",
+                            s->probe->threads) < 0)
+                        return -ENOMEM;
+                return exclude_variant(p, sink, c, cell, v, reason, res);
+        }
         if (s->status == SAMPLE_OK) {
                 if (v == p->spec->reference)
                         c->oracle_fd = TAKE_FD(*output);
                 return 0;
         }
-        _cleanup_free_ char *reason = describe_failure(s);
+        reason = describe_failure(s);
         if (!reason)
                 return -ENOMEM;
         return exclude_variant(p, sink, c, cell, v, reason, res);

@@ -11,9 +11,10 @@ ALLOCLAB_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # writes hyperfine's JSON; bundle.sh watches which files import opens; allocators.sh preloads
 # LLVM's Scudo from libclang-rt-14-dev; maxrss.sh checks peak RSS against GNU time's; probe.sh
 # builds a C++ program; build.sh and bisect.sh make git repositories of an allocator; suite.sh
-# runs the lua5.4 workload; source.sh unpacks Debian's jemalloc source (dpkg-source).
+# runs the lua5.4 workload; source.sh unpacks Debian's jemalloc source (dpkg-source); instructions.sh
+# counts instructions with valgrind's callgrind.
 alloclab_install_deps chromium fonts-liberation slurm-wlm munge zsh mandoc dpkg-dev debhelper \
-    python3-jsonschema python3-yaml hyperfine strace libclang-rt-14-dev time g++ git lua5.4
+    python3-jsonschema python3-yaml hyperfine strace libclang-rt-14-dev time g++ git lua5.4 valgrind
 alloclab_build "$ALLOCLAB_ROOT/build-test" -DALLOCLAB_WERROR=ON -DBUILD_TESTING=ON
 
 # What could not be tested here, and why: every test that skips itself or a part of itself

@@ -68,8 +68,11 @@ run_alloclab 2 history trend --cell size=9
 expect_contains "$ERR" "no cell of experiment trend matches the --cell filter (its latest run, 8, has the cells size=1, size=2)" \
     "a cell that is not there, with those that are (on a7caab1: 'no measured samples match', exit 0)"
 run_alloclab 2 history trend --metric bogus
-expect_contains "$ERR" "experiment trend records no metric 'bogus' (its latest run, 8, has: reported:cost, maxrss, sys, user, wall)" \
+# (the hardware counters among them where the machine has a PMU)
+expect_contains "$ERR" "experiment trend records no metric 'bogus' (its latest run, 8, has: reported:cost, " \
     "a metric that is not there, with those that are"
+expect_contains "$ERR" "context_switches, cpu_migrations, " "a metric that is not there, with those that are"
+expect_contains "$ERR" ", maxrss, page_faults, sys, user, wall)" "a metric that is not there, with those that are"
 
 # Two hosts whose runs interleave: one series per host, and a host's change-point baseline is
 # its own runs, not reset by the other's (on 4b0a99e every point was a host change, and the
