@@ -33,9 +33,15 @@ static int counter_open(Counter c) {
         return (int) syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* Counters this machine does not have (no PMU): not asked for again. */
+static uint32_t absent;
+
 void counters_open(CounterSet *set) {
-        for (int c = 0; c < N_COUNTERS; c++)
-                set->fd[c] = counter_open((Counter) c);
+        for (int c = 0; c < N_COUNTERS; c++) {
+                set->fd[c] = absent & (1u << c) ? -1 : counter_open((Counter) c);
+                if (set->fd[c] < 0 && (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP))
+                        absent |= 1u << c;
+        }
 }
 
 void counters_read(const CounterSet *set, CounterValues *ret) {
