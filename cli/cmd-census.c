@@ -101,7 +101,7 @@ int cmd_census(int argc, char **argv) {
                 cli_error("census", "cannot set up the child: %s", strerror(ENOMEM));
                 return EXIT_ENVIRONMENT;
         }
-        Census census;
+        _cleanup_(census_done) Census census = {};
         int r = census_run(command, environ, probe, allocator.path, stop_fd, &census);
         if (r < 0) {
                 cli_error("census", "cannot run '%s': %s", command[0], strerror(-r));
@@ -115,7 +115,7 @@ int cmd_census(int argc, char **argv) {
                 return EXIT_ENVIRONMENT;
         }
         const ProbeResult *result = &census.probe;
-        json_t *j = probe_json_from_result(result);
+        json_t *j = probe_json_from_result(result, census.allocator_stats);
         if (!j) {
                 cli_error("census", "out of memory");
                 return EXIT_ENVIRONMENT;

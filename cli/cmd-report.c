@@ -358,14 +358,17 @@ static void overhead_section(FILE *f, const Report *rep) {
         fputs("</ul>\n", f);
 }
 
-/* The smoke runs' memory at exit, said as the text says it (render_exit_memory_lines()). */
-static void exit_memory_section(FILE *f, const Report *rep) {
+/* Lines per cell and variant, said as the text says them (render-figures.h), or nothing. */
+static void lines_section(FILE *f, const Report *rep, const char *title, const char *heading,
+                          char **(*lines_of)(const Report *rep, bool *ret_oom)) {
         bool oom;
-        _cleanup_strv_free_ char **lines = render_exit_memory_lines(rep, &oom);
+        _cleanup_strv_free_ char **lines = lines_of(rep, &oom);
         if (!lines)
                 return;
-        fputs("<h2>Memory at exit</h2>\n<p>", f);
-        put_text(f, RENDER_EXIT_MEMORY_HEADING);
+        fputs("<h2>", f);
+        put_text(f, title);
+        fputs("</h2>\n<p>", f);
+        put_text(f, heading);
         fputs(".</p>\n<ul>\n", f);
         for (char **l = lines; *l; l++) {
                 fputs("<li>", f);
@@ -753,7 +756,9 @@ static int write_report(FILE *f, const Report *rep, const VariantAllocator *allo
         forest_plot(f, rep);
         tradeoff_plots(f, rep);
         overhead_section(f, rep);
-        exit_memory_section(f, rep);
+        lines_section(f, rep, "Memory at exit", RENDER_EXIT_MEMORY_HEADING, render_exit_memory_lines);
+        lines_section(f, rep, "Allocator statistics", RENDER_ALLOCATOR_STATS_HEADING,
+                      render_allocator_stats_lines);
         own_layer_section(f, rep);
         if (pair)
                 comparison_section(f, pair);

@@ -317,6 +317,92 @@ char *render_own_layer_note(const Report *rep) {
         return note;
 }
 
+/* One line per cell and variant of a figure the smoke run read at exit: "[cell] variant: TEXT"
+ * where the entry has it (say() writes TEXT), else "... : not read (why)"; NULL when no entry
+ * has it, or on ENOMEM (*ret_oom). */
+static char **smoke_exit_lines(const Report *rep, bool (*has)(const ReportEntry *e),
+                               void (*say)(const ReportEntry *e, char *buf, size_t size),
+                               const char *why_not, bool *ret_oom) {
+        *ret_oom = false;
+        bool any = false;
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                any |= has(&rep->entries[i]);
+        if (!any)
+                return NULL;
+        char **lines = NULL;
+        int r = 0;
+        for (size_t c = 0; c < rep->n_cells && r >= 0; c++)
+                for (size_t v = 0; v < rep->n_variants && r >= 0; v++) {
+                        const ReportEntry *e = report_entry(rep, c, v);
+                        char cell[160] = "", text[256];
+                        if (rep->n_cells > 1)
+                                snprintf(cell, sizeof(cell), "[%s] ", rep->cell_labels[c]);
+                        if (has(e)) {
+                                say(e, text, sizeof(text));
+                                r = add_line(&lines, "%s%s: %s", cell, rep->variant_names[v], text);
+                        } else
+                                r = add_line(&lines, "%s%s: not read (%s)", cell, rep->variant_names[v],
+                                             why_not);
+                }
+        if (r < 0) {
+                strv_free(lines);
+                *ret_oom = true;
+                return NULL;
+        }
+        return lines;
+}
+static bool has_exit_memory(const ReportEntry *e) {
+        return e->has_exit_memory;
+}
+
+static void say_exit_memory(const ReportEntry *e, char *buf, size_t size) {
+        render_exit_memory(e->exit_rss_bytes, e->exit_pss_anon_bytes, e->exit_anon_huge_bytes,
+                           e->exit_memory_processes, buf, size);
+}
+
+char **render_exit_memory_lines(const Report *rep, bool *ret_oom) {
+        return smoke_exit_lines(
+                rep, has_exit_memory, say_exit_memory,
+                "its smoke run failed, the program did not exit normally, or ran without the "
+                "probe",
+                ret_oom);
+}
+
+const char *render_allocator_figures(const AllocatorFigures *f, char *buf, size_t size) {
+        const char *names[] = { "allocated", "active", "resident", "committed", "mapped", "retained" };
+        const int64_t values[] = {
+                f->allocated, f->active, f->resident, f->committed, f->mapped, f->retained
+        };
+        size_t at = 0;
+        buf[0] = 0;
+        for (size_t i = 0; i < sizeof(values) / sizeof(values[0]) && at < size; i++) {
+                if (values[i] < 0)
+                        continue;
+                char value[32];
+                render_value("maxrss", (double) values[i], value, sizeof(value));
+                at += (size_t) snprintf(buf + at, size - at, "%s%s %s", at ? ", " : "", names[i], value);
+        }
+        if (f->allocated > 0 && f->resident >= 0 && at < size)
+                snprintf(buf + at, size - at, "; resident / allocated %.2f",
+                         (double) f->resident / (double) f->allocated);
+        return buf;
+}
+
+static bool has_allocator_figures(const ReportEntry *e) {
+        return e->has_allocator_figures;
+}
+
+static void say_allocator_figures(const ReportEntry *e, char *buf, size_t size) {
+        render_allocator_figures(&e->allocator_figures, buf, size);
+}
+
+char **render_allocator_stats_lines(const Report *rep, bool *ret_oom) {
+        return smoke_exit_lines(rep, has_allocator_figures, say_allocator_figures,
+                                "its smoke run failed, the program did not exit normally, ran without the "
+                                "probe, or its allocator gives no statistics alloclab reads",
+                                ret_oom);
+}
+
 const char *render_exit_memory(int64_t rss, int64_t anon, int64_t huge, int64_t processes, char *buf,
                                size_t size) {
         char rss_text[32], anon_text[32], huge_text[48] = "none";
@@ -334,43 +420,6 @@ const char *render_exit_memory(int64_t rss, int64_t anon, int64_t huge, int64_t 
         snprintf(buf, size, "resident %s, anonymous %s, of which %s in transparent huge pages%s", rss_text,
                  anon_text, huge_text, over);
         return buf;
-}
-
-char **render_exit_memory_lines(const Report *rep, bool *ret_oom) {
-        *ret_oom = false;
-        bool any = false;
-        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
-                any |= rep->entries[i].has_exit_memory;
-        if (!any)
-                return NULL;
-        char **lines = NULL;
-        int r = 0;
-        for (size_t c = 0; c < rep->n_cells && r >= 0; c++)
-                for (size_t v = 0; v < rep->n_variants && r >= 0; v++) {
-                        const ReportEntry *e = report_entry(rep, c, v);
-                        char cell[160] = "";
-                        if (rep->n_cells > 1)
-                                snprintf(cell, sizeof(cell), "[%s] ", rep->cell_labels[c]);
-                        if (!e->has_exit_memory) {
-                                r = add_line(
-                                        &lines,
-                                        "%s%s: not read (its smoke run failed, the program did not exit "
-                                        "normally, or ran without the probe)",
-                                        cell, rep->variant_names[v]);
-                                continue;
-                        }
-                        char memory[192];
-                        render_exit_memory(e->exit_rss_bytes, e->exit_pss_anon_bytes,
-                                           e->exit_anon_huge_bytes, e->exit_memory_processes, memory,
-                                           sizeof(memory));
-                        r = add_line(&lines, "%s%s: %s", cell, rep->variant_names[v], memory);
-                }
-        if (r < 0) {
-                strv_free(lines);
-                *ret_oom = true;
-                return NULL;
-        }
-        return lines;
 }
 
 char **render_overhead_lines(const Report *rep, bool *ret_oom) {

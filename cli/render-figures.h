@@ -73,6 +73,16 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom);
         "over "                                                                                             \
         "the tree)"
 char **render_exit_memory_lines(const Report *rep, bool *ret_oom);
+/* The same for the allocator's own statistics at exit (runner/allocator-stats.h). */
+#define RENDER_ALLOCATOR_STATS_HEADING                                                                      \
+        "Allocator statistics at exit (smoke run: the allocator's own figures; docs/probe.md says how "     \
+        "each "                                                                                             \
+        "allocator's are read)"
+char **render_allocator_stats_lines(const Report *rep, bool *ret_oom);
+/* "allocated 98.7 MiB, active 98.8 MiB, resident 104.3 MiB, mapped 104.8 MiB, retained 14.2 MiB;
+ * resident / allocated 1.06", the figures the allocator gives; into buf, returned. */
+const char *render_allocator_figures(const AllocatorFigures *f, char *buf, size_t size);
+
 /* "resident 112.7 MiB, anonymous 109.3 MiB, of which 98.0 MiB (90%) in transparent huge pages"
  * (", over 2 processes"), bytes in; into buf, returned. */
 const char *render_exit_memory(int64_t rss, int64_t anon, int64_t huge, int64_t processes, char *buf,

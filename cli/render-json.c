@@ -201,6 +201,9 @@ static json_t *entry_json(const Report *rep, size_t c, size_t v) {
                                                 (json_int_t) e->exit_anon_huge_bytes, "processes",
                                                 (json_int_t) e->exit_memory_processes)
                                     : json_null());
+        json_object_set_new(o, "smoke_allocator_stats",
+                            e->has_allocator_figures ? allocator_figures_json(&e->allocator_figures)
+                                                     : json_null());
         double overhead = render_memory_overhead(rep, c, v);
         json_object_set_new(o, "memory_overhead", isnan(overhead) ? json_null() : json_real(overhead));
         double floor = query_noise_floor(rep, c);

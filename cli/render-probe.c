@@ -108,6 +108,30 @@ static void render_process_tree(FILE *f, json_t *processes) {
         }
 }
 
+/* The allocator's own figures at exit (runner/allocator-stats.h), from the probe's JSON. */
+static void print_allocator_stats(FILE *f, json_t *stats) {
+        if (!json_is_object(stats)) {
+                fprintf(f, "allocator statistics at exit: not read (asked of smoke runs and census; "
+                           "written when the started process exits normally)\n");
+                return;
+        }
+        json_t *figures = json_object_get(stats, "figures");
+        AllocatorFigures a;
+        int64_t *fields[] = { &a.allocated, &a.active, &a.resident, &a.committed, &a.mapped, &a.retained };
+        const char *names[] = { "allocated_bytes", "active_bytes", "resident_bytes",
+                                "committed_bytes", "mapped_bytes", "retained_bytes" };
+        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+                json_t *v = json_object_get(figures, names[i]);
+                *fields[i] = json_is_integer(v) ? json_integer_value(v) : -1;
+        }
+        char text[256] = "not read from its text";
+        if (json_is_object(figures))
+                render_allocator_figures(&a, text, sizeof(text));
+        fprintf(f, "allocator statistics at exit (%s%s): %s\n",
+                json_string_value(json_object_get(stats, "format")),
+                json_is_true(json_object_get(stats, "truncated")) ? ", cut short" : "", text);
+}
+
 void render_probe(FILE *f, json_t *probe) {
         json_t *effective = json_object_get(probe, "effective");
         json_t *forward = json_object_get(probe, "forward");
@@ -211,4 +235,5 @@ void render_probe(FILE *f, json_t *probe) {
                                    json_integer_value(json_object_get(probe, "memory_processes")), text,
                                    sizeof(text));
         fprintf(f, "memory at exit (smaps_rollup): %s\n", text);
+        print_allocator_stats(f, json_object_get(probe, "allocator_stats"));
 }

@@ -402,12 +402,14 @@ static void print_overhead(FILE *f, const Report *rep, const Notes *n) {
                 fprintf(f, "%s%s\n", n->bullet, *l);
 }
 
-static void print_exit_memory(FILE *f, const Report *rep, const Notes *n) {
+/* A section of lines per cell and variant under its heading (render-figures.h), or nothing. */
+static void print_lines(FILE *f, const Report *rep, const Notes *n, const char *heading,
+                        char **(*lines_of)(const Report *rep, bool *ret_oom)) {
         bool oom;
-        _cleanup_strv_free_ char **lines = render_exit_memory_lines(rep, &oom);
+        _cleanup_strv_free_ char **lines = lines_of(rep, &oom);
         if (!lines)
                 return;
-        fputs("\n" RENDER_EXIT_MEMORY_HEADING ":\n", f);
+        fprintf(f, "\n%s:\n", heading);
         for (char **l = lines; *l; l++)
                 fprintf(f, "%s%s\n", n->bullet, *l);
 }
@@ -732,7 +734,8 @@ static void print_notes(FILE *f, const Report *rep, const Notes *n) {
         print_verdicts(f, rep, n);
         print_tradeoff(f, rep, n);
         print_overhead(f, rep, n);
-        print_exit_memory(f, rep, n);
+        print_lines(f, rep, n, RENDER_EXIT_MEMORY_HEADING, render_exit_memory_lines);
+        print_lines(f, rep, n, RENDER_ALLOCATOR_STATS_HEADING, render_allocator_stats_lines);
         print_own_layer(f, rep, n);
         print_barely_exercised(f, rep, n);
         print_flat_wall(f, rep, n);

@@ -302,6 +302,20 @@ static int row_exit_memory(Report *rep, sqlite3_stmt *st) {
         return 0;
 }
 
+static int row_allocator_figures(Report *rep, sqlite3_stmt *st) {
+        ReportEntry *e = entry_at(rep, st);
+        if (!e)
+                return -EBADMSG;
+        AllocatorFigures *f = &e->allocator_figures;
+        int64_t *figures[] = { &f->allocated, &f->active, &f->resident,
+                               &f->committed, &f->mapped, &f->retained };
+        for (int i = 0; i < 6; i++)
+                *figures[i] =
+                        sqlite3_column_type(st, 2 + i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2 + i);
+        e->has_allocator_figures = true;
+        return 0;
+}
+
 static int row_nothing_verified(Report *rep, sqlite3_stmt *st) {
         rep->n_cells_nothing_verified = (size_t) sqlite3_column_int64(st, 0);
         return 0;
@@ -417,6 +431,18 @@ static const struct {
           " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'"
           " AND json_type(p.report, '$.memory_at_exit') = 'object'",
           row_exit_memory },
+        { "SELECT c.position, v.position,"
+          " json_extract(p.report, '$.allocator_stats.figures.allocated_bytes'),"
+          " json_extract(p.report, '$.allocator_stats.figures.active_bytes'),"
+          " json_extract(p.report, '$.allocator_stats.figures.resident_bytes'),"
+          " json_extract(p.report, '$.allocator_stats.figures.committed_bytes'),"
+          " json_extract(p.report, '$.allocator_stats.figures.mapped_bytes'),"
+          " json_extract(p.report, '$.allocator_stats.figures.retained_bytes')"
+          " FROM samples s JOIN probe_reports p ON p.sample_id = s.id"
+          " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
+          " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'"
+          " AND json_type(p.report, '$.allocator_stats.figures') = 'object'",
+          row_allocator_figures },
         { "SELECT count(*) FROM (SELECT s.cell_id FROM samples s JOIN runs r ON r.id = s.run_id"
           " WHERE s.run_id = ?1 AND s.status = 'ok' AND r.verify <> 'none'"
           " GROUP BY s.cell_id HAVING max(coalesce(s.output_size, 1)) = 0)",

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "db/store.h"
+#include "runner/allocator-stats.h"
 #include "runner/run.h"
 #include "stats/compare.h"
 #include "stats/stats.h"
@@ -90,6 +91,9 @@ typedef struct ReportEntry {
          * anonymous (its proportional share) and anonymous in transparent huge pages, bytes. */
         bool has_exit_memory;
         int64_t exit_memory_processes, exit_rss_bytes, exit_pss_anon_bytes, exit_anon_huge_bytes;
+        /* The smoke run's allocator statistics at exit (runner/allocator-stats.h), where read */
+        bool has_allocator_figures;
+        AllocatorFigures allocator_figures;
 } ReportEntry;
 
 typedef struct ReportFailure {

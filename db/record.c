@@ -316,8 +316,9 @@ static int64_t tv_us(const struct timeval *tv) {
         return (int64_t) tv->tv_sec * 1000000 + tv->tv_usec;
 }
 
-static int insert_probe_report(Recorder *rec, int64_t sample_id, const ProbeResult *probe) {
-        json_t *j = probe_json_from_result(probe);
+static int insert_probe_report(Recorder *rec, int64_t sample_id, const ProbeResult *probe,
+                               const char *allocator_stats) {
+        json_t *j = probe_json_from_result(probe, allocator_stats);
         _cleanup_free_ char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(j);
         if (!text)
@@ -417,7 +418,7 @@ static int on_sample(void *userdata, const Plan *p, const Sample *s) {
         if (r >= 0)
                 r = sql_step_bound(db, rec->insert_sample, &sample_id);
         if (r >= 0 && s->probe)
-                r = insert_probe_report(rec, sample_id, s->probe);
+                r = insert_probe_report(rec, sample_id, s->probe, s->allocator_stats);
         for (size_t i = 0; i < s->n_metrics && r >= 0; i++)
                 r = sql_step(db, rec->insert_metric, NULL, "itd", sample_id, s->metrics[i].name,
                              s->metrics[i].value);

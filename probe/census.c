@@ -36,15 +36,6 @@ static bool defines(void *map, const char *name) {
         return find_symbol(map, name) != NULL;
 }
 
-/* The address of a function or object defined in map itself (not through dlsym: see
- * find_symbol), or NULL. */
-static void *symbol_address(const struct link_map *map, const char *name) {
-        const ElfW(Sym) *sym = find_symbol(map, name);
-        if (!sym || (ELF64_ST_TYPE(sym->st_info) != STT_FUNC && ELF64_ST_TYPE(sym->st_info) != STT_OBJECT))
-                return NULL;
-        return (void *) (map->l_addr + sym->st_value);
-}
-
 /* The main program's link map: the head of the loader's list, reached from the probe's own
  * entry. Not through _r_debug: that is ld.so's symbol, and linking ld.so puts it early in every
  * program's search order, where each later symbol lookup of the loader pays for checking it. */
@@ -272,6 +263,9 @@ static uint32_t families_of(void *map, bool shims, char *prefix, size_t prefix_s
 
 /* The object that serves the program's malloc: the first definition in the global scope,
  * unless that is this probe, in which case the one it forwards to. */
+/* The object serving the started process's malloc (identify()), for its statistics at exit. */
+static struct link_map *effective_map;
+
 static void identify(void) {
         /* The first object in the global scope that defines malloc (the loader's list is in
          * that order for everything loaded at start-up). */
@@ -299,6 +293,7 @@ static void identify(void) {
          * program is now: a wrapper's are replaced by the program it executes. */
         if (getpid() != report->pid)
                 return;
+        effective_map = map;
         memcpy(report->effective_path, path, sizeof(path));
         memcpy(report->effective_prefix, prefix, sizeof(prefix));
         report->effective_family = family;
@@ -632,6 +627,8 @@ __attribute__((destructor)) static void probe_exit(void) {
         ProbeProcess *self = this_process();
         if (self && (report->requests & PROBE_REQUEST_MEMORY))
                 read_memory(self);
+        if (started && effective_map && (report->requests & PROBE_REQUEST_STATS))
+                write_allocator_stats(effective_map, report->effective_family, report->effective_prefix);
         interposer_leave();
         if (started)
                 report->state |= PROBE_STATE_EXITED;

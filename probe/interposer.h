@@ -50,6 +50,10 @@ void join_text(char *dst, size_t size, const char *a, const char *b);
 /* A symbol defined in map itself (its own dynamic symbol table), or NULL. */
 const ElfW(Sym) * find_symbol(const struct link_map *map, const char *name);
 
+/* The address of a function or object defined in map itself (not through dlsym: see
+ * find_symbol), or NULL. */
+void *symbol_address(const struct link_map *map, const char *name);
+
 /* The next definition of name after the probe (RTLD_NEXT), or NULL. */
 void *next_definition(const char *name);
 
@@ -61,6 +65,10 @@ bool own_program(char *buf, size_t size);
 
 /* This process's entry in the report, or NULL. */
 ProbeProcess *this_process(void);
+
+/* Writes the statistics of the allocator in map (of family, symbols with prefix) after the report
+ * (PROBE_REQUEST_STATS; probe/stats.c). The exit handler calls it, inside the probe. */
+void write_allocator_stats(struct link_map *map, uint32_t family, const char *prefix);
 
 /* Adds this thread's pending live-byte change to the shared total. */
 void flush_live(void);

@@ -215,6 +215,13 @@ const ElfW(Sym) * find_symbol(const struct link_map *map, const char *name) {
 /* The next definition of name after this probe in the global search order: what
  * dlsym(RTLD_NEXT) returns, found through the hash tables directly, since each dlsym() call
  * costs tens of microseconds at start-up. IFUNCs (and anything unusual) go to dlsym(). */
+void *symbol_address(const struct link_map *map, const char *name) {
+        const ElfW(Sym) *sym = find_symbol(map, name);
+        if (!sym || (ELF64_ST_TYPE(sym->st_info) != STT_FUNC && ELF64_ST_TYPE(sym->st_info) != STT_OBJECT))
+                return NULL;
+        return (void *) (map->l_addr + sym->st_value);
+}
+
 void *next_definition(const char *name) {
         struct dl_find_object probe_object;
         if (_dl_find_object((void *) next_definition, &probe_object) != 0)
@@ -363,7 +370,7 @@ static int32_t attach_report(void) {
         struct stat st;
         int seals = fcntl(fd, F_GET_SEALS);
         if (seals < 0 || !(seals & F_SEAL_SHRINK) || !(seals & F_SEAL_GROW) || fstat(fd, &st) < 0 ||
-            st.st_size != (off_t) sizeof(ProbeReport))
+            st.st_size != (off_t) PROBE_REPORT_FILE)
                 return -1;
         void *m = mmap(NULL, sizeof(ProbeReport), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         /* The program must not see an extra descriptor where it expects its own: kept out of

@@ -26,6 +26,20 @@
 #define PROBE_ENV_FORWARD_PREFIX  "ALLOCLAB_PROBE_FORWARD_PREFIX"
 #define PROBE_REPORT_FD           4 /* the fd number the runner gives children */
 
+/* The report's file holds the report, then room for the allocator's statistics text (sparse:
+ * nothing of it costs unless written), at most PROBE_STATS_MAX bytes. */
+#define PROBE_STATS_MAX   (128u << 10)
+#define PROBE_REPORT_FILE (sizeof(ProbeReport) + PROBE_STATS_MAX)
+
+/* The form of the statistics text (ProbeReport.stats_format). */
+enum {
+        PROBE_STATS_NONE,
+        PROBE_STATS_JEMALLOC_JSON, /* malloc_stats_print(..., "J") */
+        PROBE_STATS_MIMALLOC_TEXT, /* mi_stats_print_out() */
+        PROBE_STATS_GLIBC_XML,     /* malloc_info(0, ...) */
+        PROBE_STATS_TCMALLOC_TEXT, /* MallocExtension_GetStats() */
+};
+
 #define PROBE_PATH_MAX      256
 #define PROBE_TEXT_MAX      64
 #define PROBE_MAX_OPTIONS   32
@@ -119,8 +133,11 @@ enum {
         /* each process's memory at its exit, from /proc/self/smaps_rollup (the kernel walks the
          * process's page tables: about 0.5 ms per 100 MiB resident in 4 KiB pages) */
         PROBE_REQUEST_MEMORY = 1 << 3,
+        /* the started process's allocator's own statistics at its exit, as the allocator prints
+         * them, into the report's file after the report (PROBE_STATS_*) */
+        PROBE_REQUEST_STATS = 1 << 4,
         PROBE_REQUEST_SMOKE = PROBE_REQUEST_COUNTERS | PROBE_REQUEST_IDENTITY | PROBE_REQUEST_LIVE_BYTES |
-                              PROBE_REQUEST_MEMORY,
+                              PROBE_REQUEST_MEMORY | PROBE_REQUEST_STATS,
 };
 
 typedef struct ProbeOption {
@@ -232,5 +249,11 @@ typedef struct ProbeReport {
          * same under every allocator, unlike usable bytes), summed over the tree, and its peak */
         int64_t live_requested;
         int64_t peak_live_requested;
+        /* With PROBE_REQUEST_STATS, once the started process exited normally: the statistics
+         * text's form and size (in the file after the report), and whether it was cut at
+         * PROBE_STATS_MAX */
+        uint32_t stats_format;
+        uint32_t stats_truncated;
+        uint64_t stats_size;
         ProbeSlot slots[PROBE_MAX_SLOTS];
 } ProbeReport;

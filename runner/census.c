@@ -73,7 +73,14 @@ int census_run(char *const *command, char *const *caller_env, const char *probe_
                 return -ret->spawn.exec_errno;
         if (ret->spawn.end != SPAWN_CANCELED) {
                 int q = probe_report_decode(report_fd, &ret->probe);
+                if (q >= 0)
+                        q = probe_report_stats(report_fd, &ret->probe, &ret->allocator_stats);
                 ret->report_error = q < 0 ? q : 0;
         }
         return 0;
+}
+
+void census_done(Census *c) {
+        free(c->allocator_stats);
+        c->allocator_stats = NULL;
 }

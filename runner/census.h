@@ -14,8 +14,9 @@
 
 typedef struct Census {
         SpawnResult spawn;
-        ProbeResult probe; /* when report_error == 0 */
-        int report_error;  /* the probe's report could not be read: -errno */
+        ProbeResult probe;     /* when report_error == 0 */
+        int report_error;      /* the probe's report could not be read: -errno */
+        char *allocator_stats; /* the allocator's statistics at exit (probe_report_stats()), or NULL */
         /* The allocator's complaint about its configuration on stderr, in its own words
          * (options_complaint(): "<jemalloc>: Invalid conf pair: narenaz:1"), or "". */
         char complaint[256];
@@ -28,3 +29,4 @@ typedef struct Census {
  * executable, out of memory). */
 int census_run(char *const *command, char *const *caller_env, const char *probe_path,
                const char *allocator_path, int cancel_fd, Census *ret);
+void census_done(Census *c);

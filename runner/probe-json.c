@@ -3,6 +3,7 @@
  * ProbeResult -> JSON. Counters are numbers; option values stay strings, as the allocators
  * report them.
  */
+#include "runner/allocator-stats.h"
 #include "runner/probe-json.h"
 #include "util/cleanup.h"
 
@@ -52,7 +53,7 @@ static json_t *processes_json(const ProbeResult *result) {
         return a;
 }
 
-json_t *probe_json_from_result(const ProbeResult *result) {
+json_t *probe_json_from_result(const ProbeResult *result, const char *allocator_stats) {
         const ProbeReport *r = &result->report;
         json_t *options = json_object(), *census = json_array(), *calls = json_object();
         for (uint32_t i = 0; i < r->n_options; i++)
@@ -77,9 +78,12 @@ json_t *probe_json_from_result(const ProbeResult *result) {
                 json_decref(options), options = json_null();
         if (!result->census_known)
                 json_decref(census), census = json_null();
+        json_t *stats = allocator_stats
+                                ? allocator_stats_json(r->stats_format, allocator_stats, r->stats_truncated)
+                                : json_null();
         return json_pack(
                 "{s:b, s:b, s:{s:s, s:s, s:s, s:s?, s:o}, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:I},"
-                " s:{s:s?, s:s?}, s:o, s:I, s:b, s:o, s:I}",
+                " s:{s:s?, s:s?}, s:o, s:I, s:b, s:o, s:I, s:o}",
                 "loaded", result->loaded, "exited", result->exited, "effective", "path", r->effective_path,
                 "family", probe_family_name(r->effective_family), "prefix", r->effective_prefix, "version",
                 result->options_known ? r->allocator_version : NULL, "options", options, "census", census,
@@ -92,5 +96,5 @@ json_t *probe_json_from_result(const ProbeResult *result) {
                 "unlisted_pymalloc", (r->state & PROBE_STATE_UNLISTED_PYMALLOC) != 0, "memory_at_exit",
                 memory_json(result->memory_processes > 0, result->rss_kib, result->pss_anon_kib,
                             result->anon_huge_kib),
-                "memory_processes", (json_int_t) result->memory_processes);
+                "memory_processes", (json_int_t) result->memory_processes, "allocator_stats", stats);
 }

@@ -12,4 +12,4 @@
  */
 
 /* Returns a new JSON object (caller owns the reference), or NULL on -ENOMEM. */
-json_t *probe_json_from_result(const ProbeResult *r);
+json_t *probe_json_from_result(const ProbeResult *r, const char *allocator_stats);

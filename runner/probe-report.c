@@ -7,19 +7,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "runner/probe-report.h"
 #include "util/cleanup.h"
+#include "util/io.h"
 
 int probe_report_memfd(uint32_t requests) {
         int fd = memfd_create("alloclab-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0)
                 return negative_errno();
         /* The seals are the probe's proof that the descriptor it is handed is this report. */
-        if (ftruncate(fd, sizeof(ProbeReport)) < 0 ||
+        if (ftruncate(fd, PROBE_REPORT_FILE) < 0 ||
             fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0 ||
             pwrite(fd, &requests, sizeof(requests), offsetof(ProbeReport, requests)) != sizeof(requests)) {
                 int r = negative_errno();
@@ -38,6 +40,26 @@ int probe_report_decode(int fd, ProbeResult *ret) {
         int r = probe_report_decode_buffer(m, sizeof(ProbeReport), ret);
         munmap(m, sizeof(ProbeReport));
         return r;
+}
+
+int probe_report_stats(int fd, const ProbeResult *r, char **ret) {
+        *ret = NULL;
+        uint64_t size = r->report.stats_size;
+        if (!r->loaded || r->report.stats_format == PROBE_STATS_NONE || size == 0)
+                return 0;
+        if (size > PROBE_STATS_MAX)
+                return -EBADMSG;
+        char *text = malloc(size + 1);
+        if (!text)
+                return -ENOMEM;
+        ssize_t n = read_full_at(fd, text, size, (off_t) sizeof(ProbeReport));
+        if (n != (ssize_t) size) {
+                free(text);
+                return n < 0 ? (int) n : -EBADMSG;
+        }
+        text[size] = 0;
+        *ret = text;
+        return 0;
 }
 
 int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) {

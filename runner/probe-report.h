@@ -52,6 +52,10 @@ int probe_report_memfd(uint32_t requests);
  */
 int probe_report_decode(int fd, ProbeResult *ret);
 
+/* The allocator's statistics text the probe wrote after the report (report.stats_size bytes),
+ * terminated, into *ret; NULL when there is none. Returns 0 or -errno. */
+int probe_report_stats(int fd, const ProbeResult *r, char **ret);
+
 /* Allocator family names by bit, in PROBE_FAMILIES order (glibc last). */
 typedef struct ProbeFamilyName {
         uint32_t bit;

@@ -776,6 +776,8 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
                 if (r == -EBADMSG && s->status == SAMPLE_OK)
                         r = set_detail(s, SAMPLE_PROBE_FAILED,
                                        "the probe's report has another layout (version)");
+                if (r >= 0)
+                        r = probe_report_stats(report, s->probe, &s->allocator_stats);
                 if (r < 0)
                         return r;
         }
@@ -788,6 +790,7 @@ static void sample_done(Sample *s) {
         free(s->stderr_excerpt);
         free(s->detail);
         free(s->probe);
+        free(s->allocator_stats);
         *s = (Sample){};
 }
 

@@ -57,6 +57,9 @@ typedef struct Sample {
         char *stderr_excerpt; /* only for failed samples */
         char *detail;         /* why a sample failed, when the status alone does not say */
         ProbeResult *probe;   /* the probe\'s report, for probed runs */
+        /* The started process's allocator's statistics at its exit, as it printed them
+         * (probe->report.stats_format), or NULL: smoke runs */
+        char *allocator_stats;
         /* The quiet-machine guard, for measured samples when the spec has quiet: what it read last
          * before the spawn, how long it waited, and whether the machine was still too busy. */
         int64_t env_offset; /* spec env_offset: the bytes added to the environment, or -1 */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner/metric.h"
 #include "runner/sample-field.h"
 #include "runner/stream.h"
 #include "util/cleanup.h"
@@ -79,6 +80,7 @@ void stream_encode_sample(WireWriter *w, const Sample *s) {
         wire_put_u8(w, s->probe != NULL);
         if (s->probe)
                 wire_put_bytes(w, &s->probe->report, sizeof(s->probe->report));
+        wire_put_str(w, s->allocator_stats);
 }
 
 void stream_encode_exclude(WireWriter *w, uint32_t cell, uint32_t variant, const char *reason) {
@@ -126,6 +128,7 @@ static void sample_clear(Sample *s) {
                         free(*(char **) sample_field_in(&sample_fields[i], s));
         free(s->metrics);
         free(s->probe);
+        free(s->allocator_stats);
         *s = (Sample){};
 }
 
@@ -231,12 +234,13 @@ static int decode_sample(WireReader *r, const Plan *plan, Sample *s) {
                 if (q < 0)
                         return q;
         }
+        s->allocator_stats = wire_get_str(r);
         return wire_reader_end(r);
 }
 
 static int dispatch_cell_stats(WireReader *r, const Plan *plan, const RunSink *sink) {
         uint32_t cell = wire_get_u32(r), n = wire_get_u32(r);
-        if (cell >= plan->n_cells || n > plan->n_variants * (4 + OUTPUT_MAX_METRICS))
+        if (cell >= plan->n_cells || n > plan->n_variants * (N_BUILTIN_METRICS + OUTPUT_MAX_METRICS))
                 return -EBADMSG;
         _cleanup_free_ StatsRow *rows = calloc(n ? n : 1, sizeof(StatsRow));
         char(*names)[OUTPUT_METRIC_NAME_MAX + 1] = calloc(n ? n : 1, sizeof(*names));

@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         static ProbeResult result;
         if (probe_report_decode_buffer(&report, sizeof(report), &result) < 0)
                 return 0;
-        json_t *json = probe_json_from_result(&result);
+        json_t *json = probe_json_from_result(&result, NULL);
         if (json) {
                 free(json_dumps(json, JSON_COMPACT));
                 json_decref(json);

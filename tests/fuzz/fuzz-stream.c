@@ -27,7 +27,7 @@ static int on_sample(void *u, const Plan *p, const Sample *s) {
                 *seen += read_text(s->metrics[i].name) + (s->metrics[i].value > 0);
         *seen += read_text(p->spec->variants[s->step->variant].name);
         if (s->probe) {
-                json_t *json = probe_json_from_result(s->probe);
+                json_t *json = probe_json_from_result(s->probe, s->allocator_stats);
                 if (json) {
                         free(json_dumps(json, JSON_COMPACT));
                         json_decref(json);

@@ -1,0 +1,65 @@
+#!/bin/bash
+# The allocator's own statistics at the smoke run's exit (probe/stats.c): stored as the allocator
+# printed them, with the figures allocators share read from them, and those figures agree with
+# what the probe counted (live bytes) and the kernel says (RSS) within the bounds docs/probe.md
+# gives.
+. "$(dirname "$0")/lib.sh"
+
+variants="  glibc: {}"
+for a in jemalloc:libjemalloc.so.2 mimalloc:libmimalloc.so.2 tcmalloc_minimal:libtcmalloc_minimal.so.4; do
+    if [[ -e /usr/lib/x86_64-linux-gnu/${a#*:} ]]; then
+        variants+=$'\n'"  ${a%%:*}: {preload: ${a%%:*}}"
+    else
+        skip_part "${a%%:*} is not installed: its statistics are not checked"
+    fi
+done
+# 100,000 blocks of 1,000 bytes, kept to the exit: ~100 MB the statistics must account for.
+cat >"$WORK/spec.yaml" <<YAML
+experiment: stats
+command: ["$WORKLOAD", keep, "100000", "1000"]
+allocators:
+$variants
+samples: 1
+YAML
+run_alloclab 0 run "$WORK/spec.yaml"
+shown=$OUT
+figure() { # figure VARIANT JSON-PATH: from the smoke run's probe report
+    q "SELECT json_extract(p.report, '$2') FROM probe_reports p JOIN samples s ON s.id = p.sample_id
+       JOIN variants v ON v.id = s.variant_id WHERE s.phase = 'smoke' AND v.name = '$1'"
+}
+within() { # within WHAT VALUE LOW HIGH: LOW <= VALUE <= HIGH (integers)
+    (( $2 >= $3 && $2 <= $4 )) || fail "$1: $2 is not within [$3, $4]"
+}
+for v in $(q "SELECT name FROM variants ORDER BY position"); do
+    [[ $(figure "$v" '$.allocator_stats.truncated') == 0 ]] || fail "$v: statistics cut short"
+    [[ -n $(figure "$v" '$.allocator_stats.text') ]] || fail "$v: no statistics text stored"
+    live=$(figure "$v" '$.counters.live_bytes') rss=$(figure "$v" '$.memory_at_exit.rss_bytes')
+    allocated=$(figure "$v" '$.allocator_stats.figures.allocated_bytes')
+    resident=$(figure "$v" '$.allocator_stats.figures.resident_bytes')
+    case $v in
+    glibc) # the chunks' 8-byte headers counted as allocated: 0.8% of 1,000-byte blocks
+        expect_eq "$(figure "$v" '$.allocator_stats.format')" "glibc malloc_info XML" "glibc's form"
+        within "glibc allocated against the probe's live bytes" "$allocated" "$live" $((live * 102 / 100)) ;;
+    jemalloc)
+        expect_eq "$(figure "$v" '$.allocator_stats.format')" "jemalloc malloc_stats_print JSON" "jemalloc's form"
+        within "jemalloc allocated against the probe's live bytes" "$allocated" $((live * 98 / 100)) $((live * 102 / 100))
+        within "jemalloc resident between allocated and the process's RSS" "$resident" "$allocated" "$rss" ;;
+    mimalloc) # a release build counts no blocks: what it committed holds them
+        expect_eq "$(figure "$v" '$.allocator_stats.figures.allocated_bytes')" "" "mimalloc: allocated not given, not 0"
+        committed=$(figure "$v" '$.allocator_stats.figures.committed_bytes')
+        within "mimalloc committed against the probe's live bytes" "$committed" "$live" $((live * 2)) ;;
+    tcmalloc_minimal)
+        within "tcmalloc allocated against the probe's live bytes" "$allocated" $((live * 98 / 100)) $((live * 102 / 100))
+        within "tcmalloc resident between allocated and the process's RSS" "$resident" "$allocated" "$rss" ;;
+    esac
+done
+expect_contains "$shown" "Allocator statistics at exit (smoke run: the allocator's own figures" "show's section"
+expect_contains "$shown" "glibc: allocated " "glibc's line"
+run_alloclab 0 show --format json
+expect_eq "$(echo "$OUT" | python3 -c 'import json, sys
+r = json.load(sys.stdin)["cells"][0]["results"]["glibc"]["smoke_allocator_stats"]
+print(r["allocated_bytes"] > 100 * 1000 * 1000, r["resident_bytes"])')" "True None" "JSON: a figure not given is null"
+run_alloclab 0 show --allocators
+expect_contains "$OUT" "allocator statistics at exit (glibc malloc_info XML): allocated" "show --allocators"
+run_alloclab 0 census -- "$WORKLOAD" keep 1000 1000
+expect_contains "$OUT" "allocator statistics at exit (glibc malloc_info XML): allocated" "census"
