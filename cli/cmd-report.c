@@ -340,25 +340,8 @@ static void tradeoff_plots(FILE *f, const Report *rep) {
         }
 }
 
-/* The memory overhead, said as the text says it (render_overhead_lines()). */
-static void overhead_section(FILE *f, const Report *rep) {
-        bool oom;
-        _cleanup_strv_free_ char **lines = render_overhead_lines(rep, &oom);
-        if (!lines)
-                return;
-        fputs("<h2>Memory overhead</h2>\n<p>Median peak RSS over the cell's peak of bytes the program asked "
-              "for and had not freed, one figure for every variant (the baseline's smoke run under the "
-              "probe): an allocator's rounding to its size classes counts as its waste.</p>\n<ul>\n",
-              f);
-        for (char **l = lines; *l; l++) {
-                fputs("<li>", f);
-                put_text(f, *l);
-                fputs("</li>\n", f);
-        }
-        fputs("</ul>\n", f);
-}
-
-/* Lines per cell and variant, said as the text says them (render-figures.h), or nothing. */
+/* Lines about the run (the memory overhead; per cell and variant, what the smoke run read at
+ * exit), said as the text says them (render-figures.h) under a title and a paragraph, or nothing. */
 static void lines_section(FILE *f, const Report *rep, const char *title, const char *heading,
                           char **(*lines_of)(const Report *rep, bool *ret_oom)) {
         bool oom;
@@ -755,7 +738,12 @@ static int write_report(FILE *f, const Report *rep, const VariantAllocator *allo
         strip_plots(f, rep);
         forest_plot(f, rep);
         tradeoff_plots(f, rep);
-        overhead_section(f, rep);
+        lines_section(
+                f, rep, "Memory overhead",
+                "Median peak RSS over the cell's peak of bytes the program asked for and had not freed, "
+                "one figure for every variant (the baseline's smoke run under the probe): an allocator's "
+                "rounding to its size classes counts as its waste",
+                render_overhead_lines);
         lines_section(f, rep, "Memory at exit", RENDER_EXIT_MEMORY_HEADING, render_exit_memory_lines);
         lines_section(f, rep, "Allocator statistics", RENDER_ALLOCATOR_STATS_HEADING,
                       render_allocator_stats_lines);
