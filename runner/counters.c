@@ -87,7 +87,15 @@ bool counters_can_open(Counter c, const char **ret_why) {
                 close(fd);
                 return true;
         }
-        *ret_why = unavailable_because(errno, counter_events[c].type != PERF_TYPE_SOFTWARE);
+        int error = errno;
+        bool hardware = counter_events[c].type != PERF_TYPE_SOFTWARE;
+        int cycles = hardware ? counter_open(COUNTER_CYCLES) : -1;
+        if (cycles >= 0) { /* there is a PMU: it does not count this event */
+                close(cycles);
+                *ret_why = "this machine's PMU does not count it";
+                return false;
+        }
+        *ret_why = unavailable_because(error, hardware);
         return false;
 }
 
@@ -97,28 +105,41 @@ char *counters_describe(void) {
         FILE *f = open_memstream(&text, &size);
         if (!f)
                 return NULL;
-        int hardware_error = 0, software_error = 0;
+        /* Per kind (software, hardware): the first error, and the counters that failed. */
+        int error[2] = {};
+        unsigned opened[2] = {}, failed[2] = {};
+        char failed_names[2][160] = { "", "" };
         const char *sep = "";
         for (int c = 0; c < N_COUNTERS; c++) {
-                bool hardware = counter_events[c].type != PERF_TYPE_SOFTWARE;
+                int hardware = counter_events[c].type != PERF_TYPE_SOFTWARE;
                 int fd = counter_open((Counter) c);
                 if (fd >= 0) {
                         close(fd);
+                        opened[hardware]++;
                         fprintf(f, "%s%s", sep, counter_names[c]);
                         sep = " ";
-                } else if (hardware && !hardware_error)
-                        hardware_error = errno;
-                else if (!hardware && !software_error)
-                        software_error = errno;
+                        continue;
+                }
+                if (!error[hardware])
+                        error[hardware] = errno;
+                size_t at = strlen(failed_names[hardware]);
+                snprintf(failed_names[hardware] + at, sizeof(failed_names[hardware]) - at, "%s%s",
+                         failed[hardware]++ ? " " : "", counter_names[c]);
         }
         if (!*sep)
                 fputs("none", f);
-        if (software_error)
-                fprintf(f, "; software counters unavailable: %s (perf_event_open: %s)",
-                        unavailable_because(software_error, false), strerror(software_error));
-        if (hardware_error)
-                fprintf(f, "; hardware counters unavailable: %s (perf_event_open: %s)",
-                        unavailable_because(hardware_error, true), strerror(hardware_error));
+        for (int hardware = 0; hardware < 2; hardware++) {
+                if (!failed[hardware])
+                        continue;
+                const char *kind = hardware ? "hardware" : "software";
+                /* Some of a kind open: the others are events this PMU (or kernel) does not count. */
+                if (opened[hardware])
+                        fprintf(f, "; not counted here: %s (perf_event_open: %s)", failed_names[hardware],
+                                strerror(error[hardware]));
+                else
+                        fprintf(f, "; %s counters unavailable: %s (perf_event_open: %s)", kind,
+                                unavailable_because(error[hardware], hardware), strerror(error[hardware]));
+        }
         if (fclose(f) != 0) {
                 free(text);
                 return NULL;
