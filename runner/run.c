@@ -614,8 +614,6 @@ static int open_stdin(const PlanJob *job, Sample *s, int *ret_fd) {
                        : 1;
 }
 
-/* Runs one step. *set_up says whether the variant has run in this cell (its setup hook ran).
- * Returns 1 when the run was canceled (nothing recorded), 0 otherwise. */
 /* After a child under callgrind: its count is the sample's instructions, and the kernel's counters
  * (of valgrind, not of the program) are not kept. */
 static int take_callgrind_count(const Plan *p, Sample *s) {
@@ -634,6 +632,8 @@ static int take_callgrind_count(const Plan *p, Sample *s) {
         return r == -ENODATA ? 0 : r;
 }
 
+/* Runs one step. *set_up says whether the variant has run in this cell (its setup hook ran).
+ * Returns 1 when the run was canceled (nothing recorded), 0 otherwise. */
 static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int cancel_fd, Sample *s,
                     int *ret_output) {
         const PlanStep *step = &p->steps[index];
