@@ -261,11 +261,11 @@ static uint32_t families_of(void *map, bool shims, char *prefix, size_t prefix_s
         return f;
 }
 
-/* The object that serves the program's malloc: the first definition in the global scope,
- * unless that is this probe, in which case the one it forwards to. */
 /* The object serving the started process's malloc (identify()), for its statistics at exit. */
 static struct link_map *effective_map;
 
+/* The object that serves the program's malloc: the first definition in the global scope,
+ * unless that is this probe, in which case the one it forwards to. */
 static void identify(void) {
         /* The first object in the global scope that defines malloc (the loader's list is in
          * that order for everything loaded at start-up). */

@@ -212,9 +212,6 @@ const ElfW(Sym) * find_symbol(const struct link_map *map, const char *name) {
         return NULL;
 }
 
-/* The next definition of name after this probe in the global search order: what
- * dlsym(RTLD_NEXT) returns, found through the hash tables directly, since each dlsym() call
- * costs tens of microseconds at start-up. IFUNCs (and anything unusual) go to dlsym(). */
 void *symbol_address(const struct link_map *map, const char *name) {
         const ElfW(Sym) *sym = find_symbol(map, name);
         if (!sym || (ELF64_ST_TYPE(sym->st_info) != STT_FUNC && ELF64_ST_TYPE(sym->st_info) != STT_OBJECT))
@@ -222,6 +219,9 @@ void *symbol_address(const struct link_map *map, const char *name) {
         return (void *) (map->l_addr + sym->st_value);
 }
 
+/* The next definition of name after this probe in the global search order: what
+ * dlsym(RTLD_NEXT) returns, found through the hash tables directly, since each dlsym() call
+ * costs tens of microseconds at start-up. IFUNCs (and anything unusual) go to dlsym(). */
 void *next_definition(const char *name) {
         struct dl_find_object probe_object;
         if (_dl_find_object((void *) next_definition, &probe_object) != 0)

@@ -34,7 +34,7 @@
 /* The form of the statistics text (ProbeReport.stats_format). */
 enum {
         PROBE_STATS_NONE,
-        PROBE_STATS_JEMALLOC_JSON, /* malloc_stats_print(..., "J") */
+        PROBE_STATS_JEMALLOC_JSON, /* malloc_stats_print(..., "Ja"): JSON, arenas merged */
         PROBE_STATS_MIMALLOC_TEXT, /* mi_stats_print_out() */
         PROBE_STATS_GLIBC_XML,     /* malloc_info(0, ...) */
         PROBE_STATS_TCMALLOC_TEXT, /* MallocExtension_GetStats() */
