@@ -461,7 +461,8 @@ int compare_outliers(const double *x, size_t n, bool *ret_flags) {
         int flagged = 0;
         for (size_t i = 0; i < n; i++) {
                 double deviation = fabs(x[i] - s.median);
-                bool outlier = s.mad > 0 ? 0.6745 * deviation / s.mad > COMPARE_OUTLIER_Z : deviation > 0;
+                bool outlier = s.mad > 0 ? 0.6745 * deviation / s.mad > COMPARE_OUTLIER_Z
+                                         : deviation > COMPARE_OUTLIER_FLAT * fabs(s.median);
                 ret_flags[i] = outlier;
                 flagged += outlier;
         }
