@@ -363,8 +363,7 @@ static void say_exit_memory(const ReportEntry *e, char *buf, size_t size) {
 char **render_exit_memory_lines(const Report *rep, bool *ret_oom) {
         return smoke_exit_lines(
                 rep, has_exit_memory, say_exit_memory,
-                "its smoke run failed, the program did not exit normally, or ran without the "
-                "probe",
+                "excluded from the cell, or the program did not exit normally, or ran without the probe",
                 ret_oom);
 }
 
@@ -398,8 +397,8 @@ static void say_allocator_figures(const ReportEntry *e, char *buf, size_t size) 
 
 char **render_allocator_stats_lines(const Report *rep, bool *ret_oom) {
         return smoke_exit_lines(rep, has_allocator_figures, say_allocator_figures,
-                                "its smoke run failed, the program did not exit normally, ran without the "
-                                "probe, or its allocator gives no statistics alloclab reads",
+                                "excluded from the cell, or the program did not exit normally, ran without "
+                                "the probe, or its allocator gives no statistics alloclab reads",
                                 ret_oom);
 }
 

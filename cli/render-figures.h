@@ -75,9 +75,8 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom);
 char **render_exit_memory_lines(const Report *rep, bool *ret_oom);
 /* The same for the allocator's own statistics at exit (runner/allocator-stats.h). */
 #define RENDER_ALLOCATOR_STATS_HEADING                                                                      \
-        "Allocator statistics at exit (smoke run: the allocator's own figures; docs/probe.md says how "     \
-        "each "                                                                                             \
-        "allocator's are read)"
+        "Allocator statistics at exit (smoke run: the started program's allocator's own figures, not "      \
+        "its children's; docs/probe.md says how each allocator's are read)"
 char **render_allocator_stats_lines(const Report *rep, bool *ret_oom);
 /* "allocated 98.7 MiB, active 98.8 MiB, resident 104.3 MiB, mapped 104.8 MiB, retained 14.2 MiB;
  * resident / allocated 1.06", the figures the allocator gives; into buf, returned. */

@@ -78,6 +78,10 @@ static uint32_t glibc_stats(struct link_map *map, const char *prefix) {
         FILE *f = info ? fopencookie(NULL, "w", (cookie_io_functions_t){ .write = put_stream }) : NULL;
         if (!f)
                 return PROBE_STATS_NONE;
+        /* Its buffer is ours, not malloc's: malloc_info counts what is allocated as it prints, and
+         * only the stream itself (a few hundred bytes) is the probe's. */
+        static char buffer[4096];
+        setvbuf(f, buffer, _IOFBF, sizeof(buffer));
         info(0, f);
         fclose(f);
         return PROBE_STATS_GLIBC_XML;

@@ -130,8 +130,14 @@ int probe_report_decode_buffer(const void *data, size_t size, ProbeResult *ret) 
          * when it frees what another allocated; a corrupt report must not make this UB). */
         uint32_t slots = c->n_slots < PROBE_MAX_SLOTS ? c->n_slots : PROBE_MAX_SLOTS;
         uint64_t live = 0;
+        uint32_t threads_of[PROBE_MAX_PROCESSES + 1] = {}; /* the last: of no known process */
         for (uint32_t s = 0; s < slots; s++) {
                 int32_t process = c->slots[s].process;
+                uint32_t *of = &threads_of[process >= 0 && (uint32_t) process < ret->n_processes
+                                                   ? (uint32_t) process
+                                                   : PROBE_MAX_PROCESSES];
+                if (++*of > ret->threads_in_one_process)
+                        ret->threads_in_one_process = *of;
                 for (unsigned f = 0; f < _PROBE_FUNCTION_MAX; f++) {
                         ret->calls[f] += c->slots[s].calls[f];
                         if (process >= 0 && (uint32_t) process < ret->n_processes)

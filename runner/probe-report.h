@@ -30,6 +30,9 @@ typedef struct ProbeResult {
         int64_t live_bytes;
         int64_t peak_live_bytes;
         uint32_t threads;
+        /* The most threads that called the malloc family in one process of the tree (threads
+         * whose process is not known count as one process's) */
+        uint32_t threads_in_one_process;
         /* The process tree: report.processes[0..n_processes), and each one's malloc-family
          * calls (those of threads past the slots are in calls only). */
         uint32_t n_processes;

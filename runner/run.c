@@ -829,7 +829,8 @@ static int exclude_variant(const Plan *p, const RunSink *sink, CellState *c, uin
                 return r;
         _cleanup_free_ char *why = NULL;
         if (asprintf(&why,
-                     "skipped: the reference variant %s failed its smoke run, so outputs cannot be verified",
+                     "skipped: the reference variant %s is excluded from this cell, so outputs cannot be "
+                     "verified",
                      spec->variants[v].name) < 0)
                 return -ENOMEM;
         for (uint32_t o = 0; o < p->n_variants; o++)
@@ -845,14 +846,14 @@ static int after_smoke(const Plan *p, const RunSink *sink, CellState *c, const S
         _cleanup_free_ char *reason = NULL;
         /* callgrind runs a program's threads one at a time: its count is of another program. */
         if (s->status == SAMPLE_OK && p->callgrind && !p->spec->callgrind_threads_accepted && s->probe &&
-            s->probe->counted && s->probe->threads > 1) {
+            s->probe->counted && s->probe->threads_in_one_process > 1) {
                 if (asprintf(
                             &reason,
                             "refused: metric instructions is counted by callgrind here (no PMU), which runs "
-                            "threads one at a time, and the smoke run's tree ran %u threads that called "
-                            "the allocator: their contention and the allocator's per-thread caches would "
-                            "not be measured (callgrind_threads: accept measures it anyway)",
-                            s->probe->threads) < 0)
+                            "threads one at a time, and a process of the smoke run's tree ran %u threads "
+                            "that called the allocator: their contention and the allocator's per-thread "
+                            "caches would not be measured (callgrind_threads: accept measures it anyway)",
+                            s->probe->threads_in_one_process) < 0)
                         return -ENOMEM;
                 return exclude_variant(p, sink, c, cell, v, reason, res);
         }

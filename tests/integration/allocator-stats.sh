@@ -53,7 +53,7 @@ for v in $(q "SELECT name FROM variants ORDER BY position"); do
         within "tcmalloc resident between allocated and the process's RSS" "$resident" "$allocated" "$rss" ;;
     esac
 done
-expect_contains "$shown" "Allocator statistics at exit (smoke run: the allocator's own figures" "show's section"
+expect_contains "$shown" "Allocator statistics at exit (smoke run: the started program's allocator's own figures" "show's section"
 expect_contains "$shown" "glibc: allocated " "glibc's line"
 run_alloclab 0 show --format json
 expect_eq "$(echo "$OUT" | python3 -c 'import json, sys

@@ -71,3 +71,23 @@ echo "callgrind_threads: accept" >>"$WORK/threads.yaml"
 run_alloclab 0 run "$WORK/threads.yaml"
 expect_eq "$(q "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.id = (SELECT max(id) FROM runs)
                 AND s.phase = 'sample' AND s.instructions > 0")" 2 "measured when the spec accepts it"
+
+# Processes one after another are not threads: a shell running the program twice is measured
+# (the threads of a tree were summed over its processes, and gcc -c, three processes, was refused).
+cat >"$WORK/tree.yaml" <<YAML
+experiment: tree
+command: [sh, -c, "$WORKLOAD churn 2000; $WORKLOAD churn 2000"]
+allocators: {glibc: {}}
+metric: instructions
+samples: 2
+timeout: 60s
+verify: none
+YAML
+run_alloclab 0 run "$WORK/tree.yaml"
+expect_eq "$(q "SELECT count(*) FROM exclusions e JOIN runs r ON r.id = e.run_id JOIN experiments x ON x.id = r.experiment_id
+                WHERE x.name = 'tree'")" 0 "single-threaded processes of a tree are not refused"
+sed -e 's/^experiment: tree/experiment: single/' -e "s|command: .*|command: [\"$WORKLOAD\", churn, \"2000\"]|" \
+    "$WORK/tree.yaml" >"$WORK/single.yaml"
+run_alloclab 0 run "$WORK/single.yaml"
+tree=$(counts tree glibc | head -1) single=$(counts single glibc | head -1)
+(( tree > single * 19 / 10 )) || fail "the tree's processes summed: $tree instructions, one process $single"
