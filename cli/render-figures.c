@@ -436,6 +436,14 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom) {
                 unprobed = rep->entries[i].smoke_unprobed;
         char **lines = NULL, size[32];
         int r = 0;
+        if (rep->timed_under) {
+                r = add_line(
+                        &lines,
+                        "not given: the samples ran under valgrind's %s (metric: instructions without a "
+                        "PMU), so their peak RSS is valgrind's, not the program's",
+                        rep->timed_under);
+                goto out;
+        }
         if (measured == 0 && unprobed) {
                 r = add_line(
                         &lines,

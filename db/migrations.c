@@ -255,7 +255,8 @@ static const char *const migrations[] = {
         /* 27 -> 28: the kernel's event counters of each sample's process tree (runner/counters.h),
          * NULL where the machine could not count them (hardware ones without a PMU);
          * counters_scaled: the bits (in column order) of counts estimated from part of the time;
-         * runs.counters: which counters the run could open, and why not the others */
+         * runs.counters: which counters the run could open, and why not the others; runs.timed_under:
+         * 'callgrind' where the timed children ran under it (metric instructions without a PMU) */
         "ALTER TABLE samples ADD COLUMN page_faults INTEGER;"
         "ALTER TABLE samples ADD COLUMN context_switches INTEGER;"
         "ALTER TABLE samples ADD COLUMN cpu_migrations INTEGER;"
@@ -264,7 +265,8 @@ static const char *const migrations[] = {
         "ALTER TABLE samples ADD COLUMN dtlb_load_misses INTEGER;"
         "ALTER TABLE samples ADD COLUMN cache_misses INTEGER;"
         "ALTER TABLE samples ADD COLUMN counters_scaled INTEGER;"
-        "ALTER TABLE runs ADD COLUMN counters TEXT;",
+        "ALTER TABLE runs ADD COLUMN counters TEXT;"
+        "ALTER TABLE runs ADD COLUMN timed_under TEXT;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -200,7 +200,9 @@ static int row_tradeoff(Report *rep, sqlite3_stmt *st) {
                 return -EBADMSG;
         e->wall_median = sqlite3_column_double(st, 2);
         e->maxrss_median = sqlite3_column_double(st, 3);
-        e->has_tradeoff = true;
+        /* Under callgrind the samples' time and peak RSS are valgrind's: no trade-off of the
+         * program's. */
+        e->has_tradeoff = !rep->timed_under;
         return 0;
 }
 

@@ -143,6 +143,9 @@ typedef struct Report {
         char *calibrate_command; /* spec calibrate: the null workload as a JSON array, or NULL */
         char *counters; /* the event counters the run could open, and why not the others (runner/counters.h)
                          */
+        /* "callgrind": the warm-ups and samples ran under valgrind's callgrind (metric: instructions
+         * without a PMU), so their time, peak RSS and counters are valgrind's; else NULL */
+        char *timed_under;
         ReportStartup *startup; /* per variant with calibrate_command, else NULL */
         /* The Pareto front's first axis: the report's metric (each entry's median, the better
          * way round: run.higher_is_better), else median wall time (the metric is wall, or peak

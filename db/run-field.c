@@ -148,6 +148,10 @@ static int obtain_counters(const RunSource *src, RunValue *ret) {
         return owned_text(ret, all);
 }
 
+static int obtain_timed_under(const RunSource *src, RunValue *ret) {
+        return text(ret, src->plan->callgrind ? "callgrind" : NULL);
+}
+
 static int obtain_calibrate_command(const RunSource *src, RunValue *ret) {
         char *const *argv = src->plan->calibrate_argv;
         return argv ? owned_text(ret, json_strv_text(argv)) : text(ret, NULL);
@@ -358,6 +362,8 @@ const RunField run_fields[] = {
               .json_key = "calibrate_command"),
         FIELD("counters", TEXT_OR_NULL, counters, .obtain = obtain_counters, .json_key = "counters",
               .label = "counters", .label_rank = 12),
+        FIELD("timed_under", TEXT_OR_NULL, timed_under, .obtain = obtain_timed_under,
+              .json_key = "timed_under"),
         FIELD("n_failures", INT, run.n_failures, .json_key = "n_failures"),
 
         /* Read, not in the JSON header. */

@@ -127,7 +127,8 @@ bool plan_step_probed(const Plan *p, const PlanStep *step) {
 uint32_t plan_step_probe_requests(const Plan *p, const PlanStep *step) {
         if (step->phase == PHASE_SMOKE)
                 return PROBE_REQUEST_SMOKE;
-        return p->spec->probe == SPEC_PROBE_COUNTERS ? PROBE_REQUEST_COUNTERS : 0;
+        /* probe: counters already trades time for figures: each sample's memory at exit too */
+        return p->spec->probe == SPEC_PROBE_COUNTERS ? PROBE_REQUEST_COUNTERS | PROBE_REQUEST_MEMORY : 0;
 }
 
 /* The probed environment: the probe first in LD_PRELOAD, then the allocator (a forward-mode

@@ -64,3 +64,17 @@ expect_eq "$(q "SELECT json_extract(p.report, '$.memory_at_exit.anon_huge_bytes'
 # The census says it too.
 run_alloclab 0 census -- "$WORKLOAD" hugepage 8
 expect_contains "$OUT" "memory at exit (smaps_rollup): resident" "census"
+
+# probe: counters (every sample under the probe, counting): each sample reads its memory at exit.
+cat >"$WORK/counted.yaml" <<YAML
+experiment: counted
+command: ["$WORKLOAD", hugepage, "16"]
+allocators: {glibc: {}}
+probe: counters
+verify: none
+samples: 2
+YAML
+run_alloclab 0 run "$WORK/counted.yaml"
+expect_eq "$(q "SELECT count(*) FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN runs r ON r.id = s.run_id
+                JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'counted' AND s.phase = 'sample'
+                AND json_extract(p.report, '$.memory_at_exit.anon_huge_bytes') >= 8 << 20")" 2 "per sample with probe: counters"

@@ -27,6 +27,9 @@ YAML
 spec aa "same: {}"
 run_alloclab 0 run "$WORK/aa.yaml"
 expect_contains "$OUT" "instructions counted by valgrind's callgrind instead" "the run says how it counted"
+# The samples' peak RSS is valgrind's: no memory overhead or trade-off is made of it.
+expect_contains "$OUT" "not given: the samples ran under valgrind's callgrind" "no memory overhead of valgrind's RSS"
+[[ $OUT != *"trade-off"* ]] || fail "a time/memory trade-off of valgrind's figures: $OUT"
 counts() { # the samples' counts of EXPERIMENT's VARIANT, one line each
     q "SELECT s.instructions FROM samples s JOIN variants v ON v.id = s.variant_id JOIN runs r ON r.id = s.run_id
        JOIN experiments e ON e.id = r.experiment_id WHERE e.name = '$1' AND v.name = '$2' AND s.phase = 'sample'"
