@@ -152,8 +152,9 @@ int schema_parse_fields(Loader *l, const YamlNode *n, const char *what, const Fi
         int r = schema_expect_kind(l, n, YAMLTREE_NODE_MAPPING, what);
         if (r < 0)
                 return r;
-        const char *names[32] = {};
-        for (size_t i = 0; i < n_fields && i < 31; i++)
+        /* Every key a suggestion can name (the spec's top level has more than 40). */
+        const char *names[SCHEMA_MAX_FIELDS + 1] = {};
+        for (size_t i = 0; i < n_fields && i < SCHEMA_MAX_FIELDS; i++)
                 names[i] = fields[i].key;
 
         for (size_t i = 0; i < n->n_items; i++) {

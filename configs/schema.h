@@ -24,6 +24,9 @@ typedef struct Loader {
 /* Parses node n into field (the struct being filled + the field's offset). */
 typedef int (*FieldParser)(Loader *l, const YamlNode *n, void *field);
 
+/* The most keys a mapping's field table has (the spec's top level: about 45). */
+#define SCHEMA_MAX_FIELDS 96
+
 typedef struct Field {
         const char *key;
         FieldParser parse;

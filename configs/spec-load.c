@@ -1124,6 +1124,7 @@ static const Field spec_fields[] = {
         { "memory_max", parse_memory_max, offsetof(Spec, memory_max), false },
         { "pids_max", parse_pids_max, offsetof(Spec, pids_max), false },
 };
+_Static_assert(ELEMENTSOF(spec_fields) <= SCHEMA_MAX_FIELDS, "every key can be suggested for a misspelling");
 
 static int resolve_variant_ref(Loader *l, const YamlNode *n, const char *what, size_t *ret) {
         const Spec *s = state(l)->spec;

@@ -26,6 +26,10 @@ typedef struct BadSpec {
 
 static const BadSpec bad_specs[] = {
         { HEAD "sample: 3\n", "t.yaml:4:1: unknown key 'sample' (did you mean 'samples'?)" },
+        /* keys past the 31st of the table are suggested too (they were not) */
+        { HEAD "aplha: 0.01\n", "t.yaml:4:1: unknown key 'aplha' (did you mean 'alpha'?)" },
+        { HEAD "callgrind_thread: accept\n",
+          "t.yaml:4:1: unknown key 'callgrind_thread' (did you mean 'callgrind_threads'?)" },
         { HEAD "frobnicate: 1\n", "t.yaml:4:1: unknown key 'frobnicate'" },
         { HEAD "samples: [1]\n", "t.yaml:4:10: samples must be a scalar, got a list" },
         { HEAD "samples: 0\n", "t.yaml:4:10: samples must be between 1 and 10000, got 0" },
