@@ -69,7 +69,8 @@ int schema_parse_uint(Loader *l, const YamlNode *n, const char *what, uint64_t m
         errno = 0;
         unsigned long long v = strtoull(s, &end, 10);
         if (*s < '0' || *s > '9' || *end || errno == ERANGE)
-                return schema_error(l, n, "%s must be an integer, got '%s'", what, s);
+                return schema_error(l, n, "%s must be an integer from %" PRIu64 " to %" PRIu64 ", got '%s'",
+                                    what, min, max, s);
         if (v < min || v > max)
                 return schema_error(l, n, "%s must be between %" PRIu64 " and %" PRIu64 ", got %llu", what,
                                     min, max, v);

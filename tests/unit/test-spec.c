@@ -33,7 +33,7 @@ static const BadSpec bad_specs[] = {
         { HEAD "frobnicate: 1\n", "t.yaml:4:1: unknown key 'frobnicate'" },
         { HEAD "samples: [1]\n", "t.yaml:4:10: samples must be a scalar, got a list" },
         { HEAD "samples: 0\n", "t.yaml:4:10: samples must be between 1 and 10000, got 0" },
-        { HEAD "samples: seven\n", "t.yaml:4:10: samples must be an integer, got 'seven'" },
+        { HEAD "samples: seven\n", "t.yaml:4:10: samples must be an integer from 1 to 10000, got 'seven'" },
         { HEAD "samples: 20000\n", "t.yaml:4:10: samples must be between 1 and 10000, got 20000" },
         { HEAD "warmup: 5000\n", "t.yaml:4:9: warmup must be between 0 and 1000, got 5000" },
         { "experiment: t\ncommand: [/bin/true]\nallocators:\n  je: {preload: jemaloc}\n",
@@ -107,7 +107,7 @@ static const BadSpec bad_specs[] = {
           "random\n",
           "t.yaml:4:17: unknown allocator 'jemaloc' (did you mean 'jemalloc'?) (known: glibc, jemalloc, "
           "mimalloc, tcmalloc, tcmalloc_minimal, tbbmalloc, scudo; or an absolute path)\n"
-          "t.yaml:5:10: samples must be an integer, got '-1'\n"
+          "t.yaml:5:10: samples must be an integer from 1 to 10000, got '-1'\n"
           "t.yaml:6:8: unknown order 'random'; expected one of: interleaved, randomized, blocked" },
 #define BUILD_VARIANT "experiment: t\ncommand: [/bin/true]\nallocators:\n  dev: {build: "
         { BUILD_VARIANT "{rev: v1}}\n", "t.yaml:4:16: missing required key 'source'" },
