@@ -368,18 +368,16 @@ char **render_exit_memory_lines(const Report *rep, bool *ret_oom) {
 }
 
 const char *render_allocator_figures(const AllocatorFigures *f, char *buf, size_t size) {
-        const char *names[] = { "allocated", "active", "resident", "committed", "mapped", "retained" };
-        const int64_t values[] = {
-                f->allocated, f->active, f->resident, f->committed, f->mapped, f->retained
-        };
         size_t at = 0;
         buf[0] = 0;
-        for (size_t i = 0; i < sizeof(values) / sizeof(values[0]) && at < size; i++) {
-                if (values[i] < 0)
+        for (size_t i = 0; i < N_ALLOCATOR_FIGURES && at < size; i++) {
+                int64_t v = allocator_figure_of(f, i);
+                if (v < 0)
                         continue;
                 char value[32];
-                render_value("maxrss", (double) values[i], value, sizeof(value));
-                at += (size_t) snprintf(buf + at, size - at, "%s%s %s", at ? ", " : "", names[i], value);
+                render_value("maxrss", (double) v, value, sizeof(value));
+                at += (size_t) snprintf(buf + at, size - at, "%s%s %s", at ? ", " : "",
+                                        allocator_figures[i].name, value);
         }
         if (f->allocated > 0 && f->resident >= 0 && at < size)
                 snprintf(buf + at, size - at, "; resident / allocated %.2f",

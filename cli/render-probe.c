@@ -117,13 +117,7 @@ static void print_allocator_stats(FILE *f, json_t *stats) {
         }
         json_t *figures = json_object_get(stats, "figures");
         AllocatorFigures a;
-        int64_t *fields[] = { &a.allocated, &a.active, &a.resident, &a.committed, &a.mapped, &a.retained };
-        const char *names[] = { "allocated_bytes", "active_bytes", "resident_bytes",
-                                "committed_bytes", "mapped_bytes", "retained_bytes" };
-        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-                json_t *v = json_object_get(figures, names[i]);
-                *fields[i] = json_is_integer(v) ? json_integer_value(v) : -1;
-        }
+        allocator_figures_from_json(figures, &a);
         char text[256] = "not read from its text";
         if (json_is_object(figures))
                 render_allocator_figures(&a, text, sizeof(text));

@@ -308,12 +308,13 @@ static int row_allocator_figures(Report *rep, sqlite3_stmt *st) {
         ReportEntry *e = entry_at(rep, st);
         if (!e)
                 return -EBADMSG;
-        AllocatorFigures *f = &e->allocator_figures;
-        int64_t *figures[] = { &f->allocated, &f->active, &f->resident,
-                               &f->committed, &f->mapped, &f->retained };
-        for (int i = 0; i < 6; i++)
-                *figures[i] =
-                        sqlite3_column_type(st, 2 + i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2 + i);
+        json_t *figures = json_loads((const char *) sqlite3_column_text(st, 2), 0, NULL);
+        if (!json_is_object(figures)) {
+                json_decref(figures);
+                return -EBADMSG;
+        }
+        allocator_figures_from_json(figures, &e->allocator_figures);
+        json_decref(figures);
         e->has_allocator_figures = true;
         return 0;
 }
@@ -434,12 +435,7 @@ static const struct {
           " AND json_type(p.report, '$.memory_at_exit') = 'object'",
           row_exit_memory },
         { "SELECT c.position, v.position,"
-          " json_extract(p.report, '$.allocator_stats.figures.allocated_bytes'),"
-          " json_extract(p.report, '$.allocator_stats.figures.active_bytes'),"
-          " json_extract(p.report, '$.allocator_stats.figures.resident_bytes'),"
-          " json_extract(p.report, '$.allocator_stats.figures.committed_bytes'),"
-          " json_extract(p.report, '$.allocator_stats.figures.mapped_bytes'),"
-          " json_extract(p.report, '$.allocator_stats.figures.retained_bytes')"
+          " json_extract(p.report, '$.allocator_stats.figures')"
           " FROM samples s JOIN probe_reports p ON p.sample_id = s.id"
           " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
           " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'"

@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "probe/report.h"
 #include "runner/allocator-stats.h"
+
+#define FIGURE(name)                                                                                        \
+        { #name, offsetof(AllocatorFigures, name) }
+const AllocatorFigure allocator_figures[N_ALLOCATOR_FIGURES] = {
+        FIGURE(allocated), FIGURE(active), FIGURE(resident),
+        FIGURE(committed), FIGURE(mapped), FIGURE(retained),
+};
+_Static_assert(sizeof(AllocatorFigures) == N_ALLOCATOR_FIGURES * sizeof(int64_t), "every figure listed");
 
 static const char *const format_names[] = {
         [PROBE_STATS_NONE] = "none",
@@ -15,17 +24,15 @@ static const char *const format_names[] = {
 };
 
 /* jemalloc: {"jemalloc": {"stats": {"allocated": N, "active": N, "resident": N, "mapped": N,
- * "retained": N, ...}}}. */
+ * "retained": N, ...}}}: the figures by their own names (it has no "committed"). */
 static int jemalloc_figures(const char *text, AllocatorFigures *ret) {
         json_t *root = json_loads(text, 0, NULL);
         json_t *stats = json_object_get(json_object_get(root, "jemalloc"), "stats");
-        int64_t *fields[] = { &ret->allocated, &ret->active, &ret->resident, &ret->mapped, &ret->retained };
-        const char *names[] = { "allocated", "active", "resident", "mapped", "retained" };
         int found = 0;
-        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-                json_t *v = json_object_get(stats, names[i]);
+        for (size_t i = 0; i < N_ALLOCATOR_FIGURES; i++) {
+                json_t *v = json_object_get(stats, allocator_figures[i].name);
                 if (json_is_integer(v)) {
-                        *fields[i] = json_integer_value(v);
+                        *allocator_figure_in(ret, i) = json_integer_value(v);
                         found++;
                 }
         }
@@ -126,7 +133,8 @@ static int tcmalloc_figures(const char *text, AllocatorFigures *ret) {
 }
 
 int allocator_stats_figures(uint32_t format, const char *text, AllocatorFigures *ret) {
-        *ret = (AllocatorFigures){ -1, -1, -1, -1, -1, -1 };
+        for (size_t i = 0; i < N_ALLOCATOR_FIGURES; i++)
+                *allocator_figure_in(ret, i) = -1;
         if (!text)
                 return -EBADMSG;
         switch (format) {
@@ -148,11 +156,25 @@ static json_t *bytes_or_null(int64_t v) {
 }
 
 json_t *allocator_figures_json(const AllocatorFigures *f) {
-        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "allocated_bytes", bytes_or_null(f->allocated),
-                         "active_bytes", bytes_or_null(f->active), "resident_bytes",
-                         bytes_or_null(f->resident), "committed_bytes", bytes_or_null(f->committed),
-                         "mapped_bytes", bytes_or_null(f->mapped), "retained_bytes",
-                         bytes_or_null(f->retained));
+        json_t *o = json_object();
+        for (size_t i = 0; o && i < N_ALLOCATOR_FIGURES; i++) {
+                char key[32];
+                snprintf(key, sizeof(key), "%s_bytes", allocator_figures[i].name);
+                if (json_object_set_new(o, key, bytes_or_null(allocator_figure_of(f, i))) < 0) {
+                        json_decref(o);
+                        return NULL;
+                }
+        }
+        return o;
+}
+
+void allocator_figures_from_json(const json_t *figures, AllocatorFigures *ret) {
+        for (size_t i = 0; i < N_ALLOCATOR_FIGURES; i++) {
+                char key[32];
+                snprintf(key, sizeof(key), "%s_bytes", allocator_figures[i].name);
+                json_t *v = json_object_get(figures, key);
+                *allocator_figure_in(ret, i) = json_is_integer(v) ? json_integer_value(v) : -1;
+        }
 }
 
 json_t *allocator_stats_json(uint32_t format, const char *text, bool truncated) {

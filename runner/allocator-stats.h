@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -24,6 +25,22 @@ typedef struct AllocatorFigures {
         int64_t allocated, active, resident, committed, mapped, retained;
 } AllocatorFigures;
 
+/* The figures in the order above, by name ("allocated"; in JSON "allocated_bytes"): every reader
+ * and writer of them goes through this list. */
+typedef struct AllocatorFigure {
+        const char *name;
+        size_t offset; /* of its member in AllocatorFigures */
+} AllocatorFigure;
+#define N_ALLOCATOR_FIGURES 6
+extern const AllocatorFigure allocator_figures[N_ALLOCATOR_FIGURES];
+
+static inline int64_t *allocator_figure_in(AllocatorFigures *f, size_t i) {
+        return (int64_t *) ((char *) f + allocator_figures[i].offset);
+}
+static inline int64_t allocator_figure_of(const AllocatorFigures *f, size_t i) {
+        return *(const int64_t *) ((const char *) f + allocator_figures[i].offset);
+}
+
 /* The figures of text, in the form the probe says (PROBE_STATS_*). Returns 0, or -EBADMSG when
  * the text is not of that form (cut short, another version's layout). */
 int allocator_stats_figures(uint32_t format, const char *text, AllocatorFigures *ret);
@@ -31,6 +48,8 @@ int allocator_stats_figures(uint32_t format, const char *text, AllocatorFigures 
 /* {"allocated_bytes": N or null, "active_bytes", "resident_bytes", "committed_bytes",
  * "mapped_bytes", "retained_bytes"}; NULL on ENOMEM. */
 json_t *allocator_figures_json(const AllocatorFigures *f);
+/* The same read back: a figure that is null or missing is -1. */
+void allocator_figures_from_json(const json_t *figures, AllocatorFigures *ret);
 
 /* {"format", "truncated", "figures": {...} or null, "fragmentation": resident / allocated or
  * null, "text"}; NULL on ENOMEM. */
