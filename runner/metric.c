@@ -36,12 +36,15 @@ COUNTERS(COUNTER_OF_)
 #define COUNTER_METRIC_(id, name, ...)                                                                      \
         { SPEC_METRIC_##id, of_##id, "CAST(s." name " AS REAL)", COUNTER_##id },
 
-const BuiltinMetric builtin_metrics[N_BUILTIN_METRICS] = { { SPEC_METRIC_WALL, wall, "s.wall_ns / 1e9", -1 },
-                                                           { SPEC_METRIC_USER, user, "s.user_us / 1e6", -1 },
-                                                           { SPEC_METRIC_SYS, sys, "s.sys_us / 1e6", -1 },
-                                                           { SPEC_METRIC_MAXRSS, maxrss,
-                                                             "s.maxrss_kib * 1024.0", -1 },
-                                                           COUNTERS(COUNTER_METRIC_) };
+const BuiltinMetric builtin_metrics[N_BUILTIN_METRICS] = {
+        /* time and memory, from wait4 */
+        { SPEC_METRIC_WALL, wall, "s.wall_ns / 1e9", -1 },
+        { SPEC_METRIC_USER, user, "s.user_us / 1e6", -1 },
+        { SPEC_METRIC_SYS, sys, "s.sys_us / 1e6", -1 },
+        { SPEC_METRIC_MAXRSS, maxrss, "s.maxrss_kib * 1024.0", -1 },
+        /* the kernel's event counters, in their order */
+        COUNTERS(COUNTER_METRIC_)
+};
 
 bool builtin_metric_measured(const BuiltinMetric *m, const Sample *s) {
         return m->counter < 0 || counter_have(&s->spawn.counters, (Counter) m->counter);

@@ -99,9 +99,10 @@ const SampleField sample_fields[] = {
         { NULL, SAMPLE_FIELD_BOOL, AT(spawn.oom_killed), NULL, false },
         { NULL, SAMPLE_FIELD_BOOL, AT(spawn.pids_limited), NULL, false },
         { NULL, SAMPLE_FIELD_BOOL, AT(imported), NULL, false },
-        /* schema 28 */
-        COUNTERS(COUNTER_FIELD_){ NULL, SAMPLE_FIELD_U32, AT(spawn.counters.have), NULL, false },
+        /* schema 28: the kernel's event counters, in their order, last */
+        { NULL, SAMPLE_FIELD_U32, AT(spawn.counters.have), NULL, false },
         { "counters_scaled", SAMPLE_FIELD_U32, AT(spawn.counters.scaled), counters_scaled, false },
+        COUNTERS(COUNTER_FIELD_)
 };
 
 const size_t n_sample_fields = sizeof(sample_fields) / sizeof(sample_fields[0]);
