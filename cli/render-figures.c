@@ -334,7 +334,7 @@ static char **smoke_exit_lines(const Report *rep, bool (*has)(const ReportEntry 
         for (size_t c = 0; c < rep->n_cells && r >= 0; c++)
                 for (size_t v = 0; v < rep->n_variants && r >= 0; v++) {
                         const ReportEntry *e = report_entry(rep, c, v);
-                        char cell[160] = "", text[256];
+                        char cell[160] = "", text[1024];
                         if (rep->n_cells > 1)
                                 snprintf(cell, sizeof(cell), "[%s] ", rep->cell_labels[c]);
                         if (has(e)) {
@@ -364,6 +364,76 @@ char **render_exit_memory_lines(const Report *rep, bool *ret_oom) {
         return smoke_exit_lines(
                 rep, has_exit_memory, say_exit_memory,
                 "excluded from the cell, or the program did not exit normally, or ran without the probe",
+                ret_oom);
+}
+
+char *render_timeline_heading(const Report *rep) {
+        if (!rep->timeline_source)
+                return NULL;
+        char period[64], longest[64] = "";
+        render_value("wall", (double) rep->timeline_period_min_ns / 1e9, period, sizeof(period));
+        if (rep->timeline_period_max_ns > rep->timeline_period_min_ns) {
+                char at[32];
+                snprintf(longest, sizeof(longest), " (up to %s where a long sample's were thinned out)",
+                         render_value("wall", (double) rep->timeline_period_max_ns / 1e9, at, sizeof(at)));
+        }
+        const char *what =
+                strcmp(rep->timeline_source, "proc") == 0 ? "the tree's resident memory (/proc/PID/statm)"
+                : strcmp(rep->timeline_source, "cgroup") == 0
+                        ? "the memory charged to the children's cgroup (memory.current)"
+                        : "memory.current of the children's cgroup, or /proc/PID/statm without it";
+        char *heading = NULL;
+        return asprintf(&heading,
+                        "Memory over time (memory_timeline: %s, read every %s%s; medians over the samples; "
+                        "\"after\" a phase: the first reading after the program marked it)",
+                        what, period, longest) < 0
+                       ? NULL
+                       : heading;
+}
+
+/* "highest reading 201.6 MiB" for mem_peak_bytes, "free 1.6 MiB" for mem_at_free_bytes. */
+static void say_timeline_figure(const ReportFigure *f, char *buf, size_t size) {
+        static const struct {
+                const char *metric, *words;
+        } named[] = {
+                { "mem_peak_bytes", "highest reading" },
+                { "mem_mean_bytes", "time-weighted mean" },
+                { "mem_last_bytes", "last reading" },
+        };
+        char value[32];
+        render_value("maxrss", f->median, value, sizeof(value));
+        for (size_t i = 0; i < ELEMENTSOF(named); i++)
+                if (strcmp(f->metric, named[i].metric) == 0) {
+                        snprintf(buf, size, "%s %s", named[i].words, value);
+                        return;
+                }
+        /* mem_at_NAME_bytes */
+        size_t len = strlen(f->metric);
+        snprintf(buf, size, "%.*s %s", len > 13 ? (int) (len - 13) : 0, f->metric + 7, value);
+}
+
+static bool has_timeline(const ReportEntry *e) {
+        return e->n_memory_figures > 0;
+}
+
+static void say_timeline(const ReportEntry *e, char *buf, size_t size) {
+        size_t at = 0;
+        buf[0] = 0;
+        for (size_t i = 0; i < e->n_memory_figures && at < size; i++) {
+                char figure[128];
+                say_timeline_figure(&e->memory_figures[i], figure, sizeof(figure));
+                const char *metric = e->memory_figures[i].metric;
+                bool first_phase = strncmp(metric, "mem_at_", 7) == 0 &&
+                                   (i == 0 || strncmp(e->memory_figures[i - 1].metric, "mem_at_", 7) != 0);
+                const char *sep = first_phase ? (i == 0 ? "after " : "; after ") : i == 0 ? "" : ", ";
+                at += (size_t) snprintf(buf + at, size - at, "%s%s", sep, figure);
+        }
+}
+
+char **render_timeline_lines(const Report *rep, bool *ret_oom) {
+        return smoke_exit_lines(
+                rep, has_timeline, say_timeline,
+                "excluded from the cell, or no sample succeeded, or none lived long enough for a reading",
                 ret_oom);
 }
 

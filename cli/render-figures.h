@@ -78,6 +78,12 @@ char **render_exit_memory_lines(const Report *rep, bool *ret_oom);
         "Allocator statistics at exit (smoke run: the started program's allocator's own figures, not "      \
         "its children's; docs/probe.md says how each allocator's are read)"
 char **render_allocator_stats_lines(const Report *rep, bool *ret_oom);
+/* memory_timeline's section: its heading (where the readings came from and how often; NULL
+ * without a timeline or on ENOMEM), and a line per cell and variant: "highest reading 201.6 MiB,
+ * time-weighted mean 103.1 MiB, last reading 1.6 MiB; after step1 21.5 MiB, ..., free 1.6 MiB"
+ * (medians over the samples; NULL as render_exit_memory_lines()). */
+char *render_timeline_heading(const Report *rep);
+char **render_timeline_lines(const Report *rep, bool *ret_oom);
 /* "allocated 98.7 MiB, active 98.8 MiB, resident 104.3 MiB, mapped 104.8 MiB, retained 14.2 MiB;
  * resident / allocated 1.06", the figures the allocator gives; into buf, returned. */
 const char *render_allocator_figures(const AllocatorFigures *f, char *buf, size_t size);

@@ -736,6 +736,9 @@ static void print_notes(FILE *f, const Report *rep, const Notes *n) {
         print_overhead(f, rep, n);
         print_lines(f, rep, n, RENDER_EXIT_MEMORY_HEADING, render_exit_memory_lines);
         print_lines(f, rep, n, RENDER_ALLOCATOR_STATS_HEADING, render_allocator_stats_lines);
+        _cleanup_free_ char *timeline = render_timeline_heading(rep);
+        if (timeline)
+                print_lines(f, rep, n, timeline, render_timeline_lines);
         print_own_layer(f, rep, n);
         print_barely_exercised(f, rep, n);
         print_flat_wall(f, rep, n);

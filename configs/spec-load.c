@@ -583,6 +583,11 @@ static int parse_timeout(Loader *l, const YamlNode *n, void *field) {
                                      1000000, SPEC_MAX_TIMEOUT_NS, field);
 }
 
+static int parse_memory_timeline(Loader *l, const YamlNode *n, void *field) {
+        return schema_parse_quantity(l, n, "memory_timeline", units_duration_ns, 1e9, "'20ms', '100ms'",
+                                     SPEC_MIN_TIMELINE_PERIOD_NS, SPEC_MAX_TIMELINE_PERIOD_NS, field);
+}
+
 static int parse_output_limit(Loader *l, const YamlNode *n, void *field) {
         return schema_parse_quantity(l, n, "output_limit", units_size_bytes, 1, "'64MiB', '4096'", 1,
                                      SPEC_MAX_OUTPUT_LIMIT, field);
@@ -728,9 +733,20 @@ static int parse_verify(Loader *l, const YamlNode *n, void *field) {
                 l, (Template){ .node = n, .path = true, .skip = strlen(n->value) - strlen(s->verify_path) });
 }
 
+/* mem_peak_bytes, mem_at_free_bytes: a figure of memory_timeline, reported by the runner. */
+static bool timeline_figure(const char *name) {
+        size_t len = strlen(name);
+        return len > 10 && strncmp(name, "mem_", 4) == 0 && strcmp(name + len - 6, "_bytes") == 0 &&
+               schema_is_identifier(name, true);
+}
+
 static int parse_metric(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
         unsigned v;
+        if (n->kind == YAMLTREE_NODE_SCALAR && timeline_figure(n->value)) {
+                s->metric = SPEC_METRIC_REPORTED;
+                return (s->metric_name = strdup(n->value)) ? 0 : -ENOMEM;
+        }
         int r = parse_keyword_arg(l, n, "metric", metric_words, &v, &s->metric_name);
         if (r < 0)
                 return r;
@@ -1123,6 +1139,7 @@ static const Field spec_fields[] = {
         { "calibrate", parse_calibrate, 0, false },
         { "memory_max", parse_memory_max, offsetof(Spec, memory_max), false },
         { "pids_max", parse_pids_max, offsetof(Spec, pids_max), false },
+        { "memory_timeline", parse_memory_timeline, offsetof(Spec, memory_timeline_ns), false },
 };
 _Static_assert(ELEMENTSOF(spec_fields) <= SCHEMA_MAX_FIELDS, "every key can be suggested for a misspelling");
 
@@ -1500,6 +1517,13 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
                 SpecPosition at = position_of(root, "verify_ignore", (SpecPosition){ 1, 1 });
                 r = diag_add(d, at.line, at.column, "verify_ignore needs a verified output: verify is none");
         }
+        /* mem_*_bytes are memory_timeline's figures (runner/timeline.h): without it, none. */
+        if (r >= 0 && s->metric == SPEC_METRIC_REPORTED && !s->memory_timeline_ns &&
+            timeline_figure(s->metric_name))
+                r = diag_add(
+                        d, s->metric_at.line, s->metric_at.column,
+                        "metric %s is read from the memory timeline: set memory_timeline: (e.g. '20ms')",
+                        s->metric_name);
         bool templates_ok = false;
         if (r != -ENOMEM) {
                 int q = check_templates(&l);

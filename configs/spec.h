@@ -29,6 +29,8 @@
  * in memory (the largest matrix with the most variables and arguments was 5.5 GB). */
 #define SPEC_MAX_PLAN_WORDS               (1024 * 1024)
 #define SPEC_MAX_TIMEOUT_NS               (24ULL * 3600 * 1000000000) /* one day */
+#define SPEC_MIN_TIMELINE_PERIOD_NS       1000000ULL                  /* memory_timeline: 1ms */
+#define SPEC_MAX_TIMELINE_PERIOD_NS       (60ULL * 1000000000)        /* to 60s */
 #define SPEC_DEFAULT_TIMEOUT_NS           (600ULL * 1000000000)
 #define SPEC_DEFAULT_OUTPUT_LIMIT         (64ULL * 1024 * 1024)
 #define SPEC_MAX_OUTPUT_LIMIT             (1024ULL * 1024 * 1024)
@@ -254,7 +256,9 @@ typedef struct Spec {
         char **calibrate_command; /* that workload (strv, literal), or NULL for "true" */
         uint64_t memory_max;      /* cgroup memory.max of each child's tree, bytes; 0: none */
         uint64_t pids_max;        /* cgroup pids.max of each child's tree; 0: none */
-        bool env_offset_random;   /* env_offset: random: one random stack shift per round */
+        /* memory_timeline: read each sample's tree's memory this often (runner/timeline.h); 0: not */
+        uint64_t memory_timeline_ns;
+        bool env_offset_random; /* env_offset: random: one random stack shift per round */
         /* callgrind_threads: accept: metric instructions counted by callgrind measures a program
          * that runs several threads (which callgrind runs one at a time) rather than refusing it */
         bool callgrind_threads_accepted;

@@ -22,6 +22,7 @@
 #include "db/run-field.h"
 #include "db/sql.h"
 #include "configs/schema.h"
+#include "runner/timeline.h"
 #include "util/doomed.h"
 #include "util/io.h"
 #include "util/message.h"
@@ -120,6 +121,7 @@ typedef enum Rule {
         RULE_NON_NEGATIVE, /* a count, a size or a time */
         RULE_FRACTION,     /* a spec's alpha or min_effect */
         RULE_FINITE,       /* any other REAL: no infinity */
+        RULE_TIMELINE,     /* memory_timeline's points: whole (t_ms, KiB) pairs, at most the runner's */
         _RULE_MAX,
 } Rule;
 
@@ -153,6 +155,9 @@ static const struct {
         { "variants", "build", RULE_JSON },
         { "cells", "params", RULE_JSON },
         { "probe_reports", "report", RULE_JSON },
+        { "sample_timelines", "points", RULE_TIMELINE },
+        { "sample_timelines", "marks", RULE_JSON },
+        { "sample_timelines", "period_ns", RULE_NON_NEGATIVE },
         { "runs", "uuid", RULE_UUID },
         { "runs", "label", RULE_LABEL },
         { "runs", "commit_id", RULE_LABEL },
@@ -191,6 +196,10 @@ static const struct {
         { "calibration", "maxrss_kib", RULE_NON_NEGATIVE },
 };
 
+/* Bytes of a sample's memory_timeline points at most (a literal: it is spliced into SQL). */
+#define TIMELINE_BLOB_MAX 32768
+_Static_assert(TIMELINE_BLOB_MAX == TIMELINE_MAX_POINTS * sizeof(TimelinePoint), "the runner's limit");
+
 /* The largest finite double, as SQLite reads it: infinity is above it. */
 #define DBL_MAX_SQL "1.7976931348623157e308"
 
@@ -216,6 +225,9 @@ static const struct {
                                 "what is not a finite number of 0 or more" },
         [RULE_FRACTION] = { "($C IS NULL OR $C BETWEEN 0 AND 1)", "what is not a fraction between 0 and 1" },
         [RULE_FINITE] = { "($C IS NULL OR abs($C) <= " DBL_MAX_SQL ")", "what is not a finite number" },
+        [RULE_TIMELINE] = { "(length($C) % 8 = 0 AND length($C) <= " STRINGIFY(TIMELINE_BLOB_MAX) ")",
+                            "what is not memory_timeline's readings (pairs of 4-byte numbers, at most "
+                            "4096 of them)" },
 };
 
 /* SQL functions of the checks (registered on the checking connection only, SQLITE_DIRECTONLY:
@@ -255,6 +267,7 @@ static const char *allowed_types(const char *type) {
         return strcasecmp(type, "INTEGER") == 0 ? "'integer', 'null'"
                : strcasecmp(type, "REAL") == 0  ? "'real', 'integer', 'null'"
                : strcasecmp(type, "TEXT") == 0  ? "'text', 'null'"
+               : strcasecmp(type, "BLOB") == 0  ? "'blob'"
                                                 : NULL;
 }
 

@@ -84,6 +84,10 @@ static int prepare_table_rows(sqlite3 *db, const char *schema, const char *table
         _cleanup_(sqlite3_freep) char *order_by = sqlite3_str_finish(order);
         if (rc != SQLITE_DONE)
                 return sql_failed(db);
+        if (n == 0) { /* a table newer than the bundle's schema: the run has no rows in it */
+                *ret = NULL;
+                return 0;
+        }
         if (!columns || !order_by)
                 return -ENOMEM;
         sql = strcmp(table, "runs") == 0
@@ -131,11 +135,17 @@ int bundle_hasher_run(Hasher *h, const char *uuid, char ret_hex[CONTENT_HEX_SIZE
         XXH3_128bits_reset(state);
         for (size_t k = 0; k < ELEMENTSOF(h->tables); k++) {
                 sqlite3_stmt *st = h->tables[k];
+                if (!st)
+                        continue;
                 sqlite3_reset(st);
                 sqlite3_bind_int64(st, 1, id);
-                XXH3_128bits_update(state, run_tables[RUN_OWN + k], strlen(run_tables[RUN_OWN + k]) + 1);
                 int rc;
-                while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+                /* A table's name only before its first row: no rows hash alike with or without
+                 * the table (a bundle of an older schema). */
+                for (bool named = false; (rc = sqlite3_step(st)) == SQLITE_ROW; named = true) {
+                        if (!named)
+                                XXH3_128bits_update(state, run_tables[RUN_OWN + k],
+                                                    strlen(run_tables[RUN_OWN + k]) + 1);
                         for (int c = 0; c < sqlite3_column_count(st); c++) {
                                 /* Type, length and bytes: no two different rows feed the same bytes. */
                                 uint8_t type = (uint8_t) sqlite3_column_type(st, c);
@@ -153,6 +163,7 @@ int bundle_hasher_run(Hasher *h, const char *uuid, char ret_hex[CONTENT_HEX_SIZE
                                         XXH3_128bits_update(state, bytes, len);
                                 }
                         }
+                }
                 if (rc != SQLITE_DONE) {
                         XXH3_freeState(state);
                         return sql_failed(h->db);

@@ -30,9 +30,11 @@ int bundle_copy_rows(sqlite3 *db, const char *from, const char *to, const char *
                 return rc == SQLITE_NOMEM ? -ENOMEM : -EIO;
         sqlite3_str *columns = sqlite3_str_new(db), *values = sqlite3_str_new(db);
         const char *sep = "";
+        bool in_source = false; /* a bundle of an older schema lacks the newer tables: no rows */
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 const char *column = (const char *) sqlite3_column_text(st, 0);
                 const char *expr = NULL;
+                in_source |= sqlite3_column_int(st, 1);
                 for (size_t i = 0; i < n_map; i++)
                         if (strcmp(map[i].column, column) == 0)
                                 expr = map[i].expr;
@@ -50,6 +52,8 @@ int bundle_copy_rows(sqlite3 *db, const char *from, const char *to, const char *
         _cleanup_(sqlite3_freep) char *value_list = sqlite3_str_finish(values);
         if (rc != SQLITE_DONE)
                 return -EIO;
+        if (!in_source)
+                return 0;
         if (!column_list || !value_list)
                 return -ENOMEM;
         return sql_execf(db, "INSERT INTO %s.%s (%s) SELECT %s FROM %s.%s AS src WHERE %s", to, table,
@@ -73,6 +77,8 @@ static const struct {
         { "sample_metrics",
           "sample_id IN (SELECT id FROM source.samples WHERE run_id IN temp.bundle_runs)" },
         { "probe_reports", "sample_id IN (SELECT id FROM source.samples WHERE run_id IN temp.bundle_runs)" },
+        { "sample_timelines",
+          "sample_id IN (SELECT id FROM source.samples WHERE run_id IN temp.bundle_runs)" },
         { "exclusions", "run_id IN temp.bundle_runs" },
         { "stats", "run_id IN temp.bundle_runs" },
         { "calibration", "run_id IN temp.bundle_runs" },

@@ -205,6 +205,7 @@ static int import_run(sqlite3 *db, const char *b, int64_t old, BundleTally *tall
                 { "samples", samples, ELEMENTSOF(samples), in_run },
                 { "sample_metrics", per_sample, ELEMENTSOF(per_sample), of_run },
                 { "probe_reports", per_sample, ELEMENTSOF(per_sample), of_run },
+                { "sample_timelines", per_sample, ELEMENTSOF(per_sample), of_run },
                 { "exclusions", per_cell, ELEMENTSOF(per_cell), in_run },
                 { "stats", per_cell, ELEMENTSOF(per_cell), in_run },
                 { "calibration", calibration, ELEMENTSOF(calibration), in_run },

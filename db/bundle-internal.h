@@ -31,10 +31,22 @@ int bundle_copy_rows(sqlite3 *db, const char *from, const char *to, const char *
                      size_t n_map, const char *where);
 
 /* The tables a run is imported from, as bundle_export() writes them. */
-static const char *const run_tables[] = { "hosts",          "experiments",   "specs",      "allocators",
-                                          "runs",           "variants",      "cells",      "samples",
-                                          "sample_metrics", "probe_reports", "exclusions", "stats",
-                                          "calibration" };
+static const char *const run_tables[] = {
+        "hosts",
+        "experiments",
+        "specs",
+        "allocators",
+        "runs",
+        "variants",
+        "cells",
+        "samples",
+        "sample_metrics",
+        "probe_reports",
+        "sample_timelines",
+        "exclusions",
+        "stats",
+        "calibration",
+};
 
 /* The tables of a run's own rows, from runs on (run_tables[RUN_OWN...]), each read by a
  * statement prepared once for every run of an import. */

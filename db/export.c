@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <endian.h>
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include "db/export.h"
 #include "db/sql.h"
 #include "runner/sample-field.h"
+#include "runner/timeline.h"
 #include "util/cleanup.h"
 #include "util/io.h"
 
@@ -144,6 +146,35 @@ static int row_metric_value(sqlite3_stmt *st, void *userdata) {
         return json_object_set_new(row, key, json_real(sqlite3_column_double(st, 2))) < 0 ? -ENOMEM : 0;
 }
 
+/* memory_timeline's readings of a sample as the JSON rows' "memory_timeline": {source, period_ns,
+ * points: [[t_ms, KiB], ...], marks: [{name, t_ms}] or null}; CSV has only its figures (metric:). */
+static int row_timeline(sqlite3_stmt *st, void *userdata) {
+        SampleTable *t = userdata;
+        char id[32];
+        snprintf(id, sizeof(id), "%lld", (long long) sqlite3_column_int64(st, 0));
+        json_t *row = json_object_get(t->by_sample, id);
+        const unsigned char *blob = sqlite3_column_blob(st, 3);
+        size_t n = (size_t) sqlite3_column_bytes(st, 3) / sizeof(TimelinePoint);
+        json_t *points = json_array(), *marks = NULL;
+        if (!row || !points) {
+                json_decref(points);
+                return row ? -ENOMEM : -EBADMSG;
+        }
+        for (size_t i = 0; i < n; i++) {
+                TimelinePoint p;
+                memcpy(&p, blob + i * sizeof(p), sizeof(p));
+                json_array_append_new(points, json_pack("[I, I]", (json_int_t) le32toh(p.t_ms),
+                                                        (json_int_t) le32toh(p.kib)));
+        }
+        if (sqlite3_column_type(st, 4) != SQLITE_NULL)
+                marks = json_loads((const char *) sqlite3_column_text(st, 4), 0, NULL);
+        json_t *timeline =
+                json_pack("{s:s, s:I, s:o, s:o}", "source", (const char *) sqlite3_column_text(st, 1),
+                          "period_ns", (json_int_t) sqlite3_column_int64(st, 2), "points", points, "marks",
+                          marks ? marks : json_null());
+        return json_object_set_new(row, "memory_timeline", timeline) < 0 ? -ENOMEM : 0;
+}
+
 int export_samples(Store *s, int64_t run_id, json_t **ret) {
         json_auto_t *columns = json_array(), *params = json_array(), *metrics = json_array(),
                     *rows = json_array(), *by_sample = json_object();
@@ -178,7 +209,12 @@ int export_samples(Store *s, int64_t run_id, json_t **ret) {
             (r = sql_each_row(db,
                               "SELECT m.sample_id, m.name, m.value FROM sample_metrics m"
                               " JOIN samples s ON s.id = m.sample_id WHERE s.run_id = ?1",
-                              run_id, row_metric_value, &t)) < 0)
+                              run_id, row_metric_value, &t)) < 0 ||
+            (r = sql_each_row(db,
+                              "SELECT tl.sample_id, tl.source, tl.period_ns, tl.points, tl.marks FROM "
+                              "sample_timelines tl"
+                              " JOIN samples s ON s.id = tl.sample_id WHERE s.run_id = ?1",
+                              run_id, row_timeline, &t)) < 0)
                 return r;
 
         for (size_t k = 0; k < ELEMENTSOF(key_columns); k++)

@@ -267,6 +267,16 @@ static const char *const migrations[] = {
         "ALTER TABLE samples ADD COLUMN counters_scaled INTEGER;"
         "ALTER TABLE runs ADD COLUMN counters TEXT;"
         "ALTER TABLE runs ADD COLUMN timed_under TEXT;",
+        /* 28 -> 29: memory_timeline's readings of a sample (runner/timeline.h): points, pairs of
+         * little-endian uint32 (milliseconds since the child's creation, KiB), period_ns between
+         * them; marks, the program's phase marks as JSON [{"name", "t_ms"}] (t_ms: the first
+         * reading after the mark), NULL without any */
+        "CREATE TABLE sample_timelines ("
+        "  sample_id INTEGER PRIMARY KEY REFERENCES samples(id) ON DELETE CASCADE,"
+        "  source TEXT NOT NULL CHECK (source IN ('cgroup', 'proc')),"
+        "  period_ns INTEGER NOT NULL,"
+        "  points BLOB NOT NULL,"
+        "  marks TEXT);",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -26,6 +26,7 @@ Report *query_report_free(Report *r) {
         for (size_t i = 0; r->startup && i < r->n_variants; i++)
                 free(r->startup[i].values);
         free(r->startup);
+        free(r->timeline_source);
         /* The arrays of a report that failed to be read may be missing, each on its own. */
         for (size_t i = 0; r->cell_labels && i < r->n_cells; i++)
                 free(r->cell_labels[i]);
@@ -42,6 +43,9 @@ Report *query_report_free(Report *r) {
                 free(r->entries[i].first_failure);
                 free(r->entries[i].excluded_reason);
                 free(r->entries[i].own_layer_program);
+                for (size_t k = 0; k < r->entries[i].n_memory_figures; k++)
+                        free(r->entries[i].memory_figures[k].metric);
+                free(r->entries[i].memory_figures);
                 free(r->entries[i].smoke_unprobed);
                 free(r->entries[i].values);
                 free(r->entries[i].rounds);
@@ -319,6 +323,32 @@ static int row_allocator_figures(Report *rep, sqlite3_stmt *st) {
         return 0;
 }
 
+static int row_memory_figure(Report *rep, sqlite3_stmt *st) {
+        ReportEntry *e = entry_at(rep, st);
+        if (!e)
+                return -EBADMSG;
+        ReportFigure *grown = realloc(e->memory_figures, (e->n_memory_figures + 1) * sizeof(ReportFigure));
+        if (!grown)
+                return -ENOMEM;
+        e->memory_figures = grown;
+        ReportFigure *f = &grown[e->n_memory_figures];
+        if (!(f->metric = sql_text(st, 2)))
+                return -ENOMEM;
+        f->median = sqlite3_column_double(st, 3);
+        f->n = sqlite3_column_int64(st, 4);
+        e->n_memory_figures++;
+        return 0;
+}
+
+static int row_timeline_source(Report *rep, sqlite3_stmt *st) {
+        free(rep->timeline_source);
+        if (!(rep->timeline_source = sql_text(st, 0)))
+                return -ENOMEM;
+        rep->timeline_period_min_ns = (uint64_t) sqlite3_column_int64(st, 1);
+        rep->timeline_period_max_ns = (uint64_t) sqlite3_column_int64(st, 2);
+        return 0;
+}
+
 static int row_nothing_verified(Report *rep, sqlite3_stmt *st) {
         rep->n_cells_nothing_verified = (size_t) sqlite3_column_int64(st, 0);
         return 0;
@@ -441,6 +471,23 @@ static const struct {
           " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'"
           " AND json_type(p.report, '$.allocator_stats.figures') = 'object'",
           row_allocator_figures },
+        /* The phases in the order the program marked them (their first reading in the first
+         * sample that has them). */
+        { "SELECT c.position, v.position, t.metric, t.median, t.n FROM stats t"
+          " JOIN cells c ON c.id = t.cell_id JOIN variants v ON v.id = t.variant_id"
+          " WHERE t.run_id = ?1 AND t.metric GLOB 'mem_*_bytes'"
+          " ORDER BY c.position, v.position, CASE t.metric WHEN 'mem_peak_bytes' THEN -3"
+          " WHEN 'mem_mean_bytes' THEN -2 WHEN 'mem_last_bytes' THEN -1 ELSE"
+          " (SELECT min(json_extract(m.value, '$.t_ms')) FROM samples s"
+          "  JOIN sample_timelines tl ON tl.sample_id = s.id, json_each(tl.marks) m"
+          "  WHERE s.run_id = ?1 AND s.cell_id = t.cell_id AND s.variant_id = t.variant_id"
+          "  AND 'mem_at_' || json_extract(m.value, '$.name') || '_bytes' = t.metric) END",
+          row_memory_figure },
+        { "SELECT group_concat(source, ' and '), min(lo), max(hi) FROM (SELECT tl.source,"
+          " min(tl.period_ns) lo, max(tl.period_ns) hi FROM sample_timelines tl"
+          " JOIN samples s ON s.id = tl.sample_id WHERE s.run_id = ?1 GROUP BY tl.source) HAVING count(*) > "
+          "0",
+          row_timeline_source },
         { "SELECT count(*) FROM (SELECT s.cell_id FROM samples s JOIN runs r ON r.id = s.run_id"
           " WHERE s.run_id = ?1 AND s.status = 'ok' AND r.verify <> 'none'"
           " GROUP BY s.cell_id HAVING max(coalesce(s.output_size, 1)) = 0)",

@@ -43,6 +43,13 @@ typedef struct ReportStartup {
         double median, lo, hi; /* median and its order-statistic 95% interval; NAN when n = 0 */
 } ReportStartup;
 
+/* A figure of a cell and variant beside the primary metric: its median over the samples. */
+typedef struct ReportFigure {
+        char *metric;
+        double median;
+        int64_t n;
+} ReportFigure;
+
 /* One (cell, variant) of a run, for the primary metric. */
 typedef struct ReportEntry {
         bool has_stats;
@@ -94,6 +101,11 @@ typedef struct ReportEntry {
         /* The smoke run's allocator statistics at exit (runner/allocator-stats.h), where read */
         bool has_allocator_figures;
         AllocatorFigures allocator_figures;
+        /* memory_timeline's figures (runner/timeline.h), medians over the samples in bytes:
+         * mem_peak_bytes, mem_mean_bytes, mem_last_bytes, then mem_at_PHASE_bytes in the order of
+         * the phases; none without a timeline */
+        ReportFigure *memory_figures;
+        size_t n_memory_figures;
 } ReportEntry;
 
 typedef struct ReportFailure {
@@ -130,6 +142,11 @@ typedef struct Report {
         char *child_cpus, *runner_cpus; /* spec cpus: where children and alloclab ran, or NULL */
         char *cgroup,
                 *cgroup_fallback; /* the run's cgroup, or why its children had none (runner/cgroup.h) */
+        /* memory_timeline: where its samples' readings came from ("proc", "cgroup", or
+         * "cgroup and proc" where the children's cgroup was not always there), and their period:
+         * the spec's, or longer for a long child whose readings were thinned out; NULL: none */
+        char *timeline_source;
+        uint64_t timeline_period_min_ns, timeline_period_max_ns;
         size_t n_cells, n_variants;
         char **cell_labels;
         char **variant_names;

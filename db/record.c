@@ -4,6 +4,7 @@
  * every sample handed to the sink survives a kill -9 of the process right after. Statements are
  * prepared once per run. JSON columns are produced with jansson.
  */
+#include <endian.h>
 #include <errno.h>
 #include <math.h>
 #include <jansson.h>
@@ -36,6 +37,7 @@ struct Recorder {
         size_t n_cells, n_variants;
         sqlite3_stmt *insert_sample;
         sqlite3_stmt *insert_metric;
+        sqlite3_stmt *insert_timeline;
         sqlite3_stmt *insert_exclusion;
         sqlite3_stmt *insert_stats;
         sqlite3_stmt *insert_probe;
@@ -48,6 +50,7 @@ Recorder *record_free(Recorder *r) {
                 return NULL;
         sqlite3_finalize(r->insert_sample);
         sqlite3_finalize(r->insert_metric);
+        sqlite3_finalize(r->insert_timeline);
         sqlite3_finalize(r->insert_exclusion);
         sqlite3_finalize(r->insert_stats);
         sqlite3_finalize(r->insert_probe);
@@ -221,6 +224,9 @@ static int prepare(Recorder *rec) {
                                             " strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))" },
                 { &rec->insert_metric,
                   "INSERT INTO sample_metrics (sample_id, name, value) VALUES (?, ?, ?)" },
+                { &rec->insert_timeline,
+                  "INSERT INTO sample_timelines (sample_id, source, period_ns, points,"
+                  " marks) VALUES (?, ?, ?, ?, ?)" },
                 { &rec->insert_exclusion, "INSERT OR REPLACE INTO exclusions (run_id, cell_id, variant_id, "
                                           "reason) VALUES (?, ?, ?, ?)" },
                 { &rec->insert_stats,
@@ -331,6 +337,24 @@ static int insert_probe_report(Recorder *rec, int64_t sample_id, const ProbeResu
                         (int64_t) probe_allocator_copies(probe), text);
 }
 
+/* memory_timeline's readings, little-endian, and the marks as JSON (db/migrations.c, 28 -> 29). */
+static int insert_timeline(Recorder *rec, int64_t sample_id, const Timeline *t) {
+        _cleanup_free_ TimelinePoint *le = calloc(t->n_points, sizeof(TimelinePoint));
+        json_t *marks = t->n_marks > 0 ? json_array() : NULL;
+        for (size_t i = 0; le && i < t->n_points; i++)
+                le[i] = (TimelinePoint){ htole32(t->points[i].t_ms), htole32(t->points[i].kib) };
+        for (size_t i = 0; marks && i < t->n_marks; i++)
+                json_array_append_new(marks, json_pack("{s:s, s:I}", "name", t->marks[i].name, "t_ms",
+                                                       (json_int_t) t->marks[i].t_ms));
+        _cleanup_free_ char *text = marks ? json_dumps(marks, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(marks);
+        if (!le || (t->n_marks > 0 && !text))
+                return -ENOMEM;
+        return sql_step(db_of(rec), rec->insert_timeline, NULL, "itibt", sample_id,
+                        t->source == TIMELINE_CGROUP ? "cgroup" : "proc", (int64_t) t->period_ns, le,
+                        t->n_points * sizeof(TimelinePoint), text);
+}
+
 /* A run of the null workload (spec calibrate): one row, committed on its own. */
 static int insert_calibration(Recorder *rec, const Sample *s) {
         const struct rusage *u = &s->spawn.usage;
@@ -422,6 +446,8 @@ static int on_sample(void *userdata, const Plan *p, const Sample *s) {
         for (size_t i = 0; i < s->n_metrics && r >= 0; i++)
                 r = sql_step(db, rec->insert_metric, NULL, "itd", sample_id, s->metrics[i].name,
                              s->metrics[i].value);
+        if (r >= 0 && s->timeline && s->timeline->n_points > 0)
+                r = insert_timeline(rec, sample_id, s->timeline);
         if (r >= 0)
                 r = sql_exec1(
                         db, NULL,

@@ -129,7 +129,8 @@ int sql_commit(sqlite3 *db, int r) {
 
 /* Binds arguments described by a format string: 'i' int64, 't' text (a NULL pointer binds
  * NULL), 'd' double, 'D' double bound as NULL when NaN, 'n' an int64 argument that is ignored
- * and binds NULL (for optional numbers). Keeps the many INSERTs below one line each. */
+ * and binds NULL (for optional numbers), 'b' a blob (two arguments: a pointer and a size_t). Keeps the many
+ * INSERTs below one line each. */
 static int bind(sqlite3_stmt *st, const char *fmt, va_list ap) {
         sqlite3_reset(st);
         sqlite3_clear_bindings(st);
@@ -149,6 +150,11 @@ static int bind(sqlite3_stmt *st, const char *fmt, va_list ap) {
                         (void) va_arg(ap, int64_t);
                         rc = sqlite3_bind_null(st, i + 1);
                         break;
+                case 'b': {
+                        const void *p = va_arg(ap, const void *);
+                        rc = sqlite3_bind_blob64(st, i + 1, p, va_arg(ap, size_t), SQLITE_TRANSIENT);
+                        break;
+                }
                 case 'D': {
                         double v = va_arg(ap, double);
                         rc = isnan(v) ? sqlite3_bind_null(st, i + 1) : sqlite3_bind_double(st, i + 1, v);

@@ -352,13 +352,76 @@ static int bad_line(char **ret_why, size_t line, const char *text, size_t len, c
         return -EBADMSG;
 }
 
-int output_parse_metrics(int fd, Metric **ret, size_t *ret_n, char **ret_why) {
+void phase_marks_free(PhaseMark *marks, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(marks[i].name);
+        free(marks);
+}
+
+/* A `phase NAME` line's mark, ending at byte end of the file. */
+static int add_mark(PhaseMark **marks, size_t *n, const char *name, size_t len, uint64_t end,
+                    char **ret_why) {
+        if (*n >= OUTPUT_MAX_MARKS)
+                return asprintf(ret_why, "more than %d phase marks in one sample", OUTPUT_MAX_MARKS) < 0
+                               ? -ENOMEM
+                               : -E2BIG;
+        PhaseMark *grown = realloc(*marks, (*n + 1) * sizeof(PhaseMark));
+        if (!grown)
+                return -ENOMEM;
+        *marks = grown;
+        if (!(grown[*n].name = strndup(name, len)))
+                return -ENOMEM;
+        grown[(*n)++].end = end;
+        return 0;
+}
+
+/* One line of the metrics file: `NAME VALUE`, or `phase NAME` ending at byte end of the file. */
+static int parse_line(const char *p, size_t len, size_t line, uint64_t end, Metric **list, size_t *n,
+                      PhaseMark **marks, size_t *n_marks, char **ret_why) {
+        const char *sp = memchr(p, ' ', len);
+        if (!sp)
+                return bad_line(ret_why, line, p, len, "not NAME VALUE");
+        size_t name_len = (size_t) (sp - p), rest_len = len - name_len - 1;
+        if (name_len == 5 && memcmp(p, "phase", 5) == 0) {
+                if (!metric_name_ok(sp + 1, rest_len))
+                        return bad_line(
+                                ret_why, line, p, len,
+                                "a phase's name is 1-" STRINGIFY(OUTPUT_METRIC_NAME_MAX) " letters, "
+                                                                                         "digits, '_', "
+                                                                                         "'-' or '.'");
+                return add_mark(marks, n_marks, sp + 1, rest_len, end, ret_why);
+        }
+        if (!metric_name_ok(p, name_len))
+                return bad_line(
+                        ret_why, line, p, len,
+                        "a name is 1-" STRINGIFY(OUTPUT_METRIC_NAME_MAX) " letters, digits, '_', '-' or "
+                                                                         "'.'");
+        char num[64];
+        if (rest_len == 0 || rest_len >= sizeof(num))
+                return bad_line(ret_why, line, p, len, "the value is not a number");
+        memcpy(num, sp + 1, rest_len);
+        num[rest_len] = 0;
+        char *e;
+        errno = 0;
+        double v = strtod(num, &e);
+        if (*e || errno != 0 || !isfinite(v))
+                return bad_line(ret_why, line, p, len, "the value is not a finite number");
+        char name[OUTPUT_METRIC_NAME_MAX + 1];
+        memcpy(name, p, name_len);
+        name[name_len] = 0;
+        return output_metric_set(list, n, name, v, ret_why);
+}
+
+int output_parse_metrics(int fd, Metric **ret, size_t *ret_n, PhaseMark **ret_marks, size_t *ret_n_marks,
+                         char **ret_why) {
         uint64_t size;
         int r = output_size(fd, &size);
         if (r < 0)
                 return r;
         *ret = NULL;
         *ret_n = 0;
+        *ret_marks = NULL;
+        *ret_n_marks = 0;
         *ret_why = NULL;
         if (size > OUTPUT_MAX_METRICS_BYTES)
                 return asprintf(ret_why, "the metrics fd got %" PRIu64 " bytes, more than %d", size,
@@ -370,42 +433,26 @@ int output_parse_metrics(int fd, Metric **ret, size_t *ret_n, char **ret_why) {
         if (have < 0)
                 return (int) have;
         _cleanup_free_ Metric *list = NULL;
-        size_t n = 0, line = 0;
+        PhaseMark *marks = NULL;
+        size_t n = 0, n_marks = 0, line = 0;
         const char *p = text, *end = p + have;
-        for (const char *next; p < end; p = next) {
+        for (const char *next; p < end && r >= 0; p = next) {
                 line++;
                 const char *nl = memchr(p, '\n', (size_t) (end - p));
                 const char *line_end = nl ? nl : end;
                 next = nl ? nl + 1 : end;
-                size_t len = (size_t) (line_end - p);
-                const char *sp = memchr(p, ' ', len);
-                if (line_end == p) /* empty line */
-                        continue;
-                if (!sp)
-                        return bad_line(ret_why, line, p, len, "not NAME VALUE");
-                if (!metric_name_ok(p, (size_t) (sp - p)))
-                        return bad_line(ret_why, line, p, len,
-                                        "a name is 1-" STRINGIFY(OUTPUT_METRIC_NAME_MAX) " letters, digits, "
-                                                                                         "'_', '-' or '.'");
-                char num[64];
-                size_t num_len = (size_t) (line_end - sp - 1);
-                if (num_len == 0 || num_len >= sizeof(num))
-                        return bad_line(ret_why, line, p, len, "the value is not a number");
-                memcpy(num, sp + 1, num_len);
-                num[num_len] = 0;
-                char *e;
-                errno = 0;
-                double v = strtod(num, &e);
-                if (*e || errno != 0 || !isfinite(v))
-                        return bad_line(ret_why, line, p, len, "the value is not a finite number");
-                char name[OUTPUT_METRIC_NAME_MAX + 1];
-                memcpy(name, p, (size_t) (sp - p));
-                name[sp - p] = 0;
-                if ((r = output_metric_set(&list, &n, name, v, ret_why)) < 0)
-                        return r;
+                if (line_end != p) /* not an empty line */
+                        r = parse_line(p, (size_t) (line_end - p), line, (uint64_t) (line_end - text), &list,
+                                       &n, &marks, &n_marks, ret_why);
+        }
+        if (r < 0) {
+                phase_marks_free(marks, n_marks);
+                return r;
         }
         *ret = TAKE_PTR(list);
         *ret_n = n;
+        *ret_marks = marks;
+        *ret_n_marks = n_marks;
         return 0;
 }
 

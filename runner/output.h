@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runner/timeline.h"
+
 /*
  * Child output after the clock stopped: capture files (memfds), their XXH3-128 digests, the
  * first difference against the oracle, and the metrics a child reports on ENV_METRICS_FD.
@@ -13,6 +15,7 @@
 #define OUTPUT_MAX_METRICS       64 /* per sample; more is an error */
 #define OUTPUT_MAX_METRICS_BYTES 65536
 #define OUTPUT_METRIC_NAME_MAX   64
+#define OUTPUT_MAX_MARKS         64   /* phase marks per sample */
 #define OUTPUT_STDERR_EXCERPT    2048 /* bytes of stderr kept for a failed sample */
 
 typedef struct Digest {
@@ -52,10 +55,13 @@ int output_copy_file(const char *path, const char *cwd, uint64_t limit);
 /* Removes path (relative to cwd, or alloclab's cwd when NULL) if it exists. Returns 0 or -errno. */
 int output_remove_file(const char *path, const char *cwd);
 
-/* Parses "NAME VALUE" lines. Returns the number of metrics (>= 0) in *ret (caller frees),
- * -EBADMSG for a malformed line, -E2BIG past the limits, with the reason in *ret_why (caller
- * frees; NULL for want of memory). */
-int output_parse_metrics(int fd, Metric **ret, size_t *ret_n, char **ret_why);
+/* Parses "NAME VALUE" lines, and the program's phase marks, "phase NAME" lines (memory_timeline,
+ * runner/timeline.h). Returns 0 with the metrics in *ret and the marks in *ret_marks (caller frees
+ * both), -EBADMSG for a malformed line, -E2BIG past the limits, with the reason in *ret_why
+ * (caller frees; NULL for want of memory). */
+int output_parse_metrics(int fd, Metric **ret, size_t *ret_n, PhaseMark **ret_marks, size_t *ret_n_marks,
+                         char **ret_why);
+void phase_marks_free(PhaseMark *marks, size_t n);
 
 /* Sets metric name to value in the list (the last value of a name counts). Returns 0, -E2BIG
  * past OUTPUT_MAX_METRICS (with the reason in *ret_why), -ENOMEM. */

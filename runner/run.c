@@ -491,7 +491,10 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
 
         if (s->status == SAMPLE_OK) {
                 _cleanup_free_ char *why = NULL;
-                r = output_parse_metrics(metrics, &s->metrics, &s->n_metrics, &why);
+                r = output_parse_metrics(metrics, &s->metrics, &s->n_metrics, &s->marks, &s->n_marks, &why);
+                if (r >= 0 && s->timeline)
+                        r = timeline_add_metrics(s->timeline, s->marks, s->n_marks, &s->metrics,
+                                                 &s->n_metrics, &why);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0 && set_detail(s, SAMPLE_BAD_METRICS, "%s", why ? why : strerror(-r)) < 0)
@@ -703,6 +706,11 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
                 under_callgrind ? callgrind_argv(p->callgrind, job->exe, job->argv) : NULL;
         if (under_callgrind && !valgrind_argv)
                 return -ENOMEM;
+        /* memory_timeline: every run of the program but under callgrind (valgrind's memory is not its) */
+        bool timeline = p->spec->memory_timeline_ns > 0 && !calibrating && !under_callgrind;
+        _cleanup_close_ int readings = timeline ? output_memfd("alloclab-timeline") : -1;
+        if (timeline && readings < 0)
+                return readings;
         SpawnRequest req = {
                 .exe = calibrating     ? p->calibrate_exe
                        : valgrind_argv ? p->callgrind->valgrind
@@ -725,6 +733,8 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
                 .runner_cpus = p->cpus.pinned ? &p->cpus.runner : NULL,
                 .cgroup = p->cgroup,
                 .cgroup_required = p->spec->memory_max || p->spec->pids_max,
+                .timeline_period_ns = timeline ? p->spec->memory_timeline_ns : 0,
+                .timeline_fd = readings,
         };
         if (req.cgroup_required && p->cgroup->children_fd < 0)
                 return -EOPNOTSUPP; /* the spec's limits need the children's cgroup */
@@ -767,6 +777,12 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
                 return r;
         if (under_callgrind && (r = take_callgrind_count(p, s)) < 0)
                 return r;
+        if (timeline) {
+                if (!(s->timeline = calloc(1, sizeof(Timeline))))
+                        return -ENOMEM;
+                if ((r = timeline_read(readings, s->timeline)) < 0)
+                        return r;
+        }
         if (calibrating)
                 return 0; /* the null workload: its output and metrics mean nothing */
         if (probed) {
@@ -782,11 +798,22 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
                         return r;
         }
         r = judge(p, job, out, err, metrics, oracle, s, ret_output);
+        /* A smoke run's readings gave its figures; they are not kept: its report and the
+         * allocator's statistics fill its record already (runner/stream.h's limit). */
+        if (step->phase == PHASE_SMOKE && s->timeline) {
+                timeline_done(s->timeline);
+                free(s->timeline);
+                s->timeline = NULL;
+        }
         return r < 0 ? r : 0;
 }
 
 static void sample_done(Sample *s) {
         free(s->metrics);
+        phase_marks_free(s->marks, s->n_marks);
+        if (s->timeline)
+                timeline_done(s->timeline);
+        free(s->timeline);
         free(s->stderr_excerpt);
         free(s->detail);
         free(s->probe);

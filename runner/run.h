@@ -52,8 +52,11 @@ typedef struct Sample {
         Digest output;            /* of stdout, or of the verify file */
         uint64_t mismatch_offset; /* SAMPLE_MISMATCH: first differing byte */
         uint64_t reference_size;  /* SAMPLE_MISMATCH: the oracle's size */
-        Metric *metrics;          /* reported by the child */
+        Metric *metrics;          /* reported by the child, and memory_timeline's figures */
         size_t n_metrics;
+        PhaseMark *marks; /* the child's `phase NAME` lines */
+        size_t n_marks;
+        Timeline *timeline;   /* memory_timeline's readings (measured samples), or NULL */
         char *stderr_excerpt; /* only for failed samples */
         char *detail;         /* why a sample failed, when the status alone does not say */
         ProbeResult *probe;   /* the probe\'s report, for probed runs */

@@ -28,17 +28,19 @@ enum {
         SPAWN_WIRE_FD_STDOUT,
         SPAWN_WIRE_FD_STDERR,
         SPAWN_WIRE_FD_METRICS,
-        SPAWN_WIRE_FD_STDIN,  /* with has_stdin */
-        SPAWN_WIRE_FD_PROBE,  /* with has_probe */
-        SPAWN_WIRE_FD_CGROUP, /* with has_cgroup */
+        SPAWN_WIRE_FD_STDIN,    /* with has_stdin */
+        SPAWN_WIRE_FD_PROBE,    /* with has_probe */
+        SPAWN_WIRE_FD_CGROUP,   /* with has_cgroup */
+        SPAWN_WIRE_FD_TIMELINE, /* with has_timeline: a memfd for the readings (runner/timeline.h) */
         SPAWN_WIRE_MAX_FDS,
 };
 
 typedef struct SpawnWireRequest {
         uint32_t n_argv, n_envp;
         uint64_t strings_size;
-        bool has_cwd, has_stdin, has_probe, has_cgroup, cgroup_required, has_cpus;
+        bool has_cwd, has_stdin, has_probe, has_cgroup, cgroup_required, has_cpus, has_timeline;
         cpu_set_t cpus;
+        uint64_t timeline_period_ns; /* with has_timeline: read the tree's memory this often */
 } SpawnWireRequest;
 
 typedef struct SpawnWireStarted {

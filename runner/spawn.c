@@ -135,6 +135,8 @@ static int request_child(const SpawnRequest *req, int cgroup_fd, SpawnWireStarte
                 .has_cgroup = cgroup_fd >= 0,
                 .cgroup_required = req->cgroup_required,
                 .has_cpus = req->cpus != NULL,
+                .has_timeline = req->timeline_period_ns > 0,
+                .timeline_period_ns = req->timeline_period_ns,
         };
         if (req->cpus)
                 w.cpus = *req->cpus;
@@ -149,6 +151,8 @@ static int request_child(const SpawnRequest *req, int cgroup_fd, SpawnWireStarte
                 fds[n++] = req->probe_fd;
         if (w.has_cgroup)
                 fds[n++] = cgroup_fd;
+        if (w.has_timeline)
+                fds[n++] = req->timeline_fd;
         if (req->runner_cpus)
                 (void) sched_setaffinity(spawner.pid, sizeof(cpu_set_t), req->runner_cpus);
         size_t got = 0;

@@ -33,6 +33,10 @@ typedef struct SpawnRequest {
         const cpu_set_t *runner_cpus; /* and keep the runner here (with cpus) */
         CgroupRun *cgroup;    /* create the child in its children's cgroup (runner/cgroup.h), or NULL */
         bool cgroup_required; /* the cgroup holds limits: fail rather than go without it */
+        /* > 0: the spawner reads the tree's memory this often into timeline_fd, a memfd
+         * (runner/timeline.h), filled once the child is reaped */
+        uint64_t timeline_period_ns;
+        int timeline_fd;
 } SpawnRequest;
 
 typedef enum SpawnEnd {

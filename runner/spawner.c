@@ -47,6 +47,7 @@
 #include "runner/counters.h"
 #include "runner/env.h"
 #include "runner/spawn-wire.h"
+#include "runner/timeline-sampler.h"
 #include "util/clock.h"
 
 /* The child's fds 1..PROBE_REPORT_FD are filled by dup2() in order; a source fd that is itself
@@ -196,10 +197,10 @@ static pid_t create_child(ChildPlan *plan, bool *ret_in_cgroup, bool *ret_forked
         return (pid_t) pid;
 }
 
-/* Creates the child of plan and says how it started: its pid, or the errno of its failed exec
- * (reaped), or the spawner's own error. Returns the pid, or 0 when there is no
- * child to reap, or -errno when alloclab cannot be told. */
-static pid_t start_child(int sock, ChildPlan *plan) {
+/* Creates the child of plan and says how it started (also into *ret_started): its pid, or the
+ * errno of its failed exec (reaped), or the spawner's own error. Returns the pid, or 0 when
+ * there is no child to reap, or -errno when alloclab cannot be told. */
+static pid_t start_child(int sock, ChildPlan *plan, SpawnWireStarted *ret_started) {
         SpawnWireStarted started = {};
         bool forked = false, in_cgroup = false;
         started.start_ns = now_ns();
@@ -238,6 +239,7 @@ static pid_t start_child(int sock, ChildPlan *plan) {
                 waitpid(pid, NULL, 0);
                 pid = 0;
         }
+        *ret_started = started;
         int r = wire_send(sock, &started, sizeof(started), NULL, 0);
         return r < 0 ? r : pid > 0 ? pid : 0;
 }
@@ -297,11 +299,14 @@ static void forget_peak(void) {
 /* Serves one request: creates its child, says how it started, reaps it and says how it ended.
  * Returns 0, or -errno when alloclab cannot be told (then this process ends). */
 static int serve(int sock, const SpawnWireRequest *req, int *fds, size_t n_fds) {
-        size_t want = SPAWN_WIRE_FD_STDIN + req->has_stdin + req->has_probe + req->has_cgroup;
+        size_t want =
+                SPAWN_WIRE_FD_STDIN + req->has_stdin + req->has_probe + req->has_cgroup + req->has_timeline;
         ChildPlan plan = { .stdin_fd = -1, .probe_fd = -1, .cgroup_fd = -1, .sock = -1 };
         char *buf = NULL;
         int r = n_fds == want ? read_strings(fds[SPAWN_WIRE_FD_STRINGS], req, &plan, &buf) : -EBADMSG;
         pid_t pid = 0;
+        int cgroup_fd = -1, timeline_fd = -1;
+        SpawnWireStarted started = {};
         CounterSet counters; /* the child's, inherited (runner/counters.h) */
         counters_open(&counters);
         if (r < 0) {
@@ -314,20 +319,32 @@ static int serve(int sock, const SpawnWireRequest *req, int *fds, size_t n_fds) 
                 plan.metrics_fd = fds[SPAWN_WIRE_FD_METRICS];
                 plan.stdin_fd = req->has_stdin ? fds[next++] : -1;
                 plan.probe_fd = req->has_probe ? fds[next++] : -1;
-                plan.cgroup_fd = req->has_cgroup ? fds[next++] : -1;
+                plan.cgroup_fd = cgroup_fd = req->has_cgroup ? fds[next++] : -1;
+                timeline_fd = req->has_timeline ? fds[next++] : -1;
                 plan.cgroup_required = req->cgroup_required;
                 plan.cpus = req->has_cpus ? &req->cpus : NULL;
-                r = pid = start_child(sock, &plan);
+                r = pid = start_child(sock, &plan, &started);
         }
         free(plan.argv);
         free(buf);
+        /* The sampler keeps what it reads until the reap: the metrics file, the cgroup, its memfd. */
+        TimelineSampler sampler;
+        bool sampling = pid > 0 && timeline_fd >= 0;
+        if (sampling)
+                sampler_begin(&sampler, timeline_fd, fds[SPAWN_WIRE_FD_METRICS],
+                              started.in_cgroup ? cgroup_fd : -1, pid, started.start_ns,
+                              req->timeline_period_ns);
         for (size_t i = 0; i < n_fds; i++)
-                close(fds[i]);
+                if (!sampling ||
+                    (fds[i] != timeline_fd && fds[i] != cgroup_fd && i != SPAWN_WIRE_FD_METRICS))
+                        close(fds[i]);
         if (pid <= 0) {
                 counters_close(&counters);
                 return r < 0 ? r : 0;
         }
         forget_peak();
+        if (sampling && sampler_active(&sampler))
+                sampler_run(&sampler);
         SpawnWireEnded ended = {};
         while (wait4(pid, &ended.status, 0, &ended.usage) < 0)
                 if (errno != EINTR)
@@ -335,6 +352,13 @@ static int serve(int sock, const SpawnWireRequest *req, int *fds, size_t n_fds) 
         ended.end_ns = now_ns();
         counters_read(&counters, &ended.counters);
         counters_close(&counters);
+        if (sampling) {
+                sampler_end(&sampler);
+                close(timeline_fd);
+                close(fds[SPAWN_WIRE_FD_METRICS]);
+                if (cgroup_fd >= 0)
+                        close(cgroup_fd);
+        }
         return wire_send(sock, &ended, sizeof(ended), NULL, 0);
 }
 

@@ -67,6 +67,22 @@ static void put_field(WireWriter *w, const SampleField *f, const Sample *s) {
         }
 }
 
+/* memory_timeline's readings and marks, or a 0 for none. */
+static void put_timeline(WireWriter *w, const Timeline *t) {
+        wire_put_u8(w, t != NULL);
+        if (!t)
+                return;
+        wire_put_u32(w, (uint32_t) t->source);
+        wire_put_u64(w, t->period_ns);
+        wire_put_u32(w, (uint32_t) t->n_points);
+        wire_put_bytes(w, t->points, t->n_points * sizeof(TimelinePoint));
+        wire_put_u32(w, (uint32_t) t->n_marks);
+        for (size_t i = 0; i < t->n_marks; i++) {
+                wire_put_str(w, t->marks[i].name);
+                wire_put_u32(w, t->marks[i].t_ms);
+        }
+}
+
 void stream_encode_sample(WireWriter *w, const Sample *s) {
         wire_put_u8(w, STREAM_SAMPLE);
         wire_put_u64(w, s->step_index);
@@ -81,6 +97,7 @@ void stream_encode_sample(WireWriter *w, const Sample *s) {
         if (s->probe)
                 wire_put_bytes(w, &s->probe->report, sizeof(s->probe->report));
         wire_put_str(w, s->allocator_stats);
+        put_timeline(w, s->timeline);
 }
 
 void stream_encode_exclude(WireWriter *w, uint32_t cell, uint32_t variant, const char *reason) {
@@ -129,6 +146,9 @@ static void sample_clear(Sample *s) {
         free(s->metrics);
         free(s->probe);
         free(s->allocator_stats);
+        if (s->timeline)
+                timeline_done(s->timeline);
+        free(s->timeline);
         *s = (Sample){};
 }
 
@@ -199,6 +219,37 @@ static int get_field(WireReader *r, const SampleField *f, Sample *s) {
         return -EBADMSG;
 }
 
+static int get_timeline(WireReader *r, Timeline **ret) {
+        Timeline *t = *ret = calloc(1, sizeof(Timeline));
+        if (!t)
+                return -ENOMEM;
+        uint32_t source = wire_get_u32(r);
+        t->period_ns = wire_get_u64(r);
+        uint32_t n = wire_get_u32(r);
+        if (source > TIMELINE_PROC || n > TIMELINE_MAX_POINTS)
+                return -EBADMSG;
+        t->source = (TimelineSource) source;
+        if (!(t->points = calloc(n + 1, sizeof(TimelinePoint))))
+                return -ENOMEM;
+        wire_get_bytes(r, t->points, n * sizeof(TimelinePoint));
+        t->n_points = n;
+        uint32_t n_marks = wire_get_u32(r);
+        if (n_marks > OUTPUT_MAX_MARKS)
+                return -EBADMSG;
+        if (!(t->marks = calloc(n_marks + 1, sizeof(TimelineMark))))
+                return -ENOMEM;
+        for (uint32_t i = 0; i < n_marks; i++) {
+                char *name = wire_get_str(r);
+                if (!metric_name_ok(name)) {
+                        free(name);
+                        return -EBADMSG;
+                }
+                t->marks[i] = (TimelineMark){ name, wire_get_u32(r) };
+                t->n_marks = i + 1;
+        }
+        return 0;
+}
+
 static int decode_sample(WireReader *r, const Plan *plan, Sample *s) {
         uint64_t index = wire_get_u64(r);
         if (index >= plan->n_steps)
@@ -235,6 +286,11 @@ static int decode_sample(WireReader *r, const Plan *plan, Sample *s) {
                         return q;
         }
         s->allocator_stats = wire_get_str(r);
+        if (wire_get_u8(r)) {
+                int q = get_timeline(r, &s->timeline);
+                if (q < 0)
+                        return q;
+        }
         return wire_reader_end(r);
 }
 

@@ -214,7 +214,7 @@ git_in() { git -C "$REPO" -c safe.directory="$REPO" -c user.name=test -c user.em
 columns_since_schema_27() {
     local c
     echo "ALTER TABLE variants DROP COLUMN build; ALTER TABLE runs DROP COLUMN counters;"
-    echo "ALTER TABLE runs DROP COLUMN timed_under;"
+    echo "ALTER TABLE runs DROP COLUMN timed_under; DROP TABLE sample_timelines;"
     for c in page_faults context_switches cpu_migrations cycles instructions dtlb_load_misses cache_misses \
         counters_scaled; do
         echo "ALTER TABLE samples DROP COLUMN $c;"

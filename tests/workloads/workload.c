@@ -16,6 +16,10 @@
  *                    without ever wait()ing for it, and exits 0
  *   sleep MS         sleep MS milliseconds, print "slept"
  *   touch MB MS      allocate MB MiB and write every page, then sleep MS milliseconds, print "touched"
+ *   steps MB STEP MS allocate MB MiB in steps of STEP MiB (64 KiB blocks, each written), marking
+ *                    `phase stepK` on the metrics fd after step K (1, 2, ...) and sleeping MS
+ *                    milliseconds; then free it all (newest first), mark `phase free`, sleep MS
+ *                    and print "stepped"
  *   hugepage MB      map MB MiB (2 MiB aligned), madvise(MADV_HUGEPAGE), write every page and keep
  *                    it until the exit, print "huge"
  *   keep N SIZE      N blocks of SIZE bytes, written and kept until the exit, print "kept"
@@ -135,6 +139,39 @@ static void vallocs(int n) {
 }
 
 /* See "daemon" above. The daemon tells this process through a pipe when it is done. */
+static void sleep_ms(long ms) {
+        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+/* steps MB STEP MS: see above. The marks are written unbuffered, at the moment they mean. */
+static int steps(long total_mb, long step_mb, long ms) {
+        enum { BLOCK = 64 << 10 };
+        size_t per_step = (size_t) step_mb * ((1 << 20) / BLOCK), n = 0;
+        size_t max = (size_t) total_mb * ((1 << 20) / BLOCK);
+        char **blocks = calloc(max + 1, sizeof(char *));
+        FILE *m = metrics();
+        if (!blocks || !m || step_mb <= 0)
+                return 2;
+        setvbuf(m, NULL, _IONBF, 0);
+        for (long step = 1; n < max; step++) {
+                for (size_t i = 0; i < per_step && n < max; i++, n++) {
+                        if (!(blocks[n] = malloc(BLOCK)))
+                                return 3;
+                        memset(blocks[n], (int) step, BLOCK);
+                }
+                fprintf(m, "phase step%ld\n", step);
+                sleep_ms(ms);
+        }
+        while (n > 0)
+                free(blocks[--n]);
+        fprintf(m, "phase free\n");
+        sleep_ms(ms);
+        printf("stepped\n");
+        return 0;
+}
+
 static int daemonize(const char *pidfile, long cpu_ms) {
         int done[2];
         if (pipe(done) < 0)
@@ -277,6 +314,8 @@ int main(int argc, char **argv) {
                 free(p);
                 return 0;
         }
+        if (strcmp(mode, "steps") == 0 && argc > 4)
+                return steps(atol(argv[2]), atol(argv[3]), atol(argv[4]));
         if (strcmp(mode, "hugepage") == 0 && argc > 2) {
                 size_t size = (size_t) atol(argv[2]) << 20, huge = 2u << 20;
                 char *map =

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runner/output.h"
+#include "runner/timeline.h"
+
+const char *timeline_source_to_string(TimelineSource s) {
+        switch (s) {
+        case TIMELINE_CGROUP:
+                return "cgroup memory.current";
+        case TIMELINE_PROC:
+                return "/proc statm";
+        default:
+                return "none";
+        }
+}
+
+/* Reads exactly size bytes at offset into buf; -EBADMSG for fewer. */
+static int read_at(int fd, void *buf, size_t size, off_t offset) {
+        size_t got = 0;
+        while (got < size) {
+                ssize_t n = pread(fd, (char *) buf + got, size - got, offset + (off_t) got);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? -errno : -EBADMSG;
+                got += (size_t) n;
+        }
+        return 0;
+}
+
+int timeline_read(int fd, Timeline *ret) {
+        *ret = (Timeline){};
+        TimelineHeader h;
+        int r = read_at(fd, &h, sizeof(h), 0);
+        if (r < 0)
+                return r;
+        if (h.source > TIMELINE_PROC || h.n_points > TIMELINE_MAX_POINTS || h.n_sizes > TIMELINE_MAX_SIZES)
+                return -EBADMSG;
+        Timeline t = { .source = (TimelineSource) h.source, .error = h.error, .period_ns = h.period_ns };
+        t.points = calloc(h.n_points + 1, sizeof(TimelinePoint));
+        t.sizes = calloc(h.n_sizes + 1, sizeof(TimelineSize));
+        if (!t.points || !t.sizes) {
+                timeline_done(&t);
+                return -ENOMEM;
+        }
+        off_t at = sizeof(h);
+        if ((r = read_at(fd, t.points, h.n_points * sizeof(TimelinePoint), at)) < 0 ||
+            (r = read_at(fd, t.sizes, h.n_sizes * sizeof(TimelineSize),
+                         at + (off_t) (h.n_points * sizeof(TimelinePoint)))) < 0) {
+                timeline_done(&t);
+                return r;
+        }
+        t.n_points = h.n_points;
+        t.n_sizes = h.n_sizes;
+        *ret = t;
+        return 0;
+}
+
+void timeline_done(Timeline *t) {
+        free(t->points);
+        free(t->sizes);
+        for (size_t i = 0; i < t->n_marks; i++)
+                free(t->marks[i].name);
+        free(t->marks);
+        *t = (Timeline){};
+}
+
+void timeline_figures(const Timeline *t, TimelineFigures *ret) {
+        *ret = (TimelineFigures){ .have = t->n_points > 0 };
+        if (!ret->have)
+                return;
+        const TimelinePoint *p = t->points;
+        double weighted = 0, peak = 0;
+        for (size_t i = 0; i < t->n_points; i++) {
+                if (p[i].kib > peak)
+                        peak = p[i].kib;
+                if (i + 1 < t->n_points)
+                        weighted += (double) p[i].kib * (double) (p[i + 1].t_ms - p[i].t_ms);
+        }
+        uint32_t span = p[t->n_points - 1].t_ms - p[0].t_ms;
+        ret->peak = peak * 1024;
+        ret->last = (double) p[t->n_points - 1].kib * 1024;
+        /* Readings within one millisecond of each other (a very short child): their plain mean. */
+        if (span == 0) {
+                double sum = 0;
+                for (size_t i = 0; i < t->n_points; i++)
+                        sum += p[i].kib;
+                ret->mean = sum / (double) t->n_points * 1024;
+        } else
+                ret->mean = weighted / span * 1024;
+}
+
+bool timeline_at_mark(const Timeline *t, const PhaseMark *m, double *ret_bytes, uint32_t *ret_t_ms) {
+        /* The first tick whose size reading saw the mark's line, then the first reading at or
+         * after that tick (the size is read before the memory, at the same tick). */
+        size_t i = 0;
+        while (i < t->n_sizes && t->sizes[i].size < m->end)
+                i++;
+        if (i == t->n_sizes)
+                return false;
+        uint32_t seen = t->sizes[i].t_ms;
+        for (size_t k = 0; k < t->n_points; k++)
+                if (t->points[k].t_ms >= seen) {
+                        *ret_bytes = (double) t->points[k].kib * 1024;
+                        *ret_t_ms = t->points[k].t_ms;
+                        return true;
+                }
+        return false;
+}
+
+/* Sets name to value among the sample's metrics, unless the program reported that name itself
+ * (present before the timeline's first figure, at index < reported). */
+static int set_figure(Metric **list, size_t *n, size_t reported, const char *name, double value,
+                      char **ret_why) {
+        for (size_t i = 0; i < reported; i++)
+                if (strcmp((*list)[i].name, name) == 0)
+                        return asprintf(ret_why,
+                                        "the program reported %s, a name memory_timeline gives its own "
+                                        "figure",
+                                        name) < 0
+                                       ? -ENOMEM
+                                       : -EEXIST;
+        return output_metric_set(list, n, name, value, ret_why);
+}
+
+/* Keeps a mark's time for the record. */
+static int keep_mark(Timeline *t, const char *name, uint32_t t_ms) {
+        TimelineMark *grown = realloc(t->marks, (t->n_marks + 1) * sizeof(TimelineMark));
+        if (!grown)
+                return -ENOMEM;
+        t->marks = grown;
+        if (!(grown[t->n_marks].name = strdup(name)))
+                return -ENOMEM;
+        grown[t->n_marks++].t_ms = t_ms;
+        return 0;
+}
+
+int timeline_add_metrics(Timeline *t, const PhaseMark *marks, size_t n_marks, Metric **list, size_t *n,
+                         char **ret_why) {
+        TimelineFigures f;
+        timeline_figures(t, &f);
+        if (!f.have)
+                return 0;
+        size_t reported = *n;
+        int r;
+        if ((r = set_figure(list, n, reported, "mem_peak_bytes", f.peak, ret_why)) < 0 ||
+            (r = set_figure(list, n, reported, "mem_mean_bytes", f.mean, ret_why)) < 0 ||
+            (r = set_figure(list, n, reported, "mem_last_bytes", f.last, ret_why)) < 0)
+                return r;
+        for (size_t i = 0; i < n_marks; i++) {
+                double bytes;
+                uint32_t t_ms;
+                char name[OUTPUT_METRIC_NAME_MAX + 1];
+                if (strlen(marks[i].name) > OUTPUT_METRIC_NAME_MAX - strlen("mem_at__bytes"))
+                        return asprintf(ret_why, "phase %s: a phase's name is at most %zu characters",
+                                        marks[i].name, OUTPUT_METRIC_NAME_MAX - strlen("mem_at__bytes")) < 0
+                                       ? -ENOMEM
+                                       : -EBADMSG;
+                snprintf(name, sizeof(name), "mem_at_%s_bytes", marks[i].name);
+                if (!timeline_at_mark(t, &marks[i], &bytes, &t_ms))
+                        continue;
+                if ((r = set_figure(list, n, reported, name, bytes, ret_why)) < 0 ||
+                    (r = keep_mark(t, marks[i].name, t_ms)) < 0)
+                        return r;
+        }
+        return 0;
+}
