@@ -105,6 +105,31 @@ static void x_ticks(FILE *f, const Axis *x, double y, const char *metric) {
         }
 }
 
+/* The same along a vertical axis at x, labels to its left. */
+static void y_ticks(FILE *f, const Axis *y, double x, const char *metric) {
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>\n", x, y->a, x,
+                y->b);
+        if (!(y->hi > y->lo))
+                return;
+        /* Bytes at round numbers of the unit they are shown in (64 MiB, not 67.1 MB's 64.0 MiB). */
+        double unit = strcmp(metric, "maxrss") != 0 ? 1
+                      : y->hi >= 1 << 30            ? 1 << 30
+                      : y->hi >= 1 << 20            ? 1 << 20
+                                                    : 1 << 10;
+        double step = nice_step((y->hi - y->lo) / unit, 4) * unit;
+        for (double v = ceil(y->lo / step) * step; v <= y->hi + step * 1e-9; v += step) {
+                double py = at(y, v);
+                char label[64];
+                render_value(metric, fabs(v) < step * 1e-9 ? 0 : v, label, sizeof(label));
+                fprintf(f,
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
+                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" class=\"tick\">",
+                        x - 4, py, x, py, x - 7, py + 4);
+                put_text(f, label);
+                fputs("</text>\n", f);
+        }
+}
+
 static void svg_start(FILE *f, double width, double height) {
         fprintf(f,
                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -446,6 +471,92 @@ static void history_plots(FILE *f, const Report *rep, const History *h) {
         }
 }
 
+/* memory_timeline: per cell, one chart of its variants' readings (each variant's measured sample
+ * whose time-weighted mean is its median), the program's phase marks as dots; then the figures
+ * as the text says them. */
+static void timeline_section(FILE *f, const Report *rep, const CellTimeline *list, size_t n) {
+        _cleanup_free_ char *heading = render_timeline_heading(rep);
+        if (!heading)
+                return;
+        fputs("<h2>Memory over time</h2>\n<p>", f);
+        put_text(f, heading);
+        fputs(". Each line is the variant's sample whose time-weighted mean is its median; dots are the "
+              "program's phase marks (their names on hover).</p>\n",
+              f);
+        for (size_t c = 0; c < rep->n_cells; c++) {
+                double t_max = 0, kib_max = 0;
+                bool any = false;
+                for (size_t i = 0; i < n; i++) {
+                        const Timeline *t = &list[i].timeline;
+                        if (list[i].cell != c || t->n_points == 0)
+                                continue;
+                        any = true;
+                        t_max = fmax(t_max, t->points[t->n_points - 1].t_ms);
+                        for (size_t k = 0; k < t->n_points; k++)
+                                kib_max = fmax(kib_max, t->points[k].kib);
+                }
+                if (!any)
+                        continue;
+                double width = 900, height = 340, right = width - 170;
+                Axis x = { 0, fmax(t_max, 1) / 1000, 90, right },
+                     y = { 0, fmax(kib_max, 1) * 1024 * 1.05, height - 60, 15 };
+                figure_start(f, rep->n_cells > 1 ? rep->cell_labels[c] : "Each variant's median sample",
+                             width, height);
+                x_ticks(f, &x, y.a, "wall");
+                y_ticks(f, &y, x.a, "maxrss");
+                fprintf(f,
+                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time since the child "
+                        "started</text>\n"
+                        "<text transform=\"translate(14 %.1f) rotate(-90)\" "
+                        "text-anchor=\"middle\">memory</text>\n",
+                        (x.a + x.b) / 2, height - 12, (y.a + y.b) / 2);
+                size_t legend = 0;
+                for (size_t i = 0; i < n; i++) {
+                        const Timeline *t = &list[i].timeline;
+                        if (list[i].cell != c || t->n_points == 0 || list[i].variant >= rep->n_variants)
+                                continue;
+                        const char *colour = COLOUR(list[i].variant);
+                        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
+                                colour);
+                        for (size_t k = 0; k < t->n_points; k++)
+                                fprintf(f, "%.1f,%.1f ", at(&x, t->points[k].t_ms / 1000.0),
+                                        at(&y, t->points[k].kib * 1024.0));
+                        fputs("\"/>\n", f);
+                        for (size_t m = 0; m < t->n_marks; m++)
+                                for (size_t k = 0; k < t->n_points; k++)
+                                        if (t->points[k].t_ms == t->marks[m].t_ms) {
+                                                fprintf(f,
+                                                        "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" "
+                                                        "fill=\"%s\"><title>",
+                                                        at(&x, t->points[k].t_ms / 1000.0),
+                                                        at(&y, t->points[k].kib * 1024.0), colour);
+                                                put_text(f, rep->variant_names[list[i].variant]);
+                                                fputs(": after ", f);
+                                                put_text(f, t->marks[m].name);
+                                                fputs("</title></circle>\n", f);
+                                                break;
+                                        }
+                        double ly = 25 + 18.0 * (double) legend++;
+                        fprintf(f,
+                                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                                "stroke-width=\"3\"/><text x=\"%.1f\" y=\"%.1f\">",
+                                right + 15, ly, right + 35, ly, colour, right + 40, ly + 4);
+                        put_text(f, rep->variant_names[list[i].variant]);
+                        fputs("</text>\n", f);
+                }
+                figure_end(f);
+        }
+        bool oom;
+        _cleanup_strv_free_ char **lines = render_timeline_lines(rep, &oom);
+        fputs("<ul>\n", f);
+        for (char **l = lines; l && *l; l++) {
+                fputs("<li>", f);
+                put_text(f, *l);
+                fputs("</li>\n", f);
+        }
+        fputs("</ul>\n", f);
+}
+
 /* The result table: median and ratio with verdict per cell and variant. */
 static void results_table(FILE *f, const Report *rep) {
         bool time = render_time_metric(rep->run.metric);
@@ -709,7 +820,8 @@ static void metadata_section(FILE *f, const Report *rep, const VariantAllocator 
 }
 
 static int write_report(FILE *f, const Report *rep, const VariantAllocator *allocators, size_t n_allocators,
-                        const char *spec_yaml, const RunPair *pair, const History *history) {
+                        const CellTimeline *timelines, size_t n_timelines, const char *spec_yaml,
+                        const RunPair *pair, const History *history) {
         fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html>\n"
               "<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n<meta "
               "charset=\"utf-8\"/>\n<title>",
@@ -747,6 +859,7 @@ static int write_report(FILE *f, const Report *rep, const VariantAllocator *allo
         lines_section(f, rep, "Memory at exit", RENDER_EXIT_MEMORY_HEADING, render_exit_memory_lines);
         lines_section(f, rep, "Allocator statistics", RENDER_ALLOCATOR_STATS_HEADING,
                       render_allocator_stats_lines);
+        timeline_section(f, rep, timelines, n_timelines);
         own_layer_section(f, rep);
         if (pair)
                 comparison_section(f, pair);
@@ -803,13 +916,16 @@ int cmd_report(int argc, char **argv) {
         _cleanup_(history_freep) History *history = NULL;
         _cleanup_(resume_info_done) ResumeInfo info = {};
         VariantAllocator *allocators = NULL;
-        size_t n_allocators = 0;
+        size_t n_allocators = 0, n_timelines = 0;
+        CellTimeline *timelines = NULL;
         int64_t missing = run_id;
         int r = query_report(store, run_id, NULL, &rep);
         if (r >= 0)
                 r = query_resume_info(store, run_id, &info);
         if (r >= 0)
                 r = query_allocators(store, run_id, &allocators, &n_allocators);
+        if (r >= 0)
+                r = query_timelines(store, run_id, &timelines, &n_timelines);
         if (r >= 0 && other)
                 r = query_run_pair(store, (int64_t) other, run_id, false, &pair, &missing); /* RUN / OLD */
         if (r >= 0 && with_history) {
@@ -820,6 +936,7 @@ int cmd_report(int argc, char **argv) {
         }
         if (r < 0) {
                 query_allocators_free(allocators, n_allocators);
+                query_timelines_free(timelines, n_timelines);
                 return cli_query_failed("report", store, missing, r);
         }
         /* Written beside it and renamed: a report that could not be written whole (a full
@@ -828,11 +945,14 @@ int cmd_report(int argc, char **argv) {
         FILE *f = asprintf(&partial, "%s.partial", output) < 0 ? NULL : fopen(partial, "we");
         if (!f) {
                 query_allocators_free(allocators, n_allocators);
+                query_timelines_free(timelines, n_timelines);
                 cli_error("report", "cannot write %s: %m", partial ? partial : output);
                 return EXIT_ENVIRONMENT;
         }
-        r = write_report(f, rep, allocators, n_allocators, info.spec_yaml, pair, history);
+        r = write_report(f, rep, allocators, n_allocators, timelines, n_timelines, info.spec_yaml, pair,
+                         history);
         query_allocators_free(allocators, n_allocators);
+        query_timelines_free(timelines, n_timelines);
         if (fflush(f) != 0 || r < 0)
                 r = negative_errno();
         if (fclose(f) != 0 && r >= 0)

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <endian.h>
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -153,21 +152,22 @@ static int row_timeline(sqlite3_stmt *st, void *userdata) {
         char id[32];
         snprintf(id, sizeof(id), "%lld", (long long) sqlite3_column_int64(st, 0));
         json_t *row = json_object_get(t->by_sample, id);
-        const unsigned char *blob = sqlite3_column_blob(st, 3);
-        size_t n = (size_t) sqlite3_column_bytes(st, 3) / sizeof(TimelinePoint);
-        json_t *points = json_array(), *marks = NULL;
-        if (!row || !points) {
+        if (!row)
+                return -EBADMSG;
+        _cleanup_(timeline_done) Timeline tl = {};
+        int r = timeline_decode(sqlite3_column_blob(st, 3), (size_t) sqlite3_column_bytes(st, 3),
+                                (const char *) sqlite3_column_text(st, 4), &tl);
+        if (r < 0)
+                return r;
+        bool oom;
+        json_t *points = json_array(), *marks = timeline_marks_json(&tl, &oom);
+        for (size_t i = 0; points && i < tl.n_points; i++)
+                json_array_append_new(points, json_pack("[I, I]", (json_int_t) tl.points[i].t_ms,
+                                                        (json_int_t) tl.points[i].kib));
+        if (!points || oom) {
                 json_decref(points);
-                return row ? -ENOMEM : -EBADMSG;
+                return -ENOMEM;
         }
-        for (size_t i = 0; i < n; i++) {
-                TimelinePoint p;
-                memcpy(&p, blob + i * sizeof(p), sizeof(p));
-                json_array_append_new(points, json_pack("[I, I]", (json_int_t) le32toh(p.t_ms),
-                                                        (json_int_t) le32toh(p.kib)));
-        }
-        if (sqlite3_column_type(st, 4) != SQLITE_NULL)
-                marks = json_loads((const char *) sqlite3_column_text(st, 4), 0, NULL);
         json_t *timeline =
                 json_pack("{s:s, s:I, s:o, s:o}", "source", (const char *) sqlite3_column_text(st, 1),
                           "period_ns", (json_int_t) sqlite3_column_int64(st, 2), "points", points, "marks",

@@ -606,3 +606,53 @@ int query_report(Store *s, int64_t run_id, const char *metric, Report **ret) {
 int query_report_values(Store *s, int64_t run_id, const char *metric, Report **ret) {
         return read_report(s, run_id, metric, false, ret);
 }
+
+void query_timelines_free(CellTimeline *list, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                timeline_done(&list[i].timeline);
+        free(list);
+}
+
+typedef struct TimelineRows {
+        CellTimeline *list;
+        size_t n;
+} TimelineRows;
+
+static int row_cell_timeline(sqlite3_stmt *st, void *userdata) {
+        TimelineRows *rows = userdata;
+        CellTimeline *grown = realloc(rows->list, (rows->n + 1) * sizeof(CellTimeline));
+        if (!grown)
+                return -ENOMEM;
+        rows->list = grown;
+        CellTimeline *c = &grown[rows->n];
+        *c = (CellTimeline){ .cell = (size_t) sqlite3_column_int64(st, 0),
+                             .variant = (size_t) sqlite3_column_int64(st, 1) };
+        int r = timeline_decode(sqlite3_column_blob(st, 2), (size_t) sqlite3_column_bytes(st, 2),
+                                (const char *) sqlite3_column_text(st, 3), &c->timeline);
+        if (r >= 0)
+                rows->n++;
+        return r;
+}
+
+int query_timelines(Store *s, int64_t run_id, CellTimeline **ret, size_t *ret_n) {
+        TimelineRows rows = {};
+        int r = sql_each_row(
+                store_db(s),
+                "SELECT c.position, v.position, tl.points, tl.marks FROM (SELECT s.id, s.cell_id, "
+                "s.variant_id,"
+                " row_number() OVER w AS k, count(*) OVER (PARTITION BY s.cell_id, s.variant_id) AS n"
+                " FROM samples s JOIN sample_metrics m ON m.sample_id = s.id AND m.name = 'mem_mean_bytes'"
+                " WHERE s.run_id = ?1 AND s.phase = 'sample' AND s.status = 'ok'"
+                " WINDOW w AS (PARTITION BY s.cell_id, s.variant_id ORDER BY m.value, s.id)) t"
+                " JOIN sample_timelines tl ON tl.sample_id = t.id JOIN cells c ON c.id = t.cell_id"
+                " JOIN variants v ON v.id = t.variant_id WHERE t.k = (t.n + 1) / 2 ORDER BY c.position, "
+                "v.position",
+                run_id, row_cell_timeline, &rows);
+        if (r < 0) {
+                query_timelines_free(rows.list, rows.n);
+                return r;
+        }
+        *ret = rows.list;
+        *ret_n = rows.n;
+        return 0;
+}

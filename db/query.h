@@ -231,6 +231,18 @@ typedef struct VariantAllocator {
 
 /* Variants of a run in order. Returns 0 and an array (free with query_allocators_free), -EIO. */
 int query_allocators(Store *s, int64_t run_id, VariantAllocator **ret, size_t *ret_n);
+
+/* A cell and variant's memory_timeline, for the report's chart: the readings of its measured
+ * sample whose time-weighted mean is the median of its samples'. */
+typedef struct CellTimeline {
+        size_t cell, variant;
+        Timeline timeline;
+} CellTimeline;
+
+/* The run's, in cell and variant order (none without memory_timeline). Returns 0, -ENOMEM, -EIO,
+ * -EBADMSG. */
+int query_timelines(Store *s, int64_t run_id, CellTimeline **ret, size_t *ret_n);
+void query_timelines_free(CellTimeline *list, size_t n);
 void query_allocators_free(VariantAllocator *list, size_t n);
 
 /* What a run to be resumed needs: its spec (verbatim), the seed and counts it ran with. */

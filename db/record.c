@@ -4,7 +4,6 @@
  * every sample handed to the sink survives a kill -9 of the process right after. Statements are
  * prepared once per run. JSON columns are produced with jansson.
  */
-#include <endian.h>
 #include <errno.h>
 #include <math.h>
 #include <jansson.h>
@@ -339,16 +338,12 @@ static int insert_probe_report(Recorder *rec, int64_t sample_id, const ProbeResu
 
 /* memory_timeline's readings, little-endian, and the marks as JSON (db/migrations.c, 28 -> 29). */
 static int insert_timeline(Recorder *rec, int64_t sample_id, const Timeline *t) {
-        _cleanup_free_ TimelinePoint *le = calloc(t->n_points, sizeof(TimelinePoint));
-        json_t *marks = t->n_marks > 0 ? json_array() : NULL;
-        for (size_t i = 0; le && i < t->n_points; i++)
-                le[i] = (TimelinePoint){ htole32(t->points[i].t_ms), htole32(t->points[i].kib) };
-        for (size_t i = 0; marks && i < t->n_marks; i++)
-                json_array_append_new(marks, json_pack("{s:s, s:I}", "name", t->marks[i].name, "t_ms",
-                                                       (json_int_t) t->marks[i].t_ms));
+        bool oom;
+        _cleanup_free_ TimelinePoint *le = timeline_points_le(t);
+        json_t *marks = timeline_marks_json(t, &oom);
         _cleanup_free_ char *text = marks ? json_dumps(marks, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(marks);
-        if (!le || (t->n_marks > 0 && !text))
+        if (!le || oom || (marks && !text))
                 return -ENOMEM;
         return sql_step(db_of(rec), rec->insert_timeline, NULL, "itibt", sample_id,
                         t->source == TIMELINE_CGROUP ? "cgroup" : "proc", (int64_t) t->period_ns, le,

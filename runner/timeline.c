@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,4 +170,62 @@ int timeline_add_metrics(Timeline *t, const PhaseMark *marks, size_t n_marks, Me
                         return r;
         }
         return 0;
+}
+
+TimelinePoint *timeline_points_le(const Timeline *t) {
+        TimelinePoint *le = calloc(t->n_points + 1, sizeof(TimelinePoint));
+        for (size_t i = 0; le && i < t->n_points; i++)
+                le[i] = (TimelinePoint){ htole32(t->points[i].t_ms), htole32(t->points[i].kib) };
+        return le;
+}
+
+json_t *timeline_marks_json(const Timeline *t, bool *ret_oom) {
+        *ret_oom = false;
+        if (t->n_marks == 0)
+                return NULL;
+        json_t *marks = json_array();
+        for (size_t i = 0; marks && i < t->n_marks; i++)
+                if (json_array_append_new(marks, json_pack("{s:s, s:I}", "name", t->marks[i].name, "t_ms",
+                                                           (json_int_t) t->marks[i].t_ms)) < 0) {
+                        json_decref(marks);
+                        marks = NULL;
+                }
+        *ret_oom = !marks;
+        return marks;
+}
+
+int timeline_decode(const void *points, size_t size, const char *marks, Timeline *ret) {
+        *ret = (Timeline){};
+        size_t n = size / sizeof(TimelinePoint);
+        if (size % sizeof(TimelinePoint) || n > TIMELINE_MAX_POINTS)
+                return -EBADMSG;
+        json_t *list = marks ? json_loads(marks, 0, NULL) : json_array();
+        Timeline t = { .points = calloc(n + 1, sizeof(TimelinePoint)),
+                       .marks = calloc(json_array_size(list) + 1, sizeof(TimelineMark)) };
+        int r = !list ? -EBADMSG : !t.points || !t.marks ? -ENOMEM : 0;
+        for (size_t i = 0; r == 0 && i < n; i++) {
+                TimelinePoint p;
+                memcpy(&p, (const char *) points + i * sizeof(p), sizeof(p));
+                t.points[t.n_points++] = (TimelinePoint){ le32toh(p.t_ms), le32toh(p.kib) };
+        }
+        size_t i;
+        json_t *m;
+        json_array_foreach(list, i, m) {
+                const char *name = json_string_value(json_object_get(m, "name"));
+                json_int_t t_ms = json_integer_value(json_object_get(m, "t_ms"));
+                if (r < 0)
+                        break;
+                if (!name || t_ms < 0 || t_ms > UINT32_MAX)
+                        r = -EBADMSG;
+                else if (!(t.marks[t.n_marks].name = strdup(name)))
+                        r = -ENOMEM;
+                else
+                        t.marks[t.n_marks++].t_ms = (uint32_t) t_ms;
+        }
+        json_decref(list);
+        if (r < 0)
+                timeline_done(&t);
+        else
+                *ret = t;
+        return r;
 }

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 /*
  * Memory over time (spec memory_timeline): the resident memory of a sample's process tree, read
  * by alloclab-spawner at a fixed period while the child runs, and the program's phase marks.
@@ -111,6 +113,15 @@ bool timeline_at_mark(const Timeline *t, const PhaseMark *m, double *ret_bytes, 
  * mark counts); the marks' times into t->marks. Nothing without a reading. Returns 0, or -EEXIST when the
  * program reported one of these names itself, -EBADMSG for a phase name too long, -E2BIG past the metrics'
  * limit (the reason in *ret_why), -ENOMEM. */
+/* As stored (db/migrations.c, 28 -> 29): the points little-endian into a new buffer of
+ * n_points * sizeof(TimelinePoint) bytes (NULL: ENOMEM), the marks as a JSON array (NULL when
+ * none, or on ENOMEM with *ret_oom). */
+TimelinePoint *timeline_points_le(const Timeline *t);
+json_t *timeline_marks_json(const Timeline *t, bool *ret_oom);
+/* Back from what is stored: points (size bytes) and marks (JSON text or NULL) into *ret.
+ * Returns 0, -EBADMSG for what alloclab did not write, -ENOMEM. */
+int timeline_decode(const void *points, size_t size, const char *marks, Timeline *ret);
+
 struct Metric;
 int timeline_add_metrics(Timeline *t, const PhaseMark *marks, size_t n_marks, struct Metric **list,
                          size_t *n, char **ret_why);

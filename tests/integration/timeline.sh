@@ -68,6 +68,23 @@ expect_contains "$shown" "Memory over time (memory_timeline: the tree's resident
 expect_contains "$shown" "glibc: highest reading" "a line per variant"
 expect_contains "$shown" "; after step1" "the phases, in the order marked"
 
+# The report draws each variant's median sample on one chart, with the marks, and says the figures.
+run_alloclab 0 report latest -o "$WORK/report.html"
+python3 - "$WORK/report.html" <<'PY' || fail "the report's memory chart"
+import sys, xml.dom.minidom
+doc = xml.dom.minidom.parse(sys.argv[1])
+svg = [f for f in doc.getElementsByTagName("figure")
+       if "median sample" in f.getElementsByTagName("figcaption")[0].firstChild.data]
+assert len(svg) == 1, "one chart for the one cell"
+lines = svg[0].getElementsByTagName("polyline")
+assert len(lines) == 3, len(lines)
+marks = [t.firstChild.data for t in svg[0].getElementsByTagName("title")]
+assert "glibc: after free" in marks and "mimalloc: after step10" in marks, marks
+ticks = [t.firstChild.data for t in svg[0].getElementsByTagName("text")]
+assert "200.0 MiB" in ticks and "time since the child started" in ticks and "memory" in ticks, ticks
+PY
+expect_contains "$(cat "$WORK/report.html")" "glibc: highest reading" "the report's figures"
+
 # The figures are metrics: compare and history take them, with their unit.
 run_alloclab 0 history steps --metric mem_at_free_bytes
 expect_contains "$OUT" "MiB" "history of a timeline figure, in bytes"
