@@ -712,6 +712,16 @@ static int plan_counters(Plan *p, const Spec *spec, const PlanOptions *o, char *
                 int r = plan_resolve_exe("valgrind", environ, NULL, &valgrind);
                 if (r == -ENOMEM)
                         return r;
+                if (r >= 0 && spec->memory_timeline_ns) {
+                        /* Under callgrind the memory read would be valgrind's, not the program's. */
+                        if (ret_message)
+                                *ret_message = message_at(
+                                        spec, spec->metric_at, NULL,
+                                        "metric instructions is counted by callgrind here (no PMU), and "
+                                        "memory_timeline would read valgrind's memory, not the program's: "
+                                        "read the memory in a run of its own");
+                        return -EOPNOTSUPP;
+                }
                 if (r >= 0)
                         return o->check_only ? 0 : callgrind_new(valgrind, &p->callgrind);
         }

@@ -122,3 +122,14 @@ expect_contains "$ERR" "nofigure.yaml:3:9: metric mem_peak_bytes is read from th
 printf 'experiment: x\ncommand: [true]\nmemory_timeline: 100us\nallocators: {glibc: {}}\n' >"$WORK/fast.yaml"
 run_alloclab 3 run "$WORK/fast.yaml"
 expect_contains "$ERR" "fast.yaml:3:18: memory_timeline" "a period below 1 ms"
+
+# Under callgrind (metric instructions without a PMU) the memory read would be valgrind's: refused.
+if [[ -r /proc/sys/kernel/perf_event_paranoid ]] && ! grep -q "cycles" <<<"$(q "SELECT counters FROM runs ORDER BY id DESC LIMIT 1" | sed 's/unavailable.*//')" &&
+    command -v valgrind >/dev/null; then
+    printf 'experiment: x\ncommand: [true]\nmemory_timeline: 20ms\nmetric: instructions\nallocators: {glibc: {}}\n' >"$WORK/cg.yaml"
+    run_alloclab 4 run "$WORK/cg.yaml" --db "$WORK/none.db"
+    expect_contains "$ERR" "cg.yaml:4:9: metric instructions is counted by callgrind here (no PMU), and memory_timeline would read valgrind's memory" "refused under callgrind"
+    [[ ! -e $WORK/none.db ]] || fail "a refused spec wrote a database"
+else
+    skip_part "the refusal under callgrind: this machine counts instructions itself, or valgrind is missing"
+fi

@@ -40,6 +40,10 @@ typedef struct Captured {
         char stderr_excerpt[64], detail[64];
         bool had_probe;
         uint64_t probe_mallocs;
+        size_t timeline_points;
+        TimelinePoint last_point;
+        char mark[65];
+        uint32_t mark_ms;
         uint32_t excluded_cell, excluded_variant;
         char reason[64];
         StatsRow row;
@@ -57,6 +61,12 @@ static int on_sample(void *u, const Plan *p, const Sample *s) {
         snprintf(c->detail, sizeof(c->detail), "%s", s->detail ? s->detail : "");
         c->had_probe = s->probe != NULL;
         c->probe_mallocs = s->probe ? s->probe->calls[PROBE_MALLOC] : 0;
+        if (s->timeline) {
+                c->timeline_points = s->timeline->n_points;
+                c->last_point = s->timeline->points[s->timeline->n_points - 1];
+                snprintf(c->mark, sizeof(c->mark), "%s", s->timeline->marks[0].name);
+                c->mark_ms = s->timeline->marks[0].t_ms;
+        }
         return 0;
 }
 
@@ -99,6 +109,14 @@ static void test_sample_round_trip(void **state) {
         probe.report.state = PROBE_STATE_LOADED;
         probe.report.n_slots = 1;
         probe.report.slots[0].calls[PROBE_MALLOC] = 42;
+        TimelinePoint points[] = { { 0, 1024 }, { 20, 21000 }, { 40, 2000 } };
+        TimelineMark marks[] = { { (char *) "free", 40 } };
+        Timeline timeline = { .source = TIMELINE_PROC,
+                              .period_ns = 20000000,
+                              .points = points,
+                              .n_points = 3,
+                              .marks = marks,
+                              .n_marks = 1 };
         Sample s = {
                 .step_index = 7,
                 .step = &p->steps[7],
@@ -121,6 +139,7 @@ static void test_sample_round_trip(void **state) {
                 .stderr_excerpt = (char *) "oops",
                 .detail = (char *) "why",
                 .probe = &probe,
+                .timeline = &timeline,
         };
         _cleanup_(wire_writer_done) WireWriter w = {};
         stream_encode_sample(&w, &s);
@@ -149,6 +168,11 @@ static void test_sample_round_trip(void **state) {
         assert_string_equal(c.detail, "why");
         assert_true(c.had_probe);
         assert_int_equal(c.probe_mallocs, 42);
+        assert_int_equal(c.timeline_points, 3);
+        assert_int_equal(c.last_point.t_ms, 40);
+        assert_int_equal(c.last_point.kib, 2000);
+        assert_string_equal(c.mark, "free");
+        assert_int_equal(c.mark_ms, 40);
 }
 
 /* Field i of the table gets a value of its own, so that two fields mixed up show. */
