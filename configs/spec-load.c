@@ -740,10 +740,17 @@ static bool timeline_figure(const char *name) {
                schema_is_identifier(name, true);
 }
 
+/* exit_rss_bytes, exit_pss_anon_bytes, exit_anon_huge_bytes: the probe's reading at exit, a figure
+ * of every sample with probe: counters (runner/run.c). */
+static bool exit_figure(const char *name) {
+        return strcmp(name, "exit_rss_bytes") == 0 || strcmp(name, "exit_pss_anon_bytes") == 0 ||
+               strcmp(name, "exit_anon_huge_bytes") == 0;
+}
+
 static int parse_metric(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
         unsigned v;
-        if (n->kind == YAMLTREE_NODE_SCALAR && timeline_figure(n->value)) {
+        if (n->kind == YAMLTREE_NODE_SCALAR && (timeline_figure(n->value) || exit_figure(n->value))) {
                 s->metric = SPEC_METRIC_REPORTED;
                 return (s->metric_name = strdup(n->value)) ? 0 : -ENOMEM;
         }
@@ -1524,6 +1531,11 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
                         d, s->metric_at.line, s->metric_at.column,
                         "metric %s is read from the memory timeline: set memory_timeline: (e.g. '20ms')",
                         s->metric_name);
+        if (r >= 0 && s->metric == SPEC_METRIC_REPORTED && s->probe != SPEC_PROBE_COUNTERS &&
+            exit_figure(s->metric_name))
+                r = diag_add(d, s->metric_at.line, s->metric_at.column,
+                             "metric %s is read by the probe at each sample's exit: set probe: counters",
+                             s->metric_name);
         bool templates_ok = false;
         if (r != -ENOMEM) {
                 int q = check_templates(&l);

@@ -212,6 +212,17 @@ int output_metric_set(Metric **list, size_t *n, const char *name, double value, 
         return 0;
 }
 
+int output_metric_add_own(Metric **list, size_t *n, size_t reported, const char *name, double value,
+                          const char *from, char **ret_why) {
+        for (size_t i = 0; i < reported; i++)
+                if (strcmp((*list)[i].name, name) == 0)
+                        return asprintf(ret_why, "the program reported %s, a name %s gives its own figure",
+                                        name, from) < 0
+                                       ? -ENOMEM
+                                       : -EEXIST;
+        return output_metric_set(list, n, name, value, ret_why);
+}
+
 /* The whole of a captured output, mapped (to match patterns across it): the caller has checked
  * that it is within the spec's output_limit. *ret NULL when empty; unmap with munmap(). */
 static int map_output(int fd, const char **ret, size_t *ret_size) {

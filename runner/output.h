@@ -67,6 +67,12 @@ void phase_marks_free(PhaseMark *marks, size_t n);
  * past OUTPUT_MAX_METRICS (with the reason in *ret_why), -ENOMEM. */
 int output_metric_set(Metric **list, size_t *n, const char *name, double value, char **ret_why);
 
+/* The same for a figure alloclab adds to the program's metrics (list[0..reported) are the
+ * program's): -EEXIST when the program reported that name itself, with the reason naming `from`
+ * (the spec key or the feature the figure comes from). */
+int output_metric_add_own(Metric **list, size_t *n, size_t reported, const char *name, double value,
+                          const char *from, char **ret_why);
+
 /* The value a spec's metric pattern (POSIX ERE, matched line by line) reads from the output in
  * fd: its group's text, or the whole match without a group, at the last line that matches.
  * Returns 1 with *ret_value, 0 when no line matches, -EBADMSG when the text is not a finite

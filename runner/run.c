@@ -471,6 +471,28 @@ static int describe_mismatch(int oracle, int verified, bool filtered, Sample *s)
                           strlen(got) == sizeof(got) - 1 ? "..." : "");
 }
 
+/* The probe's reading of the memory at exit (smoke runs, and every sample of probe: counters) as
+ * the sample's metrics, summed over the tree's processes that read it: exit_rss_bytes,
+ * exit_pss_anon_bytes, exit_anon_huge_bytes (docs/probe.md). */
+static int add_exit_memory(const ProbeResult *p, size_t reported, Sample *s, char **ret_why) {
+        const struct {
+                const char *name;
+                uint64_t kib;
+        } figures[] = {
+                { "exit_rss_bytes", p->rss_kib },
+                { "exit_pss_anon_bytes", p->pss_anon_kib },
+                { "exit_anon_huge_bytes", p->anon_huge_kib },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(figures); i++) {
+                int r = output_metric_add_own(&s->metrics, &s->n_metrics, reported, figures[i].name,
+                                              (double) figures[i].kib * 1024, "the probe's memory at exit",
+                                              ret_why);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* Judges a finished child: output size, metrics, then the digest and the comparison with the
  * oracle. Returns 0, or -errno for failures of this process. *ret_output is the fd holding what
  * was verified, for the caller to keep as the oracle. */
@@ -492,9 +514,12 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
         if (s->status == SAMPLE_OK) {
                 _cleanup_free_ char *why = NULL;
                 r = output_parse_metrics(metrics, &s->metrics, &s->n_metrics, &s->marks, &s->n_marks, &why);
+                size_t reported = s->n_metrics;
                 if (r >= 0 && s->timeline)
                         r = timeline_add_metrics(s->timeline, s->marks, s->n_marks, &s->metrics,
                                                  &s->n_metrics, &why);
+                if (r >= 0 && s->probe && s->probe->memory_processes > 0)
+                        r = add_exit_memory(s->probe, reported, s, &why);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0 && set_detail(s, SAMPLE_BAD_METRICS, "%s", why ? why : strerror(-r)) < 0)

@@ -114,19 +114,9 @@ bool timeline_at_mark(const Timeline *t, const PhaseMark *m, double *ret_bytes, 
         return false;
 }
 
-/* Sets name to value among the sample's metrics, unless the program reported that name itself
- * (present before the timeline's first figure, at index < reported). */
 static int set_figure(Metric **list, size_t *n, size_t reported, const char *name, double value,
                       char **ret_why) {
-        for (size_t i = 0; i < reported; i++)
-                if (strcmp((*list)[i].name, name) == 0)
-                        return asprintf(ret_why,
-                                        "the program reported %s, a name memory_timeline gives its own "
-                                        "figure",
-                                        name) < 0
-                                       ? -ENOMEM
-                                       : -EEXIST;
-        return output_metric_set(list, n, name, value, ret_why);
+        return output_metric_add_own(list, n, reported, name, value, "memory_timeline", ret_why);
 }
 
 /* Keeps a mark's time for the record. */

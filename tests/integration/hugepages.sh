@@ -78,3 +78,17 @@ run_alloclab 0 run "$WORK/counted.yaml"
 expect_eq "$(q "SELECT count(*) FROM probe_reports p JOIN samples s ON s.id = p.sample_id JOIN runs r ON r.id = s.run_id
                 JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'counted' AND s.phase = 'sample'
                 AND json_extract(p.report, '$.memory_at_exit.anon_huge_bytes') >= 8 << 20")" 2 "per sample with probe: counters"
+# ... and they are metrics of each sample: the run's metric, history's.
+expect_eq "$(q "SELECT count(*) FROM sample_metrics m JOIN samples s ON s.id = m.sample_id JOIN runs r ON r.id = s.run_id
+                JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'counted' AND s.phase = 'sample'
+                AND m.name = 'exit_anon_huge_bytes' AND m.value >= 8 << 20")" 2 "exit_anon_huge_bytes, a metric per sample"
+sed -i 's/^samples: 2/samples: 2\nmetric: exit_anon_huge_bytes/' "$WORK/counted.yaml"
+run_alloclab 0 run "$WORK/counted.yaml"
+expect_contains "$OUT" "metric reported:exit_anon_huge_bytes: median of 2 samples" "the coverage as the run's metric"
+run_alloclab 0 history counted --metric exit_anon_huge_bytes
+expect_contains "$OUT" "MiB" "history of the coverage, in bytes"
+sed -i 's/^probe: counters/probe: smoke/' "$WORK/counted.yaml"
+run_alloclab 3 run "$WORK/counted.yaml" --db "$WORK/none.db"
+expect_contains "$ERR" "counted.yaml:7:9: metric exit_anon_huge_bytes is read by the probe at each sample's exit: set probe: counters" \
+    "refused where the samples do not read it"
+[[ ! -e $WORK/none.db ]] || fail "a refused spec wrote a database"
