@@ -13,6 +13,7 @@
 #include "cli/render-figures.h"
 #include "cli/render.h"
 #include "db/run-field.h"
+#include "runner/probe-json.h"
 #include "util/cleanup.h"
 
 /* The JSON header's keys that are not a recorded field of the run (db/run-field.h): each is
@@ -193,14 +194,12 @@ static json_t *entry_json(const Report *rep, size_t c, size_t v) {
                             e->has_smoke_peaks && e->smoke_peak_requested >= 0
                                     ? json_integer(e->smoke_peak_requested)
                                     : json_null());
-        json_object_set_new(o, "smoke_memory_at_exit",
-                            e->has_exit_memory
-                                    ? json_pack("{s:I, s:I, s:I, s:I}", "rss_bytes",
-                                                (json_int_t) e->exit_rss_bytes, "pss_anon_bytes",
-                                                (json_int_t) e->exit_pss_anon_bytes, "anon_huge_bytes",
-                                                (json_int_t) e->exit_anon_huge_bytes, "processes",
-                                                (json_int_t) e->exit_memory_processes)
-                                    : json_null());
+        json_t *memory = e->has_exit_memory ? probe_memory_json(e->exit_rss_bytes, e->exit_pss_anon_bytes,
+                                                                e->exit_anon_huge_bytes)
+                                            : json_null();
+        if (e->has_exit_memory)
+                json_object_set_new(memory, "processes", json_integer(e->exit_memory_processes));
+        json_object_set_new(o, "smoke_memory_at_exit", memory);
         json_object_set_new(o, "smoke_allocator_stats",
                             e->has_allocator_figures ? allocator_figures_json(&e->allocator_figures)
                                                      : json_null());

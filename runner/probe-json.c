@@ -20,13 +20,17 @@ static json_t *counted(const ProbeResult *result, uint64_t value) {
         return result->counted ? json_integer((json_int_t) value) : json_null();
 }
 
+json_t *probe_memory_json(int64_t rss_bytes, int64_t pss_anon_bytes, int64_t anon_huge_bytes) {
+        return json_pack("{s:I, s:I, s:I}", "rss_bytes", (json_int_t) rss_bytes, "pss_anon_bytes",
+                         (json_int_t) pss_anon_bytes, "anon_huge_bytes", (json_int_t) anon_huge_bytes);
+}
+
 /* Memory at exit from smaps_rollup (PROBE_REQUEST_MEMORY), in bytes, or null where not read. */
 static json_t *memory_json(bool read, uint64_t rss_kib, uint64_t pss_anon_kib, uint64_t anon_huge_kib) {
         if (!read)
                 return json_null();
-        return json_pack("{s:I, s:I, s:I}", "rss_bytes", (json_int_t) (rss_kib * 1024), "pss_anon_bytes",
-                         (json_int_t) (pss_anon_kib * 1024), "anon_huge_bytes",
-                         (json_int_t) (anon_huge_kib * 1024));
+        return probe_memory_json((int64_t) rss_kib * 1024, (int64_t) pss_anon_kib * 1024,
+                                 (int64_t) anon_huge_kib * 1024);
 }
 
 /* The process tree: each process with its program, allocator and calls, and a program it
