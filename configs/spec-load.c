@@ -1536,6 +1536,15 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
                 r = diag_add(d, s->metric_at.line, s->metric_at.column,
                              "metric %s is read by the probe at each sample's exit: set probe: counters",
                              s->metric_name);
+        if (r >= 0 && s->callgrind_threads_accepted && s->metric != SPEC_METRIC_INSTRUCTIONS) {
+                SpecPosition at = position_of(root, "callgrind_threads", (SpecPosition){ 1, 1 });
+                r = diag_add(
+                        d, at.line, at.column,
+                        "callgrind_threads: accept is for metric: instructions counted by callgrind; the "
+                        "metric here is %s",
+                        s->metric == SPEC_METRIC_REPORTED ? s->metric_name
+                                                          : spec_metric_to_string(s->metric));
+        }
         bool templates_ok = false;
         if (r != -ENOMEM) {
                 int q = check_templates(&l);

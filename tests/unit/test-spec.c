@@ -31,6 +31,14 @@ static const BadSpec bad_specs[] = {
         { HEAD "callgrind_thread: accept\n",
           "t.yaml:4:1: unknown key 'callgrind_thread' (did you mean 'callgrind_threads'?)" },
         { HEAD "frobnicate: 1\n", "t.yaml:4:1: unknown key 'frobnicate'" },
+        /* it was accepted, and did nothing, beside any other metric */
+        { HEAD "callgrind_threads: accept\n", "t.yaml:4:20: callgrind_threads: accept is for metric: "
+                                              "instructions counted by callgrind; the metric "
+                                              "here is wall" },
+        { HEAD "metric: mem_peak_bytes\n", "t.yaml:4:9: metric mem_peak_bytes is read from the memory "
+                                           "timeline: set memory_timeline: (e.g. '20ms')" },
+        { HEAD "memory_timeline: 0.5ms\n",
+          "t.yaml:4:18: memory_timeline '0.5ms' is out of range: from 1ms to 1min" },
         { HEAD "samples: [1]\n", "t.yaml:4:10: samples must be a scalar, got a list" },
         { HEAD "samples: 0\n", "t.yaml:4:10: samples must be between 1 and 10000, got 0" },
         { HEAD "samples: seven\n", "t.yaml:4:10: samples must be an integer from 1 to 10000, got 'seven'" },
