@@ -101,9 +101,9 @@ int main(int argc, char **argv) {
                         hi = wall[0][r] > hi ? wall[0][r] : hi;
                 }
                 double none = median(wall[0], rounds);
-                printf("%s CPU: spin without readings %.3f s (max/min %.3f); every 20 ms %.4fx; every 1 ms "
+                printf("%s spin without readings %.3f s (max/min %.3f); every 20 ms %.4fx; every 1 ms "
                        "%.4fx\n",
-                       apart ? "apart, child on CPU 1, sampler on CPU 0" : "shared, both on CPU 0", none,
+                       apart ? "apart, child on CPU 1, sampler on CPU 0:" : "shared, both on CPU 0:", none,
                        hi / lo, median(wall[1], rounds) / none, median(wall[2], rounds) / none);
         }
         return 0;

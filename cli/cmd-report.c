@@ -105,28 +105,34 @@ static void x_ticks(FILE *f, const Axis *x, double y, const char *metric) {
         }
 }
 
-/* The same along a vertical axis at x, labels to its left. */
-static void y_ticks(FILE *f, const Axis *y, double x, const char *metric) {
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>\n", x, y->a, x,
-                y->b);
-        if (!(y->hi > y->lo))
+/* Labelled ticks at round numbers of one unit (unit: its size, name: "MiB", "ms") along an axis
+ * at `at`: horizontal, labels below; or vertical, labels to its left. "0 MiB, 50 MiB, 100 MiB",
+ * never "0.0 KiB" beside "50.0 MiB". */
+static void unit_ticks(FILE *f, const Axis *axis, bool vertical, double at_px, double unit,
+                       const char *name) {
+        if (vertical)
+                fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>\n",
+                        at_px, axis->a, at_px, axis->b);
+        else
+                fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>\n",
+                        axis->a, at_px, axis->b, at_px);
+        if (!(axis->hi > axis->lo))
                 return;
-        /* Bytes at round numbers of the unit they are shown in (64 MiB, not 67.1 MB's 64.0 MiB). */
-        double unit = strcmp(metric, "maxrss") != 0 ? 1
-                      : y->hi >= 1 << 30            ? 1 << 30
-                      : y->hi >= 1 << 20            ? 1 << 20
-                                                    : 1 << 10;
-        double step = nice_step((y->hi - y->lo) / unit, 4) * unit;
-        for (double v = ceil(y->lo / step) * step; v <= y->hi + step * 1e-9; v += step) {
-                double py = at(y, v);
-                char label[64];
-                render_value(metric, fabs(v) < step * 1e-9 ? 0 : v, label, sizeof(label));
-                fprintf(f,
-                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
-                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" class=\"tick\">",
-                        x - 4, py, x, py, x - 7, py + 4);
-                put_text(f, label);
-                fputs("</text>\n", f);
+        double step = nice_step((axis->hi - axis->lo) / unit, 4);
+        int decimals = step >= 1 ? 0 : (int) ceil(-log10(step) - 1e-9);
+        for (double v = ceil(axis->lo / unit / step) * step; v <= axis->hi / unit + step * 1e-9; v += step) {
+                double p = at(axis, v * unit);
+                if (vertical)
+                        fprintf(f,
+                                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
+                                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" class=\"tick\">",
+                                at_px - 4, p, at_px, p, at_px - 7, p + 4);
+                else
+                        fprintf(f,
+                                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
+                                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"tick\">",
+                                p, at_px, p, at_px + 4, p, at_px + 16);
+                fprintf(f, "%.*f %s</text>\n", decimals, fabs(v) < step * 1e-9 ? 0 : v, name);
         }
 }
 
@@ -502,8 +508,13 @@ static void timeline_section(FILE *f, const Report *rep, const CellTimeline *lis
                      y = { 0, fmax(kib_max, 1) * 1024 * 1.05, height - 60, 15 };
                 figure_start(f, rep->n_cells > 1 ? rep->cell_labels[c] : "Each variant's median sample",
                              width, height);
-                x_ticks(f, &x, y.a, "wall");
-                y_ticks(f, &y, x.a, "maxrss");
+                bool seconds = t_max >= 10000;
+                double bytes = kib_max >= 1 << 20 ? 1 << 30 : kib_max >= 1 << 10 ? 1 << 20 : 1 << 10;
+                unit_ticks(f, &x, false, y.a, seconds ? 1 : 1e-3, seconds ? "s" : "ms");
+                unit_ticks(f, &y, true, x.a, bytes,
+                           bytes == 1 << 30   ? "GiB"
+                           : bytes == 1 << 20 ? "MiB"
+                                              : "KiB");
                 fprintf(f,
                         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time since the child "
                         "started</text>\n"
@@ -518,8 +529,11 @@ static void timeline_section(FILE *f, const Report *rep, const CellTimeline *lis
                         const char *colour = COLOUR(list[i].variant);
                         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
                                 colour);
+                        /* Steps: a reading holds until the next, as the time-weighted mean counts it. */
                         for (size_t k = 0; k < t->n_points; k++)
-                                fprintf(f, "%.1f,%.1f ", at(&x, t->points[k].t_ms / 1000.0),
+                                fprintf(f, "%.1f,%.1f %.1f,%.1f ", at(&x, t->points[k].t_ms / 1000.0),
+                                        at(&y, t->points[k].kib * 1024.0),
+                                        at(&x, t->points[k + (k + 1 < t->n_points)].t_ms / 1000.0),
                                         at(&y, t->points[k].kib * 1024.0));
                         fputs("\"/>\n", f);
                         for (size_t m = 0; m < t->n_marks; m++)

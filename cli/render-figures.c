@@ -374,7 +374,9 @@ char *render_timeline_heading(const Report *rep) {
         render_value("wall", (double) rep->timeline_period_min_ns / 1e9, period, sizeof(period));
         if (rep->timeline_period_max_ns > rep->timeline_period_min_ns) {
                 char at[32];
-                snprintf(longest, sizeof(longest), " (up to %s where a long sample's were thinned out)",
+                snprintf(longest, sizeof(longest),
+                         " (thinned out to every %s in samples too long for " STRINGIFY(
+                                 TIMELINE_MAX_POINTS) " readings)",
                          render_value("wall", (double) rep->timeline_period_max_ns / 1e9, at, sizeof(at)));
         }
         const char *what =

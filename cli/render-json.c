@@ -203,6 +203,11 @@ static json_t *entry_json(const Report *rep, size_t c, size_t v) {
         json_object_set_new(o, "smoke_allocator_stats",
                             e->has_allocator_figures ? allocator_figures_json(&e->allocator_figures)
                                                      : json_null());
+        json_t *figures = e->n_memory_figures > 0 ? json_object() : json_null();
+        for (size_t i = 0; i < e->n_memory_figures; i++)
+                json_object_set_new(figures, e->memory_figures[i].metric,
+                                    json_real(e->memory_figures[i].median));
+        json_object_set_new(o, "memory_timeline", figures);
         double overhead = render_memory_overhead(rep, c, v);
         json_object_set_new(o, "memory_overhead", isnan(overhead) ? json_null() : json_real(overhead));
         double floor = query_noise_floor(rep, c);
@@ -247,6 +252,13 @@ int render_report_json(FILE *f, const Report *rep) {
                                                 (json_int_t) x->round + 1, "status", x->status, "detail",
                                                 x->detail, "stderr", render_json_text(x->stderr_excerpt)));
         }
+        json_object_set_new(root, "memory_timeline",
+                            rep->timeline_source
+                                    ? json_pack("{s:s, s:I, s:I}", "source", rep->timeline_source,
+                                                "period_ns", (json_int_t) rep->timeline_period_min_ns,
+                                                "longest_period_ns",
+                                                (json_int_t) rep->timeline_period_max_ns)
+                                    : json_null());
         json_object_set_new(root, "variants", variants);
         json_object_set_new(root, "cells", cells);
         json_object_set_new(root, "failures", failures);

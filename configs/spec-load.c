@@ -733,24 +733,11 @@ static int parse_verify(Loader *l, const YamlNode *n, void *field) {
                 l, (Template){ .node = n, .path = true, .skip = strlen(n->value) - strlen(s->verify_path) });
 }
 
-/* mem_peak_bytes, mem_at_free_bytes: a figure of memory_timeline, reported by the runner. */
-static bool timeline_figure(const char *name) {
-        size_t len = strlen(name);
-        return len > 10 && strncmp(name, "mem_", 4) == 0 && strcmp(name + len - 6, "_bytes") == 0 &&
-               schema_is_identifier(name, true);
-}
-
-/* exit_rss_bytes, exit_pss_anon_bytes, exit_anon_huge_bytes: the probe's reading at exit, a figure
- * of every sample with probe: counters (runner/run.c). */
-static bool exit_figure(const char *name) {
-        return strcmp(name, "exit_rss_bytes") == 0 || strcmp(name, "exit_pss_anon_bytes") == 0 ||
-               strcmp(name, "exit_anon_huge_bytes") == 0;
-}
-
 static int parse_metric(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
         unsigned v;
-        if (n->kind == YAMLTREE_NODE_SCALAR && (timeline_figure(n->value) || exit_figure(n->value))) {
+        if (n->kind == YAMLTREE_NODE_SCALAR && schema_is_identifier(n->value, true) &&
+            (spec_timeline_figure(n->value) || spec_exit_figure(n->value))) {
                 s->metric = SPEC_METRIC_REPORTED;
                 return (s->metric_name = strdup(n->value)) ? 0 : -ENOMEM;
         }
@@ -1526,13 +1513,13 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
         }
         /* mem_*_bytes are memory_timeline's figures (runner/timeline.h): without it, none. */
         if (r >= 0 && s->metric == SPEC_METRIC_REPORTED && !s->memory_timeline_ns &&
-            timeline_figure(s->metric_name))
+            spec_timeline_figure(s->metric_name))
                 r = diag_add(
                         d, s->metric_at.line, s->metric_at.column,
                         "metric %s is read from the memory timeline: set memory_timeline: (e.g. '20ms')",
                         s->metric_name);
         if (r >= 0 && s->metric == SPEC_METRIC_REPORTED && s->probe != SPEC_PROBE_COUNTERS &&
-            exit_figure(s->metric_name))
+            spec_exit_figure(s->metric_name))
                 r = diag_add(d, s->metric_at.line, s->metric_at.column,
                              "metric %s is read by the probe at each sample's exit: set probe: counters",
                              s->metric_name);

@@ -125,6 +125,16 @@ NAME_TABLE(spec_probe_to_string, SpecProbe, "smoke", "always", "never", "counter
 NAME_TABLE(spec_outliers_to_string, SpecOutliers, "flag", "exclude")
 NAME_TABLE(spec_correction_to_string, SpecCorrection, "holm", "bh", "none")
 
+bool spec_timeline_figure(const char *name) {
+        size_t len = strlen(name);
+        return len > 10 && strncmp(name, "mem_", 4) == 0 && strcmp(name + len - 6, "_bytes") == 0;
+}
+
+bool spec_exit_figure(const char *name) {
+        return strcmp(name, "exit_rss_bytes") == 0 || strcmp(name, "exit_pss_anon_bytes") == 0 ||
+               strcmp(name, "exit_anon_huge_bytes") == 0;
+}
+
 const SpecMetricDef *spec_metric_def(const Spec *s, const char *name) {
         for (size_t i = 0; name && i < s->n_metric_defs; i++)
                 if (strcmp(s->metric_defs[i].name, name) == 0)

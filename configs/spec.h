@@ -294,6 +294,12 @@ const char *spec_metric_to_string(SpecMetric m);
 
 /* The definition of the reported metric name (key metrics), or NULL. */
 const SpecMetricDef *spec_metric_def(const Spec *s, const char *name);
+
+/* Figures alloclab adds to a sample's metrics beside the program's own: memory_timeline's
+ * (mem_peak_bytes, mem_at_free_bytes: "mem_*_bytes") and the probe's memory at exit
+ * (exit_rss_bytes, exit_pss_anon_bytes, exit_anon_huge_bytes). */
+bool spec_timeline_figure(const char *name);
+bool spec_exit_figure(const char *name);
 const char *spec_on_failure_to_string(SpecOnFailure f);
 const char *spec_probe_to_string(SpecProbe p);
 const char *spec_outliers_to_string(SpecOutliers o);

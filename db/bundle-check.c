@@ -158,6 +158,7 @@ static const struct {
         { "sample_timelines", "points", RULE_TIMELINE },
         { "sample_timelines", "marks", RULE_JSON },
         { "sample_timelines", "period_ns", RULE_NON_NEGATIVE },
+        { "sample_timelines", "thinned", RULE_NON_NEGATIVE },
         { "runs", "uuid", RULE_UUID },
         { "runs", "label", RULE_LABEL },
         { "runs", "commit_id", RULE_LABEL },

@@ -145,7 +145,7 @@ static int row_metric_value(sqlite3_stmt *st, void *userdata) {
         return json_object_set_new(row, key, json_real(sqlite3_column_double(st, 2))) < 0 ? -ENOMEM : 0;
 }
 
-/* memory_timeline's readings of a sample as the JSON rows' "memory_timeline": {source, period_ns,
+/* memory_timeline's readings of a sample as the JSON rows' "memory_timeline": {source, period_ns, thinned,
  * points: [[t_ms, KiB], ...], marks: [{name, t_ms}] or null}; CSV has only its figures (metric:). */
 static int row_timeline(sqlite3_stmt *st, void *userdata) {
         SampleTable *t = userdata;
@@ -169,8 +169,9 @@ static int row_timeline(sqlite3_stmt *st, void *userdata) {
                 return -ENOMEM;
         }
         json_t *timeline =
-                json_pack("{s:s, s:I, s:o, s:o}", "source", (const char *) sqlite3_column_text(st, 1),
-                          "period_ns", (json_int_t) sqlite3_column_int64(st, 2), "points", points, "marks",
+                json_pack("{s:s, s:I, s:I, s:o, s:o}", "source", (const char *) sqlite3_column_text(st, 1),
+                          "period_ns", (json_int_t) sqlite3_column_int64(st, 2), "thinned",
+                          (json_int_t) sqlite3_column_int64(st, 5), "points", points, "marks",
                           marks ? marks : json_null());
         return json_object_set_new(row, "memory_timeline", timeline) < 0 ? -ENOMEM : 0;
 }
@@ -210,11 +211,12 @@ int export_samples(Store *s, int64_t run_id, json_t **ret) {
                               "SELECT m.sample_id, m.name, m.value FROM sample_metrics m"
                               " JOIN samples s ON s.id = m.sample_id WHERE s.run_id = ?1",
                               run_id, row_metric_value, &t)) < 0 ||
-            (r = sql_each_row(db,
-                              "SELECT tl.sample_id, tl.source, tl.period_ns, tl.points, tl.marks FROM "
-                              "sample_timelines tl"
-                              " JOIN samples s ON s.id = tl.sample_id WHERE s.run_id = ?1",
-                              run_id, row_timeline, &t)) < 0)
+            (r = sql_each_row(
+                     db,
+                     "SELECT tl.sample_id, tl.source, tl.period_ns, tl.points, tl.marks, tl.thinned FROM "
+                     "sample_timelines tl"
+                     " JOIN samples s ON s.id = tl.sample_id WHERE s.run_id = ?1",
+                     run_id, row_timeline, &t)) < 0)
                 return r;
 
         for (size_t k = 0; k < ELEMENTSOF(key_columns); k++)

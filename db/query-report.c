@@ -484,7 +484,7 @@ static const struct {
           "  AND 'mem_at_' || json_extract(m.value, '$.name') || '_bytes' = t.metric) END",
           row_memory_figure },
         { "SELECT group_concat(source, ' and '), min(lo), max(hi) FROM (SELECT tl.source,"
-          " min(tl.period_ns) lo, max(tl.period_ns) hi FROM sample_timelines tl"
+          " min(tl.period_ns >> tl.thinned) lo, max(tl.period_ns) hi FROM sample_timelines tl"
           " JOIN samples s ON s.id = tl.sample_id WHERE s.run_id = ?1 GROUP BY tl.source) HAVING count(*) > "
           "0",
           row_timeline_source },

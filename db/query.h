@@ -144,7 +144,8 @@ typedef struct Report {
                 *cgroup_fallback; /* the run's cgroup, or why its children had none (runner/cgroup.h) */
         /* memory_timeline: where its samples' readings came from ("proc", "cgroup", or
          * "cgroup and proc" where the children's cgroup was not always there), and their period:
-         * the spec's, or longer for a long child whose readings were thinned out; NULL: none */
+         * the spec's (min), and the longest between the readings kept of a long child whose
+         * readings were thinned out (max); NULL: none */
         char *timeline_source;
         uint64_t timeline_period_min_ns, timeline_period_max_ns;
         size_t n_cells, n_variants;

@@ -224,8 +224,8 @@ static int prepare(Recorder *rec) {
                 { &rec->insert_metric,
                   "INSERT INTO sample_metrics (sample_id, name, value) VALUES (?, ?, ?)" },
                 { &rec->insert_timeline,
-                  "INSERT INTO sample_timelines (sample_id, source, period_ns, points,"
-                  " marks) VALUES (?, ?, ?, ?, ?)" },
+                  "INSERT INTO sample_timelines (sample_id, source, period_ns, thinned, points,"
+                  " marks) VALUES (?, ?, ?, ?, ?, ?)" },
                 { &rec->insert_exclusion, "INSERT OR REPLACE INTO exclusions (run_id, cell_id, variant_id, "
                                           "reason) VALUES (?, ?, ?, ?)" },
                 { &rec->insert_stats,
@@ -345,9 +345,9 @@ static int insert_timeline(Recorder *rec, int64_t sample_id, const Timeline *t) 
         json_decref(marks);
         if (!le || oom || (marks && !text))
                 return -ENOMEM;
-        return sql_step(db_of(rec), rec->insert_timeline, NULL, "itibt", sample_id,
-                        t->source == TIMELINE_CGROUP ? "cgroup" : "proc", (int64_t) t->period_ns, le,
-                        t->n_points * sizeof(TimelinePoint), text);
+        return sql_step(db_of(rec), rec->insert_timeline, NULL, "itiibt", sample_id,
+                        t->source == TIMELINE_CGROUP ? "cgroup" : "proc", (int64_t) t->period_ns,
+                        (int64_t) t->thinned, le, t->n_points * sizeof(TimelinePoint), text);
 }
 
 /* A run of the null workload (spec calibrate): one row, committed on its own. */

@@ -390,16 +390,16 @@ static int add_mark(PhaseMark **marks, size_t *n, const char *name, size_t len, 
 static int parse_line(const char *p, size_t len, size_t line, uint64_t end, Metric **list, size_t *n,
                       PhaseMark **marks, size_t *n_marks, char **ret_why) {
         const char *sp = memchr(p, ' ', len);
+        if (!sp && len == 5 && memcmp(p, "phase", 5) == 0)
+                return bad_line(ret_why, line, p, len, "a phase mark needs the phase's name: phase NAME");
         if (!sp)
                 return bad_line(ret_why, line, p, len, "not NAME VALUE");
         size_t name_len = (size_t) (sp - p), rest_len = len - name_len - 1;
         if (name_len == 5 && memcmp(p, "phase", 5) == 0) {
-                if (!metric_name_ok(sp + 1, rest_len))
-                        return bad_line(
-                                ret_why, line, p, len,
-                                "a phase's name is 1-" STRINGIFY(OUTPUT_METRIC_NAME_MAX) " letters, "
-                                                                                         "digits, '_', "
-                                                                                         "'-' or '.'");
+                if (!metric_name_ok(sp + 1, rest_len) || rest_len > OUTPUT_PHASE_NAME_MAX)
+                        return bad_line(ret_why, line, p, len,
+                                        "a phase's name is 1-" STRINGIFY(
+                                                OUTPUT_PHASE_NAME_MAX) " letters, digits, '_', '-' or '.'");
                 return add_mark(marks, n_marks, sp + 1, rest_len, end, ret_why);
         }
         if (!metric_name_ok(p, name_len))

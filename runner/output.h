@@ -16,6 +16,7 @@
 #define OUTPUT_MAX_METRICS_BYTES 65536
 #define OUTPUT_METRIC_NAME_MAX   64
 #define OUTPUT_MAX_MARKS         64   /* phase marks per sample */
+#define OUTPUT_PHASE_NAME_MAX    51   /* a phase's name: mem_at_NAME_bytes is a metric's name */
 #define OUTPUT_STDERR_EXCERPT    2048 /* bytes of stderr kept for a failed sample */
 
 typedef struct Digest {

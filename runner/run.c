@@ -542,7 +542,17 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
         if (s->status == SAMPLE_OK && spec->metric == SPEC_METRIC_REPORTED &&
             !run_sample_metric(s, spec->metric_name, &primary)) {
                 const SpecMetricDef *d = spec_metric_def(spec, spec->metric_name);
-                r = d && d->pattern
+                char why[256];
+                r = spec_timeline_figure(spec->metric_name)
+                            ? set_detail(s, SAMPLE_MISSING_METRIC, "metric %s: %s", spec->metric_name,
+                                         timeline_missing(s->timeline, s->marks, s->n_marks,
+                                                          spec->metric_name, why, sizeof(why)))
+                    : spec_exit_figure(spec->metric_name)
+                            ? set_detail(s, SAMPLE_MISSING_METRIC,
+                                         "metric %s: no process of the tree read its memory at exit (one "
+                                         "that ends with _exit() or a signal reads none; docs/probe.md)",
+                                         spec->metric_name)
+                    : d && d->pattern
                             ? set_detail(s, SAMPLE_MISSING_METRIC,
                                          "metric %s: no line of its %s matches '%s'", d->name,
                                          d->from_stderr ? "stderr" : "stdout", d->pattern)

@@ -74,6 +74,7 @@ static void put_timeline(WireWriter *w, const Timeline *t) {
                 return;
         wire_put_u32(w, (uint32_t) t->source);
         wire_put_u64(w, t->period_ns);
+        wire_put_u32(w, t->thinned);
         wire_put_u32(w, (uint32_t) t->n_points);
         wire_put_bytes(w, t->points, t->n_points * sizeof(TimelinePoint));
         wire_put_u32(w, (uint32_t) t->n_marks);
@@ -225,6 +226,7 @@ static int get_timeline(WireReader *r, Timeline **ret) {
                 return -ENOMEM;
         uint32_t source = wire_get_u32(r);
         t->period_ns = wire_get_u64(r);
+        t->thinned = wire_get_u32(r);
         uint32_t n = wire_get_u32(r);
         if (source > TIMELINE_PROC || n > TIMELINE_MAX_POINTS)
                 return -EBADMSG;

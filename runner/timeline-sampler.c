@@ -133,6 +133,7 @@ static void thin_out(TimelineSampler *s) {
                 points[n++] = points[i];
         s->head.n_points = n;
         s->head.period_ns *= 2;
+        s->head.thinned++;
 }
 
 /* One tick: the metrics file's size, then the memory (the order timeline.h relies on). */

@@ -42,7 +42,10 @@ int timeline_read(int fd, Timeline *ret) {
                 return r;
         if (h.source > TIMELINE_PROC || h.n_points > TIMELINE_MAX_POINTS || h.n_sizes > TIMELINE_MAX_SIZES)
                 return -EBADMSG;
-        Timeline t = { .source = (TimelineSource) h.source, .error = h.error, .period_ns = h.period_ns };
+        Timeline t = { .source = (TimelineSource) h.source,
+                       .error = h.error,
+                       .period_ns = h.period_ns,
+                       .thinned = h.thinned };
         t.points = calloc(h.n_points + 1, sizeof(TimelinePoint));
         t.sizes = calloc(h.n_sizes + 1, sizeof(TimelineSize));
         if (!t.points || !t.sizes) {
@@ -72,7 +75,7 @@ void timeline_done(Timeline *t) {
 }
 
 void timeline_figures(const Timeline *t, TimelineFigures *ret) {
-        *ret = (TimelineFigures){ .have = t->n_points > 0 };
+        *ret = (TimelineFigures){ .have = t->n_points > 1 };
         if (!ret->have)
                 return;
         const TimelinePoint *p = t->points;
@@ -147,11 +150,8 @@ int timeline_add_metrics(Timeline *t, const PhaseMark *marks, size_t n_marks, Me
                 double bytes;
                 uint32_t t_ms;
                 char name[OUTPUT_METRIC_NAME_MAX + 1];
-                if (strlen(marks[i].name) > OUTPUT_METRIC_NAME_MAX - strlen("mem_at__bytes"))
-                        return asprintf(ret_why, "phase %s: a phase's name is at most %zu characters",
-                                        marks[i].name, OUTPUT_METRIC_NAME_MAX - strlen("mem_at__bytes")) < 0
-                                       ? -ENOMEM
-                                       : -EBADMSG;
+                _Static_assert(OUTPUT_PHASE_NAME_MAX + sizeof("mem_at__bytes") - 1 == OUTPUT_METRIC_NAME_MAX,
+                               "a phase's figure has a metric's name");
                 snprintf(name, sizeof(name), "mem_at_%s_bytes", marks[i].name);
                 if (!timeline_at_mark(t, &marks[i], &bytes, &t_ms))
                         continue;
@@ -160,6 +160,35 @@ int timeline_add_metrics(Timeline *t, const PhaseMark *marks, size_t n_marks, Me
                         return r;
         }
         return 0;
+}
+
+const char *timeline_missing(const Timeline *t, const PhaseMark *marks, size_t n_marks, const char *metric,
+                             char *buf, size_t size) {
+        char period[32];
+        snprintf(period, sizeof(period), "%.3g ms", (double) (t ? t->period_ns : 0) / 1e6);
+        size_t len = strlen(metric);
+        if (strncmp(metric, "mem_at_", 7) != 0 || len < 14 || !t || t->n_points < 2) {
+                snprintf(buf, size,
+                         "the child ended before the first reading of its memory (every %s): give "
+                         "memory_timeline a shorter period",
+                         period);
+                return buf;
+        }
+        const char *phase = metric + 7;
+        int phase_len = (int) (len - 13);
+        for (size_t i = 0; i < n_marks; i++)
+                if ((int) strlen(marks[i].name) == phase_len &&
+                    strncmp(marks[i].name, phase, (size_t) phase_len) == 0) {
+                        snprintf(buf, size,
+                                 "the program marked phase %s, then ended before the next reading of its "
+                                 "memory "
+                                 "(every %s): let it wait one period after the mark",
+                                 marks[i].name, period);
+                        return buf;
+                }
+        snprintf(buf, size, "the program wrote no 'phase %.*s' line to ALLOCLAB_METRICS_FD", phase_len,
+                 phase);
+        return buf;
 }
 
 TimelinePoint *timeline_points_le(const Timeline *t) {

@@ -51,6 +51,7 @@ typedef struct TimelineHeader {
         int32_t error;      /* -errno of why nothing was read (TIMELINE_NONE), else 0 */
         uint64_t period_ns; /* between readings: the spec's, doubled each time the points were
                              * thinned out to fit TIMELINE_MAX_POINTS */
+        uint32_t thinned;   /* how many times they were */
         uint32_t n_points, n_sizes;
 } TimelineHeader;
 
@@ -80,8 +81,9 @@ typedef struct TimelineMark {
 /* A sample's timeline, as read back from the spawner's memfd, and its marks' times. */
 typedef struct Timeline {
         TimelineSource source;
-        int error; /* -errno, with TIMELINE_NONE */
-        uint64_t period_ns;
+        int error;          /* -errno, with TIMELINE_NONE */
+        uint64_t period_ns; /* between the readings kept: the spec's << thinned */
+        uint32_t thinned;
         TimelinePoint *points;
         size_t n_points;
         TimelineSize *sizes; /* the spawner's; none once the timeline is recorded */
@@ -94,10 +96,12 @@ typedef struct Timeline {
 int timeline_read(int fd, Timeline *ret);
 void timeline_done(Timeline *t);
 
-/* The figures read from a timeline, in bytes; has_* false where there is no reading. */
+/* The figures read from a timeline, in bytes: none (have false) without a reading after the
+ * one at the exec, which is of a process that has not started to run (a child shorter than one
+ * period has only that one). */
 typedef struct TimelineFigures {
-        bool have;   /* at least one reading */
-        double peak; /* the highest reading (the true peak is maxrss: readings can miss it) */
+        bool have;
+        double peak; /* the highest reading (readings can miss a peak between two of them) */
         double mean; /* time-weighted: each reading holds until the next */
         double last; /* the last reading, at most one period before the exit */
 } TimelineFigures;
@@ -108,11 +112,6 @@ void timeline_figures(const Timeline *t, TimelineFigures *ret);
  * bytes, with its time in *ret_t_ms. Returns false when no reading came after the mark. */
 bool timeline_at_mark(const Timeline *t, const PhaseMark *m, double *ret_bytes, uint32_t *ret_t_ms);
 
-/* The figures as the sample's metrics, in bytes: mem_peak_bytes, mem_mean_bytes, mem_last_bytes,
- * and mem_at_NAME_bytes per phase mark with a reading after it (of a name marked twice, the last
- * mark counts); the marks' times into t->marks. Nothing without a reading. Returns 0, or -EEXIST when the
- * program reported one of these names itself, -EBADMSG for a phase name too long, -E2BIG past the metrics'
- * limit (the reason in *ret_why), -ENOMEM. */
 /* As stored (db/migrations.c, 28 -> 29): the points little-endian into a new buffer of
  * n_points * sizeof(TimelinePoint) bytes (NULL: ENOMEM), the marks as a JSON array (NULL when
  * none, or on ENOMEM with *ret_oom). */
@@ -122,6 +121,17 @@ json_t *timeline_marks_json(const Timeline *t, bool *ret_oom);
  * Returns 0, -EBADMSG for what alloclab did not write, -ENOMEM. */
 int timeline_decode(const void *points, size_t size, const char *marks, Timeline *ret);
 
+/* Why a sample has no figure `metric` (a memory_timeline figure, spec_timeline_figure()), in
+ * words, into buf: the child ended before the first reading, or before the reading after the
+ * mark, or never marked the phase. Returns buf. */
+const char *timeline_missing(const Timeline *t, const PhaseMark *marks, size_t n_marks, const char *metric,
+                             char *buf, size_t size);
+
+/* The figures as the sample's metrics, in bytes: mem_peak_bytes, mem_mean_bytes, mem_last_bytes,
+ * and mem_at_NAME_bytes per phase mark with a reading after it (of a name marked twice, the last
+ * mark counts); the marks' times into t->marks. Nothing without a reading. Returns 0, or -EEXIST when
+ * the program reported one of these names itself, -E2BIG past the metrics' limit (the reason in
+ * *ret_why), -ENOMEM. */
 struct Metric;
 int timeline_add_metrics(Timeline *t, const PhaseMark *marks, size_t n_marks, struct Metric **list,
                          size_t *n, char **ret_why);
