@@ -165,7 +165,8 @@ int timeline_add_metrics(Timeline *t, const PhaseMark *marks, size_t n_marks, Me
 const char *timeline_missing(const Timeline *t, const PhaseMark *marks, size_t n_marks, const char *metric,
                              char *buf, size_t size) {
         char period[32];
-        snprintf(period, sizeof(period), "%.3g ms", (double) (t ? t->period_ns : 0) / 1e6);
+        double ms = (double) (t ? t->period_ns : 0) / 1e6;
+        snprintf(period, sizeof(period), ms >= 1000 ? "%.4g s" : "%.4g ms", ms >= 1000 ? ms / 1000 : ms);
         size_t len = strlen(metric);
         if (strncmp(metric, "mem_at_", 7) != 0 || len < 14 || !t || t->n_points < 2) {
                 snprintf(buf, size,

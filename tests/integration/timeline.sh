@@ -116,6 +116,50 @@ allocators: {glibc: {}}
 YAML
 run_alloclab 9 run "$WORK/bad.yaml"
 expect_contains "$OUT$ERR" "a phase's name is 1-51 letters, digits, '_', '-' or '.'" "a bad phase name, said"
+printf 'phase\n' >"$WORK/bare"
+cat >"$WORK/bare.yaml" <<YAML
+experiment: bare
+command: [sh, -c, "cat $WORK/bare >&3"]
+memory_timeline: 20ms
+verify: none
+samples: 1
+allocators: {glibc: {}}
+YAML
+run_alloclab 9 run "$WORK/bare.yaml"
+expect_contains "$OUT$ERR" "a phase mark needs the phase's name: phase NAME" "a bare phase line, said"
+
+# A figure that is not there says why, and what to do: a child shorter than the period has only
+# the reading at its exec, which is no figure; a mark the child did not outlive by a period has
+# no reading after it (a period of 1 s: the child marks 0.3 s after a reading and exits at once).
+cat >"$WORK/short.yaml" <<YAML
+experiment: short
+command: ["$WORKLOAD", hugepage, "16"]
+memory_timeline: 500ms
+metric: mem_peak_bytes
+verify: none
+samples: 1
+allocators: {glibc: {}}
+YAML
+run_alloclab 9 run "$WORK/short.yaml"
+expect_contains "$OUT" "the child ended before the first reading of its memory (every 500 ms): give memory_timeline a shorter period" "a child shorter than the period"
+expect_eq "$(q "SELECT count(*) FROM sample_metrics m JOIN samples s ON s.id = m.sample_id JOIN runs r ON r.id = s.run_id
+                JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'short' AND m.name LIKE 'mem_%'")" 0 \
+    "no figure from the exec's reading alone"
+cat >"$WORK/late.yaml" <<YAML
+experiment: late
+command: [sh, -c, "sleep 1.3; exec $WORKLOAD report phase free"]
+memory_timeline: 1s
+metric: mem_at_free_bytes
+verify: none
+samples: 1
+warmup: 0
+allocators: {glibc: {}}
+YAML
+run_alloclab 9 run "$WORK/late.yaml"
+expect_contains "$OUT" "the program marked phase free, then ended before the next reading of its memory (every 1 s): let it wait one period after the mark" "a mark the child did not outlive"
+sed -i 's/metric: mem_at_free_bytes/metric: mem_at_done_bytes/' "$WORK/late.yaml"
+run_alloclab 9 run "$WORK/late.yaml"
+expect_contains "$OUT" "the program wrote no 'phase done' line to ALLOCLAB_METRICS_FD" "a phase never marked"
 printf 'experiment: x\ncommand: [true]\nmetric: mem_peak_bytes\nallocators: {glibc: {}}\n' >"$WORK/nofigure.yaml"
 run_alloclab 3 run "$WORK/nofigure.yaml"
 expect_contains "$ERR" "nofigure.yaml:3:9: metric mem_peak_bytes is read from the memory timeline: set memory_timeline:" "figure without a timeline"
