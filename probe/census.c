@@ -614,6 +614,10 @@ static void read_memory(ProbeProcess *self) {
                                 found++;
                         }
         self->memory_read = found == sizeof(fields) / sizeof(fields[0]);
+        /* Not the program's: the probe's table of live blocks, private anonymous memory. */
+        uint64_t own = probe_table_kib();
+        self->rss_kib -= own < self->rss_kib ? own : self->rss_kib;
+        self->pss_anon_kib -= own < self->pss_anon_kib ? own : self->pss_anon_kib;
 }
 
 __attribute__((destructor)) static void probe_exit(void) {

@@ -587,6 +587,22 @@ static bool blocks_grow(void) {
         return true;
 }
 
+uint64_t probe_table_kib(void) {
+        blocks_take();
+        uint64_t pages = 0;
+        size_t page = (size_t) sysconf(_SC_PAGESIZE), size = blocks ? (blocks_mask + 1) * sizeof(Block) : 0;
+        unsigned char resident[1024];
+        for (size_t at = 0; at < size; at += sizeof(resident) * page) {
+                size_t chunk = size - at < sizeof(resident) * page ? size - at : sizeof(resident) * page;
+                if (mincore((char *) blocks + at, chunk, resident) < 0)
+                        break;
+                for (size_t i = 0; i < (chunk + page - 1) / page; i++)
+                        pages += resident[i] & 1;
+        }
+        blocks_give();
+        return pages * (page / 1024);
+}
+
 /* The entry of p, or of the empty slot where it would go. */
 static size_t block_find(uintptr_t p) {
         size_t i = block_home(p, blocks_mask);
