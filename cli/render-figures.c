@@ -144,11 +144,18 @@ int64_t render_cell_requested(const Report *rep, size_t c) {
         return most;
 }
 
+bool render_cell_tree_heavy(const Report *rep, size_t c) {
+        for (size_t v = 0; v < rep->n_variants; v++)
+                if (report_entry(rep, c, v)->smoke_large_processes > 1)
+                        return true;
+        return false;
+}
+
 double render_memory_overhead(const Report *rep, size_t c, size_t v) {
         const ReportEntry *e = report_entry(rep, c, v);
         int64_t requested = render_cell_requested(rep, c);
         if (requested < RENDER_OVERHEAD_MIN || !e->has_tradeoff || e->excluded_reason ||
-            e->maxrss_median <= 0)
+            e->maxrss_median <= 0 || render_cell_tree_heavy(rep, c))
                 return NAN;
         return e->maxrss_median / (double) requested;
 }
@@ -538,6 +545,18 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom) {
                              size, RENDER_OVERHEAD_MIN >> 20);
                 goto out;
         }
+        size_t heavy = 0;
+        for (size_t c = 0; c < rep->n_cells; c++)
+                heavy += render_cell_tree_heavy(rep, c);
+        if (heavy == rep->n_cells) {
+                r = add_line(
+                        &lines,
+                        "not given: several processes of the program's tree each held a large part of "
+                        "its memory, and a sample's peak RSS is the largest single process's while what "
+                        "the program asked for is summed over the tree (mem_peak_bytes of "
+                        "memory_timeline reads the tree's sum)");
+                goto out;
+        }
         bool below_one = false, above_three = false;
         for (size_t v = 0; v < rep->n_variants && r >= 0; v++) {
                 VariantSummary s = render_summarize(rep, v);
@@ -572,6 +591,12 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom) {
                         "once in the smoke runs, too little beside the code and libraries every process "
                         "has resident",
                         rep->n_cells - judged, rep->n_cells, RENDER_OVERHEAD_MIN >> 20);
+        if (r >= 0 && heavy > 0)
+                r = add_line(
+                        &lines,
+                        "not given in %zu of %zu cells: there several processes of the tree each held a "
+                        "large part of its memory, and a peak RSS is a single process's",
+                        heavy, rep->n_cells);
         /* One figure per cell stands for the program's demand: where the variants' own smoke runs
          * asked for very different peaks (a heap that depends on thread scheduling), say so. */
         int64_t least = INT64_MAX, most = 0;

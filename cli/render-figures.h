@@ -34,6 +34,9 @@ int64_t render_cell_requested(const Report *rep, size_t c);
 
 /* Variant v's memory overhead in cell c, or NAN: not measured, no peak RSS, or too small
  * (render_cell_requested() below RENDER_OVERHEAD_MIN). */
+/* Cell c's tree had several processes each holding a large part of its memory at exit (smoke
+ * run): a single process's peak RSS cannot stand for the tree's, and no overhead is given. */
+bool render_cell_tree_heavy(const Report *rep, size_t c);
 double render_memory_overhead(const Report *rep, size_t c, size_t v);
 
 /* What to say when a program of the smoke runs serves allocations from a layer of its own that

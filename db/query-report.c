@@ -270,6 +270,7 @@ static int row_smoke_peaks(Report *rep, sqlite3_stmt *st) {
                 return e->smoke_unprobed ? 0 : -ENOMEM;
         }
         e->has_smoke_peaks = true;
+        e->smoke_large_processes = sqlite3_column_int64(st, 10);
         e->smoke_peak_live_bytes = sqlite3_column_int64(st, 3);
         e->smoke_peak_requested =
                 sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
@@ -450,7 +451,10 @@ static const struct {
           " s.wall_ns,"
           " (SELECT json_extract(t.value, '$.exec_without_probe.program')"
           "  FROM json_each(p.report, '$.processes') t"
-          "  WHERE json_type(t.value, '$.exec_without_probe') = 'object' LIMIT 1)"
+          "  WHERE json_type(t.value, '$.exec_without_probe') = 'object' LIMIT 1),"
+          " (SELECT count(*) FROM json_each(p.report, '$.processes') t"
+          "  WHERE json_extract(t.value, '$.memory_at_exit.rss_bytes') * 4 >="
+          "  max(json_extract(p.report, '$.counters.peak_live_requested_bytes'), 16 << 20))"
           " FROM samples s JOIN probe_reports p ON p.sample_id = s.id"
           " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
           " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'",

@@ -85,6 +85,9 @@ typedef struct ReportEntry {
          * counted there (peaks, calls) describes the tree, and has_smoke_peaks stays false. */
         char *smoke_unprobed;
         int64_t smoke_peak_requested, smoke_peak_live_bytes;
+        /* Processes of the smoke run's tree that held at least a quarter of that peak at their
+         * exit: more than one, and a single process's peak RSS is not the tree's */
+        int64_t smoke_large_processes;
         /* The smoke run's outermost allocator calls (malloc family, C++ new and delete) and its
          * wall time (has_smoke_calls: the probe counted them). */
         bool has_smoke_calls;

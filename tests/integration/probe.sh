@@ -614,3 +614,22 @@ run_alloclab 0 run "$WORK/unprobed.yaml" --quiet
 expect_contains "$OUT" "not given: $WORKLOAD ran without the probe in the smoke runs, so what the program asked for is not known" \
     "the overhead not drawn from a part of the tree"
 [[ $OUT != *"Allocator barely exercised"* ]] || fail "calls of a part of the tree judged as the program's: $OUT"
+
+# Two processes of the tree each holding 50 MB: a sample's peak RSS is the largest single
+# process's, what the program asked for the tree's sum, so no overhead is made of them (it read
+# 0.51x, "it asked for memory it never wrote"); one such process under a shell keeps its figure.
+for shape in "$WORKLOAD keep 50000 1000 & $WORKLOAD keep 50000 1000; wait" "$WORKLOAD keep 100000 1000; true"; do
+    cat >"$WORK/tree.yaml" <<YAML
+experiment: tree
+command: [sh, -c, "$shape"]
+allocators: {glibc: {}}
+verify: none
+samples: 2
+YAML
+    run_alloclab 0 run "$WORK/tree.yaml"
+    if [[ $shape == *wait ]]; then
+        expect_contains "$OUT" "not given: several processes of the program's tree each held a large part of its memory" "a tree of two large processes"
+    else
+        expect_contains "$OUT" "glibc: 1.0" "one large process under a shell keeps its figure"
+    fi
+done
