@@ -737,7 +737,7 @@ static int parse_metric(Loader *l, const YamlNode *n, void *field) {
         Spec *s = field;
         unsigned v;
         if (n->kind == YAMLTREE_NODE_SCALAR && schema_is_identifier(n->value, true) &&
-            (spec_timeline_figure(n->value) || spec_exit_figure(n->value))) {
+            (spec_timeline_figure(n->value) || spec_probe_figure(n->value))) {
                 s->metric = SPEC_METRIC_REPORTED;
                 return (s->metric_name = strdup(n->value)) ? 0 : -ENOMEM;
         }
@@ -1519,7 +1519,7 @@ int spec_load_buffer(const char *path, const char *data, size_t size, Diagnostic
                         "metric %s is read from the memory timeline: set memory_timeline: (e.g. '20ms')",
                         s->metric_name);
         if (r >= 0 && s->metric == SPEC_METRIC_REPORTED && s->probe != SPEC_PROBE_COUNTERS &&
-            spec_exit_figure(s->metric_name))
+            spec_probe_figure(s->metric_name))
                 r = diag_add(d, s->metric_at.line, s->metric_at.column,
                              "metric %s is read by the probe at each sample's exit: set probe: counters",
                              s->metric_name);

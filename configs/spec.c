@@ -130,9 +130,11 @@ bool spec_timeline_figure(const char *name) {
         return len > 10 && strncmp(name, "mem_", 4) == 0 && strcmp(name + len - 6, "_bytes") == 0;
 }
 
-bool spec_exit_figure(const char *name) {
+bool spec_probe_figure(const char *name) {
+        size_t len = strlen(name);
         return strcmp(name, "exit_rss_bytes") == 0 || strcmp(name, "exit_pss_anon_bytes") == 0 ||
-               strcmp(name, "exit_anon_huge_bytes") == 0;
+               strcmp(name, "exit_anon_huge_bytes") == 0 ||
+               (len > 12 && strncmp(name, "alloc_", 6) == 0 && strcmp(name + len - 6, "_bytes") == 0);
 }
 
 const SpecMetricDef *spec_metric_def(const Spec *s, const char *name) {

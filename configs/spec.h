@@ -296,10 +296,11 @@ const char *spec_metric_to_string(SpecMetric m);
 const SpecMetricDef *spec_metric_def(const Spec *s, const char *name);
 
 /* Figures alloclab adds to a sample's metrics beside the program's own: memory_timeline's
- * (mem_peak_bytes, mem_at_free_bytes: "mem_*_bytes") and the probe's memory at exit
- * (exit_rss_bytes, exit_pss_anon_bytes, exit_anon_huge_bytes). */
+ * (mem_peak_bytes, mem_at_free_bytes: "mem_*_bytes"), and the probe's at the exit: the memory
+ * (exit_rss_bytes, exit_pss_anon_bytes, exit_anon_huge_bytes) and the allocator's statistics
+ * (alloc_allocated_bytes, ...: "alloc_*_bytes"). */
 bool spec_timeline_figure(const char *name);
-bool spec_exit_figure(const char *name);
+bool spec_probe_figure(const char *name);
 const char *spec_on_failure_to_string(SpecOnFailure f);
 const char *spec_probe_to_string(SpecProbe p);
 const char *spec_outliers_to_string(SpecOutliers o);

@@ -127,8 +127,11 @@ bool plan_step_probed(const Plan *p, const PlanStep *step) {
 uint32_t plan_step_probe_requests(const Plan *p, const PlanStep *step) {
         if (step->phase == PHASE_SMOKE)
                 return PROBE_REQUEST_SMOKE;
-        /* probe: counters already trades time for figures: each sample's memory at exit too */
-        return p->spec->probe == SPEC_PROBE_COUNTERS ? PROBE_REQUEST_COUNTERS | PROBE_REQUEST_MEMORY : 0;
+        /* probe: counters already trades time for figures: each sample's memory at exit and its
+         * allocator's statistics too */
+        return p->spec->probe == SPEC_PROBE_COUNTERS
+                       ? PROBE_REQUEST_COUNTERS | PROBE_REQUEST_MEMORY | PROBE_REQUEST_STATS
+                       : 0;
 }
 
 /* The probed environment: the probe first in LD_PRELOAD, then the allocator (a forward-mode

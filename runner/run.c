@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "runner/allocator-stats.h"
 #include "runner/env.h"
 #include "runner/hook.h"
 #include "runner/options.h"
@@ -493,6 +494,24 @@ static int add_exit_memory(const ProbeResult *p, size_t reported, Sample *s, cha
         return 0;
 }
 
+/* The allocator's own figures at the exit (smoke runs, every sample of probe: counters) as the
+ * sample's metrics, alloc_allocated_bytes ... where the allocator gives them. */
+static int add_allocator_figures(Sample *s, size_t reported, char **ret_why) {
+        AllocatorFigures f;
+        int r = 0;
+        if (s->allocator_stats &&
+            allocator_stats_figures(s->probe->report.stats_format, s->allocator_stats, &f) >= 0)
+                for (size_t i = 0; i < N_ALLOCATOR_FIGURES && r >= 0; i++) {
+                        char name[OUTPUT_METRIC_NAME_MAX + 1];
+                        int64_t v = allocator_figure_of(&f, i);
+                        snprintf(name, sizeof(name), "alloc_%s_bytes", allocator_figures[i].name);
+                        if (v >= 0)
+                                r = output_metric_add_own(&s->metrics, &s->n_metrics, reported, name,
+                                                          (double) v, "the allocator's statistics", ret_why);
+                }
+        return r;
+}
+
 /* Judges a finished child: output size, metrics, then the digest and the comparison with the
  * oracle. Returns 0, or -errno for failures of this process. *ret_output is the fd holding what
  * was verified, for the caller to keep as the oracle. */
@@ -520,6 +539,8 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
                                                  &s->n_metrics, &why);
                 if (r >= 0 && s->probe && s->probe->memory_processes > 0)
                         r = add_exit_memory(s->probe, reported, s, &why);
+                if (r >= 0 && s->probe)
+                        r = add_allocator_figures(s, reported, &why);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0 && set_detail(s, SAMPLE_BAD_METRICS, "%s", why ? why : strerror(-r)) < 0)
@@ -547,11 +568,13 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
                             ? set_detail(s, SAMPLE_MISSING_METRIC, "metric %s: %s", spec->metric_name,
                                          timeline_missing(s->timeline, s->marks, s->n_marks,
                                                           spec->metric_name, why, sizeof(why)))
-                    : spec_exit_figure(spec->metric_name)
-                            ? set_detail(s, SAMPLE_MISSING_METRIC,
-                                         "metric %s: no process of the tree read its memory at exit (one "
-                                         "that ends with _exit() or a signal reads none; docs/probe.md)",
-                                         spec->metric_name)
+                    : spec_probe_figure(spec->metric_name)
+                            ? set_detail(
+                                      s, SAMPLE_MISSING_METRIC,
+                                      "metric %s: the probe did not read it at the exit: the program ended "
+                                      "with _exit() or a signal, or its allocator does not give this figure "
+                                      "(docs/probe.md)",
+                                      spec->metric_name)
                     : d && d->pattern
                             ? set_detail(s, SAMPLE_MISSING_METRIC,
                                          "metric %s: no line of its %s matches '%s'", d->name,
@@ -839,6 +862,11 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
                 timeline_done(s->timeline);
                 free(s->timeline);
                 s->timeline = NULL;
+        }
+        /* A timed sample keeps its allocator's figures (metrics), not their text (up to 128 KiB). */
+        if (step->phase != PHASE_SMOKE) {
+                free(s->allocator_stats);
+                s->allocator_stats = NULL;
         }
         return r < 0 ? r : 0;
 }

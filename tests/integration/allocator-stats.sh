@@ -63,3 +63,29 @@ run_alloclab 0 show --allocators
 expect_contains "$OUT" "allocator statistics at exit (glibc malloc_info XML): allocated" "show --allocators"
 run_alloclab 0 census -- "$WORKLOAD" keep 1000 1000
 expect_contains "$OUT" "allocator statistics at exit (glibc malloc_info XML): allocated" "census"
+
+# With probe: counters every sample reads them at its exit: metrics like the others, the run's
+# metric, history's; the text stays the smoke run's only.
+cat >"$WORK/counted.yaml" <<YAML
+experiment: counted
+command: ["$WORKLOAD", keep, "100000", "1000"]
+allocators: {jemalloc: {preload: jemalloc}}
+probe: counters
+metric: alloc_resident_bytes
+verify: none
+samples: 2
+YAML
+run_alloclab 0 run "$WORK/counted.yaml"
+expect_contains "$OUT" "metric reported:alloc_resident_bytes: median of 2 samples" "the allocator's resident bytes as the run's metric"
+expect_eq "$(q "SELECT count(*), sum(json_type(p.report, '$.allocator_stats') = 'object') FROM samples s
+                JOIN runs r ON r.id = s.run_id JOIN experiments e ON e.id = r.experiment_id
+                JOIN sample_metrics m ON m.sample_id = s.id AND m.name = 'alloc_allocated_bytes'
+                LEFT JOIN probe_reports p ON p.sample_id = s.id
+                WHERE e.name = 'counted' AND s.phase = 'sample' AND m.value > 100 * 1000 * 1000")" "2|0" \
+    "each sample's figures, not its text"
+run_alloclab 0 history counted --metric alloc_allocated_bytes
+expect_contains "$OUT" "MiB" "history of an allocator figure, in bytes"
+sed -i 's/^probe: counters/probe: smoke/' "$WORK/counted.yaml"
+run_alloclab 3 run "$WORK/counted.yaml" --db "$WORK/none.db"
+expect_contains "$ERR" "counted.yaml:5:9: metric alloc_resident_bytes is read by the probe at each sample's exit: set probe: counters" \
+    "refused where the samples do not read it"
