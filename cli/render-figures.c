@@ -377,7 +377,7 @@ char **render_exit_memory_lines(const Report *rep, bool *ret_oom) {
 char *render_timeline_heading(const Report *rep) {
         if (!rep->timeline_source)
                 return NULL;
-        char period[64], longest[64] = "";
+        char period[64], longest[160] = "";
         render_value("wall", (double) rep->timeline_period_min_ns / 1e9, period, sizeof(period));
         if (rep->timeline_period_max_ns > rep->timeline_period_min_ns) {
                 char at[32];
@@ -427,10 +427,17 @@ static bool has_timeline(const ReportEntry *e) {
 
 static void say_timeline(const ReportEntry *e, char *buf, size_t size) {
         size_t at = 0;
+        int64_t most = 0; /* samples with figures: a phase some did not outlive has fewer */
+        for (size_t i = 0; i < e->n_memory_figures; i++)
+                most = e->memory_figures[i].n > most ? e->memory_figures[i].n : most;
         buf[0] = 0;
         for (size_t i = 0; i < e->n_memory_figures && at < size; i++) {
-                char figure[128];
+                char figure[160];
                 say_timeline_figure(&e->memory_figures[i], figure, sizeof(figure));
+                if (e->memory_figures[i].n < most)
+                        snprintf(figure + strlen(figure), sizeof(figure) - strlen(figure),
+                                 " (in %lld of %lld samples)", (long long) e->memory_figures[i].n,
+                                 (long long) most);
                 const char *metric = e->memory_figures[i].metric;
                 bool first_phase = strncmp(metric, "mem_at_", 7) == 0 &&
                                    (i == 0 || strncmp(e->memory_figures[i - 1].metric, "mem_at_", 7) != 0);
@@ -440,10 +447,20 @@ static void say_timeline(const ReportEntry *e, char *buf, size_t size) {
 }
 
 char **render_timeline_lines(const Report *rep, bool *ret_oom) {
-        return smoke_exit_lines(
+        char **lines = smoke_exit_lines(
                 rep, has_timeline, say_timeline,
                 "excluded from the cell, or no sample succeeded, or none lived long enough for a reading",
                 ret_oom);
+        if (lines || *ret_oom || !rep->timeline_source)
+                return lines;
+        char period[64];
+        render_value("wall", (double) rep->timeline_period_min_ns / 1e9, period, sizeof(period));
+        if (add_line(&lines,
+                     "none: no sample lived past its first reading after the exec (every %s): give "
+                     "memory_timeline a shorter period",
+                     period) < 0)
+                *ret_oom = true;
+        return lines;
 }
 
 const char *render_allocator_figures(const AllocatorFigures *f, char *buf, size_t size) {
@@ -627,12 +644,19 @@ char **render_overhead_lines(const Report *rep, bool *ret_oom) {
                              "(thread scheduling, input); one run's figure stands for all",
                              varied, rep->n_cells, lo_text, hi_text);
         }
+        bool tree = false; /* several processes asked: the figure is their sum, a peak RSS one's */
+        for (size_t i = 0; i < rep->n_cells * rep->n_variants; i++)
+                tree |= rep->entries[i].smoke_allocating_processes > 1;
         if (r >= 0 && below_one)
-                r = add_line(
-                        &lines,
-                        "below 1x: less resident than the cell's figure of what the program asked for: "
-                        "it asked for memory it never wrote (pages never touched are not resident), or "
-                        "asked for less in this variant's runs than in the smoke run that gave the figure");
+                r = add_line(&lines,
+                             "below 1x: less resident than the cell's figure of what the program asked for: "
+                             "it asked for memory it never wrote (pages never touched are not resident), or "
+                             "asked for less in this variant's runs than in the smoke run that gave the "
+                             "figure%s",
+                             tree ? ", or, as here several processes of the tree called the allocator, the "
+                                    "figure is their sum while a sample's peak RSS is the largest single "
+                                    "process's (mem_peak_bytes of memory_timeline reads the tree's sum)"
+                                  : "");
         if (r >= 0 && above_three)
                 r = add_line(&lines,
                              "above 3x: most of the resident memory was not asked for through the malloc "

@@ -269,16 +269,18 @@ static const char *const migrations[] = {
         "ALTER TABLE runs ADD COLUMN timed_under TEXT;",
         /* 28 -> 29: memory_timeline's readings of a sample (runner/timeline.h): points, pairs of
          * little-endian uint32 (milliseconds since the child's creation, KiB), period_ns between
-         * them (the spec's, doubled `thinned` times where a long sample's were thinned out); marks, the
+         * them; marks, the
          * program's phase marks as JSON [{"name", "t_ms"}] (t_ms: the first reading after the mark), NULL
          * without any */
         "CREATE TABLE sample_timelines ("
         "  sample_id INTEGER PRIMARY KEY REFERENCES samples(id) ON DELETE CASCADE,"
         "  source TEXT NOT NULL CHECK (source IN ('cgroup', 'proc')),"
         "  period_ns INTEGER NOT NULL,"
-        "  thinned INTEGER NOT NULL,"
         "  points BLOB NOT NULL,"
         "  marks TEXT);",
+        /* 29 -> 30: how many times a sample's readings were thinned out to fit (period_ns is then
+         * the spec's period doubled that many times) */
+        "ALTER TABLE sample_timelines ADD COLUMN thinned INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

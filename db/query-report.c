@@ -271,6 +271,7 @@ static int row_smoke_peaks(Report *rep, sqlite3_stmt *st) {
         }
         e->has_smoke_peaks = true;
         e->smoke_large_processes = sqlite3_column_int64(st, 10);
+        e->smoke_allocating_processes = sqlite3_column_int64(st, 11);
         e->smoke_peak_live_bytes = sqlite3_column_int64(st, 3);
         e->smoke_peak_requested =
                 sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
@@ -454,7 +455,9 @@ static const struct {
           "  WHERE json_type(t.value, '$.exec_without_probe') = 'object' LIMIT 1),"
           " (SELECT count(*) FROM json_each(p.report, '$.processes') t"
           "  WHERE json_extract(t.value, '$.memory_at_exit.rss_bytes') * 4 >="
-          "  max(json_extract(p.report, '$.counters.peak_live_requested_bytes'), 16 << 20))"
+          "  max(json_extract(p.report, '$.counters.peak_live_requested_bytes'), 16 << 20)),"
+          " (SELECT count(DISTINCT json_extract(t.value, '$.pid')) FROM json_each(p.report, '$.processes') t"
+          "  WHERE json_extract(t.value, '$.calls') > 0)"
           " FROM samples s JOIN probe_reports p ON p.sample_id = s.id"
           " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
           " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'",

@@ -88,6 +88,8 @@ typedef struct ReportEntry {
         /* Processes of the smoke run's tree that held at least a quarter of that peak at their
          * exit: more than one, and a single process's peak RSS is not the tree's */
         int64_t smoke_large_processes;
+        /* Processes of that tree that called the allocator */
+        int64_t smoke_allocating_processes;
         /* The smoke run's outermost allocator calls (malloc family, C++ new and delete) and its
          * wall time (has_smoke_calls: the probe counted them). */
         bool has_smoke_calls;

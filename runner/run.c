@@ -534,6 +534,15 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
                 _cleanup_free_ char *why = NULL;
                 r = output_parse_metrics(metrics, &s->metrics, &s->n_metrics, &s->marks, &s->n_marks, &why);
                 size_t reported = s->n_metrics;
+                for (size_t i = 0; r >= 0 && i < reported; i++)
+                        if (spec_timeline_figure(s->metrics[i].name))
+                                r = asprintf(&why,
+                                             "the program reported %s: names mem_*_bytes are "
+                                             "memory_timeline's "
+                                             "figures",
+                                             s->metrics[i].name) < 0
+                                            ? -ENOMEM
+                                            : -EEXIST;
                 if (r >= 0 && s->timeline)
                         r = timeline_add_metrics(s->timeline, s->marks, s->n_marks, &s->metrics,
                                                  &s->n_metrics, &why);

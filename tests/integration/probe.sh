@@ -633,3 +633,16 @@ YAML
         expect_contains "$OUT" "glibc: 1.0" "one large process under a shell keeps its figure"
     fi
 done
+
+# Two processes that each write 100 MB and free it before they exit: the overhead below 1x says
+# that the figure is the tree's sum and a peak RSS a single process's (it said only "memory it
+# never wrote").
+cat >"$WORK/tree.yaml" <<YAML
+experiment: tree2
+command: [sh, -c, "$WORKLOAD touch 100 200 & $WORKLOAD touch 100 200; wait"]
+allocators: {glibc: {}}
+verify: none
+samples: 2
+YAML
+run_alloclab 0 run "$WORK/tree.yaml"
+expect_contains "$OUT" "as here several processes of the tree called the allocator, the figure is their sum while a sample's peak RSS is the largest single process's" "the tree's caveat"

@@ -177,3 +177,10 @@ if [[ -r /proc/sys/kernel/perf_event_paranoid ]] && ! grep -q "cycles" <<<"$(q "
 else
     skip_part "the refusal under callgrind: this machine counts instructions itself, or valgrind is missing"
 fi
+
+# The figures' names are memory_timeline's, with it or without it: a program's own mem_peak_bytes
+# was shown as the highest reading.
+printf 'experiment: own\ncommand: ["%s", report, mem_peak_bytes, "5"]\nverify: none\nsamples: 1\nallocators: {glibc: {}}\n' \
+    "$WORKLOAD" >"$WORK/own.yaml"
+run_alloclab 9 run "$WORK/own.yaml"
+expect_contains "$OUT" "the program reported mem_peak_bytes: names mem_*_bytes are memory_timeline's figures" "a program's mem_*_bytes refused"
