@@ -364,7 +364,7 @@ static bool has_exit_memory(const ReportEntry *e) {
 
 static void say_exit_memory(const ReportEntry *e, char *buf, size_t size) {
         render_exit_memory(e->exit_rss_bytes, e->exit_pss_anon_bytes, e->exit_anon_huge_bytes,
-                           e->exit_memory_processes, buf, size);
+                           e->exit_memory_processes, e->exit_tree_processes, buf, size);
 }
 
 char **render_exit_memory_lines(const Report *rep, bool *ret_oom) {
@@ -496,8 +496,8 @@ char **render_allocator_stats_lines(const Report *rep, bool *ret_oom) {
                                 ret_oom);
 }
 
-const char *render_exit_memory(int64_t rss, int64_t anon, int64_t huge, int64_t processes, char *buf,
-                               size_t size) {
+const char *render_exit_memory(int64_t rss, int64_t anon, int64_t huge, int64_t processes, int64_t tree,
+                               char *buf, size_t size) {
         char rss_text[32], anon_text[32], huge_text[48] = "none";
         render_value("maxrss", (double) rss, rss_text, sizeof(rss_text));
         render_value("maxrss", (double) anon, anon_text, sizeof(anon_text));
@@ -507,8 +507,14 @@ const char *render_exit_memory(int64_t rss, int64_t anon, int64_t huge, int64_t 
                 snprintf(huge_text, sizeof(huge_text), "%s (%.0f%%)", value,
                          100.0 * (double) huge / (double) anon);
         }
-        char over[48] = "";
-        if (processes > 1)
+        char over[160] = "";
+        if (tree > processes)
+                snprintf(over, sizeof(over),
+                         ", of %lld of the tree's %lld processes (one that ends with _exit() or a signal "
+                         "reads "
+                         "none)",
+                         (long long) processes, (long long) tree);
+        else if (processes > 1)
                 snprintf(over, sizeof(over), ", over %lld processes", (long long) processes);
         snprintf(buf, size, "resident %s, anonymous %s, of which %s in transparent huge pages%s", rss_text,
                  anon_text, huge_text, over);

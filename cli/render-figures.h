@@ -93,8 +93,8 @@ const char *render_allocator_figures(const AllocatorFigures *f, char *buf, size_
 
 /* "resident 112.7 MiB, anonymous 109.3 MiB, of which 98.0 MiB (90%) in transparent huge pages"
  * (", over 2 processes"), bytes in; into buf, returned. */
-const char *render_exit_memory(int64_t rss, int64_t anon, int64_t huge, int64_t processes, char *buf,
-                               size_t size);
+const char *render_exit_memory(int64_t rss, int64_t anon, int64_t huge, int64_t processes, int64_t tree,
+                               char *buf, size_t size);
 
 /* A variant across the run's cells: its verdicts, the cells where it is on the time/memory
  * Pareto front, and its memory overhead's geometric mean and range. */

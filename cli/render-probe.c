@@ -126,6 +126,24 @@ static void print_allocator_stats(FILE *f, json_t *stats) {
                 json_is_true(json_object_get(stats, "truncated")) ? ", cut short" : "", text);
 }
 
+/* How many processes the tree had: its listed processes' distinct pids (an exec keeps the pid). */
+static int64_t tree_processes(json_t *processes) {
+        int64_t n = 0;
+        size_t i, k;
+        json_t *p, *q;
+        json_array_foreach(processes, i, p) {
+                bool seen = false;
+                json_array_foreach(processes, k, q) {
+                        if (k >= i)
+                                break;
+                        seen |= json_integer_value(json_object_get(q, "pid")) ==
+                                json_integer_value(json_object_get(p, "pid"));
+                }
+                n += !seen;
+        }
+        return n;
+}
+
 void render_probe(FILE *f, json_t *probe) {
         json_t *effective = json_object_get(probe, "effective");
         json_t *forward = json_object_get(probe, "forward");
@@ -221,13 +239,13 @@ void render_probe(FILE *f, json_t *probe) {
                         ? ""
                         : " (the process ended without running its exit handlers: _exit() or a signal)");
         json_t *memory = json_object_get(probe, "memory_at_exit");
-        char text[192] = "not read (asked of smoke runs and census; read by processes that exit normally)";
+        char text[320] = "not read (asked of smoke runs and census; read by processes that exit normally)";
         if (json_is_object(memory))
                 render_exit_memory(json_integer_value(json_object_get(memory, "rss_bytes")),
                                    json_integer_value(json_object_get(memory, "pss_anon_bytes")),
                                    json_integer_value(json_object_get(memory, "anon_huge_bytes")),
-                                   json_integer_value(json_object_get(probe, "memory_processes")), text,
-                                   sizeof(text));
+                                   json_integer_value(json_object_get(probe, "memory_processes")),
+                                   tree_processes(json_object_get(probe, "processes")), text, sizeof(text));
         fprintf(f, "memory at exit (smaps_rollup): %s\n", text);
         print_allocator_stats(f, json_object_get(probe, "allocator_stats"));
 }

@@ -307,6 +307,7 @@ static int row_exit_memory(Report *rep, sqlite3_stmt *st) {
         e->exit_pss_anon_bytes = sqlite3_column_int64(st, 3);
         e->exit_anon_huge_bytes = sqlite3_column_int64(st, 4);
         e->exit_memory_processes = sqlite3_column_int64(st, 5);
+        e->exit_tree_processes = sqlite3_column_int64(st, 6);
         return 0;
 }
 
@@ -465,7 +466,9 @@ static const struct {
         { "SELECT c.position, v.position, json_extract(p.report, '$.memory_at_exit.rss_bytes'),"
           " json_extract(p.report, '$.memory_at_exit.pss_anon_bytes'),"
           " json_extract(p.report, '$.memory_at_exit.anon_huge_bytes'), json_extract(p.report, "
-          "'$.memory_processes')"
+          "'$.memory_processes'),"
+          " (SELECT count(DISTINCT json_extract(t.value, '$.pid')) FROM json_each(p.report, '$.processes') "
+          "t)"
           " FROM samples s JOIN probe_reports p ON p.sample_id = s.id"
           " JOIN cells c ON c.id = s.cell_id JOIN variants v ON v.id = s.variant_id"
           " WHERE s.run_id = ?1 AND s.phase = 'smoke' AND s.status = 'ok'"

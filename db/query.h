@@ -103,6 +103,7 @@ typedef struct ReportEntry {
          * anonymous (its proportional share) and anonymous in transparent huge pages, bytes. */
         bool has_exit_memory;
         int64_t exit_memory_processes, exit_rss_bytes, exit_pss_anon_bytes, exit_anon_huge_bytes;
+        int64_t exit_tree_processes; /* the smoke run's tree had this many (distinct pids) */
         /* The smoke run's allocator statistics at exit (runner/allocator-stats.h), where read */
         bool has_allocator_figures;
         AllocatorFigures allocator_figures;

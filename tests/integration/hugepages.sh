@@ -53,7 +53,7 @@ verify: none
 samples: 1
 YAML
 run_alloclab 0 run "$WORK/tree.yaml"
-expect_contains "$OUT" "in transparent huge pages, over 2 processes" "summed over the two children (dash ends with _exit(): its exit handlers, and the probe's, never run)"
+expect_contains "$OUT" "in transparent huge pages, of 2 of the tree's 3 processes (one that ends with _exit() or a signal reads none)" "summed over the two children, and dash (it ends with _exit(): its exit handlers, and the probe's, never run) said to be left out"
 expect_eq "$(q "SELECT json_extract(p.report, '$.memory_at_exit.anon_huge_bytes') >= 32 << 20,
                 (SELECT count(*) FROM json_each(p.report, '$.processes') t
                  WHERE json_type(t.value, '$.memory_at_exit') = 'object')

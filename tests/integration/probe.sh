@@ -615,10 +615,11 @@ expect_contains "$OUT" "not given: $WORKLOAD ran without the probe in the smoke 
     "the overhead not drawn from a part of the tree"
 [[ $OUT != *"Allocator barely exercised"* ]] || fail "calls of a part of the tree judged as the program's: $OUT"
 
-# Two processes of the tree each holding 50 MB: a sample's peak RSS is the largest single
-# process's, what the program asked for the tree's sum, so no overhead is made of them (it read
-# 0.51x, "it asked for memory it never wrote"); one such process under a shell keeps its figure.
-for shape in "$WORKLOAD keep 50000 1000 & $WORKLOAD keep 50000 1000; wait" "$WORKLOAD keep 100000 1000; true"; do
+# A tree's memory overhead: a sample's peak RSS is the largest single process's, what the program
+# asked for the tree's sum. Two processes each holding 50 MB to their exit: no overhead (it read
+# 0.51x, "it asked for memory it never wrote"); two that write 100 MB each and free it before
+# they exit: below 1x with that cause named; one large process under a shell keeps its figure.
+while IFS='|' read -r shape want; do
     cat >"$WORK/tree.yaml" <<YAML
 experiment: tree
 command: [sh, -c, "$shape"]
@@ -627,22 +628,9 @@ verify: none
 samples: 2
 YAML
     run_alloclab 0 run "$WORK/tree.yaml"
-    if [[ $shape == *wait ]]; then
-        expect_contains "$OUT" "not given: several processes of the program's tree each held a large part of its memory" "a tree of two large processes"
-    else
-        expect_contains "$OUT" "glibc: 1.0" "one large process under a shell keeps its figure"
-    fi
-done
-
-# Two processes that each write 100 MB and free it before they exit: the overhead below 1x says
-# that the figure is the tree's sum and a peak RSS a single process's (it said only "memory it
-# never wrote").
-cat >"$WORK/tree.yaml" <<YAML
-experiment: tree2
-command: [sh, -c, "$WORKLOAD touch 100 200 & $WORKLOAD touch 100 200; wait"]
-allocators: {glibc: {}}
-verify: none
-samples: 2
-YAML
-run_alloclab 0 run "$WORK/tree.yaml"
-expect_contains "$OUT" "as here several processes of the tree called the allocator, the figure is their sum while a sample's peak RSS is the largest single process's" "the tree's caveat"
+    expect_contains "$OUT" "$want" "the overhead of: $shape"
+done <<EOF
+$WORKLOAD keep 50000 1000 & $WORKLOAD keep 50000 1000; wait|not given: several processes of the program's tree each held a large part of its memory
+$WORKLOAD touch 100 200 & $WORKLOAD touch 100 200; wait|as here several processes of the tree called the allocator, the figure is their sum while a sample's peak RSS is the largest single process's
+$WORKLOAD keep 100000 1000; true|glibc: 1.0
+EOF
