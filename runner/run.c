@@ -538,8 +538,7 @@ static int judge(const Plan *p, const PlanJob *job, int out, int err, int metric
                         if (spec_timeline_figure(s->metrics[i].name))
                                 r = asprintf(&why,
                                              "the program reported %s: names mem_*_bytes are "
-                                             "memory_timeline's "
-                                             "figures",
+                                             "memory_timeline's figures",
                                              s->metrics[i].name) < 0
                                             ? -ENOMEM
                                             : -EEXIST;
@@ -867,11 +866,8 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
         r = judge(p, job, out, err, metrics, oracle, s, ret_output);
         /* A smoke run's readings gave its figures; they are not kept: its report and the
          * allocator's statistics fill its record already (runner/stream.h's limit). */
-        if (step->phase == PHASE_SMOKE && s->timeline) {
-                timeline_done(s->timeline);
-                free(s->timeline);
-                s->timeline = NULL;
-        }
+        if (step->phase == PHASE_SMOKE)
+                s->timeline = timeline_free(s->timeline);
         /* A timed sample keeps its allocator's figures (metrics), not their text (up to 128 KiB). */
         if (step->phase != PHASE_SMOKE) {
                 free(s->allocator_stats);
@@ -883,9 +879,7 @@ static int run_step(const Plan *p, size_t index, int oracle, bool *set_up, int c
 static void sample_done(Sample *s) {
         free(s->metrics);
         phase_marks_free(s->marks, s->n_marks);
-        if (s->timeline)
-                timeline_done(s->timeline);
-        free(s->timeline);
+        timeline_free(s->timeline);
         free(s->stderr_excerpt);
         free(s->detail);
         free(s->probe);

@@ -147,9 +147,7 @@ static void sample_clear(Sample *s) {
         free(s->metrics);
         free(s->probe);
         free(s->allocator_stats);
-        if (s->timeline)
-                timeline_done(s->timeline);
-        free(s->timeline);
+        timeline_free(s->timeline);
         *s = (Sample){};
 }
 

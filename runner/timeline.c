@@ -74,6 +74,13 @@ void timeline_done(Timeline *t) {
         *t = (Timeline){};
 }
 
+Timeline *timeline_free(Timeline *t) {
+        if (t)
+                timeline_done(t);
+        free(t);
+        return NULL;
+}
+
 void timeline_figures(const Timeline *t, TimelineFigures *ret) {
         *ret = (TimelineFigures){ .have = t->n_points > 1 };
         if (!ret->have)
@@ -117,11 +124,6 @@ bool timeline_at_mark(const Timeline *t, const PhaseMark *m, double *ret_bytes, 
         return false;
 }
 
-static int set_figure(Metric **list, size_t *n, size_t reported, const char *name, double value,
-                      char **ret_why) {
-        return output_metric_add_own(list, n, reported, name, value, "memory_timeline", ret_why);
-}
-
 /* Keeps a mark's time for the record. */
 static int keep_mark(Timeline *t, const char *name, uint32_t t_ms) {
         TimelineMark *grown = realloc(t->marks, (t->n_marks + 1) * sizeof(TimelineMark));
@@ -140,11 +142,10 @@ int timeline_add_metrics(Timeline *t, const PhaseMark *marks, size_t n_marks, Me
         timeline_figures(t, &f);
         if (!f.have)
                 return 0;
-        size_t reported = *n;
         int r;
-        if ((r = set_figure(list, n, reported, "mem_peak_bytes", f.peak, ret_why)) < 0 ||
-            (r = set_figure(list, n, reported, "mem_mean_bytes", f.mean, ret_why)) < 0 ||
-            (r = set_figure(list, n, reported, "mem_last_bytes", f.last, ret_why)) < 0)
+        if ((r = output_metric_set(list, n, "mem_peak_bytes", f.peak, ret_why)) < 0 ||
+            (r = output_metric_set(list, n, "mem_mean_bytes", f.mean, ret_why)) < 0 ||
+            (r = output_metric_set(list, n, "mem_last_bytes", f.last, ret_why)) < 0)
                 return r;
         for (size_t i = 0; i < n_marks; i++) {
                 double bytes;
@@ -155,7 +156,7 @@ int timeline_add_metrics(Timeline *t, const PhaseMark *marks, size_t n_marks, Me
                 snprintf(name, sizeof(name), "mem_at_%s_bytes", marks[i].name);
                 if (!timeline_at_mark(t, &marks[i], &bytes, &t_ms))
                         continue;
-                if ((r = set_figure(list, n, reported, name, bytes, ret_why)) < 0 ||
+                if ((r = output_metric_set(list, n, name, bytes, ret_why)) < 0 ||
                     (r = keep_mark(t, marks[i].name, t_ms)) < 0)
                         return r;
         }

@@ -95,6 +95,8 @@ typedef struct Timeline {
 /* Reads the spawner's memfd into *ret. Returns 0 or -errno (-EBADMSG: not its layout). */
 int timeline_read(int fd, Timeline *ret);
 void timeline_done(Timeline *t);
+/* timeline_done() and free() of a Timeline allocated on its own (or NULL); returns NULL. */
+Timeline *timeline_free(Timeline *t);
 
 /* The figures read from a timeline, in bytes: none (have false) without a reading after the
  * one at the exec, which is of a process that has not started to run (a child shorter than one
@@ -129,9 +131,9 @@ const char *timeline_missing(const Timeline *t, const PhaseMark *marks, size_t n
 
 /* The figures as the sample's metrics, in bytes: mem_peak_bytes, mem_mean_bytes, mem_last_bytes,
  * and mem_at_NAME_bytes per phase mark with a reading after it (of a name marked twice, the last
- * mark counts); the marks' times into t->marks. Nothing without a reading. Returns 0, or -EEXIST when
- * the program reported one of these names itself, -E2BIG past the metrics' limit (the reason in
- * *ret_why), -ENOMEM. */
+ * mark counts); the marks' times into t->marks. Nothing without a reading. The program's own
+ * mem_*_bytes are refused before (runner/run.c). Returns 0, -E2BIG past the metrics' limit (the
+ * reason in *ret_why), -ENOMEM. */
 struct Metric;
 int timeline_add_metrics(Timeline *t, const PhaseMark *marks, size_t n_marks, struct Metric **list,
                          size_t *n, char **ret_why);
