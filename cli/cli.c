@@ -21,6 +21,7 @@
 #include "cli/output.h"
 #include "cli/render.h"
 #include "configs/catalog.h"
+#include "configs/schema.h"
 #include "configs/yamltree.h"
 #include "db/query.h"
 #include "runner/env.h"
@@ -28,6 +29,7 @@
 #include "runner/plan.h"
 #include "stats/compare.h"
 #include "util/cleanup.h"
+#include "util/text.h"
 #include "util/io.h"
 #include "util/lockfile.h"
 #include "util/suggest.h"
@@ -348,6 +350,13 @@ int cli_parse_db_format(const char *command, int argc, char **argv, const char *
         return EXIT_OK;
 }
 
+int cli_format_option(const char *command, const char *s, OutputFormat *ret) {
+        if (cli_parse_format(s, ret) == 0)
+                return EXIT_OK;
+        cli_error(command, "unknown format '%s' (table, markdown, csv, json)", s);
+        return EXIT_USAGE;
+}
+
 int cli_parse_format(const char *s, OutputFormat *ret) {
         if (strcmp(s, "markdown") == 0)
                 output_markdown(); /* whatever is printed in it */
@@ -430,6 +439,21 @@ int cli_open_for_reading(const char *command, const char *db_path, Store **ret) 
  * measure at once: alloclab run waits for another alloclab run, and refuses a database that
  * alloclabd measures into. Returns EXIT_OK with *ret_fd (-1 where no lock file can be made: a
  * read-only directory, whose store will say more), or the exit status. */
+const char *cli_machine(const char *option) {
+        const char *env = getenv("ALLOCLAB_MACHINE");
+        return option ? option : env && *env ? env : NULL;
+}
+
+int cli_check_machine(const char *command, const char *option) {
+        const char *machine = cli_machine(option);
+        if (!machine || schema_is_identifier(machine, true))
+                return EXIT_OK;
+        _cleanup_free_ char *shown = text_shown(machine);
+        cli_error(command, "%s '%s' must be 1-64 letters, digits, '_', '-' or '.'",
+                  option ? "--machine" : "ALLOCLAB_MACHINE", shown ? shown : "?");
+        return EXIT_USAGE;
+}
+
 int cli_take_measure_lock(const char *command, Store *store, int *ret_fd) {
         char holder[LOCKFILE_HOLDER_MAX], self[LOCKFILE_HOLDER_MAX];
         snprintf(self, sizeof(self), "alloclab %s", command);

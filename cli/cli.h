@@ -91,6 +91,14 @@ int cli_open_store(const char *command, const char *db_path, StoreMode mode, Sto
  * exit code on failure. */
 int cli_open_for_reading(const char *command, const char *db_path, Store **ret);
 
+/* The machine name a new run is filed under: `option` (--machine), else $ALLOCLAB_MACHINE when
+ * set and not empty, else NULL (the host name; docs/fleet.md). */
+const char *cli_machine(const char *option);
+
+/* EXIT_OK when cli_machine(option) is NULL or a name as specs name things (1-64 letters,
+ * digits, '_', '-', '.'), else prints why and returns EXIT_USAGE. */
+int cli_check_machine(const char *command, const char *option);
+
 /* The database's measurement lock (util/lockfile.h): alloclab run, resume and import wait for
  * each other and refuse a database alloclabd measures into. Returns EXIT_OK with *ret_fd (-1
  * where no lock file can be made), or prints why not and returns the exit status. */
@@ -122,6 +130,9 @@ typedef enum OutputFormat {
 
 /* Parses a --format value; returns -EINVAL for unknown names. */
 int cli_parse_format(const char *s, OutputFormat *ret);
+
+/* The same for command's --format option: EXIT_OK, or prints what it takes and returns EXIT_USAGE. */
+int cli_format_option(const char *command, const char *s, OutputFormat *ret);
 
 /* How two runs are compared (`compare`, `run --compare-to`): --fail-on regression, --relative. */
 typedef struct CompareOptions {

@@ -18,7 +18,8 @@
 #include "util/text.h"
 
 static const char import_usage[] =
-        "Usage: alloclab import FILE... [--db PATH] [--accept-host-change] [--experiment NAME]\n"
+        "Usage: alloclab import FILE... [--db PATH] [--machine-policy refuse|split|accept]\n"
+        "                               [--experiment NAME]\n"
         "\n"
         "A FILE that holds JSON is hyperfine's --export-json or pyperf's output: each becomes a new\n"
         "run of experiment NAME (default hyperfine-FILE or pyperf-FILE), its times the samples, in\n"
@@ -33,9 +34,16 @@ static const char import_usage[] =
         "file is checked before anything is written; the import is refused (exit 4) for what is not\n"
         "a regular file, a damaged file or one that is not a bundle, a schema this alloclab does not\n"
         "read or objects it does not make (views, triggers), a value its column does not take, a\n"
-        "name no spec could carry or text with control characters, a UUID that is here with other\n"
-        "content, and a host name whose fingerprint differs from the one known here, unless\n"
-        "--accept-host-change says that machine changed.\n";
+        "name no spec could carry or text with control characters, and a UUID that is here with\n"
+        "other content.\n"
+        "\n"
+        "A run is filed under its machine name (run --machine, else its host name). Where that name\n"
+        "is known here with another host fingerprint (another machine-id: another machine under\n"
+        "the name; the same one: a kernel, firmware or settings change), --machine-policy says:\n"
+        "  refuse   refuse the import (default)\n"
+        "  split    file the run under NAME.FINGERPRINT (its first 8 hex digits): a series apart\n"
+        "  accept   the same machine: the run joins NAME's series, as a new baseline there\n"
+        "(--accept-host-change is --machine-policy accept.)\n";
 
 int cmd_export_bundle(int argc, char **argv) {
         const char *db_path = NULL, *bundle = NULL;
@@ -111,8 +119,20 @@ int cmd_import(int argc, char **argv) {
                 if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
                         db_path = argv[++i];
                 else if (strcmp(argv[i], "--accept-host-change") == 0)
-                        o.accept_host_change = true;
-                else if (strcmp(argv[i], "--experiment") == 0 && i + 1 < argc)
+                        o.machine_policy = MACHINE_ACCEPT;
+                else if (strcmp(argv[i], "--machine-policy") == 0 && i + 1 < argc) {
+                        const char *policy = argv[++i];
+                        unsigned p = 0;
+                        while (p < _MACHINE_POLICY_MAX && strcmp(machine_policy_names[p], policy) != 0)
+                                p++;
+                        if (p == _MACHINE_POLICY_MAX) {
+                                cli_error("import",
+                                          "--machine-policy takes refuse, split or accept, not '%s'",
+                                          policy);
+                                return EXIT_USAGE;
+                        }
+                        o.machine_policy = (MachinePolicy) p;
+                } else if (strcmp(argv[i], "--experiment") == 0 && i + 1 < argc)
                         experiment = argv[++i];
                 else if (argv[i][0] == '-') {
                         cli_error("import", "unknown or incomplete option %s (see alloclab import --help)",

@@ -24,7 +24,9 @@
 static const char runs_usage[] =
         "Usage: alloclab runs [EXPERIMENT] [--db PATH] [--last N] [--format table|markdown|csv|json]\n"
         "\n"
-        "Lists stored runs, newest first (default: the last 20).\n";
+        "Lists stored runs, newest first by when they started (not by when they arrived here: an\n"
+        "import keeps when they ran), default the last 20; MACHINE is the name each run is filed\n"
+        "under (run --machine, else its host name).\n";
 
 static const char export_usage[] =
         "Usage: alloclab export [RUN|latest] --what samples|stats|hyperfine [--format csv|json|markdown]\n"
@@ -73,11 +75,8 @@ static int parse_read_options(const char *command, int argc, char **argv, ReadOp
                         o->db_path = optarg;
                         break;
                 case 'f':
-                        if (cli_parse_format(optarg, &o->format) < 0) {
-                                cli_error(command, "unknown format '%s' (table, markdown, csv, json)",
-                                          optarg);
+                        if (cli_format_option(command, optarg, &o->format) != EXIT_OK)
                                 return EXIT_USAGE;
-                        }
                         o->format_given = true;
                         break;
                 case 'a':
@@ -338,10 +337,11 @@ static const char history_usage[] =
         "Usage: alloclab history EXPERIMENT [--cell NAME=VALUE ...] [--variant V] [--metric M]\n"
         "                        [--relative] [--last N] [--db PATH] [--format table|markdown|csv|json]\n"
         "\n"
-        "The timeline of an experiment's medians, per cell, variant and host, over its last N finished\n"
-        "runs (default 20): each run's median with its 95% interval, and change points. Runs are the\n"
+        "The timeline of an experiment's medians, per cell, variant and machine, over its last N\n"
+        "finished runs (default 20) in the order they ran (their start time, wherever they were\n"
+        "imported from): each run's median with its 95% interval, and change points. Runs are the\n"
         "unit: a run is out of line when its median lies outside the prediction interval of the same\n"
-        "host's earlier run medians (since the last change point, at most 10 runs; their spread\n"
+        "machine's earlier run medians (since the last change point, at most 10 runs; their spread\n"
         "counted), and a change point - regression or improvement - when the next run is out of line\n"
         "the same way; the last run out of line is a tentative change point.\n"
         "\n"
@@ -360,6 +360,7 @@ static json_t *history_table(const History *h) {
                 "metric",
                 "run_id",
                 "started_at",
+                "machine",
                 "host",
                 "n",
                 "median",
@@ -397,6 +398,7 @@ static json_t *history_table(const History *h) {
                                 json_string(h->metric),
                                 json_integer(p->run_id),
                                 json_string(p->started_at),
+                                json_string(p->machine),
                                 json_string(p->hostname),
                                 json_integer((json_int_t) p->n),
                                 json_real(p->median),
@@ -488,8 +490,8 @@ static int render_history(FILE *f, OutputFormat format, const History *h) {
                 return table ? render_rows(f, format, table) : -ENOMEM;
         }
         bool markdown = format == FORMAT_MARKDOWN;
-        fprintf(f, "%shistory of %s, metric %s, last %zu finished runs\n", markdown ? "### " : "",
-                h->experiment, h->metric, h->n_runs);
+        fprintf(f, "%shistory of %s, metric %s, last %zu finished runs in the order they ran\n",
+                markdown ? "### " : "", h->experiment, h->metric, h->n_runs);
         if (h->relative_to)
                 fprintf(f,
                         "%seach run's ratio: of each round, the variant's value over the baseline variant's "
@@ -506,8 +508,8 @@ static int render_history(FILE *f, OutputFormat format, const History *h) {
                 fprintf(f, "\nno measured samples match\n");
         for (size_t s = 0; s < h->n_series; s++) {
                 fprintf(f, "\n%s[%s] %s%s%s\n%s", markdown ? "#### " : "", h->series[s].cell,
-                        h->series[s].variant, h->many_hosts ? " on " : "",
-                        h->many_hosts ? h->series[s].host : "", markdown ? "\n" : "");
+                        h->series[s].variant, h->many_machines ? " on " : "",
+                        h->many_machines ? h->series[s].machine : "", markdown ? "\n" : "");
                 json_auto_t *display = series_display(h, &h->series[s]);
                 int r = display ? render_rows(f, markdown ? FORMAT_MARKDOWN : FORMAT_TABLE, display)
                                 : -ENOMEM;
@@ -608,11 +610,8 @@ int cmd_history(int argc, char **argv) {
                         db_path = optarg;
                         break;
                 case 'f':
-                        if (cli_parse_format(optarg, &format) < 0) {
-                                cli_error("history", "unknown format '%s' (table, markdown, csv, json)",
-                                          optarg);
+                        if (cli_format_option("history", optarg, &format) != EXIT_OK)
                                 return EXIT_USAGE;
-                        }
                         break;
                 case 'n':
                         if (cli_parse_uint(optarg, 100000, &last) < 0 || last == 0) {

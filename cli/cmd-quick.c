@@ -48,7 +48,8 @@ static const char usage_tail[] =
         "  --name NAME            experiment name (default quick-PROGRAM-HASH: a hash of the\n"
         "                         whole command, so that another command is another experiment)\n"
         "  --print-spec           print the spec this makes and exit\n"
-        "  --db PATH, --format F, --quiet, --label TEXT, --commit REV   as for `alloclab run`\n"
+        "  --db PATH, --format F, --quiet, --label TEXT, --commit REV, --machine NAME\n"
+        "                         as for `alloclab run`\n"
         "\n"
         "Exit status as for `alloclab run`.\n";
 
@@ -85,7 +86,8 @@ static int parse_quick(int argc, char **argv, Quick *q, MeasureOptions *m) {
                 OPT_FORMAT,
                 OPT_QUIET,
                 OPT_LABEL,
-                OPT_COMMIT
+                OPT_COMMIT,
+                OPT_MACHINE
         };
         static const struct option options[] = {
                 { "allocators", required_argument, NULL, 'a' },
@@ -107,6 +109,7 @@ static int parse_quick(int argc, char **argv, Quick *q, MeasureOptions *m) {
                 { "quiet", no_argument, NULL, OPT_QUIET },
                 { "label", required_argument, NULL, OPT_LABEL },
                 { "commit", required_argument, NULL, OPT_COMMIT },
+                { "machine", required_argument, NULL, OPT_MACHINE },
                 {},
         };
         optind = 1;
@@ -177,11 +180,8 @@ static int parse_quick(int argc, char **argv, Quick *q, MeasureOptions *m) {
                         m->db_path = optarg;
                         break;
                 case OPT_FORMAT:
-                        if (cli_parse_format(optarg, &m->format) < 0) {
-                                cli_error("quick", "unknown format '%s' (table, markdown, csv, json)",
-                                          optarg);
+                        if (cli_format_option("quick", optarg, &m->format) != EXIT_OK)
                                 return EXIT_USAGE;
-                        }
                         break;
                 case OPT_QUIET:
                         m->quiet = true;
@@ -191,6 +191,9 @@ static int parse_quick(int argc, char **argv, Quick *q, MeasureOptions *m) {
                         break;
                 case OPT_COMMIT:
                         m->commit = optarg;
+                        break;
+                case OPT_MACHINE:
+                        m->machine = optarg;
                         break;
                 default:
                         return EXIT_USAGE;

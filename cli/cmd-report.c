@@ -438,7 +438,7 @@ static void history_plots(FILE *f, const Report *rep, const History *h) {
                      y = axis(lo, hi, height - 40, 15);
                 char caption[512];
                 snprintf(caption, sizeof(caption), "[%s] %s%s%s", series->cell, series->variant,
-                         h->many_hosts ? " on " : "", h->many_hosts ? series->host : "");
+                         h->many_machines ? " on " : "", h->many_machines ? series->machine : "");
                 figure_start(f, caption, width, height);
                 const char *colour = variant_colour(rep, series->variant);
                 fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" points=\"", colour);

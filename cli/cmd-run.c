@@ -19,7 +19,7 @@ extern char **environ;
 static const char run_usage[] =
         "Usage: alloclab run SPEC [--db PATH] [--samples N] [--format table|markdown|csv|json] [--quiet]\n"
         "                         [--compare-to latest|RUN [--relative] [--allow-missing-baseline]]\n"
-        "                         [--label TEXT] [--commit REV]\n"
+        "                         [--label TEXT] [--commit REV] [--machine NAME]\n"
         "\n"
         "Runs the experiment in SPEC in this process and stores every sample in the database.\n"
         "\n"
@@ -34,6 +34,8 @@ static const char run_usage[] =
         "                  without it, that is exit 8 before anything is measured\n"
         "  --label TEXT    what this run measured, in your words (shown by runs, show, report)\n"
         "  --commit REV    the version of what it measured (a git commit)\n"
+        "  --machine NAME  the machine the run is filed under, which history and fleet group by\n"
+        "                  (default: $ALLOCLAB_MACHINE, else the host name; docs/fleet.md)\n"
         "\n"
         "Exit status: 0 all samples ok; 1 some samples failed; 9 a variant was excluded (with\n"
         "--compare-to, also: a change worse by min_effect the gate cannot tell from noise); 2 usage;\n"
@@ -59,6 +61,7 @@ static int parse_run_options(int argc, char **argv, MeasureOptions *o, const cha
                 { "compare-to", required_argument, NULL, 'c' },
                 { "label", required_argument, NULL, 'l' },
                 { "commit", required_argument, NULL, 'C' },
+                { "machine", required_argument, NULL, 'm' },
                 { "relative", no_argument, NULL, 'R' },
                 { "allow-missing-baseline", no_argument, NULL, 'M' },
                 {},
@@ -78,10 +81,8 @@ static int parse_run_options(int argc, char **argv, MeasureOptions *o, const cha
                         o->samples = (unsigned) v;
                         break;
                 case 'f':
-                        if (cli_parse_format(optarg, &o->format) < 0) {
-                                cli_error("run", "unknown format '%s' (table, markdown, csv, json)", optarg);
+                        if (cli_format_option("run", optarg, &o->format) != EXIT_OK)
                                 return EXIT_USAGE;
-                        }
                         break;
                 case 'q':
                         o->quiet = true;
@@ -97,6 +98,9 @@ static int parse_run_options(int argc, char **argv, MeasureOptions *o, const cha
                 case 'l':
                 case 'C':
                         *(c == 'l' ? &o->label : &o->commit) = optarg;
+                        break;
+                case 'm':
+                        o->machine = optarg;
                         break;
                 case 'R':
                         o->compare_relative = true;

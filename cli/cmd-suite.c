@@ -41,7 +41,8 @@ extern char **environ;
 static const char suite_usage[] =
         "Usage: alloclab suite [NAME...] [--threads LIST] [--scale PERCENT] [--samples N]\n"
         "                      [--allocators LIST] [--db PATH] [--format table|markdown|json]\n"
-        "                      [--compare-to latest|RUN] [--quiet] [--print-spec] [--list]\n"
+        "                      [--compare-to latest|RUN] [--machine NAME] [--quiet] [--print-spec]\n"
+        "                      [--list]\n"
         "\n"
         "Runs the bundled workloads (all, or those named) under every installed catalog allocator,\n"
         "one stored run each, and prints one summary: per workload each allocator's ratio to glibc\n"
@@ -56,6 +57,7 @@ static const char suite_usage[] =
         "  --compare-to R    afterwards, compare each workload's run with an earlier one as compare\n"
         "                    does: latest (the workload's newest before), or a run of an earlier suite\n"
         "                    (that suite's run of each workload); exit 6 on a regression\n"
+        "  --machine NAME    the machine the runs are filed under, as for alloclab run\n"
         "  --print-spec      print each workload's whole spec instead of running it\n"
         "  --list            list the workloads and what each does\n";
 
@@ -90,7 +92,8 @@ static int parse_suite(int argc, char **argv, SuiteOptions *o) {
                 OPT_QUIET,
                 OPT_PRINT,
                 OPT_LIST,
-                OPT_COMPARE_TO
+                OPT_COMPARE_TO,
+                OPT_MACHINE,
         };
         static const struct option options[] = {
                 { "threads", required_argument, NULL, OPT_THREADS },
@@ -103,6 +106,7 @@ static int parse_suite(int argc, char **argv, SuiteOptions *o) {
                 { "print-spec", no_argument, NULL, OPT_PRINT },
                 { "list", no_argument, NULL, OPT_LIST },
                 { "compare-to", required_argument, NULL, OPT_COMPARE_TO },
+                { "machine", required_argument, NULL, OPT_MACHINE },
                 {},
         };
         optind = 1;
@@ -162,6 +166,9 @@ static int parse_suite(int argc, char **argv, SuiteOptions *o) {
                                 return EXIT_USAGE;
                         }
                         o->compare_to = optarg;
+                        break;
+                case OPT_MACHINE:
+                        o->measure.machine = optarg;
                         break;
                 default:
                         return EXIT_USAGE;

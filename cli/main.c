@@ -41,7 +41,8 @@ static const Command commands[] = {
           "[RUN|latest] --what samples|stats|hyperfine [--format F] | RUN... --bundle FILE",
           "write a stored run's samples or statistics (CSV, JSON, Markdown, hyperfine's JSON), or a "
           "bundle" },
-        { "import", cmd_import, "FILE... [--db PATH] [--accept-host-change] [--experiment NAME]",
+        { "import", cmd_import,
+          "FILE... [--db PATH] [--machine-policy refuse|split|accept] [--experiment NAME]",
           "merge runs from bundles, or import hyperfine's or pyperf's JSON, into the database" },
         { "allocators", cmd_allocators, "[--format F | --names]",
           "list the allocator catalog on this machine" },

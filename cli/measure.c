@@ -352,7 +352,7 @@ static int check_tags(const char *command, const MeasureOptions *o) {
                                   tags[i][0], RUN_MAX_LABEL);
                         return EXIT_USAGE;
                 }
-        return EXIT_OK;
+        return cli_check_machine(command, o->machine);
 }
 
 /* What the plan of a new run makes worth a warning before it runs. */
@@ -419,6 +419,7 @@ int cli_measure(const char *command, const Spec *spec, const MeasureOptions *o, 
         RecordContext ctx = { .trigger = "cli",
                               .submitter = pw ? pw->pw_name : NULL,
                               .origin_env = environ,
+                              .machine = cli_machine(o->machine),
                               .label = o->label,
                               .commit = o->commit };
         if (session_record(&session, store, &ctx) < 0) {

@@ -18,6 +18,7 @@ typedef struct MeasureOptions {
         bool compare_relative;       /* --relative: compare_to by the within-run ratios */
         bool allow_missing_baseline; /* --compare-to latest without an earlier run passes */
         const char *label, *commit;
+        const char *machine; /* --machine: the machine name runs are filed under; NULL: cli_machine() */
 } MeasureOptions;
 
 /* Plans spec, runs it into the database, prints the stored result (and the comparison with

@@ -225,13 +225,13 @@ int render_report_csv(FILE *f, const Report *rep) {
 int render_runs(FILE *f, OutputFormat format, const RunSummary *runs, size_t n) {
         if (format == FORMAT_TABLE) {
                 fprintf(f, "%-6s %-24s %-12s %-25s %6s %8s %8s  %-16s %s\n", "RUN", "EXPERIMENT", "STATUS",
-                        "STARTED", "CELLS", "VARIANTS", "FAILED", "HOST", "LABEL");
+                        "STARTED", "CELLS", "VARIANTS", "FAILED", "MACHINE", "LABEL");
                 for (size_t i = 0; i < n; i++)
                         fprintf(f, "%-6lld %-24s %-12s %-25s %6lld %8lld %8lld  %-16s %s%s%.12s\n",
                                 (long long) runs[i].id, runs[i].experiment, runs[i].status,
                                 runs[i].started_at, (long long) runs[i].n_cells,
                                 (long long) runs[i].n_variants, (long long) runs[i].n_failures,
-                                runs[i].hostname, runs[i].label ? runs[i].label : "",
+                                runs[i].machine, runs[i].label ? runs[i].label : "",
                                 runs[i].label && runs[i].commit ? " @"
                                 : runs[i].commit                ? "@"
                                                                 : "",
@@ -239,9 +239,9 @@ int render_runs(FILE *f, OutputFormat format, const RunSummary *runs, size_t n) 
                 return ferror(f) ? -EIO : 0;
         }
         static const char *const names[] = {
-                "run_id",   "uuid",  "experiment", "status",     "started_at",
-                "ended_at", "cells", "variants",   "child_runs", "failed",
-                "excluded", "host",  "metric",     "label",      "commit",
+                "run_id", "uuid",     "experiment", "status",  "started_at", "ended_at",
+                "cells",  "variants", "child_runs", "failed",  "excluded",   "host",
+                "metric", "label",    "commit",     "machine",
         };
         json_auto_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t i = 0; i < n; i++) {
@@ -254,7 +254,7 @@ int render_runs(FILE *f, OutputFormat format, const RunSummary *runs, size_t n) 
                         json_integer(r->n_runs),     json_integer(r->n_failures),
                         json_integer(r->n_excluded), json_string(r->hostname),
                         json_string(r->metric),      render_json_text(r->label),
-                        render_json_text(r->commit),
+                        render_json_text(r->commit), json_string(r->machine),
                 };
                 render_table_add_row(table, values, ELEMENTSOF(values));
         }

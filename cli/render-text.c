@@ -129,7 +129,9 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
                 rep->run.status, rep->run.started_at, rep->run.ended_at ? " - " : "",
                 rep->run.ended_at ? rep->run.ended_at : "");
         bool imported_here = render_machine_unrecorded(rep);
-        fprintf(f, "%shost %s%s: %s, %lld cpus, kernel %s, glibc %s, THP %s\n", bullet, rep->run.hostname,
+        bool named = strcmp(rep->run.machine, rep->run.hostname) != 0;
+        fprintf(f, "%s%s%s%shost %s%s: %s, %lld cpus, kernel %s, glibc %s, THP %s\n", bullet,
+                named ? "machine " : "", named ? rep->run.machine : "", named ? ", " : "", rep->run.hostname,
                 imported_here ? " (where it was imported: hyperfine records no machine)" : "",
                 rep->cpu_model, (long long) rep->cpus, rep->kernel, rep->glibc, rep->thp);
         fprintf(f, "%suuid %s\n", bullet, rep->run.uuid);

@@ -25,6 +25,7 @@ DaemonConfig *daemon_config_free(DaemonConfig *c) {
         free(c->socket);
         free(c->socket_group);
         free(c->probe);
+        free(c->machine);
         free(c);
         return NULL;
 }
@@ -47,6 +48,16 @@ static int parse_group(Loader *l, const YamlNode *n, void *field) {
         return schema_parse_string(l, n, field);
 }
 
+static int parse_machine(Loader *l, const YamlNode *n, void *field) {
+        int r = schema_expect_scalar(l, n, "machine");
+        if (r < 0)
+                return r;
+        if (!schema_is_identifier(n->value, true))
+                return schema_error(l, n, "machine name '%s' must be 1-64 letters, digits, '_', '-' or '.'",
+                                    n->value);
+        return schema_parse_string(l, n, field);
+}
+
 static int parse_idle_timeout(Loader *l, const YamlNode *n, void *field) {
         uint64_t ns;
         int r = schema_parse_quantity(l, n, "idle_timeout", units_duration_ns, 1e9, "'30s', '2m'",
@@ -63,6 +74,7 @@ static const Field daemon_fields[] = {
         { "socket_group", parse_group, offsetof(DaemonConfig, socket_group), false },
         { "idle_timeout", parse_idle_timeout, offsetof(DaemonConfig, idle_timeout_usec), false },
         { "probe", parse_path, offsetof(DaemonConfig, probe), false },
+        { "machine", parse_machine, offsetof(DaemonConfig, machine), false },
 };
 
 int daemon_config_load_file(const char *path, Diagnostics *d, DaemonConfig **ret) {

@@ -17,6 +17,7 @@ typedef struct DaemonConfig {
         char *socket_group; /* group that may connect to a socket the daemon binds itself */
         uint64_t idle_timeout_usec;
         char *probe;
+        char *machine; /* the machine name runs are filed under (docs/fleet.md) */
 } DaemonConfig;
 
 DaemonConfig *daemon_config_free(DaemonConfig *c);

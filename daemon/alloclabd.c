@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "configs/daemon-config.h"
+#include "configs/schema.h"
 #include "configs/spec.h"
 #include "daemon/control.h"
 #include "daemon/log.h"
@@ -44,6 +45,7 @@ typedef struct Daemon {
         Store *store;
         char *db_path;
         char *probe_path;
+        char *machine; /* --machine or the configuration's machine:, or NULL: the host name */
         Manager *manager;
         Control *control;
         Scheduler *scheduler;
@@ -63,6 +65,7 @@ static void daemon_done(Daemon *d) {
         sd_event_unref(d->event);
         free(d->db_path);
         free(d->probe_path);
+        free(d->machine);
         safe_close(d->lock_fd); /* last: the database is closed */
 }
 
@@ -116,7 +119,7 @@ static char *default_specs_dir(void) {
 
 static const char usage[] =
         "Usage: alloclabd [--config FILE] [--db PATH] [--socket PATH] [--specs-dir DIR] [--probe PATH]\n"
-        "                 [--idle-timeout SECONDS] [--user]\n"
+        "                 [--idle-timeout SECONDS] [--machine NAME] [--user]\n"
         "\n"
         "Queues and runs alloclab experiments one at a time; `alloclab submit/status/queue/cancel`\n"
         "talk to it. Socket: systemd socket activation, else --socket, $ALLOCLAB_SOCKET,\n"
@@ -126,6 +129,8 @@ static const char usage[] =
         "user's default ($XDG_DATA_HOME/alloclab/results.db).\n"
         "Scheduled specs: every *.yaml with schedule: in --specs-dir, else /etc/alloclab/specs.d as\n"
         "root or ~/.config/alloclab/specs.d; SIGHUP reloads them.\n"
+        "Runs are filed under --machine NAME, else the configuration's machine:, else the host\n"
+        "name (docs/fleet.md).\n"
         "Configuration: --config, else /etc/alloclab/alloclabd.yaml as root or\n"
         "~/.config/alloclab/alloclabd.yaml, if present; options override it.\n";
 
@@ -135,6 +140,7 @@ typedef struct Options {
         const char *specs_dir;
         const char *socket;
         const char *probe;
+        const char *machine;
         uint64_t idle_timeout_usec;
         bool idle_timeout_set;
         bool user;
@@ -146,6 +152,7 @@ static int parse_options(int argc, char **argv, Options *o) {
                 { "db", required_argument, NULL, 'd' },
                 { "socket", required_argument, NULL, 's' },
                 { "probe", required_argument, NULL, 'p' },
+                { "machine", required_argument, NULL, 'm' },
                 { "idle-timeout", required_argument, NULL, 'i' },
                 { "specs-dir", required_argument, NULL, 'S' },
                 { "config", required_argument, NULL, 'c' },
@@ -174,6 +181,14 @@ static int parse_options(int argc, char **argv, Options *o) {
                         break;
                 case 'p':
                         o->probe = optarg;
+                        break;
+                case 'm':
+                        if (!schema_is_identifier(optarg, true)) {
+                                fprintf(stderr, "alloclabd: --machine must be 1-64 letters, digits, '_', "
+                                                "'-' or '.'\n");
+                                return -EINVAL;
+                        }
+                        o->machine = optarg;
                         break;
                 case 'i': {
                         double v = strtod(optarg, &end);
@@ -316,6 +331,8 @@ static void apply_config(Options *o, const DaemonConfig *config) {
                 o->specs_dir = config->specs_dir;
         if (!o->probe)
                 o->probe = config->probe;
+        if (!o->machine)
+                o->machine = config->machine;
         if (!o->idle_timeout_set && config->idle_timeout_usec)
                 o->idle_timeout_usec = config->idle_timeout_usec;
 }
@@ -339,6 +356,8 @@ static int choose_paths(Daemon *d, const Options *o) {
         else
                 d->db_path = store_default_path(); /* $ALLOCLAB_DB, else the user's data directory */
         d->probe_path = o->probe ? strdup(o->probe) : paths_probe();
+        if (o->machine && !(d->machine = strdup(o->machine)))
+                return log_error_errno(-ENOMEM, "cannot keep the machine name");
         if (!d->db_path) {
                 log_message(LOG_ERR, 0, "no database path (set --db)");
                 return -EINVAL;
@@ -397,7 +416,7 @@ static int start_parts(Daemon *d, const Options *o) {
             (r = sd_event_add_signal(d->event, NULL, SIGINT, on_stop_signal, d)) < 0 ||
             (r = sd_event_add_signal(d->event, NULL, SIGHUP, on_hup, d)) < 0 ||
             (r = sd_event_set_watchdog(d->event, true)) < 0 ||
-            (r = manager_new(d->event, d->store, d->probe_path, &events, &d->manager)) < 0)
+            (r = manager_new(d->event, d->store, d->probe_path, d->machine, &events, &d->manager)) < 0)
                 return log_error_errno(r, "cannot set up the event loop");
         manager_recover(d->manager);
         _cleanup_free_ char *specs_dir = o->specs_dir ? strdup(o->specs_dir) : default_specs_dir();

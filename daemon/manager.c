@@ -23,6 +23,7 @@ struct Manager {
         sd_event *event;
         Store *store;
         const char *probe_path;
+        const char *machine;
         ManagerEvents events;
         Worker *worker;           /* the running job, or NULL */
         sd_event_source *start;   /* a timer: starts the next job (manager_start_soon()) */
@@ -85,6 +86,7 @@ static void start_next(Manager *m) {
         WorkerContext ctx = { .event = m->event,
                               .store = m->store,
                               .probe_path = m->probe_path,
+                              .machine = m->machine,
                               .userdata = m,
                               .progress = on_worker_progress,
                               .ended = on_worker_ended };
@@ -206,12 +208,16 @@ void manager_recover(Manager *m) {
         jobs_list_free(jobs, n);
 }
 
-int manager_new(sd_event *event, Store *store, const char *probe_path, const ManagerEvents *events,
-                Manager **ret) {
+int manager_new(sd_event *event, Store *store, const char *probe_path, const char *machine,
+                const ManagerEvents *events, Manager **ret) {
         Manager *m = calloc(1, sizeof(Manager));
         if (!m)
                 return -ENOMEM;
-        *m = (Manager){ .event = event, .store = store, .probe_path = probe_path, .events = *events };
+        *m = (Manager){ .event = event,
+                        .store = store,
+                        .probe_path = probe_path,
+                        .machine = machine,
+                        .events = *events };
         int r = sd_event_add_time(event, &m->start, CLOCK_MONOTONIC, 0, 0, on_start, m);
         /* below the commit of submissions (SD_EVENT_PRIORITY_IDLE): answers first */
         if (r >= 0)

@@ -34,9 +34,10 @@ typedef struct ManagerEvents {
 /* A stopping daemon SIGKILLs the runner if it has not stopped by then. */
 #define STOP_TIMEOUT_USEC    (8ULL * 1000000)
 
-/* The store and the probe path are borrowed. Returns 0 or -errno. */
-int manager_new(sd_event *event, Store *store, const char *probe_path, const ManagerEvents *events,
-                Manager **ret);
+/* The store, the probe path and the machine name (the daemon's machine:, NULL: the host name)
+ * are borrowed. Returns 0 or -errno. */
+int manager_new(sd_event *event, Store *store, const char *probe_path, const char *machine,
+                const ManagerEvents *events, Manager **ret);
 Manager *manager_free(Manager *m);
 
 /* Jobs the previous daemon left running are interrupted; those whose spec says resume: true

@@ -465,7 +465,8 @@ static int begin_run(Worker *w) {
                 return fail_session(store, &w->job, &w->session, r);
         RecordContext origin = { .trigger = w->job.trigger,
                                  .submitter = w->job.submitter,
-                                 .origin_env = w->job.env };
+                                 .origin_env = w->job.env,
+                                 .machine = w->ctx.machine };
         if ((r = session_record(&w->session, store, &origin)) < 0)
                 return fail_session(store, &w->job, &w->session, r);
         if ((r = jobs_start(store, w->job.id, record_run_id(w->session.recorder))) < 0)

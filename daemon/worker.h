@@ -22,6 +22,7 @@ typedef struct WorkerContext {
         sd_event *event;
         Store *store;
         const char *probe_path;
+        const char *machine; /* the machine name runs are filed under, or NULL: the host name */
         void *userdata;
         /* The running job's progress for STATUS= ("experiment: cell 1/4 ..."). */
         void (*progress)(void *userdata, const char *text);

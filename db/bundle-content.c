@@ -51,6 +51,10 @@ static int prepare_table_rows(sqlite3 *db, const char *schema, const char *table
                         has_run_id = true;
                         continue;
                 }
+                /* where a run is filed (an import may file it apart, --machine-policy split), not
+                 * what it measured */
+                if (strcmp(table, "runs") == 0 && strcmp(column, "machine") == 0)
+                        continue;
                 const char *sep = n++ ? ", " : "";
                 sqlite3_str_appendf(order, "%s%lld", sep, (long long) n);
                 bool done = false;

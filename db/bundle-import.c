@@ -15,29 +15,109 @@
 #include "db/sql.h"
 #include "util/message.h"
 
+const char *const machine_policy_names[_MACHINE_POLICY_MAX] = {
+        [MACHINE_REFUSE] = "refuse",
+        [MACHINE_SPLIT] = "split",
+        [MACHINE_ACCEPT] = "accept",
+};
+
+/* The machine name a run of the bundle is filed under, as SQL over its row r and host h: a
+ * bundle of a schema before 31 has no runs.machine, and its runs are their host's. */
+static int machine_sql(sqlite3 *db, const Source *src, const char **ret) {
+        int64_t has = 0;
+        int r = sql_queryf(db, &has, NULL,
+                           "SELECT count(*) FROM pragma_table_info('runs', %Q) WHERE name = 'machine'",
+                           src->schema);
+        *ret = has ? "coalesce(r.machine, h.hostname)" : "h.hostname";
+        return r;
+}
+
+/* The machine name run `uuid` of `machine`, fingerprint `fingerprint` (machine-id `machine_id`),
+ * is filed under here, by the policy when that name is known here (or earlier in this import,
+ * temp.import_machines) with other fingerprints only. */
+static int file_run(sqlite3 *db, const Source *src, const BundleOptions *o, const char *uuid,
+                    const char *machine, const char *fingerprint, const char *machine_id,
+                    char **ret_message) {
+        int64_t known = 0, same = 0;
+        _cleanup_free_ char *other = NULL, *other_machine_id = NULL, *split = NULL;
+        int r;
+        if ((r = sql_queryf(db, &known, NULL, "SELECT count(*) FROM temp.import_machines WHERE machine = %Q",
+                            machine)) < 0 ||
+            (r = sql_queryf(
+                     db, &same, NULL,
+                     "SELECT count(*) FROM temp.import_machines WHERE machine = %Q AND fingerprint = %Q",
+                     machine, fingerprint)) < 0 ||
+            (r = sql_queryf(db, NULL, &other,
+                            "SELECT fingerprint FROM temp.import_machines WHERE machine = %Q", machine)) <
+                    0 ||
+            (r = sql_queryf(db, NULL, &other_machine_id,
+                            "SELECT machine_id FROM temp.import_machines WHERE machine = %Q"
+                            " AND machine_id IS %Q UNION ALL SELECT machine_id FROM temp.import_machines"
+                            " WHERE machine = %Q LIMIT 1",
+                            machine, machine_id, machine)) < 0)
+                return r;
+        const char *filed = machine;
+        bool agrees = known == 0 || (fingerprint ? same > 0 : false);
+        if (!agrees && o->machine_policy == MACHINE_SPLIT) {
+                /* A run without a fingerprint (before schema 10) goes apart under NAME.unknown. */
+                if (asprintf(&split, "%s.%.8s", machine, fingerprint ? fingerprint : "unknown") < 0)
+                        return -ENOMEM;
+                filed = split;
+        } else if (!agrees && o->machine_policy == MACHINE_REFUSE) {
+                if (!fingerprint)
+                        return message_fail(
+                                ret_message, -EXDEV,
+                                "%s: run %s of machine %s has no host fingerprint, and %s is known "
+                                "here with fingerprint %.12s: import with --machine-policy accept "
+                                "if it is that machine, or split to keep it apart",
+                                src->path, uuid, machine, machine, other);
+                bool another = !machine_id || !other_machine_id || strcmp(machine_id, other_machine_id) != 0;
+                return message_fail(
+                        ret_message, -EXDEV,
+                        "%s: machine %s has host fingerprint %.12s here and %.12s in run %s (%s): import "
+                        "with "
+                        "--machine-policy accept if it is the same machine, changed, or --machine-policy "
+                        "split to file its runs apart, as %s.%.8s",
+                        src->path, machine, other, fingerprint, uuid,
+                        another ? "its machine-id differs: another machine under the same name?"
+                                : "the same machine-id: a change of kernel, firmware or settings?",
+                        machine, fingerprint);
+        }
+        if (fingerprint &&
+            (r = sql_execf(db, "INSERT OR IGNORE INTO temp.import_machines VALUES (%Q, %Q, %Q)", filed,
+                           fingerprint, machine_id)) < 0)
+                return r;
+        return sql_execf(db, "INSERT OR REPLACE INTO temp.import_filed VALUES (%Q, %Q)", uuid, filed);
+}
+
 /* Checks the runs of the bundle attached as src->schema against this database (in which the
- * bundles before it in this import are already, uncommitted) and the hosts accepted so far
- * (temp.import_hosts: every host name with the fingerprints accepted for it). */
+ * bundles before it in this import are already, uncommitted) and the machines accepted so far
+ * (temp.import_machines: every machine name with the fingerprints accepted for it), and files
+ * each new run under its machine name (temp.import_filed). */
 static int check_runs(sqlite3 *db, const Source *src, const BundleOptions *o, char **ret_message) {
+        const char *machine_of;
+        int r = machine_sql(db, src, &machine_of);
+        if (r < 0)
+                return r;
         sqlite3_stmt *st;
-        char *sql = sqlite3_mprintf("SELECT r.uuid, h.hostname, r.host_fingerprint,"
+        char *sql = sqlite3_mprintf("SELECT r.uuid, %s, r.host_fingerprint,"
                                     " json_extract(r.host_facts, '$.machine_id') FROM %s.runs r"
                                     " JOIN %s.hosts h ON h.id = r.host_id ORDER BY r.id",
-                                    src->schema, src->schema);
+                                    machine_of, src->schema, src->schema);
         int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
         sqlite3_free(sql);
         if (rc != SQLITE_OK)
                 return message_fail(ret_message, -EBADMSG, "%s: %s", src->path, sqlite3_errmsg(db));
         Hasher here_hasher = {}, there_hasher = {};
-        int r = bundle_hasher_init(&here_hasher, db, "main");
+        r = bundle_hasher_init(&here_hasher, db, "main");
         if (r >= 0)
                 r = bundle_hasher_init(&there_hasher, db, src->schema);
         while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
                 const char *uuid = (const char *) sqlite3_column_text(st, 0);
-                const char *hostname = (const char *) sqlite3_column_text(st, 1);
+                const char *machine = (const char *) sqlite3_column_text(st, 1);
                 const char *fingerprint = (const char *) sqlite3_column_text(st, 2);
-                const char *machine = (const char *) sqlite3_column_text(st, 3);
-                if (!uuid || !hostname) {
+                const char *machine_id = (const char *) sqlite3_column_text(st, 3);
+                if (!uuid || !machine) {
                         r = message_fail(ret_message, -EBADMSG, "%s: a run without UUID or host", src->path);
                         break;
                 }
@@ -57,51 +137,7 @@ static int check_runs(sqlite3 *db, const Source *src, const BundleOptions *o, ch
                         continue;
                 if (r != -ENOENT)
                         break;
-                int64_t known = 0, same = 0;
-                _cleanup_free_ char *other = NULL, *other_machine = NULL;
-                if ((r = sql_queryf(db, &known, NULL,
-                                    "SELECT count(*) FROM temp.import_hosts WHERE hostname = %Q",
-                                    hostname)) < 0 ||
-                    (r = sql_queryf(
-                             db, &same, NULL,
-                             "SELECT count(*) FROM temp.import_hosts WHERE hostname = %Q AND fingerprint "
-                             "= %Q",
-                             hostname, fingerprint)) < 0 ||
-                    (r = sql_queryf(db, NULL, &other,
-                                    "SELECT fingerprint FROM temp.import_hosts WHERE hostname = %Q",
-                                    hostname)) < 0 ||
-                    (r = sql_queryf(db, NULL, &other_machine,
-                                    "SELECT machine_id FROM temp.import_hosts WHERE hostname = %Q",
-                                    hostname)) < 0)
-                        break;
-                /* A run without a fingerprint (alloclab before schema 10) of a host known here
-                 * with one: nothing says it is the same machine. */
-                if (!fingerprint && known > 0 && !o->accept_host_change) {
-                        r = message_fail(
-                                ret_message, -EXDEV,
-                                "%s: run %s of host %s has no fingerprint, and %s is known here with "
-                                "fingerprint %.12s: import with --accept-host-change if it is that "
-                                "machine",
-                                src->path, uuid, hostname, hostname, other);
-                        break;
-                }
-                if (!fingerprint) {
-                        r = 0;
-                        continue;
-                }
-                if (known > 0 && same == 0 && !o->accept_host_change) {
-                        bool another = !machine || !other_machine || strcmp(machine, other_machine) != 0;
-                        r = message_fail(
-                                ret_message, -EXDEV,
-                                "%s: host %s has fingerprint %.12s here and %.12s in run %s (%s): import "
-                                "with --accept-host-change if it is the same machine, changed",
-                                src->path, hostname, other, fingerprint, uuid,
-                                another ? "its machine-id differs: another machine under the same name?"
-                                        : "the same machine-id: a change of kernel, firmware or settings?");
-                        break;
-                }
-                r = sql_execf(db, "INSERT OR IGNORE INTO temp.import_hosts VALUES (%Q, %Q, %Q)", hostname,
-                              fingerprint, machine);
+                r = file_run(db, src, o, uuid, machine, fingerprint, machine_id, ret_message);
         }
         if (r >= 0 && rc != SQLITE_DONE)
                 r = sql_failed(db);
@@ -184,6 +220,7 @@ static int import_run(sqlite3 *db, const char *b, int64_t old, BundleTally *tall
                 { "host_id", host },
                 { "experiment_id", experiment },
                 { "spec_id", spec },
+                { "machine", "(SELECT machine FROM temp.import_filed WHERE uuid = src.uuid)" },
         };
         const Mapping variants[] = { { "id", own[0] }, { "run_id", run }, { "allocator_id", allocator } };
         const Mapping cells[] = { { "id", own[1] }, { "run_id", run } };
@@ -321,13 +358,16 @@ int bundle_import(Store *s, BundleFiles *files, const BundleOptions *o, BundleTa
         size_t n = files->n;
         Source *sources = files->sources;
         int r = sql_execf(
-                db, "PRAGMA trusted_schema = OFF;"
-                    "DROP TABLE IF EXISTS temp.import_hosts;"
-                    "CREATE TEMP TABLE import_hosts (hostname TEXT NOT NULL, fingerprint TEXT NOT NULL,"
-                    " machine_id TEXT, PRIMARY KEY (hostname, fingerprint));"
-                    "INSERT OR IGNORE INTO temp.import_hosts SELECT h.hostname, r.host_fingerprint,"
-                    " json_extract(r.host_facts, '$.machine_id') FROM main.runs r JOIN main.hosts h"
-                    " ON h.id = r.host_id WHERE r.host_fingerprint IS NOT NULL ORDER BY r.id");
+                db,
+                "PRAGMA trusted_schema = OFF;"
+                "DROP TABLE IF EXISTS temp.import_machines;"
+                "DROP TABLE IF EXISTS temp.import_filed;"
+                "CREATE TEMP TABLE import_machines (machine TEXT NOT NULL, fingerprint TEXT NOT NULL,"
+                " machine_id TEXT, PRIMARY KEY (machine, fingerprint));"
+                "CREATE TEMP TABLE import_filed (uuid TEXT PRIMARY KEY, machine TEXT NOT NULL);"
+                "INSERT OR IGNORE INTO temp.import_machines SELECT coalesce(r.machine, h.hostname),"
+                " r.host_fingerprint, json_extract(r.host_facts, '$.machine_id') FROM main.runs r"
+                " JOIN main.hosts h ON h.id = r.host_id WHERE r.host_fingerprint IS NOT NULL ORDER BY r.id");
         size_t attached = 0;
         bool began = false;
         if (r >= 0 && (r = sql_begin(db)) >= 0)
@@ -352,7 +392,8 @@ int bundle_import(Store *s, BundleFiles *files, const BundleOptions *o, BundleTa
                                     r == -EIO ? sql_last_failure(db) : strerror(-r));
         for (size_t i = 0; i < attached; i++)
                 (void) sql_execf(db, "DETACH %s", sources[i].schema);
-        (void) sql_execf(db, "DROP TABLE IF EXISTS temp.import_hosts");
+        (void) sql_execf(
+                db, "DROP TABLE IF EXISTS temp.import_machines; DROP TABLE IF EXISTS temp.import_filed");
         if (r < 0)
                 *ret = (BundleTally){}; /* one transaction: nothing of it stays */
         return r;

@@ -27,10 +27,20 @@
  * running), -EIO, -ENOMEM; *ret_message (if non-NULL) says why. */
 int bundle_export(Store *s, const int64_t *run_ids, size_t n, const char *path, char **ret_message);
 
+/* What import does with a run filed under a machine name known here with another host
+ * fingerprint (another machine-id: another machine under that name; the same one: the same
+ * machine after a kernel, firmware or setting change). */
+typedef enum MachinePolicy {
+        MACHINE_REFUSE, /* refuse the whole import (the default) */
+        MACHINE_SPLIT,  /* file the run under "NAME.FINGERPRINT8": a series of its own */
+        MACHINE_ACCEPT, /* the same machine: the run joins NAME's series (a new baseline there) */
+        _MACHINE_POLICY_MAX,
+} MachinePolicy;
+
+extern const char *const machine_policy_names[_MACHINE_POLICY_MAX];
+
 typedef struct BundleOptions {
-        /* Take runs of a host name whose fingerprint is new here (the same machine after a
-         * kernel, firmware or setting change); by default such a bundle is refused. */
-        bool accept_host_change;
+        MachinePolicy machine_policy;
 } BundleOptions;
 
 typedef struct BundleTally {
@@ -55,9 +65,9 @@ DEFINE_POINTER_CLEANUP(BundleFiles, bundle_files_free);
 
 /*
  * Merges checked bundle files into s in one transaction: a run whose UUID is here with other
- * content, or a host name seen here with another fingerprint, refuses the whole import with
- * nothing written. Each new run gets new local ids (its UUID kept); a run present already adds
- * nothing. Returns 0, -EEXIST (UUID with other content), -EXDEV (host), -EIO, -ENOMEM, with
+ * content, or (by o->machine_policy) a machine name seen here with another fingerprint, refuses
+ * the whole import with nothing written. Each new run gets new local ids (its UUID kept); a run present
+ * already adds nothing. Returns 0, -EEXIST (UUID with other content), -EXDEV (host), -EIO, -ENOMEM, with
  * *ret_message (if non-NULL) naming the file and the reason.
  */
 int bundle_import(Store *s, BundleFiles *files, const BundleOptions *o, BundleTally *ret,

@@ -5,60 +5,84 @@
 #include <string.h>
 
 #include "db/fleet.h"
+#include "db/sql.h"
 #include "util/cleanup.h"
 
 Fleet *fleet_free(Fleet *f) {
         if (!f)
                 return NULL;
-        for (size_t i = 0; i < f->n_hosts; i++) {
-                free(f->hosts[i].hostname);
-                free(f->hosts[i].fingerprint);
-                query_report_free(f->hosts[i].report);
+        for (size_t i = 0; i < f->n_machines; i++) {
+                FleetMachine *m = &f->machines[i];
+                free(m->machine);
+                free(m->hostname);
+                free(m->fingerprint);
+                free(m->hardware);
+                free(m->slurm);
+                query_report_free(m->report);
         }
-        free(f->hosts);
+        free(f->machines);
         free(f->experiment);
         free(f);
         return NULL;
 }
 
-int query_fleet(Store *s, const char *experiment, Fleet **ret) {
+/* Per machine, its latest finished run by start time (the local id, the order of arrival,
+ * breaks ties): SQLite takes the bare columns from the row of max(). */
+static const char fleet_sql[] =
+        "SELECT coalesce(r.machine, h.hostname) AS m, r.id, r.host_fingerprint, h.hostname,"
+        " h.cpu_model || ', ' || h.cpus || ' CPUs, kernel ' || h.kernel || ', THP ' || h.thp,"
+        " CASE WHEN r.slurm_job_id IS NOT NULL THEN coalesce(r.slurm_cluster || ':', '') || r.slurm_job_id"
+        "  || coalesce(' on ' || r.slurm_node, '') || coalesce(' (' || r.slurm_partition || ')', '') END,"
+        " max(r.started_at || printf(' %020d', r.id))"
+        " FROM runs r JOIN hosts h ON h.id = r.host_id JOIN experiments x ON x.id = r.experiment_id"
+        " WHERE x.name = ?1 AND r.status = 'done'"
+        " AND (?2 IS NULL OR r.slurm_job_id = ?2) AND (?3 IS NULL OR r.slurm_cluster = ?3)"
+        " GROUP BY m ORDER BY m";
+
+static int read_machine(Store *s, sqlite3_stmt *st, FleetMachine *m) {
+        *m = (FleetMachine){ .machine = sql_text(st, 0),
+                             .fingerprint = sql_text_or_null(st, 2),
+                             .hostname = sql_text(st, 3),
+                             .hardware = sql_text(st, 4),
+                             .slurm = sql_text_or_null(st, 5) };
+        if (!m->machine || !m->hostname || !m->hardware ||
+            (sqlite3_column_type(st, 2) != SQLITE_NULL && !m->fingerprint) ||
+            (sqlite3_column_type(st, 5) != SQLITE_NULL && !m->slurm))
+                return -ENOMEM;
+        return query_report(s, sqlite3_column_int64(st, 1), NULL, &m->report);
+}
+
+int query_fleet(Store *s, const FleetQuery *q, Fleet **ret) {
         _cleanup_(fleet_freep) Fleet *f = calloc(1, sizeof(Fleet));
-        if (!f || !(f->experiment = strdup(experiment)))
+        if (!f || !(f->experiment = strdup(q->experiment)))
+                return -ENOMEM;
+        /* "CLUSTER:JOB" or "JOB" */
+        const char *colon = q->slurm_job ? strrchr(q->slurm_job, ':') : NULL;
+        _cleanup_free_ char *cluster = colon ? strndup(q->slurm_job, (size_t) (colon - q->slurm_job)) : NULL;
+        if (colon && !cluster)
                 return -ENOMEM;
         sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(
-                    store_db(s),
-                    /* SQLite takes the bare column from the row of max() */
-                    "SELECT h.hostname, max(r.id), r.host_fingerprint FROM runs r"
-                    " JOIN hosts h ON h.id = r.host_id"
-                    " JOIN experiments x ON x.id = r.experiment_id"
-                    " WHERE x.name = ? AND r.status = 'done' GROUP BY h.hostname ORDER BY h.hostname",
-                    -1, &st, NULL) != SQLITE_OK)
+        if (sqlite3_prepare_v2(store_db(s), fleet_sql, -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
-        sqlite3_bind_text(st, 1, experiment, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 1, q->experiment, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, colon ? colon + 1 : q->slurm_job, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, cluster, -1, SQLITE_STATIC);
         int rc, r = 0;
         while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-                FleetHost *hosts = realloc(f->hosts, (f->n_hosts + 1) * sizeof(FleetHost));
-                if (!hosts) {
+                FleetMachine *machines = realloc(f->machines, (f->n_machines + 1) * sizeof(FleetMachine));
+                if (!machines) {
                         r = -ENOMEM;
                         break;
                 }
-                f->hosts = hosts;
-                FleetHost *h = &hosts[f->n_hosts++];
-                const char *fingerprint = (const char *) sqlite3_column_text(st, 2);
-                *h = (FleetHost){ .hostname = strdup((const char *) sqlite3_column_text(st, 0)),
-                                  .fingerprint = fingerprint ? strdup(fingerprint) : NULL };
-                if (!h->hostname || (fingerprint && !h->fingerprint))
-                        r = -ENOMEM;
-                if (r >= 0)
-                        r = query_report(s, sqlite3_column_int64(st, 1), NULL, &h->report);
+                f->machines = machines;
+                r = read_machine(s, st, &machines[f->n_machines++]);
         }
         if (r >= 0 && rc != SQLITE_DONE)
                 r = -EIO;
         sqlite3_finalize(st);
         if (r < 0)
                 return r;
-        if (f->n_hosts == 0)
+        if (f->n_machines == 0)
                 return -ENOENT;
         *ret = TAKE_PTR(f);
         return 0;

@@ -6,25 +6,36 @@
 #include "db/query.h"
 
 /*
- * An experiment across hosts (alloclab fleet, docs/fleet.md): per host name, its latest finished
- * run, read as `show` reads it. Hosts are never pooled here: each run's ratios are its own,
- * measured against its own baseline on its own machine.
+ * An experiment across machines (alloclab fleet, docs/fleet.md): per machine name (runs.machine,
+ * else the host name), its latest finished run by start time, read as `show` reads it. Machines
+ * are never pooled here: each run's ratios are its own, measured against its own baseline on its
+ * own machine.
  */
 
-typedef struct FleetHost {
-        char *hostname;
+typedef struct FleetMachine {
+        char *machine;     /* the name its runs are filed under */
+        char *hostname;    /* of the run shown */
         char *fingerprint; /* NULL for runs older than the host fingerprint */
-        Report *report;    /* the host's latest run of the experiment with status done */
-} FleetHost;
+        /* Its hardware class: CPU model, online CPUs, kernel and THP setting, as text */
+        char *hardware;
+        char *slurm;    /* the run's Slurm job, "CLUSTER:JOB on NODE (PARTITION)"; NULL: not under Slurm */
+        Report *report; /* the machine's latest run of the experiment with status done */
+} FleetMachine;
+
+typedef struct FleetQuery {
+        const char *experiment;
+        /* Only runs of this Slurm job, "[CLUSTER:]JOB" (a fleet's nodes), or NULL: every run */
+        const char *slurm_job;
+} FleetQuery;
 
 typedef struct Fleet {
         char *experiment;
-        FleetHost *hosts; /* by host name */
-        size_t n_hosts;
+        FleetMachine *machines; /* by machine name */
+        size_t n_machines;
 } Fleet;
 
-/* Returns 0, -ENOENT when the experiment has no finished run, -EIO, -ENOMEM. */
-int query_fleet(Store *s, const char *experiment, Fleet **ret);
+/* Returns 0, -ENOENT when the experiment has no finished run (of the job), -EIO, -ENOMEM. */
+int query_fleet(Store *s, const FleetQuery *q, Fleet **ret);
 Fleet *fleet_free(Fleet *f);
 static inline void fleet_freep(Fleet **f) {
         fleet_free(*f);

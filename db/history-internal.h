@@ -9,5 +9,5 @@
  * baseline in their run, and series left empty. */
 void history_drop_baselines(History *h);
 
-/* Series by cell (numbers in parameter values as numbers), variant, then host. */
+/* Series by cell (numbers in parameter values as numbers), variant, then machine. */
 void history_sort_series(History *h);

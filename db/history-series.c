@@ -33,12 +33,12 @@ static bool starts_over(const HistoryPoint *p) {
         return p && (p->host_changed || p->config_change || (p->change != HISTORY_STEADY && !p->tentative));
 }
 
-int history_spread(const History *h, const char *host, int64_t skip_run, HistorySpread *ret) {
+int history_spread(const History *h, const char *machine, int64_t skip_run, HistorySpread *ret) {
         double squares = 0, df = 0;
         size_t longest = 0;
         for (size_t i = 0; i < h->n_series; i++) {
                 const HistorySeries *s = &h->series[i];
-                if (strcmp(s->host, host) != 0)
+                if (strcmp(s->machine, machine) != 0)
                         continue;
                 _cleanup_free_ double *logs = malloc((s->n_points ? s->n_points : 1) * sizeof(double));
                 if (!logs)
@@ -73,6 +73,7 @@ static void point_done(HistoryPoint *p) {
         free(p->commit);
         free(p->revision);
         free(p->hostname);
+        free(p->machine);
         free(p->env);
         free(p->preload);
         free(p->command);
@@ -86,7 +87,7 @@ static void series_done(HistorySeries *s) {
         free(s->points);
         free(s->cell);
         free(s->variant);
-        free(s->host);
+        free(s->machine);
 }
 
 History *history_free(History *h) {
@@ -151,13 +152,13 @@ static int natural_compare(const char *a, const char *b) {
         return (unsigned char) *a - (unsigned char) *b;
 }
 
-/* Series by cell (numbers in parameter values as numbers), variant, then host. */
+/* Series by cell (numbers in parameter values as numbers), variant, then machine. */
 static int series_order(const void *x, const void *y) {
         const HistorySeries *a = x, *b = y;
         int c = natural_compare(a->cell, b->cell);
         if (c == 0)
                 c = strcmp(a->variant, b->variant);
-        return c != 0 ? c : strcmp(a->host, b->host);
+        return c != 0 ? c : strcmp(a->machine, b->machine);
 }
 
 void history_sort_series(History *h) {

@@ -17,6 +17,7 @@
 typedef struct RunInfo {
         int64_t id;
         char *started_at, *hostname, *metric;
+        char *machine;        /* what its series are filed under (runs.machine, else the host name) */
         char *fingerprint;    /* NULL for runs older than the host fingerprint */
         char *label, *commit; /* run --label, --commit; or NULL */
         double min_effect, alpha;
@@ -42,6 +43,7 @@ static void builder_done(Builder *b) {
                 free(b->runs[i].label);
                 free(b->runs[i].commit);
                 free(b->runs[i].hostname);
+                free(b->runs[i].machine);
                 free(b->runs[i].metric);
                 free(b->runs[i].fingerprint);
         }
@@ -55,19 +57,23 @@ static const RunInfo *run_info(const Builder *b, int64_t id) {
         return NULL;
 }
 
-/* The last q->last finished runs of the experiment, oldest first: from the runs_history index
- * alone, read backwards from the experiment's last run (a join with experiments would make
- * SQLite read all of them and sort). */
+/* The last q->last finished runs of the experiment in the order they ran (started_at; the
+ * local id, which is the order they arrived here in, only breaks ties), oldest first: from the
+ * runs_history index alone, read backwards from the experiment's latest run (a join with
+ * experiments would make SQLite read all of them and sort). */
 static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(store_db(s),
                                "SELECT r.id, r.started_at, h.hostname, r.metric, r.min_effect, r.alpha,"
-                               " r.host_fingerprint, r.label, r.commit_id, r.experiment_id"
+                               " r.host_fingerprint, r.label, r.commit_id, r.experiment_id,"
+                               " coalesce(r.machine, h.hostname)"
                                " FROM runs r INDEXED BY runs_history CROSS JOIN hosts h"
                                " WHERE r.experiment_id = (SELECT id FROM experiments WHERE name = ?1)"
                                " AND h.id = r.host_id"
                                " AND r.status IN ('done', 'interrupted')"
-                               " AND (?2 = 0 OR r.id <= ?2) ORDER BY r.id DESC LIMIT ?3",
+                               " AND (?2 = 0 OR (r.started_at, r.id) <="
+                               " (SELECT started_at, id FROM runs WHERE id = ?2))"
+                               " ORDER BY r.started_at DESC, r.id DESC LIMIT ?3",
                                -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
         sqlite3_bind_text(st, 1, q->experiment, -1, SQLITE_STATIC);
@@ -88,9 +94,10 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
                                 .alpha = sqlite3_column_double(st, 5),
                                 .fingerprint = sql_text_or_null(st, 6),
                                 .label = sql_text_or_null(st, 7),
-                                .commit = sql_text_or_null(st, 8) };
+                                .commit = sql_text_or_null(st, 8),
+                                .machine = sql_text(st, 10) };
                 b->experiment_id = sqlite3_column_int64(st, 9);
-                if (!x->started_at || !x->hostname || !x->metric)
+                if (!x->started_at || !x->hostname || !x->metric || !x->machine)
                         r = -ENOMEM;
         }
         if (r == 0 && b->n_runs < q->last && rc != SQLITE_DONE)
@@ -104,7 +111,7 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
         return r;
 }
 
-/* SELECT run, cell label, variant name, host name, the variant's env and preload, cell id,
+/* SELECT run, cell label, variant name, machine name, the variant's env and preload, cell id,
  * variant id, whether it is the baseline, its command and its revision (built) of every (run, cell, variant)
  * of the runs read, one series (cell, variant, host) after another, each in run order: a few hundred rows
  * where the samples are many thousand, so sorting them here is cheap. The CROSS JOINs fix the loops' order:
@@ -117,7 +124,8 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
         for (size_t i = 1; i < b->n_runs && ids; i++)
                 ids = sqlite3_mprintf("%z, %lld", ids, (long long) b->runs[i].id); /* %z frees ids */
         char *sql =
-                ids ? sqlite3_mprintf("SELECT r.id, c.label, v.name, h.hostname, v.env, a.name, c.id, v.id,"
+                ids ? sqlite3_mprintf("SELECT r.id, c.label, v.name, coalesce(r.machine, h.hostname), v.env,"
+                                      " a.name, c.id, v.id,"
                                       " v.is_baseline, v.command,"
                                       " json_extract(v.build, '$.describe') || ' (' ||"
                                       " substr(json_extract(v.build, '$.commit'), 1, 7) || ')'"
@@ -145,9 +153,9 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
         }
         /* Relative: a run's baseline point before the other variants', whose ratios need it. */
         return sql ? sqlite3_mprintf(
-                             b->relative
-                                     ? "%z ORDER BY c.label, h.hostname, r.id, v.is_baseline DESC, v.name"
-                                     : "%z ORDER BY c.label, v.name, h.hostname, r.id",
+                             b->relative ? "%z ORDER BY c.label, 4, r.started_at, r.id, v.is_baseline DESC,"
+                                           " v.name"
+                                         : "%z ORDER BY c.label, v.name, 4, r.started_at, r.id",
                              sql)
                    : NULL;
 }
@@ -294,40 +302,41 @@ static HistoryPoint *new_point(Builder *b, HistorySeries *s, int64_t run_id, sql
         *p = (HistoryPoint){ .run_id = run_id,
                              .started_at = strdup(run->started_at),
                              .hostname = strdup(run->hostname),
+                             .machine = strdup(run->machine),
                              .env = strdup(env ? env : ""),
                              .preload = strdup(preload ? preload : ""),
                              .command = strdup(command ? command : ""),
                              .label = run->label ? strdup(run->label) : NULL,
                              .commit = run->commit ? strdup(run->commit) : NULL,
                              .revision = revision ? strdup(revision) : NULL };
-        return p->started_at && p->hostname && p->env && p->preload && p->command &&
+        return p->started_at && p->hostname && p->machine && p->env && p->preload && p->command &&
                                (p->label || !run->label) && (p->commit || !run->commit) &&
                                (p->revision || !revision)
                        ? p
                        : NULL;
 }
 
-/* The series of (cell, variant, host), or NULL. */
-static HistorySeries *find_series(History *h, const char *cell, const char *variant, const char *host) {
+/* The series of (cell, variant, machine), or NULL. */
+static HistorySeries *find_series(History *h, const char *cell, const char *variant, const char *machine) {
         for (size_t i = h->n_series; i-- > 0;) {
                 HistorySeries *s = &h->series[i];
                 if (strcmp(s->cell, cell) == 0 && strcmp(s->variant, variant) == 0 &&
-                    strcmp(s->host, host) == 0)
+                    strcmp(s->machine, machine) == 0)
                         return s;
         }
         return NULL;
 }
 
-static HistorySeries *new_series(History *h, const char *cell, const char *variant, const char *host) {
+static HistorySeries *new_series(History *h, const char *cell, const char *variant, const char *machine) {
         HistorySeries *series = realloc(h->series, (h->n_series + 1) * sizeof(HistorySeries));
         if (!series)
                 return NULL;
         h->series = series;
         HistorySeries *s = &series[h->n_series++];
-        *s = (HistorySeries){ .cell = strdup(cell), .variant = strdup(variant), .host = strdup(host) };
-        if (h->n_series > 1 && strcmp(series[0].host, host) != 0)
-                h->many_hosts = true;
-        return s->cell && s->variant && s->host ? s : NULL;
+        *s = (HistorySeries){ .cell = strdup(cell), .variant = strdup(variant), .machine = strdup(machine) };
+        if (h->n_series > 1 && strcmp(series[0].machine, machine) != 0)
+                h->many_machines = true;
+        return s->cell && s->variant && s->machine ? s : NULL;
 }
 
 /* The values statement, reset, for one point. */
@@ -452,7 +461,7 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
                 int64_t run_id = sqlite3_column_int64(points, 0);
                 const char *cell = (const char *) sqlite3_column_text(points, 1);
                 const char *variant = (const char *) sqlite3_column_text(points, 2);
-                const char *host = (const char *) sqlite3_column_text(points, 3);
+                const char *machine = (const char *) sqlite3_column_text(points, 3);
                 int64_t cell_id = sqlite3_column_int64(points, 6),
                         variant_id = sqlite3_column_int64(points, 7);
                 bool baseline = sqlite3_column_int(points, 8) != 0;
@@ -468,10 +477,10 @@ static int read_series(Store *st, const char *points_sql, const char *values_sql
                         continue;
                 /* Relative reads a run's variants one after the other: their series interleave. */
                 if (b->relative)
-                        s = find_series(h, cell, variant, host);
+                        s = find_series(h, cell, variant, machine);
                 if ((!s || strcmp(s->cell, cell) != 0 || strcmp(s->variant, variant) != 0 ||
-                     strcmp(s->host, host) != 0) &&
-                    !(s = new_series(h, cell, variant, host))) {
+                     strcmp(s->machine, machine) != 0) &&
+                    !(s = new_series(h, cell, variant, machine))) {
                         r = -ENOMEM;
                         break;
                 }

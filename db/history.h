@@ -27,7 +27,8 @@ typedef enum HistoryChange {
 typedef struct HistoryPoint {
         int64_t run_id;
         char *started_at;
-        char *hostname;
+        char *hostname; /* the host it ran on; its series is its machine's */
+        char *machine;
         size_t n;              /* measured samples */
         double median, lo, hi; /* the median and its 95% distribution-free interval */
         size_t baseline_runs;  /* earlier runs it was checked against; 0: not checked */
@@ -55,12 +56,13 @@ typedef struct HistoryPoint {
         char *baseline_setup;
 } HistoryPoint;
 
-/* One cell and variant on one host (its host name): the runs of other hosts interleave in time
- * but never in a series, and never in its change-point baseline. */
+/* One cell and variant on one machine (runs.machine: its name, chosen with run --machine or
+ * the daemon's machine:, else the host name): the runs of other machines interleave in time but
+ * never in a series, and never in its change-point baseline. */
 typedef struct HistorySeries {
         char *cell;
         char *variant;
-        char *host;
+        char *machine;
         HistoryPoint *points; /* oldest first; runs without measured samples are absent */
         size_t n_points;
 } HistorySeries;
@@ -72,8 +74,8 @@ typedef struct History {
         int64_t latest_run; /* the last of them */
         HistorySeries *series;
         size_t n_series;
-        bool many_hosts;   /* the series are of more than one host */
-        char *relative_to; /* relative: the latest run's baseline variant; else NULL */
+        bool many_machines; /* the series are of more than one machine */
+        char *relative_to;  /* relative: the latest run's baseline variant; else NULL */
         /* More of the metric is better (the latest run's spec metrics: better: higher): a
          * higher value is then an improvement, a lower one a regression. */
         bool higher_is_better;
@@ -116,7 +118,7 @@ typedef struct HistorySpread {
 
 /* The spread from h's series on host (medians, or with HistoryQuery.relative the within-run
  * ratios), leaving out the points of run skip_run. Returns 0 or -ENOMEM. */
-int history_spread(const History *h, const char *host, int64_t skip_run, HistorySpread *ret);
+int history_spread(const History *h, const char *machine, int64_t skip_run, HistorySpread *ret);
 
 /* "regression", "improvement" or NULL. */
 const char *history_change_word(HistoryChange c);

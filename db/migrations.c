@@ -281,6 +281,17 @@ static const char *const migrations[] = {
         /* 29 -> 30: how many times a sample's readings were thinned out to fit (period_ns is then
          * the spec's period doubled that many times) */
         "ALTER TABLE sample_timelines ADD COLUMN thinned INTEGER NOT NULL DEFAULT 0;",
+        /* 30 -> 31: the machine a run is filed under (run --machine, the daemon's machine:,
+         * ALLOCLAB_MACHINE; NULL for earlier runs: their host name), which series and fleets
+         * group by; the Slurm cluster and partition of a run under Slurm (job ids of two
+         * clusters collide). Runs are read in the order they ran, not the order they arrived
+         * (import keeps a bundle's order only): runs_history by start time. */
+        "ALTER TABLE runs ADD COLUMN machine TEXT;"
+        "ALTER TABLE runs ADD COLUMN slurm_cluster TEXT;"
+        "ALTER TABLE runs ADD COLUMN slurm_partition TEXT;"
+        "DROP INDEX runs_history;"
+        "CREATE INDEX runs_history ON runs (experiment_id, started_at, id, status, host_id, metric,"
+        " min_effect, alpha, seed, host_fingerprint, label, commit_id, machine);",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

@@ -294,7 +294,7 @@ static int between_runs(Store *s, RunPair *p) {
         int r = query_history(s, &q, &h);
         if (r == -ENOENT)
                 changepoint_pool_spread(0, 0, &p->spread.spread, &p->spread.df);
-        else if (r < 0 || (r = history_spread(h, p->a->run.hostname, newer, &p->spread)) < 0)
+        else if (r < 0 || (r = history_spread(h, p->a->run.machine, newer, &p->spread)) < 0)
                 return r;
         return p->spread.runs == 0 ? spread_from_aa(s, p) : 0;
 }

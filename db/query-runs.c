@@ -33,8 +33,8 @@ static void clear_summary(void *element) {
 int query_runs(Store *s, const char *experiment, size_t limit, RunSummary **ret, size_t *ret_n) {
         _cleanup_free_ char *columns = run_fields_select(true), *sql = NULL;
         if (!columns || asprintf(&sql,
-                                 "SELECT %s" RUN_FROM
-                                 " WHERE ?1 IS NULL OR experiments.name = ?1 ORDER BY runs.id DESC LIMIT ?2",
+                                 "SELECT %s" RUN_FROM " WHERE ?1 IS NULL OR experiments.name = ?1"
+                                 " ORDER BY runs.started_at DESC, runs.id DESC LIMIT ?2",
                                  columns) < 0)
                 return -ENOMEM;
         sqlite3_stmt *st;
@@ -73,8 +73,9 @@ int query_latest_run(Store *s, int64_t *ret) {
 
 int query_latest_done_run(Store *s, const char *experiment, int64_t *ret) {
         return query_run_id(s,
-                            "SELECT max(r.id) FROM runs r JOIN experiments x ON x.id = r.experiment_id"
-                            " WHERE x.name = ?1 AND r.status = 'done'",
+                            "SELECT r.id FROM runs r JOIN experiments x ON x.id = r.experiment_id"
+                            " WHERE x.name = ?1 AND r.status = 'done' ORDER BY r.started_at DESC, r.id DESC"
+                            " LIMIT 1",
                             experiment, 0, ret);
 }
 

@@ -25,6 +25,7 @@ typedef struct RunSummary {
         char *started_at;
         char *ended_at; /* NULL while running */
         char *hostname;
+        char *machine; /* the machine name it is filed under (run --machine; else hostname) */
         char *metric;
         int64_t n_runs, n_failures, n_excluded;
         int64_t n_cells, n_variants;
@@ -275,10 +276,12 @@ int resume_info_check_here(const ResumeInfo *info, char **ret_message);
  * fit the plan, -EIO, -ENOMEM. */
 int query_prior(Store *s, int64_t run_id, const Plan *plan, RunPrior *prior);
 
-/* Id of the newest run, or -ENOENT when the database has none. */
+/* Id of the run recorded here last (`latest`: the run just made or imported, whenever it ran),
+ * or -ENOENT when the database has none. */
 int query_latest_run(Store *s, int64_t *ret);
 
-/* Id of the newest run of experiment that finished (status done), or -ENOENT. */
+/* Id of the run of experiment that started last of those that finished (status done), or
+ * -ENOENT. */
 int query_latest_done_run(Store *s, const char *experiment, int64_t *ret);
 
 /* Whether run was made by `alloclab suite` (its label "suite TIME", one per invocation): 0,

@@ -24,6 +24,9 @@ typedef struct RecordContext {
         /* The environment alloclab was started in (the submitter's, for a job): a run under
          * Slurm records its SLURM_JOB_ID, SLURM_ARRAY_TASK_ID and SLURMD_NODENAME. */
         char *const *origin_env;
+        /* The machine name the run is filed under (run --machine, ALLOCLAB_MACHINE, the daemon's
+         * machine:), or NULL: the host name. */
+        const char *machine;
         const char *label;  /* run --label, or NULL */
         const char *commit; /* run --commit, or NULL */
         /* The order stored instead of the spec's, or NULL: an import records "sequential" (the

@@ -267,6 +267,21 @@ static int obtain_slurm_node(const RunSource *src, RunValue *ret) {
         return text(ret, env_get(src->ctx->origin_env, "SLURMD_NODENAME"));
 }
 
+/* A job id names a job within its cluster only. */
+static int obtain_slurm_cluster(const RunSource *src, RunValue *ret) {
+        return text(ret, env_get(src->ctx->origin_env, "SLURM_CLUSTER_NAME"));
+}
+
+static int obtain_slurm_partition(const RunSource *src, RunValue *ret) {
+        return text(ret, env_get(src->ctx->origin_env, "SLURM_JOB_PARTITION"));
+}
+
+/* The machine name the run is filed under: the one chosen (RecordContext.machine), else the
+ * host name. */
+static int obtain_machine(const RunSource *src, RunValue *ret) {
+        return text(ret, src->ctx->machine ? src->ctx->machine : src->host->hostname);
+}
+
 static int obtain_import_sha256(const RunSource *src, RunValue *ret) {
         return text(ret, src->ctx->import_sha256);
 }
@@ -324,6 +339,9 @@ const RunField run_fields[] = {
               .insert_sql = "coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))", .json_key = "started_at",
               .label = "started", .label_rank = 6),
         FIELD("ended_at", TEXT_OR_NULL, run.ended_at, .json_key = "ended_at"),
+        /* a run of an earlier version is filed under its host name */
+        FIELD("machine", TEXT, run.machine, .select = "coalesce(runs.machine, hosts.hostname)",
+              .obtain = obtain_machine, .json_key = "machine", .label = "machine", .label_rank = 13),
         FIELD(NULL, TEXT, run.hostname, .select = "hosts.hostname", .json_key = "host.hostname",
               .label = "host", .label_rank = 1),
         FIELD(NULL, TEXT, cpu_model, .select = "hosts.cpu_model", .json_key = "host.cpu_model",
@@ -395,6 +413,8 @@ const RunField run_fields[] = {
         RECORDED("slurm_job_id", TEXT_OR_NULL, .obtain = obtain_slurm_job),
         RECORDED("slurm_array_task_id", TEXT_OR_NULL, .obtain = obtain_slurm_task),
         RECORDED("slurm_node", TEXT_OR_NULL, .obtain = obtain_slurm_node),
+        RECORDED("slurm_cluster", TEXT_OR_NULL, .obtain = obtain_slurm_cluster),
+        RECORDED("slurm_partition", TEXT_OR_NULL, .obtain = obtain_slurm_partition),
         RECORDED("import_sha256", TEXT_OR_NULL, .obtain = obtain_import_sha256),
         RECORDED("import_cpu", JSON, .obtain = obtain_import_cpu),
 };

@@ -45,15 +45,19 @@ _alloclab() {
     --preload) COMPREPLY=($(compgen -W "$(alloclab allocators --names 2>/dev/null)" -- "$cur"))
         return ;;
     --db | --bundle | -o | --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --samples | --last | --label | --commit | --cell | --variant | --metric | --good | --bad | --at) return ;;
+    --samples | --last | --label | --commit | --cell | --variant | --metric | --good | --bad | --at | --machine | \
+        --slurm-job | --expect-machines) return ;;
+    --machine-policy) COMPREPLY=($(compgen -W "refuse split accept" -- "$cur")); return ;;
     esac
 
     local options
     case $command in
-    run) options="--db --samples --format --quiet --compare-to --relative --allow-missing-baseline --label --commit" ;;
+    run) options="--db --samples --format --quiet --compare-to --relative --allow-missing-baseline --label --commit
+        --machine" ;;
     quick) options="--allocators --env --param --samples --warmup --prepare --setup --cleanup --input --verify
-        --timeout --name --print-spec --db --format --quiet --label --commit" ;;
-    suite) options="--threads --scale --samples --allocators --db --format --quiet --print-spec --list --compare-to" ;;
+        --timeout --name --print-spec --db --format --quiet --label --commit --machine" ;;
+    suite) options="--threads --scale --samples --allocators --db --format --quiet --print-spec --list --compare-to
+        --machine" ;;
     bisect) options="--variant --good --bad --at --samples --db" ;;
     check) options= ;;
     resume) options="--db --format --quiet" ;;
@@ -62,9 +66,9 @@ _alloclab() {
     report) options="-o --compare --history --db" ;;
     history) options="--cell --variant --metric --relative --last --format --db" ;;
     compare) options="--db --format --fail-on --relative" ;;
-    fleet) options="--db --format" ;;
+    fleet) options="--db --format --slurm-job --expect-machines" ;;
     export) options="--what --format --db --bundle" ;;
-    import) options="--db --accept-host-change --experiment" ;;
+    import) options="--db --machine-policy --accept-host-change --experiment" ;;
     allocators) options="--format" ;;
     census) options="--preload --json" ;;
     submit) options="--wait --socket" ;;

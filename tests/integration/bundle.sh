@@ -88,7 +88,7 @@ run_alloclab 0 import "$WORK/a.bundle" --db "$B"
 expect_contains "$OUT" "imported 3 runs ($(q "SELECT count(*) FROM samples") samples) from 1 file; 0 already here" "import"
 expect_eq "$(canonical "$B" | grep -v "$(sqlite3 "$B" "SELECT uuid FROM runs WHERE id = 1")")" "$(canonical "$DB")" \
     "every row of the three runs, exactly"
-expect_eq "$(sqlite3 "$B" "SELECT group_concat(id || ':' || status) FROM runs")" \
+expect_eq "$(sqlite3 "$B" "SELECT group_concat(id || ':' || status) FROM (SELECT * FROM runs ORDER BY id)")" \
     "1:done,2:done,3:done,4:interrupted" "local numbers after the database's own run"
 expect_eq "$(sqlite3 "$B" "PRAGMA foreign_key_check")" "" "references"
 run_alloclab 0 show 3 --db "$B" --format csv
@@ -113,7 +113,7 @@ run_alloclab 0 export latest --bundle "$WORK/fresh.bundle"
 
 cp "$WORK/a.bundle" "$WORK/schema.bundle"
 sqlite3 "$WORK/schema.bundle" "PRAGMA user_version = 99"
-refused "$WORK/schema.bundle" "unknown schema" "with schema 99; this alloclab reads version 1 with schema 18 to 30"
+refused "$WORK/schema.bundle" "unknown schema" "with schema 99; this alloclab reads version 1 with schema 18 to 31"
 # A bundle of schema 18 (the same tables of runs; 19 and 20 added indexes, 21 a column of jobs, 22 one of
 # runs, 23 a column to the samples index, 24 two columns of runs and an index, 25 two of runs) imports.
 cp "$WORK/a.bundle" "$WORK/schema18.bundle"
@@ -123,7 +123,7 @@ sqlite3 "$WORK/schema18.bundle" "DROP INDEX IF EXISTS runs_running; DROP INDEX I
     ALTER TABLE runs DROP COLUMN import_sha256; ALTER TABLE runs DROP COLUMN import_cpu;
     ALTER TABLE runs DROP COLUMN metric_defs;
     ALTER TABLE runs DROP COLUMN verify_ignore; ALTER TABLE samples DROP COLUMN other_cpu_ns;
-    ALTER TABLE samples DROP COLUMN steal_ns; $(columns_since_schema_27) PRAGMA user_version = 18"
+    ALTER TABLE samples DROP COLUMN steal_ns; $(undo_since_schema_27) PRAGMA user_version = 18"
 run_alloclab 0 import "$WORK/schema18.bundle" --db "$WORK/fresh18.db"
 expect_eq "$(sqlite3 "$WORK/fresh18.db" "SELECT count(*) > 0 FROM runs")" 1 "a schema 18 bundle imported"
 
@@ -138,7 +138,7 @@ NEW_UUID="lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || subst
 sqlite3 "$WORK/host.bundle" "UPDATE runs SET uuid = $NEW_UUID,
     host_fingerprint = 'beefbeefbeefbeef', host_facts = json_set(host_facts, '$.machine_id', 'another')"
 refused "$WORK/host.bundle" "a host name with a new fingerprint" \
-    "host $(hostname) has fingerprint"
+    "machine $(hostname) has host fingerprint"
 expect_contains "$ERR" "its machine-id differs: another machine under the same name?" "the reason"
 
 cp "$WORK/a.bundle" "$WORK/damaged.bundle" # a copy cut short
@@ -175,15 +175,15 @@ refused "$WORK/check.bundle" "a run that breaks a CHECK" \
     "cannot import $WORK/check.bundle: run $(sqlite3 "$WORK/check.bundle" "SELECT uuid FROM runs WHERE status = 'bogus'"): CHECK constraint failed"
 expect_contains "$ERR" "nothing was imported" "one transaction"
 hostile dropped "$fresh_uuids DROP TABLE calibration"
-refused "$WORK/dropped.bundle" "a dropped table" "its schema is not that of schema 30"
+refused "$WORK/dropped.bundle" "a dropped table" "its schema is not that of schema 31"
 hostile view "$fresh_uuids ALTER TABLE runs RENAME TO runs_data; CREATE VIEW runs AS SELECT * FROM runs_data"
-refused "$WORK/view.bundle" "runs as a view" "its schema is not that of schema 30"
+refused "$WORK/view.bundle" "runs as a view" "its schema is not that of schema 31"
 hostile extra "$fresh_uuids CREATE TABLE extra (x)"
 refused "$WORK/extra.bundle" "an extra table" "it has 'table extra on extra: CREATE TABLE extra (x)'"
 hostile trigger "$fresh_uuids CREATE TRIGGER t AFTER INSERT ON hosts BEGIN DELETE FROM runs; END"
 refused "$WORK/trigger.bundle" "a trigger" "it has 'trigger t on hosts"
 hostile unique "DROP INDEX runs_uuid; UPDATE runs SET uuid = (SELECT min(uuid) FROM runs)"
-refused "$WORK/unique.bundle" "a duplicate UUID without its index" "its schema is not that of schema 30"
+refused "$WORK/unique.bundle" "a duplicate UUID without its index" "its schema is not that of schema 31"
 hostile wall "$fresh_uuids UPDATE samples SET wall_ns = 'abc' WHERE id = (SELECT max(id) FROM samples)"
 refused "$WORK/wall.bundle" "wall_ns = 'abc'" "samples.wall_ns holds a value of a type its column does not take: 'abc'"
 hostile name "$fresh_uuids UPDATE experiments SET name = 'no spec has this name!'"
@@ -235,7 +235,7 @@ refused "$WORK/blob.bundle" "a blob for a kernel" "hosts.kernel holds a value of
 hostile dangling "$fresh_uuids PRAGMA foreign_keys = OFF; UPDATE samples SET cell_id = 999999 WHERE id = (SELECT max(id) FROM samples)"
 refused "$WORK/dangling.bundle" "a reference to nothing" "samples row"
 hostile nofingerprint "$fresh_uuids UPDATE runs SET host_fingerprint = NULL"
-refused "$WORK/nofingerprint.bundle" "a run of a known host without a fingerprint" "has no fingerprint, and $(hostname) is known here"
+refused "$WORK/nofingerprint.bundle" "a run of a known host without a fingerprint" "has no host fingerprint, and $(hostname) is known here"
 # A run whose counter of failed samples says fewer than its rows: show counts the rows (it said
 # "Failed samples (0):" above a failed sample).
 hostile miscounted "$fresh_uuids UPDATE samples SET status = 'exit', exit_code = 3 WHERE id = (SELECT max(id) FROM samples WHERE run_id = 1); UPDATE runs SET n_failures = 0"

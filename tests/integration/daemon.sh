@@ -35,9 +35,11 @@ cleanup() {
 trap cleanup EXIT
 for _ in $(seq 50); do [[ -S $NOTIFY ]] && break; sleep 0.1; done
 
+# The daemon's runs are filed under the machine name of its configuration.
+echo "machine: rack7-box" >"$WORK/alloclabd.yaml"
 start_daemon() {
     NOTIFY_SOCKET="$NOTIFY" WATCHDOG_USEC=400000 "$ALLOCLABD" --db "$DB" --idle-timeout 1 \
-        2>>"$WORK/daemon.log" &
+        --config "$WORK/alloclabd.yaml" 2>>"$WORK/daemon.log" &
     daemon_pid=$!
     for _ in $(seq 100); do
         [[ $(grep -c "READY=1" "$WORK/notify.log" 2>/dev/null) -ge $1 ]] && return 0
@@ -79,6 +81,7 @@ for i in 1 2 3; do
 done
 expect_eq "$(q "SELECT count(*) FROM jobs WHERE status = 'done'")" 3 "three jobs done"
 expect_eq "$(q "SELECT count(*) FROM runs WHERE status = 'done' AND n_runs = 4")" 3 "three complete runs"
+expect_eq "$(q "SELECT DISTINCT machine FROM runs")" rack7-box "the configuration's machine name"
 overlaps=$(q "SELECT count(*) FROM runs a JOIN runs b ON a.id < b.id WHERE b.started_at < a.ended_at")
 expect_eq "$overlaps" 0 "runs never overlap"
 grep -q "STATUS=queued: cell 1/1 glibc" "$WORK/notify.log" || fail "no progress STATUS line"

@@ -33,20 +33,22 @@ pid_start=$(q "SELECT pid_start FROM runs")
 
 expect_eq "$(q "PRAGMA integrity_check")" ok "integrity"
 expect_eq "$(q "PRAGMA journal_mode")" wal "journal mode"
-expect_eq "$(q "PRAGMA user_version")" 30 "schema version"
+expect_eq "$(q "PRAGMA user_version")" 31 "schema version"
 # Every writable open looks for this host's runs left running: from an index of the running
 # runs, not by reading the whole runs table (6-7 ms of every show at 1,000 runs).
 expect_contains "$(q "EXPLAIN QUERY PLAN SELECT runs.id, runs.pid, runs.pid_start FROM runs
                       JOIN hosts ON hosts.id = runs.host_id WHERE runs.status = 'running' AND hosts.hostname = 'x'")" \
     "USING INDEX runs_running" "the recovery's query plan"
-# history reads an experiment's runs from the runs_history index alone, backwards from its last
-# run, without reading the runs' rows or sorting them.
+# history reads an experiment's runs from the runs_history index alone, backwards from the one
+# that started last, without reading the runs' rows or sorting them.
 run_alloclab 0 history store --db "$DB" --format json
 plan=$(q "EXPLAIN QUERY PLAN SELECT r.id, r.started_at, h.hostname, r.metric, r.min_effect, r.alpha, r.seed,
-          r.host_fingerprint, r.label, r.commit_id, r.experiment_id FROM runs r INDEXED BY runs_history
+          r.host_fingerprint, r.label, r.commit_id, r.experiment_id, coalesce(r.machine, h.hostname)
+          FROM runs r INDEXED BY runs_history
           CROSS JOIN hosts h WHERE r.experiment_id = (SELECT id FROM experiments WHERE name = 'store')
-          AND h.id = r.host_id AND r.status IN ('done', 'interrupted') AND (0 = 0 OR r.id <= 0)
-          ORDER BY r.id DESC LIMIT 20")
+          AND h.id = r.host_id AND r.status IN ('done', 'interrupted')
+          AND (0 = 0 OR (r.started_at, r.id) <= (SELECT started_at, id FROM runs WHERE id = 0))
+          ORDER BY r.started_at DESC, r.id DESC LIMIT 20")
 expect_contains "$plan" "USING COVERING INDEX runs_history" "history's runs from the index alone"
 [[ $plan != *"TEMP B-TREE"* ]] || fail "history sorts the runs it reads: $plan"
 [[ $(q "SELECT uuid FROM runs") =~ ^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$ ]] ||
@@ -143,10 +145,10 @@ q "DROP INDEX runs_history; DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN u
    ALTER TABLE runs DROP COLUMN correction; DROP INDEX runs_import; ALTER TABLE runs DROP COLUMN import_sha256;
    ALTER TABLE runs DROP COLUMN import_cpu; ALTER TABLE runs DROP COLUMN metric_defs; ALTER TABLE runs DROP COLUMN verify_ignore;
    ALTER TABLE samples DROP COLUMN other_cpu_ns; ALTER TABLE samples DROP COLUMN steal_ns;
-   $(columns_since_schema_27) PRAGMA user_version = 15"
+   $(undo_since_schema_27) PRAGMA user_version = 15"
 runs=$(q "SELECT count(*) FROM runs")
 run_alloclab 0 runs
-expect_eq "$(q "PRAGMA user_version")" 30 "migrated to schema 30"
+expect_eq "$(q "PRAGMA user_version")" 31 "migrated to schema 31"
 expect_eq "$(q "SELECT count(DISTINCT uuid) FROM runs WHERE length(uuid) = 36")" "$runs" "a UUID for every old run"
 
 # A migration that fails says which and why (it said "not an error": the ROLLBACK had cleared
@@ -155,7 +157,7 @@ q "PRAGMA user_version = 16"
 run_alloclab 4 runs
 expect_contains "$ERR" "cannot migrate $DB from schema 16 to 17: duplicate column name: label" "a failed migration"
 expect_eq "$(q "PRAGMA user_version")" 16 "nothing migrated"
-q "PRAGMA user_version = 30"
+q "PRAGMA user_version = 31"
 
 # A run whose cells' statistics were never stored (it failed on a full disk before the cells'
 # ends): its cells are computed from its samples as the recorder computes them (they showed

@@ -54,7 +54,7 @@ run_alloclab 0 history trend --cell size=1 --variant glibc
 expect_contains "$OUT" "HOST CHANGED (another fingerprint): a new baseline" "host change marked"
 expect_eq "$(grep -c 'IMPROVEMENT' <<<"$OUT")" 0 "no change point across hosts"
 run_alloclab 0 history trend --cell size=1 --variant glibc --format csv
-expect_eq "$(awk -F, '$5 == 7 {print $12, $19}' <<<"$OUT")" " true" "csv: host_changed, no change"
+expect_eq "$(awk -F, '$5 == 7 {print $13, $20}' <<<"$OUT")" " true" "csv: host_changed, no change"
 
 run_alloclab 2 history trend --cell size
 expect_contains "$ERR" "NAME=VALUE" "bad cell filter"
@@ -92,8 +92,8 @@ for cost in 10 20 10 20 10 20 10 30 10 30; do # hosts A B A B A B A B A B
 done
 q "INSERT INTO hosts (hostname, kernel, cpu_model, cpus, glibc, thp)
    SELECT 'host-b', kernel, cpu_model, cpus, glibc, thp FROM hosts LIMIT 1"
-q "UPDATE runs SET host_id = (SELECT id FROM hosts WHERE hostname = 'host-b'), host_fingerprint = 'b'
-   WHERE experiment_id = (SELECT id FROM experiments WHERE name = 'two-hosts') AND id % 2 = 0"
+q "UPDATE runs SET host_id = (SELECT id FROM hosts WHERE hostname = 'host-b'), host_fingerprint = 'b',
+   machine = 'host-b' WHERE experiment_id = (SELECT id FROM experiments WHERE name = 'two-hosts') AND id % 2 = 0"
 run_alloclab 0 history two-hosts
 expect_contains "$OUT" "[-] glibc on $(hostname)" "host A's series"
 expect_contains "$OUT" "[-] glibc on host-b" "host B's series"

@@ -103,7 +103,7 @@ grep -q "drift run [0-9]*: glibc \[-\] regression (confirmed by run [0-9]*): wal
 flagged=$(grep -o "drift run [0-9]*: glibc \[-\] regression" "$WORK/daemon.log" | head -1 | grep -o "run [0-9]*" | cut -d' ' -f2)
 run_alloclab 0 history drift --format csv
 expect_contains "$OUT" "drift,-,glibc,wall,$flagged," "history has the run"
-expect_eq "$(awk -F, -v r="$flagged" '$5 == r {print $12}' <<<"$OUT")" "regression" "history flags the same run"
+expect_eq "$(awk -F, -v r="$flagged" '$5 == r {print $13}' <<<"$OUT")" "regression" "history flags the same run"
 # The run that moved was first a tentative change point, as it finished, then confirmed by the next.
 grep -q "drift run $flagged: glibc \[-\] possible regression (tentative until the next run): wall" "$WORK/daemon.log" ||
     fail "the change was not first reported as tentative: $(cat "$WORK/daemon.log")"

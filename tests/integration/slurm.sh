@@ -2,10 +2,14 @@
 # alloclab under Slurm (contrib/slurm, docs/fleet.md), on a cluster made here: munged,
 # slurmctld and two slurmd on loopback, node1 and node2, each in its own mount and UTS namespace
 # with its own host name and /etc/machine-id (so the two nodes have different host
-# fingerprints). alloclab-fleet runs an experiment as a job array on both nodes and merges their
-# bundles; the merged bundle imports with both hosts, their Slurm job and node recorded, and
-# `fleet` shows them. Then scancel mid-run: the run is interrupted, and its committed samples
-# import intact. Needs root and slurm-wlm and munge (installed by scripts/deps.sh).
+# fingerprints). alloclab-fleet runs an experiment as one job over both nodes, one task each,
+# and merges their bundles, night after night: the merged bundles import with both machines,
+# their Slurm cluster, job and node recorded, and history and fleet show each machine's runs in
+# the order they ran. node1's host name changes between nights and its series goes on under its
+# machine name (the Slurm node name); node2 comes back with another machine-id, and import
+# refuses or splits it as the policy says. A night whose node is busy never starts, and the
+# merge says so and fails. Then scancel mid-run: the run is interrupted, and its committed
+# samples import intact. Needs root and slurm-wlm and munge (installed by scripts/deps.sh).
 . "$(dirname "$0")/lib.sh"
 
 if [[ $(id -u) != 0 ]]; then
@@ -89,19 +93,31 @@ pids+=($!)
 for _ in $(seq 50); do [[ -S $C/munge/munge.sock ]] && break; sleep 0.1; done
 test_scope_run slurmctld -D -i -f "$SLURM_CONF" 2>>"$C/slurmctld.err" &
 pids+=($!)
-for n in 1 2; do
-    printf '%032x\n' "$n" >"$C/machine-id-$n"
-    mkdir -p "$C/spool-node$n"
+# start_node N HOSTNAME MACHINE_ID: slurmd of node N in namespaces of its own (node_pid[N]).
+declare -A node_pid
+start_node() {
+    printf '%032x\n' "$3" >"$C/machine-id-$1-$3"
+    mkdir -p "$C/spool-node$1"
     test_scope_run unshare --mount --uts --propagation private sh -c \
-        "hostname node$n && mount --bind $C/machine-id-$n /etc/machine-id && exec slurmd -D -N node$n -f $SLURM_CONF" \
-        2>>"$C/slurmd-node$n.err" &
+        "hostname $2 && mount --bind $C/machine-id-$1-$3 /etc/machine-id && exec slurmd -D -N node$1 -f $SLURM_CONF" \
+        2>>"$C/slurmd-node$1.err" &
+    node_pid[$1]=$!
     pids+=($!)
-done
-for _ in $(seq 150); do
-    [[ $(sinfo -h -o '%T %D' 2>/dev/null) == "idle 2" ]] && break
-    sleep 0.2
-done
-[[ $(sinfo -h -o '%T %D') == "idle 2" ]] || fail "the cluster did not come up: $(sinfo 2>&1; tail -5 "$C"/*.log)"
+}
+stop_node() {
+    kill -TERM "${node_pid[$1]}"
+    wait "${node_pid[$1]}" 2>/dev/null || true
+}
+wait_idle() {
+    for _ in $(seq 150); do
+        [[ $(sinfo -h -o '%T %D' 2>/dev/null) == "idle 2" ]] && return 0
+        sleep 0.2
+    done
+    fail "the cluster is not up: $(sinfo 2>&1; tail -5 "$C"/*.log)"
+}
+start_node 1 node1 1
+start_node 2 node2 2
+wait_idle
 
 # wait_jobs: until the queue is empty.
 wait_jobs() {
@@ -112,7 +128,7 @@ wait_jobs() {
     fail "jobs still queued: $(squeue)"
 }
 
-# An experiment on both nodes, merged.
+# An experiment on both nodes, merged: night 1.
 cat >"$WORK/spec.yaml" <<YAML
 experiment: cluster
 command: ["$WORKLOAD", which]
@@ -121,29 +137,95 @@ allocators: {glibc: {}, jemalloc: {preload: jemalloc}}
 samples: 5
 YAML
 export ALLOCLAB ALLOCLAB_NODE_DIR=$WORK/nodes
-out=$("$FLEET" "$WORK/spec.yaml" "$WORK/bundles" 2 --partition=test) || fail "alloclab-fleet: $out"
-array=$(awk '{print $3}' <<<"$out")
-wait_jobs
-ls "$WORK/bundles/$array-0-"node?.bundle "$WORK/bundles/$array-1-"node?.bundle >/dev/null ||
-    fail "a bundle per task: $(ls "$WORK/bundles"; cat "$WORK/bundles"/*.out)"
-[[ -e $WORK/bundles/fleet-$array.bundle ]] || fail "the merged bundle: $(cat "$WORK/bundles/fleet-$array.out")"
-expect_contains "$(cat "$WORK/bundles/fleet-$array.txt")" "fleet: cluster on 2 hosts" "the merge job's fleet table"
+# night: submits the fleet, waits for it and its merge; $job is the fleet job.
+night() {
+    local out
+    out=$("$FLEET" "$WORK/spec.yaml" "$WORK/bundles" 2 --partition=test) || fail "alloclab-fleet: $out"
+    job=$(awk '{print $3}' <<<"${out%%,*}")
+    wait_jobs
+}
+night
+merged=$WORK/bundles/fleet-$job
+[[ -e $merged.bundle ]] || fail "the merged bundle: $(cat "$merged.out" "$WORK/bundles/$job.out")"
+expect_contains "$(cat "$merged.txt")" "fleet: cluster on 2 machines" "the merge job's fleet table"
+expect_eq "$(ls "$WORK/bundles" | grep -c "^$job-")" 0 "the per-node bundles, merged, are gone"
+expect_eq "$(ls "$WORK/nodes")" "" "the per-node databases, in their bundles, are gone"
 
-run_alloclab 0 import "$WORK/bundles/fleet-$array.bundle"
-expect_eq "$(q "SELECT h.hostname, r.status, r.slurm_node, r.slurm_array_task_id IS NOT NULL,
-                       r.slurm_job_id IS NOT NULL FROM runs r JOIN hosts h ON h.id = r.host_id ORDER BY h.hostname")" \
-    "node1|done|node1|1|1
-node2|done|node2|1|1" "a run per node, with its Slurm job and node"
+run_alloclab 0 import "$merged.bundle"
+expect_eq "$(q "SELECT r.machine, h.hostname, r.status, r.slurm_node, r.slurm_cluster, r.slurm_partition,
+                       r.slurm_job_id FROM runs r JOIN hosts h ON h.id = r.host_id ORDER BY r.machine")" \
+    "node1|node1|done|node1|alloclabtest|test|$job
+node2|node2|done|node2|alloclabtest|test|$job" "a run per machine, with its Slurm cluster, partition, job and node"
 expect_eq "$(q "SELECT count(DISTINCT host_fingerprint) FROM runs")" 2 "two host fingerprints"
 expect_eq "$(q "SELECT count(*) FROM samples WHERE phase = 'sample' AND status = 'ok'")" 40 "every sample"
 run_alloclab 0 fleet cluster
-expect_contains "$OUT" "fleet: cluster on 2 hosts" "fleet"
-expect_contains "$(grep '^node1 ' <<<"$OUT")" "node1" "node1 listed"
-expect_contains "$(grep '^node2 ' <<<"$OUT")" "node2" "node2 listed"
+expect_contains "$OUT" "fleet: cluster on 2 machines" "fleet"
 run_alloclab 7 compare 1 2
 expect_contains "$OUT" "NOT COMPARABLE" "runs of two nodes"
-run_alloclab 0 import "$WORK/bundles/fleet-$array.bundle"
+run_alloclab 0 import "$merged.bundle"
 expect_contains "$OUT" "imported 0 runs (0 samples) from 1 file; 2 already here" "the same bundle again"
+night1=$merged
+
+# Night 2: node1 has another host name; its runs stay its machine's, node1.
+stop_node 1
+start_node 1 node1-renamed 1
+wait_idle
+night
+night2=$WORK/bundles/fleet-$job
+expect_contains "$(cat "$night2.txt")" "node1-renamed" "the merge's table names the host"
+run_alloclab 0 import "$night2.bundle"
+run_alloclab 0 history cluster --variant jemalloc --cell n=1 --format csv
+expect_eq "$(python3 -c '
+import csv, sys
+print(" ".join(r["machine"] + ":" + r["host"] for r in csv.DictReader(sys.stdin)))' <<<"$OUT")" \
+    "node1:node1 node1:node1-renamed node2:node2 node2:node2" "one series per machine, across the host name change"
+# Imported newest first, the nights still read in the order they ran.
+run_alloclab 0 import "$night2.bundle" --db "$WORK/reversed.db"
+run_alloclab 0 import "$night1.bundle" --db "$WORK/reversed.db"
+run_alloclab 0 history cluster --variant jemalloc --cell n=1 --format csv --db "$WORK/reversed.db"
+expect_eq "$(python3 -c '
+import csv, sys
+rows = list(csv.DictReader(sys.stdin))
+print(" ".join(r["machine"] + ":" + ("night 1" if int(r["run_id"]) > 2 else "night 2") for r in rows))' <<<"$OUT")" \
+    "node1:night 1 node1:night 2 node2:night 1 node2:night 2" "night 1 (imported last: runs 3, 4) before night 2"
+run_alloclab 0 fleet cluster --db "$WORK/reversed.db"
+expect_contains "$(grep '^node1 ' <<<"$OUT")" "node1-renamed  A      $(sqlite3 "$WORK/reversed.db" \
+    "SELECT r.id FROM runs r JOIN hosts h ON h.id = r.host_id WHERE h.hostname = 'node1-renamed'")" \
+    "fleet: node1's latest run is night 2's, imported first"
+
+# Night 3: node2 is another machine (another machine-id) under the old name.
+stop_node 2
+start_node 2 node2 3
+wait_idle
+night
+night3=$WORK/bundles/fleet-$job
+run_alloclab 4 import "$night3.bundle"
+expect_contains "$ERR" "machine node2 has host fingerprint" "refused by default"
+expect_contains "$ERR" "its machine-id differs: another machine under the same name?" "why"
+run_alloclab 0 import "$night3.bundle" --machine-policy split
+run_alloclab 0 fleet cluster
+expect_contains "$OUT" "fleet: cluster on 3 machines" "node2's new machine split off"
+expect_eq "$(q "SELECT count(*) FROM runs WHERE machine LIKE 'node2.%'")" 1 "as node2.FINGERPRINT"
+
+# A busy night: node2 is taken, the fleet never starts, and is given up on.
+blocker=$(sbatch --parsable --partition=test --nodelist=node2 --exclusive --output=/dev/null --wrap "sleep 600")
+out=$("$FLEET" "$WORK/spec.yaml" "$WORK/bundles" 2 --partition=test) || fail "alloclab-fleet: $out"
+job=$(awk '{print $3}' <<<"${out%%,*}")
+for _ in $(seq 100); do
+    [[ $(squeue -h -j "$job" -o %r 2>/dev/null) == Resources ]] && break
+    sleep 0.2
+done
+expect_eq "$(squeue -h -j "$job" -o '%T %r')" "PENDING Resources" "the fleet waits for both nodes"
+scancel "$job"
+for _ in $(seq 300); do
+    [[ -z $(squeue -h -t PD,R,CG | grep -v "^ *$blocker ") ]] && break
+    sleep 0.2
+done
+scancel "$blocker"
+wait_jobs
+expect_contains "$(cat "$WORK/bundles/fleet-$job.out")" \
+    "0 machines finished a run of cluster in Slurm job alloclabtest:$job, 2 were asked for" "the merge fails loudly"
+[[ ! -e $WORK/bundles/fleet-$job.bundle ]] || fail "a merged bundle of a fleet that never ran"
 
 # scancel mid-run: the run is interrupted, and what it committed travels intact.
 sed -e 's/^experiment: cluster/experiment: cancelled/' -e 's/^samples: 5/samples: 500/' \
@@ -152,7 +234,7 @@ sed -e 's/^experiment: cluster/experiment: cancelled/' -e 's/^samples: 5/samples
 export ALLOCLAB_NODE_DIR=$WORK/cancelled-node
 mkdir "$ALLOCLAB_NODE_DIR"
 out=$("$FLEET" "$WORK/long.yaml" "$WORK/bundles" 1 --partition=test) || fail "alloclab-fleet: $out"
-array=$(awk '{print $3}' <<<"$out")
+job=$(awk '{print $3}' <<<"${out%%,*}")
 node_db=
 for _ in $(seq 300); do
     node_db=$(compgen -G "$ALLOCLAB_NODE_DIR/alloclab-*.db" | head -1 || true)
@@ -160,12 +242,15 @@ for _ in $(seq 300); do
     sleep 0.1
 done
 [[ -n $node_db ]] || fail "the task never measured: $(squeue; cat "$WORK/bundles"/*.out)"
-scancel "$array"
+scancel "$job"
 wait_jobs
 expect_eq "$(sqlite3 "$node_db" "SELECT status FROM runs")" interrupted "the cancelled run"
 committed=$(sqlite3 "$node_db" "SELECT count(*) FROM samples")
-run_alloclab 0 import "$WORK/bundles/fleet-$array.bundle" --db "$WORK/cancelled.db"
+run_alloclab 0 import "$WORK/bundles/fleet-$job.bundle" --db "$WORK/cancelled.db"
 expect_eq "$(sqlite3 "$WORK/cancelled.db" "SELECT status, (SELECT count(*) FROM samples) FROM runs")" \
     "interrupted|$committed" "the interrupted run with every committed sample"
 expect_eq "$(sqlite3 "$WORK/cancelled.db" "PRAGMA integrity_check")" ok "integrity"
+expect_contains "$(cat "$WORK/bundles/fleet-$job.out")" \
+    "0 machines finished a run of cancelled in Slurm job alloclabtest:$job (none), 1 was asked for" \
+    "the merge of a cancelled fleet fails, its interrupted run merged"
 echo "slurm test: $((SECONDS - start)) s"

@@ -49,7 +49,8 @@ static void test_fields(void **state) {
         (void) state;
         _cleanup_(daemon_config_freep) DaemonConfig *c = NULL;
         _cleanup_free_ char *got = load("database: /var/lib/x.db\nspecs_dir: /etc/x\nsocket: /run/x.sock\n"
-                                        "socket_group: alloclab\nidle_timeout: 2m\nprobe: /usr/lib/p.so\n",
+                                        "socket_group: alloclab\nidle_timeout: 2m\nprobe: /usr/lib/p.so\n"
+                                        "machine: rack7-box\n",
                                         &c);
         assert_string_equal(got, "");
         assert_string_equal(c->database, "/var/lib/x.db");
@@ -58,6 +59,7 @@ static void test_fields(void **state) {
         assert_string_equal(c->socket_group, "alloclab");
         assert_int_equal(c->idle_timeout_usec, 120000000);
         assert_string_equal(c->probe, "/usr/lib/p.so");
+        assert_string_equal(c->machine, "rack7-box");
 }
 
 static void test_empty(void **state) {
@@ -78,6 +80,9 @@ static void test_errors(void **state) {
         assert_string_equal(b,
                             "c.yaml:1:9: path 'run/x.sock' must be absolute\n"
                             "c.yaml:2:15: idle_timeout: cannot parse 'forever' (expected e.g. '30s', '2m')");
+        _cleanup_free_ char *m = load("machine: rack 7\n", &c);
+        assert_string_equal(
+                m, "c.yaml:1:10: machine name 'rack 7' must be 1-64 letters, digits, '_', '-' or '.'");
         _cleanup_free_ char *e = load("- database\n", &c);
         assert_string_equal(e, "c.yaml:1:1: configuration must be a mapping, got a list");
         assert_null(c);
