@@ -102,7 +102,20 @@ int cmd_export_bundle(int argc, char **argv) {
                 cli_error("export", "%s", message ? message : strerror(-r));
                 return r == -ENOENT || r == -EBUSY ? EXIT_USAGE : EXIT_ENVIRONMENT;
         }
-        printf("%s: %zu run%s\n", bundle, n, n == 1 ? "" : "s");
+        /* A bundle of pruned runs says so: they travel without their measured samples. */
+        size_t pruned = 0;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *when = NULL;
+                if (query_run_pruned(store, ids[i], &when) < 0)
+                        return cli_query_failed("export", store, ids[i], -EIO);
+                pruned += when != NULL;
+        }
+        printf("%s: %zu run%s", bundle, n, n == 1 ? "" : "s");
+        if (pruned)
+                printf(", %zu of them pruned (their statistics and values of their metric, no measured "
+                       "samples)",
+                       pruned);
+        printf("\n");
         return EXIT_OK;
 }
 

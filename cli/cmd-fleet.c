@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/render.h"
 #include "db/fleet.h"
+#include "stats/pool.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 
@@ -149,43 +150,83 @@ static json_t *machines_table(const Fleet *f, const Classes *classes, char **cel
         return table;
 }
 
-/* Machines as the unit: the geometric mean and range of the machines' ratios and the verdict
- * count, over the machines of one hardware class or (class SIZE_MAX) all. */
+/* The level of the interval over machines, and below which p machines disagree. */
+#define FLEET_LEVEL 0.95
+
+/* Whether machine h's comparison of cell and variant could not have told min_effect from noise:
+ * inconclusive, and the smallest change its test would detect larger than its rule's. */
+static bool too_noisy(const Report *rep, const ReportEntry *e) {
+        return e->comparison.verdict == VERDICT_INCONCLUSIVE &&
+               !(e->comparison.detectable <= rep->min_effect);
+}
+
+/* Machines as the unit, over the machines of one hardware class or (class SIZE_MAX) all: the
+ * geometric mean of the machines' ratios with its interval over them and whether they disagree
+ * (stats/pool.h), the range, and on how many machines each verdict holds. */
 typedef struct Summary {
         size_t n;                      /* machines that compared the variant with their baseline */
-        double geomean, min, max;      /* of their ratios */
+        double min, max;               /* of their ratios */
         size_t verdicts[_VERDICT_MAX]; /* machines per verdict */
+        size_t too_noisy;              /* of the inconclusive ones, those that could not detect min_effect */
+        double min_effect;             /* the first machine's rule (runs of a fleet share one spec) */
+        PooledRatio pool;              /* over those with an interval */
 } Summary;
 
 static Summary summarize(const Fleet *f, const Classes *classes, size_t class, const char *cell,
                          const char *variant) {
-        Summary s = { .min = INFINITY, .max = -INFINITY };
-        double log_sum = 0;
+        Summary s = { .min = INFINITY, .max = -INFINITY, .min_effect = NAN };
+        _cleanup_free_ MachineRatio *ratios =
+                calloc(f->n_machines ? f->n_machines : 1, sizeof(MachineRatio));
+        size_t n_ratios = 0;
         for (size_t h = 0; h < f->n_machines; h++) {
-                const ReportEntry *e = entry_of(f->machines[h].report, cell, variant);
+                const Report *rep = f->machines[h].report;
+                const ReportEntry *e = entry_of(rep, cell, variant);
                 if (!e || !e->has_comparison || (class != SIZE_MAX && classes->of[h] != class))
                         continue;
+                const Comparison *c = &e->comparison;
                 s.n++;
-                log_sum += log(e->comparison.ratio);
-                s.min = fmin(s.min, e->comparison.ratio);
-                s.max = fmax(s.max, e->comparison.ratio);
-                s.verdicts[e->comparison.verdict]++;
+                s.min = fmin(s.min, c->ratio);
+                s.max = fmax(s.max, c->ratio);
+                s.verdicts[c->verdict]++;
+                s.too_noisy += too_noisy(rep, e);
+                if (isnan(s.min_effect))
+                        s.min_effect = rep->min_effect;
+                if (c->test != COMPARE_TEST_NONE && c->lo > 0 && isfinite(c->hi))
+                        ratios[n_ratios++] = (MachineRatio){ .ratio = c->ratio,
+                                                             .lo = c->lo,
+                                                             .hi = c->hi,
+                                                             .level = render_interval_level(rep) };
         }
-        s.geomean = s.n ? exp(log_sum / (double) s.n) : NAN;
+        if (!ratios || pool_machine_ratios(ratios, n_ratios, FLEET_LEVEL, &s.pool) < 0)
+                s.pool = (PooledRatio){ .geomean = NAN, .lo = NAN, .hi = NAN, .q = NAN, .p = NAN };
         return s;
 }
 
-/* "faster on 2 of 2 machines", "slower on 1, inconclusive on 1 of 2 machines". */
+/* "higher on 1, same on 1 of 2 machines; machines disagree (heterogeneity p < 0.001)", "~ on 2
+ * of 2 machines, too noisy to detect 5% on 2: no conclusion". */
 static void verdict_count(const Summary *s, bool time, char *buf, size_t size) {
         static const Verdict order[] = { VERDICT_HIGHER, VERDICT_LOWER, VERDICT_SAME, VERDICT_INCONCLUSIVE };
-        size_t n = 0;
+        size_t n = 0, decided = 0;
         buf[0] = 0;
         for (size_t i = 0; i < ELEMENTSOF(order); i++)
                 if (s->verdicts[order[i]] > 0 && n < size)
                         n += (size_t) snprintf(buf + n, size - n, "%s%s on %zu", n ? ", " : "",
                                                verdict_word(order[i], time), s->verdicts[order[i]]);
+        for (size_t i = 0; i < ELEMENTSOF(order) - 1; i++)
+                decided += s->verdicts[order[i]];
         if (n < size)
-                snprintf(buf + n, size - n, " of %zu machine%s", s->n, s->n == 1 ? "" : "s");
+                n += (size_t) snprintf(buf + n, size - n, " of %zu machine%s", s->n, s->n == 1 ? "" : "s");
+        if (s->too_noisy > 0 && n < size)
+                n += (size_t) snprintf(buf + n, size - n, ", too noisy to detect %.0f%% on %zu%s",
+                                       100 * s->min_effect, s->too_noisy,
+                                       decided == 0 && s->too_noisy == s->n ? ": no conclusion" : "");
+        if (s->pool.k >= 2 && s->pool.p < 1 - FLEET_LEVEL && n < size)
+                snprintf(buf + n, size - n, "; machines disagree (heterogeneity p %s%.3f)",
+                         s->pool.p < 0.001 ? "< " : "", s->pool.p < 0.001 ? 0.001 : s->pool.p);
+}
+
+static json_t *number_or_null(double v) {
+        return isfinite(v) ? json_real(v) : json_null();
 }
 
 static json_t *summary_json(const Fleet *f, const Classes *classes, size_t class, char **cells,
@@ -198,24 +239,33 @@ static json_t *summary_json(const Fleet *f, const Classes *classes, size_t class
                         json_object_set_new(verdicts, verdict_word(v, time),
                                             json_integer((json_int_t) s.verdicts[v]));
                 json_array_append_new(
-                        rows, json_pack("{s:s, s:s, s:I, s:o, s:o, s:o, s:o}", "cell", cells[i], "variant",
-                                        variants[i], "machines", (json_int_t) s.n, "geomean_ratio",
-                                        s.n ? json_real(s.geomean) : json_null(), "min_ratio",
-                                        s.n ? json_real(s.min) : json_null(), "max_ratio",
-                                        s.n ? json_real(s.max) : json_null(), "verdicts", verdicts));
+                        rows,
+                        json_pack("{s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:{s:o, s:o, s:o}}",
+                                  "cell", cells[i], "variant", variants[i], "machines", (json_int_t) s.n,
+                                  "geomean_ratio", number_or_null(s.pool.geomean), "ratio_ci_low",
+                                  number_or_null(s.pool.lo), "ratio_ci_high", number_or_null(s.pool.hi),
+                                  "min_ratio", s.n ? json_real(s.min) : json_null(), "max_ratio",
+                                  s.n ? json_real(s.max) : json_null(), "verdicts", verdicts, "too_noisy",
+                                  (json_int_t) s.too_noisy, "heterogeneity", "q", number_or_null(s.pool.q),
+                                  "p", number_or_null(s.pool.p), "i_squared",
+                                  number_or_null(s.pool.i_squared)));
         }
         return rows;
 }
 
-/* The summary columns of one row: geometric mean, range, verdict count. */
+/* The summary columns of one row: geometric mean with its interval over machines, range,
+ * verdict count. */
 static void summary_cells(json_t *row, const Summary *s, bool time) {
-        char geomean[32] = "-", range[64] = "-", verdict[128];
-        if (s->n) {
-                snprintf(geomean, sizeof(geomean), "%.2fx", s->geomean);
+        char geomean[64] = "-", range[64] = "-", verdict[256];
+        if (s->n && isfinite(s->pool.lo))
+                snprintf(geomean, sizeof(geomean), "%.2fx [%.2f, %.2f]", s->pool.geomean, s->pool.lo,
+                         s->pool.hi);
+        else if (s->n && isfinite(s->pool.geomean))
+                snprintf(geomean, sizeof(geomean), "%.2fx", s->pool.geomean);
+        if (s->n)
                 snprintf(range, sizeof(range), "%.2f-%.2f", s->min, s->max);
-        }
         verdict_count(s, time, verdict, sizeof(verdict));
-        json_object_set_new(row, "machines: geomean", json_string(geomean));
+        json_object_set_new(row, "machines: geomean [95%]", json_string(geomean));
         json_object_set_new(row, "range", json_string(range));
         json_object_set_new(row, "verdict", json_string(verdict));
 }
@@ -226,7 +276,7 @@ static json_t *display_table(const Fleet *f, const Classes *classes, char **cell
         json_t *columns = json_pack("[s, s]", "cell", "variant");
         for (size_t h = 0; h < f->n_machines; h++)
                 json_array_append_new(columns, json_string(f->machines[h].machine));
-        json_array_append_new(columns, json_string("machines: geomean"));
+        json_array_append_new(columns, json_string("machines: geomean [95%]"));
         json_array_append_new(columns, json_string("range"));
         json_array_append_new(columns, json_string("verdict"));
         json_t *rows = json_array();
@@ -264,7 +314,40 @@ static json_t *classes_display(const Fleet *f, const Classes *classes, char **ce
                         json_array_append_new(rows, row);
                 }
         return json_pack("{s:[s, s, s, s, s, s], s:o}", "columns", "class", "cell", "variant",
-                         "machines: geomean", "range", "verdict", "rows", rows);
+                         "machines: geomean [95%]", "range", "verdict", "rows", rows);
+}
+
+static int compare_doubles(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return (x > y) - (x < y);
+}
+
+/* A machine's noise, as its run measured it: the median over its comparisons of the smallest
+ * change each could detect (stats/compare.h), INFINITY when none could detect any, NAN without
+ * comparisons. */
+static double machine_detects(const Report *rep) {
+        size_t n = 0, total = rep->n_cells * rep->n_variants;
+        _cleanup_free_ double *d = calloc(total ? total : 1, sizeof(double));
+        for (size_t i = 0; d && i < total; i++)
+                if (rep->entries[i].has_comparison)
+                        d[n++] = rep->entries[i].comparison.detectable;
+        if (!d || n == 0)
+                return NAN;
+        qsort(d, n, sizeof(double), compare_doubles);
+        return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+}
+
+/* "+-3%", "+-12% (too noisy for 5%)", "nothing (too few samples)", "-" (no comparison). */
+static void detects_text(const Report *rep, char *buf, size_t size) {
+        double d = machine_detects(rep);
+        if (isnan(d))
+                snprintf(buf, size, "-");
+        else if (!isfinite(d))
+                snprintf(buf, size, "nothing (too few samples)");
+        else if (d > rep->min_effect)
+                snprintf(buf, size, "+-%.0f%% (too noisy for %.0f%%)", 100 * d, 100 * rep->min_effect);
+        else
+                snprintf(buf, size, "+-%.0f%%", 100 * d);
 }
 
 static int render_json(FILE *f, const Fleet *fleet, const Classes *classes, json_t *per_machine,
@@ -275,11 +358,13 @@ static int render_json(FILE *f, const Fleet *fleet, const Classes *classes, json
                 char class[8];
                 class_name(classes->of[h], class);
                 json_array_append_new(machines,
-                                      json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s?, s:s?}", "machine",
-                                                x->machine, "host", x->hostname, "class", class, "run_id",
-                                                (json_int_t) x->report->run.id, "uuid", x->report->run.uuid,
-                                                "started_at", x->report->run.started_at, "fingerprint",
-                                                x->fingerprint, "slurm", x->slurm));
+                                      json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s?, s:s?, s:o, s:f}",
+                                                "machine", x->machine, "host", x->hostname, "class", class,
+                                                "run_id", (json_int_t) x->report->run.id, "uuid",
+                                                x->report->run.uuid, "started_at", x->report->run.started_at,
+                                                "fingerprint", x->fingerprint, "slurm", x->slurm, "detects",
+                                                number_or_null(machine_detects(x->report)), "min_effect",
+                                                x->report->min_effect));
         }
         for (size_t k = 0; k < classes->n; k++) {
                 char class[8];
@@ -299,27 +384,28 @@ static int render_json(FILE *f, const Fleet *fleet, const Classes *classes, json
         return r < 0 || ferror(f) ? -EIO : 0;
 }
 
-/* The machines, which run of each, its hardware class and Slurm job. */
+/* The machines, which run of each, its hardware class, its noise and Slurm job. */
 static json_t *machines_display(const Fleet *fleet, const Classes *classes) {
         bool slurm = false;
         for (size_t h = 0; h < fleet->n_machines; h++)
                 slurm |= fleet->machines[h].slurm != NULL;
-        json_t *t = json_pack("{s:[s, s, s, s, s, s, s], s:[]}", "columns", "machine", "host", "class",
-                              "run", "uuid", "started", "fingerprint", "rows");
+        json_t *t = json_pack("{s:[s, s, s, s, s, s, s, s], s:[]}", "columns", "machine", "host", "class",
+                              "run", "uuid", "started", "fingerprint", "detects", "rows");
         if (t && slurm)
                 json_array_append_new(json_object_get(t, "columns"), json_string("slurm job"));
         for (size_t h = 0; t && h < fleet->n_machines; h++) {
                 const FleetMachine *x = &fleet->machines[h];
-                char run[32], class[8];
+                char run[32], class[8], detects[96];
                 snprintf(run, sizeof(run), "%lld", (long long) x->report->run.id);
                 class_name(classes->of[h], class);
+                detects_text(x->report, detects, sizeof(detects));
                 json_array_append_new(json_object_get(t, "rows"),
-                                      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s%, s:s}", "machine",
+                                      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s%, s:s, s:s}", "machine",
                                                 x->machine, "host", x->hostname, "class", class, "run", run,
                                                 "uuid", x->report->run.uuid, "started",
                                                 x->report->run.started_at, "fingerprint",
                                                 x->fingerprint ? x->fingerprint : "unknown", (size_t) 12,
-                                                "slurm job", x->slurm ? x->slurm : "-"));
+                                                "detects", detects, "slurm job", x->slurm ? x->slurm : "-"));
         }
         return t;
 }

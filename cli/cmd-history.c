@@ -311,7 +311,19 @@ int cmd_export(int argc, char **argv) {
 
         json_auto_t *table = NULL;
         if (strcmp(o.what, "samples") == 0 || strcmp(o.what, "hyperfine") == 0) {
-                int r = export_samples(store, run_id, &table);
+                _cleanup_free_ char *pruned = NULL;
+                int r = query_run_pruned(store, run_id, &pruned);
+                if (r < 0)
+                        return cli_query_failed("export", store, run_id, r);
+                if (pruned) {
+                        cli_error(
+                                "export",
+                                "run %lld was pruned on %s: its measured samples are gone (alloclab prune); "
+                                "--what stats has its statistics, show its figures and verdicts",
+                                (long long) run_id, pruned);
+                        return EXIT_ENVIRONMENT;
+                }
+                r = export_samples(store, run_id, &table);
                 if (r < 0)
                         return cli_query_failed("export", store, run_id, r);
                 json_auto_t *cpu = NULL;

@@ -23,6 +23,7 @@ int cmd_export(int argc, char **argv);
 int cmd_export_bundle(int argc, char **argv); /* export --bundle */
 int cmd_import(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
+int cmd_prune(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -35,8 +35,12 @@ static const Command commands[] = {
           "an experiment's medians over time, with regressions and improvements flagged" },
         { "compare", cmd_compare, "RUN_A RUN_B [--db PATH] [--format F] [--fail-on regression] [--relative]",
           "compare two runs of an experiment, cell by cell, and say what differs between them" },
-        { "fleet", cmd_fleet, "EXPERIMENT [--db PATH] [--format F]",
-          "an experiment across hosts: each host's ratios, and on how many hosts each verdict holds" },
+        { "fleet", cmd_fleet,
+          "EXPERIMENT [--slurm-job [CLUSTER:]JOB] [--expect-machines N] [--db PATH] [--format F]",
+          "an experiment across machines: each machine's ratios, and on how many machines each verdict "
+          "holds" },
+        { "prune", cmd_prune, "[EXPERIMENT] --keep-last N | --older-than D [--keep-every N] [--dry-run]",
+          "drop old runs' samples, keeping their statistics and verdicts" },
         { "export", cmd_export,
           "[RUN|latest] --what samples|stats|hyperfine [--format F] | RUN... --bundle FILE",
           "write a stored run's samples or statistics (CSV, JSON, Markdown, hyperfine's JSON), or a "

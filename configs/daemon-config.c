@@ -16,6 +16,7 @@
 #include "configs/yamltree.h"
 #include "util/cleanup.h"
 #include "util/io.h"
+#include "util/units.h"
 
 DaemonConfig *daemon_config_free(DaemonConfig *c) {
         if (!c)
@@ -58,6 +59,19 @@ static int parse_machine(Loader *l, const YamlNode *n, void *field) {
         return schema_parse_string(l, n, field);
 }
 
+static int parse_prune_keep_last(Loader *l, const YamlNode *n, void *field) {
+        return schema_parse_uint(l, n, "prune_keep_last", 1, 1000000000, field);
+}
+
+static int parse_prune_older_than(Loader *l, const YamlNode *n, void *field) {
+        uint64_t ns;
+        int r = schema_parse_quantity(l, n, "prune_older_than", units_duration_ns, 0, "'90d', '12h'",
+                                      1000000000ULL, 100ULL * 365 * 86400 * 1000000000ULL, &ns);
+        if (r >= 0)
+                *(uint64_t *) field = ns / 1000000000ULL;
+        return r;
+}
+
 static int parse_idle_timeout(Loader *l, const YamlNode *n, void *field) {
         uint64_t ns;
         int r = schema_parse_quantity(l, n, "idle_timeout", units_duration_ns, 1e9, "'30s', '2m'",
@@ -75,6 +89,8 @@ static const Field daemon_fields[] = {
         { "idle_timeout", parse_idle_timeout, offsetof(DaemonConfig, idle_timeout_usec), false },
         { "probe", parse_path, offsetof(DaemonConfig, probe), false },
         { "machine", parse_machine, offsetof(DaemonConfig, machine), false },
+        { "prune_keep_last", parse_prune_keep_last, offsetof(DaemonConfig, prune_keep_last), false },
+        { "prune_older_than", parse_prune_older_than, offsetof(DaemonConfig, prune_older_than_s), false },
 };
 
 int daemon_config_load_file(const char *path, Diagnostics *d, DaemonConfig **ret) {

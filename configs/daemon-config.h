@@ -18,6 +18,10 @@ typedef struct DaemonConfig {
         uint64_t idle_timeout_usec;
         char *probe;
         char *machine; /* the machine name runs are filed under (docs/fleet.md) */
+        /* Retention after each finished job (alloclab prune): the last prune_keep_last runs of
+         * each experiment on each machine keep their samples, and only runs started at least
+         * prune_older_than_s ago lose theirs; 0: not set (no pruning when neither is) */
+        uint64_t prune_keep_last, prune_older_than_s;
 } DaemonConfig;
 
 DaemonConfig *daemon_config_free(DaemonConfig *c);

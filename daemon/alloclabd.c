@@ -30,6 +30,7 @@
 #include "daemon/log.h"
 #include "daemon/manager.h"
 #include "daemon/scheduler.h"
+#include "db/prune.h"
 #include "runner/cgroup.h"
 #include "util/cleanup.h"
 #include "util/lockfile.h"
@@ -46,6 +47,9 @@ typedef struct Daemon {
         char *db_path;
         char *probe_path;
         char *machine; /* --machine or the configuration's machine:, or NULL: the host name */
+        /* The configuration's retention, applied after each finished job (retain: it is set) */
+        PruneQuery retention;
+        bool retain;
         Manager *manager;
         Control *control;
         Scheduler *scheduler;
@@ -73,6 +77,17 @@ static void on_job_finished(void *userdata, int64_t job_id) {
         Daemon *d = userdata;
         if (d->control)
                 control_job_finished(d->control, job_id);
+        if (!d->retain)
+                return;
+        /* The pages freed go to the runs that follow: the file stops growing (alloclab prune
+         * gives them back, with VACUUM, which would hold the daemon up for seconds). */
+        PruneTally tally;
+        int r = store_prune(d->store, &d->retention, &tally);
+        if (r < 0)
+                log_message(LOG_WARNING, 0, "cannot prune old runs: %s", store_error(d->store));
+        else if (tally.runs > 0)
+                log_message(LOG_INFO, 0, "pruned %zu old run%s (%lld samples)", tally.runs,
+                            tally.runs == 1 ? "" : "s", (long long) tally.samples);
 }
 
 static time_t on_next_scheduled(void *userdata, const char **ret_experiment) {
@@ -433,7 +448,12 @@ static int run(Options *o) {
         if (r < 0)
                 return r;
         apply_config(o, config);
-        _cleanup_(daemon_done) Daemon d = { .lock_fd = -1 };
+        _cleanup_(daemon_done) Daemon d = {
+                .lock_fd = -1,
+                .retention = { .keep_last = config->prune_keep_last,
+                               .older_than_s = config->prune_older_than_s },
+                .retain = config->prune_keep_last || config->prune_older_than_s,
+        };
         if ((r = block_signals()) < 0 || (r = choose_paths(&d, o)) < 0)
                 return r;
         /* The socket first: a daemon that answers on it already is found before anything is made

@@ -157,6 +157,7 @@ static const struct {
         { "probe_reports", "report", RULE_JSON },
         { "sample_timelines", "points", RULE_TIMELINE },
         { "sample_timelines", "marks", RULE_JSON },
+        { "pruned_values", "points", RULE_JSON },
         { "sample_timelines", "period_ns", RULE_NON_NEGATIVE },
         { "sample_timelines", "thinned", RULE_NON_NEGATIVE },
         { "runs", "uuid", RULE_UUID },

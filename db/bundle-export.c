@@ -82,6 +82,7 @@ static const struct {
         { "exclusions", "run_id IN temp.bundle_runs" },
         { "stats", "run_id IN temp.bundle_runs" },
         { "calibration", "run_id IN temp.bundle_runs" },
+        { "pruned_values", "run_id IN temp.bundle_runs" },
 };
 
 /* A new bundle at path, open: this schema, its journal in a rollback file (a bundle is one

@@ -246,6 +246,7 @@ static int import_run(sqlite3 *db, const char *b, int64_t old, BundleTally *tall
                 { "exclusions", per_cell, ELEMENTSOF(per_cell), in_run },
                 { "stats", per_cell, ELEMENTSOF(per_cell), in_run },
                 { "calibration", calibration, ELEMENTSOF(calibration), in_run },
+                { "pruned_values", per_cell, ELEMENTSOF(per_cell), in_run },
         };
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(steps); i++)
                 r = bundle_copy_rows(db, b, "main", steps[i].table, steps[i].map, steps[i].n_map,

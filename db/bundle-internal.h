@@ -7,13 +7,10 @@
 #include <sqlite3.h>
 
 #include "db/bundle.h"
+#include "db/sql.h"
 #include "util/cleanup.h"
 
 /* What the bundle modules (db/bundle-*.c) share, and nothing else includes. */
-
-static inline void sqlite3_freep(char **p) {
-        sqlite3_free(*p);
-}
 
 /* A column of a row copied into another file: its value, an SQL expression over the source
  * row `src`, in place of the source's own value. */
@@ -46,6 +43,7 @@ static const char *const run_tables[] = {
         "exclusions",
         "stats",
         "calibration",
+        "pruned_values",
 };
 
 /* The tables of a run's own rows, from runs on (run_tables[RUN_OWN...]), each read by a

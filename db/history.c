@@ -166,17 +166,23 @@ static char *points_sql(const HistoryQuery *q, const Builder *b) {
  * two sides built temporary tables for every point: 109 ms for 240 points). NULL on ENOMEM;
  * caller frees with sqlite3_free. */
 static char *values_sql(const char *metric, bool relative) {
-        const char *expression = query_builtin_metric_sql(metric), *round = relative ? ", s.round" : "";
+        const char *expression = query_builtin_metric_sql(metric);
         const char *where = " WHERE s.run_id = ?1 AND s.cell_id = ?2 AND s.variant_id = ?3"
                             " AND s.phase = 'sample' AND s.status = 'ok'";
-        const char *order = relative ? " ORDER BY s.round" : "";
-        return expression
-                       ? sqlite3_mprintf("SELECT %s%s FROM samples s%s AND %s IS NOT NULL%s", expression,
-                                         round, where, expression, order)
-                       : sqlite3_mprintf("SELECT m.value%s FROM samples s"
-                                         " JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q%s%s",
-                                         round, strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric,
-                                         where, order);
+        const char *order = relative ? " ORDER BY 2" : "";
+        /* a pruned run's values (db/prune.h), which a run with samples has none of */
+        _cleanup_(sqlite3_freep) char *pruned =
+                query_pruned_values_sql(metric, "", " AND s.cell_id = ?2 AND s.variant_id = ?3");
+        if (!pruned)
+                return NULL;
+        return expression ? sqlite3_mprintf(
+                                    "SELECT %s, s.round FROM samples s%s AND %s IS NOT NULL UNION ALL %s%s",
+                                    expression, where, expression, pruned, order)
+                          : sqlite3_mprintf("SELECT m.value, s.round FROM samples s"
+                                            " JOIN sample_metrics m ON m.sample_id = s.id AND m.name = %Q%s"
+                                            " UNION ALL %s%s",
+                                            strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric,
+                                            where, pruned, order);
 }
 
 /* The same from the stats table: the point's stored median, one value. */

@@ -292,6 +292,20 @@ static const char *const migrations[] = {
         "DROP INDEX runs_history;"
         "CREATE INDEX runs_history ON runs (experiment_id, started_at, id, status, host_id, metric,"
         " min_effect, alpha, seed, host_fingerprint, label, commit_id, machine);",
+        /* 31 -> 32: retention (alloclab prune, db/prune.h): when a run's measured samples were
+         * dropped, and what is kept of them: per cell, variant and the run's metric, the
+         * values as a JSON array in round order, of the values alone where the rounds are 0 to
+         * n - 1 (the usual case), else of [value, round] pairs; every figure and verdict of the
+         * run is computed from them as from its samples */
+        "ALTER TABLE runs ADD COLUMN pruned_at TEXT;"
+        "CREATE TABLE pruned_values ("
+        "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        "  cell_id INTEGER NOT NULL REFERENCES cells(id),"
+        "  variant_id INTEGER NOT NULL REFERENCES variants(id),"
+        "  metric TEXT NOT NULL,"
+        "  points TEXT NOT NULL,"
+        "  PRIMARY KEY (cell_id, variant_id, metric));" /* rowid: a row of 1 KB fits a table page */
+        "CREATE INDEX pruned_values_run ON pruned_values (run_id);",
 };
 
 _Static_assert(ELEMENTSOF(migrations) == STORE_SCHEMA_VERSION, "one migration per version");

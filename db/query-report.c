@@ -231,18 +231,21 @@ static int row_value(Report *rep, sqlite3_stmt *st) {
 }
 
 /* SQL reading every measured sample's value of metric as (cell position, variant position,
- * value, round). Caller frees. */
+ * value, round), or of a pruned run the values kept. Caller frees. */
 static char *sample_values_sql(const char *metric) {
         const char *expression = query_builtin_metric_sql(metric);
         const char *name = strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric;
+        _cleanup_(sqlite3_freep) char *pruned =
+                query_pruned_values_sql(metric, "c.position, v.position", "");
         char *sql =
-                expression
+                !pruned ? NULL
+                : expression
                         ? sqlite3_mprintf("SELECT c.position, v.position, %s, s.round" MEASURED_SAMPLES
-                                          " AND %s IS NOT NULL ORDER BY s.round",
-                                          expression, expression)
+                                          " AND %s IS NOT NULL UNION ALL %s ORDER BY 4",
+                                          expression, expression, pruned)
                         : sqlite3_mprintf("SELECT c.position, v.position, m.value, s.round" MEASURED_METRICS
-                                          " AND m.name = %Q ORDER BY s.round",
-                                          name);
+                                          " AND m.name = %Q UNION ALL %s ORDER BY 4",
+                                          name, pruned);
         char *copy = sql ? strdup(sql) : NULL;
         sqlite3_free(sql);
         return copy;

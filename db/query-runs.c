@@ -67,6 +67,11 @@ static int query_run_id(Store *s, const char *sql, const char *text, int64_t id,
         return r;
 }
 
+int query_run_pruned(Store *s, int64_t run_id, char **ret) {
+        return sql_queryf(store_db(s), NULL, ret, "SELECT pruned_at FROM runs WHERE id = %lld",
+                          (long long) run_id);
+}
+
 int query_latest_run(Store *s, int64_t *ret) {
         return query_run_id(s, "SELECT max(id) FROM runs", NULL, 0, ret);
 }
@@ -121,6 +126,19 @@ int query_run_of_experiment(Store *s, int64_t run_id, const char *experiment) {
 const char *query_builtin_metric_sql(const char *metric) {
         const BuiltinMetric *m = builtin_metric(metric);
         return m ? m->sql : NULL;
+}
+
+char *query_pruned_values_sql(const char *metric, const char *keys, const char *where) {
+        /* A value alone is the value of round p.key (db/migrations.c, 31 -> 32); its type
+         * decides, as parsing it again (->>) takes five times as long as reading it. */
+        return sqlite3_mprintf(
+                "SELECT %s%sCASE p.type WHEN 'array' THEN p.value ->> 0 ELSE p.value END,"
+                " CASE p.type WHEN 'array' THEN p.value ->> 1 ELSE p.key END"
+                " FROM pruned_values s JOIN cells c ON c.id = s.cell_id"
+                " JOIN variants v ON v.id = s.variant_id, json_each(s.points) p"
+                " WHERE s.run_id = ?1%s AND s.metric = %Q AND (p.type IN ('integer', 'real')"
+                " OR (p.type = 'array' AND json_type(p.value, '$[0]') IN ('integer', 'real')))",
+                keys, *keys ? ", " : "", where, metric);
 }
 
 static int row_metric_name(sqlite3_stmt *st, void *userdata) {

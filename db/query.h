@@ -26,6 +26,8 @@ typedef struct RunSummary {
         char *ended_at; /* NULL while running */
         char *hostname;
         char *machine; /* the machine name it is filed under (run --machine; else hostname) */
+        /* When alloclab prune dropped its measured samples (db/prune.h), or NULL */
+        char *pruned_at;
         char *metric;
         int64_t n_runs, n_failures, n_excluded;
         int64_t n_cells, n_variants;
@@ -211,6 +213,13 @@ int query_report_values(Store *s, int64_t run_id, const char *metric, Report **r
  * the metric's unit (seconds, bytes); NULL for any other name. */
 const char *query_builtin_metric_sql(const char *metric);
 
+/* What is kept of run ?1's measured samples where it was pruned (db/prune.h), read as they are:
+ * SELECT keys (over the pruned values `s`, with s.run_id, s.cell_id and s.variant_id, its cell
+ * `c` and variant `v`), value, round WHERE the condition `where` ("" or " AND ...") holds, for
+ * the values of metric. To be joined by UNION ALL to the query of the samples. NULL on ENOMEM;
+ * caller frees with sqlite3_free. */
+char *query_pruned_values_sql(const char *metric, const char *keys, const char *where);
+
 /* The A/A noise floor of cell c: how far from 1 the interval of the baseline against its own
  * copy reaches, i.e. the smallest change these samples tell from noise; NAN without aa_check,
  * without that comparison (a Report read by query_report_values has none), or when that interval
@@ -275,6 +284,9 @@ int resume_info_check_here(const ResumeInfo *info, char **ret_message);
 /* Fills prior from what run_id recorded against plan. Returns 0, -EBADMSG for rows that do not
  * fit the plan, -EIO, -ENOMEM. */
 int query_prior(Store *s, int64_t run_id, const Plan *plan, RunPrior *prior);
+
+/* When run_id was pruned (db/prune.h) into *ret (NULL: it was not). Returns 0, -EIO, -ENOMEM. */
+int query_run_pruned(Store *s, int64_t run_id, char **ret);
 
 /* Id of the run recorded here last (`latest`: the run just made or imported, whenever it ran),
  * or -ENOENT when the database has none. */

@@ -383,6 +383,7 @@ const RunField run_fields[] = {
         FIELD("timed_under", TEXT_OR_NULL, timed_under, .obtain = obtain_timed_under,
               .json_key = "timed_under"),
         FIELD("n_failures", INT, run.n_failures, .json_key = "n_failures"),
+        FIELD("pruned_at", TEXT_OR_NULL, run.pruned_at, .json_key = "pruned_at"),
 
         /* Read, not in the JSON header. */
         FIELD("spec_path", TEXT, spec_path, .obtain = obtain_spec_path),

@@ -14,6 +14,12 @@ typedef struct sqlite3_stmt sqlite3_stmt;
 
 int sql_begin(sqlite3 *db);
 
+/* For _cleanup_(sqlite3_freep): text from sqlite3_mprintf. */
+void sqlite3_free(void *);
+static inline void sqlite3_freep(char **p) {
+        sqlite3_free(*p);
+}
+
 /* The message of the last statement that failed on db ("" if none), at most SQL_FAILURE_MAX
  * bytes with its NUL. */
 #define SQL_FAILURE_MAX 512

@@ -12,7 +12,7 @@
  * keeps every sample whose write returned.
  */
 
-#define STORE_SCHEMA_VERSION 31
+#define STORE_SCHEMA_VERSION 32
 
 /* The SQL that takes a database from schema version to version + 1 (db/migrations.c), or NULL. */
 const char *store_migration(int version);

@@ -6,7 +6,7 @@ _alloclab() {
     local cur prev command i
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="run quick suite bisect check resume runs show report history compare fleet export import
+    local commands="run quick suite bisect check resume runs show report history compare fleet prune export import
         allocators census submit status queue cancel schedules"
 
     command=
@@ -46,7 +46,7 @@ _alloclab() {
         return ;;
     --db | --bundle | -o | --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --samples | --last | --label | --commit | --cell | --variant | --metric | --good | --bad | --at | --machine | \
-        --slurm-job | --expect-machines) return ;;
+        --slurm-job | --expect-machines | --keep-last | --older-than | --keep-every) return ;;
     --machine-policy) COMPREPLY=($(compgen -W "refuse split accept" -- "$cur")); return ;;
     esac
 
@@ -67,6 +67,7 @@ _alloclab() {
     history) options="--cell --variant --metric --relative --last --format --db" ;;
     compare) options="--db --format --fail-on --relative" ;;
     fleet) options="--db --format --slurm-job --expect-machines" ;;
+    prune) options="--db --keep-last --older-than --keep-every --dry-run" ;;
     export) options="--what --format --db --bundle" ;;
     import) options="--db --machine-policy --accept-host-change --experiment" ;;
     allocators) options="--format" ;;

@@ -35,8 +35,9 @@ cleanup() {
 trap cleanup EXIT
 for _ in $(seq 50); do [[ -S $NOTIFY ]] && break; sleep 0.1; done
 
-# The daemon's runs are filed under the machine name of its configuration.
-echo "machine: rack7-box" >"$WORK/alloclabd.yaml"
+# The daemon's runs are filed under the machine name of its configuration, and after each job
+# only the last 2 runs of each experiment keep their samples.
+printf 'machine: rack7-box\nprune_keep_last: 2\n' >"$WORK/alloclabd.yaml"
 start_daemon() {
     NOTIFY_SOCKET="$NOTIFY" WATCHDOG_USEC=400000 "$ALLOCLABD" --db "$DB" --idle-timeout 1 \
         --config "$WORK/alloclabd.yaml" 2>>"$WORK/daemon.log" &
@@ -82,6 +83,13 @@ done
 expect_eq "$(q "SELECT count(*) FROM jobs WHERE status = 'done'")" 3 "three jobs done"
 expect_eq "$(q "SELECT count(*) FROM runs WHERE status = 'done' AND n_runs = 4")" 3 "three complete runs"
 expect_eq "$(q "SELECT DISTINCT machine FROM runs")" rack7-box "the configuration's machine name"
+for _ in $(seq 50); do # pruned once the third job has answered its client
+    [[ $(q "SELECT count(*) FROM runs WHERE pruned_at IS NOT NULL") == 1 ]] && break
+    sleep 0.1
+done
+expect_eq "$(q "SELECT group_concat(id) FROM runs WHERE pruned_at IS NOT NULL"),$(q "SELECT count(*) FROM samples
+           WHERE run_id = (SELECT min(id) FROM runs) AND phase = 'sample'")" "1,0" "the configuration's retention"
+expect_contains "$(cat "$WORK/daemon.log")" "pruned 1 old run (" "logged"
 overlaps=$(q "SELECT count(*) FROM runs a JOIN runs b ON a.id < b.id WHERE b.started_at < a.ended_at")
 expect_eq "$overlaps" 0 "runs never overlap"
 grep -q "STATUS=queued: cell 1/1 glibc" "$WORK/notify.log" || fail "no progress STATUS line"

@@ -33,7 +33,7 @@ pid_start=$(q "SELECT pid_start FROM runs")
 
 expect_eq "$(q "PRAGMA integrity_check")" ok "integrity"
 expect_eq "$(q "PRAGMA journal_mode")" wal "journal mode"
-expect_eq "$(q "PRAGMA user_version")" 31 "schema version"
+expect_eq "$(q "PRAGMA user_version")" 32 "schema version"
 # Every writable open looks for this host's runs left running: from an index of the running
 # runs, not by reading the whole runs table (6-7 ms of every show at 1,000 runs).
 expect_contains "$(q "EXPLAIN QUERY PLAN SELECT runs.id, runs.pid, runs.pid_start FROM runs
@@ -148,7 +148,7 @@ q "DROP INDEX runs_history; DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN u
    $(undo_since_schema_27) PRAGMA user_version = 15"
 runs=$(q "SELECT count(*) FROM runs")
 run_alloclab 0 runs
-expect_eq "$(q "PRAGMA user_version")" 31 "migrated to schema 31"
+expect_eq "$(q "PRAGMA user_version")" 32 "migrated to schema 32"
 expect_eq "$(q "SELECT count(DISTINCT uuid) FROM runs WHERE length(uuid) = 36")" "$runs" "a UUID for every old run"
 
 # A migration that fails says which and why (it said "not an error": the ROLLBACK had cleared
@@ -157,7 +157,7 @@ q "PRAGMA user_version = 16"
 run_alloclab 4 runs
 expect_contains "$ERR" "cannot migrate $DB from schema 16 to 17: duplicate column name: label" "a failed migration"
 expect_eq "$(q "PRAGMA user_version")" 16 "nothing migrated"
-q "PRAGMA user_version = 31"
+q "PRAGMA user_version = 32"
 
 # A run whose cells' statistics were never stored (it failed on a full disk before the cells'
 # ends): its cells are computed from its samples as the recorder computes them (they showed

@@ -57,7 +57,10 @@ expect_contains "$OUT" "kernel 9.9.9-other" "host-b's class"
 row=$(grep '^size=1 ' <<<"$OUT")
 expect_contains "$row" "1.20x [1.20, 1.20] higher" "host-b's ratio and verdict, of its latest run"
 expect_contains "$row" "1.00x [1.00, 1.00] same" "this machine's: the interval within +-min_effect"
-expect_contains "$row" "1.10x              1.00-1.20  higher on 1, same on 1 of 2 machines" "machines as the unit"
+# (t over 2 machines: 12.7 x the spread of their log ratios; they measured without spread and differ)
+expect_contains "$row" "1.10x [0.34, 3.49]       1.00-1.20  higher on 1, same on 1 of 2 machines; machines disagree (heterogeneity p < 0.001)" \
+    "machines as the unit: the geometric mean with its interval over machines, and their disagreement"
+expect_contains "$(grep '^host-b ' <<<"$OUT")" "bbbbbbbbbbbb  +-0%" "a machine's noise: the change its run could detect"
 expect_contains "$OUT" "per hardware class:" "a summary per class"
 
 run_alloclab 0 fleet fleet --format json
@@ -70,6 +73,8 @@ assert len(f["classes"]) == 2, f["classes"]
 s = next(x for x in f["summary"] if x["cell"] == "size=2")
 assert s["machines"] == 2 and s["verdicts"] == {"inconclusive": 0, "same": 1, "lower": 0, "higher": 1}, s
 assert abs(s["geomean_ratio"] - math.sqrt(1.2)) < 1e-9 and s["min_ratio"] == 1 and s["max_ratio"] == 1.2, s
+assert s["ratio_ci_low"] < 1 < 1.2 < s["ratio_ci_high"] and s["heterogeneity"]["p"] < 0.001, s
+assert all(m["detects"] == 0 and m["min_effect"] == 0.02 for m in f["machines"]), f["machines"]
 ' "$(hostname)" <<<"$OUT" || fail "fleet json: $OUT"
 run_alloclab 0 fleet fleet --format csv
 expect_eq "$(grep -c ",higher$" <<<"$OUT")" 2 "csv: a row per cell, variant and machine"
@@ -124,3 +129,34 @@ run_alloclab 0 import "$WORK/c.bundle" --machine-policy accept
 expect_eq "$(q "SELECT machine FROM runs ORDER BY id DESC LIMIT 1")" "$(hostname)" "accepted as the same machine"
 run_alloclab 0 history fleet --cell size=1 --variant candidate
 expect_contains "$OUT" "HOST CHANGED" "the accepted run starts a new baseline in the series"
+
+# A noisy machine: its costs wander +-30% from child to child, so its run cannot detect 2%; its
+# "~" is never read as agreement with another machine's verdict.
+cat >"$WORK/noisy.yaml" <<YAML
+experiment: fleet
+command: [sh, -c, 'echo "cost \$((\$(cat $WORK/cost-\$WHICH) + \$\$ % 60))" >&\$ALLOCLAB_METRICS_FD']
+params: {size: ["1", "2"]}
+allocators:
+  base: {env: {WHICH: base}}
+  candidate: {env: {WHICH: candidate}}
+metric: reported:cost
+verify: none
+samples: 6
+YAML
+echo 100 >"$WORK/cost-candidate"
+run_alloclab 0 run "$WORK/noisy.yaml" --quiet --db "$WORK/noisy.db" --machine noisy-c
+run_alloclab 0 import "$WORK/b2.bundle" --db "$WORK/noisy.db"
+run_alloclab 0 fleet fleet --db "$WORK/noisy.db"
+expect_contains "$(grep '^noisy-c ' <<<"$OUT")" "(too noisy for 2%)" "the noisy machine flagged"
+row=$(grep '^size=1 ' <<<"$OUT")
+expect_contains "$row" "~ (detects +-" "its cell: what it could detect"
+expect_contains "$row" "higher on 1, inconclusive on 1 of 2 machines, too noisy to detect 2% on 1" "its ~ counted as too noisy"
+run_alloclab 0 fleet fleet --db "$WORK/noisy.db" --format json
+python3 -c '
+import json, sys
+f = json.load(sys.stdin)
+s = next(x for x in f["summary"] if x["cell"] == "size=1")
+assert s["too_noisy"] == 1 and s["verdicts"]["inconclusive"] == 1, s
+m = next(x for x in f["machines"] if x["machine"] == "noisy-c")
+assert m["detects"] > m["min_effect"], m
+' <<<"$OUT" || fail "fleet json of the noisy machine: $OUT"

@@ -211,12 +211,13 @@ git_in() { git -C "$REPO" -c safe.directory="$REPO" -c user.name=test -c user.em
 
 # SQL that drops what schemas 27 and later added, for a test that makes a database or bundle of an
 # older schema (db.sh, bundle.sh): a new migration's columns are added here, once.
-undo_since_schema_27() {
+undo_since_schema_27() { # and what later schemas added
     local c
     echo "ALTER TABLE variants DROP COLUMN build; ALTER TABLE runs DROP COLUMN counters;"
     echo "ALTER TABLE runs DROP COLUMN timed_under; DROP TABLE sample_timelines;"
     echo "DROP INDEX IF EXISTS runs_history; ALTER TABLE runs DROP COLUMN machine;"
     echo "ALTER TABLE runs DROP COLUMN slurm_cluster; ALTER TABLE runs DROP COLUMN slurm_partition;"
+    echo "DROP TABLE pruned_values; ALTER TABLE runs DROP COLUMN pruned_at;"
     for c in page_faults context_switches cpu_migrations cycles instructions dtlb_load_misses cache_misses \
         counters_scaled; do
         echo "ALTER TABLE samples DROP COLUMN $c;"

@@ -50,7 +50,7 @@ static void test_fields(void **state) {
         _cleanup_(daemon_config_freep) DaemonConfig *c = NULL;
         _cleanup_free_ char *got = load("database: /var/lib/x.db\nspecs_dir: /etc/x\nsocket: /run/x.sock\n"
                                         "socket_group: alloclab\nidle_timeout: 2m\nprobe: /usr/lib/p.so\n"
-                                        "machine: rack7-box\n",
+                                        "machine: rack7-box\nprune_keep_last: 30\nprune_older_than: 90d\n",
                                         &c);
         assert_string_equal(got, "");
         assert_string_equal(c->database, "/var/lib/x.db");
@@ -60,6 +60,8 @@ static void test_fields(void **state) {
         assert_int_equal(c->idle_timeout_usec, 120000000);
         assert_string_equal(c->probe, "/usr/lib/p.so");
         assert_string_equal(c->machine, "rack7-box");
+        assert_int_equal(c->prune_keep_last, 30);
+        assert_int_equal(c->prune_older_than_s, 90 * 86400);
 }
 
 static void test_empty(void **state) {
@@ -83,6 +85,10 @@ static void test_errors(void **state) {
         _cleanup_free_ char *m = load("machine: rack 7\n", &c);
         assert_string_equal(
                 m, "c.yaml:1:10: machine name 'rack 7' must be 1-64 letters, digits, '_', '-' or '.'");
+        _cleanup_free_ char *p = load("prune_keep_last: 0\nprune_older_than: 90\n", &c);
+        assert_string_equal(p,
+                            "c.yaml:1:18: prune_keep_last must be between 1 and 1000000000, got 0\n"
+                            "c.yaml:2:19: prune_older_than: cannot parse '90' (expected e.g. '90d', '12h')");
         _cleanup_free_ char *e = load("- database\n", &c);
         assert_string_equal(e, "c.yaml:1:1: configuration must be a mapping, got a list");
         assert_null(c);
