@@ -22,6 +22,7 @@ for tool in munged slurmctld slurmd sbatch squeue scancel sinfo unshare; do
 done
 test_scope_start || skip_test "needs a cgroup v2 of its own, to end every process the cluster starts"
 FLEET=$(cd "$(dirname "$0")/../../contrib/slurm" && pwd)/alloclab-fleet
+NIGHTLY=${FLEET%/*}/alloclab-nightly
 start=$SECONDS
 
 # Four free ports on loopback.
@@ -137,10 +138,12 @@ allocators: {glibc: {}, jemalloc: {preload: jemalloc}}
 samples: 5
 YAML
 export ALLOCLAB ALLOCLAB_NODE_DIR=$WORK/nodes
-# night: submits the fleet, waits for it and its merge; $job is the fleet job.
+# night: what cron runs each night, alloclab-nightly: the fleet, its merge, and the import into
+# the history kept ($WORK/nightly.db); waits for them. $job is the fleet job.
 night() {
     local out
-    out=$("$FLEET" "$WORK/spec.yaml" "$WORK/bundles" 2 --partition=test) || fail "alloclab-fleet: $out"
+    out=$("$NIGHTLY" "$WORK/spec.yaml" "$WORK/bundles" 2 "$WORK/nightly.db" --partition=test) ||
+        fail "alloclab-nightly: $out"
     job=$(awk '{print $3}' <<<"${out%%,*}")
     wait_jobs
 }
@@ -165,6 +168,7 @@ expect_contains "$OUT" "NOT COMPARABLE" "runs of two nodes"
 run_alloclab 0 import "$merged.bundle"
 expect_contains "$OUT" "imported 0 runs (0 samples) from 1 file; 2 already here" "the same bundle again"
 night1=$merged
+expect_contains "$(cat "$WORK/bundles/nightly-fleet.txt")" "fleet: cluster on 2 machines" "the night's import and table"
 
 # Night 2: node1 has another host name; its runs stay its machine's, node1.
 stop_node 1
@@ -173,6 +177,17 @@ wait_idle
 night
 night2=$WORK/bundles/fleet-$job
 expect_contains "$(cat "$night2.txt")" "node1-renamed" "the merge's table names the host"
+expect_eq "$(cat "$WORK/bundles/then-$job.out")" "imported 2 runs (56 samples) from 1 file; 0 already here" \
+    "the night's import"
+# Two nights in the history cron keeps: each machine's runs in the order they ran.
+run_alloclab 0 history cluster --variant jemalloc --cell n=1 --format csv --db "$WORK/nightly.db"
+expect_eq "$(python3 -c '
+import csv, sys
+rows = list(csv.DictReader(sys.stdin))
+assert all(a["started_at"] < b["started_at"] for a, b in zip(rows, rows[1:]) if a["machine"] == b["machine"])
+print(" ".join(r["machine"] + ":" + r["host"] for r in rows))' <<<"$OUT")" \
+    "node1:node1 node1:node1-renamed node2:node2 node2:node2" "two nights, per machine, in time order"
+expect_contains "$(cat "$WORK/bundles/nightly-history.txt")" "last 4 finished runs" "the night's history"
 run_alloclab 0 import "$night2.bundle"
 run_alloclab 0 history cluster --variant jemalloc --cell n=1 --format csv
 expect_eq "$(python3 -c '
@@ -199,6 +214,8 @@ start_node 2 node2 3
 wait_idle
 night
 night3=$WORK/bundles/fleet-$job
+expect_contains "$(cat "$WORK/bundles/then-$job.out")" "machine node2 has host fingerprint" \
+    "the night's import refuses node2's new machine-id, and says so"
 run_alloclab 4 import "$night3.bundle"
 expect_contains "$ERR" "machine node2 has host fingerprint" "refused by default"
 expect_contains "$ERR" "its machine-id differs: another machine under the same name?" "why"
@@ -207,25 +224,33 @@ run_alloclab 0 fleet cluster
 expect_contains "$OUT" "fleet: cluster on 3 machines" "node2's new machine split off"
 expect_eq "$(q "SELECT count(*) FROM runs WHERE machine LIKE 'node2.%'")" 1 "as node2.FINGERPRINT"
 
-# A busy night: node2 is taken, the fleet never starts, and is given up on.
+# A busy night: node2 is taken, the fleet never starts; the next night's cron gives up on it
+# (its merge fails loudly) and submits its own, which runs once node2 is free.
 blocker=$(sbatch --parsable --partition=test --nodelist=node2 --exclusive --output=/dev/null --wrap "sleep 600")
-out=$("$FLEET" "$WORK/spec.yaml" "$WORK/bundles" 2 --partition=test) || fail "alloclab-fleet: $out"
-job=$(awk '{print $3}' <<<"${out%%,*}")
+out=$("$NIGHTLY" "$WORK/spec.yaml" "$WORK/bundles" 2 "$WORK/nightly.db" --partition=test) || fail "alloclab-nightly: $out"
+busy=$(awk '{print $3}' <<<"${out%%,*}")
 for _ in $(seq 100); do
-    [[ $(squeue -h -j "$job" -o %r 2>/dev/null) == Resources ]] && break
+    [[ $(squeue -h -j "$busy" -o %r 2>/dev/null) == Resources ]] && break
     sleep 0.2
 done
-expect_eq "$(squeue -h -j "$job" -o '%T %r')" "PENDING Resources" "the fleet waits for both nodes"
-scancel "$job"
-for _ in $(seq 300); do
-    [[ -z $(squeue -h -t PD,R,CG | grep -v "^ *$blocker ") ]] && break
+expect_eq "$(squeue -h -j "$busy" -o '%T %r')" "PENDING Resources" "the fleet waits for both nodes"
+out=$("$NIGHTLY" "$WORK/spec.yaml" "$WORK/bundles" 2 "$WORK/nightly.db" --partition=test 2>&1) ||
+    fail "alloclab-nightly: $out"
+expect_contains "$out" "cancelling fleet job $busy of an earlier night, still waiting for its nodes" "the next night"
+job=$(awk '/^fleet job/ {print $3}' <<<"$out")
+job=${job%,}
+for _ in $(seq 300); do # the earlier night's merge and import ran
+    [[ -s $WORK/bundles/then-$busy.out ]] && break
     sleep 0.2
 done
 scancel "$blocker"
 wait_jobs
-expect_contains "$(cat "$WORK/bundles/fleet-$job.out")" \
-    "0 machines finished a run of cluster in Slurm job alloclabtest:$job, 2 were asked for" "the merge fails loudly"
-[[ ! -e $WORK/bundles/fleet-$job.bundle ]] || fail "a merged bundle of a fleet that never ran"
+expect_contains "$(cat "$WORK/bundles/fleet-$busy.out")" \
+    "0 machines finished a run of cluster in Slurm job alloclabtest:$busy, 2 were asked for" "the merge fails loudly"
+expect_contains "$(cat "$WORK/bundles/then-$busy.out")" "fleet job $busy left no merged bundle: nothing measured tonight" \
+    "and the night's import"
+[[ ! -e $WORK/bundles/fleet-$busy.bundle ]] || fail "a merged bundle of a fleet that never ran"
+expect_contains "$(cat "$WORK/bundles/fleet-$job.txt")" "fleet: cluster on 2 machines" "the next night ran"
 
 # scancel mid-run: the run is interrupted, and what it committed travels intact.
 sed -e 's/^experiment: cluster/experiment: cancelled/' -e 's/^samples: 5/samples: 500/' \
