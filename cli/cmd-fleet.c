@@ -337,17 +337,35 @@ static double machine_detects(const Report *rep) {
         return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
 }
 
-/* "+-3%", "+-12% (too noisy for 5%)", "nothing (too few samples)", "-" (no comparison). */
+/* The machine's A/A noise floor where its run had aa_check (the baseline against its own copy,
+ * query_noise_floor): the median over its cells, NAN without. */
+static double machine_aa_floor(const Report *rep) {
+        size_t n = 0;
+        _cleanup_free_ double *d = calloc(rep->n_cells ? rep->n_cells : 1, sizeof(double));
+        for (size_t c = 0; d && c < rep->n_cells; c++)
+                if (isfinite(query_noise_floor(rep, c)))
+                        d[n++] = query_noise_floor(rep, c);
+        if (!d || n == 0)
+                return NAN;
+        qsort(d, n, sizeof(double), compare_doubles);
+        return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+}
+
+/* "+-3%", "+-12% (too noisy for 5%)", "nothing (too few samples)", "-" (no comparison); then
+ * "; A/A +-2%" where the run measured its noise floor. */
 static void detects_text(const Report *rep, char *buf, size_t size) {
-        double d = machine_detects(rep);
+        double d = machine_detects(rep), aa = machine_aa_floor(rep);
+        int n;
         if (isnan(d))
-                snprintf(buf, size, "-");
+                n = snprintf(buf, size, "-");
         else if (!isfinite(d))
-                snprintf(buf, size, "nothing (too few samples)");
+                n = snprintf(buf, size, "nothing (too few samples)");
         else if (d > rep->min_effect)
-                snprintf(buf, size, "+-%.0f%% (too noisy for %.0f%%)", 100 * d, 100 * rep->min_effect);
+                n = snprintf(buf, size, "+-%.0f%% (too noisy for %.0f%%)", 100 * d, 100 * rep->min_effect);
         else
-                snprintf(buf, size, "+-%.0f%%", 100 * d);
+                n = snprintf(buf, size, "+-%.0f%%", 100 * d);
+        if (isfinite(aa) && n >= 0 && (size_t) n < size)
+                snprintf(buf + n, size - (size_t) n, "; A/A +-%.1f%%", 100 * aa);
 }
 
 static int render_json(FILE *f, const Fleet *fleet, const Classes *classes, json_t *per_machine,
@@ -358,13 +376,14 @@ static int render_json(FILE *f, const Fleet *fleet, const Classes *classes, json
                 char class[8];
                 class_name(classes->of[h], class);
                 json_array_append_new(machines,
-                                      json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s?, s:s?, s:o, s:f}",
+                                      json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s?, s:s?, s:o, s:f, s:o}",
                                                 "machine", x->machine, "host", x->hostname, "class", class,
                                                 "run_id", (json_int_t) x->report->run.id, "uuid",
                                                 x->report->run.uuid, "started_at", x->report->run.started_at,
                                                 "fingerprint", x->fingerprint, "slurm", x->slurm, "detects",
                                                 number_or_null(machine_detects(x->report)), "min_effect",
-                                                x->report->min_effect));
+                                                x->report->min_effect, "aa_noise_floor",
+                                                number_or_null(machine_aa_floor(x->report))));
         }
         for (size_t k = 0; k < classes->n; k++) {
                 char class[8];

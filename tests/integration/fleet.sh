@@ -131,7 +131,8 @@ run_alloclab 0 history fleet --cell size=1 --variant candidate
 expect_contains "$OUT" "HOST CHANGED" "the accepted run starts a new baseline in the series"
 
 # A noisy machine: its costs wander +-30% from child to child, so its run cannot detect 2%; its
-# "~" is never read as agreement with another machine's verdict.
+# "~" is never read as agreement with another machine's verdict. Its run measured its A/A noise
+# floor too (aa_check), which its row shows.
 cat >"$WORK/noisy.yaml" <<YAML
 experiment: fleet
 command: [sh, -c, 'echo "cost \$((\$(cat $WORK/cost-\$WHICH) + \$\$ % 60))" >&\$ALLOCLAB_METRICS_FD']
@@ -142,12 +143,13 @@ allocators:
 metric: reported:cost
 verify: none
 samples: 6
+aa_check: true
 YAML
 echo 100 >"$WORK/cost-candidate"
 run_alloclab 0 run "$WORK/noisy.yaml" --quiet --db "$WORK/noisy.db" --machine noisy-c
 run_alloclab 0 import "$WORK/b2.bundle" --db "$WORK/noisy.db"
 run_alloclab 0 fleet fleet --db "$WORK/noisy.db"
-expect_contains "$(grep '^noisy-c ' <<<"$OUT")" "(too noisy for 2%)" "the noisy machine flagged"
+expect_contains "$(grep '^noisy-c ' <<<"$OUT")" "(too noisy for 2%); A/A +-" "the noisy machine flagged, with its A/A floor"
 row=$(grep '^size=1 ' <<<"$OUT")
 expect_contains "$row" "~ (detects +-" "its cell: what it could detect"
 expect_contains "$row" "higher on 1, inconclusive on 1 of 2 machines, too noisy to detect 2% on 1" "its ~ counted as too noisy"
@@ -158,5 +160,6 @@ f = json.load(sys.stdin)
 s = next(x for x in f["summary"] if x["cell"] == "size=1")
 assert s["too_noisy"] == 1 and s["verdicts"]["inconclusive"] == 1, s
 m = next(x for x in f["machines"] if x["machine"] == "noisy-c")
-assert m["detects"] > m["min_effect"], m
+assert m["detects"] > m["min_effect"] and m["aa_noise_floor"] > m["min_effect"], m
+assert next(x for x in f["machines"] if x["machine"] == "host-b")["aa_noise_floor"] is None, f["machines"]
 ' <<<"$OUT" || fail "fleet json of the noisy machine: $OUT"
