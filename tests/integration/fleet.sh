@@ -133,18 +133,12 @@ expect_contains "$OUT" "HOST CHANGED" "the accepted run starts a new baseline in
 # A noisy machine: its costs wander +-30% from child to child, so its run cannot detect 2%; its
 # "~" is never read as agreement with another machine's verdict. Its run measured its A/A noise
 # floor too (aa_check), which its row shows.
-cat >"$WORK/noisy.yaml" <<YAML
-experiment: fleet
-command: [sh, -c, 'echo "cost \$((\$(cat $WORK/cost-\$WHICH) + \$\$ % 60))" >&\$ALLOCLAB_METRICS_FD']
-params: {size: ["1", "2"]}
-allocators:
-  base: {env: {WHICH: base}}
-  candidate: {env: {WHICH: candidate}}
-metric: reported:cost
-verify: none
-samples: 6
-aa_check: true
-YAML
+{
+    sed "s|^command: .*|command: [sh, -c, 'echo \"cost \$((\$(cat $WORK/cost-\$WHICH) + \$\$ % 60))\" >\&\$ALLOCLAB_METRICS_FD']|" \
+        "$WORK/spec.yaml"
+    echo "aa_check: true"
+} >"$WORK/noisy.yaml"
+grep -q '% 60' "$WORK/noisy.yaml" || fail "the noisy spec: $(cat "$WORK/noisy.yaml")"
 echo 100 >"$WORK/cost-candidate"
 run_alloclab 0 run "$WORK/noisy.yaml" --quiet --db "$WORK/noisy.db" --machine noisy-c
 run_alloclab 0 import "$WORK/b2.bundle" --db "$WORK/noisy.db"
