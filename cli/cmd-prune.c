@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "db/prune.h"
+#include "db/query.h"
 #include "util/cleanup.h"
 #include "util/units.h"
 
@@ -120,6 +121,18 @@ int cmd_prune(int argc, char **argv) {
                 if ((e = cli_open_store("prune", o.db_path, STORE_READ_WRITE, &store)) != EXIT_OK ||
                     (e = cli_take_measure_lock("prune", store, &lock_fd)) != EXIT_OK)
                         return e;
+        }
+        if (o.query.experiment) { /* a misspelt name prunes nothing, and says so */
+                RunSummary *runs = NULL;
+                size_t n = 0;
+                if (query_runs(store, o.query.experiment, 1, &runs, &n) < 0)
+                        return cli_query_failed("prune", store, 0, -EIO);
+                query_runs_free(runs, n);
+                if (n == 0) {
+                        cli_error("prune", "no runs of experiment '%s' (see alloclab runs)",
+                                  o.query.experiment);
+                        return EXIT_USAGE;
+                }
         }
         double before = file_mib(store_path(store));
         PruneTally tally;

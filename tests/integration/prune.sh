@@ -67,6 +67,8 @@ run_alloclab 2 prune kept --keep-last 2 --keep-every 0
 expect_contains "$ERR" "--keep-every takes a number from 1, not '0'" "--keep-every 0"
 run_alloclab 2 prune kept --older-than 5
 expect_contains "$ERR" "--older-than takes a duration of at least 1s with its unit (90d, 12h), not '5'" "a bare number"
+run_alloclab 2 prune kpet --keep-last 2
+expect_contains "$ERR" "no runs of experiment 'kpet'" "a misspelt experiment"
 run_alloclab 4 prune kept --keep-last 2 --db "$WORK/nosuch.db"
 [[ ! -e $WORK/nosuch.db ]] || fail "prune made a database to prune"
 dropped=$(q "SELECT count(*) FROM samples WHERE run_id <= 4 AND status = 'ok' AND phase IN ('sample', 'warmup')")
