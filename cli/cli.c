@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -442,6 +443,13 @@ int cli_open_for_reading(const char *command, const char *db_path, Store **ret) 
 const char *cli_machine(const char *option) {
         const char *env = getenv("ALLOCLAB_MACHINE");
         return option ? option : env && *env ? env : NULL;
+}
+
+const char *cli_machine_name(const char *option, char *buf, size_t size) {
+        const char *machine = cli_machine(option);
+        struct utsname u;
+        snprintf(buf, size, "%s", machine ? machine : uname(&u) == 0 ? u.nodename : "unknown");
+        return buf;
 }
 
 int cli_check_machine(const char *command, const char *option) {

@@ -95,6 +95,10 @@ int cli_open_for_reading(const char *command, const char *db_path, Store **ret);
  * set and not empty, else NULL (the host name; docs/fleet.md). */
 const char *cli_machine(const char *option);
 
+/* The machine name a new run will be filed under: cli_machine(option), else the host name (as
+ * runner/host.h reads it), into buf. */
+const char *cli_machine_name(const char *option, char *buf, size_t size);
+
 /* EXIT_OK when cli_machine(option) is NULL or a name as specs name things (1-64 letters,
  * digits, '_', '-', '.'), else prints why and returns EXIT_USAGE. */
 int cli_check_machine(const char *command, const char *option);

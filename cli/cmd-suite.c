@@ -687,8 +687,8 @@ static int run_workload(const char *dir, const char *name, const SuiteOptions *o
                 return e;
         }
         /* The run to compare with is found before this one exists. */
-        if (o->compare_to &&
-            (e = suite_base(o->measure.db_path, spec->experiment, o->compare_to, ret_base)) != EXIT_OK)
+        if (o->compare_to && (e = suite_base(o->measure.db_path, spec->experiment, o->compare_to,
+                                             o->measure.machine, ret_base)) != EXIT_OK)
                 return e;
         uint64_t start = now_ns();
         if (!o->measure.quiet)

@@ -124,8 +124,10 @@ static int resolve_base(Store *store, const char *experiment, const MeasureOptio
         bool latest = strcmp(compare_to, "latest") == 0;
         unsigned long long id = 0;
         int r;
-        if (latest)
-                r = query_latest_done_run(store, experiment, ret);
+        char machine[256];
+        if (latest) /* this machine's: another one's would not be comparable */
+                r = query_latest_done_run(store, experiment,
+                                          cli_machine_name(o->machine, machine, sizeof(machine)), ret);
         else {
                 (void) cli_parse_uint(compare_to, INT64_MAX, &id); /* checked with the options */
                 *ret = (int64_t) id;
@@ -141,18 +143,19 @@ static int resolve_base(Store *store, const char *experiment, const MeasureOptio
         }
         if (r == -ENOENT && latest && o->allow_missing_baseline) {
                 fprintf(stderr,
-                        "alloclab run: no finished run of %s in %s yet: nothing to compare with "
+                        "alloclab run: no finished run of %s on machine %s in %s yet: nothing to compare "
+                        "with "
                         "(--allow-missing-baseline)\n",
-                        experiment, store_path(store) ? store_path(store) : "the database");
+                        experiment, machine, store_path(store) ? store_path(store) : "the database");
                 *ret = 0;
                 return EXIT_OK;
         }
         if (r == -ENOENT && latest) {
                 cli_error("run",
-                          "--compare-to latest: no finished run of %s in %s to compare with; nothing was "
-                          "measured. A first run has no baseline: give it --allow-missing-baseline (a wrong "
-                          "--db or experiment name has none either)",
-                          experiment, store_path(store) ? store_path(store) : "the database");
+                          "--compare-to latest: no finished run of %s on machine %s in %s to compare with; "
+                          "nothing was measured. A first run has no baseline: give it "
+                          "--allow-missing-baseline (a wrong --db, experiment or --machine has none either)",
+                          experiment, machine, store_path(store) ? store_path(store) : "the database");
                 return EXIT_NO_BASELINE;
         }
         if (r == -ENOENT) {

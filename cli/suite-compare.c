@@ -48,7 +48,8 @@ int suite_check_compare_to(const char *db_path, const char *compare_to) {
         return r == -ENOENT || r == -EXDEV ? EXIT_USAGE : r < 0 ? EXIT_ENVIRONMENT : EXIT_OK;
 }
 
-int suite_base(const char *db_path, const char *experiment, const char *compare_to, int64_t *ret) {
+int suite_base(const char *db_path, const char *experiment, const char *compare_to, const char *machine,
+               int64_t *ret) {
         _cleanup_(store_freep) Store *store = NULL;
         *ret = 0;
         int e = open_existing(db_path, &store);
@@ -56,8 +57,11 @@ int suite_base(const char *db_path, const char *experiment, const char *compare_
                 return e;
         unsigned long long run = 0;
         (void) cli_parse_uint(compare_to, INT64_MAX, &run);
-        int r = latest(compare_to) ? query_latest_done_run(store, experiment, ret)
-                                   : query_suite_run_of(store, experiment, (int64_t) run, ret);
+        char name[256];
+        int r = latest(compare_to)
+                        ? query_latest_done_run(store, experiment,
+                                                cli_machine_name(machine, name, sizeof(name)), ret)
+                        : query_suite_run_of(store, experiment, (int64_t) run, ret);
         if (r == -ENOENT)
                 *ret = 0;
         else if (r < 0) {

@@ -26,9 +26,10 @@ typedef struct SuiteBase {
  * exist yet has no earlier run: EXIT_OK. */
 int suite_check_compare_to(const char *db_path, const char *compare_to);
 
-/* The earlier run of experiment that compare_to names (0 in *ret when there is none). Returns
- * EXIT_OK or the status said. */
-int suite_base(const char *db_path, const char *experiment, const char *compare_to, int64_t *ret);
+/* The earlier run of experiment that compare_to names (latest: machine's, cli_machine_name(); 0
+ * in *ret when there is none). Returns EXIT_OK or the status said. */
+int suite_base(const char *db_path, const char *experiment, const char *compare_to, const char *machine,
+               int64_t *ret);
 
 /* Prints each workload's run against its base as `compare` does (JSON: *ret_json gets an array
  * of compare's documents instead, nothing is printed), and a line of how many workloads got

@@ -76,12 +76,25 @@ int query_latest_run(Store *s, int64_t *ret) {
         return query_run_id(s, "SELECT max(id) FROM runs", NULL, 0, ret);
 }
 
-int query_latest_done_run(Store *s, const char *experiment, int64_t *ret) {
-        return query_run_id(s,
-                            "SELECT r.id FROM runs r JOIN experiments x ON x.id = r.experiment_id"
-                            " WHERE x.name = ?1 AND r.status = 'done' ORDER BY r.started_at DESC, r.id DESC"
-                            " LIMIT 1",
-                            experiment, 0, ret);
+int query_latest_done_run(Store *s, const char *experiment, const char *machine, int64_t *ret) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(
+                    store_db(s),
+                    "SELECT r.id FROM runs r JOIN experiments x ON x.id = r.experiment_id"
+                    " JOIN hosts h ON h.id = r.host_id WHERE x.name = ?1 AND r.status = 'done'"
+                    " AND coalesce(r.machine, h.hostname) = ?2 ORDER BY r.started_at DESC, r.id DESC"
+                    " LIMIT 1",
+                    -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_text(st, 1, experiment, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, machine, -1, SQLITE_STATIC);
+        int r = -ENOENT;
+        if (sqlite3_step(st) == SQLITE_ROW) {
+                *ret = sqlite3_column_int64(st, 0);
+                r = 0;
+        }
+        sqlite3_finalize(st);
+        return r;
 }
 
 int query_suite_run(Store *s, int64_t run) {

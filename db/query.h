@@ -292,9 +292,9 @@ int query_run_pruned(Store *s, int64_t run_id, char **ret);
  * or -ENOENT when the database has none. */
 int query_latest_run(Store *s, int64_t *ret);
 
-/* Id of the run of experiment that started last of those that finished (status done), or
- * -ENOENT. */
-int query_latest_done_run(Store *s, const char *experiment, int64_t *ret);
+/* Id of the run of experiment on machine (its machine name: runs.machine, else its host name)
+ * that started last of those that finished (status done), or -ENOENT. */
+int query_latest_done_run(Store *s, const char *experiment, const char *machine, int64_t *ret);
 
 /* Whether run was made by `alloclab suite` (its label "suite TIME", one per invocation): 0,
  * -EXDEV when not, -ENOENT when there is no such run, -EIO. */

@@ -155,7 +155,7 @@ expect_eq "$(q "SELECT count(*) FROM runs")" "$runs_before" "nothing written for
 # No earlier run: a gate with nothing to compare with fails (exit 8, nothing measured), unless
 # told that a first run may pass (on 36dd084 it passed, whatever the database path).
 run_alloclab 8 run "$WORK/gate.yaml" --quiet --compare-to latest
-expect_contains "$ERR" "--compare-to latest: no finished run of gate in $DB to compare with; nothing was measured" \
+expect_contains "$ERR" "--compare-to latest: no finished run of gate on machine $(hostname) in $DB to compare with; nothing was measured" \
     "a missing baseline fails"
 expect_eq "$(q "SELECT count(*) FROM runs")" "$runs_before" "nothing written for a missing baseline"
 # A database that does not exist (a mistyped --db) is said to be missing, and is not made (on
@@ -167,7 +167,7 @@ run_alloclab 2 run "$WORK/gate.yaml" --quiet --allow-missing-baseline
 expect_contains "$ERR" "--allow-missing-baseline is about --compare-to's run" "the option alone"
 echo 10 >"$WORK/cost"
 run_alloclab 0 run "$WORK/gate.yaml" --quiet --compare-to latest --allow-missing-baseline
-expect_contains "$ERR" "no finished run of gate in $DB yet: nothing to compare with (--allow-missing-baseline)" \
+expect_contains "$ERR" "no finished run of gate on machine $(hostname) in $DB yet: nothing to compare with (--allow-missing-baseline)" \
     "a first run allowed"
 run_alloclab 0 run "$WORK/gate.yaml" --quiet --compare-to latest
 expect_contains "$OUT" "no regression: nothing is significantly worse in run $((runs_before + 2))" "the same cost passes"

@@ -88,6 +88,13 @@ print(",".join(r["run_id"] + ":" + r["median"] for r in rows))' <<<"$OUT")" "3:1
 run_alloclab 0 runs
 expect_eq "$(awk 'NR > 1 {printf "%s ", $1}' <<<"$OUT")" "2 3 1 " "runs: the latest started first"
 
+# --compare-to latest compares with this machine's latest run, not host-b's (which started later).
+echo 100 >"$WORK/cost-candidate"
+cp "$DB" "$WORK/gate.db"
+run_alloclab 0 run "$WORK/spec.yaml" --quiet --compare-to latest --format json --db "$WORK/gate.db"
+expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["comparison"]["run_a"])' <<<"$OUT")" 1 \
+    "--compare-to latest: this machine's latest run"
+
 # A fleet job's runs: by cluster and job id, which alone would collide.
 run_alloclab 0 fleet fleet --slurm-job alpha:77
 expect_contains "$OUT" "fleet: fleet on 1 machine" "alpha's job 77 alone"
