@@ -317,6 +317,22 @@ static json_t *classes_display(const Fleet *f, const Classes *classes, char **ce
                          "machines: geomean [95%]", "range", "verdict", "rows", rows);
 }
 
+/* Whether a machine's run measured anything: a sample of some cell and variant. A run whose
+ * every cell was excluded or failed finished (status done) without a measurement. */
+static bool measured(const FleetMachine *m) {
+        for (size_t i = 0; i < m->report->n_cells * m->report->n_variants; i++)
+                if (m->report->entries[i].has_stats && m->report->entries[i].stats.n > 0)
+                        return true;
+        return false;
+}
+
+static size_t n_measured(const Fleet *fleet) {
+        size_t n = 0;
+        for (size_t h = 0; fleet && h < fleet->n_machines; h++)
+                n += measured(&fleet->machines[h]);
+        return n;
+}
+
 static int compare_doubles(const void *a, const void *b) {
         double x = *(const double *) a, y = *(const double *) b;
         return (x > y) - (x < y);
@@ -417,7 +433,11 @@ static json_t *machines_display(const Fleet *fleet, const Classes *classes) {
                 char run[32], class[8], detects[96];
                 snprintf(run, sizeof(run), "%lld", (long long) x->report->run.id);
                 class_name(classes->of[h], class);
-                detects_text(x->report, detects, sizeof(detects));
+                if (measured(x))
+                        detects_text(x->report, detects, sizeof(detects));
+                else
+                        snprintf(detects, sizeof(detects),
+                                 "measured nothing (every cell excluded or failed)");
                 json_array_append_new(json_object_get(t, "rows"),
                                       json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s%, s:s, s:s}", "machine",
                                                 x->machine, "host", x->hostname, "class", class, "run", run,
@@ -526,20 +546,29 @@ static int parse_fleet_options(int argc, char **argv, FleetOptions *o) {
         return EXIT_OK;
 }
 
-/* What --expect-machines says when fewer machines finished a run than were asked for. */
+/* What --expect-machines says when fewer machines measured in a finished run than were asked
+ * for: those that did, and those whose run measured nothing. */
 static int fewer_machines(const FleetOptions *o, const Fleet *fleet) {
-        size_t n = fleet ? fleet->n_machines : 0;
-        char names[512] = "";
-        size_t used = 0;
-        for (size_t h = 0; h < n && used < sizeof(names); h++)
-                used += (size_t) snprintf(names + used, sizeof(names) - used, "%s%s", h ? ", " : "",
-                                          fleet->machines[h].machine);
+        size_t n = n_measured(fleet);
+        char names[512] = "", empty[512] = "";
+        size_t used = 0, used_empty = 0;
+        for (size_t h = 0; fleet && h < fleet->n_machines; h++) {
+                const FleetMachine *m = &fleet->machines[h];
+                if (measured(m) && used < sizeof(names))
+                        used += (size_t) snprintf(names + used, sizeof(names) - used, "%s%s",
+                                                  used ? ", " : "", m->machine);
+                else if (!measured(m) && used_empty < sizeof(empty))
+                        used_empty +=
+                                (size_t) snprintf(empty + used_empty, sizeof(empty) - used_empty, "%s%s",
+                                                  used_empty ? ", " : "; measured nothing: ", m->machine);
+        }
         cli_error("fleet",
-                  "%zu machine%s finished a run of %s%s%s (%s), %llu %s asked for: the others were busy, "
-                  "failed or never started (their runs, if any, are not done: alloclab runs)",
+                  "%zu machine%s finished a run of %s%s%s (%s), %llu %s asked for%s: the others were busy, "
+                  "failed or never started (their runs, if any, are not done: alloclab runs; a run that "
+                  "measured nothing had every cell excluded or failed: alloclab show RUN)",
                   n, n == 1 ? "" : "s", o->query.experiment, o->query.slurm_job ? " in Slurm job " : "",
                   o->query.slurm_job ? o->query.slurm_job : "", n ? names : "none", o->expect_machines,
-                  o->expect_machines == 1 ? "was" : "were");
+                  o->expect_machines == 1 ? "was" : "were", empty);
         return EXIT_FAILURES;
 }
 
@@ -570,5 +599,5 @@ int cmd_fleet(int argc, char **argv) {
                 cli_error("fleet", "cannot write the table");
                 return EXIT_ENVIRONMENT;
         }
-        return fleet->n_machines < o.expect_machines ? fewer_machines(&o, fleet) : EXIT_OK;
+        return n_measured(fleet) < o.expect_machines ? fewer_machines(&o, fleet) : EXIT_OK;
 }

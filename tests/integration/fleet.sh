@@ -95,6 +95,17 @@ run_alloclab 0 run "$WORK/spec.yaml" --quiet --compare-to latest --format json -
 expect_eq "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["comparison"]["run_a"])' <<<"$OUT")" 1 \
     "--compare-to latest: this machine's latest run"
 
+# A machine whose run finished without measuring anything (its program fails everywhere) is
+# no machine that finished for --expect-machines, and says so.
+sed "s|^command: .*|command: [sh, -c, 'exit 3']|" "$WORK/spec.yaml" >"$WORK/dead.yaml"
+run_alloclab 9 run "$WORK/dead.yaml" --quiet --db "$WORK/dead.db" --machine dead-d
+expect_eq "$(sqlite3 "$WORK/dead.db" "SELECT status FROM runs")" done "a finished run"
+run_alloclab 0 import "$WORK/b2.bundle" --db "$WORK/dead.db"
+run_alloclab 1 fleet fleet --db "$WORK/dead.db" --expect-machines 2
+expect_contains "$ERR" "1 machine finished a run of fleet (host-b), 2 were asked for; measured nothing: dead-d" \
+    "a run that measured nothing"
+expect_contains "$(grep '^dead-d ' <<<"$OUT")" "measured nothing (every cell excluded or failed)" "said in its row"
+
 # A fleet job's runs: by cluster and job id, which alone would collide.
 run_alloclab 0 fleet fleet --slurm-job alpha:77
 expect_contains "$OUT" "fleet: fleet on 1 machine" "alpha's job 77 alone"
