@@ -58,30 +58,38 @@ static int file_run(sqlite3 *db, const Source *src, const BundleOptions *o, cons
                 return r;
         const char *filed = machine;
         bool agrees = known == 0 || (fingerprint ? same > 0 : false);
-        if (!agrees && o->machine_policy == MACHINE_SPLIT) {
-                /* A run without a fingerprint (before schema 10) goes apart under NAME.unknown. */
-                if (asprintf(&split, "%s.%.8s", machine, fingerprint ? fingerprint : "unknown") < 0)
-                        return -ENOMEM;
-                filed = split;
-        } else if (!agrees && o->machine_policy == MACHINE_REFUSE) {
+        /* Where the run would go apart: NAME.FINGERPRINT8, the name cut so that it stays a name of
+         * 64 characters at most; a run without a fingerprint (before schema 10) as NAME.unknown. */
+        if (asprintf(&split, "%.55s.%.8s", machine, fingerprint ? fingerprint : "unknown") < 0)
+                return -ENOMEM;
+        int64_t split_before = 0;
+        if (!agrees && fingerprint &&
+            (r = sql_queryf(
+                     db, &split_before, NULL,
+                     "SELECT count(*) FROM temp.import_machines WHERE machine = %Q AND fingerprint = %Q",
+                     split, fingerprint)) < 0)
+                return r;
+        if (!agrees && (o->machine_policy == MACHINE_SPLIT || split_before > 0))
+                filed = split; /* split once, its runs go on going there (a nightly import need not say so
+                                  again) */
+        else if (!agrees && o->machine_policy == MACHINE_REFUSE) {
                 if (!fingerprint)
                         return message_fail(
                                 ret_message, -EXDEV,
                                 "%s: run %s of machine %s has no host fingerprint, and %s is known "
-                                "here with fingerprint %.12s: import with --machine-policy accept "
-                                "if it is that machine, or split to keep it apart",
+                                "here (or in a file before it) with fingerprint %.12s: import with "
+                                "--machine-policy accept if it is that machine, or split to keep it apart",
                                 src->path, uuid, machine, machine, other);
                 bool another = !machine_id || !other_machine_id || strcmp(machine_id, other_machine_id) != 0;
                 return message_fail(
                         ret_message, -EXDEV,
-                        "%s: machine %s has host fingerprint %.12s here and %.12s in run %s (%s): import "
-                        "with "
-                        "--machine-policy accept if it is the same machine, changed, or --machine-policy "
-                        "split to file its runs apart, as %s.%.8s",
+                        "%s: machine %s has host fingerprint %.12s here (or in a file before it in this "
+                        "import) and %.12s in run %s (%s): import with --machine-policy accept if it is "
+                        "the same machine, changed, or --machine-policy split to file its runs apart, as %s",
                         src->path, machine, other, fingerprint, uuid,
                         another ? "its machine-id differs: another machine under the same name?"
                                 : "the same machine-id: a change of kernel, firmware or settings?",
-                        machine, fingerprint);
+                        split);
         }
         if (fingerprint &&
             (r = sql_execf(db, "INSERT OR IGNORE INTO temp.import_machines VALUES (%Q, %Q, %Q)", filed,

@@ -141,6 +141,24 @@ run_alloclab 0 import "$WORK/c.bundle" --machine-policy split --db "$WORK/split.
 expect_eq "$(sqlite3 "$WORK/split.db" "SELECT machine FROM runs ORDER BY id DESC LIMIT 1")" "$(hostname).cccccccc" "split"
 run_alloclab 0 import "$WORK/c.bundle" --machine-policy split --db "$WORK/split.db"
 expect_contains "$OUT" "1 already here" "a split run imported again: the same content"
+# The split is remembered: that machine's next run goes there without being told again.
+run_alloclab 0 run "$WORK/spec.yaml" --quiet --db "$WORK/c.db" --machine "$(hostname)"
+sqlite3 "$WORK/c.db" "UPDATE runs SET host_fingerprint = 'cccccccccccccccc',
+    host_facts = json_set(host_facts, '$.machine_id', 'another')"
+run_alloclab 0 export latest --bundle "$WORK/c2.bundle" --db "$WORK/c.db"
+run_alloclab 0 import "$WORK/c2.bundle" --db "$WORK/split.db"
+expect_eq "$(sqlite3 "$WORK/split.db" "SELECT count(*) FROM runs WHERE machine = '$(hostname).cccccccc'")" 2 \
+    "a split remembered"
+# A split name stays a name: 64 characters at most.
+long=$(printf 'm%.0s' $(seq 60))
+run_alloclab 0 run "$WORK/spec.yaml" --quiet --db "$WORK/long-a.db" --machine "$long"
+run_alloclab 0 run "$WORK/spec.yaml" --quiet --db "$WORK/long-b.db" --machine "$long"
+sqlite3 "$WORK/long-b.db" "UPDATE runs SET host_fingerprint = 'dddddddddddddddd'"
+run_alloclab 0 export latest --bundle "$WORK/long.bundle" --db "$WORK/long-b.db"
+run_alloclab 0 import "$WORK/long.bundle" --db "$WORK/long-a.db" --machine-policy split
+expect_eq "$(sqlite3 "$WORK/long-a.db" "SELECT max(length(machine)) FROM runs")" 64 "a split name of 64 characters"
+run_alloclab 0 run "$WORK/spec.yaml" --quiet --db "$WORK/long-a.db" --machine "$(sqlite3 "$WORK/long-a.db" \
+    "SELECT machine FROM runs WHERE length(machine) = 64")"
 run_alloclab 0 fleet fleet --db "$WORK/split.db"
 expect_contains "$OUT" "on 3 machines" "the split run is a machine of its own"
 run_alloclab 0 import "$WORK/c.bundle" --machine-policy accept

@@ -220,6 +220,7 @@ run_alloclab 4 import "$night3.bundle"
 expect_contains "$ERR" "machine node2 has host fingerprint" "refused by default"
 expect_contains "$ERR" "its machine-id differs: another machine under the same name?" "why"
 run_alloclab 0 import "$night3.bundle" --machine-policy split
+run_alloclab 0 import "$night3.bundle" --machine-policy split --db "$WORK/nightly.db" # the operator decides once
 run_alloclab 0 fleet cluster
 expect_contains "$OUT" "fleet: cluster on 3 machines" "node2's new machine split off"
 expect_eq "$(q "SELECT count(*) FROM runs WHERE machine LIKE 'node2.%'")" 1 "as node2.FINGERPRINT"
@@ -251,6 +252,9 @@ expect_contains "$(cat "$WORK/bundles/then-$busy.out")" "fleet job $busy left no
     "and the night's import"
 [[ ! -e $WORK/bundles/fleet-$busy.bundle ]] || fail "a merged bundle of a fleet that never ran"
 expect_contains "$(cat "$WORK/bundles/fleet-$job.txt")" "fleet: cluster on 2 machines" "the next night ran"
+expect_eq "$(cat "$WORK/bundles/then-$job.out")" "imported 2 runs (56 samples) from 1 file; 0 already here" \
+    "and its import filed node2's runs where the operator split them once, unasked"
+expect_eq "$(sqlite3 "$WORK/nightly.db" "SELECT count(*) FROM runs WHERE machine LIKE 'node2.%'")" 2 "under node2.FINGERPRINT"
 
 # scancel mid-run: the run is interrupted, and what it committed travels intact.
 sed -e 's/^experiment: cluster/experiment: cancelled/' -e 's/^samples: 5/samples: 500/' \
