@@ -482,6 +482,20 @@ static int render_fleet(FILE *f, OutputFormat format, const Fleet *fleet) {
                 fputc('\n', f);
                 r = render_rows(f, tables, display);
         }
+        /* Machines that ran different specs measured different things: said, not hidden. */
+        size_t specs = 0;
+        for (size_t h = 0; h < fleet->n_machines; h++) {
+                bool seen = false;
+                for (size_t i = 0; i < h && !seen; i++)
+                        seen = strcmp(fleet->machines[i].spec_sha256, fleet->machines[h].spec_sha256) == 0;
+                specs += !seen;
+        }
+        if (r >= 0 && specs > 1)
+                fprintf(f,
+                        "\nnote: these runs ran %zu different specs of %s (alloclab compare RUN_A RUN_B "
+                        "says how "
+                        "they differ): their ratios are not of the same experiment everywhere\n",
+                        specs, fleet->experiment);
         if (r >= 0 && classes.n > 1) {
                 json_auto_t *per_class = classes_display(fleet, &classes, cells, variants, time);
                 fprintf(f, "\nper hardware class:\n\n");
@@ -572,6 +586,24 @@ static int fewer_machines(const FleetOptions *o, const Fleet *fleet) {
         return EXIT_FAILURES;
 }
 
+/* A job id without its cluster that names jobs of several clusters names no one fleet. */
+static int check_one_job(const FleetOptions *o, const Fleet *fleet) {
+        if (!o->query.slurm_job || strchr(o->query.slurm_job, ':'))
+                return EXIT_OK;
+        for (size_t h = 1; h < fleet->n_machines; h++) {
+                const char *a = fleet->machines[0].slurm_cluster, *b = fleet->machines[h].slurm_cluster;
+                if ((a || b) && (!a || !b || strcmp(a, b) != 0)) {
+                        cli_error("fleet",
+                                  "Slurm job %s is a job of more than one cluster here (%s and %s): give "
+                                  "CLUSTER:%s",
+                                  o->query.slurm_job, a ? a : "no cluster", b ? b : "no cluster",
+                                  o->query.slurm_job);
+                        return EXIT_USAGE;
+                }
+        }
+        return EXIT_OK;
+}
+
 int cmd_fleet(int argc, char **argv) {
         if (cli_wants_help(argc, argv, fleet_usage))
                 return EXIT_OK;
@@ -595,6 +627,8 @@ int cmd_fleet(int argc, char **argv) {
         }
         if (r < 0)
                 return cli_query_failed("fleet", store, 0, r);
+        if ((e = check_one_job(&o, fleet)) != EXIT_OK)
+                return e;
         if (render_fleet(stdout, o.format, fleet) < 0 || fflush(stdout) != 0) {
                 cli_error("fleet", "cannot write the table");
                 return EXIT_ENVIRONMENT;

@@ -18,6 +18,8 @@ Fleet *fleet_free(Fleet *f) {
                 free(m->fingerprint);
                 free(m->hardware);
                 free(m->slurm);
+                free(m->slurm_cluster);
+                free(m->spec_sha256);
                 query_report_free(m->report);
         }
         free(f->machines);
@@ -33,8 +35,9 @@ static const char fleet_sql[] =
         " h.cpu_model || ', ' || h.cpus || ' CPUs, kernel ' || h.kernel || ', THP ' || h.thp,"
         " CASE WHEN r.slurm_job_id IS NOT NULL THEN coalesce(r.slurm_cluster || ':', '') || r.slurm_job_id"
         "  || coalesce(' on ' || r.slurm_node, '') || coalesce(' (' || r.slurm_partition || ')', '') END,"
-        " max(r.started_at || printf(' %020d', r.id))"
+        " max(r.started_at || printf(' %020d', r.id)), r.slurm_cluster, p.sha256"
         " FROM runs r JOIN hosts h ON h.id = r.host_id JOIN experiments x ON x.id = r.experiment_id"
+        " JOIN specs p ON p.id = r.spec_id"
         " WHERE x.name = ?1 AND r.status = 'done'"
         " AND (?2 IS NULL OR r.slurm_job_id = ?2) AND (?3 IS NULL OR r.slurm_cluster = ?3)"
         " GROUP BY m ORDER BY m";
@@ -44,10 +47,13 @@ static int read_machine(Store *s, sqlite3_stmt *st, FleetMachine *m) {
                              .fingerprint = sql_text_or_null(st, 2),
                              .hostname = sql_text(st, 3),
                              .hardware = sql_text(st, 4),
-                             .slurm = sql_text_or_null(st, 5) };
-        if (!m->machine || !m->hostname || !m->hardware ||
+                             .slurm = sql_text_or_null(st, 5),
+                             .slurm_cluster = sql_text_or_null(st, 7),
+                             .spec_sha256 = sql_text(st, 8) };
+        if (!m->machine || !m->hostname || !m->hardware || !m->spec_sha256 ||
             (sqlite3_column_type(st, 2) != SQLITE_NULL && !m->fingerprint) ||
-            (sqlite3_column_type(st, 5) != SQLITE_NULL && !m->slurm))
+            (sqlite3_column_type(st, 5) != SQLITE_NULL && !m->slurm) ||
+            (sqlite3_column_type(st, 7) != SQLITE_NULL && !m->slurm_cluster))
                 return -ENOMEM;
         return query_report(s, sqlite3_column_int64(st, 1), NULL, &m->report);
 }

@@ -18,8 +18,10 @@ typedef struct FleetMachine {
         char *fingerprint; /* NULL for runs older than the host fingerprint */
         /* Its hardware class: CPU model, online CPUs, kernel and THP setting, as text */
         char *hardware;
-        char *slurm;    /* the run's Slurm job, "CLUSTER:JOB on NODE (PARTITION)"; NULL: not under Slurm */
-        Report *report; /* the machine's latest run of the experiment with status done */
+        char *slurm; /* the run's Slurm job, "CLUSTER:JOB on NODE (PARTITION)"; NULL: not under Slurm */
+        char *slurm_cluster; /* its cluster, or NULL */
+        char *spec_sha256;   /* the spec it ran */
+        Report *report;      /* the machine's latest run of the experiment with status done */
 } FleetMachine;
 
 typedef struct FleetQuery {

@@ -112,7 +112,9 @@ expect_contains "$OUT" "fleet: fleet on 1 machine" "alpha's job 77 alone"
 run_alloclab 1 fleet fleet --slurm-job alpha:77 --expect-machines 2
 expect_contains "$ERR" "1 machine finished a run of fleet in Slurm job alpha:77 ($(hostname)), 2 were asked for" \
     "fewer machines than asked for"
-run_alloclab 0 fleet fleet --slurm-job 77 --expect-machines 2
+run_alloclab 2 fleet fleet --slurm-job 77 --expect-machines 2
+expect_contains "$ERR" "Slurm job 77 is a job of more than one cluster here (beta and alpha): give CLUSTER:77" \
+    "a job id of two clusters"
 run_alloclab 1 fleet fleet --slurm-job gamma:77 --expect-machines 2
 expect_contains "$ERR" "0 machines finished a run of fleet in Slurm job gamma:77 (none)" "no machine"
 run_alloclab 2 fleet fleet --expect-machines 0
@@ -180,6 +182,7 @@ run_alloclab 0 run "$WORK/noisy.yaml" --quiet --db "$WORK/noisy.db" --machine no
 run_alloclab 0 import "$WORK/b2.bundle" --db "$WORK/noisy.db"
 run_alloclab 0 fleet fleet --db "$WORK/noisy.db"
 expect_contains "$(grep '^noisy-c ' <<<"$OUT")" "(too noisy for 2%); A/A +-" "the noisy machine flagged, with its A/A floor"
+expect_contains "$OUT" "note: these runs ran 2 different specs of fleet" "machines that ran different specs"
 row=$(grep '^size=1 ' <<<"$OUT")
 expect_contains "$row" "~ (detects +-" "its cell: what it could detect"
 expect_contains "$row" "higher on 1, inconclusive on 1 of 2 machines, too noisy to detect 2% on 1" "its ~ counted as too noisy"

@@ -248,13 +248,21 @@ scancel "$blocker"
 wait_jobs
 expect_contains "$(cat "$WORK/bundles/fleet-$busy.out")" \
     "0 machines finished a run of cluster in Slurm job alloclabtest:$busy, 2 were asked for" "the merge fails loudly"
-expect_contains "$(cat "$WORK/bundles/then-$busy.out")" "fleet job $busy left no merged bundle: nothing measured tonight" \
-    "and the night's import"
+expect_contains "$(cat "$WORK/bundles/then-$busy.out")" \
+    "fleet job alloclabtest:$busy: no merged bundle: nothing measured tonight" "and the night's import"
+expect_contains "$(cat "$WORK/bundles/fleet-$busy.out")" "the job never started: cancelled while it waited for its nodes" \
+    "why"
 [[ ! -e $WORK/bundles/fleet-$busy.bundle ]] || fail "a merged bundle of a fleet that never ran"
 expect_contains "$(cat "$WORK/bundles/fleet-$job.txt")" "fleet: cluster on 2 machines" "the next night ran"
 expect_eq "$(cat "$WORK/bundles/then-$job.out")" "imported 2 runs (56 samples) from 1 file; 0 already here" \
     "and its import filed node2's runs where the operator split them once, unasked"
 expect_eq "$(sqlite3 "$WORK/nightly.db" "SELECT count(*) FROM runs WHERE machine LIKE 'node2.%'")" 2 "under node2.FINGERPRINT"
+
+# A fleet the partition can never run is said at once, and cancelled.
+out=$("$FLEET" "$WORK/spec.yaml" "$WORK/bundles" 3 --partition=test 2>&1) && fail "a fleet of 3 nodes of 2: $out"
+expect_contains "$out" "can never start (" "a fleet of more nodes than the partition has"
+expect_contains "$out" "does the partition have 3 nodes for it? (sinfo shows them); cancelled" "what to check"
+wait_jobs
 
 # scancel mid-run: the run is interrupted, and what it committed travels intact.
 sed -e 's/^experiment: cluster/experiment: cancelled/' -e 's/^samples: 5/samples: 500/' \
