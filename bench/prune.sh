@@ -21,7 +21,10 @@ sqlite3 "$work/full.db" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
 cp "$work/full.db" "$work/pruned.db"
 
 middle=$((runs / 2))
-views() {
+views() { # but for the lines that say what was pruned
+    unpruned_views "$@" | grep -v -e '^[0-9]* of these runs are pruned' -e '^run [0-9]* was pruned '
+}
+unpruned_views() {
     local db=$1
     "$alloclab" history scale --db "$db"
     "$alloclab" history scale --last 200 --db "$db"

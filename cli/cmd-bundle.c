@@ -124,6 +124,7 @@ int cmd_import(int argc, char **argv) {
                 return EXIT_OK;
         const char *db_path = NULL, *experiment = NULL;
         BundleOptions o = {};
+        bool policy_given = false;
         _cleanup_free_ char **files = calloc((size_t) argc, sizeof(char *));
         size_t n = 0;
         if (!files)
@@ -131,9 +132,16 @@ int cmd_import(int argc, char **argv) {
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
                         db_path = argv[++i];
-                else if (strcmp(argv[i], "--accept-host-change") == 0)
+                else if (strcmp(argv[i], "--accept-host-change") == 0) {
+                        if (policy_given && o.machine_policy != MACHINE_ACCEPT) {
+                                cli_error(
+                                        "import",
+                                        "--accept-host-change is --machine-policy accept: give one policy");
+                                return EXIT_USAGE;
+                        }
                         o.machine_policy = MACHINE_ACCEPT;
-                else if (strcmp(argv[i], "--machine-policy") == 0 && i + 1 < argc) {
+                        policy_given = true;
+                } else if (strcmp(argv[i], "--machine-policy") == 0 && i + 1 < argc) {
                         const char *policy = argv[++i];
                         unsigned p = 0;
                         while (p < _MACHINE_POLICY_MAX && strcmp(machine_policy_names[p], policy) != 0)
@@ -144,7 +152,13 @@ int cmd_import(int argc, char **argv) {
                                           policy);
                                 return EXIT_USAGE;
                         }
+                        if (policy_given && o.machine_policy != (MachinePolicy) p) {
+                                cli_error("import", "two machine policies (%s and %s): give one",
+                                          machine_policy_names[o.machine_policy], policy);
+                                return EXIT_USAGE;
+                        }
                         o.machine_policy = (MachinePolicy) p;
+                        policy_given = true;
                 } else if (strcmp(argv[i], "--experiment") == 0 && i + 1 < argc)
                         experiment = argv[++i];
                 else if (argv[i][0] == '-') {
@@ -212,7 +226,13 @@ int cmd_import(int argc, char **argv) {
                 cli_error("import", "%s; nothing was imported", message ? message : strerror(-r));
                 return EXIT_ENVIRONMENT;
         }
-        printf("imported %zu run%s (%lld samples) from %zu file%s; %zu already here\n", tally.runs,
+        printf("imported %zu run%s (%lld samples) from %zu file%s; %zu already here", tally.runs,
                tally.runs == 1 ? "" : "s", (long long) tally.samples, n, n == 1 ? "" : "s", tally.present);
+        if (tally.pruned)
+                printf("; %zu of the runs imported were pruned (statistics and their metric's values, no "
+                       "measured "
+                       "samples)",
+                       tally.pruned);
+        printf("\n");
         return EXIT_OK;
 }

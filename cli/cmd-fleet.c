@@ -202,8 +202,9 @@ static Summary summarize(const Fleet *f, const Classes *classes, size_t class, c
         return s;
 }
 
-/* "higher on 1, same on 1 of 2 machines; machines disagree (heterogeneity p < 0.001)", "~ on 2
- * of 2 machines, too noisy to detect 5% on 2: no conclusion". */
+/* "higher on 1, same on 1 of 2 machines; machines disagree (heterogeneity p < 0.001)",
+ * "inconclusive on 2 of 2 machines, could not detect 5% on 2: no conclusion" (too noisy, or too
+ * few samples: each machine's row says which). */
 static void verdict_count(const Summary *s, bool time, char *buf, size_t size) {
         static const Verdict order[] = { VERDICT_HIGHER, VERDICT_LOWER, VERDICT_SAME, VERDICT_INCONCLUSIVE };
         size_t n = 0, decided = 0;
@@ -217,7 +218,7 @@ static void verdict_count(const Summary *s, bool time, char *buf, size_t size) {
         if (n < size)
                 n += (size_t) snprintf(buf + n, size - n, " of %zu machine%s", s->n, s->n == 1 ? "" : "s");
         if (s->too_noisy > 0 && n < size)
-                n += (size_t) snprintf(buf + n, size - n, ", too noisy to detect %.0f%% on %zu%s",
+                n += (size_t) snprintf(buf + n, size - n, ", could not detect %.0f%% on %zu%s",
                                        100 * s->min_effect, s->too_noisy,
                                        decided == 0 && s->too_noisy == s->n ? ": no conclusion" : "");
         if (s->pool.k >= 2 && s->pool.p < 1 - FLEET_LEVEL && n < size)
@@ -382,6 +383,8 @@ static void detects_text(const Report *rep, char *buf, size_t size) {
                 n = snprintf(buf, size, "+-%.0f%%", 100 * d);
         if (isfinite(aa) && n >= 0 && (size_t) n < size)
                 snprintf(buf + n, size - (size_t) n, "; A/A +-%.1f%%", 100 * aa);
+        else if (rep->aa_variant != SIZE_MAX && n >= 0 && (size_t) n < size) /* aa_check, no floor */
+                snprintf(buf + n, size - (size_t) n, "; A/A: none (too few samples)");
 }
 
 static int render_json(FILE *f, const Fleet *fleet, const Classes *classes, json_t *per_machine,

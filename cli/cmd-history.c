@@ -504,6 +504,12 @@ static int render_history(FILE *f, OutputFormat format, const History *h) {
         bool markdown = format == FORMAT_MARKDOWN;
         fprintf(f, "%shistory of %s, metric %s, last %zu finished runs in the order they ran\n",
                 markdown ? "### " : "", h->experiment, h->metric, h->n_runs);
+        if (h->n_pruned)
+                fprintf(f,
+                        "%s%zu of these runs are pruned (alloclab prune): their points come from the values "
+                        "kept "
+                        "of their own metric, and for another metric they have none\n",
+                        markdown ? "\n" : "", h->n_pruned);
         if (h->relative_to)
                 fprintf(f,
                         "%seach run's ratio: of each round, the variant's value over the baseline variant's "

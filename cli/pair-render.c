@@ -338,18 +338,18 @@ static void print_method(FILE *f, const RunPair *p) {
                          "+-%.1f%%, from run %lld's A/A noise floor of +-%.1f%% (no earlier %s of this "
                          "experiment on %s to measure it from)",
                          100 * p->spread.spread, (long long) p->a->run.id, 100 * p->aa_floor,
-                         p->relative ? "within-run ratios" : "runs", p->a->run.hostname);
+                         p->relative ? "within-run ratios" : "runs", p->a->run.machine);
         else if (p->spread.runs == 0)
                 snprintf(spread, sizeof(spread),
                          "+-%.1f%%, assumed: no earlier %s of this experiment on %s to measure it from",
                          100 * p->spread.spread, p->relative ? "within-run ratios" : "runs",
-                         p->a->run.hostname);
+                         p->a->run.machine);
         else
                 snprintf(spread, sizeof(spread),
                          "+-%.1f%%, measured over up to %zu earlier runs of this experiment on %s, pooled "
                          "with an "
                          "assumed +-%.0f%%",
-                         100 * p->spread.spread, p->spread.runs, p->a->run.hostname,
+                         100 * p->spread.spread, p->spread.runs, p->a->run.machine,
                          100 * CHANGEPOINT_PRIOR_SPREAD);
         long long a = p->a->run.id, b = p->b->run.id;
         double level = 1 - (p->rule.interval_alpha > 0 ? p->rule.interval_alpha : p->rule.alpha);
@@ -418,6 +418,10 @@ int pair_render(FILE *f, OutputFormat format, const RunPair *p) {
         fprintf(f, "%s run %lld (%s) -> run %lld (%s), experiment %s, metric %s\n",
                 markdown ? "###" : "compare:", (long long) p->a->run.id, p->a->run.started_at,
                 (long long) p->b->run.id, p->b->run.started_at, p->a->run.experiment, p->a->run.metric);
+        for (const Report *const *r = (const Report *const[]){ p->a, p->b, NULL }; *r; r++)
+                if ((*r)->run.pruned_at)
+                        fprintf(f, "%srun %lld was pruned %s: computed from the values kept of its metric\n",
+                                markdown ? "- " : "", (long long) (*r)->run.id, (*r)->run.pruned_at);
         fputc('\n', f);
         print_differences(f, p, p->differences[0] ? bullet : markdown ? "- " : "");
         fputc('\n', f);

@@ -222,13 +222,22 @@ int render_report_csv(FILE *f, const Report *rep) {
         return table ? render_rows(f, FORMAT_CSV, table) : -ENOMEM;
 }
 
+/* "done,pruned": a run whose measured samples alloclab prune dropped. */
+static const char *status_pruned(const char *status, char *buf, size_t size) {
+        snprintf(buf, size, "%s,pruned", status);
+        return buf;
+}
+
 int render_runs(FILE *f, OutputFormat format, const RunSummary *runs, size_t n) {
+        char pruned[64];
         if (format == FORMAT_TABLE) {
                 fprintf(f, "%-6s %-24s %-12s %-25s %6s %8s %8s  %-16s %s\n", "RUN", "EXPERIMENT", "STATUS",
                         "STARTED", "CELLS", "VARIANTS", "FAILED", "MACHINE", "LABEL");
                 for (size_t i = 0; i < n; i++)
                         fprintf(f, "%-6lld %-24s %-12s %-25s %6lld %8lld %8lld  %-16s %s%s%.12s\n",
-                                (long long) runs[i].id, runs[i].experiment, runs[i].status,
+                                (long long) runs[i].id, runs[i].experiment,
+                                runs[i].pruned_at ? status_pruned(runs[i].status, pruned, sizeof(pruned))
+                                                  : runs[i].status,
                                 runs[i].started_at, (long long) runs[i].n_cells,
                                 (long long) runs[i].n_variants, (long long) runs[i].n_failures,
                                 runs[i].machine, runs[i].label ? runs[i].label : "",
@@ -241,20 +250,29 @@ int render_runs(FILE *f, OutputFormat format, const RunSummary *runs, size_t n) 
         static const char *const names[] = {
                 "run_id", "uuid",     "experiment", "status",  "started_at", "ended_at",
                 "cells",  "variants", "child_runs", "failed",  "excluded",   "host",
-                "metric", "label",    "commit",     "machine",
+                "metric", "label",    "commit",     "machine", "pruned_at",
         };
         json_auto_t *table = render_table_new(names, ELEMENTSOF(names));
         for (size_t i = 0; i < n; i++) {
                 const RunSummary *r = &runs[i];
                 json_t *values[] = {
-                        json_integer(r->id),         json_string(r->uuid),
-                        json_string(r->experiment),  json_string(r->status),
-                        json_string(r->started_at),  r->ended_at ? json_string(r->ended_at) : json_null(),
-                        json_integer(r->n_cells),    json_integer(r->n_variants),
-                        json_integer(r->n_runs),     json_integer(r->n_failures),
-                        json_integer(r->n_excluded), json_string(r->hostname),
-                        json_string(r->metric),      render_json_text(r->label),
-                        render_json_text(r->commit), json_string(r->machine),
+                        json_integer(r->id),
+                        json_string(r->uuid),
+                        json_string(r->experiment),
+                        json_string(r->status),
+                        json_string(r->started_at),
+                        r->ended_at ? json_string(r->ended_at) : json_null(),
+                        json_integer(r->n_cells),
+                        json_integer(r->n_variants),
+                        json_integer(r->n_runs),
+                        json_integer(r->n_failures),
+                        json_integer(r->n_excluded),
+                        json_string(r->hostname),
+                        json_string(r->metric),
+                        render_json_text(r->label),
+                        render_json_text(r->commit),
+                        json_string(r->machine),
+                        render_json_text(r->pruned_at),
                 };
                 render_table_add_row(table, values, ELEMENTSOF(values));
         }

@@ -171,7 +171,7 @@ static int import_run(sqlite3 *db, const char *b, int64_t old, BundleTally *tall
                           " WHERE id IN (SELECT allocator_id FROM %s.variants WHERE run_id = %lld);",
                           b, b, (long long) old, b, b, (long long) old, b, b, (long long) old, b, b,
                           (long long) old);
-        int64_t id = 0, dv = 0, dc = 0, ds = 0, dk = 0, n_samples = 0;
+        int64_t id = 0, dv = 0, dc = 0, ds = 0, dk = 0, n_samples = 0, pruned = 0;
         /* Each table's rows of the run move past the largest id here, by one offset per table. */
 #define OFFSET(table, where)                                                                                \
         "SELECT coalesce((SELECT max(id) FROM main." table "), 0) + 1"                                      \
@@ -189,6 +189,14 @@ static int import_run(sqlite3 *db, const char *b, int64_t old, BundleTally *tall
         if (r >= 0)
                 r = sql_queryf(db, &n_samples, NULL, "SELECT count(*) FROM %s.samples WHERE run_id = %lld",
                                b, (long long) old);
+        if (r >= 0) /* a bundle before schema 32 has no pruned runs */
+                r = sql_queryf(db, &pruned, NULL,
+                               "SELECT count(*) FROM pragma_table_info('runs', %Q) WHERE name = 'pruned_at'",
+                               b);
+        if (r >= 0 && pruned)
+                r = sql_queryf(db, &pruned, NULL,
+                               "SELECT pruned_at IS NOT NULL FROM %s.runs WHERE id = %lld", b,
+                               (long long) old);
 #undef OFFSET
         /* The columns' new values as SQL over the bundle's row `src`: numbers moved by the
          * offsets, and the shared rows found here by what makes them unique. */
@@ -262,6 +270,7 @@ static int import_run(sqlite3 *db, const char *b, int64_t old, BundleTally *tall
         if (r >= 0) {
                 tally->runs++;
                 tally->samples += n_samples;
+                tally->pruned += pruned > 0;
         }
         return r;
 }

@@ -47,6 +47,7 @@ typedef struct BundleTally {
         size_t runs;     /* runs added */
         size_t present;  /* runs whose UUID was here already: nothing added */
         int64_t samples; /* samples added */
+        size_t pruned;   /* of the runs added, those pruned (without their measured samples) */
 } BundleTally;
 
 /* Bundle files being imported: each copied into a private directory and checked alone. */

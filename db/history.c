@@ -119,10 +119,16 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
  * belong to them by key (left to itself, SQLite scanned allocators and hosts outermost). NULL on ENOMEM;
  * caller frees with sqlite3_free.
  */
-static char *points_sql(const HistoryQuery *q, const Builder *b) {
+/* The ids of the runs read, "1, 2, 3", or NULL on ENOMEM; caller frees with sqlite3_free. */
+static char *run_ids(const Builder *b) {
         char *ids = sqlite3_mprintf("%lld", (long long) b->runs[0].id);
         for (size_t i = 1; i < b->n_runs && ids; i++)
                 ids = sqlite3_mprintf("%z, %lld", ids, (long long) b->runs[i].id); /* %z frees ids */
+        return ids;
+}
+
+static char *points_sql(const HistoryQuery *q, const Builder *b) {
+        char *ids = run_ids(b);
         char *sql =
                 ids ? sqlite3_mprintf("SELECT r.id, c.label, v.name, coalesce(r.machine, h.hostname), v.env,"
                                       " a.name, c.id, v.id,"
@@ -541,6 +547,14 @@ static int read_history(Store *s, const HistoryQuery *q, History **ret) {
                          row_metric_defs, &defs);
         if (r < 0 || (r = query_metric_def(defs, h->metric, &h->higher_is_better, &h->unit)) < 0)
                 return r;
+        /* Pruned runs, from the pruned_values index alone (the runs' rows are fat). */
+        _cleanup_(sqlite3_freep) char *ids = run_ids(&b);
+        int64_t pruned = 0;
+        if (!ids || (r = sql_queryf(store_db(s), &pruned, NULL,
+                                    "SELECT count(DISTINCT run_id) FROM pruned_values WHERE run_id IN (%s)",
+                                    ids)) < 0)
+                return ids ? r : -ENOMEM;
+        h->n_pruned = (size_t) pruned;
         char *points = points_sql(q, &b),
              *values = q->medians_only ? medians_sql(h->metric) : values_sql(h->metric, b.relative);
         r = points && values ? read_series(s, points, values, &b) : -ENOMEM;

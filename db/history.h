@@ -71,6 +71,7 @@ typedef struct History {
         char *experiment;
         char *metric;
         size_t n_runs;      /* runs read */
+        size_t n_pruned;    /* of them, runs alloclab prune left their metric's values only (db/prune.h) */
         int64_t latest_run; /* the last of them */
         HistorySeries *series;
         size_t n_series;

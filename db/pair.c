@@ -27,12 +27,14 @@
 
 /* The fields of a run that decide comparability, in the order of IDENTITY_SELECT. */
 static const char *const identity_fields[] = {
-        "experiment", "metric", "host name", "kernel", "CPU model", "CPUs", "glibc", "THP", "spec (sha256)",
+        "experiment", "metric", "machine", "host name", "kernel",
+        "CPU model",  "CPUs",   "glibc",   "THP",       "spec (sha256)",
 };
 #define N_IDENTITY    (sizeof(identity_fields) / sizeof(identity_fields[0]))
 #define IDENTITY_SPEC (N_IDENTITY - 1)
 #define IDENTITY_SELECT                                                                                     \
-        "SELECT x.name, r.metric, h.hostname, h.kernel, h.cpu_model, h.cpus, h.glibc, h.thp, sp.sha256"     \
+        "SELECT x.name, r.metric, coalesce(r.machine, h.hostname), h.hostname, h.kernel, h.cpu_model,"      \
+        " h.cpus, h.glibc, h.thp, sp.sha256"                                                                \
         " FROM runs r JOIN experiments x ON x.id = r.experiment_id JOIN hosts h ON h.id = r.host_id"        \
         " JOIN specs sp ON sp.id = r.spec_id WHERE r.id = ?1"
 

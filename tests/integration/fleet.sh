@@ -122,6 +122,7 @@ run_alloclab 2 fleet fleet --expect-machines 0
 # Two machines' runs stay not comparable run against run.
 run_alloclab 7 compare 1 2
 expect_contains "$OUT" "NOT COMPARABLE" "compare across machines"
+expect_contains "$OUT" "machine: $(hostname) -> host-b" "the machines named"
 run_alloclab 4 fleet nosuch
 expect_contains "$ERR" "no finished run of experiment 'nosuch'" "unknown experiment"
 
@@ -136,6 +137,9 @@ expect_contains "$ERR" "machine $(hostname) has host fingerprint" "refused by de
 expect_contains "$ERR" "its machine-id differs: another machine under the same name?" "which difference"
 expect_contains "$ERR" "--machine-policy split to file its runs apart, as $(hostname).cccccccc" "the way out"
 run_alloclab 2 import "$WORK/c.bundle" --machine-policy merge
+expect_contains "$ERR" "--machine-policy takes refuse, split or accept, not 'merge'" "an unknown policy"
+run_alloclab 2 import "$WORK/c.bundle" --accept-host-change --machine-policy split
+expect_contains "$ERR" "two machine policies (accept and split): give one" "two policies"
 run_alloclab 0 import "$WORK/c.bundle" --machine-policy split --db "$WORK/split.db"
 # (the split database has no runs of this machine yet: nothing to split from)
 cp "$WORK/before.db" "$WORK/split.db"
@@ -185,7 +189,7 @@ expect_contains "$(grep '^noisy-c ' <<<"$OUT")" "(too noisy for 2%); A/A +-" "th
 expect_contains "$OUT" "note: these runs ran 2 different specs of fleet" "machines that ran different specs"
 row=$(grep '^size=1 ' <<<"$OUT")
 expect_contains "$row" "~ (detects +-" "its cell: what it could detect"
-expect_contains "$row" "higher on 1, inconclusive on 1 of 2 machines, too noisy to detect 2% on 1" "its ~ counted as too noisy"
+expect_contains "$row" "higher on 1, inconclusive on 1 of 2 machines, could not detect 2% on 1" "its ~ counted apart"
 run_alloclab 0 fleet fleet --db "$WORK/noisy.db" --format json
 python3 -c '
 import json, sys

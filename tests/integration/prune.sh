@@ -38,8 +38,11 @@ done
 q "UPDATE samples SET status = 'signal', signal = 11 WHERE id = (SELECT id FROM samples WHERE run_id = 2
    AND phase = 'sample' AND round = 3 LIMIT 1)"
 
-# What every reader prints before.
+# What every reader prints before (but for the lines that say what was pruned).
 views() {
+    unpruned_views "$@" | grep -v -e '^[0-9]* of these runs are pruned' -e '^run [0-9]* was pruned '
+}
+unpruned_views() {
     local db=${1:-$DB}
     ALLOCLAB_DB=$db "$ALLOCLAB" history kept --format csv
     ALLOCLAB_DB=$db "$ALLOCLAB" history kept
@@ -100,6 +103,12 @@ expect_eq "$(views)" "$before" "every reader prints what it printed before"
 run_alloclab 0 show 1
 expect_contains "$OUT" "pruned $(q "SELECT pruned_at FROM runs WHERE id = 1"): its measured samples are gone" \
     "show says so"
+run_alloclab 0 history kept
+expect_contains "$OUT" "4 of these runs are pruned (alloclab prune)" "history says so"
+run_alloclab 0 compare 1 2
+expect_contains "$OUT" "run 1 was pruned " "compare says so"
+run_alloclab 0 runs kept
+expect_contains "$(grep '^1 ' <<<"$OUT")" "done,pruned" "runs says so"
 run_alloclab 0 show 1 --format json
 python3 -c 'import json, sys; assert json.load(sys.stdin)["pruned_at"]' <<<"$OUT" || fail "pruned_at in JSON: $OUT"
 run_alloclab 4 export 1 --what samples
@@ -111,6 +120,7 @@ expect_contains "$OUT" "pruned 0 runs" "pruned runs stay pruned"
 run_alloclab 0 export all --bundle "$WORK/all.bundle"
 expect_contains "$OUT" "10 runs, 5 of them pruned" "the bundle says so"
 run_alloclab 0 import "$WORK/all.bundle" --db "$WORK/copy.db"
+expect_contains "$OUT" "; 5 of the runs imported were pruned" "import says so"
 expect_eq "$(views "$WORK/copy.db")" "$before" "the same from the imported copy"
 run_alloclab 0 import "$WORK/all.bundle" --db "$WORK/copy.db"
 expect_contains "$OUT" "10 already here" "a pruned run imported again: the same content"
