@@ -49,15 +49,18 @@ int query_runs(Store *s, const char *experiment, size_t limit, RunSummary **ret,
         return r;
 }
 
-/* The run id a one-value SELECT finds, with ?1 bound to text (if not NULL) and ?2 to id (where
- * the statement has them); -ENOENT when it finds none. */
-static int query_run_id(Store *s, const char *sql, const char *text, int64_t id, int64_t *ret) {
+/* The run id a one-value SELECT finds, with ?1 bound to text (if not NULL), ?2 to id and ?3 to
+ * text2 (if not NULL; where the statement has them); -ENOENT when it finds none. */
+static int query_run_id2(Store *s, const char *sql, const char *text, int64_t id, const char *text2,
+                         int64_t *ret) {
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
         if (text)
                 sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, id);
+        if (text2)
+                sqlite3_bind_text(st, 3, text2, -1, SQLITE_STATIC);
         int r = -ENOENT;
         if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
                 *ret = sqlite3_column_int64(st, 0);
@@ -65,6 +68,10 @@ static int query_run_id(Store *s, const char *sql, const char *text, int64_t id,
         }
         sqlite3_finalize(st);
         return r;
+}
+
+static int query_run_id(Store *s, const char *sql, const char *text, int64_t id, int64_t *ret) {
+        return query_run_id2(s, sql, text, id, NULL, ret);
 }
 
 int query_run_pruned(Store *s, int64_t run_id, char **ret) {
@@ -77,24 +84,13 @@ int query_latest_run(Store *s, int64_t *ret) {
 }
 
 int query_latest_done_run(Store *s, const char *experiment, const char *machine, int64_t *ret) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(
-                    store_db(s),
-                    "SELECT r.id FROM runs r JOIN experiments x ON x.id = r.experiment_id"
-                    " JOIN hosts h ON h.id = r.host_id WHERE x.name = ?1 AND r.status = 'done'"
-                    " AND coalesce(r.machine, h.hostname) = ?2 ORDER BY r.started_at DESC, r.id DESC"
-                    " LIMIT 1",
-                    -1, &st, NULL) != SQLITE_OK)
-                return -EIO;
-        sqlite3_bind_text(st, 1, experiment, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, machine, -1, SQLITE_STATIC);
-        int r = -ENOENT;
-        if (sqlite3_step(st) == SQLITE_ROW) {
-                *ret = sqlite3_column_int64(st, 0);
-                r = 0;
-        }
-        sqlite3_finalize(st);
-        return r;
+        return query_run_id2(
+                s,
+                "SELECT r.id FROM runs r JOIN experiments x ON x.id = r.experiment_id"
+                " JOIN hosts h ON h.id = r.host_id WHERE x.name = ?1 AND r.status = 'done'"
+                " AND coalesce(r.machine, h.hostname) = ?3 ORDER BY r.started_at DESC, r.id DESC"
+                " LIMIT 1",
+                experiment, 0, machine, ret);
 }
 
 int query_suite_run(Store *s, int64_t run) {
