@@ -203,23 +203,27 @@ static Summary summarize(const Fleet *f, const Classes *classes, size_t class, c
 }
 
 /* "higher on 1, same on 1 of 2 machines; machines disagree (heterogeneity p < 0.001)",
- * "inconclusive on 2 of 2 machines, could not detect 5% on 2: no conclusion" (too noisy, or too
+ * "inconclusive on 2 (2 could not detect 5%) of 2 machines: no conclusion" (too noisy, or too
  * few samples: each machine's row says which). */
 static void verdict_count(const Summary *s, bool time, char *buf, size_t size) {
         static const Verdict order[] = { VERDICT_HIGHER, VERDICT_LOWER, VERDICT_SAME, VERDICT_INCONCLUSIVE };
         size_t n = 0, decided = 0;
         buf[0] = 0;
-        for (size_t i = 0; i < ELEMENTSOF(order); i++)
+        for (size_t i = 0; i < ELEMENTSOF(order); i++) {
                 if (s->verdicts[order[i]] > 0 && n < size)
                         n += (size_t) snprintf(buf + n, size - n, "%s%s on %zu", n ? ", " : "",
                                                verdict_word(order[i], time), s->verdicts[order[i]]);
+                /* of the inconclusive, those that could not have told min_effect: in parentheses,
+                 * so that no machine reads as counted twice */
+                if (order[i] == VERDICT_INCONCLUSIVE && s->too_noisy > 0 && n < size)
+                        n += (size_t) snprintf(buf + n, size - n, " (%s%zu could not detect %.0f%%)",
+                                               s->too_noisy == s->verdicts[order[i]] ? "" : "of them ",
+                                               s->too_noisy, 100 * s->min_effect);
+        }
         for (size_t i = 0; i < ELEMENTSOF(order) - 1; i++)
                 decided += s->verdicts[order[i]];
         if (n < size)
-                n += (size_t) snprintf(buf + n, size - n, " of %zu machine%s", s->n, s->n == 1 ? "" : "s");
-        if (s->too_noisy > 0 && n < size)
-                n += (size_t) snprintf(buf + n, size - n, ", could not detect %.0f%% on %zu%s",
-                                       100 * s->min_effect, s->too_noisy,
+                n += (size_t) snprintf(buf + n, size - n, " of %zu machine%s%s", s->n, s->n == 1 ? "" : "s",
                                        decided == 0 && s->too_noisy == s->n ? ": no conclusion" : "");
         if (s->pool.k >= 2 && s->pool.p < 1 - FLEET_LEVEL && n < size)
                 snprintf(buf + n, size - n, "; machines disagree (heterogeneity p %s%.3f)",
@@ -579,13 +583,15 @@ static int fewer_machines(const FleetOptions *o, const Fleet *fleet) {
                                 (size_t) snprintf(empty + used_empty, sizeof(empty) - used_empty, "%s%s",
                                                   used_empty ? ", " : "; measured nothing: ", m->machine);
         }
-        cli_error("fleet",
-                  "%zu machine%s finished a run of %s%s%s (%s), %llu %s asked for%s: the others were busy, "
-                  "failed or never started (their runs, if any, are not done: alloclab runs; a run that "
-                  "measured nothing had every cell excluded or failed: alloclab show RUN)",
-                  n, n == 1 ? "" : "s", o->query.experiment, o->query.slurm_job ? " in Slurm job " : "",
-                  o->query.slurm_job ? o->query.slurm_job : "", n ? names : "none", o->expect_machines,
-                  o->expect_machines == 1 ? "was" : "were", empty);
+        cli_error(
+                "fleet", "%zu machine%s finished a run of %s%s%s (%s), %llu %s asked for%s%s%s", n,
+                n == 1 ? "" : "s", o->query.experiment, o->query.slurm_job ? " in Slurm job " : "",
+                o->query.slurm_job ? o->query.slurm_job : "", n ? names : "none", o->expect_machines,
+                o->expect_machines == 1 ? "was" : "were", empty,
+                used_empty ? " (every cell excluded or failed: alloclab show RUN says why)" : "",
+                o->expect_machines > (fleet ? fleet->n_machines : 0)
+                        ? "; the others have no finished run: busy, failed or never started (alloclab runs)"
+                        : "");
         return EXIT_FAILURES;
 }
 
@@ -623,10 +629,10 @@ int cmd_fleet(int argc, char **argv) {
         if (r == -ENOENT && o.expect_machines)
                 return fewer_machines(&o, NULL);
         if (r == -ENOENT) {
-                cli_error("fleet", "no finished run of experiment '%s'%s%s", o.query.experiment,
-                          o.query.slurm_job ? " in Slurm job " : "",
+                cli_error("fleet", "no finished run of experiment '%s'%s%s (see alloclab runs)",
+                          o.query.experiment, o.query.slurm_job ? " in Slurm job " : "",
                           o.query.slurm_job ? o.query.slurm_job : "");
-                return EXIT_ENVIRONMENT;
+                return EXIT_USAGE;
         }
         if (r < 0)
                 return cli_query_failed("fleet", store, 0, r);

@@ -57,10 +57,10 @@ static int parse_prune_options(int argc, char **argv, PruneOptions *o) {
                         break;
                 case 'k':
                 case 'e':
-                        if (cli_parse_uint(optarg, 1000000000, &v) < 0 || (c == 'e' && v == 0)) {
-                                cli_error("prune", "--%s takes a number%s, not '%s'",
-                                          c == 'k' ? "keep-last" : "keep-every", c == 'e' ? " from 1" : "",
-                                          optarg);
+                        /* at least 1: what prunes every run is no retention (as the daemon's) */
+                        if (cli_parse_uint(optarg, 1000000000, &v) < 0 || v == 0) {
+                                cli_error("prune", "--%s takes a number from 1, not '%s'",
+                                          c == 'k' ? "keep-last" : "keep-every", optarg);
                                 return EXIT_USAGE;
                         }
                         *(c == 'k' ? &o->query.keep_last : &o->query.keep_every) = (size_t) v;

@@ -102,7 +102,7 @@ run_alloclab 9 run "$WORK/dead.yaml" --quiet --db "$WORK/dead.db" --machine dead
 expect_eq "$(sqlite3 "$WORK/dead.db" "SELECT status FROM runs")" done "a finished run"
 run_alloclab 0 import "$WORK/b2.bundle" --db "$WORK/dead.db"
 run_alloclab 1 fleet fleet --db "$WORK/dead.db" --expect-machines 2
-expect_contains "$ERR" "1 machine finished a run of fleet (host-b), 2 were asked for; measured nothing: dead-d" \
+expect_contains "$ERR" "1 machine finished a run of fleet (host-b), 2 were asked for; measured nothing: dead-d (every cell excluded or failed: alloclab show RUN says why)" \
     "a run that measured nothing"
 expect_contains "$(grep '^dead-d ' <<<"$OUT")" "measured nothing (every cell excluded or failed)" "said in its row"
 
@@ -116,15 +116,15 @@ run_alloclab 2 fleet fleet --slurm-job 77 --expect-machines 2
 expect_contains "$ERR" "Slurm job 77 is a job of more than one cluster here (beta and alpha): give CLUSTER:77" \
     "a job id of two clusters"
 run_alloclab 1 fleet fleet --slurm-job gamma:77 --expect-machines 2
-expect_contains "$ERR" "0 machines finished a run of fleet in Slurm job gamma:77 (none)" "no machine"
+expect_contains "$ERR" "0 machines finished a run of fleet in Slurm job gamma:77 (none), 2 were asked for; the others have no finished run" "no machine"
 run_alloclab 2 fleet fleet --expect-machines 0
 
 # Two machines' runs stay not comparable run against run.
 run_alloclab 7 compare 1 2
 expect_contains "$OUT" "NOT COMPARABLE" "compare across machines"
 expect_contains "$OUT" "machine: $(hostname) -> host-b" "the machines named"
-run_alloclab 4 fleet nosuch
-expect_contains "$ERR" "no finished run of experiment 'nosuch'" "unknown experiment"
+run_alloclab 2 fleet nosuch
+expect_contains "$ERR" "no finished run of experiment 'nosuch' (see alloclab runs)" "unknown experiment"
 
 # Machine identity: a run of another machine (machine-id) under this machine's name.
 run_alloclab 0 run "$WORK/spec.yaml" --quiet --db "$WORK/c.db" --machine "$(hostname)"
@@ -189,7 +189,7 @@ expect_contains "$(grep '^noisy-c ' <<<"$OUT")" "(too noisy for 2%); A/A +-" "th
 expect_contains "$OUT" "note: these runs ran 2 different specs of fleet" "machines that ran different specs"
 row=$(grep '^size=1 ' <<<"$OUT")
 expect_contains "$row" "~ (detects +-" "its cell: what it could detect"
-expect_contains "$row" "higher on 1, inconclusive on 1 of 2 machines, could not detect 2% on 1" "its ~ counted apart"
+expect_contains "$row" "higher on 1, inconclusive on 1 (1 could not detect 2%) of 2 machines" "its ~ said apart"
 run_alloclab 0 fleet fleet --db "$WORK/noisy.db" --format json
 python3 -c '
 import json, sys

@@ -68,6 +68,8 @@ run_alloclab 2 prune kept
 expect_contains "$ERR" "say which runs keep their samples: --keep-last N, --older-than DURATION, or both" "no rule"
 run_alloclab 2 prune kept --keep-last 2 --keep-every 0
 expect_contains "$ERR" "--keep-every takes a number from 1, not '0'" "--keep-every 0"
+run_alloclab 2 prune kept --keep-last 0
+expect_contains "$ERR" "--keep-last takes a number from 1, not '0'" "--keep-last 0: every run"
 run_alloclab 2 prune kept --older-than 5
 expect_contains "$ERR" "--older-than takes a duration of at least 1s with its unit (90d, 12h), not '5'" "a bare number"
 run_alloclab 2 prune kpet --keep-last 2
