@@ -228,6 +228,15 @@ int cmd_import(int argc, char **argv) {
         }
         printf("imported %zu run%s (%lld samples) from %zu file%s; %zu already here", tally.runs,
                tally.runs == 1 ? "" : "s", (long long) tally.samples, n, n == 1 ? "" : "s", tally.present);
+        if (tally.split)
+                printf("; %zu filed apart as another machine (%s%s): their machine name is known here with "
+                       "another host fingerprint",
+                       tally.split, tally.split_as, tally.split > 1 ? ", ..." : "");
+        if (tally.accepted)
+                printf("; %zu accepted into their machine's series with another host fingerprint (a new "
+                       "baseline "
+                       "there)",
+                       tally.accepted);
         if (tally.pruned)
                 printf("; %zu of the runs imported were pruned (statistics and their metric's values, no "
                        "measured "

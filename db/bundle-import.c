@@ -36,7 +36,7 @@ static int machine_sql(sqlite3 *db, const Source *src, const char **ret) {
  * is filed under here, by the policy when that name is known here (or earlier in this import,
  * temp.import_machines) with other fingerprints only. */
 static int file_run(sqlite3 *db, const Source *src, const BundleOptions *o, const char *uuid,
-                    const char *machine, const char *fingerprint, const char *machine_id,
+                    const char *machine, const char *fingerprint, const char *machine_id, BundleTally *tally,
                     char **ret_message) {
         int64_t known = 0, same = 0;
         _cleanup_free_ char *other = NULL, *other_machine_id = NULL, *split = NULL;
@@ -69,9 +69,13 @@ static int file_run(sqlite3 *db, const Source *src, const BundleOptions *o, cons
                      "SELECT count(*) FROM temp.import_machines WHERE machine = %Q AND fingerprint = %Q",
                      split, fingerprint)) < 0)
                 return r;
-        if (!agrees && (o->machine_policy == MACHINE_SPLIT || split_before > 0))
-                filed = split; /* split once, its runs go on going there (a nightly import need not say so
-                                  again) */
+        /* split once, its runs go on going there (a nightly import need not say so again) */
+        if (!agrees && (o->machine_policy == MACHINE_SPLIT || split_before > 0)) {
+                filed = split;
+                if (tally->split++ == 0)
+                        snprintf(tally->split_as, sizeof(tally->split_as), "%s", split);
+        } else if (!agrees && o->machine_policy == MACHINE_ACCEPT)
+                tally->accepted++;
         else if (!agrees && o->machine_policy == MACHINE_REFUSE) {
                 if (!fingerprint)
                         return message_fail(
@@ -102,7 +106,8 @@ static int file_run(sqlite3 *db, const Source *src, const BundleOptions *o, cons
  * bundles before it in this import are already, uncommitted) and the machines accepted so far
  * (temp.import_machines: every machine name with the fingerprints accepted for it), and files
  * each new run under its machine name (temp.import_filed). */
-static int check_runs(sqlite3 *db, const Source *src, const BundleOptions *o, char **ret_message) {
+static int check_runs(sqlite3 *db, const Source *src, const BundleOptions *o, BundleTally *tally,
+                      char **ret_message) {
         const char *machine_of;
         int r = machine_sql(db, src, &machine_of);
         if (r < 0)
@@ -145,7 +150,7 @@ static int check_runs(sqlite3 *db, const Source *src, const BundleOptions *o, ch
                         continue;
                 if (r != -ENOENT)
                         break;
-                r = file_run(db, src, o, uuid, machine, fingerprint, machine_id, ret_message);
+                r = file_run(db, src, o, uuid, machine, fingerprint, machine_id, tally, ret_message);
         }
         if (r >= 0 && rc != SQLITE_DONE)
                 r = sql_failed(db);
@@ -399,7 +404,7 @@ int bundle_import(Store *s, BundleFiles *files, const BundleOptions *o, BundleTa
                         break;
                 }
                 attached++;
-                if ((r = check_runs(db, src, o, ret_message)) < 0)
+                if ((r = check_runs(db, src, o, ret, ret_message)) < 0)
                         break;
                 r = import_file(db, src, ret, ret_message);
         }

@@ -48,6 +48,10 @@ typedef struct BundleTally {
         size_t present;  /* runs whose UUID was here already: nothing added */
         int64_t samples; /* samples added */
         size_t pruned;   /* of the runs added, those pruned (without their measured samples) */
+        /* Of the runs added, those whose machine name was known here with another host fingerprint:
+         * filed apart (split_as: the first one's new machine name), or accepted into its series */
+        size_t split, accepted;
+        char split_as[80];
 } BundleTally;
 
 /* Bundle files being imported: each copied into a private directory and checked alone. */

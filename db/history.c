@@ -17,8 +17,11 @@
 typedef struct RunInfo {
         int64_t id;
         char *started_at, *hostname, *metric;
-        char *machine;        /* what its series are filed under (runs.machine, else the host name) */
-        char *fingerprint;    /* NULL for runs older than the host fingerprint */
+        char *machine; /* what its series are filed under (runs.machine, else the host name) */
+        /* The host's setup (its fingerprint's facts but the machine-id: a machine accepted as the
+         * same with another machine-id goes on in its series); NULL for runs older than the host
+         * fingerprint */
+        char *fingerprint;
         char *label, *commit; /* run --label, --commit; or NULL */
         double min_effect, alpha;
 } RunInfo;
@@ -63,18 +66,22 @@ static const RunInfo *run_info(const Builder *b, int64_t id) {
  * experiments would make SQLite read all of them and sort). */
 static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
         sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(store_db(s),
-                               "SELECT r.id, r.started_at, h.hostname, r.metric, r.min_effect, r.alpha,"
-                               " r.host_fingerprint, r.label, r.commit_id, r.experiment_id,"
-                               " coalesce(r.machine, h.hostname)"
-                               " FROM runs r INDEXED BY runs_history CROSS JOIN hosts h"
-                               " WHERE r.experiment_id = (SELECT id FROM experiments WHERE name = ?1)"
-                               " AND h.id = r.host_id"
-                               " AND r.status IN ('done', 'interrupted')"
-                               " AND (?2 = 0 OR (r.started_at, r.id) <="
-                               " (SELECT started_at, id FROM runs WHERE id = ?2))"
-                               " ORDER BY r.started_at DESC, r.id DESC LIMIT ?3",
-                               -1, &st, NULL) != SQLITE_OK)
+        if (sqlite3_prepare_v2(
+                    store_db(s),
+                    "SELECT r.id, r.started_at, h.hostname, r.metric, r.min_effect, r.alpha,"
+                    " CASE WHEN r.host_fingerprint IS NOT NULL THEN h.kernel || char(10) || h.cpu_model"
+                    " || char(10) || h.cpus || char(10) || h.glibc || char(10) || h.thp || char(10)"
+                    " || json_remove(r.host_facts, '$.machine_id') END,"
+                    " r.label, r.commit_id, r.experiment_id,"
+                    " coalesce(r.machine, h.hostname)"
+                    " FROM runs r INDEXED BY runs_history CROSS JOIN hosts h"
+                    " WHERE r.experiment_id = (SELECT id FROM experiments WHERE name = ?1)"
+                    " AND h.id = r.host_id"
+                    " AND r.status IN ('done', 'interrupted')"
+                    " AND (?2 = 0 OR (r.started_at, r.id) <="
+                    " (SELECT started_at, id FROM runs WHERE id = ?2))"
+                    " ORDER BY r.started_at DESC, r.id DESC LIMIT ?3",
+                    -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
         sqlite3_bind_text(st, 1, q->experiment, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, q->until_run);

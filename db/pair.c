@@ -113,6 +113,11 @@ static int differ_in_facts(Store *s, RunPair *p) {
         const char *key;
         json_t *value;
         json_object_foreach(fa, key, value) {
+                /* Runs filed under one machine name were named, or imported (--machine-policy
+                 * accept), as one machine: its machine-id alone (a reinstall, a new cloud instance
+                 * of the same hardware) makes no other machine. */
+                if (strcmp(key, "machine_id") == 0 && strcmp(p->a->run.machine, p->b->run.machine) == 0)
+                        continue;
                 const char *a = json_string_value(value), *b = json_string_value(json_object_get(fb, key));
                 if (a && b && strcmp(a, b) != 0 && (r = differ(p, "host %s: %s -> %s", key, a, b)) < 0)
                         return r;

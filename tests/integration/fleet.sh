@@ -168,9 +168,19 @@ run_alloclab 0 run "$WORK/spec.yaml" --quiet --db "$WORK/long-a.db" --machine "$
 run_alloclab 0 fleet fleet --db "$WORK/split.db"
 expect_contains "$OUT" "on 3 machines" "the split run is a machine of its own"
 run_alloclab 0 import "$WORK/c.bundle" --machine-policy accept
+expect_contains "$OUT" "1 accepted into their machine's series with another host fingerprint" "import says so"
 expect_eq "$(q "SELECT machine FROM runs ORDER BY id DESC LIMIT 1")" "$(hostname)" "accepted as the same machine"
+# Only its machine-id differs (a reinstall, a new instance of the same hardware): its series goes
+# on, and compare does not hold the machine-id against it.
 run_alloclab 0 history fleet --cell size=1 --variant candidate
-expect_contains "$OUT" "HOST CHANGED" "the accepted run starts a new baseline in the series"
+expect_eq "$(grep -c "HOST CHANGED" <<<"$OUT")" 0 "the accepted run goes on in its machine's series"
+run_alloclab 0 compare 1 "$(q "SELECT max(id) FROM runs")"
+[[ $OUT != *machine_id* ]] || fail "compare held the accepted machine-id against the run: $OUT"
+# Its kernel changed too: a new baseline.
+q "UPDATE runs SET host_facts = json_set(host_facts, '$.kernel_cmdline', 'mitigations=off')
+   WHERE id = (SELECT max(id) FROM runs)"
+run_alloclab 0 history fleet --cell size=1 --variant candidate
+expect_contains "$OUT" "HOST CHANGED" "a setup change starts a new baseline"
 
 # A noisy machine: its costs wander +-30% from child to child, so its run cannot detect 2%; its
 # "~" is never read as agreement with another machine's verdict. Its run measured its A/A noise

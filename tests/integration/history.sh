@@ -49,7 +49,8 @@ expect_eq "$(cut -d, -f4 <<<"$OUT" | sort -u | head -1)" "metric" "header"
 expect_eq "$(tail -n +2 <<<"$OUT" | cut -d, -f4 | sort -u)" "wall" "another metric"
 
 # A run on another machine (as its fingerprint says) is a new baseline, never a change point.
-q "UPDATE runs SET host_fingerprint = 'another' WHERE id = 7"
+q "UPDATE runs SET host_fingerprint = 'another', host_facts = json_set(host_facts, '$.kernel_cmdline', 'another')
+   WHERE id = 7"
 run_alloclab 0 history trend --cell size=1 --variant glibc
 expect_contains "$OUT" "HOST CHANGED (another fingerprint): a new baseline" "host change marked"
 expect_eq "$(grep -c 'IMPROVEMENT' <<<"$OUT")" 0 "no change point across hosts"

@@ -254,8 +254,8 @@ expect_contains "$(cat "$WORK/bundles/fleet-$busy.out")" "the job never started:
     "why"
 [[ ! -e $WORK/bundles/fleet-$busy.bundle ]] || fail "a merged bundle of a fleet that never ran"
 expect_contains "$(cat "$WORK/bundles/fleet-$job.txt")" "fleet: cluster on 2 machines" "the next night ran"
-expect_eq "$(cat "$WORK/bundles/then-$job.out")" "imported 2 runs (56 samples) from 1 file; 0 already here" \
-    "and its import filed node2's runs where the operator split them once, unasked"
+expect_eq "$(cat "$WORK/bundles/then-$job.out")" "imported 2 runs (56 samples) from 1 file; 0 already here; 1 filed apart as another machine (node2.$(sqlite3 "$WORK/nightly.db" "SELECT substr(machine, 7) FROM runs WHERE machine LIKE 'node2.%' LIMIT 1")): their machine name is known here with another host fingerprint" \
+    "and its import filed node2's runs where the operator split them once, unasked, and said so"
 expect_eq "$(sqlite3 "$WORK/nightly.db" "SELECT count(*) FROM runs WHERE machine LIKE 'node2.%'")" 2 "under node2.FINGERPRINT"
 
 # A fleet the partition can never run is said at once, and cancelled.
