@@ -497,6 +497,20 @@ static int render_fleet(FILE *f, OutputFormat format, const Fleet *fleet) {
                         seen = strcmp(fleet->machines[i].spec_sha256, fleet->machines[h].spec_sha256) == 0;
                 specs += !seen;
         }
+        /* Two names of one host fingerprint (one machine run under two names, or nodes cloned
+         * with one machine-id on the same hardware): counted as two, and said. */
+        for (size_t h = 0; r >= 0 && h < fleet->n_machines; h++)
+                for (size_t i = 0; i < h; i++)
+                        if (fleet->machines[i].fingerprint && fleet->machines[h].fingerprint &&
+                            strcmp(fleet->machines[i].fingerprint, fleet->machines[h].fingerprint) == 0) {
+                                fprintf(f,
+                                        "\nnote: machines %s and %s have one host fingerprint (%.12s): one "
+                                        "machine under two names, or nodes cloned with one machine-id? They "
+                                        "count as two\n",
+                                        fleet->machines[i].machine, fleet->machines[h].machine,
+                                        fleet->machines[h].fingerprint);
+                                break;
+                        }
         if (r >= 0 && specs > 1)
                 fprintf(f,
                         "\nnote: these runs ran %zu different specs of %s (alloclab compare RUN_A RUN_B "

@@ -461,16 +461,17 @@ static json_t *series_display(const History *h, const HistorySeries *s) {
                         snprintf(change, sizeof(change), "CONFIG CHANGED (%s): a new baseline",
                                  p->config_change);
                 else if (p->change != HISTORY_STEADY && p->tentative)
-                        snprintf(change, sizeof(change),
-                                 "%s? %.2fx [%.2f, %.2f] vs runs %lld-%lld, tentative until the next run",
-                                 p->change == HISTORY_REGRESSION ? "REGRESSION" : "IMPROVEMENT",
-                                 p->against.ratio, p->against.lo, p->against.hi,
-                                 (long long) p->baseline_from, (long long) s->points[i - 1].run_id);
+                        snprintf(
+                                change, sizeof(change),
+                                "%s? %.2fx [%.2f, %.2f] vs %zu runs %lld-%lld, tentative until the next run",
+                                p->change == HISTORY_REGRESSION ? "REGRESSION" : "IMPROVEMENT",
+                                p->against.ratio, p->against.lo, p->against.hi, p->baseline_runs,
+                                (long long) p->baseline_from, (long long) s->points[i - 1].run_id);
                 else if (p->change != HISTORY_STEADY)
                         snprintf(change, sizeof(change),
-                                 "%s %.2fx [%.2f, %.2f] vs runs %lld-%lld, confirmed by run %lld",
+                                 "%s %.2fx [%.2f, %.2f] vs %zu runs %lld-%lld, confirmed by run %lld",
                                  p->change == HISTORY_REGRESSION ? "REGRESSION" : "IMPROVEMENT",
-                                 p->against.ratio, p->against.lo, p->against.hi,
+                                 p->against.ratio, p->against.lo, p->against.hi, p->baseline_runs,
                                  (long long) p->baseline_from, (long long) s->points[i - 1].run_id,
                                  (long long) p->confirmed_by);
                 else if (p->outside)

@@ -155,6 +155,12 @@ run_alloclab 0 export latest --bundle "$WORK/c2.bundle" --db "$WORK/c.db"
 run_alloclab 0 import "$WORK/c2.bundle" --db "$WORK/split.db"
 expect_eq "$(sqlite3 "$WORK/split.db" "SELECT count(*) FROM runs WHERE machine = '$(hostname).cccccccc'")" 2 \
     "a split remembered"
+# One machine under two names: said.
+run_alloclab 0 run "$WORK/spec.yaml" --quiet --db "$WORK/twice.db" --machine one
+run_alloclab 0 run "$WORK/spec.yaml" --quiet --db "$WORK/twice.db" --machine alias
+run_alloclab 0 fleet fleet --db "$WORK/twice.db"
+expect_contains "$OUT" "note: machines alias and one have one host fingerprint (" "one machine under two names"
+
 # A split name stays a name: 64 characters at most.
 long=$(printf 'm%.0s' $(seq 60))
 run_alloclab 0 run "$WORK/spec.yaml" --quiet --db "$WORK/long-a.db" --machine "$long"

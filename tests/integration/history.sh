@@ -23,8 +23,8 @@ run_alloclab 0 history trend --cell size=1 --variant glibc
 expect_contains "$OUT" "history of trend, metric reported:cost, last 8 finished runs" "header"
 expect_contains "$OUT" "[size=1] glibc" "series named"
 expect_eq "$(grep -c '^[0-9]' <<<"$OUT")" 8 "a point per run"
-expect_contains "$OUT" "REGRESSION 1.50x [1.39, 1.62] vs runs 1-3, confirmed by run 5" "regression against the runs before"
-expect_contains "$OUT" "IMPROVEMENT 0.80x [0.74, 0.86] vs runs 4-6, confirmed by run 8" "improvement against the runs since the change"
+expect_contains "$OUT" "REGRESSION 1.50x [1.39, 1.62] vs 3 runs 1-3, confirmed by run 5" "regression against the runs before"
+expect_contains "$OUT" "IMPROVEMENT 0.80x [0.74, 0.86] vs 3 runs 4-6, confirmed by run 8" "improvement against the runs since the change"
 expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 2 "steady runs are not flagged"
 [[ $OUT != *"[size=2]"* && $OUT != *"] other"* ]] || fail "filters ignored: $OUT"
 
@@ -99,7 +99,7 @@ run_alloclab 0 history two-hosts
 expect_contains "$OUT" "[-] glibc on $(hostname)" "host A's series"
 expect_contains "$OUT" "[-] glibc on host-b" "host B's series"
 expect_eq "$(grep -c 'HOST CHANGED' <<<"$OUT")" 0 "interleaved hosts are no host changes"
-expect_contains "$OUT" "REGRESSION 1.50x [1.39, 1.62] vs runs 10-14, confirmed by run 18" "host B's regression against its own runs"
+expect_contains "$OUT" "REGRESSION 1.50x [1.39, 1.62] vs 3 runs 10-14, confirmed by run 18" "host B's regression against its own 3 runs"
 expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 1 "nothing else flagged"
 
 # A variant whose environment or allocator changes between runs measures something else from
@@ -175,7 +175,7 @@ expect_eq "$(grep -c '^\[-\]' <<<"$OUT")" 1 "relative: one series, the baseline'
 expect_contains "$OUT" "[-] candidate" "relative: the candidate's series"
 expect_contains "$OUT" "1.100" "relative: the ratio in a run"
 expect_contains "$OUT" "REGRESSION 1.50x" "relative: the candidate's own step"
-expect_contains "$OUT" "vs runs $first-$((first + 5)), confirmed by run $((first + 7))" \
+expect_contains "$OUT" "vs 6 runs $first-$((first + 5)), confirmed by run $((first + 7))" \
     "relative: at run 7, against runs 1-6 (the common step at run 4 unseen)"
 expect_eq "$(grep -c 'REGRESSION\|IMPROVEMENT' <<<"$OUT")" 1 "relative: nothing else flagged"
 run_alloclab 0 history relative --relative --variant candidate --format json
