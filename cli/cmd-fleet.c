@@ -19,6 +19,7 @@
 #include "cli/render.h"
 #include "db/fleet.h"
 #include "stats/pool.h"
+#include "stats/stats.h"
 #include "util/cleanup.h"
 #include "util/strv.h"
 
@@ -338,11 +339,6 @@ static size_t n_measured(const Fleet *fleet) {
         return n;
 }
 
-static int compare_doubles(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return (x > y) - (x < y);
-}
-
 /* A machine's noise, as its run measured it: the median over its comparisons of the smallest
  * change each could detect (stats/compare.h), INFINITY when none could detect any, NAN without
  * comparisons. */
@@ -354,8 +350,8 @@ static double machine_detects(const Report *rep) {
                         d[n++] = rep->entries[i].comparison.detectable;
         if (!d || n == 0)
                 return NAN;
-        qsort(d, n, sizeof(double), compare_doubles);
-        return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+        stats_sort(d, n);
+        return stats_median_sorted(d, n);
 }
 
 /* The machine's A/A noise floor where its run had aa_check (the baseline against its own copy,
@@ -368,8 +364,8 @@ static double machine_aa_floor(const Report *rep) {
                         d[n++] = query_noise_floor(rep, c);
         if (!d || n == 0)
                 return NAN;
-        qsort(d, n, sizeof(double), compare_doubles);
-        return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+        stats_sort(d, n);
+        return stats_median_sorted(d, n);
 }
 
 /* "+-3%", "+-12% (too noisy for 5%)", "nothing (too few samples)", "-" (no comparison); then
