@@ -28,7 +28,7 @@ static int machine_sql(sqlite3 *db, const Source *src, const char **ret) {
         int r = sql_queryf(db, &has, NULL,
                            "SELECT count(*) FROM pragma_table_info('runs', %Q) WHERE name = 'machine'",
                            src->schema);
-        *ret = has ? "coalesce(r.machine, h.hostname)" : "h.hostname";
+        *ret = has ? STORE_SQL_MACHINE("r", "h") : "h.hostname";
         return r;
 }
 
@@ -381,16 +381,18 @@ int bundle_import(Store *s, BundleFiles *files, const BundleOptions *o, BundleTa
         size_t n = files->n;
         Source *sources = files->sources;
         int r = sql_execf(
-                db,
-                "PRAGMA trusted_schema = OFF;"
-                "DROP TABLE IF EXISTS temp.import_machines;"
-                "DROP TABLE IF EXISTS temp.import_filed;"
-                "CREATE TEMP TABLE import_machines (machine TEXT NOT NULL, fingerprint TEXT NOT NULL,"
-                " machine_id TEXT, PRIMARY KEY (machine, fingerprint));"
-                "CREATE TEMP TABLE import_filed (uuid TEXT PRIMARY KEY, machine TEXT NOT NULL);"
-                "INSERT OR IGNORE INTO temp.import_machines SELECT coalesce(r.machine, h.hostname),"
-                " r.host_fingerprint, json_extract(r.host_facts, '$.machine_id') FROM main.runs r"
-                " JOIN main.hosts h ON h.id = r.host_id WHERE r.host_fingerprint IS NOT NULL ORDER BY r.id");
+                db, "PRAGMA trusted_schema = OFF;"
+                    "DROP TABLE IF EXISTS temp.import_machines;"
+                    "DROP TABLE IF EXISTS temp.import_filed;"
+                    "CREATE TEMP TABLE import_machines (machine TEXT NOT NULL, fingerprint TEXT NOT NULL,"
+                    " machine_id TEXT, PRIMARY KEY (machine, fingerprint));"
+                    "CREATE TEMP TABLE import_filed (uuid TEXT PRIMARY KEY, machine TEXT NOT NULL);"
+                    "INSERT OR IGNORE INTO temp.import_machines SELECT " STORE_SQL_MACHINE(
+                            "r", "h") ","
+                                      " r.host_fingerprint, json_extract(r.host_facts, '$.machine_id') FROM "
+                                      "main.runs r"
+                                      " JOIN main.hosts h ON h.id = r.host_id WHERE r.host_fingerprint IS "
+                                      "NOT NULL ORDER BY r.id");
         size_t attached = 0;
         bool began = false;
         if (r >= 0 && (r = sql_begin(db)) >= 0)

@@ -30,17 +30,20 @@ Fleet *fleet_free(Fleet *f) {
 
 /* Per machine, its latest finished run by start time (the local id, the order of arrival,
  * breaks ties): SQLite takes the bare columns from the row of max(). */
-static const char fleet_sql[] =
-        "SELECT coalesce(r.machine, h.hostname) AS m, r.id, r.host_fingerprint, h.hostname,"
-        " h.cpu_model || ', ' || h.cpus || ' CPUs, kernel ' || h.kernel || ', THP ' || h.thp,"
-        " CASE WHEN r.slurm_job_id IS NOT NULL THEN coalesce(r.slurm_cluster || ':', '') || r.slurm_job_id"
-        "  || coalesce(' on ' || r.slurm_node, '') || coalesce(' (' || r.slurm_partition || ')', '') END,"
-        " max(r.started_at || printf(' %020d', r.id)), r.slurm_cluster, p.sha256"
-        " FROM runs r JOIN hosts h ON h.id = r.host_id JOIN experiments x ON x.id = r.experiment_id"
-        " JOIN specs p ON p.id = r.spec_id"
-        " WHERE x.name = ?1 AND r.status = 'done'"
-        " AND (?2 IS NULL OR r.slurm_job_id = ?2) AND (?3 IS NULL OR r.slurm_cluster = ?3)"
-        " GROUP BY m ORDER BY m";
+static const char fleet_sql[] = "SELECT " STORE_SQL_MACHINE(
+        "r",
+        "h") " AS m, r.id, r.host_fingerprint, h.hostname,"
+             " h.cpu_model || ', ' || h.cpus || ' CPUs, kernel ' || h.kernel || ', THP ' || h.thp,"
+             " CASE WHEN r.slurm_job_id IS NOT NULL THEN coalesce(r.slurm_cluster || ':', '') || "
+             "r.slurm_job_id"
+             "  || coalesce(' on ' || r.slurm_node, '') || coalesce(' (' || r.slurm_partition || ')', '') "
+             "END,"
+             " max(r.started_at || printf(' %020d', r.id)), r.slurm_cluster, p.sha256"
+             " FROM runs r JOIN hosts h ON h.id = r.host_id JOIN experiments x ON x.id = r.experiment_id"
+             " JOIN specs p ON p.id = r.spec_id"
+             " WHERE x.name = ?1 AND r.status = 'done'"
+             " AND (?2 IS NULL OR r.slurm_job_id = ?2) AND (?3 IS NULL OR r.slurm_cluster = ?3)"
+             " GROUP BY m ORDER BY m";
 
 static int read_machine(Store *s, sqlite3_stmt *st, FleetMachine *m) {
         *m = (FleetMachine){ .machine = sql_text(st, 0),

@@ -73,14 +73,14 @@ static int read_runs(Store *s, const HistoryQuery *q, Builder *b) {
                     " || char(10) || h.cpus || char(10) || h.glibc || char(10) || h.thp || char(10)"
                     " || json_remove(r.host_facts, '$.machine_id') END,"
                     " r.label, r.commit_id, r.experiment_id,"
-                    " coalesce(r.machine, h.hostname)"
-                    " FROM runs r INDEXED BY runs_history CROSS JOIN hosts h"
-                    " WHERE r.experiment_id = (SELECT id FROM experiments WHERE name = ?1)"
-                    " AND h.id = r.host_id"
-                    " AND r.status IN ('done', 'interrupted')"
-                    " AND (?2 = 0 OR (r.started_at, r.id) <="
-                    " (SELECT started_at, id FROM runs WHERE id = ?2))"
-                    " ORDER BY r.started_at DESC, r.id DESC LIMIT ?3",
+                    " " STORE_SQL_MACHINE(
+                            "r", "h") " FROM runs r INDEXED BY runs_history CROSS JOIN hosts h"
+                                      " WHERE r.experiment_id = (SELECT id FROM experiments WHERE name = ?1)"
+                                      " AND h.id = r.host_id"
+                                      " AND r.status IN ('done', 'interrupted')"
+                                      " AND (?2 = 0 OR (r.started_at, r.id) <="
+                                      " (SELECT started_at, id FROM runs WHERE id = ?2))"
+                                      " ORDER BY r.started_at DESC, r.id DESC LIMIT ?3",
                     -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
         sqlite3_bind_text(st, 1, q->experiment, -1, SQLITE_STATIC);
@@ -136,18 +136,22 @@ static char *run_ids(const Builder *b) {
 
 static char *points_sql(const HistoryQuery *q, const Builder *b) {
         char *ids = run_ids(b);
-        char *sql =
-                ids ? sqlite3_mprintf("SELECT r.id, c.label, v.name, coalesce(r.machine, h.hostname), v.env,"
-                                      " a.name, c.id, v.id,"
-                                      " v.is_baseline, v.command,"
-                                      " json_extract(v.build, '$.describe') || ' (' ||"
-                                      " substr(json_extract(v.build, '$.commit'), 1, 7) || ')'"
-                                      " FROM runs r INDEXED BY runs_history CROSS JOIN cells c"
-                                      " CROSS JOIN variants v CROSS JOIN allocators a CROSS JOIN hosts h"
-                                      " WHERE r.experiment_id = %lld AND r.id IN (%s) AND c.run_id = r.id"
-                                      " AND v.run_id = r.id AND a.id = v.allocator_id AND h.id = r.host_id",
-                                      (long long) b->experiment_id, ids)
-                    : NULL;
+        char *sql = ids ? sqlite3_mprintf(
+                                  "SELECT r.id, c.label, v.name, " STORE_SQL_MACHINE(
+                                          "r", "h") ", v.env,"
+                                                    " a.name, c.id, v.id,"
+                                                    " v.is_baseline, v.command,"
+                                                    " json_extract(v.build, '$.describe') || ' (' ||"
+                                                    " substr(json_extract(v.build, '$.commit'), 1, 7) || ')'"
+                                                    " FROM runs r INDEXED BY runs_history CROSS JOIN cells c"
+                                                    " CROSS JOIN variants v CROSS JOIN allocators a CROSS "
+                                                    "JOIN hosts h"
+                                                    " WHERE r.experiment_id = %lld AND r.id IN (%s) AND "
+                                                    "c.run_id = r.id"
+                                                    " AND v.run_id = r.id AND a.id = v.allocator_id AND "
+                                                    "h.id = r.host_id",
+                                  (long long) b->experiment_id, ids)
+                        : NULL;
         sqlite3_free(ids);
         /* Relative: a run without rounds measured side by side has no within-run ratios. */
         if (sql && b->relative)

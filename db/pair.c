@@ -33,10 +33,12 @@ static const char *const identity_fields[] = {
 #define N_IDENTITY    (sizeof(identity_fields) / sizeof(identity_fields[0]))
 #define IDENTITY_SPEC (N_IDENTITY - 1)
 #define IDENTITY_SELECT                                                                                     \
-        "SELECT x.name, r.metric, coalesce(r.machine, h.hostname), h.hostname, h.kernel, h.cpu_model,"      \
-        " h.cpus, h.glibc, h.thp, sp.sha256"                                                                \
-        " FROM runs r JOIN experiments x ON x.id = r.experiment_id JOIN hosts h ON h.id = r.host_id"        \
-        " JOIN specs sp ON sp.id = r.spec_id WHERE r.id = ?1"
+        "SELECT x.name, r.metric, " STORE_SQL_MACHINE(                                                      \
+                "r", "h") ", h.hostname, h.kernel, h.cpu_model,"                                            \
+                          " h.cpus, h.glibc, h.thp, sp.sha256"                                              \
+                          " FROM runs r JOIN experiments x ON x.id = r.experiment_id JOIN hosts h ON h.id " \
+                          "= r.host_id"                                                                     \
+                          " JOIN specs sp ON sp.id = r.spec_id WHERE r.id = ?1"
 
 typedef struct Identity {
         char *field[N_IDENTITY];

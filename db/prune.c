@@ -13,18 +13,22 @@
  * keep_last) and from the oldest (for keep_every). */
 static const char select_sql[] =
         "WITH series AS (SELECT r.id, r.status, r.pruned_at, r.started_at,"
-        "  row_number() OVER (PARTITION BY r.experiment_id, coalesce(r.machine, h.hostname)"
-        "   ORDER BY r.started_at DESC, r.id DESC) AS newest,"
-        "  row_number() OVER (PARTITION BY r.experiment_id, coalesce(r.machine, h.hostname)"
-        "   ORDER BY r.started_at, r.id) AS oldest"
-        "  FROM runs r JOIN hosts h ON h.id = r.host_id JOIN experiments x ON x.id = r.experiment_id"
-        "  WHERE ?1 IS NULL OR x.name = ?1)"
-        " SELECT id, (SELECT count(*) FROM samples s WHERE s.run_id = series.id AND s.status = 'ok'"
-        "  AND s.phase IN ('sample', 'warmup')) FROM series"
-        " WHERE status <> 'running' AND pruned_at IS NULL AND newest > ?2"
-        " AND (?3 = 0 OR started_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || ?3 || ' seconds'))"
-        " AND (?4 <= 1 OR (oldest - 1) % ?4 <> 0)"
-        " ORDER BY started_at, id";
+        "  row_number() OVER (PARTITION BY r.experiment_id, " STORE_SQL_MACHINE(
+                "r", "h") "   ORDER BY r.started_at DESC, r.id DESC) AS newest,"
+                          "  row_number() OVER (PARTITION BY r.experiment_id, " STORE_SQL_MACHINE(
+                                  "r",
+                                  "h") "   ORDER BY r.started_at, r.id) AS oldest"
+                                       "  FROM runs r JOIN hosts h ON h.id = r.host_id JOIN experiments x "
+                                       "ON x.id = r.experiment_id"
+                                       "  WHERE ?1 IS NULL OR x.name = ?1)"
+                                       " SELECT id, (SELECT count(*) FROM samples s WHERE s.run_id = "
+                                       "series.id AND s.status = 'ok'"
+                                       "  AND s.phase IN ('sample', 'warmup')) FROM series"
+                                       " WHERE status <> 'running' AND pruned_at IS NULL AND newest > ?2"
+                                       " AND (?3 = 0 OR started_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', "
+                                       "'-' || ?3 || ' seconds'))"
+                                       " AND (?4 <= 1 OR (oldest - 1) % ?4 <> 0)"
+                                       " ORDER BY started_at, id";
 
 /* Keeps the values of run's metric, then drops its measured and warm-up samples that succeeded
  * (their metrics, probe reports and timelines go with them: ON DELETE CASCADE). */

@@ -88,8 +88,8 @@ int query_latest_done_run(Store *s, const char *experiment, const char *machine,
                 s,
                 "SELECT r.id FROM runs r JOIN experiments x ON x.id = r.experiment_id"
                 " JOIN hosts h ON h.id = r.host_id WHERE x.name = ?1 AND r.status = 'done'"
-                " AND coalesce(r.machine, h.hostname) = ?3 ORDER BY r.started_at DESC, r.id DESC"
-                " LIMIT 1",
+                " AND " STORE_SQL_MACHINE("r", "h") " = ?3 ORDER BY r.started_at DESC, r.id DESC"
+                                                    " LIMIT 1",
                 experiment, 0, machine, ret);
 }
 

@@ -340,7 +340,7 @@ const RunField run_fields[] = {
               .label = "started", .label_rank = 6),
         FIELD("ended_at", TEXT_OR_NULL, run.ended_at, .json_key = "ended_at"),
         /* a run of an earlier version is filed under its host name */
-        FIELD("machine", TEXT, run.machine, .select = "coalesce(runs.machine, hosts.hostname)",
+        FIELD("machine", TEXT, run.machine, .select = STORE_SQL_MACHINE("runs", "hosts"),
               .obtain = obtain_machine, .json_key = "machine", .label = "machine", .label_rank = 13),
         FIELD(NULL, TEXT, run.hostname, .select = "hosts.hostname", .json_key = "host.hostname",
               .label = "host", .label_rank = 1),

@@ -17,6 +17,10 @@
 /* The SQL that takes a database from schema version to version + 1 (db/migrations.c), or NULL. */
 const char *store_migration(int version);
 
+/* The machine name a run is filed under (history, fleet, import group by it), over runs R and
+ * hosts H: runs.machine, else (a run of a version before schema 31) its host name. */
+#define STORE_SQL_MACHINE(R, H) "coalesce(" R ".machine, " H ".hostname)"
+
 /* An SQL expression for a random (version 4) UUID in its 36-character text form; evaluated once
  * per row. */
 #define STORE_SQL_UUID                                                                                      \
