@@ -31,6 +31,9 @@
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The larger of two values of one type (each evaluated twice: no side effects). */
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
 /* A macro's value as a string literal. */
 #define STRINGIFY(x)  STRINGIFY_(x)
 #define STRINGIFY_(x) #x

@@ -3,6 +3,7 @@
  * Small I/O loops that every caller would otherwise write again.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,4 +108,21 @@ char *memstream_text(FILE *f, char **text) {
                 *text = NULL;
         }
         return *text;
+}
+
+int write_file_replacing(const char *path, const void *data, size_t size, mode_t mode) {
+        _cleanup_free_ char *partial = NULL;
+        if (asprintf(&partial, "%s.partial", path) < 0)
+                return -ENOMEM;
+        int fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (fd < 0)
+                return -errno;
+        int r = write_full(fd, data, size);
+        if (close(fd) < 0 && r >= 0)
+                r = -errno;
+        if (r >= 0 && rename(partial, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlink(partial);
+        return r;
 }

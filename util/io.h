@@ -31,3 +31,8 @@ int mkdir_parents(const char *path, mode_t mode);
 /* Closes f, opened with open_memstream(text, ...), and gives the text written: *text, or NULL
  * (and *text freed) when a write failed for want of memory. */
 char *memstream_text(FILE *f, char **text);
+
+/* Writes size bytes to path whole or not at all: into PATH.partial beside it, renamed over path
+ * (a full disk leaves the file before, or none, never a truncated one). mode: the new file's,
+ * before the umask. Returns 0 or -errno. */
+int write_file_replacing(const char *path, const void *data, size_t size, mode_t mode);

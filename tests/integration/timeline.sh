@@ -81,7 +81,7 @@ assert len(lines) == 3, len(lines)
 marks = [t.firstChild.data for t in svg[0].getElementsByTagName("title")]
 assert "glibc: after free" in marks and "mimalloc: after step10" in marks, marks
 ticks = [t.firstChild.data for t in svg[0].getElementsByTagName("text")]
-assert "200 MiB" in ticks and "0 ms" in ticks and "time since the child started" in ticks and "memory" in ticks, ticks
+assert "200 MiB" in ticks and "0 ms" in ticks and "time since the child started" in ticks and "resident memory" in ticks, ticks
 PY
 expect_contains "$(cat "$WORK/report.html")" "glibc: highest reading" "the report's figures"
 

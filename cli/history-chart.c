@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A history series as an SVG figure with its table (cli/history-chart.h).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cli/history-chart.h"
+#include "cli/html.h"
+#include "cli/render.h"
+#include "util/cleanup.h"
+
+#define X_LABEL_MAX 20 /* characters: longer labels name the runs by start time */
+
+typedef enum XName { X_COMMIT, X_LABEL, X_TIME } XName;
+
+/* Commits when every run has one, else labels when every run has a short one and no two runs
+ * in a row share it, else start times. */
+static XName x_name(const HistorySeries *s) {
+        bool commits = true, labels = true;
+        for (size_t i = 0; i < s->n_points; i++) {
+                const HistoryPoint *p = &s->points[i];
+                commits &= p->commit != NULL;
+                labels &= p->label && strlen(p->label) <= X_LABEL_MAX &&
+                          (i == 0 || !s->points[i - 1].label || strcmp(p->label, s->points[i - 1].label) != 0);
+        }
+        return commits ? X_COMMIT : labels ? X_LABEL : X_TIME;
+}
+
+const char *history_x_title(const HistorySeries *s) {
+        static const char *const titles[] = { [X_COMMIT] = "commit", [X_LABEL] = "label",
+                                              [X_TIME] = "start time (UTC)" };
+        return titles[x_name(s)];
+}
+
+/* A point's name on the x axis, into buf: its short commit, its label, or "MM-DD HH:MM". */
+static const char *point_name(const HistoryPoint *p, XName by, char *buf, size_t size) {
+        if (by == X_COMMIT)
+                snprintf(buf, size, "%.10s", p->commit);
+        else if (by == X_LABEL)
+                snprintf(buf, size, "%s", p->label);
+        else /* started_at: "YYYY-MM-DDTHH:MM:SS..." or "YYYY-MM-DD HH:MM:SS" */
+                snprintf(buf, size, "%.5s %.5s", strlen(p->started_at) >= 16 ? p->started_at + 5 : "",
+                         strlen(p->started_at) >= 16 ? p->started_at + 11 : p->started_at);
+        return buf;
+}
+
+static const char *change_text(const HistoryPoint *p) {
+        if (p->change == HISTORY_STEADY)
+                return "";
+        return p->change == HISTORY_REGRESSION ? (p->tentative ? "regression (tentative)" : "regression")
+                                               : (p->tentative ? "improvement (tentative)" : "improvement");
+}
+
+static void numbers_table(FILE *f, const History *h, const HistorySeries *s, XName by) {
+        fputs("<details><summary>The chart's numbers</summary><div class=\"scroll\"><table>\n<tr><th>run</th>"
+              "<th>",
+              f);
+        html_text(f, history_x_title(s));
+        fputs("</th><th>median</th><th>95% interval</th><th>samples</th><th>change point</th></tr>\n", f);
+        for (size_t i = 0; i < s->n_points; i++) {
+                const HistoryPoint *p = &s->points[i];
+                char name[64], median[64], lo[64], hi[64];
+                fprintf(f, "<tr><td class=\"num\">%lld</td><td>", (long long) p->run_id);
+                html_text(f, point_name(p, by, name, sizeof(name)));
+                fputs("</td><td class=\"num\">", f);
+                html_text(f, render_metric_value(h->metric, h->unit, p->median, median, sizeof(median)));
+                fputs("</td><td class=\"num\">", f);
+                render_metric_value(h->metric, h->unit, p->lo, lo, sizeof(lo));
+                render_metric_value(h->metric, h->unit, p->hi, hi, sizeof(hi));
+                fprintf(f, "[%s, %s]</td><td class=\"num\">%zu</td><td>", lo, hi, p->n);
+                html_verdict(f,
+                             p->change == HISTORY_REGRESSION    ? VERDICT_HIGHER
+                             : p->change == HISTORY_IMPROVEMENT ? VERDICT_LOWER
+                                                                : VERDICT_INCONCLUSIVE,
+                             false,
+                             change_text(p));
+                fputs("</td></tr>\n", f);
+        }
+        fputs("</table></div></details>\n", f);
+}
+
+void history_figure(FILE *f, const History *h, const HistorySeries *s, const HistoryFigure *how) {
+        XName by = x_name(s);
+        double lo = INFINITY, hi = -INFINITY;
+        size_t widest = 0;
+        for (size_t i = 0; i < s->n_points; i++) {
+                char name[64];
+                lo = fmin(lo, s->points[i].lo), hi = fmax(hi, s->points[i].hi);
+                widest = MAX(widest, strlen(point_name(&s->points[i], by, name, sizeof(name))));
+        }
+        double width = how->width, height = 230, left = 90;
+        Axis x = { -0.5, (double) s->n_points - 0.5, left, width - 20 }, y = axis_padded(lo, hi, height - 70, 15);
+        TickKind kind = { h->relative_to ? NULL : h->metric, h->unit };
+        figure_start(f, how->caption, width, height);
+        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" points=\"", how->colour);
+        for (size_t i = 0; i < s->n_points; i++)
+                fprintf(f, "%.1f,%.1f ", axis_at(&x, (double) i), axis_at(&y, s->points[i].median));
+        fputs("\"/>\n", f);
+        for (size_t i = 0; i < s->n_points; i++) {
+                const HistoryPoint *p = &s->points[i];
+                double px = axis_at(&x, (double) i);
+                const char *ring = p->change == HISTORY_REGRESSION    ? "#d00"
+                                   : p->change == HISTORY_IMPROVEMENT ? "#0a0"
+                                                                      : how->colour;
+                if (how->run_href)
+                        fprintf(f, "<a href=\"%s%lld.html\">", how->run_href, (long long) p->run_id);
+                char median[64];
+                fprintf(f,
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>"
+                        "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" stroke=\"%s\" "
+                        "stroke-width=\"2\"%s><title>run %lld: %s%s%s</title></circle>",
+                        px, axis_at(&y, p->lo), px, axis_at(&y, p->hi), how->colour, px, axis_at(&y, p->median),
+                        p->change == HISTORY_STEADY ? 3 : 6, how->colour, ring,
+                        p->tentative ? " stroke-dasharray=\"3 2\"" : "", (long long) p->run_id,
+                        render_metric_value(h->metric, h->unit, p->median, median, sizeof(median)),
+                        p->change == HISTORY_STEADY ? "" : ", ", change_text(p));
+                fputs(how->run_href ? "</a>\n" : "\n", f);
+        }
+        /* Names far enough apart never to touch: every stride-th run's, the last one's only where
+         * it clears the one before. */
+        double spacing = (x.b - x.a) / (double) s->n_points, needed = 7.0 * (double) widest + 14;
+        size_t stride = (size_t) ceil(needed / spacing);
+        stride = stride ? stride : 1;
+        double axis_y = height - 60;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>\n", x.a, axis_y, x.b,
+                axis_y);
+        for (size_t i = 0; i < s->n_points; i += stride) {
+                char name[64];
+                double px = axis_at(&x, (double) i);
+                fprintf(f,
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
+                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"tick\">",
+                        px, axis_y, px, axis_y + 4, px, axis_y + 16);
+                html_text(f, point_name(&s->points[i], by, name, sizeof(name)));
+                fputs("</text>\n", f);
+        }
+        axis_ticks(f, &y, true, x.a - 8, kind);
+        char title[128];
+        snprintf(title, sizeof(title), "run, by %s", history_x_title(s));
+        axis_title(f, &x, false, height - 20, title);
+        if (h->relative_to)
+                snprintf(title, sizeof(title), "ratio to %s", h->relative_to);
+        else
+                snprintf(title, sizeof(title), "median %s", h->metric);
+        axis_title(f, &y, true, 14, title);
+        figure_end(f);
+        numbers_table(f, h, s, by);
+}
