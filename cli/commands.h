@@ -27,6 +27,7 @@ int cmd_prune(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_publish(int argc, char **argv);
 int cmd_allocators(int argc, char **argv);
 int cmd_census(int argc, char **argv);
 int cmd_submit(int argc, char **argv);

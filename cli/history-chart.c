@@ -12,34 +12,43 @@
 
 #define X_LABEL_MAX 20 /* characters: longer labels name the runs by start time */
 
-typedef enum XName { X_COMMIT, X_LABEL, X_TIME } XName;
+typedef enum XName { X_COMMIT, X_LABEL, X_TIME, X_CLOCK } XName;
 
 /* Commits when every run has one, else labels when every run has a short one and no two runs
- * in a row share it, else start times. */
+ * in a row share it, else start times (the time of day alone when every run started on one
+ * day). */
 static XName x_name(const HistorySeries *s) {
-        bool commits = true, labels = true;
+        bool commits = true, labels = true, one_day = true;
         for (size_t i = 0; i < s->n_points; i++) {
                 const HistoryPoint *p = &s->points[i];
                 commits &= p->commit != NULL;
-                labels &= p->label && strlen(p->label) <= X_LABEL_MAX &&
-                          (i == 0 || !s->points[i - 1].label || strcmp(p->label, s->points[i - 1].label) != 0);
+                labels &=
+                        p->label && strlen(p->label) <= X_LABEL_MAX &&
+                        (i == 0 || !s->points[i - 1].label || strcmp(p->label, s->points[i - 1].label) != 0);
+                one_day &= strncmp(p->started_at, s->points[0].started_at, 10) == 0;
         }
-        return commits ? X_COMMIT : labels ? X_LABEL : X_TIME;
+        return commits ? X_COMMIT : labels ? X_LABEL : one_day ? X_CLOCK : X_TIME;
 }
 
 const char *history_x_title(const HistorySeries *s) {
-        static const char *const titles[] = { [X_COMMIT] = "commit", [X_LABEL] = "label",
-                                              [X_TIME] = "start time (UTC)" };
+        static const char *const titles[] = { [X_COMMIT] = "commit",
+                                              [X_LABEL] = "label",
+                                              [X_TIME] = "start time (UTC)",
+                                              [X_CLOCK] = "start time (UTC)" };
         return titles[x_name(s)];
 }
 
-/* A point's name on the x axis, into buf: its short commit, its label, or "MM-DD HH:MM". */
+/* A point's name on the x axis, into buf: its short commit, its label, "MM-DD HH:MM" or
+ * "HH:MM:SS". */
 static const char *point_name(const HistoryPoint *p, XName by, char *buf, size_t size) {
         if (by == X_COMMIT)
                 snprintf(buf, size, "%.10s", p->commit);
         else if (by == X_LABEL)
                 snprintf(buf, size, "%s", p->label);
-        else /* started_at: "YYYY-MM-DDTHH:MM:SS..." or "YYYY-MM-DD HH:MM:SS" */
+        else if (by == X_CLOCK) /* started_at: "YYYY-MM-DDTHH:MM:SS..." */
+                snprintf(buf, size, "%.8s",
+                         strlen(p->started_at) >= 19 ? p->started_at + 11 : p->started_at);
+        else
                 snprintf(buf, size, "%.5s %.5s", strlen(p->started_at) >= 16 ? p->started_at + 5 : "",
                          strlen(p->started_at) >= 16 ? p->started_at + 11 : p->started_at);
         return buf;
@@ -53,7 +62,8 @@ static const char *change_text(const HistoryPoint *p) {
 }
 
 static void numbers_table(FILE *f, const History *h, const HistorySeries *s, XName by) {
-        fputs("<details><summary>The chart's numbers</summary><div class=\"scroll\"><table>\n<tr><th>run</th>"
+        fputs("<details><summary>The chart's numbers</summary><div "
+              "class=\"scroll\"><table>\n<tr><th>run</th>"
               "<th>",
               f);
         html_text(f, history_x_title(s));
@@ -73,8 +83,7 @@ static void numbers_table(FILE *f, const History *h, const HistorySeries *s, XNa
                              p->change == HISTORY_REGRESSION    ? VERDICT_HIGHER
                              : p->change == HISTORY_IMPROVEMENT ? VERDICT_LOWER
                                                                 : VERDICT_INCONCLUSIVE,
-                             false,
-                             change_text(p));
+                             false, change_text(p));
                 fputs("</td></tr>\n", f);
         }
         fputs("</table></div></details>\n", f);
@@ -90,7 +99,8 @@ void history_figure(FILE *f, const History *h, const HistorySeries *s, const His
                 widest = MAX(widest, strlen(point_name(&s->points[i], by, name, sizeof(name))));
         }
         double width = how->width, height = 230, left = 90;
-        Axis x = { -0.5, (double) s->n_points - 0.5, left, width - 20 }, y = axis_padded(lo, hi, height - 70, 15);
+        Axis x = { -0.5, (double) s->n_points - 0.5, left, width - 20 },
+             y = axis_padded(lo, hi, height - 70, 15);
         TickKind kind = { h->relative_to ? NULL : h->metric, h->unit };
         figure_start(f, how->caption, width, height);
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" points=\"", how->colour);
@@ -110,8 +120,8 @@ void history_figure(FILE *f, const History *h, const HistorySeries *s, const His
                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>"
                         "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" stroke=\"%s\" "
                         "stroke-width=\"2\"%s><title>run %lld: %s%s%s</title></circle>",
-                        px, axis_at(&y, p->lo), px, axis_at(&y, p->hi), how->colour, px, axis_at(&y, p->median),
-                        p->change == HISTORY_STEADY ? 3 : 6, how->colour, ring,
+                        px, axis_at(&y, p->lo), px, axis_at(&y, p->hi), how->colour, px,
+                        axis_at(&y, p->median), p->change == HISTORY_STEADY ? 3 : 6, how->colour, ring,
                         p->tentative ? " stroke-dasharray=\"3 2\"" : "", (long long) p->run_id,
                         render_metric_value(h->metric, h->unit, p->median, median, sizeof(median)),
                         p->change == HISTORY_STEADY ? "" : ", ", change_text(p));
@@ -119,12 +129,12 @@ void history_figure(FILE *f, const History *h, const HistorySeries *s, const His
         }
         /* Names far enough apart never to touch: every stride-th run's, the last one's only where
          * it clears the one before. */
-        double spacing = (x.b - x.a) / (double) s->n_points, needed = 7.0 * (double) widest + 14;
+        double spacing = (x.b - x.a) / (double) s->n_points, needed = HTML_LABEL_PX(widest) + 14;
         size_t stride = (size_t) ceil(needed / spacing);
         stride = stride ? stride : 1;
         double axis_y = height - 60;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>\n", x.a, axis_y, x.b,
-                axis_y);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>\n", x.a, axis_y,
+                x.b, axis_y);
         for (size_t i = 0; i < s->n_points; i += stride) {
                 char name[64];
                 double px = axis_at(&x, (double) i);

@@ -43,7 +43,8 @@ static const char stylesheet[] =
         "svg{font-size:12px;display:block;max-width:100%;height:auto}.tick{fill:#555;font-size:11px}"
         "figure{margin:1em 0}figcaption{font-weight:bold}.warn{color:#b00;font-weight:bold}"
         ".note{color:#555;font-size:smaller}.worse{color:#c00;font-weight:bold}"
-        ".better{color:#080;font-weight:bold}.same{color:#666}"
+        ".better{color:#080;font-weight:bold}.same{color:#666}tspan.worse{fill:#c00}tspan.better{fill:#080}"
+        "tspan.same{fill:#666}"
         ".chart{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}"
         "nav{margin-bottom:1em}nav a{margin-right:1em}"
         "pre{background:#f6f6f6;padding:1em;overflow:auto}";
@@ -98,7 +99,7 @@ static TickUnit tick_unit(const Axis *axis, TickKind kind) {
                 return (TickUnit){ 1, kind.unit };
         if (strcmp(m, "wall") == 0 || strcmp(m, "user") == 0 || strcmp(m, "sys") == 0 ||
             ends_with(m, "_seconds"))
-                return top < 1e-6 ? (TickUnit){ 1e-9, "ns" }
+                return top < 1e-6   ? (TickUnit){ 1e-9, "ns" }
                        : top < 1e-3 ? (TickUnit){ 1e-6, "us" }
                        : top < 1    ? (TickUnit){ 1e-3, "ms" }
                                     : (TickUnit){ 1, "s" };
@@ -106,7 +107,7 @@ static TickUnit tick_unit(const Axis *axis, TickKind kind) {
                 return top < 1 << 20   ? (TickUnit){ 1 << 10, "KiB" }
                        : top < 1 << 30 ? (TickUnit){ 1 << 20, "MiB" }
                                        : (TickUnit){ 1 << 30, "GiB" };
-        return top >= 1e9 ? (TickUnit){ 1e9, "G" }
+        return top >= 1e9   ? (TickUnit){ 1e9, "G" }
                : top >= 1e6 ? (TickUnit){ 1e6, "M" }
                : top >= 1e4 ? (TickUnit){ 1e3, "k" }
                             : (TickUnit){ 1, "" };
@@ -180,15 +181,30 @@ void figure_end(FILE *f) {
         fputs("</svg></figure>\n", f);
 }
 
-void html_verdict(FILE *f, Verdict v, bool higher_is_better, const char *text) {
-        bool worse = v == (higher_is_better ? VERDICT_LOWER : VERDICT_HIGHER),
-             better = v == (higher_is_better ? VERDICT_HIGHER : VERDICT_LOWER);
-        const char *class = worse ? "worse" : better ? "better" : v == VERDICT_SAME ? "same" : NULL;
+/* The class of a verdict's colour, or NULL for none. */
+static const char *verdict_class(Verdict v, bool higher_is_better) {
+        if (v == (higher_is_better ? VERDICT_LOWER : VERDICT_HIGHER))
+                return "worse";
+        if (v == (higher_is_better ? VERDICT_HIGHER : VERDICT_LOWER))
+                return "better";
+        return v == VERDICT_SAME ? "same" : NULL;
+}
+
+static void verdict_in(FILE *f, const char *element, Verdict v, bool higher_is_better, const char *text) {
+        const char *class = verdict_class(v, higher_is_better);
         if (class)
-                fprintf(f, "<span class=\"%s\">", class);
+                fprintf(f, "<%s class=\"%s\">", element, class);
         html_text(f, text);
         if (class)
-                fputs("</span>", f);
+                fprintf(f, "</%s>", element);
+}
+
+void html_verdict(FILE *f, Verdict v, bool higher_is_better, const char *text) {
+        verdict_in(f, "span", v, higher_is_better, text);
+}
+
+void svg_verdict(FILE *f, Verdict v, bool higher_is_better, const char *text) {
+        verdict_in(f, "tspan", v, higher_is_better, text);
 }
 
 void html_table(FILE *f, const json_t *table) {

@@ -26,6 +26,10 @@ void html_text(FILE *f, const char *s);
 void html_page_start(FILE *f, const char *title, const char *nav);
 void html_page_end(FILE *f);
 
+/* Pixels a label of n characters takes at the charts' 12 px sans-serif (an upper bound: 7 px a
+ * character), so that labels are placed apart and never overlap. */
+#define HTML_LABEL_PX(n) (7.0 * (double) (n))
+
 /* A linear axis from lo to hi onto pixels a..b (b < a for a y axis: up is more). */
 typedef struct Axis {
         double lo, hi, a, b;
@@ -64,6 +68,9 @@ void figure_end(FILE *f);
 /* A verdict's text in its colour class: worse (slower, more memory; with higher_is_better
  * lower) red, better green, same grey, inconclusive plain. */
 void html_verdict(FILE *f, Verdict v, bool higher_is_better, const char *text);
+
+/* The same inside an SVG <text>. */
+void svg_verdict(FILE *f, Verdict v, bool higher_is_better, const char *text);
 
 /* An export table (render_table_new form) as an HTML table; numbers right-aligned. */
 void html_table(FILE *f, const json_t *table);

@@ -29,6 +29,8 @@ static const Command commands[] = {
         { "show", cmd_show, "[RUN|latest] [--db PATH] [--format F]", "print a stored run" },
         { "report", cmd_report, "[RUN|latest] -o FILE [--compare RUN_B] [--history] [--db PATH]",
           "write a self-contained HTML report with plots" },
+        { "publish", cmd_publish, "DIR [--db PATH] [--quiet]",
+          "write a static site: experiments x machines, timelines, suites, fleets and every run" },
         { "history", cmd_history,
           "EXPERIMENT [--cell NAME=VALUE ...] [--variant V] [--metric M] [--relative] [--last N] [--format "
           "F]",

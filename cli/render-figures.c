@@ -696,6 +696,27 @@ RenderVerdicts render_verdicts(const Report *rep, size_t v) {
         return s;
 }
 
+/* "faster" when every compared cell says so, "slower" and "same" likewise, "~" when no cell
+ * differs and not all are the same, else "mixed". */
+const char *render_standing_word(const RenderVerdicts *s, bool time) {
+        if (s->lower == s->compared)
+                return verdict_word(VERDICT_LOWER, time);
+        if (s->higher == s->compared)
+                return verdict_word(VERDICT_HIGHER, time);
+        if (s->same == s->compared)
+                return verdict_word(VERDICT_SAME, time);
+        return s->lower == 0 && s->higher == 0 ? "~" : "mixed";
+}
+
+Verdict render_standing(const RenderVerdicts *s) {
+        if (s->compared == 0)
+                return VERDICT_INCONCLUSIVE;
+        return s->lower == s->compared    ? VERDICT_LOWER
+               : s->higher == s->compared ? VERDICT_HIGHER
+               : s->same == s->compared   ? VERDICT_SAME
+                                          : VERDICT_INCONCLUSIVE;
+}
+
 VariantSummary render_summarize(const Report *rep, size_t v) {
         VariantSummary s = { .verdicts = render_verdicts(rep, v),
                              .overhead_lo = INFINITY,

@@ -59,6 +59,15 @@ typedef struct RenderVerdicts {
 } RenderVerdicts;
 RenderVerdicts render_verdicts(const Report *rep, size_t v);
 
+/* A variant's verdicts in one word: "faster" when every compared cell says so, "slower" and
+ * "same" likewise (lower/higher for a metric not a time), "~" when no cell differs and not all
+ * are the same, else "mixed". */
+const char *render_standing_word(const RenderVerdicts *s, bool time);
+
+/* The same as one verdict: lower, higher or same when every compared cell says so, else
+ * inconclusive. */
+Verdict render_standing(const RenderVerdicts *s);
+
 /* A JSON string, or null for NULL. */
 json_t *render_json_text(const char *s);
 

@@ -68,10 +68,6 @@ static bool one_axis(const Report *rep) {
         return true;
 }
 
-/* Pixels a label of n characters takes at the charts' 12 px sans-serif (an upper bound: 7 px a
- * character), so that labels are placed apart and never overlap. */
-#define LABEL_PX(n) (7.0 * (double) (n))
-
 /* The widest of the variants' names. */
 static size_t longest_variant(const Report *rep) {
         size_t n = 0;
@@ -97,13 +93,14 @@ static void strip_plots(FILE *f, const Report *rep) {
                 return;
         }
         TickKind kind = { rep->run.metric, rep->run.metric_unit };
-        double row = 22, left = LABEL_PX(longest_variant(rep)) + 16, width = 1000;
+        double row = 22, left = HTML_LABEL_PX(longest_variant(rep)) + 16, width = 1000;
         for (size_t c = 0; c < rep->n_cells; c++) {
                 double clo = INFINITY, chi = -INFINITY;
                 cell_range(rep, c, &clo, &chi);
                 if (!shared && !isfinite(clo))
                         continue;
-                Axis x = shared ? axis_padded(lo, hi, left, width - 30) : axis_padded(clo, chi, left, width - 30);
+                Axis x = shared ? axis_padded(lo, hi, left, width - 30)
+                                : axis_padded(clo, chi, left, width - 30);
                 double height = row * (double) rep->n_variants + 50;
                 figure_start(f, rep->cell_labels[c], width, height);
                 for (size_t v = 0; v < rep->n_variants; v++) {
@@ -165,7 +162,7 @@ static void forest_plot(FILE *f, const Report *rep) {
         html_text(f, rule);
         fputs(".</p>\n", f);
         bool time = render_time_metric(rep->run.metric);
-        double row = 20, left = fmin(LABEL_PX(label) + 16, 520), width = 1100, plot_right = width - 200;
+        double row = 20, left = fmin(HTML_LABEL_PX(label) + 16, 520), width = 1100, plot_right = width - 200;
         Axis x = axis_padded(lo, hi, left, plot_right);
         svg_start(f, width, row * (double) rows + 56);
         fprintf(f,
@@ -187,7 +184,8 @@ static void forest_plot(FILE *f, const Report *rep) {
                         html_text(f, rep->variant_names[v]);
                         fprintf(f,
                                 "</text>\n<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                                "stroke=\"%s\" stroke-width=\"2\"/>\n<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+                                "stroke=\"%s\" stroke-width=\"2\"/>\n<circle cx=\"%.1f\" cy=\"%.1f\" "
+                                "r=\"4\" "
                                 "fill=\"%s\"/>\n",
                                 axis_at(&x, bounded ? k->lo : k->ratio), y,
                                 axis_at(&x, bounded ? k->hi : k->ratio), y, html_colour(v),
@@ -195,7 +193,7 @@ static void forest_plot(FILE *f, const Report *rep) {
                         char text[64];
                         snprintf(text, sizeof(text), "%.3fx %s", k->ratio, verdict_mark(k->verdict, time));
                         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", plot_right + 10, y + 4);
-                        html_verdict(f, k->verdict, rep->run.higher_is_better, text);
+                        svg_verdict(f, k->verdict, rep->run.higher_is_better, text);
                         fputs("</text>\n", f);
                 }
         axis_ticks(f, &x, false, row * (double) rows + 10, (TickKind){ NULL, NULL });
@@ -236,7 +234,7 @@ static void tradeoff_plots(FILE *f, const Report *rep) {
                  y_kind = { "maxrss", NULL };
         /* The legend names the variants (filled: on the front); no label sits beside a point,
          * where two close points would put theirs on top of each other. */
-        double width = 1000, height = 340, legend_x = width - LABEL_PX(longest_variant(rep)) - 60;
+        double width = 1000, height = 340, legend_x = width - HTML_LABEL_PX(longest_variant(rep)) - 60;
         for (size_t c = 0; c < rep->n_cells; c++) {
                 double tlo = INFINITY, thi = -INFINITY, mlo = INFINITY, mhi = -INFINITY;
                 for (size_t v = 0; v < rep->n_variants; v++) {
@@ -248,7 +246,8 @@ static void tradeoff_plots(FILE *f, const Report *rep) {
                 }
                 if (!isfinite(tlo))
                         continue;
-                Axis x = axis_padded(tlo, thi, 100, legend_x - 30), y = axis_padded(mlo, mhi, height - 60, 20);
+                Axis x = axis_padded(tlo, thi, 100, legend_x - 30),
+                     y = axis_padded(mlo, mhi, height - 60, 20);
                 figure_start(f, rep->cell_labels[c], width, height);
                 size_t legend = 0;
                 for (size_t v = 0; v < rep->n_variants; v++) {
@@ -373,7 +372,7 @@ static void timeline_section(FILE *f, const Report *rep, const CellTimeline *lis
                 }
                 if (!any)
                         continue;
-                double width = 1000, height = 340, right = width - LABEL_PX(longest_variant(rep)) - 60;
+                double width = 1000, height = 340, right = width - HTML_LABEL_PX(longest_variant(rep)) - 60;
                 Axis x = { 0, fmax(t_max, 1) / 1000, 90, right },
                      y = { 0, fmax(kib_max, 1) * 1024 * 1.05, height - 60, 15 };
                 figure_start(f, rep->n_cells > 1 ? rep->cell_labels[c] : "Each variant's median sample",
@@ -438,7 +437,8 @@ static void results_table(FILE *f, const Report *rep) {
         fprintf(f,
                 "<h2>Results</h2>\n<p>Median per cell and variant, the ratio to the baseline with its "
                 "%.4g%% interval and verdict; outliers (modified z-score above 3.5) and samples "
-                "started on a busy machine are counted below a value.</p>\n<div class=\"scroll\"><table>\n<tr><th>cell</th>",
+                "started on a busy machine are counted below a value.</p>\n<div "
+                "class=\"scroll\"><table>\n<tr><th>cell</th>",
                 100 * render_interval_level(rep));
         for (size_t v = 0; v < rep->n_variants; v++) {
                 fputs("<th>", f);
@@ -618,8 +618,8 @@ static void run_table(FILE *f, const Report *rep) {
         else {
                 html_text(f, rep->cgroup ? "children in a cgroup under " : "process groups only: ");
                 html_text(f, rep->cgroup            ? rep->cgroup
-                            : rep->cgroup_fallback ? rep->cgroup_fallback
-                                                   : "not recorded");
+                             : rep->cgroup_fallback ? rep->cgroup_fallback
+                                                    : "not recorded");
         }
         if (rep->child_cpus) {
                 html_text(f, "; children pinned to CPUs ");
@@ -644,7 +644,8 @@ static void run_table(FILE *f, const Report *rep) {
 
 /* Each variant's allocator, file and what the probe found in effect. */
 static void allocators_table(FILE *f, const VariantAllocator *allocators, size_t n) {
-        fputs("<h3>Allocators</h3>\n<div class=\"scroll\"><table>\n<tr><th>variant</th><th>allocator</th><th>version</th>"
+        fputs("<h3>Allocators</h3>\n<div "
+              "class=\"scroll\"><table>\n<tr><th>variant</th><th>allocator</th><th>version</th>"
               "<th>file and sha256</th><th>effective allocator and options (probe)</th></tr>\n",
               f);
         for (size_t i = 0; i < n; i++) {
@@ -726,7 +727,8 @@ static int write_report(FILE *f, const Report *rep, const VariantAllocator *allo
                         const CellTimeline *timelines, size_t n_timelines, const char *spec_yaml,
                         const RunPair *pair, const History *history, const char *nav) {
         char title[512];
-        snprintf(title, sizeof(title), "%s - alloclab run %lld", rep->run.experiment, (long long) rep->run.id);
+        snprintf(title, sizeof(title), "%s - alloclab run %lld", rep->run.experiment,
+                 (long long) rep->run.id);
         html_page_start(f, title, nav);
         fputs("<h1>", f);
         html_text(f, rep->run.experiment);
@@ -762,7 +764,8 @@ static int write_report(FILE *f, const Report *rep, const VariantAllocator *allo
         return ferror(f) ? -EIO : 0;
 }
 
-int report_page_write(FILE *f, Store *store, int64_t run_id, const ReportPageOptions *o, int64_t *ret_missing) {
+int report_page_write(FILE *f, Store *store, int64_t run_id, const ReportPageOptions *o,
+                      int64_t *ret_missing) {
         _cleanup_(query_report_freep) Report *rep = NULL;
         _cleanup_(run_pair_freep) RunPair *pair = NULL;
         _cleanup_(history_freep) History *history = NULL;
@@ -787,10 +790,9 @@ int report_page_write(FILE *f, Store *store, int64_t run_id, const ReportPageOpt
                         r = 0;
         }
         if (r >= 0)
-                r = write_report(f, rep, allocators, n_allocators, timelines, n_timelines, info.spec_yaml, pair,
-                                 history, o->nav);
+                r = write_report(f, rep, allocators, n_allocators, timelines, n_timelines, info.spec_yaml,
+                                 pair, history, o->nav);
         query_allocators_free(allocators, n_allocators);
         query_timelines_free(timelines, n_timelines);
         return r;
 }
-

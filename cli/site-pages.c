@@ -1,0 +1,616 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The site's pages but the runs' (cli/site.h): the index, an experiment's timelines, its fleet
+ * and a suite invocation. Every chart has axis titles, round ticks and its numbers in a table.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/history-chart.h"
+#include "cli/html.h"
+#include "cli/render.h"
+#include "cli/site-pages.h"
+#include "cli/suite-summary.h"
+#include "db/fleet.h"
+#include "db/history.h"
+#include "util/cleanup.h"
+#include "util/io.h"
+#include "util/strv.h"
+
+#define SUITE_PREFIX "suite-" /* a suite workload's experiment: "suite-NAME" */
+
+static const char up[] = "<a href=\"../index.html\">all experiments</a>";
+
+/* A link to a page of the site (path relative to its root) from a page depth directories below. */
+static void site_link(FILE *f, int depth, const char *path, const char *text) {
+        fprintf(f, "<a href=\"%s%s\">", depth ? "../" : "", path);
+        html_text(f, text);
+        fputs("</a>", f);
+}
+
+/* Each non-baseline variant of a run across its cells: "jemalloc 0.93x faster", coloured. */
+static void verdicts_line(FILE *f, const Report *rep) {
+        bool time = render_time_metric(rep->run.metric), any = false;
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                RenderVerdicts k = render_verdicts(rep, v);
+                if (v == rep->baseline)
+                        continue;
+                char text[160];
+                const char *word = render_standing_word(&k, time);
+                if (k.compared == 0)
+                        snprintf(text, sizeof(text), "%s: not compared", rep->variant_names[v]);
+                else /* "~" in a table's cell; here the word */
+                        snprintf(text, sizeof(text), "%s %.3fx %s", rep->variant_names[v], k.geomean,
+                                 strcmp(word, "~") == 0 ? "inconclusive" : word);
+                fputs(any ? "<br/>" : "", f);
+                html_verdict(f, render_standing(&k), rep->run.higher_is_better, text);
+                any = true;
+        }
+        if (!any)
+                fputs("no comparison", f);
+}
+
+/* --- a chart of ratios to a baseline, grouped, with its table -------------------------------- */
+
+typedef struct RatioRow {
+        const char *group; /* a heading row above the rows of a new group */
+        const char *name;
+        size_t colour;
+        double ratio, lo, hi; /* lo, hi: NAN or unbounded when there is no interval */
+        Verdict verdict;
+        const char *verdict_text;
+        bool higher_is_better;
+} RatioRow;
+
+static bool bounded(const RatioRow *r) {
+        return r->lo > 0 && isfinite(r->hi);
+}
+
+/* Bars from 0 (normalised, as in papers) or points, each with its interval and verdict. */
+static void ratio_chart(FILE *f, const char *caption, const char *x_title, const RatioRow *rows, size_t n,
+                        bool bars) {
+        double lo = bars ? 0 : 1, hi = 1;
+        size_t widest = 0, groups = 0;
+        for (size_t i = 0; i < n; i++) {
+                lo = fmin(lo, bounded(&rows[i]) ? rows[i].lo : rows[i].ratio);
+                hi = fmax(hi, bounded(&rows[i]) ? rows[i].hi : rows[i].ratio);
+                widest = MAX(widest, strlen(rows[i].name));
+                groups += i == 0 || strcmp(rows[i].group, rows[i - 1].group) != 0;
+        }
+        double row = 18, width = 1000, left = HTML_LABEL_PX(widest) + 20, right = width - 200;
+        double height = row * (double) (n + groups) + 60;
+        Axis x = bars ? (Axis){ 0, hi * 1.05, left, right } : axis_padded(lo, hi, left, right);
+        figure_start(f, caption, width, height);
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" stroke-dasharray=\"4 "
+                "3\"/>\n",
+                axis_at(&x, 1), axis_at(&x, 1), height - 50);
+        double y = 0;
+        for (size_t i = 0; i < n; i++) {
+                const RatioRow *r = &rows[i];
+                if (i == 0 || strcmp(r->group, rows[i - 1].group) != 0) {
+                        fprintf(f, "<text x=\"4\" y=\"%.1f\" font-weight=\"bold\">", y + 13);
+                        html_text(f, r->group);
+                        fputs("</text>\n", f);
+                        y += row;
+                }
+                double mid = y + row / 2;
+                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 8, mid + 4);
+                html_text(f, r->name);
+                fputs("</text>\n", f);
+                if (bars)
+                        fprintf(f,
+                                "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
+                                "fill-opacity=\"0.7\"/>\n",
+                                x.a, mid - 6, axis_at(&x, r->ratio) - x.a, 12.0, html_colour(r->colour));
+                else
+                        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n",
+                                axis_at(&x, r->ratio), mid, html_colour(r->colour));
+                if (bounded(r))
+                        fprintf(f,
+                                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>"
+                                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>"
+                                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>\n",
+                                axis_at(&x, r->lo), mid, axis_at(&x, r->hi), mid, axis_at(&x, r->lo),
+                                mid - 4, axis_at(&x, r->lo), mid + 4, axis_at(&x, r->hi), mid - 4,
+                                axis_at(&x, r->hi), mid + 4);
+                char text[96];
+                snprintf(text, sizeof(text), "%.3fx %s", r->ratio, r->verdict_text);
+                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", right + 10, mid + 4);
+                svg_verdict(f, r->verdict, r->higher_is_better, text);
+                fputs("</text>\n", f);
+                y += row;
+        }
+        axis_ticks(f, &x, false, y + 6, (TickKind){ NULL, NULL });
+        axis_title(f, &x, false, y + 42, x_title);
+        figure_end(f);
+}
+
+/* A number with its exact value for a reader that checks it (data-value: 17 digits). */
+static void number_cell(FILE *f, double v) {
+        if (isfinite(v))
+                fprintf(f, "<td class=\"num\" data-value=\"%.17g\">%.3f</td>", v, v);
+        else
+                fputs("<td class=\"num\">-</td>", f);
+}
+
+static void ratio_table(FILE *f, const char *group_title, const char *name_title, const RatioRow *rows,
+                        size_t n) {
+        fputs("<details><summary>The chart's numbers</summary><div class=\"scroll\"><table>\n<tr><th>", f);
+        html_text(f, group_title);
+        fputs("</th><th>", f);
+        html_text(f, name_title);
+        fputs("</th><th>ratio</th><th>interval low</th><th>interval high</th><th>verdict</th></tr>\n", f);
+        for (size_t i = 0; i < n; i++) {
+                fputs("<tr><td>", f);
+                html_text(f, rows[i].group);
+                fputs("</td><td>", f);
+                html_text(f, rows[i].name);
+                fputs("</td>", f);
+                number_cell(f, rows[i].ratio);
+                number_cell(f, bounded(&rows[i]) ? rows[i].lo : NAN);
+                number_cell(f, bounded(&rows[i]) ? rows[i].hi : NAN);
+                fputs("<td>", f);
+                html_verdict(f, rows[i].verdict, rows[i].higher_is_better, rows[i].verdict_text);
+                fputs("</td></tr>\n", f);
+        }
+        fputs("</table></div></details>\n", f);
+}
+
+/* --- the index ------------------------------------------------------------------------------ */
+
+static void experiments_table(FILE *f, const Site *site) {
+        fputs("<h2>Experiments</h2>\n<p>Each experiment's latest run on each machine (by start time) and "
+              "each "
+              "variant's ratio to its baseline across the run's cells (geometric mean) with the run's "
+              "verdict. "
+              "The experiment's name leads to its timelines, a run to its report.</p>\n<div "
+              "class=\"scroll\"><table>\n"
+              "<tr><th>experiment</th>",
+              f);
+        for (char **m = site->machines; m && *m; m++) {
+                fputs("<th>", f);
+                html_text(f, *m);
+                fputs("</th>", f);
+        }
+        fputs("</tr>\n", f);
+        char path[512];
+        for (char **e = site->experiments; e && *e; e++) {
+                fputs("<tr><td>", f);
+                site_link(f, 0, site_experiment_path(*e, path, sizeof(path)), *e);
+                fputs("<br/><span class=\"note\">", f);
+                site_link(f, 0, site_fleet_path(*e, path, sizeof(path)), "across machines");
+                fputs("</span></td>", f);
+                for (char **m = site->machines; m && *m; m++) {
+                        const RunSummary *run = site_latest(site, *e, *m);
+                        fputs("<td>", f);
+                        if (!run) {
+                                fputs("-</td>", f);
+                                continue;
+                        }
+                        char text[160];
+                        snprintf(path, sizeof(path), "run/%lld.html", (long long) run->id);
+                        snprintf(text, sizeof(text), "run %lld", (long long) run->id);
+                        site_link(f, 0, path, text);
+                        fputs(" <span class=\"note\">", f);
+                        html_text(f, run->started_at);
+                        fputs(strcmp(run->status, "done") == 0 ? "" : ", ", f);
+                        html_text(f, strcmp(run->status, "done") == 0 ? "" : run->status);
+                        fputs("</span><br/>", f);
+                        _cleanup_(query_report_freep) Report *rep = NULL;
+                        if (query_report(site->store, run->id, NULL, &rep) >= 0)
+                                verdicts_line(f, rep);
+                        fputs("</td>", f);
+                }
+                fputs("</tr>\n", f);
+        }
+        fputs("</table></div>\n", f);
+}
+
+static void suites_table(FILE *f, const Site *site) {
+        if (site->n_suites == 0)
+                return;
+        fputs("<h2>Suites</h2>\n<p>Each <code>alloclab suite</code> invocation, newest first: its "
+              "workloads' "
+              "ratios to the baseline in time and in peak "
+              "RSS.</p>\n<table>\n<tr><th>suite</th><th>machine</th>"
+              "<th>workloads</th></tr>\n",
+              f);
+        for (size_t i = 0; i < site->n_suites; i++) {
+                char path[512], count[32];
+                fputs("<tr><td>", f);
+                site_link(f, 0, site_suite_path(&site->suites[i], path, sizeof(path)),
+                          site->suites[i].label);
+                fputs("</td><td>", f);
+                html_text(f, site->suites[i].machine);
+                snprintf(count, sizeof(count), "%zu", site->suites[i].n_runs);
+                fputs("</td><td class=\"num\">", f);
+                html_text(f, count);
+                fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+}
+
+int site_index_page(FILE *f, const Site *site) {
+        html_page_start(f, "alloclab results", NULL);
+        fprintf(f, "<h1>alloclab results</h1>\n<p>%zu runs of %zu experiments on %zu machines", site->n_runs,
+                strv_length(site->experiments), strv_length(site->machines));
+        if (site->n_runs) {
+                fputs("; the latest started ", f);
+                html_text(f, site->runs[0].started_at);
+        }
+        fputs(".</p>\n", f);
+        experiments_table(f, site);
+        suites_table(f, site);
+        html_page_end(f);
+        return ferror(f) ? -EIO : 0;
+}
+
+/* --- an experiment over time ------------------------------------------------------------------ */
+
+static void runs_table(FILE *f, const Site *site, const char *experiment, const char *machine) {
+        fputs("<details><summary>Its runs</summary><div "
+              "class=\"scroll\"><table>\n<tr><th>run</th><th>started</th>"
+              "<th>label</th><th>commit</th><th>status</th></tr>\n",
+              f);
+        for (size_t i = 0; i < site->n_runs; i++) {
+                const RunSummary *run = &site->runs[i];
+                if (strcmp(run->experiment, experiment) != 0 || strcmp(run->machine, machine) != 0)
+                        continue;
+                char path[64], text[32];
+                snprintf(path, sizeof(path), "run/%lld.html", (long long) run->id);
+                snprintf(text, sizeof(text), "%lld", (long long) run->id);
+                fputs("<tr><td>", f);
+                site_link(f, 1, path, text);
+                fputs("</td><td>", f);
+                html_text(f, run->started_at);
+                fputs("</td><td>", f);
+                html_text(f, run->label ? run->label : "");
+                fputs("</td><td><code>", f);
+                html_text(f, run->commit ? run->commit : "");
+                fputs("</code></td><td>", f);
+                html_text(f, run->status);
+                fputs(run->pruned_at ? " (pruned)</td></tr>\n" : "</td></tr>\n", f);
+        }
+        fputs("</table></div></details>\n", f);
+}
+
+/* A variant's colour: by its place among the names the series carry, as the runs' reports
+ * colour their variants when every run has the same ones. */
+static const char *series_colour(const History *h, const char *variant) {
+        size_t k = 0;
+        for (size_t s = 0; s < h->n_series; s++) {
+                bool earlier = false;
+                for (size_t t = 0; t < s && !earlier; t++)
+                        earlier = strcmp(h->series[t].variant, h->series[s].variant) == 0;
+                if (strcmp(h->series[s].variant, variant) == 0)
+                        return html_colour(k);
+                k += !earlier;
+        }
+        return html_colour(k);
+}
+
+int site_experiment_page(FILE *f, const Site *site, const char *experiment) {
+        char title[512], nav[1024], fleet[512];
+        snprintf(title, sizeof(title), "%s over time", experiment);
+        snprintf(nav, sizeof(nav), "%s<a href=\"../%s\">across machines</a>", up,
+                 site_fleet_path(experiment, fleet, sizeof(fleet)));
+        html_page_start(f, title, nav);
+        fputs("<h1>", f);
+        html_text(f, title);
+        fputs("</h1>\n", f);
+        _cleanup_(history_freep) History *h = NULL;
+        HistoryQuery q = { .experiment = experiment, .last = site->n_runs };
+        int r = query_history(site->store, &q, &h);
+        if (r == -ENOENT)
+                fputs("<p>No finished run yet.</p>\n", f);
+        else if (r < 0)
+                return r;
+        else
+                fprintf(f,
+                        "<p>Each run's median of %s with its 95%% interval, per machine, cell and variant, "
+                        "in "
+                        "the order the runs ran; red rings are regressions, green ones improvements, each "
+                        "confirmed by the run after it; dashed rings are tentative (docs/analysis.md). A "
+                        "point leads to its run's report.</p>\n",
+                        h->metric);
+        for (char **m = site->machines; m && *m; m++) {
+                if (!site_latest(site, experiment, *m))
+                        continue;
+                fputs("<h2>On ", f);
+                html_text(f, *m);
+                fputs("</h2>\n", f);
+                for (size_t s = 0; h && s < h->n_series; s++) {
+                        const HistorySeries *series = &h->series[s];
+                        if (strcmp(series->machine, *m) != 0)
+                                continue;
+                        char caption[512];
+                        snprintf(caption, sizeof(caption), "[%s] %s", series->cell, series->variant);
+                        HistoryFigure how = { caption, series_colour(h, series->variant), "../run/", 1000 };
+                        history_figure(f, h, series, &how);
+                }
+                runs_table(f, site, experiment, *m);
+        }
+        html_page_end(f);
+        return ferror(f) ? -EIO : 0;
+}
+
+/* --- an experiment across machines -------------------------------------------------------------- */
+
+static void machines_table(FILE *f, const Fleet *fleet) {
+        fputs("<div class=\"scroll\"><table>\n<tr><th>machine</th><th>host</th><th>hardware (CPU, CPUs, "
+              "kernel, "
+              "THP)</th><th>run</th><th>started</th><th>Slurm job</th></tr>\n",
+              f);
+        for (size_t i = 0; i < fleet->n_machines; i++) {
+                const FleetMachine *m = &fleet->machines[i];
+                char path[64], text[32];
+                snprintf(path, sizeof(path), "run/%lld.html", (long long) m->report->run.id);
+                snprintf(text, sizeof(text), "%lld", (long long) m->report->run.id);
+                fputs("<tr><td>", f);
+                html_text(f, m->machine);
+                fputs("</td><td>", f);
+                html_text(f, m->hostname);
+                fputs("</td><td>", f);
+                html_text(f, m->hardware ? m->hardware : "unknown");
+                fputs("</td><td>", f);
+                site_link(f, 1, path, text);
+                fputs("</td><td>", f);
+                html_text(f, m->report->run.started_at);
+                fputs("</td><td>", f);
+                html_text(f, m->slurm ? m->slurm : "-");
+                fputs("</td></tr>\n", f);
+        }
+        fputs("</table></div>\n", f);
+}
+
+int site_fleet_page(FILE *f, const Site *site, const char *experiment) {
+        char title[512], nav[1024], timelines[512];
+        snprintf(title, sizeof(title), "%s across machines", experiment);
+        snprintf(nav, sizeof(nav), "%s<a href=\"../%s\">timelines</a>", up,
+                 site_experiment_path(experiment, timelines, sizeof(timelines)));
+        html_page_start(f, title, nav);
+        fputs("<h1>", f);
+        html_text(f, title);
+        fputs("</h1>\n", f);
+        _cleanup_(fleet_freep) Fleet *fleet = NULL;
+        int r = query_fleet(site->store, &(FleetQuery){ .experiment = experiment }, &fleet);
+        if (r == -ENOENT) {
+                fputs("<p>No finished run yet.</p>\n", f);
+                html_page_end(f);
+                return ferror(f) ? -EIO : 0;
+        }
+        if (r < 0)
+                return r;
+        fputs("<p>The latest finished run of each machine, by start time. Each ratio is a machine's own: "
+              "its "
+              "variant against its baseline within its run, with its interval and verdict; samples of "
+              "different "
+              "machines are never pooled (<code>alloclab fleet</code> adds the summary across them).</p>\n",
+              f);
+        machines_table(f, fleet);
+        /* One group per cell and variant, a row per machine that measured it. */
+        size_t cap = 0;
+        for (size_t i = 0; i < fleet->n_machines; i++)
+                cap += fleet->machines[i].report->n_cells * fleet->machines[i].report->n_variants;
+        _cleanup_free_ RatioRow *rows = calloc(cap + 1, sizeof(RatioRow));
+        _cleanup_strv_free_ char **groups = NULL;
+        if (!rows)
+                return -ENOMEM;
+        const Report *first = fleet->machines[0].report;
+        size_t n = 0;
+        for (size_t c = 0; c < first->n_cells; c++)
+                for (size_t v = 0; v < first->n_variants; v++) {
+                        if (v == first->baseline)
+                                continue;
+                        char *group = NULL;
+                        if (asprintf(&group, "[%s] %s", first->cell_labels[c], first->variant_names[v]) <
+                                    0 ||
+                            strv_consume(&groups, group) < 0)
+                                return -ENOMEM;
+                        for (size_t i = 0; i < fleet->n_machines && n < cap; i++) {
+                                const Report *rep = fleet->machines[i].report;
+                                for (size_t k = 0; k < rep->n_cells * rep->n_variants; k++) {
+                                        size_t kc = k / rep->n_variants, kv = k % rep->n_variants;
+                                        const ReportEntry *e = &rep->entries[k];
+                                        if (!e->has_comparison ||
+                                            strcmp(rep->cell_labels[kc], first->cell_labels[c]) != 0 ||
+                                            strcmp(rep->variant_names[kv], first->variant_names[v]) != 0)
+                                                continue;
+                                        rows[n++] = (RatioRow){
+                                                .group = groups[strv_length(groups) - 1],
+                                                .name = fleet->machines[i].machine,
+                                                .colour = v,
+                                                .ratio = e->comparison.ratio,
+                                                .lo = e->comparison.lo,
+                                                .hi = e->comparison.hi,
+                                                .verdict = e->comparison.verdict,
+                                                .verdict_text =
+                                                        verdict_word(e->comparison.verdict,
+                                                                     render_time_metric(rep->run.metric)),
+                                                .higher_is_better = rep->run.higher_is_better,
+                                        };
+                                }
+                        }
+                }
+        if (n > 0) {
+                char x_title[256];
+                snprintf(x_title, sizeof(x_title), "ratio to %s in %s (%s is better)",
+                         first->variant_names[first->baseline], first->run.metric,
+                         first->run.higher_is_better ? "more" : "less");
+                ratio_chart(f, "Each machine's ratio to its baseline", x_title, rows, n, false);
+                ratio_table(f, "cell and variant", "machine", rows, n);
+        } else
+                fputs("<p>No machine compared a variant with its baseline.</p>\n", f);
+        html_page_end(f);
+        return ferror(f) ? -EIO : 0;
+}
+
+/* --- a suite invocation ------------------------------------------------------------------------- */
+
+/* The verdict a suite's word stands for ("faster", "lower": lower; "slower", "higher": higher). */
+static Verdict word_verdict(const char *word) {
+        if (!word)
+                return VERDICT_INCONCLUSIVE;
+        if (strcmp(word, "faster") == 0 || strcmp(word, "lower") == 0)
+                return VERDICT_LOWER;
+        if (strcmp(word, "slower") == 0 || strcmp(word, "higher") == 0)
+                return VERDICT_HIGHER;
+        return strcmp(word, "same") == 0 ? VERDICT_SAME : VERDICT_INCONCLUSIVE;
+}
+
+static double number_or_nan(const json_t *v) {
+        return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* The suite summary's ratios of one measure ("" for the run's metric, "peak_rss_" for peak RSS)
+ * as rows: per workload, its variants but the baseline. */
+static size_t suite_rows(const json_t *doc, const SuiteRun *runs, const char *measure, RatioRow *rows,
+                         size_t cap) {
+        size_t n = 0, i;
+        const json_t *workload;
+        char key[64];
+        json_array_foreach(json_object_get(doc, "workloads"), i, workload) {
+                size_t v;
+                const json_t *variant;
+                json_array_foreach(json_object_get(workload, "variants"), v, variant) {
+                        snprintf(key, sizeof(key), "%sratio", measure);
+                        double ratio = number_or_nan(json_object_get(variant, key));
+                        if (isnan(ratio) || n >= cap)
+                                continue;
+                        snprintf(key, sizeof(key), "%s%s", measure, measure[0] ? "ci_low" : "ratio_ci_low");
+                        double lo = number_or_nan(json_object_get(variant, key));
+                        snprintf(key, sizeof(key), "%s%s", measure,
+                                 measure[0] ? "ci_high" : "ratio_ci_high");
+                        double hi = number_or_nan(json_object_get(variant, key));
+                        snprintf(key, sizeof(key), "%sverdict", measure);
+                        const char *word = json_string_value(json_object_get(variant, key));
+                        rows[n++] = (RatioRow){
+                                .group = json_string_value(json_object_get(workload, "workload")),
+                                .name = json_string_value(json_object_get(variant, "name")),
+                                .colour = v,
+                                .ratio = ratio,
+                                .lo = lo,
+                                .hi = hi,
+                                .verdict = word_verdict(word),
+                                .verdict_text = !word                    ? ""
+                                                : strcmp(word, "~") == 0 ? "inconclusive"
+                                                                         : word,
+                                .higher_is_better = measure[0] ? false : runs[i].rep->run.higher_is_better,
+                        };
+                }
+        }
+        return n;
+}
+
+/* The summary's lines (suite_print_overall) as a list. */
+static int overall_list(FILE *f, const SuiteRun *runs, size_t n) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        FILE *m = open_memstream(&text, &size);
+        if (!m)
+                return -ENOMEM;
+        suite_print_overall(m, runs, n, "");
+        if (!memstream_text(m, &text))
+                return -ENOMEM;
+        bool list = false;
+        for (char *line = text, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = 0;
+                if (!*line)
+                        continue;
+                if (!list && line[strlen(line) - 1] == ':') {
+                        fputs("<p>", f);
+                        html_text(f, line);
+                        fputs("</p>\n<ul>\n", f);
+                        list = true;
+                        continue;
+                }
+                fputs(list ? "<li>" : "<p>", f);
+                html_text(f, line);
+                fputs(list ? "</li>\n" : "</p>\n", f);
+        }
+        if (list)
+                fputs("</ul>\n", f);
+        return 0;
+}
+
+int site_suite_page(FILE *f, const Site *site, const SiteSuite *suite) {
+        char title[512];
+        snprintf(title, sizeof(title), "%s on %s", suite->label, suite->machine);
+        html_page_start(f, title, up);
+        fputs("<h1>", f);
+        html_text(f, title);
+        fputs("</h1>\n", f);
+        _cleanup_free_ SuiteRun *runs = calloc(suite->n_runs + 1, sizeof(SuiteRun));
+        if (!runs)
+                return -ENOMEM;
+        for (size_t i = 0; i < suite->n_runs; i++) {
+                const char *name = suite->runs[i]->experiment;
+                runs[i] = (SuiteRun){
+                        .workload = strncmp(name, SUITE_PREFIX, strlen(SUITE_PREFIX)) == 0
+                                            ? name + strlen(SUITE_PREFIX)
+                                            : name,
+                        .run = suite->runs[i]->id,
+                };
+        }
+        size_t n = suite->n_runs;
+        int r = suite_summary_read(site->store, "publish", runs, &n);
+        if (r == -ENOMEM || n == 0) {
+                suite_summary_free(runs, n);
+                return r == -ENOMEM ? r : -EIO;
+        }
+        json_auto_t *doc = suite_summary_json(runs, n);
+        json_auto_t *table = suite_workload_table(runs, n);
+        size_t cap = 0;
+        for (size_t i = 0; i < n; i++)
+                cap += runs[i].rep->n_variants;
+        _cleanup_free_ RatioRow *rows = calloc(cap + 1, sizeof(RatioRow));
+        if (!doc || !table || !rows) {
+                suite_summary_free(runs, n);
+                return -ENOMEM;
+        }
+        const char *baseline = json_string_value(json_object_get(doc, "baseline"));
+        fprintf(f,
+                "<p>%zu workloads, each one run (the workload's name leads to its report); each allocator's "
+                "ratio "
+                "to %s across the workload's cells (geometric mean) with its interval and verdict, every "
+                "workload's comparisons corrected as one family. The numbers are those of "
+                "<code>alloclab suite --format json</code>.</p>\n<ul>\n",
+                n, baseline);
+        for (size_t i = 0; i < n; i++) {
+                char path[64];
+                snprintf(path, sizeof(path), "run/%lld.html", (long long) runs[i].run);
+                fputs("<li>", f);
+                site_link(f, 1, path, runs[i].workload);
+                fputs(": ", f);
+                html_text(f, runs[i].rep->run.metric);
+                fputs("</li>\n", f);
+        }
+        fputs("</ul>\n<h2>Time</h2>\n", f);
+        char x_title[256];
+        size_t k = suite_rows(doc, runs, "", rows, cap);
+        snprintf(x_title, sizeof(x_title), "ratio to %s in the workload's metric (time: less is better)",
+                 baseline);
+        if (k) {
+                ratio_chart(f, "Each workload's metric relative to the baseline", x_title, rows, k, true);
+                ratio_table(f, "workload", "allocator", rows, k);
+        }
+        fputs("<h2>Peak RSS</h2>\n", f);
+        k = suite_rows(doc, runs, "peak_rss_", rows, cap);
+        snprintf(x_title, sizeof(x_title), "peak RSS relative to %s (less is better)", baseline);
+        if (k) {
+                ratio_chart(f, "Each workload's peak RSS relative to the baseline", x_title, rows, k, true);
+                ratio_table(f, "workload", "allocator", rows, k);
+        } else
+                fputs("<p>No workload measured peak RSS.</p>\n", f);
+        fputs("<h2>Summary</h2>\n", f);
+        html_table(f, table);
+        r = overall_list(f, runs, n);
+        suite_summary_free(runs, n);
+        html_page_end(f);
+        return r < 0 ? r : ferror(f) ? -EIO : 0;
+}
