@@ -12,13 +12,13 @@
 
 #define X_LABEL_MAX 20 /* characters: longer labels name the runs by start time */
 
-typedef enum XName { X_COMMIT, X_LABEL, X_TIME, X_CLOCK } XName;
+typedef enum XName { X_COMMIT, X_LABEL, X_TIME, X_CLOCK, X_CLOCK_MS } XName;
 
 /* Commits when every run has one, else labels when every run has a short one and no two runs
  * in a row share it, else start times (the time of day alone when every run started on one
  * day). */
 static XName x_name(const HistorySeries *s) {
-        bool commits = true, labels = true, one_day = true;
+        bool commits = true, labels = true, one_day = true, one_second = false;
         for (size_t i = 0; i < s->n_points; i++) {
                 const HistoryPoint *p = &s->points[i];
                 commits &= p->commit != NULL;
@@ -26,27 +26,29 @@ static XName x_name(const HistorySeries *s) {
                         p->label && strlen(p->label) <= X_LABEL_MAX &&
                         (i == 0 || !s->points[i - 1].label || strcmp(p->label, s->points[i - 1].label) != 0);
                 one_day &= strncmp(p->started_at, s->points[0].started_at, 10) == 0;
+                one_second |= i > 0 && strncmp(p->started_at, s->points[i - 1].started_at, 19) == 0;
         }
-        return commits ? X_COMMIT : labels ? X_LABEL : one_day ? X_CLOCK : X_TIME;
+        return commits ? X_COMMIT : labels ? X_LABEL : !one_day ? X_TIME : one_second ? X_CLOCK_MS : X_CLOCK;
 }
 
 const char *history_x_title(const HistorySeries *s) {
         static const char *const titles[] = { [X_COMMIT] = "commit",
                                               [X_LABEL] = "label",
                                               [X_TIME] = "start time (UTC)",
-                                              [X_CLOCK] = "start time (UTC)" };
+                                              [X_CLOCK] = "start time (UTC)",
+                                              [X_CLOCK_MS] = "start time (UTC)" };
         return titles[x_name(s)];
 }
 
-/* A point's name on the x axis, into buf: its short commit, its label, "MM-DD HH:MM" or
- * "HH:MM:SS". */
+/* A point's name on the x axis, into buf: its short commit, its label, "MM-DD HH:MM", or on one
+ * day "HH:MM:SS" (with milliseconds when two runs started in one second). */
 static const char *point_name(const HistoryPoint *p, XName by, char *buf, size_t size) {
         if (by == X_COMMIT)
                 snprintf(buf, size, "%.10s", p->commit);
         else if (by == X_LABEL)
                 snprintf(buf, size, "%s", p->label);
-        else if (by == X_CLOCK) /* started_at: "YYYY-MM-DDTHH:MM:SS..." */
-                snprintf(buf, size, "%.8s",
+        else if (by == X_CLOCK || by == X_CLOCK_MS) /* started_at: "YYYY-MM-DDTHH:MM:SS.mmmZ" */
+                snprintf(buf, size, "%.*s", by == X_CLOCK ? 8 : 12,
                          strlen(p->started_at) >= 19 ? p->started_at + 11 : p->started_at);
         else
                 snprintf(buf, size, "%.5s %.5s", strlen(p->started_at) >= 16 ? p->started_at + 5 : "",

@@ -47,7 +47,7 @@ static const char stylesheet[] =
         "tspan.same{fill:#666}"
         ".chart{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}"
         "nav{margin-bottom:1em}nav a{margin-right:1em}"
-        "pre{background:#f6f6f6;padding:1em;overflow:auto}";
+        "code{white-space:nowrap}pre{background:#f6f6f6;padding:1em;overflow:auto}";
 
 void html_page_start(FILE *f, const char *title, const char *nav) {
         fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html>\n"

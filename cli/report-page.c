@@ -654,9 +654,9 @@ static void allocators_table(FILE *f, const VariantAllocator *allocators, size_t
                 html_text(f, a->variant);
                 fputs("</td><td>", f);
                 html_text(f, a->allocator);
-                fputs("</td><td>", f);
-                html_text(f, a->version);
                 fputs("</td><td><code>", f);
+                html_text(f, a->version);
+                fputs("</code></td><td><code>", f);
                 html_text(f, a->path[0] ? a->path : "(nothing preloaded)");
                 fputs("<br/>", f);
                 html_text(f, a->sha256);
@@ -664,9 +664,11 @@ static void allocators_table(FILE *f, const VariantAllocator *allocators, size_t
                 json_auto_t *probe = a->probe_report ? json_loads(a->probe_report, 0, NULL) : NULL;
                 json_t *effective = json_object_get(probe, "effective");
                 if (effective) {
+                        fputs("<code>", f);
                         html_text(f, json_string_value(json_object_get(effective, "path")));
-                        fputs(" ", f);
+                        fputs("</code> <code>", f);
                         html_text(f, json_string_value(json_object_get(effective, "version")));
+                        fputs("</code>", f);
                         const char *key;
                         json_t *value;
                         json_object_foreach(json_object_get(effective, "options"), key, value) {
