@@ -78,7 +78,7 @@ int cmd_report(int argc, char **argv) {
         if (r < 0 && r != -ENOMEM && r != -EIO)
                 return cli_query_failed("report", store, missing, r);
         if (r >= 0)
-                r = write_file_replacing(output, text, size, 0666);
+                r = write_file_replacing(output, text, size, NULL);
         if (r < 0) {
                 cli_error("report", "cannot write %s: %s", output, strerror(-r));
                 return EXIT_ENVIRONMENT;

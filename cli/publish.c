@@ -4,6 +4,7 @@
  * since the last publish, and writing those whole.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -103,7 +104,7 @@ static const char *manifest_key(const Manifest *m, const char *path) {
 }
 
 /* The pages planned, or after a failure every page known (those not reached keep their keys). */
-static int manifest_write(const char *dir, const Manifest *m, bool all) {
+static int manifest_write(const char *dir, const Manifest *m, bool all, const FileAccess *access) {
         _cleanup_free_ char *path = NULL, *text = NULL;
         size_t size = 0;
         FILE *f = open_memstream(&text, &size);
@@ -117,7 +118,7 @@ static int manifest_write(const char *dir, const Manifest *m, bool all) {
                         fprintf(f, "%s %s\n", m->keys[i], m->paths[i]);
         if (!memstream_text(f, &text))
                 return -ENOMEM;
-        return write_file_replacing(path, text, size, 0644);
+        return write_file_replacing(path, text, size, access);
 }
 
 static int manifest_set(Manifest *m, const char *path, const char *key) {
@@ -144,10 +145,51 @@ typedef struct Page {
 typedef struct Publish {
         const Site *site;
         const char *dir;
+        FileAccess files; /* as the database: its readers read the site, no one else */
+        mode_t dir_mode;
         Manifest manifest;
         SiteResult result;
         char **message;
 } Publish;
+
+static bool in_group(gid_t gid) {
+        gid_t groups[NGROUPS_MAX];
+        int n = getgroups(NGROUPS_MAX, groups);
+        for (int i = 0; i < n; i++)
+                if (groups[i] == gid)
+                        return true;
+        return false;
+}
+
+/* The site's files and directories readable by those who may read the database (its mode's
+ * read bits, its group): a site of the system daemon's database is for the group that reads it,
+ * as the database is, and a user's own database makes a site as readable as it. */
+static int access_of_database(Publish *p, Store *store) {
+        struct stat st;
+        if (stat(store_path(store), &st) < 0)
+                return -errno;
+        p->files = (FileAccess){ .mode = (st.st_mode & 0444) | 0200,
+                                 .gid = st.st_gid == getegid() ? (gid_t) -1 : st.st_gid };
+        if (p->files.gid != (gid_t) -1 && geteuid() != 0 && !in_group(st.st_gid)) {
+                /* Its group is not ours to give the pages: no group reads them. */
+                p->files.gid = (gid_t) -1;
+                p->files.mode &= ~(mode_t) 0040;
+        }
+        p->dir_mode = p->files.mode | (p->files.mode & 0444) >> 2;
+        return 0;
+}
+
+/* A directory of the site, made with the site's access when missing. */
+static int make_dir(const Publish *p, const char *path) {
+        if (access(path, F_OK) == 0)
+                return 0;
+        int r = mkdir_parents(path, p->dir_mode);
+        if (r >= 0 && chmod(path, p->dir_mode) < 0)
+                r = -errno;
+        if (r >= 0 && p->files.gid != (gid_t) -1 && chown(path, (uid_t) -1, p->files.gid) < 0)
+                r = -errno;
+        return r;
+}
 
 /* Writes the page unless its key is the one it was written with and its file is there; replaces
  * the file only when its content changed. */
@@ -177,8 +219,8 @@ static int publish_page(Publish *p, const Page *page, const char *key) {
                 if (!parent)
                         return -ENOMEM;
                 *strrchr(parent, '/') = 0;
-                if ((r = mkdir_parents(parent, 0755)) < 0 ||
-                    (r = write_file_replacing(file, text, size, 0644)) < 0)
+                if ((r = make_dir(p, parent)) < 0 ||
+                    (r = write_file_replacing(file, text, size, &p->files)) < 0)
                         return message_fail(p->message, r, "cannot write %s: %s", file, strerror(-r));
                 p->result.written++;
         }
@@ -247,8 +289,10 @@ static int remove_stale(Publish *p) {
 int publish_site(Store *store, const char *dir, SiteResult *ret, char **ret_message) {
         _cleanup_(site_done) Site site = {};
         Publish p = { .site = &site, .dir = dir, .message = ret_message };
-        int r = mkdir_parents(dir, 0755);
+        int r = access_of_database(&p, store);
         if (r < 0)
+                return message_fail(ret_message, r, "cannot read %s: %s", store_path(store), strerror(-r));
+        if ((r = make_dir(&p, dir)) < 0)
                 return message_fail(ret_message, r, "cannot make %s: %s", dir, strerror(-r));
         if ((r = site_load(store, &site)) < 0 || (r = manifest_read(dir, &p.manifest)) < 0) {
                 manifest_done(&p.manifest);
@@ -280,7 +324,7 @@ int publish_site(Store *store, const char *dir, SiteResult *ret, char **ret_mess
         /* The manifest is written even after a failure: the pages written keep their keys. */
         int k = r >= 0 ? remove_stale(&p) : 0;
         if (k >= 0)
-                k = manifest_write(dir, &p.manifest, r < 0);
+                k = manifest_write(dir, &p.manifest, r < 0, &p.files);
         if (k < 0 && r >= 0)
                 r = message_fail(ret_message, k, "cannot write %s/" SITE_MANIFEST ": %s", dir, strerror(-k));
         manifest_done(&p.manifest);

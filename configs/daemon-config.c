@@ -27,6 +27,7 @@ DaemonConfig *daemon_config_free(DaemonConfig *c) {
         free(c->socket_group);
         free(c->probe);
         free(c->machine);
+        free(c->publish_dir);
         free(c);
         return NULL;
 }
@@ -91,6 +92,7 @@ static const Field daemon_fields[] = {
         { "machine", parse_machine, offsetof(DaemonConfig, machine), false },
         { "prune_keep_last", parse_prune_keep_last, offsetof(DaemonConfig, prune_keep_last), false },
         { "prune_older_than", parse_prune_older_than, offsetof(DaemonConfig, prune_older_than_s), false },
+        { "publish_dir", parse_path, offsetof(DaemonConfig, publish_dir), false },
 };
 
 int daemon_config_load_file(const char *path, Diagnostics *d, DaemonConfig **ret) {

@@ -22,6 +22,8 @@ typedef struct DaemonConfig {
          * each experiment on each machine keep their samples, and only runs started at least
          * prune_older_than_s ago lose theirs; 0: not set (no pruning when neither is) */
         uint64_t prune_keep_last, prune_older_than_s;
+        /* The site alloclab publish writes after each finished job (docs/site.md), or NULL */
+        char *publish_dir;
 } DaemonConfig;
 
 DaemonConfig *daemon_config_free(DaemonConfig *c);

@@ -29,6 +29,7 @@
 #include "daemon/control.h"
 #include "daemon/log.h"
 #include "daemon/manager.h"
+#include "daemon/publisher.h"
 #include "daemon/scheduler.h"
 #include "db/prune.h"
 #include "runner/cgroup.h"
@@ -51,6 +52,7 @@ typedef struct Daemon {
         PruneQuery retention;
         bool retain;
         Manager *manager;
+        Publisher *publisher; /* publish_dir: the site published after each finished job; or NULL */
         Control *control;
         Scheduler *scheduler;
         char *socket_path; /* bound here (not socket activation): unlinked at exit */
@@ -61,6 +63,7 @@ typedef struct Daemon {
 static void daemon_done(Daemon *d) {
         control_free(d->control);
         scheduler_free(d->scheduler);
+        publisher_free(d->publisher);
         manager_free(d->manager);
         if (d->socket_path)
                 (void) unlink(d->socket_path);
@@ -73,10 +76,8 @@ static void daemon_done(Daemon *d) {
         safe_close(d->lock_fd); /* last: the database is closed */
 }
 
-static void on_job_finished(void *userdata, int64_t job_id) {
-        Daemon *d = userdata;
-        if (d->control)
-                control_job_finished(d->control, job_id);
+/* The configuration's retention, after each finished job. */
+static void prune(Daemon *d) {
         if (!d->retain)
                 return;
         /* The pages freed go to the runs that follow: the file stops growing (alloclab prune
@@ -88,6 +89,16 @@ static void on_job_finished(void *userdata, int64_t job_id) {
         else if (tally.runs > 0)
                 log_message(LOG_INFO, 0, "pruned %zu old run%s (%lld samples)", tally.runs,
                             tally.runs == 1 ? "" : "s", (long long) tally.samples);
+}
+
+/* Retention, then the site: it shows what is kept. */
+static void on_job_finished(void *userdata, int64_t job_id) {
+        Daemon *d = userdata;
+        if (d->control)
+                control_job_finished(d->control, job_id);
+        prune(d);
+        if (d->publisher)
+                publisher_request(d->publisher);
 }
 
 static time_t on_next_scheduled(void *userdata, const char **ret_experiment) {
@@ -146,6 +157,8 @@ static const char usage[] =
         "root or ~/.config/alloclab/specs.d; SIGHUP reloads them.\n"
         "Runs are filed under --machine NAME, else the configuration's machine:, else the host\n"
         "name (docs/fleet.md).\n"
+        "After each finished job the site of the database is published into --publish-dir DIR, else\n"
+        "the configuration's publish_dir:, if given (alloclab publish, docs/site.md).\n"
         "Configuration: --config, else /etc/alloclab/alloclabd.yaml as root or\n"
         "~/.config/alloclab/alloclabd.yaml, if present; options override it.\n";
 
@@ -156,6 +169,7 @@ typedef struct Options {
         const char *socket;
         const char *probe;
         const char *machine;
+        const char *publish_dir;
         uint64_t idle_timeout_usec;
         bool idle_timeout_set;
         bool user;
@@ -172,6 +186,7 @@ static int parse_options(int argc, char **argv, Options *o) {
                 { "specs-dir", required_argument, NULL, 'S' },
                 { "config", required_argument, NULL, 'c' },
                 { "user", no_argument, NULL, 'u' },
+                { "publish-dir", required_argument, NULL, 'P' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'v' },
                 {},
@@ -196,6 +211,13 @@ static int parse_options(int argc, char **argv, Options *o) {
                         break;
                 case 'p':
                         o->probe = optarg;
+                        break;
+                case 'P':
+                        if (optarg[0] != '/') {
+                                fprintf(stderr, "alloclabd: --publish-dir must be an absolute path\n");
+                                return -EINVAL;
+                        }
+                        o->publish_dir = optarg;
                         break;
                 case 'm':
                         if (!schema_is_identifier(optarg, true)) {
@@ -348,6 +370,8 @@ static void apply_config(Options *o, const DaemonConfig *config) {
                 o->probe = config->probe;
         if (!o->machine)
                 o->machine = config->machine;
+        if (!o->publish_dir)
+                o->publish_dir = config->publish_dir;
         if (!o->idle_timeout_set && config->idle_timeout_usec)
                 o->idle_timeout_usec = config->idle_timeout_usec;
 }
@@ -434,6 +458,9 @@ static int start_parts(Daemon *d, const Options *o) {
             (r = manager_new(d->event, d->store, d->probe_path, d->machine, &events, &d->manager)) < 0)
                 return log_error_errno(r, "cannot set up the event loop");
         manager_recover(d->manager);
+        if (o->publish_dir &&
+            (r = publisher_new(d->event, d->manager, o->publish_dir, d->db_path, &d->publisher)) < 0)
+                return log_error_errno(r, "cannot set up publishing");
         _cleanup_free_ char *specs_dir = o->specs_dir ? strdup(o->specs_dir) : default_specs_dir();
         if (specs_dir && (r = scheduler_new(d->event, d->store, d->manager, specs_dir, &d->scheduler)) < 0)
                 return log_error_errno(r, "cannot load the schedules");

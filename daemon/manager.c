@@ -30,6 +30,7 @@ struct Manager {
         sd_event_source *stop;    /* a timer: kills a runner that does not stop (manager_stop()) */
         uint64_t start_requested; /* CLOCK_MONOTONIC usec of the first request not served yet; 0: none */
         bool stopping;            /* no new jobs; the current one ends as interrupted */
+        bool held;                /* no job starts (manager_hold()) */
         char status[256];         /* the STATUS= text last published */
 };
 
@@ -90,7 +91,7 @@ static void start_next(Manager *m) {
                               .userdata = m,
                               .progress = on_worker_progress,
                               .ended = on_worker_ended };
-        while (!m->worker && !m->stopping) {
+        while (!m->worker && !m->stopping && !m->held) {
                 Job job;
                 int r = jobs_next_queued(m->store, &job);
                 if (r == -ENOENT)
@@ -160,6 +161,13 @@ void manager_stop(Manager *m) {
                 log_message(LOG_WARNING, 0, "cannot time the runner's stop (%s): killing it", strerror(-r));
                 worker_kill(m->worker);
         }
+}
+
+void manager_hold(Manager *m, bool hold) {
+        bool released = m->held && !hold;
+        m->held = hold;
+        if (released)
+                manager_start_soon(m);
 }
 
 bool manager_stopping(const Manager *m) {

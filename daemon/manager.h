@@ -52,6 +52,10 @@ void manager_start_soon(Manager *m);
 void manager_stop(Manager *m);
 bool manager_stopping(const Manager *m);
 
+/* Holds the queue (no job starts while held: the site is being published, which would share
+ * the machine with a measurement), or releases it, starting the next job soon. */
+void manager_hold(Manager *m, bool hold);
+
 /* The running job's id, or 0. */
 int64_t manager_running_job(const Manager *m);
 

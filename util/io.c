@@ -110,14 +110,18 @@ char *memstream_text(FILE *f, char **text) {
         return *text;
 }
 
-int write_file_replacing(const char *path, const void *data, size_t size, mode_t mode) {
+int write_file_replacing(const char *path, const void *data, size_t size, const FileAccess *access) {
         _cleanup_free_ char *partial = NULL;
         if (asprintf(&partial, "%s.partial", path) < 0)
                 return -ENOMEM;
-        int fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+        int fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, access ? 0600 : 0666);
         if (fd < 0)
                 return -errno;
         int r = write_full(fd, data, size);
+        if (r >= 0 && access && access->gid != (gid_t) -1 && fchown(fd, (uid_t) -1, access->gid) < 0)
+                r = -errno;
+        if (r >= 0 && access && fchmod(fd, access->mode) < 0)
+                r = -errno;
         if (close(fd) < 0 && r >= 0)
                 r = -errno;
         if (r >= 0 && rename(partial, path) < 0)

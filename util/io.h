@@ -32,7 +32,13 @@ int mkdir_parents(const char *path, mode_t mode);
  * (and *text freed) when a write failed for want of memory. */
 char *memstream_text(FILE *f, char **text);
 
+/* A file's mode and group, as given (not masked by the umask); gid (gid_t) -1: the process's. */
+typedef struct FileAccess {
+        mode_t mode;
+        gid_t gid;
+} FileAccess;
+
 /* Writes size bytes to path whole or not at all: into PATH.partial beside it, renamed over path
- * (a full disk leaves the file before, or none, never a truncated one). mode: the new file's,
- * before the umask. Returns 0 or -errno. */
-int write_file_replacing(const char *path, const void *data, size_t size, mode_t mode);
+ * (a full disk leaves the file before, or none, never a truncated one). access: the new file's
+ * mode and group; NULL: 0666 under the umask. Returns 0 or -errno. */
+int write_file_replacing(const char *path, const void *data, size_t size, const FileAccess *access);

@@ -92,3 +92,8 @@ char *paths_workloads(void) {
                                                   "/../" ALLOCLAB_LIBDIR "/alloclab/workloads" };
         return find("ALLOCLAB_WORKLOADS", candidates, sizeof(candidates) / sizeof(candidates[0]));
 }
+
+char *paths_cli(void) {
+        static const char *const candidates[] = { "/../cli/alloclab", "/alloclab", "/../bin/alloclab" };
+        return find("ALLOCLAB_CLI", candidates, sizeof(candidates) / sizeof(candidates[0]));
+}

@@ -32,3 +32,7 @@ char *paths_workloads(void);
  * $XDG_CACHE_HOME/alloclab/NAME, else $HOME/.cache/alloclab/NAME. A new string, or NULL without
  * either (or on -ENOMEM). */
 char *paths_cache(char *const *env, const char *name);
+
+/* The alloclab command (cli/), for the daemon to run `alloclab publish`: $ALLOCLAB_CLI, else
+ * beside the running binary (the build tree's cli/, or BINDIR beside SBINDIR). */
+char *paths_cli(void);

@@ -154,13 +154,14 @@ stop_users_daemon() {
     rm -rf "$WORK"
 }
 
-# start_users_daemon: alloclabd on $DB, $SPECS and $ALLOCLAB_SOCKET, in the test's cgroup, its
-# log in $WORK/daemon.log; daemon_pid is its PID once its socket answers, open to everyone.
+# start_users_daemon [OPTION...]: alloclabd on $DB, $SPECS and $ALLOCLAB_SOCKET (and the options
+# given), in the test's cgroup, its log in $WORK/daemon.log; daemon_pid is its PID once its
+# socket answers, open to everyone.
 start_users_daemon() {
     # Under ASan, freed memory waits in a 256 MiB quarantine: keep it small, so that the RSS the
     # slow-reader check of hardening measures is the daemon's own (no effect on other builds).
     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4" test_scope_run "$ALLOCLABD" --db "$DB" \
-        --specs-dir "$SPECS" --socket "$ALLOCLAB_SOCKET" 2>>"$WORK/daemon.log" &
+        --specs-dir "$SPECS" --socket "$ALLOCLAB_SOCKET" "$@" 2>>"$WORK/daemon.log" &
     daemon_pid=$!
     for _ in $(seq 100); do
         "$ALLOCLAB" status >/dev/null 2>&1 && chmod 0666 "$ALLOCLAB_SOCKET" && return 0

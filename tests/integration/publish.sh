@@ -189,6 +189,14 @@ rm "$WORK/site/experiment/spin.html"
 run_alloclab 0 publish "$WORK/site" --quiet
 [[ -z $OUT && -f $WORK/site/experiment/spin.html ]] || fail "a page removed by hand is written again: $OUT"
 
+# The site is as readable as the database: a private database makes a private site.
+expect_eq "$(stat -c %a "$WORK/site/index.html" "$WORK/site/run")" $'644\n755' "a site as readable as its database"
+chmod 0600 "$DB"
+run_alloclab 0 publish "$WORK/private" --quiet
+expect_eq "$(stat -c %a "$WORK/private" "$WORK/private/run" "$WORK/private/index.html" "$WORK/private/run/1.html")" \
+    $'700\n700\n600\n600' "a private database, a private site"
+chmod 0644 "$DB"
+
 # Errors: no directory given; a directory it cannot write.
 run_alloclab 2 publish
 expect_contains "$ERR" "give the site's directory" "usage"

@@ -50,7 +50,8 @@ static void test_fields(void **state) {
         _cleanup_(daemon_config_freep) DaemonConfig *c = NULL;
         _cleanup_free_ char *got = load("database: /var/lib/x.db\nspecs_dir: /etc/x\nsocket: /run/x.sock\n"
                                         "socket_group: alloclab\nidle_timeout: 2m\nprobe: /usr/lib/p.so\n"
-                                        "machine: rack7-box\nprune_keep_last: 30\nprune_older_than: 90d\n",
+                                        "machine: rack7-box\nprune_keep_last: 30\nprune_older_than: 90d\n"
+                                        "publish_dir: /srv/alloclab\n",
                                         &c);
         assert_string_equal(got, "");
         assert_string_equal(c->database, "/var/lib/x.db");
@@ -62,6 +63,7 @@ static void test_fields(void **state) {
         assert_string_equal(c->machine, "rack7-box");
         assert_int_equal(c->prune_keep_last, 30);
         assert_int_equal(c->prune_older_than_s, 90 * 86400);
+        assert_string_equal(c->publish_dir, "/srv/alloclab");
 }
 
 static void test_empty(void **state) {
@@ -89,6 +91,8 @@ static void test_errors(void **state) {
         assert_string_equal(p,
                             "c.yaml:1:18: prune_keep_last must be between 1 and 1000000000, got 0\n"
                             "c.yaml:2:19: prune_older_than: cannot parse '90' (expected e.g. '90d', '12h')");
+        _cleanup_free_ char *s = load("publish_dir: site\n", &c);
+        assert_string_equal(s, "c.yaml:1:14: path 'site' must be absolute");
         _cleanup_free_ char *e = load("- database\n", &c);
         assert_string_equal(e, "c.yaml:1:1: configuration must be a mapping, got a list");
         assert_null(c);
