@@ -6,7 +6,7 @@ _alloclab() {
     local cur prev command i
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="run quick suite bisect check resume runs show report history compare fleet prune export import
+    local commands="run quick suite bisect check resume runs show report publish history compare fleet prune export import
         allocators census submit status queue cancel schedules"
 
     command=
@@ -64,6 +64,7 @@ _alloclab() {
     runs) options="--db --last --format" ;;
     show) options="--db --format --allocators" ;;
     report) options="-o --compare --history --db" ;;
+    publish) options="--db --quiet" ;;
     history) options="--cell --variant --metric --relative --last --format --db" ;;
     compare) options="--db --format --fail-on --relative" ;;
     fleet) options="--db --format --slurm-job --expect-machines" ;;
