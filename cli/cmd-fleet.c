@@ -38,16 +38,6 @@ static const char fleet_usage[] =
         "  --expect-machines N  exit 1 when fewer than N machines have a finished run (a node that\n"
         "                       was busy, failed or never started), naming those that do\n";
 
-/* Where a variant of a cell is in a machine's report, or NULL. */
-static const ReportEntry *entry_of(const Report *rep, const char *cell, const char *variant) {
-        for (size_t c = 0; c < rep->n_cells; c++)
-                for (size_t v = 0; v < rep->n_variants; v++)
-                        if (strcmp(rep->cell_labels[c], cell) == 0 &&
-                            strcmp(rep->variant_names[v], variant) == 0)
-                                return &rep->entries[c * rep->n_variants + v];
-        return NULL;
-}
-
 /* The (cell, variant) pairs compared with a baseline on any machine, in the order machines list
  * them. */
 static int pairs_of(const Fleet *f, char ***ret_cells, char ***ret_variants) {
@@ -124,7 +114,7 @@ static json_t *machines_table(const Fleet *f, const Classes *classes, char **cel
         for (size_t i = 0; cells && cells[i]; i++)
                 for (size_t h = 0; h < f->n_machines; h++) {
                         const Report *rep = f->machines[h].report;
-                        const ReportEntry *e = entry_of(rep, cells[i], variants[i]);
+                        const ReportEntry *e = report_entry_named(rep, cells[i], variants[i]);
                         bool k = e && e->has_comparison;
                         char class[8];
                         class_name(classes->of[h], class);
@@ -181,7 +171,7 @@ static Summary summarize(const Fleet *f, const Classes *classes, size_t class, c
         size_t n_ratios = 0;
         for (size_t h = 0; h < f->n_machines; h++) {
                 const Report *rep = f->machines[h].report;
-                const ReportEntry *e = entry_of(rep, cell, variant);
+                const ReportEntry *e = report_entry_named(rep, cell, variant);
                 if (!e || !e->has_comparison || (class != SIZE_MAX && classes->of[h] != class))
                         continue;
                 const Comparison *c = &e->comparison;
@@ -289,7 +279,8 @@ static json_t *display_table(const Fleet *f, const Classes *classes, char **cell
         for (size_t i = 0; cells && cells[i]; i++) {
                 json_t *row = json_pack("{s:s, s:s}", "cell", cells[i], "variant", variants[i]);
                 for (size_t h = 0; h < f->n_machines; h++) {
-                        const ReportEntry *e = entry_of(f->machines[h].report, cells[i], variants[i]);
+                        const ReportEntry *e =
+                                report_entry_named(f->machines[h].report, cells[i], variants[i]);
                         char text[128] = "-", word[64];
                         if (e && e->has_comparison)
                                 snprintf(text, sizeof(text), "%.2fx [%.2f, %.2f] %s", e->comparison.ratio,

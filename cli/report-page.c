@@ -17,6 +17,7 @@
 #include "cli/history-chart.h"
 #include "cli/html.h"
 #include "cli/pair-render.h"
+#include "cli/ratio-chart.h"
 #include "cli/report-page.h"
 #include "cli/render-figures.h"
 #include "cli/render.h"
@@ -128,30 +129,27 @@ static void strip_plots(FILE *f, const Report *rep) {
         }
 }
 
-/* Each variant's ratio to its cell's baseline with its interval and verdict. */
+/* Each variant's ratio to its cell's baseline with its interval and verdict, grouped by cell. */
 static void forest_plot(FILE *f, const Report *rep) {
-        double lo = 1, hi = 1;
-        size_t rows = 0, label = 0;
-        for (size_t c = 0; c < rep->n_cells; c++)
-                for (size_t v = 0; v < rep->n_variants; v++) {
-                        const ReportEntry *e = entry_of(rep, c, v);
-                        if (!e->has_comparison)
-                                continue;
-                        const Comparison *k = &e->comparison;
-                        bool bounded = k->lo > 0 && isfinite(k->hi); /* no interval: the ratio alone */
-                        lo = fmin(lo, bounded ? k->lo : k->ratio);
-                        hi = fmax(hi, bounded ? k->hi : k->ratio);
-                        label = MAX(label, strlen(rep->cell_labels[c]) + strlen(rep->variant_names[v]) + 3);
-                        rows++;
-                }
         fputs("<h2>Ratios to ", f);
         html_text(f, rep->variant_names[rep->baseline]);
         fputs("</h2>\n", f);
-        if (rows == 0) {
+        _cleanup_free_ RatioRow *rows = calloc(rep->n_cells * rep->n_variants + 1, sizeof(RatioRow));
+        if (!rows)
+                return;
+        size_t n = 0;
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++) {
+                        const ReportEntry *e = entry_of(rep, c, v);
+                        if (e->has_comparison)
+                                rows[n++] = ratio_row(rep, &e->comparison, rep->cell_labels[c],
+                                                      rep->variant_names[v], v);
+                }
+        if (n == 0) {
                 fputs("<p>No variant was compared with the baseline.</p>\n", f);
                 return;
         }
-        char rule[512];
+        char rule[512], title[160];
         CompareRule verdict_rule = render_rule(rep);
         render_verdict_rule(&verdict_rule, rep->order, rule, sizeof(rule));
         fprintf(f,
@@ -161,47 +159,10 @@ static void forest_plot(FILE *f, const Report *rep) {
                 100 * render_interval_level(rep));
         html_text(f, rule);
         fputs(".</p>\n", f);
-        bool time = render_time_metric(rep->run.metric);
-        double row = 20, left = fmin(HTML_LABEL_PX(label) + 16, 520), width = 1100, plot_right = width - 200;
-        Axis x = axis_padded(lo, hi, left, plot_right);
-        svg_start(f, width, row * (double) rows + 56);
-        fprintf(f,
-                "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" stroke-dasharray=\"4 "
-                "3\"/>\n",
-                axis_at(&x, 1), axis_at(&x, 1), row * (double) rows);
-        size_t i = 0;
-        for (size_t c = 0; c < rep->n_cells; c++)
-                for (size_t v = 0; v < rep->n_variants; v++) {
-                        const ReportEntry *e = entry_of(rep, c, v);
-                        if (!e->has_comparison)
-                                continue;
-                        const Comparison *k = &e->comparison;
-                        bool bounded = k->lo > 0 && isfinite(k->hi);
-                        double y = row * (double) i++ + row / 2;
-                        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">[", left - 8, y + 4);
-                        html_text(f, rep->cell_labels[c]);
-                        fputs("] ", f);
-                        html_text(f, rep->variant_names[v]);
-                        fprintf(f,
-                                "</text>\n<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                                "stroke=\"%s\" stroke-width=\"2\"/>\n<circle cx=\"%.1f\" cy=\"%.1f\" "
-                                "r=\"4\" "
-                                "fill=\"%s\"/>\n",
-                                axis_at(&x, bounded ? k->lo : k->ratio), y,
-                                axis_at(&x, bounded ? k->hi : k->ratio), y, html_colour(v),
-                                axis_at(&x, k->ratio), y, html_colour(v));
-                        char text[64];
-                        snprintf(text, sizeof(text), "%.3fx %s", k->ratio, verdict_mark(k->verdict, time));
-                        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", plot_right + 10, y + 4);
-                        svg_verdict(f, k->verdict, rep->run.higher_is_better, text);
-                        fputs("</text>\n", f);
-                }
-        axis_ticks(f, &x, false, row * (double) rows + 10, (TickKind){ NULL, NULL });
-        char title[160];
         snprintf(title, sizeof(title), "ratio to %s (%s is better)", rep->variant_names[rep->baseline],
                  rep->run.higher_is_better ? "more" : "less");
-        axis_title(f, &x, false, row * (double) rows + 48, title);
-        fputs("</svg>\n", f);
+        ratio_chart(f, "Each variant's ratio to the baseline, per cell", title, rows, n, false);
+        ratio_table(f, "cell", "variant", rows, n);
 }
 
 /* Per cell, median wall time (or the metric: front_by_metric) against median peak RSS, the Pareto

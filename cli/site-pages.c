@@ -10,6 +10,7 @@
 
 #include "cli/history-chart.h"
 #include "cli/html.h"
+#include "cli/ratio-chart.h"
 #include "cli/render.h"
 #include "cli/site-pages.h"
 #include "cli/suite-summary.h"
@@ -28,6 +29,14 @@ static void site_link(FILE *f, int depth, const char *path, const char *text) {
         fprintf(f, "<a href=\"%s%s\">", depth ? "../" : "", path);
         html_text(f, text);
         fputs("</a>", f);
+}
+
+/* A page whose heading is its title. */
+static void titled_page_start(FILE *f, const char *title, const char *nav) {
+        html_page_start(f, title, nav);
+        fputs("<h1>", f);
+        html_text(f, title);
+        fputs("</h1>\n", f);
 }
 
 /* Each non-baseline variant of a run across its cells: "jemalloc 0.93x faster", coloured. */
@@ -50,113 +59,6 @@ static void verdicts_line(FILE *f, const Report *rep) {
         }
         if (!any)
                 fputs("no comparison", f);
-}
-
-/* --- a chart of ratios to a baseline, grouped, with its table -------------------------------- */
-
-typedef struct RatioRow {
-        const char *group; /* a heading row above the rows of a new group */
-        const char *name;
-        size_t colour;
-        double ratio, lo, hi; /* lo, hi: NAN or unbounded when there is no interval */
-        Verdict verdict;
-        const char *verdict_text;
-        bool higher_is_better;
-} RatioRow;
-
-static bool bounded(const RatioRow *r) {
-        return r->lo > 0 && isfinite(r->hi);
-}
-
-/* Bars from 0 (normalised, as in papers) or points, each with its interval and verdict. */
-static void ratio_chart(FILE *f, const char *caption, const char *x_title, const RatioRow *rows, size_t n,
-                        bool bars) {
-        double lo = bars ? 0 : 1, hi = 1;
-        size_t widest = 0, groups = 0;
-        for (size_t i = 0; i < n; i++) {
-                lo = fmin(lo, bounded(&rows[i]) ? rows[i].lo : rows[i].ratio);
-                hi = fmax(hi, bounded(&rows[i]) ? rows[i].hi : rows[i].ratio);
-                widest = MAX(widest, strlen(rows[i].name));
-                groups += i == 0 || strcmp(rows[i].group, rows[i - 1].group) != 0;
-        }
-        double row = 18, width = 1000, left = HTML_LABEL_PX(widest) + 20, right = width - 200;
-        double height = row * (double) (n + groups) + 60;
-        Axis x = bars ? (Axis){ 0, hi * 1.05, left, right } : axis_padded(lo, hi, left, right);
-        figure_start(f, caption, width, height);
-        fprintf(f,
-                "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" stroke-dasharray=\"4 "
-                "3\"/>\n",
-                axis_at(&x, 1), axis_at(&x, 1), height - 50);
-        double y = 0;
-        for (size_t i = 0; i < n; i++) {
-                const RatioRow *r = &rows[i];
-                if (i == 0 || strcmp(r->group, rows[i - 1].group) != 0) {
-                        fprintf(f, "<text x=\"4\" y=\"%.1f\" font-weight=\"bold\">", y + 13);
-                        html_text(f, r->group);
-                        fputs("</text>\n", f);
-                        y += row;
-                }
-                double mid = y + row / 2;
-                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 8, mid + 4);
-                html_text(f, r->name);
-                fputs("</text>\n", f);
-                if (bars)
-                        fprintf(f,
-                                "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
-                                "fill-opacity=\"0.7\"/>\n",
-                                x.a, mid - 6, axis_at(&x, r->ratio) - x.a, 12.0, html_colour(r->colour));
-                else
-                        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n",
-                                axis_at(&x, r->ratio), mid, html_colour(r->colour));
-                if (bounded(r))
-                        fprintf(f,
-                                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>"
-                                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>"
-                                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\"/>\n",
-                                axis_at(&x, r->lo), mid, axis_at(&x, r->hi), mid, axis_at(&x, r->lo),
-                                mid - 4, axis_at(&x, r->lo), mid + 4, axis_at(&x, r->hi), mid - 4,
-                                axis_at(&x, r->hi), mid + 4);
-                char text[96];
-                snprintf(text, sizeof(text), "%.3fx %s", r->ratio, r->verdict_text);
-                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", right + 10, mid + 4);
-                svg_verdict(f, r->verdict, r->higher_is_better, text);
-                fputs("</text>\n", f);
-                y += row;
-        }
-        axis_ticks(f, &x, false, y + 6, (TickKind){ NULL, NULL });
-        axis_title(f, &x, false, y + 42, x_title);
-        figure_end(f);
-}
-
-/* A number with its exact value for a reader that checks it (data-value: 17 digits). */
-static void number_cell(FILE *f, double v) {
-        if (isfinite(v))
-                fprintf(f, "<td class=\"num\" data-value=\"%.17g\">%.3f</td>", v, v);
-        else
-                fputs("<td class=\"num\">-</td>", f);
-}
-
-static void ratio_table(FILE *f, const char *group_title, const char *name_title, const RatioRow *rows,
-                        size_t n) {
-        fputs("<details><summary>The chart's numbers</summary><div class=\"scroll\"><table>\n<tr><th>", f);
-        html_text(f, group_title);
-        fputs("</th><th>", f);
-        html_text(f, name_title);
-        fputs("</th><th>ratio</th><th>interval low</th><th>interval high</th><th>verdict</th></tr>\n", f);
-        for (size_t i = 0; i < n; i++) {
-                fputs("<tr><td>", f);
-                html_text(f, rows[i].group);
-                fputs("</td><td>", f);
-                html_text(f, rows[i].name);
-                fputs("</td>", f);
-                number_cell(f, rows[i].ratio);
-                number_cell(f, bounded(&rows[i]) ? rows[i].lo : NAN);
-                number_cell(f, bounded(&rows[i]) ? rows[i].hi : NAN);
-                fputs("<td>", f);
-                html_verdict(f, rows[i].verdict, rows[i].higher_is_better, rows[i].verdict_text);
-                fputs("</td></tr>\n", f);
-        }
-        fputs("</table></div></details>\n", f);
 }
 
 /* --- the index ------------------------------------------------------------------------------ */
@@ -297,10 +199,7 @@ int site_experiment_page(FILE *f, const Site *site, const char *experiment) {
         snprintf(title, sizeof(title), "%s over time", experiment);
         snprintf(nav, sizeof(nav), "%s<a href=\"../%s\">across machines</a>", up,
                  site_fleet_path(experiment, fleet, sizeof(fleet)));
-        html_page_start(f, title, nav);
-        fputs("<h1>", f);
-        html_text(f, title);
-        fputs("</h1>\n", f);
+        titled_page_start(f, title, nav);
         _cleanup_(history_freep) History *h = NULL;
         HistoryQuery q = { .experiment = experiment, .last = site->n_runs };
         int r = query_history(site->store, &q, &h);
@@ -366,15 +265,39 @@ static void machines_table(FILE *f, const Fleet *fleet) {
         fputs("</table></div>\n", f);
 }
 
+/* One group per cell and variant of the first machine's run, a row per machine that compared
+ * it with its baseline; *groups holds the groups' names. */
+static int fleet_rows(const Fleet *fleet, RatioRow *rows, size_t cap, char ***groups, size_t *ret_n) {
+        const Report *first = fleet->machines[0].report;
+        size_t n = 0;
+        for (size_t c = 0; c < first->n_cells; c++)
+                for (size_t v = 0; v < first->n_variants; v++) {
+                        char *group = NULL;
+                        if (v == first->baseline)
+                                continue;
+                        if (asprintf(&group, "[%s] %s", first->cell_labels[c], first->variant_names[v]) <
+                                    0 ||
+                            strv_consume(groups, group) < 0)
+                                return -ENOMEM;
+                        for (size_t i = 0; i < fleet->n_machines && n < cap; i++) {
+                                const Report *rep = fleet->machines[i].report;
+                                const ReportEntry *e = report_entry_named(rep, first->cell_labels[c],
+                                                                          first->variant_names[v]);
+                                if (e && e->has_comparison)
+                                        rows[n++] = ratio_row(rep, &e->comparison, group,
+                                                              fleet->machines[i].machine, v);
+                        }
+                }
+        *ret_n = n;
+        return 0;
+}
+
 int site_fleet_page(FILE *f, const Site *site, const char *experiment) {
         char title[512], nav[1024], timelines[512];
         snprintf(title, sizeof(title), "%s across machines", experiment);
         snprintf(nav, sizeof(nav), "%s<a href=\"../%s\">timelines</a>", up,
                  site_experiment_path(experiment, timelines, sizeof(timelines)));
-        html_page_start(f, title, nav);
-        fputs("<h1>", f);
-        html_text(f, title);
-        fputs("</h1>\n", f);
+        titled_page_start(f, title, nav);
         _cleanup_(fleet_freep) Fleet *fleet = NULL;
         int r = query_fleet(site->store, &(FleetQuery){ .experiment = experiment }, &fleet);
         if (r == -ENOENT) {
@@ -391,50 +314,15 @@ int site_fleet_page(FILE *f, const Site *site, const char *experiment) {
               "machines are never pooled (<code>alloclab fleet</code> adds the summary across them).</p>\n",
               f);
         machines_table(f, fleet);
-        /* One group per cell and variant, a row per machine that measured it. */
         size_t cap = 0;
         for (size_t i = 0; i < fleet->n_machines; i++)
                 cap += fleet->machines[i].report->n_cells * fleet->machines[i].report->n_variants;
         _cleanup_free_ RatioRow *rows = calloc(cap + 1, sizeof(RatioRow));
         _cleanup_strv_free_ char **groups = NULL;
-        if (!rows)
-                return -ENOMEM;
         const Report *first = fleet->machines[0].report;
         size_t n = 0;
-        for (size_t c = 0; c < first->n_cells; c++)
-                for (size_t v = 0; v < first->n_variants; v++) {
-                        if (v == first->baseline)
-                                continue;
-                        char *group = NULL;
-                        if (asprintf(&group, "[%s] %s", first->cell_labels[c], first->variant_names[v]) <
-                                    0 ||
-                            strv_consume(&groups, group) < 0)
-                                return -ENOMEM;
-                        for (size_t i = 0; i < fleet->n_machines && n < cap; i++) {
-                                const Report *rep = fleet->machines[i].report;
-                                for (size_t k = 0; k < rep->n_cells * rep->n_variants; k++) {
-                                        size_t kc = k / rep->n_variants, kv = k % rep->n_variants;
-                                        const ReportEntry *e = &rep->entries[k];
-                                        if (!e->has_comparison ||
-                                            strcmp(rep->cell_labels[kc], first->cell_labels[c]) != 0 ||
-                                            strcmp(rep->variant_names[kv], first->variant_names[v]) != 0)
-                                                continue;
-                                        rows[n++] = (RatioRow){
-                                                .group = groups[strv_length(groups) - 1],
-                                                .name = fleet->machines[i].machine,
-                                                .colour = v,
-                                                .ratio = e->comparison.ratio,
-                                                .lo = e->comparison.lo,
-                                                .hi = e->comparison.hi,
-                                                .verdict = e->comparison.verdict,
-                                                .verdict_text =
-                                                        verdict_word(e->comparison.verdict,
-                                                                     render_time_metric(rep->run.metric)),
-                                                .higher_is_better = rep->run.higher_is_better,
-                                        };
-                                }
-                        }
-                }
+        if (!rows || fleet_rows(fleet, rows, cap, &groups, &n) < 0)
+                return -ENOMEM;
         if (n > 0) {
                 char x_title[256];
                 snprintf(x_title, sizeof(x_title), "ratio to %s in %s (%s is better)",
@@ -541,10 +429,7 @@ static int overall_list(FILE *f, const SuiteRun *runs, size_t n) {
 int site_suite_page(FILE *f, const Site *site, const SiteSuite *suite) {
         char title[512];
         snprintf(title, sizeof(title), "%s on %s", suite->label, suite->machine);
-        html_page_start(f, title, up);
-        fputs("<h1>", f);
-        html_text(f, title);
-        fputs("</h1>\n", f);
+        titled_page_start(f, title, up);
         _cleanup_free_ SuiteRun *runs = calloc(suite->n_runs + 1, sizeof(SuiteRun));
         if (!runs)
                 return -ENOMEM;

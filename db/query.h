@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "db/store.h"
 #include "runner/allocator-stats.h"
@@ -183,6 +184,18 @@ typedef struct Report {
 /* The entry of a cell and variant. */
 static inline const ReportEntry *report_entry(const Report *rep, size_t cell, size_t variant) {
         return &rep->entries[cell * rep->n_variants + variant];
+}
+
+/* The entry of the cell and variant so labelled and named, or NULL: where another run (another
+ * machine's) has them. */
+static inline const ReportEntry *report_entry_named(const Report *rep, const char *cell,
+                                                    const char *variant) {
+        for (size_t c = 0; c < rep->n_cells; c++)
+                for (size_t v = 0; v < rep->n_variants; v++)
+                        if (strcmp(rep->cell_labels[c], cell) == 0 &&
+                            strcmp(rep->variant_names[v], variant) == 0)
+                                return report_entry(rep, c, v);
+        return NULL;
 }
 
 /* Runs, newest first; experiment may be NULL for all. Returns 0 and an array (caller frees

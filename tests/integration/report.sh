@@ -58,10 +58,12 @@ def colours(svg, label_suffix, shape):
             nxt = next(x for x in items[i + 1:] if x.tag.endswith(shape))
             found.add(nxt.get("stroke") or nxt.get("fill"))
     return found
-forest = next(s for s in svgs if any((t.text or "").startswith("[n=1] ") for t in s.iter()))
+forest = next(f.find("s:svg", ns) for f in root.findall(".//h:figure", ns)
+              if f.find("h:figcaption", ns).text == "Each variant's ratio to the baseline, per cell")
+assert [t.text for t in forest.iter("{http://www.w3.org/2000/svg}text") if t.get("font-weight") == "bold"] == ["n=1", "n=2"]
 figures = root.findall(".//h:figure", ns)
 for variant in ("longer", "jemalloc"):
-    in_forest = colours(forest, "] " + variant, "line")
+    in_forest = colours(forest, variant, "circle")
     in_history = {f.find("s:svg/s:polyline", ns).get("stroke") for f in figures
                   if f.find("h:figcaption", ns).text.endswith("] " + variant) and f.find("s:svg/s:polyline", ns) is not None}
     assert len(in_forest) == 1 and in_history == in_forest, (variant, in_forest, in_history)
