@@ -241,21 +241,27 @@ static void tradeoff_plots(FILE *f, const Report *rep) {
 }
 
 /* Lines about the run (the memory overhead; per cell and variant, what the smoke run read at
- * exit), said as the text says them (render-figures.h) under a title and a paragraph, or nothing. */
+ * exit), said as the text says them (render-figures.h) under a title and a paragraph; where
+ * there are none, the line none says why, or (none NULL) nothing at all. */
 static void lines_section(FILE *f, const Report *rep, const char *title, const char *heading,
-                          char **(*lines_of)(const Report *rep, bool *ret_oom)) {
+                          char **(*lines_of)(const Report *rep, bool *ret_oom), const char *none) {
         bool oom;
         _cleanup_strv_free_ char **lines = lines_of(rep, &oom);
-        if (!lines)
+        if (!lines && !none)
                 return;
         fputs("<h2>", f);
         html_text(f, title);
         fputs("</h2>\n<p>", f);
         html_text(f, heading);
         fputs(".</p>\n<ul>\n", f);
-        for (char **l = lines; *l; l++) {
+        for (char **l = lines; l && *l; l++) {
                 fputs("<li>", f);
                 html_text(f, *l);
+                fputs("</li>\n", f);
+        }
+        if (!lines) {
+                fputs("<li>", f);
+                html_text(f, none);
                 fputs("</li>\n", f);
         }
         fputs("</ul>\n", f);
@@ -712,10 +718,11 @@ static int write_report(FILE *f, const Report *rep, const VariantAllocator *allo
                 "Median peak RSS over the cell's peak of bytes the program asked for and had not freed, "
                 "one figure for every variant (the baseline's smoke run under the probe): an allocator's "
                 "rounding to its size classes counts as its waste",
-                render_overhead_lines);
-        lines_section(f, rep, "Memory at exit", RENDER_EXIT_MEMORY_HEADING, render_exit_memory_lines);
+                render_overhead_lines,
+                "not given: no smoke run of this run recorded the peak of the bytes the program asked for");
+        lines_section(f, rep, "Memory at exit", RENDER_EXIT_MEMORY_HEADING, render_exit_memory_lines, NULL);
         lines_section(f, rep, "Allocator statistics", RENDER_ALLOCATOR_STATS_HEADING,
-                      render_allocator_stats_lines);
+                      render_allocator_stats_lines, NULL);
         timeline_section(f, rep, timelines, n_timelines);
         own_layer_section(f, rep);
         if (pair)

@@ -20,8 +20,6 @@
 #include "util/io.h"
 #include "util/strv.h"
 
-#define SUITE_PREFIX "suite-" /* a suite workload's experiment: "suite-NAME" */
-
 static const char up[] = "<a href=\"../index.html\">all experiments</a>";
 
 /* A link to a page of the site (path relative to its root) from a page depth directories below. */
@@ -65,12 +63,9 @@ static void verdicts_line(FILE *f, const Report *rep) {
 
 static void experiments_table(FILE *f, const Site *site) {
         fputs("<h2>Experiments</h2>\n<p>Each experiment's latest run on each machine (by start time) and "
-              "each "
-              "variant's ratio to its baseline across the run's cells (geometric mean) with the run's "
-              "verdict. "
-              "The experiment's name leads to its timelines, a run to its report.</p>\n<div "
-              "class=\"scroll\"><table>\n"
-              "<tr><th>experiment</th>",
+              "each variant's ratio to its baseline across the run's cells (geometric mean) with the "
+              "run's verdict. The experiment's name leads to its timelines, a run to its report.</p>\n"
+              "<div class=\"scroll\"><table>\n<tr><th>experiment</th>",
               f);
         for (char **m = site->machines; m && *m; m++) {
                 fputs("<th>", f);
@@ -115,10 +110,8 @@ static void suites_table(FILE *f, const Site *site) {
         if (site->n_suites == 0)
                 return;
         fputs("<h2>Suites</h2>\n<p>Each <code>alloclab suite</code> invocation, newest first: its "
-              "workloads' "
-              "ratios to the baseline in time and in peak "
-              "RSS.</p>\n<table>\n<tr><th>suite</th><th>machine</th>"
-              "<th>workloads</th></tr>\n",
+              "workloads' ratios to the baseline in time and in peak RSS.</p>\n<table>\n"
+              "<tr><th>suite</th><th>machine</th><th>workloads</th></tr>\n",
               f);
         for (size_t i = 0; i < site->n_suites; i++) {
                 char path[512], count[32];
@@ -153,9 +146,8 @@ int site_index_page(FILE *f, const Site *site) {
 /* --- an experiment over time ------------------------------------------------------------------ */
 
 static void runs_table(FILE *f, const Site *site, const char *experiment, const char *machine) {
-        fputs("<details><summary>Its runs</summary><div "
-              "class=\"scroll\"><table>\n<tr><th>run</th><th>started</th>"
-              "<th>label</th><th>commit</th><th>status</th></tr>\n",
+        fputs("<details><summary>Its runs</summary><div class=\"scroll\"><table>\n"
+              "<tr><th>run</th><th>started</th><th>label</th><th>commit</th><th>status</th></tr>\n",
               f);
         for (size_t i = 0; i < site->n_runs; i++) {
                 const RunSummary *run = &site->runs[i];
@@ -210,10 +202,9 @@ int site_experiment_page(FILE *f, const Site *site, const char *experiment) {
         else
                 fprintf(f,
                         "<p>Each run's median of %s with its 95%% interval, per machine, cell and variant, "
-                        "in "
-                        "the order the runs ran; red rings are regressions, green ones improvements, each "
-                        "confirmed by the run after it; dashed rings are tentative (docs/analysis.md). A "
-                        "point leads to its run's report.</p>\n",
+                        "in the order the runs ran; red rings are regressions, green ones improvements, "
+                        "each confirmed by the run after it; dashed rings are tentative "
+                        "(docs/analysis.md). A point leads to its run's report.</p>\n",
                         h->metric);
         for (char **m = site->machines; m && *m; m++) {
                 if (!site_latest(site, experiment, *m))
@@ -239,9 +230,9 @@ int site_experiment_page(FILE *f, const Site *site, const char *experiment) {
 /* --- an experiment across machines -------------------------------------------------------------- */
 
 static void machines_table(FILE *f, const Fleet *fleet) {
-        fputs("<div class=\"scroll\"><table>\n<tr><th>machine</th><th>host</th><th>hardware (CPU, CPUs, "
-              "kernel, "
-              "THP)</th><th>run</th><th>started</th><th>Slurm job</th></tr>\n",
+        fputs("<div class=\"scroll\"><table>\n<tr><th>machine</th><th>host</th>"
+              "<th>hardware (CPU, CPUs, kernel, THP)</th><th>run</th><th>started</th><th>Slurm job</th>"
+              "</tr>\n",
               f);
         for (size_t i = 0; i < fleet->n_machines; i++) {
                 const FleetMachine *m = &fleet->machines[i];
@@ -275,9 +266,8 @@ static int fleet_rows(const Fleet *fleet, RatioRow *rows, size_t cap, char ***gr
                         char *group = NULL;
                         if (v == first->baseline)
                                 continue;
-                        if (asprintf(&group, "[%s] %s", first->cell_labels[c], first->variant_names[v]) <
-                                    0 ||
-                            strv_consume(groups, group) < 0)
+                        int r = asprintf(&group, "[%s] %s", first->cell_labels[c], first->variant_names[v]);
+                        if (r < 0 || strv_consume(groups, group) < 0)
                                 return -ENOMEM;
                         for (size_t i = 0; i < fleet->n_machines && n < cap; i++) {
                                 const Report *rep = fleet->machines[i].report;
@@ -308,10 +298,9 @@ int site_fleet_page(FILE *f, const Site *site, const char *experiment) {
         if (r < 0)
                 return r;
         fputs("<p>The latest finished run of each machine, by start time. Each ratio is a machine's own: "
-              "its "
-              "variant against its baseline within its run, with its interval and verdict; samples of "
-              "different "
-              "machines are never pooled (<code>alloclab fleet</code> adds the summary across them).</p>\n",
+              "its variant against its baseline within its run, with its interval and verdict; samples "
+              "of different machines are never pooled (<code>alloclab fleet</code> adds the summary "
+              "across them).</p>\n",
               f);
         machines_table(f, fleet);
         size_t cap = 0;
@@ -436,8 +425,8 @@ int site_suite_page(FILE *f, const Site *site, const SiteSuite *suite) {
         for (size_t i = 0; i < suite->n_runs; i++) {
                 const char *name = suite->runs[i]->experiment;
                 runs[i] = (SuiteRun){
-                        .workload = strncmp(name, SUITE_PREFIX, strlen(SUITE_PREFIX)) == 0
-                                            ? name + strlen(SUITE_PREFIX)
+                        .workload = strncmp(name, SITE_SUITE_EXPERIMENT, strlen(SITE_SUITE_EXPERIMENT)) == 0
+                                            ? name + strlen(SITE_SUITE_EXPERIMENT)
                                             : name,
                         .run = suite->runs[i]->id,
                 };
@@ -460,11 +449,10 @@ int site_suite_page(FILE *f, const Site *site, const SiteSuite *suite) {
         }
         const char *baseline = json_string_value(json_object_get(doc, "baseline"));
         fprintf(f,
-                "<p>%zu workloads, each one run (the workload's name leads to its report); each allocator's "
-                "ratio "
-                "to %s across the workload's cells (geometric mean) with its interval and verdict, every "
-                "workload's comparisons corrected as one family. The numbers are those of "
-                "<code>alloclab suite --format json</code>.</p>\n<ul>\n",
+                "<p>%zu workloads, each one run (the workload's name leads to its report); each "
+                "allocator's ratio to %s across the workload's cells (geometric mean) with its interval "
+                "and verdict, every workload's comparisons corrected as one family. The numbers are those "
+                "of <code>alloclab suite --format json</code>.</p>\n<ul>\n",
                 n, baseline);
         for (size_t i = 0; i < n; i++) {
                 char path[64];

@@ -14,6 +14,13 @@
 
 #define SUITE_LABEL "suite "
 
+/* A run of `alloclab suite`: a workload's experiment, labelled "suite TIME" (one label per
+ * invocation), not a run someone labelled so. */
+static bool is_suite_run(const RunSummary *run) {
+        return run->label && strncmp(run->label, SUITE_LABEL, strlen(SUITE_LABEL)) == 0 &&
+               strncmp(run->experiment, SITE_SUITE_EXPERIMENT, strlen(SITE_SUITE_EXPERIMENT)) == 0;
+}
+
 static int compare_strings(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
@@ -101,7 +108,7 @@ int site_load(Store *store, Site *site) {
                     (!strv_contains(site->machines, run->machine) &&
                      strv_append(&site->machines, run->machine) < 0))
                         return -ENOMEM;
-                if (!run->label || strncmp(run->label, SUITE_LABEL, strlen(SUITE_LABEL)) != 0)
+                if (!is_suite_run(run))
                         continue;
                 SiteSuite *suite = suite_of(site, run);
                 const RunSummary **more =

@@ -10,6 +10,9 @@
  * invocations, and the paths of their pages.
  */
 
+/* A suite workload's experiment: "suite-NAME" (workloads/NAME.yaml). */
+#define SITE_SUITE_EXPERIMENT "suite-"
+
 /* A suite invocation: the runs one `alloclab suite` made on one machine (one label). */
 typedef struct SiteSuite {
         const char *label; /* "suite 2026-12-04T19:30:00.123Z" */

@@ -140,3 +140,16 @@ run_alloclab 0 run "$WORK/scales.yaml" --quiet
 run_alloclab 0 report latest -o "$WORK/scales.html"
 grep -q "Each cell has its own axis" "$WORK/scales.html" || fail "per-cell axes not used"
 grep -q "All cells share one axis" "$WORK/report.html" || fail "the first report's cells lost their shared axis"
+
+# A run without smoke runs (an import of another tool's file) says why it has no memory overhead,
+# instead of leaving the section out.
+cat >"$WORK/hf.json" <<'JSON'
+{"results": [{"command": "a", "mean": 0.01, "times": [0.010, 0.011, 0.012, 0.010, 0.011], "exit_codes": [0, 0, 0, 0, 0]},
+             {"command": "b", "mean": 0.02, "times": [0.020, 0.021, 0.022, 0.020, 0.021], "exit_codes": [0, 0, 0, 0, 0]}]}
+JSON
+run_alloclab 0 import "$WORK/hf.json"
+run_alloclab 0 report latest -o "$WORK/imported.html"
+expect_contains "$(cat "$WORK/imported.html")" \
+    "<h2>Memory overhead</h2>" "the memory overhead's section"
+expect_contains "$(cat "$WORK/imported.html")" \
+    "not given: no smoke run of this run recorded the peak of the bytes the program asked for" "why it is not given"
