@@ -236,3 +236,11 @@ void html_table(FILE *f, const json_t *table) {
         }
         fputs("</table></div>\n", f);
 }
+
+void html_details_table(FILE *f, const char *summary, const json_t *table) {
+        fputs("<details><summary>", f);
+        html_text(f, summary);
+        fputs("</summary>", f);
+        html_table(f, table);
+        fputs("</details>\n", f);
+}

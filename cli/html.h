@@ -74,3 +74,6 @@ void svg_verdict(FILE *f, Verdict v, bool higher_is_better, const char *text);
 
 /* An export table (render_table_new form) as an HTML table; numbers right-aligned. */
 void html_table(FILE *f, const json_t *table);
+
+/* The same closed under a summary ("The chart's numbers"), beneath a chart. */
+void html_details_table(FILE *f, const char *summary, const json_t *table);

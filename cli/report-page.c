@@ -77,6 +77,33 @@ static size_t longest_variant(const Report *rep) {
         return n;
 }
 
+/* A cell's samples as a table beneath its strip plot: per variant its median and every value. */
+static void samples_table(FILE *f, const Report *rep, size_t c) {
+        static const char *const columns[] = { "variant", "samples", "median",
+                                               "values, in the order measured" };
+        json_auto_t *table = render_table_new(columns, ELEMENTSOF(columns));
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                const ReportEntry *e = entry_of(rep, c, v);
+                char median[64] = "-", *values = NULL;
+                size_t size = 0;
+                FILE *m = open_memstream(&values, &size);
+                for (size_t k = 0; m && k < e->n_values; k++) {
+                        char value[64];
+                        fprintf(m, "%s%s", k ? ", " : "",
+                                render_run_value(&rep->run, e->values[k], value, sizeof(value)));
+                }
+                if (!m || !memstream_text(m, &values))
+                        return;
+                if (e->has_stats && e->stats.n > 0)
+                        render_run_value(&rep->run, e->stats.median, median, sizeof(median));
+                json_t *row[] = { json_string(rep->variant_names[v]), json_integer((json_int_t) e->n_values),
+                                  json_string(median), json_string(values) };
+                render_table_add_row(table, row, ELEMENTSOF(row));
+                free(values);
+        }
+        html_details_table(f, "The chart's numbers", table);
+}
+
 /* Per cell, every measured sample of every variant, with its median: on one axis for all cells,
  * unless that would squash a cell (one_axis()). */
 static void strip_plots(FILE *f, const Report *rep) {
@@ -126,6 +153,7 @@ static void strip_plots(FILE *f, const Report *rep) {
                 axis_ticks(f, &x, false, axis_y, kind);
                 axis_title(f, &x, false, axis_y + 34, render_report_metric(rep));
                 figure_end(f);
+                samples_table(f, rep, c);
         }
 }
 
@@ -170,6 +198,29 @@ static void forest_plot(FILE *f, const Report *rep) {
 static double front_x(const Report *rep, const ReportEntry *e) {
         return rep->front_by_metric ? (e->has_stats && e->stats.n > 0 ? e->stats.median : NAN)
                                     : e->wall_median;
+}
+
+/* A cell's points of the time and memory chart as a table. */
+static void tradeoff_table(FILE *f, const Report *rep, size_t c) {
+        const char *columns[] = { "variant",
+                                  rep->front_by_metric ? render_report_metric(rep) : "median wall time",
+                                  "median peak RSS", "on the Pareto front" };
+        json_auto_t *table = render_table_new(columns, ELEMENTSOF(columns));
+        for (size_t v = 0; v < rep->n_variants; v++) {
+                const ReportEntry *e = entry_of(rep, c, v);
+                if (!e->has_tradeoff || isnan(front_x(rep, e)))
+                        continue;
+                char x[64], rss[64];
+                if (rep->front_by_metric)
+                        render_run_value(&rep->run, front_x(rep, e), x, sizeof(x));
+                else
+                        render_value("wall", front_x(rep, e), x, sizeof(x));
+                json_t *row[] = { json_string(rep->variant_names[v]), json_string(x),
+                                  json_string(render_value("maxrss", e->maxrss_median, rss, sizeof(rss))),
+                                  json_string(e->pareto ? "yes" : "no") };
+                render_table_add_row(table, row, ELEMENTSOF(row));
+        }
+        html_details_table(f, "The chart's numbers", table);
 }
 
 static void tradeoff_plots(FILE *f, const Report *rep) {
@@ -237,6 +288,7 @@ static void tradeoff_plots(FILE *f, const Report *rep) {
                            rep->front_by_metric ? render_report_metric(rep) : "median wall time");
                 axis_title(f, &y, true, 16, "median peak RSS");
                 figure_end(f);
+                tradeoff_table(f, rep, c);
         }
 }
 

@@ -91,6 +91,19 @@ def page(path):
 def text(el):
     return "".join(el.itertext())
 
+# Every chart has axis titles and its numbers in a table beneath it.
+for path in glob.glob(os.path.join(site, "**", "*.html"), recursive=True):
+    body = ET.parse(path).getroot().find(H + "body")
+    children = list(body)
+    for i, el in enumerate(children):
+        if el.tag != H + "figure":
+            continue
+        after = children[i + 1] if i + 1 < len(children) else None
+        assert after is not None and after.tag == H + "details" and after.find(".//" + H + "table") is not None, \
+            (path, el.find(H + "figcaption").text)
+        titles = [t for t in el.iter(S + "text") if t.get("class") != "tick" and t.get("font-weight") != "bold"]
+        assert titles, (path, "no axis title")
+
 index = page("index.html")
 head = [text(th) for th in index.iter(H + "th")]
 assert head[:3] == ["experiment", "alpha", "beta"], head
