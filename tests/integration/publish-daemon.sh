@@ -12,7 +12,11 @@ SITE="$WORK/site"
 cat >"$WORK/alloclabd.yaml" <<YAML
 publish_dir: $SITE
 YAML
-start_users_daemon --config "$WORK/alloclabd.yaml"
+# The daemon's alloclab takes half a second longer to publish, so that a job started while it
+# publishes (which must not happen) would start before the pages are written.
+printf '#!/bin/sh\nsleep 0.5\nexec "%s" "$@"\n' "$ALLOCLAB" >"$WORK/slow-alloclab"
+chmod 0755 "$WORK/slow-alloclab"
+ALLOCLAB_CLI="$WORK/slow-alloclab" start_users_daemon --config "$WORK/alloclabd.yaml"
 # Group readers of the database may enter its directory.
 chgrp "$(stat -c %g "$DB")" "$WORK/db" && chmod 0750 "$WORK/db"
 gid=$(stat -c %g "$DB")
@@ -46,6 +50,21 @@ listed=$(reader "$ALLOCLAB" runs --db "$DB" --format csv | tail -n +2 | cut -d, 
 [[ -n $listed ]] || fail "the group reader's alloclab runs listed nothing"
 published=$(ls "$SITE/run" | sed 's/\.html$//' | sort -n | tr '\n' ' ')
 expect_eq "$published" "$listed" "the site's runs are those alloclab runs shows a group reader"
+
+# While the site is published the queue waits: a job queued behind another starts only after the
+# publish the first one's end began (its run's page is written by then).
+"$ALLOCLAB" submit "$WORK/spin.yaml" >/dev/null
+run_alloclab 0 submit --wait "$WORK/spin.yaml"
+first=$(q "SELECT min(id) FROM runs WHERE id > 1")
+second=$(q "SELECT max(id) FROM runs")
+wait_for "$SITE/run/$second.html" 30
+python3 - "$SITE/run/$first.html" "$(q "SELECT started_at FROM runs WHERE id = $second")" <<'PY' ||
+import datetime, os, sys
+written = os.stat(sys.argv[1]).st_mtime
+started = datetime.datetime.strptime(sys.argv[2], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+assert written <= started, (written, started)
+PY
+    fail "the next job started while the site was published"
 
 # A scheduled job: published too.
 cat >"$SPECS/often.yaml" <<YAML
