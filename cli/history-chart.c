@@ -10,7 +10,7 @@
 #include "cli/render.h"
 #include "util/cleanup.h"
 
-#define X_LABEL_MAX 20 /* characters: longer labels name the runs by start time */
+#define X_LABEL_MAX 40 /* characters: longer labels name the runs by start time */
 
 typedef enum XName { X_COMMIT, X_LABEL, X_TIME, X_CLOCK, X_CLOCK_MS } XName;
 
@@ -40,11 +40,17 @@ const char *history_x_title(const HistorySeries *s) {
         return titles[x_name(s)];
 }
 
-/* A point's name on the x axis, into buf: its short commit, its label, "MM-DD HH:MM", or on one
- * day "HH:MM:SS" (with milliseconds when two runs started in one second). */
+/* Whether a commit is a hash (hex digits only), which its first 10 digits name: a tag or a
+ * branch name is shown whole. */
+static bool is_hash(const char *commit) {
+        return strspn(commit, "0123456789abcdef") == strlen(commit) && strlen(commit) > 10;
+}
+
+/* A point's name on the x axis, into buf: its commit (a hash's first 10 digits), its label, "MM-DD HH:MM",
+ * or on one day "HH:MM:SS" (with milliseconds when two runs started in one second). */
 static const char *point_name(const HistoryPoint *p, XName by, char *buf, size_t size) {
         if (by == X_COMMIT)
-                snprintf(buf, size, "%.10s", p->commit);
+                snprintf(buf, size, "%.*s", is_hash(p->commit) ? 10 : (int) size, p->commit);
         else if (by == X_LABEL)
                 snprintf(buf, size, "%s", p->label);
         else if (by == X_CLOCK || by == X_CLOCK_MS) /* started_at: "YYYY-MM-DDTHH:MM:SS.mmmZ" */
@@ -63,19 +69,22 @@ static const char *change_text(const HistoryPoint *p) {
                                                : (p->tentative ? "improvement (tentative)" : "improvement");
 }
 
-static void numbers_table(FILE *f, const History *h, const HistorySeries *s, XName by) {
-        fputs("<details><summary>The chart's numbers</summary><div "
-              "class=\"scroll\"><table>\n<tr><th>run</th>"
-              "<th>",
+/* Every point's numbers, with the run's start, label and commit whatever the axis shows. */
+static void numbers_table(FILE *f, const History *h, const HistorySeries *s) {
+        fputs("<details><summary>The chart's numbers</summary><div class=\"scroll\"><table>\n"
+              "<tr><th>run</th><th>started (UTC)</th><th>label</th><th>commit</th><th>median</th>"
+              "<th>95% interval</th><th>samples</th><th>change point</th></tr>\n",
               f);
-        html_text(f, history_x_title(s));
-        fputs("</th><th>median</th><th>95% interval</th><th>samples</th><th>change point</th></tr>\n", f);
         for (size_t i = 0; i < s->n_points; i++) {
                 const HistoryPoint *p = &s->points[i];
-                char name[64], median[64], lo[64], hi[64];
-                fprintf(f, "<tr><td class=\"num\">%lld</td><td>", (long long) p->run_id);
-                html_text(f, point_name(p, by, name, sizeof(name)));
-                fputs("</td><td class=\"num\">", f);
+                char median[64], lo[64], hi[64];
+                fprintf(f, "<tr><td class=\"num\">%lld</td><td><code>", (long long) p->run_id);
+                html_text(f, p->started_at);
+                fputs("</code></td><td>", f);
+                html_text(f, p->label ? p->label : "");
+                fputs("</td><td><code>", f);
+                html_text(f, p->commit ? p->commit : "");
+                fputs("</code></td><td class=\"num\">", f);
                 html_text(f, render_metric_value(h->metric, h->unit, p->median, median, sizeof(median)));
                 fputs("</td><td class=\"num\">", f);
                 render_metric_value(h->metric, h->unit, p->lo, lo, sizeof(lo));
@@ -91,6 +100,20 @@ static void numbers_table(FILE *f, const History *h, const HistorySeries *s, XNa
         fputs("</table></div></details>\n", f);
 }
 
+/* A change point: a triangle pointing the way the values went, black-edged, that no series
+ * colour hides (a red ring on a red series did); filled when confirmed, hollow and dashed when
+ * tentative. */
+static void change_mark(FILE *f, const HistoryPoint *p, double x, double y) {
+        bool up = p->change == HISTORY_REGRESSION;
+        const char *fill = p->tentative ? "#fff" : up ? "#d00" : "#0a0";
+        double d = up ? -1 : 1;
+        fprintf(f,
+                "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"%s\" stroke=\"#000\" "
+                "stroke-width=\"1.5\"%s/>",
+                x, y + 9 * d, x - 7, y - 5 * d, x + 7, y - 5 * d, fill,
+                p->tentative ? " stroke-dasharray=\"3 2\"" : "");
+}
+
 void history_figure(FILE *f, const History *h, const HistorySeries *s, const HistoryFigure *how) {
         XName by = x_name(s);
         double lo = INFINITY, hi = -INFINITY;
@@ -100,9 +123,9 @@ void history_figure(FILE *f, const History *h, const HistorySeries *s, const His
                 lo = fmin(lo, s->points[i].lo), hi = fmax(hi, s->points[i].hi);
                 widest = MAX(widest, strlen(point_name(&s->points[i], by, name, sizeof(name))));
         }
-        double width = how->width, height = 230, left = 90;
+        double width = how->width, height = 250, left = 90;
         Axis x = { -0.5, (double) s->n_points - 0.5, left, width - 20 },
-             y = axis_padded(lo, hi, height - 70, 15);
+             y = axis_padded(lo, hi, height - 70, 36);
         TickKind kind = { h->relative_to ? NULL : h->metric, h->unit };
         figure_start(f, how->caption, width, height);
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" points=\"", how->colour);
@@ -111,22 +134,20 @@ void history_figure(FILE *f, const History *h, const HistorySeries *s, const His
         fputs("\"/>\n", f);
         for (size_t i = 0; i < s->n_points; i++) {
                 const HistoryPoint *p = &s->points[i];
-                double px = axis_at(&x, (double) i);
-                const char *ring = p->change == HISTORY_REGRESSION    ? "#d00"
-                                   : p->change == HISTORY_IMPROVEMENT ? "#0a0"
-                                                                      : how->colour;
+                double px = axis_at(&x, (double) i), py = axis_at(&y, p->median);
                 if (how->run_href)
                         fprintf(f, "<a href=\"%s%lld.html\">", how->run_href, (long long) p->run_id);
                 char median[64];
                 fprintf(f,
                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>"
-                        "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" stroke=\"%s\" "
-                        "stroke-width=\"2\"%s><title>run %lld: %s%s%s</title></circle>",
-                        px, axis_at(&y, p->lo), px, axis_at(&y, p->hi), how->colour, px,
-                        axis_at(&y, p->median), p->change == HISTORY_STEADY ? 3 : 6, how->colour, ring,
-                        p->tentative ? " stroke-dasharray=\"3 2\"" : "", (long long) p->run_id,
+                        "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>run %lld: "
+                        "%s%s%s</title></circle>",
+                        px, axis_at(&y, p->lo), px, axis_at(&y, p->hi), how->colour, px, py, how->colour,
+                        (long long) p->run_id,
                         render_metric_value(h->metric, h->unit, p->median, median, sizeof(median)),
                         p->change == HISTORY_STEADY ? "" : ", ", change_text(p));
+                if (p->change != HISTORY_STEADY)
+                        change_mark(f, p, px, py);
                 fputs(how->run_href ? "</a>\n" : "\n", f);
         }
         /* Names far enough apart never to touch: every stride-th run's, the last one's only where
@@ -140,22 +161,29 @@ void history_figure(FILE *f, const History *h, const HistorySeries *s, const His
         for (size_t i = 0; i < s->n_points; i += stride) {
                 char name[64];
                 double px = axis_at(&x, (double) i);
+                point_name(&s->points[i], by, name, sizeof(name));
+                /* Centred under its run, but never past the chart's edges. */
+                double half = HTML_LABEL_PX(strlen(name)) / 2,
+                       tx = fmin(fmax(px, half + 2), width - half - 2);
                 fprintf(f,
                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
                         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"tick\">",
-                        px, axis_y, px, axis_y + 4, px, axis_y + 16);
-                html_text(f, point_name(&s->points[i], by, name, sizeof(name)));
+                        px, axis_y, px, axis_y + 4, tx, axis_y + 16);
+                html_text(f, name);
                 fputs("</text>\n", f);
         }
         axis_ticks(f, &y, true, x.a - 8, kind);
         char title[128];
-        snprintf(title, sizeof(title), "run, by %s", history_x_title(s));
+        if (by == X_CLOCK || by == X_CLOCK_MS) /* the day the times are of */
+                snprintf(title, sizeof(title), "run, by start time (UTC) on %.10s", s->points[0].started_at);
+        else
+                snprintf(title, sizeof(title), "run, by %s", history_x_title(s));
         axis_title(f, &x, false, height - 20, title);
         if (h->relative_to)
                 snprintf(title, sizeof(title), "ratio to %s", h->relative_to);
         else
                 snprintf(title, sizeof(title), "median %s", h->metric);
-        axis_title(f, &y, true, 14, title);
+        axis_title(f, &y, true, 4, title);
         figure_end(f);
-        numbers_table(f, h, s, by);
+        numbers_table(f, h, s);
 }

@@ -8,8 +8,9 @@
 /*
  * One series of an experiment's history as a figure (the report's History section and the site's
  * timelines): each run's median with its interval, in the order the runs ran, change points
- * ringed (red: regression, green: improvement; dashed: tentative), the x axis labelled by the
- * runs' commits, labels or start times, and the chart's numbers as a table beneath it.
+ * marked by triangles (red, up: regression; green, down: improvement; hollow and dashed:
+ * tentative), the x axis labelled by the runs' commits, labels or start times, and the chart's
+ * numbers as a table beneath it.
  */
 
 typedef struct HistoryFigure {

@@ -130,7 +130,9 @@ void axis_ticks(FILE *f, const Axis *axis, bool vertical, double at_px, TickKind
         double step = nice_step((axis->hi - axis->lo) / unit.size, vertical ? 5 : 4);
         int decimals = step >= 1 ? 0 : (int) ceil(-log10(step) - 1e-9);
         /* Glued to the number ("1.05x", "12k"), or a word apart ("12 ms"). */
-        const char *space = !kind.metric || (strlen(unit.name) == 1 && !kind.unit) ? "" : " ";
+        bool glued = !kind.metric || (!kind.unit && (strcmp(unit.name, "k") == 0 || strcmp(unit.name, "M") == 0 ||
+                                                     strcmp(unit.name, "G") == 0));
+        const char *space = glued || !unit.name[0] ? "" : " ";
         for (double v = ceil(axis->lo / unit.size / step) * step; v <= axis->hi / unit.size + step * 1e-9;
              v += step) {
                 double p = axis_at(axis, v * unit.size);
@@ -153,9 +155,8 @@ void axis_ticks(FILE *f, const Axis *axis, bool vertical, double at_px, TickKind
 }
 
 void axis_title(FILE *f, const Axis *axis, bool vertical, double at_px, const char *title) {
-        if (vertical)
-                fprintf(f, "<text transform=\"translate(%.1f %.1f) rotate(-90)\" text-anchor=\"middle\">",
-                        at_px, (axis->a + axis->b) / 2);
+        if (vertical) /* above the axis, read across: a long title turned along it would not fit */
+                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\">", at_px, fmin(axis->a, axis->b) - 12);
         else
                 fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (axis->a + axis->b) / 2,
                         at_px);

@@ -56,7 +56,8 @@ void axis_ticks(FILE *f, const Axis *axis, bool vertical, double at_px, TickKind
 /* The unit name axis_ticks() labels this axis in ("ms", "MiB", "x", ""), for an axis title. */
 const char *axis_unit(const Axis *axis, TickKind kind);
 
-/* An axis title: centred under a horizontal axis, or turned along a vertical one at x. */
+/* An axis title: centred under a horizontal axis at y = at_px, or for a vertical one above its
+ * top, starting at x = at_px (the chart leaves 30 px above its y axis for it). */
 void axis_title(FILE *f, const Axis *axis, bool vertical, double at_px, const char *title);
 
 void svg_start(FILE *f, double width, double height);

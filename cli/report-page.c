@@ -169,9 +169,15 @@ static void forest_plot(FILE *f, const Report *rep) {
         for (size_t c = 0; c < rep->n_cells; c++)
                 for (size_t v = 0; v < rep->n_variants; v++) {
                         const ReportEntry *e = entry_of(rep, c, v);
+                        char mark[48];
                         if (e->has_comparison)
                                 rows[n++] = ratio_row(rep, &e->comparison, rep->cell_labels[c],
-                                                      rep->variant_names[v], v);
+                                                      rep->variant_names[v]);
+                        else if (v != rep->baseline && (e->excluded_reason || e->n_failed > 0)) {
+                                render_failure_mark(e, mark, sizeof(mark));
+                                rows[n++] =
+                                        ratio_row_missing(rep->cell_labels[c], rep->variant_names[v], mark);
+                        }
                 }
         if (n == 0) {
                 fputs("<p>No variant was compared with the baseline.</p>\n", f);
@@ -259,7 +265,7 @@ static void tradeoff_plots(FILE *f, const Report *rep) {
                 if (!isfinite(tlo))
                         continue;
                 Axis x = axis_padded(tlo, thi, 100, legend_x - 30),
-                     y = axis_padded(mlo, mhi, height - 60, 20);
+                     y = axis_padded(mlo, mhi, height - 60, 36);
                 figure_start(f, rep->cell_labels[c], width, height);
                 size_t legend = 0;
                 for (size_t v = 0; v < rep->n_variants; v++) {
@@ -286,7 +292,7 @@ static void tradeoff_plots(FILE *f, const Report *rep) {
                 axis_ticks(f, &y, true, x.a - 10, y_kind);
                 axis_title(f, &x, false, height - 8,
                            rep->front_by_metric ? render_report_metric(rep) : "median wall time");
-                axis_title(f, &y, true, 16, "median peak RSS");
+                axis_title(f, &y, true, 4, "median peak RSS");
                 figure_end(f);
                 tradeoff_table(f, rep, c);
         }
@@ -351,8 +357,9 @@ static const char *variant_colour(const Report *rep, const char *name) {
 static void history_plots(FILE *f, const Report *rep, const History *h) {
         fprintf(f,
                 "<h2>History</h2>\n<p>Medians of %s over the last %zu finished runs, in the order they "
-                "ran; red rings are regressions, green ones improvements, each confirmed by the run after "
-                "it; dashed rings are tentative, the last run out of line, not yet confirmed "
+                "ran; red triangles pointing up are regressions, green ones pointing down improvements, "
+                "each confirmed by the run after it; hollow dashed ones are tentative, the last run out of "
+                "line, not yet confirmed "
                 "(docs/analysis.md).</p>\n",
                 h->metric, h->n_runs);
         for (size_t s = 0; s < h->n_series; s++) {
@@ -393,13 +400,13 @@ static void timeline_section(FILE *f, const Report *rep, const CellTimeline *lis
                         continue;
                 double width = 1000, height = 340, right = width - HTML_LABEL_PX(longest_variant(rep)) - 60;
                 Axis x = { 0, fmax(t_max, 1) / 1000, 90, right },
-                     y = { 0, fmax(kib_max, 1) * 1024 * 1.05, height - 60, 15 };
+                     y = { 0, fmax(kib_max, 1) * 1024 * 1.05, height - 60, 36 };
                 figure_start(f, rep->n_cells > 1 ? rep->cell_labels[c] : "Each variant's median sample",
                              width, height);
                 axis_ticks(f, &x, false, y.a, (TickKind){ "wall", NULL });
                 axis_ticks(f, &y, true, x.a, (TickKind){ "maxrss", NULL });
                 axis_title(f, &x, false, height - 12, "time since the child started");
-                axis_title(f, &y, true, 14, "resident memory");
+                axis_title(f, &y, true, 4, "resident memory");
                 size_t legend = 0;
                 for (size_t i = 0; i < n; i++) {
                         const Timeline *t = &list[i].timeline;

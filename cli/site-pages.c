@@ -202,8 +202,9 @@ int site_experiment_page(FILE *f, const Site *site, const char *experiment) {
         else
                 fprintf(f,
                         "<p>Each run's median of %s with its 95%% interval, per machine, cell and variant, "
-                        "in the order the runs ran; red rings are regressions, green ones improvements, "
-                        "each confirmed by the run after it; dashed rings are tentative "
+                        "in the order the runs ran; red triangles pointing up are regressions, green ones "
+                        "pointing down improvements, each confirmed by the run after it; hollow dashed ones "
+                        "are tentative "
                         "(docs/analysis.md). A point leads to its run's report.</p>\n",
                         h->metric);
         for (char **m = site->machines; m && *m; m++) {
@@ -273,9 +274,15 @@ static int fleet_rows(const Fleet *fleet, RatioRow *rows, size_t cap, char ***gr
                                 const Report *rep = fleet->machines[i].report;
                                 const ReportEntry *e = report_entry_named(rep, first->cell_labels[c],
                                                                           first->variant_names[v]);
+                                char mark[48];
                                 if (e && e->has_comparison)
                                         rows[n++] = ratio_row(rep, &e->comparison, group,
-                                                              fleet->machines[i].machine, v);
+                                                              fleet->machines[i].machine);
+                                else if (e && (e->excluded_reason || e->n_failed > 0)) {
+                                        render_failure_mark(e, mark, sizeof(mark));
+                                        rows[n++] =
+                                                ratio_row_missing(group, fleet->machines[i].machine, mark);
+                                }
                         }
                 }
         *ret_n = n;
@@ -355,8 +362,15 @@ static size_t suite_rows(const json_t *doc, const SuiteRun *runs, const char *me
                 json_array_foreach(json_object_get(workload, "variants"), v, variant) {
                         snprintf(key, sizeof(key), "%sratio", measure);
                         double ratio = number_or_nan(json_object_get(variant, key));
-                        if (isnan(ratio) || n >= cap)
+                        const char *group = json_string_value(json_object_get(workload, "workload")),
+                                   *name = json_string_value(json_object_get(variant, "name")),
+                                   *failure = json_string_value(json_object_get(variant, "failure"));
+                        if (n >= cap || (isnan(ratio) && !failure))
+                                continue; /* the baseline */
+                        if (isnan(ratio)) {
+                                rows[n++] = ratio_row_missing(group, name, failure);
                                 continue;
+                        }
                         snprintf(key, sizeof(key), "%s%s", measure, measure[0] ? "ci_low" : "ratio_ci_low");
                         double lo = number_or_nan(json_object_get(variant, key));
                         snprintf(key, sizeof(key), "%s%s", measure,
@@ -365,9 +379,8 @@ static size_t suite_rows(const json_t *doc, const SuiteRun *runs, const char *me
                         snprintf(key, sizeof(key), "%sverdict", measure);
                         const char *word = json_string_value(json_object_get(variant, key));
                         rows[n++] = (RatioRow){
-                                .group = json_string_value(json_object_get(workload, "workload")),
-                                .name = json_string_value(json_object_get(variant, "name")),
-                                .colour = v,
+                                .group = group,
+                                .name = name,
                                 .ratio = ratio,
                                 .lo = lo,
                                 .hi = hi,

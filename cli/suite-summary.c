@@ -172,7 +172,7 @@ typedef struct Overall {
         size_t time_cells;
         double time_mean, time_lo, time_hi; /* when time_cells > 0 */
         size_t rss_cells;
-        double rss_mean; /* peak RSS ratio to the baseline, when rss_cells > 0 */
+        double rss_mean, rss_lo, rss_hi; /* peak RSS against the baseline, when rss_cells > 0 */
 } Overall;
 
 static Overall overall(const SuiteRun *runs, size_t n, size_t v) {
@@ -181,8 +181,8 @@ static Overall overall(const SuiteRun *runs, size_t n, size_t v) {
         for (size_t i = 0; i < n; i++)
                 cap += runs[i].rep->n_cells;
         _cleanup_free_ const Comparison **times = calloc(cap + 1, sizeof(*times));
-        double rss_logs = 0;
-        for (size_t i = 0; i < n && times; i++) {
+        _cleanup_free_ const Comparison **rss = calloc(cap + 1, sizeof(*rss));
+        for (size_t i = 0; i < n && times && rss; i++) {
                 const Report *rep = runs[i].rep;
                 if (v >= rep->n_variants || own_baseline(runs, i))
                         continue;
@@ -190,13 +190,11 @@ static Overall overall(const SuiteRun *runs, size_t n, size_t v) {
                 o.wins += winner(rep) == v;
                 bool time = render_time_metric(rep->run.metric);
                 for (size_t c = 0; c < rep->n_cells; c++) {
-                        const ReportEntry *e = report_entry(rep, c, v),
-                                          *b = report_entry(rep, c, rep->baseline);
-                        if (e->has_tradeoff && b->has_tradeoff && b->maxrss_median > 0 &&
-                            e->maxrss_median > 0) {
-                                rss_logs += log(e->maxrss_median / b->maxrss_median);
-                                o.rss_cells++;
-                        }
+                        const ReportEntry *e = report_entry(rep, c, v);
+                        /* Peak RSS as the workload's bars give it: compared sample by sample. */
+                        if (runs[i].rss && c < runs[i].rss->n_cells && v < runs[i].rss->n_variants &&
+                            report_entry(runs[i].rss, c, v)->has_comparison)
+                                rss[o.rss_cells++] = &report_entry(runs[i].rss, c, v)->comparison;
                         if (!e->has_comparison)
                                 continue;
                         o.compared++;
@@ -212,7 +210,8 @@ static Overall overall(const SuiteRun *runs, size_t n, size_t v) {
                 compare_geomean(times, o.time_cells, render_interval_level(runs[0].rep), &o.time_mean,
                                 &o.time_lo, &o.time_hi);
         if (o.rss_cells)
-                o.rss_mean = exp(rss_logs / (double) o.rss_cells);
+                compare_geomean(rss, o.rss_cells, render_interval_level(runs[0].rss), &o.rss_mean, &o.rss_lo,
+                                &o.rss_hi);
         return o;
 }
 
@@ -248,8 +247,10 @@ void suite_print_overall(FILE *f, const SuiteRun *runs, size_t n, const char *bu
                                         "; time geometric mean %.3fx (no interval: a cell's own is "
                                         "unbounded)",
                                         o.time_mean);
-                        if (o.rss_cells)
-                                fprintf(f, "; peak RSS %.2fx", o.rss_mean);
+                        if (o.rss_cells && o.rss_lo > 0 && isfinite(o.rss_hi))
+                                fprintf(f, "; peak RSS %.3fx [%.3f, %.3f]", o.rss_mean, o.rss_lo, o.rss_hi);
+                        else if (o.rss_cells)
+                                fprintf(f, "; peak RSS %.3fx", o.rss_mean);
                 }
                 fputc('\n', f);
         }
@@ -326,6 +327,11 @@ json_t *suite_summary_json(const SuiteRun *runs, size_t n) {
                                   "time_geomean_ci_high",
                                   o.time_cells ? render_json_number(o.time_hi) : json_null(),
                                   "peak_rss_ratio", o.rss_cells ? json_real(o.rss_mean) : json_null()));
+                json_t *added = json_array_get(allocators, json_array_size(allocators) - 1);
+                json_object_set_new(added, "peak_rss_ci_low",
+                                    o.rss_cells ? render_json_number(o.rss_lo) : json_null());
+                json_object_set_new(added, "peak_rss_ci_high",
+                                    o.rss_cells ? render_json_number(o.rss_hi) : json_null());
         }
         return json_pack("{s:s, s:o, s:o}", "baseline", first->variant_names[first->baseline], "workloads",
                          workloads, "allocators", allocators);

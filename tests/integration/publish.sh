@@ -113,7 +113,7 @@ assert rows["trend"][0].startswith("run 6 ") and rows["trend"][1].startswith("ru
 assert "broken: not compared" in rows["spin"][0] and "longer " in rows["spin"][0], rows["spin"]
 assert rows["suite-xmalloc"][1] == "-", rows
 
-# The timeline: the regression ringed at the run of commit c0ffee4, the x axis by commit on alpha
+# The timeline: the regression marked (a red triangle) at the run of commit c0ffee4, the x axis by commit on alpha
 # and by time on beta (its labels are all "nightly"), a table of the numbers beside each chart.
 trend = page("experiment/trend.html")
 figures = list(trend.iter(H + "figure"))
@@ -123,6 +123,7 @@ ticks = [t.text for t in alpha.iter(S + "text") if t.get("class") == "tick"]
 assert "c0ffee1" in ticks and "c0ffee6" in ticks, ticks
 titles = [text(t) for t in alpha.iter(S + "title")]
 assert any(t.startswith("run 4: 15") and t.endswith("regression") for t in titles), titles
+assert [p.get("fill") for p in alpha.iter(S + "polygon")] == ["#d00"], "one confirmed regression, marked"
 assert any(text(t) == "run, by commit" for t in alpha.iter(S + "text")), "x axis title"
 beta_ticks = [t.text for t in figures[4].iter(S + "text") if t.get("class") == "tick"]
 assert any(":" in t for t in beta_ticks) and not any("nightly" in t for t in beta_ticks), beta_ticks

@@ -50,23 +50,25 @@ ticks = [t.text for t in root.findall(".//s:text[@class='tick']", ns)]
 assert ticks and not any("e+" in t or "e-" in t for t in ticks), ticks
 ratio_ticks = [float(t[:-1]) for t in ticks if t.endswith("x")]
 assert ratio_ticks and all(abs(r * 100 - round(r * 100)) < 1e-6 for r in ratio_ticks), ratio_ticks
-# One colour per variant in every chart: the forest plot's and the history's agree.
+# A point's colour says its verdict, as its words do: "longer" does twice the work, slower (red).
 def colours(svg, label_suffix, shape):
     found, items = set(), list(svg)
     for i, el in enumerate(items):
         if el.tag.endswith("text") and (el.text or "").endswith(label_suffix):
             nxt = next(x for x in items[i + 1:] if x.tag.endswith(shape))
-            found.add(nxt.get("stroke") or nxt.get("fill"))
+            found.add(nxt.get("fill") if shape == "circle" else nxt.get("stroke"))
     return found
 forest = next(f.find("s:svg", ns) for f in root.findall(".//h:figure", ns)
               if f.find("h:figcaption", ns).text == "Each variant's ratio to the baseline, per cell")
 assert [t.text for t in forest.iter("{http://www.w3.org/2000/svg}text") if t.get("font-weight") == "bold"] == ["n=1", "n=2"]
+assert colours(forest, "longer", "circle") == {"#d62728"}, colours(forest, "longer", "circle")
+# Each variant keeps its colour in the charts that draw variants: the samples' and the history's.
 figures = root.findall(".//h:figure", ns)
 for variant in ("longer", "jemalloc"):
-    in_forest = colours(forest, variant, "circle")
+    in_samples = colours(figures[0].find("s:svg", ns), variant, "circle")
     in_history = {f.find("s:svg/s:polyline", ns).get("stroke") for f in figures
                   if f.find("h:figcaption", ns).text.endswith("] " + variant) and f.find("s:svg/s:polyline", ns) is not None}
-    assert len(in_forest) == 1 and in_history == in_forest, (variant, in_forest, in_history)
+    assert len(in_samples) == 1 and in_history == in_samples, (variant, in_samples, in_history)
 PY
 
 # The results table states its intervals' level, the one the forest plot states (it said "at
@@ -96,7 +98,7 @@ assert not any(t.endswith(".000 s") for t in ticks), ticks
 assert any(re.fullmatch(r"\d+ (ms|s)", t) for t in ticks), ticks  # whole units without decimals
 assert len(set(t for t in ticks if t.count(":") == 2)) > 1, ticks     # two runs, two names
 titles = ["".join(t.itertext()) for t in root.iter(S + "text")]
-assert "run, by start time (UTC)" in titles and "median wall time" in titles, titles
+assert any(t.startswith("run, by start time (UTC) on ") for t in titles) and "median wall time" in titles, titles
 PY
 
 # A real browser: the screenshot has content and the console stays quiet.
