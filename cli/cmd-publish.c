@@ -42,8 +42,12 @@ int cmd_publish(int argc, char **argv) {
                 else
                         return EXIT_USAGE;
         }
-        if (argc - optind != 1) {
-                cli_error("publish", "give the site's directory: alloclab publish DIR");
+        if (argc - optind != 1 || !argv[optind][0]) {
+                if (argc - optind > 1)
+                        cli_error("publish", "one directory, got %d operands: alloclab publish DIR",
+                                  argc - optind);
+                else
+                        cli_error("publish", "give the site's directory: alloclab publish DIR");
                 return EXIT_USAGE;
         }
         const char *dir = argv[optind];

@@ -38,7 +38,7 @@ static const char stylesheet[] =
         "body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;color:#222}"
         "table{border-collapse:collapse;margin:1em 0}"
         "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
-        "td.num{text-align:right;white-space:nowrap}"
+        "td.num{text-align:right;white-space:nowrap}.nowrap{white-space:nowrap}"
         ".scroll{overflow-x:auto;max-width:100%}"
         "svg{font-size:12px;display:block;max-width:100%;height:auto}.tick{fill:#555;font-size:11px}"
         "figure{margin:1em 0}figcaption{font-weight:bold}.warn{color:#b00;font-weight:bold}"
@@ -130,8 +130,9 @@ void axis_ticks(FILE *f, const Axis *axis, bool vertical, double at_px, TickKind
         double step = nice_step((axis->hi - axis->lo) / unit.size, vertical ? 5 : 4);
         int decimals = step >= 1 ? 0 : (int) ceil(-log10(step) - 1e-9);
         /* Glued to the number ("1.05x", "12k"), or a word apart ("12 ms"). */
-        bool glued = !kind.metric || (!kind.unit && (strcmp(unit.name, "k") == 0 || strcmp(unit.name, "M") == 0 ||
-                                                     strcmp(unit.name, "G") == 0));
+        bool glued =
+                !kind.metric || (!kind.unit && (strcmp(unit.name, "k") == 0 || strcmp(unit.name, "M") == 0 ||
+                                                strcmp(unit.name, "G") == 0));
         const char *space = glued || !unit.name[0] ? "" : " ";
         for (double v = ceil(axis->lo / unit.size / step) * step; v <= axis->hi / unit.size + step * 1e-9;
              v += step) {
@@ -156,7 +157,8 @@ void axis_ticks(FILE *f, const Axis *axis, bool vertical, double at_px, TickKind
 
 void axis_title(FILE *f, const Axis *axis, bool vertical, double at_px, const char *title) {
         if (vertical) /* above the axis, read across: a long title turned along it would not fit */
-                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\">", at_px, fmin(axis->a, axis->b) - 12);
+                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\">", at_px,
+                        fmin(axis->a, axis->b) - 12);
         else
                 fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (axis->a + axis->b) / 2,
                         at_px);

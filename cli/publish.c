@@ -3,6 +3,7 @@
  * Publishing a site incrementally (cli/publish.h): which pages there are, which of them changed
  * since the last publish, and writing those whole.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -179,16 +180,59 @@ static int access_of_database(Publish *p, Store *store) {
         return 0;
 }
 
-/* A directory of the site, made with the site's access when missing. */
+/* path (a page, or a directory of the site: dir_mode) with the site's access, whatever it had: a
+ * database made private since the last publish makes its site private too. */
+static int give_access(const Publish *p, const char *path, bool dir) {
+        struct stat st;
+        mode_t mode = dir ? p->dir_mode : p->files.mode;
+        if (lstat(path, &st) < 0)
+                return -errno;
+        if (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+                return dir ? -ENOTDIR : 0; /* not ours: a page goes over it by rename */
+        if ((st.st_mode & 07777) != mode && chmod(path, mode) < 0)
+                return -errno;
+        if (p->files.gid != (gid_t) -1 && st.st_gid != p->files.gid &&
+            chown(path, (uid_t) -1, p->files.gid) < 0)
+                return -errno;
+        return 0;
+}
+
+/* A directory of the site, made when missing, with the site's access. */
 static int make_dir(const Publish *p, const char *path) {
-        if (access(path, F_OK) == 0)
+        int r = access(path, F_OK) == 0 ? 0 : mkdir_parents(path, p->dir_mode);
+        return r < 0 ? r : give_access(p, path, true);
+}
+
+/* The site's directories (cli/site.c names the pages in them). */
+static const char *const site_dirs[] = { "run", "experiment", "fleet", "suite" };
+
+/* A site goes into a new or empty directory, or one that holds a site published before: never
+ * over files of someone's own (their index.html). */
+static int check_dir(const char *dir, char **ret_message) {
+        struct stat st;
+        if (stat(dir, &st) < 0)
+                return errno == ENOENT ? 0 : message_fail(ret_message, -errno, "cannot use %s: %m", dir);
+        if (!S_ISDIR(st.st_mode))
+                return message_fail(ret_message, -ENOTDIR,
+                                    "%s is not a directory: give a directory for the site", dir);
+        _cleanup_free_ char *manifest = NULL;
+        if (asprintf(&manifest, "%s/" SITE_MANIFEST, dir) < 0)
+                return -ENOMEM;
+        if (access(manifest, F_OK) == 0)
                 return 0;
-        int r = mkdir_parents(path, p->dir_mode);
-        if (r >= 0 && chmod(path, p->dir_mode) < 0)
-                r = -errno;
-        if (r >= 0 && p->files.gid != (gid_t) -1 && chown(path, (uid_t) -1, p->files.gid) < 0)
-                r = -errno;
-        return r;
+        DIR *d = opendir(dir);
+        if (!d)
+                return message_fail(ret_message, -errno, "cannot read %s: %m", dir);
+        struct dirent *e;
+        bool empty = true;
+        while (empty && (e = readdir(d)))
+                empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+        closedir(d);
+        return empty ? 0
+                     : message_fail(ret_message, -EEXIST,
+                                    "%s holds files alloclab publish did not write (it has no " SITE_MANIFEST
+                                    "): give a new or empty directory for the site",
+                                    dir);
 }
 
 /* Writes the page unless its key is the one it was written with and its file is there; replaces
@@ -201,8 +245,12 @@ static int publish_page(Publish *p, const Page *page, const char *key) {
         if (strv_append(&p->manifest.seen, page->path) < 0)
                 return -ENOMEM;
         const char *known = manifest_key(&p->manifest, page->path);
-        if (known && strcmp(known, key) == 0 && access(file, F_OK) == 0)
-                return 0;
+        if (known && strcmp(known, key) == 0 && access(file, F_OK) == 0) {
+                int r = give_access(p, file, false);
+                return r < 0 ? message_fail(p->message, r, "cannot set the access of %s: %s", file,
+                                            strerror(-r))
+                             : 0;
+        }
         size_t size = 0, old_size = 0;
         FILE *f = open_memstream(&text, &size);
         if (!f)
@@ -292,8 +340,18 @@ int publish_site(Store *store, const char *dir, SiteResult *ret, char **ret_mess
         int r = access_of_database(&p, store);
         if (r < 0)
                 return message_fail(ret_message, r, "cannot read %s: %s", store_path(store), strerror(-r));
+        if ((r = check_dir(dir, ret_message)) < 0)
+                return r;
         if ((r = make_dir(&p, dir)) < 0)
                 return message_fail(ret_message, r, "cannot make %s: %s", dir, strerror(-r));
+        for (size_t i = 0; i < ELEMENTSOF(site_dirs); i++) { /* those a page may not be written into now */
+                _cleanup_free_ char *sub = NULL;
+                if (asprintf(&sub, "%s/%s", dir, site_dirs[i]) < 0)
+                        return -ENOMEM;
+                if (access(sub, F_OK) == 0 && (r = give_access(&p, sub, true)) < 0)
+                        return message_fail(ret_message, r, "cannot set the access of %s: %s", sub,
+                                            strerror(-r));
+        }
         if ((r = site_load(store, &site)) < 0 || (r = manifest_read(dir, &p.manifest)) < 0) {
                 manifest_done(&p.manifest);
                 return message_fail(ret_message, r, "cannot read the database: %s", strerror(-r));

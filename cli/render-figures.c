@@ -81,6 +81,16 @@ const char *render_run_value(const RunSummary *run, double v, char *buf, size_t 
         return render_metric_value(run->metric, run->metric_unit, v, buf, size);
 }
 
+bool render_pruned_note(const Report *rep, char *buf, size_t size) {
+        if (!rep->run.pruned_at)
+                return false;
+        snprintf(buf, size,
+                 "pruned %s: its measured samples are gone; its statistics and each cell's values of %s are "
+                 "kept, and everything below is computed from them",
+                 rep->run.pruned_at, rep->run.metric);
+        return true;
+}
+
 bool render_machine_unrecorded(const Report *rep) {
         return rep->run.label && strcmp(rep->run.label, "imported from hyperfine") == 0;
 }

@@ -135,12 +135,9 @@ static void print_header(FILE *f, const Report *rep, const char *bullet) {
                 imported_here ? " (where it was imported: hyperfine records no machine)" : "",
                 rep->cpu_model, (long long) rep->cpus, rep->kernel, rep->glibc, rep->thp);
         fprintf(f, "%suuid %s\n", bullet, rep->run.uuid);
-        if (rep->run.pruned_at)
-                fprintf(f,
-                        "%spruned %s: its measured samples are gone; its statistics and each cell's values "
-                        "of "
-                        "%s are kept, and everything below is computed from them\n",
-                        bullet, rep->run.pruned_at, rep->run.metric);
+        char pruned[512];
+        if (render_pruned_note(rep, pruned, sizeof(pruned)))
+                fprintf(f, "%s%s\n", bullet, pruned);
         if (rep->run.label || rep->run.commit)
                 fprintf(f, "%s%s%s%s%s%s\n", bullet, rep->run.label ? "label " : "",
                         rep->run.label ? rep->run.label : "", rep->run.label && rep->run.commit ? ", " : "",

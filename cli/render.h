@@ -30,6 +30,9 @@ RenderFunc render_for(OutputFormat format);
 /* "12.3 ms", "512.0 MiB", "1.234e+05": a metric value with its unit, into buf. */
 const char *render_value(const char *metric, double v, char *buf, size_t size);
 
+/* Whether alloclab prune dropped the run's samples; then what that means, into buf. */
+bool render_pruned_note(const Report *rep, char *buf, size_t size);
+
 /* hyperfine records no machine and no time: an import of its file has the importing machine
  * as its host and the import's time as its start, which every view must say. */
 bool render_machine_unrecorded(const Report *rep);

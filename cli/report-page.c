@@ -457,6 +457,17 @@ static void timeline_section(FILE *f, const Report *rep, const CellTimeline *lis
         fputs("</ul>\n", f);
 }
 
+/* "1.050x [1.021, 1.080] slower", or without an interval where it has none ([0, inf]: too few
+ * samples for one), as show prints it: "1.050x ~ (too few samples)". */
+static void comparison_text(const Comparison *k, bool time, char *buf, size_t size) {
+        char word[64];
+        render_verdict_text(k->verdict, k->detectable, time, word, sizeof(word));
+        if (k->lo > 0 && isfinite(k->hi))
+                snprintf(buf, size, "%.3fx [%.3f, %.3f] %s", k->ratio, k->lo, k->hi, word);
+        else
+                snprintf(buf, size, "%.3fx %s", k->ratio, word);
+}
+
 /* The result table: median and ratio with verdict per cell and variant. */
 static void results_table(FILE *f, const Report *rep) {
         bool time = render_time_metric(rep->run.metric);
@@ -483,12 +494,10 @@ static void results_table(FILE *f, const Report *rep) {
                                 render_run_value(&rep->run, e->stats.median, value, sizeof(value));
                         fputs("<td>", f);
                         html_text(f, e->excluded_reason ? "excluded" : value);
-                        char word[64], text[160];
+                        char text[160];
                         if (e->has_comparison && render_report_has_verdicts(rep)) {
-                                snprintf(text, sizeof(text), " %.3fx [%.3f, %.3f] %s", e->comparison.ratio,
-                                         e->comparison.lo, e->comparison.hi,
-                                         render_verdict_text(e->comparison.verdict, e->comparison.detectable,
-                                                             time, word, sizeof(word)));
+                                text[0] = ' ';
+                                comparison_text(&e->comparison, time, text + 1, sizeof(text) - 1);
                                 html_verdict(f, e->comparison.verdict, rep->run.higher_is_better, text);
                         } else if (e->has_comparison)
                                 fprintf(f, " %.3fx", e->comparison.ratio);
@@ -553,10 +562,13 @@ static void comparison_section(FILE *f, const RunPair *pair) {
                 "run to run by +-%.1f%%, ",
                 (long long) pair->b->run.id, (long long) pair->a->run.id, 100 * pair->spread.spread);
         if (pair->spread.runs)
-                fprintf(f, "measured over up to %zu earlier runs of this experiment on this host; ",
-                        pair->spread.runs);
+                fprintf(f, "measured over up to %zu earlier runs of this experiment on this machine (%s); ",
+                        pair->spread.runs, pair->a->run.machine);
         else
-                fputs("assumed: no earlier runs of this experiment on this host to measure it from; ", f);
+                fprintf(f,
+                        "assumed: no earlier runs of this experiment on this machine (%s) to measure it "
+                        "from; ",
+                        pair->a->run.machine);
         html_text(f, rule);
         fputs(".</p>\n", f);
         fprintf(f,
@@ -573,12 +585,9 @@ static void comparison_section(FILE *f, const RunPair *pair) {
                 pair_value(pair, x->value_a, a, sizeof(a));
                 pair_value(pair, x->value_b, b, sizeof(b));
                 fprintf(f, "</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td>", a, b);
-                char word[64], text[160] = "-";
+                char text[160] = "-";
                 if (x->has_comparison)
-                        snprintf(text, sizeof(text), "%.3fx [%.3f, %.3f] %s", x->comparison.ratio,
-                                 x->comparison.lo, x->comparison.hi,
-                                 render_verdict_text(x->comparison.verdict, x->comparison.detectable, time,
-                                                     word, sizeof(word)));
+                        comparison_text(&x->comparison, time, text, sizeof(text));
                 html_verdict(f, x->has_comparison ? x->comparison.verdict : VERDICT_INCONCLUSIVE,
                              pair->a->run.higher_is_better, text);
                 fputs("</td></tr>\n", f);
@@ -669,46 +678,50 @@ static void run_table(FILE *f, const Report *rep) {
 }
 
 /* Each variant's allocator, file and what the probe found in effect. */
+/* A row of the allocators' table: a name, and its value in a code span (a path, a hash or a
+ * version is one word, never broken). */
+static void allocator_row(FILE *f, const char *name, const char *value) {
+        fputs("<tr><th>", f);
+        html_text(f, name);
+        fputs("</th><td><code>", f);
+        html_text(f, value);
+        fputs("</code></td></tr>\n", f);
+}
+
+/* Per variant, a few rows (one value each, so that no column is squeezed by another's long
+ * words): its allocator, version, file and sha256, and what the probe found in effect. */
 static void allocators_table(FILE *f, const VariantAllocator *allocators, size_t n) {
-        fputs("<h3>Allocators</h3>\n<div "
-              "class=\"scroll\"><table>\n<tr><th>variant</th><th>allocator</th><th>version</th>"
-              "<th>file and sha256</th><th>effective allocator and options (probe)</th></tr>\n",
-              f);
+        fputs("<h3>Allocators</h3>\n<div class=\"scroll\"><table>\n", f);
         for (size_t i = 0; i < n; i++) {
                 const VariantAllocator *a = &allocators[i];
-                fputs("<tr><td>", f);
+                fputs("<tr><th colspan=\"2\">", f);
                 html_text(f, a->variant);
-                fputs("</td><td>", f);
-                html_text(f, a->allocator);
-                fputs("</td><td><code>", f);
-                html_text(f, a->version);
-                fputs("</code></td><td><code>", f);
-                html_text(f, a->path[0] ? a->path : "(nothing preloaded)");
-                fputs("<br/>", f);
-                html_text(f, a->sha256);
-                fputs("</code></td><td>", f);
+                fputs("</th></tr>\n", f);
+                allocator_row(f, "allocator", a->allocator);
+                allocator_row(f, "version", a->version);
+                allocator_row(f, "file", a->path[0] ? a->path : "(nothing preloaded)");
+                allocator_row(f, "sha256", a->sha256);
                 json_auto_t *probe = a->probe_report ? json_loads(a->probe_report, 0, NULL) : NULL;
                 json_t *effective = json_object_get(probe, "effective");
-                if (effective) {
-                        fputs("<code>", f);
-                        html_text(f, json_string_value(json_object_get(effective, "path")));
-                        fputs("</code> <code>", f);
-                        html_text(f, json_string_value(json_object_get(effective, "version")));
-                        fputs("</code>", f);
-                        const char *key;
-                        json_t *value;
-                        json_object_foreach(json_object_get(effective, "options"), key, value) {
-                                const char *text = json_string_value(value);
-                                if (!text || !text[0])
-                                        continue; /* GLIBC_TUNABLES= set empty: no option in effect */
-                                fputs("<br/>", f);
-                                html_text(f, key);
-                                fputs(" = ", f);
-                                html_text(f, text);
-                        }
-                } else
-                        fputs("no probe report", f);
-                fputs("</td></tr>\n", f);
+                if (!effective) {
+                        allocator_row(f, "in effect (probe)", "no probe report");
+                        continue;
+                }
+                char in_effect[1024];
+                snprintf(in_effect, sizeof(in_effect), "%s %s",
+                         json_string_value(json_object_get(effective, "path")) ?: "",
+                         json_string_value(json_object_get(effective, "version")) ?: "");
+                allocator_row(f, "in effect (probe)", in_effect);
+                const char *key;
+                json_t *value;
+                json_object_foreach(json_object_get(effective, "options"), key, value) {
+                        const char *text = json_string_value(value);
+                        char option[1024];
+                        if (!text || !text[0])
+                                continue; /* GLIBC_TUNABLES= set empty: no option in effect */
+                        snprintf(option, sizeof(option), "%s = %s", key, text);
+                        allocator_row(f, "option in effect", option);
+                }
         }
         fputs("</table></div>\n", f);
 }
@@ -768,6 +781,12 @@ static int write_report(FILE *f, const Report *rep, const VariantAllocator *allo
         html_text(f, rep->order);
         fprintf(f, " order, outliers %s.</p>\n",
                 rep->exclude_outliers ? "LEFT OUT of every figure (outliers: exclude)" : "kept");
+        char pruned[512];
+        if (render_pruned_note(rep, pruned, sizeof(pruned))) {
+                fputs("<p class=\"warn\">", f);
+                html_text(f, pruned);
+                fputs(".</p>\n", f);
+        }
         results_table(f, rep);
         strip_plots(f, rep);
         forest_plot(f, rep);

@@ -44,15 +44,22 @@ static void verdicts_line(FILE *f, const Report *rep) {
                 RenderVerdicts k = render_verdicts(rep, v);
                 if (v == rep->baseline)
                         continue;
-                char text[160];
+                char text[256], missing[96] = "";
                 const char *word = render_standing_word(&k, time);
+                size_t excluded = 0;
+                for (size_t c = 0; c < rep->n_cells; c++)
+                        excluded += !report_entry(rep, c, v)->has_comparison;
+                if (k.compared > 0 && excluded > 0)
+                        snprintf(missing, sizeof(missing), " (not compared in %zu of %zu cells)", excluded,
+                                 rep->n_cells);
                 if (k.compared == 0)
                         snprintf(text, sizeof(text), "%s: not compared", rep->variant_names[v]);
                 else /* "~" in a table's cell; here the word */
-                        snprintf(text, sizeof(text), "%s %.3fx %s", rep->variant_names[v], k.geomean,
-                                 strcmp(word, "~") == 0 ? "inconclusive" : word);
-                fputs(any ? "<br/>" : "", f);
+                        snprintf(text, sizeof(text), "%s %.3fx %s%s", rep->variant_names[v], k.geomean,
+                                 strcmp(word, "~") == 0 ? "inconclusive" : word, missing);
+                fputs(any ? "<br/><span class=\"nowrap\">" : "<span class=\"nowrap\">", f);
                 html_verdict(f, render_standing(&k), rep->run.higher_is_better, text);
+                fputs("</span>", f);
                 any = true;
         }
         if (!any)
@@ -76,8 +83,9 @@ static void experiments_table(FILE *f, const Site *site) {
         char path[512];
         for (char **e = site->experiments; e && *e; e++) {
                 fputs("<tr><td>", f);
+                fputs("<span class=\"nowrap\">", f);
                 site_link(f, 0, site_experiment_path(*e, path, sizeof(path)), *e);
-                fputs("<br/><span class=\"note\">", f);
+                fputs("</span><br/><span class=\"note\">", f);
                 site_link(f, 0, site_fleet_path(*e, path, sizeof(path)), "across machines");
                 fputs("</span></td>", f);
                 for (char **m = site->machines; m && *m; m++) {
@@ -91,8 +99,8 @@ static void experiments_table(FILE *f, const Site *site) {
                         snprintf(path, sizeof(path), "run/%lld.html", (long long) run->id);
                         snprintf(text, sizeof(text), "run %lld", (long long) run->id);
                         site_link(f, 0, path, text);
-                        fputs(" <span class=\"note\">", f);
-                        html_text(f, run->started_at);
+                        fprintf(f, " <span class=\"note nowrap\">%.10s %.5s", run->started_at,
+                                strlen(run->started_at) >= 16 ? run->started_at + 11 : "");
                         fputs(strcmp(run->status, "done") == 0 ? "" : ", ", f);
                         html_text(f, strcmp(run->status, "done") == 0 ? "" : run->status);
                         fputs("</span><br/>", f);

@@ -203,20 +203,36 @@ rm "$WORK/site/experiment/spin.html"
 run_alloclab 0 publish "$WORK/site" --quiet
 [[ -z $OUT && -f $WORK/site/experiment/spin.html ]] || fail "a page removed by hand is written again: $OUT"
 
-# The site is as readable as the database: a private database makes a private site.
+# The site is as readable as the database: a private database makes a private site, and a
+# database made private since makes the site it published before private, every file of it.
 expect_eq "$(stat -c %a "$WORK/site/index.html" "$WORK/site/run")" $'644\n755' "a site as readable as its database"
 chmod 0600 "$DB"
 run_alloclab 0 publish "$WORK/private" --quiet
 expect_eq "$(stat -c %a "$WORK/private" "$WORK/private/run" "$WORK/private/index.html" "$WORK/private/run/1.html")" \
     $'700\n700\n600\n600' "a private database, a private site"
+run_alloclab 0 publish "$WORK/site"
+expect_eq "$OUT" "$WORK/site/index.html: 24 pages, 0 written" "nothing new"
+expect_eq "$(find "$WORK/site" -perm /077 | wc -l)" 0 "the site published before, private now"
 chmod 0644 "$DB"
 
-# Errors: no directory given; a directory it cannot write.
+# Errors, each said with what to do: no directory given, or two; a file; a directory of someone's
+# own files (never written over); a directory under a file.
 run_alloclab 2 publish
 expect_contains "$ERR" "give the site's directory" "usage"
+run_alloclab 2 publish ""
+expect_contains "$ERR" "give the site's directory" "an empty name"
+run_alloclab 2 publish "$WORK/a" "$WORK/b"
+expect_contains "$ERR" "one directory, got 2 operands" "two operands"
 touch "$WORK/file"
+run_alloclab 4 publish "$WORK/file"
+expect_contains "$ERR" "alloclab publish: $WORK/file is not a directory: give a directory for the site" "a file"
+mkdir "$WORK/mine" && echo "my page" >"$WORK/mine/index.html"
+run_alloclab 4 publish "$WORK/mine"
+expect_contains "$ERR" "$WORK/mine holds files alloclab publish did not write (it has no .alloclab-site): give a new or empty directory" \
+    "someone's own directory"
+expect_eq "$(cat "$WORK/mine/index.html")" "my page" "their page left alone"
 run_alloclab 4 publish "$WORK/file/site"
-expect_contains "$ERR" "alloclab publish: cannot make $WORK/file/site" "an unwritable directory"
+expect_contains "$ERR" "alloclab publish: cannot use $WORK/file/site: Not a directory" "a directory under a file"
 
 # For a person: the index, a timeline and the suite chart.
 mkdir -p "$SHOTS"
