@@ -145,7 +145,7 @@ static char *default_specs_dir(void) {
 
 static const char usage[] =
         "Usage: alloclabd [--config FILE] [--db PATH] [--socket PATH] [--specs-dir DIR] [--probe PATH]\n"
-        "                 [--idle-timeout SECONDS] [--machine NAME] [--user]\n"
+        "                 [--idle-timeout SECONDS] [--machine NAME] [--publish-dir DIR] [--user]\n"
         "\n"
         "Queues and runs alloclab experiments one at a time; `alloclab submit/status/queue/cancel`\n"
         "talk to it. Socket: systemd socket activation, else --socket, $ALLOCLAB_SOCKET,\n"
@@ -501,8 +501,9 @@ static int run(Options *o) {
         if ((r = control_new(&control, TAKE_FD(listen_fd), &d.control)) < 0)
                 return log_error_errno(r, "cannot serve the socket");
         sd_notify(false, "READY=1");
-        log_message(LOG_INFO, 0, "ready: database %s, socket %s", d.db_path,
-                    d.socket_path ? d.socket_path : "(activated)");
+        log_message(LOG_INFO, 0, "ready: database %s, socket %s%s%s", d.db_path,
+                    d.socket_path ? d.socket_path : "(activated)", o->publish_dir ? ", site " : "",
+                    o->publish_dir ? o->publish_dir : "");
         manager_start_soon(d.manager);
         if ((r = sd_event_loop(d.event)) < 0)
                 return log_error_errno(r, "the event loop failed");

@@ -52,6 +52,8 @@ void manager_update_status(Manager *m, const char *progress) {
         if (m->worker)
                 snprintf(m->status, sizeof(m->status), "%s; %zu queued",
                          progress ? progress : worker_activity(m->worker), queued);
+        else if (m->held) /* the next job waits for it */
+                snprintf(m->status, sizeof(m->status), "publishing the site; %zu queued", queued);
         else if (when[0])
                 snprintf(m->status, sizeof(m->status), "idle; %zu queued; next scheduled %s at %s", queued,
                          experiment, when);
@@ -166,6 +168,7 @@ void manager_stop(Manager *m) {
 void manager_hold(Manager *m, bool hold) {
         bool released = m->held && !hold;
         m->held = hold;
+        manager_update_status(m, NULL);
         if (released)
                 manager_start_soon(m);
 }

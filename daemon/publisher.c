@@ -36,6 +36,8 @@ static int on_publish_exit(sd_event_source *s, const siginfo_t *si, void *userda
                 log_message(LOG_WARNING, 0, "cannot publish the site in %s: alloclab publish %s %d", p->dir,
                             si->si_code == CLD_EXITED ? "exited with status" : "was killed by signal",
                             si->si_status);
+        else
+                log_message(LOG_INFO, 0, "published the site in %s", p->dir);
         if (p->again) {
                 p->again = false;
                 start(p);
@@ -51,11 +53,18 @@ static bool safe_dir(const Publisher *p) {
         struct stat st;
         if (stat(p->dir, &st) < 0)
                 return true; /* made by alloclab publish, 0755 or as the database */
-        if (!S_ISDIR(st.st_mode) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        if (!S_ISDIR(st.st_mode)) {
                 log_message(LOG_WARNING, 0,
-                            "not publishing the site in %s: %s (chmod go-w, or another publish_dir)", p->dir,
-                            S_ISDIR(st.st_mode) ? "it is writable by group or others"
-                                                : "it is not a directory");
+                            "not publishing the site in %s: it is not a directory (give publish_dir a "
+                            "directory)",
+                            p->dir);
+                return false;
+        }
+        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+                log_message(LOG_WARNING, 0,
+                            "not publishing the site in %s: it is writable by group or others (chmod go-w, "
+                            "or another publish_dir)",
+                            p->dir);
                 return false;
         }
         return true;

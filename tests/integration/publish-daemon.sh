@@ -12,9 +12,9 @@ SITE="$WORK/site"
 cat >"$WORK/alloclabd.yaml" <<YAML
 publish_dir: $SITE
 YAML
-# The daemon's alloclab takes half a second longer to publish, so that a job started while it
+# The daemon's alloclab takes a second longer to publish, so that a job started while it
 # publishes (which must not happen) would start before the pages are written.
-printf '#!/bin/sh\nsleep 0.5\nexec "%s" "$@"\n' "$ALLOCLAB" >"$WORK/slow-alloclab"
+printf '#!/bin/sh\nsleep 1\nexec "%s" "$@"\n' "$ALLOCLAB" >"$WORK/slow-alloclab"
 chmod 0755 "$WORK/slow-alloclab"
 ALLOCLAB_CLI="$WORK/slow-alloclab" start_users_daemon --config "$WORK/alloclabd.yaml"
 # Group readers of the database may enter its directory.
@@ -35,7 +35,15 @@ allocators: {glibc: {}, jemalloc: {preload: jemalloc}}
 samples: 3
 YAML
 run_alloclab 0 submit --wait "$WORK/spin.yaml"
+# While it publishes, the daemon says so (its queue waits).
+for _ in $(seq 20); do
+    status=$("$ALLOCLAB" status)
+    [[ $status == *"publishing the site"* ]] && break
+    sleep 0.05
+done
+expect_contains "$status" "publishing the site; 0 queued" "status while publishing"
 wait_for "$SITE/run/1.html" 30
+expect_contains "$(cat "$WORK/daemon.log")" "site $SITE" "the ready line names the site"
 wait_for "$SITE/index.html" 30
 for _ in $(seq 100); do grep -q 'experiment/submitted.html' "$SITE/index.html" 2>/dev/null && break; sleep 0.1; done
 grep -q 'experiment/submitted.html' "$SITE/index.html" || fail "the index lacks the submitted experiment"
@@ -87,4 +95,6 @@ for _ in $(seq 100); do grep -q "not publishing the site in $SITE" "$WORK/daemon
 expect_contains "$(cat "$WORK/daemon.log")" \
     "not publishing the site in $SITE: it is writable by group or others (chmod go-w, or another publish_dir)" \
     "an unsafe site directory"
+chmod 0750 "$SITE"
+expect_contains "$(cat "$WORK/daemon.log")" "published the site in $SITE" "a publish is logged"
 echo "ok"
