@@ -1,6 +1,7 @@
 #!/bin/bash
 # Publishing: alloclab publish on the history database of bench/scale.sh (RUNS runs of one
-# experiment, ~1,000 samples each: 1,000,000 samples for 1,000 runs), timed with hyperfine
+# experiment, ~1,000 samples each: 1,000,000 samples for 1,000 runs) made a nightly history (a
+# day apart, labels, commits, 4 machines), timed with hyperfine
 # against alloclab --version (process start-up alone):
 #   - from scratch: every page (a report per run, the experiment's timelines and fleet, the index)
 #   - after one new run (a real one): its page, its experiment's two pages and the index
@@ -20,6 +21,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 db=$work/scale.db
 "$root/bench/history-db.sh" "$build" "$db" "$runs"
+# As a nightly history looks: runs a day apart, each with its label and commit, on 4 machines
+# (the clone of bench/scale.sh has one start time, no label, one machine).
+sqlite3 "$db" "UPDATE runs SET started_at = strftime('%Y-%m-%dT%H:%M:%fZ', started_at, '-' || ($runs - id) || ' days'),
+                               label = 'nightly-' || id, commit_id = printf('%07x%033x', id * 2654435761 % 268435456, id),
+                               machine = 'node' || (id % 4 + 1)"
 "$alloclab" publish "$work/base" --db "$db"
 "$alloclab" run "$db.yaml" --db "$db" --quiet >/dev/null 2>&1 || true # one new run
 written=$(cp -a "$work/base" "$work/check" && "$alloclab" publish "$work/check" --db "$db")

@@ -484,7 +484,7 @@ int site_suite_page(FILE *f, const Site *site, const SiteSuite *suite) {
                 html_text(f, runs[i].rep->run.metric);
                 fputs("</li>\n", f);
         }
-        fputs("</ul>\n<h2>Time</h2>\n", f);
+        fputs("</ul>\n<h2>Each workload's metric</h2>\n", f);
         char x_title[256];
         size_t k = suite_rows(doc, runs, "", rows, cap);
         snprintf(x_title, sizeof(x_title), "ratio to %s in the workload's metric (time: less is better)",
