@@ -476,34 +476,9 @@ static int render_fleet(FILE *f, OutputFormat format, const Fleet *fleet) {
                 fputc('\n', f);
                 r = render_rows(f, tables, display);
         }
-        /* Machines that ran different specs measured different things: said, not hidden. */
-        size_t specs = 0;
-        for (size_t h = 0; h < fleet->n_machines; h++) {
-                bool seen = false;
-                for (size_t i = 0; i < h && !seen; i++)
-                        seen = strcmp(fleet->machines[i].spec_sha256, fleet->machines[h].spec_sha256) == 0;
-                specs += !seen;
-        }
-        /* Two names of one host fingerprint (one machine run under two names, or nodes cloned
-         * with one machine-id on the same hardware): counted as two, and said. */
-        for (size_t h = 0; r >= 0 && h < fleet->n_machines; h++)
-                for (size_t i = 0; i < h; i++)
-                        if (fleet->machines[i].fingerprint && fleet->machines[h].fingerprint &&
-                            strcmp(fleet->machines[i].fingerprint, fleet->machines[h].fingerprint) == 0) {
-                                fprintf(f,
-                                        "\nnote: machines %s and %s have one host fingerprint (%.12s): one "
-                                        "machine under two names, or nodes cloned with one machine-id? They "
-                                        "count as two\n",
-                                        fleet->machines[i].machine, fleet->machines[h].machine,
-                                        fleet->machines[h].fingerprint);
-                                break;
-                        }
-        if (r >= 0 && specs > 1)
-                fprintf(f,
-                        "\nnote: these runs ran %zu different specs of %s (alloclab compare RUN_A RUN_B "
-                        "says how "
-                        "they differ): their ratios are not of the same experiment everywhere\n",
-                        specs, fleet->experiment);
+        _cleanup_strv_free_ char **notes = fleet_notes(fleet);
+        for (char **n = notes; r >= 0 && n && *n; n++)
+                fprintf(f, "\nnote: %s\n", *n);
         if (r >= 0 && classes.n > 1) {
                 json_auto_t *per_class = classes_display(fleet, &classes, cells, variants, time);
                 fprintf(f, "\nper hardware class:\n\n");

@@ -182,7 +182,8 @@ void history_figure(FILE *f, const History *h, const HistorySeries *s, const His
         if (h->relative_to)
                 snprintf(title, sizeof(title), "ratio to %s", h->relative_to);
         else
-                snprintf(title, sizeof(title), "median %s", h->metric);
+                snprintf(title, sizeof(title), "median %s",
+                         strcmp(h->metric, "wall") == 0 ? "wall time" : h->metric);
         axis_title(f, &y, true, 4, title);
         figure_end(f);
         numbers_table(f, h, s);

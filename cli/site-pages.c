@@ -318,6 +318,12 @@ int site_fleet_page(FILE *f, const Site *site, const char *experiment) {
               "across them).</p>\n",
               f);
         machines_table(f, fleet);
+        _cleanup_strv_free_ char **notes = fleet_notes(fleet);
+        for (char **note = notes; note && *note; note++) {
+                fputs("<p class=\"warn\">Note: ", f);
+                html_text(f, *note);
+                fputs(".</p>\n", f);
+        }
         size_t cap = 0;
         for (size_t i = 0; i < fleet->n_machines; i++)
                 cap += fleet->machines[i].report->n_cells * fleet->machines[i].report->n_variants;

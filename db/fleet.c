@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdio.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "db/fleet.h"
 #include "db/sql.h"
 #include "util/cleanup.h"
+#include "util/strv.h"
 
 Fleet *fleet_free(Fleet *f) {
         if (!f)
@@ -95,4 +97,40 @@ int query_fleet(Store *s, const FleetQuery *q, Fleet **ret) {
                 return -ENOENT;
         *ret = TAKE_PTR(f);
         return 0;
+}
+
+char **fleet_notes(const Fleet *f) {
+        char **notes = NULL, *note;
+        /* Two names of one host fingerprint: counted as two, and said (once per pair's later one). */
+        for (size_t h = 0; h < f->n_machines; h++)
+                for (size_t i = 0; i < h; i++)
+                        if (f->machines[i].fingerprint && f->machines[h].fingerprint &&
+                            strcmp(f->machines[i].fingerprint, f->machines[h].fingerprint) == 0) {
+                                if (asprintf(&note,
+                                             "machines %s and %s have one host fingerprint (%.12s): one "
+                                             "machine "
+                                             "under two names, or nodes cloned with one machine-id? They "
+                                             "count as two",
+                                             f->machines[i].machine, f->machines[h].machine,
+                                             f->machines[h].fingerprint) < 0 ||
+                                    strv_consume(&notes, note) < 0)
+                                        return strv_free(notes);
+                                break;
+                        }
+        /* Machines that ran different specs measured different things: said, not hidden. */
+        size_t specs = 0;
+        for (size_t h = 0; h < f->n_machines; h++) {
+                bool seen = false;
+                for (size_t i = 0; i < h && !seen; i++)
+                        seen = strcmp(f->machines[i].spec_sha256, f->machines[h].spec_sha256) == 0;
+                specs += !seen;
+        }
+        if (specs > 1 &&
+            (asprintf(&note,
+                      "these runs ran %zu different specs of %s (alloclab compare RUN_A RUN_B says how "
+                      "they differ): their ratios are not of the same experiment everywhere",
+                      specs, f->experiment) < 0 ||
+             strv_consume(&notes, note) < 0))
+                return strv_free(notes);
+        return notes;
 }

@@ -36,6 +36,12 @@ typedef struct Fleet {
         size_t n_machines;
 } Fleet;
 
+/* What a reader of the fleet must know besides its numbers, as sentences (strv; NULL when none
+ * or out of memory): machines that ran different specs of the experiment (their ratios are not
+ * of the same experiment everywhere), and two machine names of one host fingerprint (one machine
+ * under two names, or cloned nodes: counted as two). */
+char **fleet_notes(const Fleet *f);
+
 /* Returns 0, -ENOENT when the experiment has no finished run (of the job), -EIO, -ENOMEM. */
 int query_fleet(Store *s, const FleetQuery *q, Fleet **ret);
 Fleet *fleet_free(Fleet *f);

@@ -137,8 +137,11 @@ fleet = page("fleet/spin.html")
 first = next(fleet.iter(H + "table"))
 machines = [text(tr[0]) for tr in first.iter(H + "tr") if tr[0].tag == H + "td"]
 assert machines == ["alpha", "beta"], machines
+notes = [text(p) for p in fleet.iter(H + "p") if p.get("class") == "warn"]
+assert any("machines alpha and beta have one host fingerprint" in n for n in notes), notes   # as fleet says
 groups = [text(t) for t in fleet.iter(S + "text") if t.get("font-weight") == "bold"]
-assert "[n=1] longer" in groups, groups
+assert "[n=1] longer" in groups and "[n=1] broken" in groups, groups
+assert "not compared: EXIT 3" in [text(t) for t in fleet.iter(S + "text")], "the excluded variant's row says why"
 
 # The suite chart's numbers are suite --format json's, to the last digit.
 suite_page = page(glob.glob(os.path.join(site, "suite", "*.html"))[0].split(site + "/")[1])
