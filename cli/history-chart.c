@@ -3,6 +3,7 @@
  * A history series as an SVG figure with its table (cli/history-chart.h).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/history-chart.h"
@@ -73,7 +74,7 @@ static const char *change_text(const HistoryPoint *p) {
 static void numbers_table(FILE *f, const History *h, const HistorySeries *s) {
         fputs("<details><summary>The chart's numbers</summary><div class=\"scroll\"><table>\n"
               "<tr><th>run</th><th>started (UTC)</th><th>label</th><th>commit</th><th>median</th>"
-              "<th>95% interval</th><th>samples</th><th>change point</th></tr>\n",
+              "<th>95% interval</th><th>samples</th><th>change point or new baseline</th></tr>\n",
               f);
         for (size_t i = 0; i < s->n_points; i++) {
                 const HistoryPoint *p = &s->points[i];
@@ -95,9 +96,72 @@ static void numbers_table(FILE *f, const History *h, const HistorySeries *s) {
                              : p->change == HISTORY_IMPROVEMENT ? VERDICT_LOWER
                                                                 : VERDICT_INCONCLUSIVE,
                              false, change_text(p));
+                if (p->config_change || p->host_changed) {
+                        fputs(p->change == HISTORY_STEADY ? "new baseline: <code>"
+                                                          : "; new baseline: <code>",
+                              f);
+                        html_text(f, p->config_change ? p->config_change
+                                                      : "the host changed (another fingerprint)");
+                        fputs("</code>", f);
+                }
                 fputs("</td></tr>\n", f);
         }
         fputs("</table></div></details>\n", f);
+}
+
+/* The x axis's names: the runs that matter first (the newest, the change points, the first and
+ * new baselines), then every stride-th; a name is written only where it touches none written, so
+ * that none overlaps, centred under its run but never past the chart's edges. */
+static void x_names(FILE *f, const HistorySeries *s, XName by, const Axis *x, double axis_y, double width) {
+        size_t n = s->n_points, taken = 0;
+        _cleanup_free_ size_t *order = calloc(2 * n + 1, sizeof(size_t));
+        _cleanup_free_ double *lefts = calloc(2 * n + 1, sizeof(double)),
+                              *rights = calloc(2 * n + 1, sizeof(double));
+        if (!order || !lefts || !rights)
+                return;
+        size_t k = 0, widest = 0;
+        char name[64];
+        for (size_t i = 0; i < n; i++)
+                widest = MAX(widest, strlen(point_name(&s->points[i], by, name, sizeof(name))));
+        order[k++] = n - 1;
+        for (size_t i = 0; i < n; i++)
+                if (s->points[i].change != HISTORY_STEADY || s->points[i].config_change ||
+                    s->points[i].host_changed)
+                        order[k++] = i;
+        order[k++] = 0;
+        double spacing = (x->b - x->a) / (double) n;
+        size_t stride = (size_t) ceil((HTML_LABEL_PX(widest) + 14) / spacing);
+        for (size_t i = 0; i < n; i += stride ? stride : 1)
+                order[k++] = i;
+        for (size_t j = 0; j < k; j++) {
+                size_t i = order[j];
+                point_name(&s->points[i], by, name, sizeof(name));
+                double px = axis_at(x, (double) i), half = HTML_LABEL_PX(strlen(name)) / 2,
+                       tx = fmin(fmax(px, half + 2), width - half - 2);
+                bool clear = true;
+                for (size_t t = 0; t < taken && clear; t++)
+                        clear = tx + half + 6 < lefts[t] || tx - half - 6 > rights[t];
+                if (!clear)
+                        continue;
+                lefts[taken] = tx - half, rights[taken++] = tx + half;
+                fprintf(f,
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
+                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"tick\">",
+                        px, axis_y, px, axis_y + 4, tx, axis_y + 16);
+                html_text(f, name);
+                fputs("</text>\n", f);
+        }
+}
+
+/* A new baseline (the configuration or the host changed): a dashed grey line up the chart, what
+ * changed on hover. */
+static void baseline_mark(FILE *f, const HistoryPoint *p, double x, double top, double bottom) {
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#666\" "
+                "stroke-dasharray=\"2 3\"><title>a new baseline: ",
+                x, top, x, bottom);
+        html_text(f, p->config_change ? p->config_change : "the host changed (another fingerprint)");
+        fputs("</title></line>\n", f);
 }
 
 /* A change point: a triangle pointing the way the values went, black-edged, that no series
@@ -117,12 +181,8 @@ static void change_mark(FILE *f, const HistoryPoint *p, double x, double y) {
 void history_figure(FILE *f, const History *h, const HistorySeries *s, const HistoryFigure *how) {
         XName by = x_name(s);
         double lo = INFINITY, hi = -INFINITY;
-        size_t widest = 0;
-        for (size_t i = 0; i < s->n_points; i++) {
-                char name[64];
+        for (size_t i = 0; i < s->n_points; i++)
                 lo = fmin(lo, s->points[i].lo), hi = fmax(hi, s->points[i].hi);
-                widest = MAX(widest, strlen(point_name(&s->points[i], by, name, sizeof(name))));
-        }
         double width = how->width, height = 250, left = 90;
         Axis x = { -0.5, (double) s->n_points - 0.5, left, width - 20 },
              y = axis_padded(lo, hi, height - 70, 36);
@@ -146,32 +206,16 @@ void history_figure(FILE *f, const History *h, const HistorySeries *s, const His
                         (long long) p->run_id,
                         render_metric_value(h->metric, h->unit, p->median, median, sizeof(median)),
                         p->change == HISTORY_STEADY ? "" : ", ", change_text(p));
+                if (p->config_change || p->host_changed)
+                        baseline_mark(f, p, px, y.b, y.a);
                 if (p->change != HISTORY_STEADY)
                         change_mark(f, p, px, py);
                 fputs(how->run_href ? "</a>\n" : "\n", f);
         }
-        /* Names far enough apart never to touch: every stride-th run's, the last one's only where
-         * it clears the one before. */
-        double spacing = (x.b - x.a) / (double) s->n_points, needed = HTML_LABEL_PX(widest) + 14;
-        size_t stride = (size_t) ceil(needed / spacing);
-        stride = stride ? stride : 1;
         double axis_y = height - 60;
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>\n", x.a, axis_y,
                 x.b, axis_y);
-        for (size_t i = 0; i < s->n_points; i += stride) {
-                char name[64];
-                double px = axis_at(&x, (double) i);
-                point_name(&s->points[i], by, name, sizeof(name));
-                /* Centred under its run, but never past the chart's edges. */
-                double half = HTML_LABEL_PX(strlen(name)) / 2,
-                       tx = fmin(fmax(px, half + 2), width - half - 2);
-                fprintf(f,
-                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
-                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"tick\">",
-                        px, axis_y, px, axis_y + 4, tx, axis_y + 16);
-                html_text(f, name);
-                fputs("</text>\n", f);
-        }
+        x_names(f, s, by, &x, axis_y, width);
         axis_ticks(f, &y, true, x.a - 8, kind);
         char title[128];
         if (by == X_CLOCK || by == X_CLOCK_MS) /* the day the times are of */

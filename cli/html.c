@@ -9,8 +9,9 @@
 #include "util/cleanup.h"
 #include "util/text.h"
 
-static const char *const palette[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
-                                       "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22" };
+/* No red and no green: those say worse and better (verdicts, change points). */
+static const char *const palette[] = { "#1f77b4", "#ff7f0e", "#9467bd", "#17becf", "#8c564b",
+                                       "#e377c2", "#7f7f7f", "#bcbd22", "#393b79", "#e7ba52" };
 
 const char *html_colour(size_t variant) {
         return palette[variant % ELEMENTSOF(palette)];

@@ -14,7 +14,7 @@
  * checks them), with inline SVG only: no scripts, no network.
  */
 
-/* Variant colours: distinguishable, and readable on white. */
+/* Variant colours: distinguishable, readable on white, and neither red nor green (verdicts'). */
 const char *html_colour(size_t variant);
 
 /* Text for XHTML: control characters but newlines and tabs as util/text.h shows them (XML allows

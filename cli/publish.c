@@ -22,7 +22,6 @@
 #include "util/strv.h"
 
 #define SITE_MANIFEST ".alloclab-site"
-#define SUITE_LABEL   "suite "
 #define MANIFEST_MAX  (64 << 20)
 
 /* --- keys: what a page shows, in a line ------------------------------------------------------ */

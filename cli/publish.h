@@ -13,7 +13,7 @@
  *                               the suite invocations
  *   experiment/NAME.html        per machine, a timeline per cell and variant
  *   fleet/NAME.html             the latest run of every machine: its ratios, its hardware class
- *   suite/LABEL-MACHINE.html    a suite invocation: ratios to the baseline in its metrics and peak RSS
+ *   suite/TIME-MACHINE.html     a suite invocation: ratios to the baseline in its metrics and peak RSS
  *   run/ID.html                 a run's report (alloclab report)
  *
  * Incremental: each page has a key made of what it shows (its runs' identities and states); a

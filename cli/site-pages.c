@@ -52,8 +52,14 @@ static void verdicts_line(FILE *f, const Report *rep) {
                 if (k.compared > 0 && excluded > 0)
                         snprintf(missing, sizeof(missing), " (not compared in %zu of %zu cells)", excluded,
                                  rep->n_cells);
+                char mark[48] = "";
+                for (size_t c = 0; c < rep->n_cells && !mark[0]; c++)
+                        if (report_entry(rep, c, v)->excluded_reason ||
+                            report_entry(rep, c, v)->n_failed > 0)
+                                render_failure_mark(report_entry(rep, c, v), mark, sizeof(mark));
                 if (k.compared == 0)
-                        snprintf(text, sizeof(text), "%s: not compared", rep->variant_names[v]);
+                        snprintf(text, sizeof(text), "%s: not compared in %zu of %zu cells%s%s",
+                                 rep->variant_names[v], excluded, rep->n_cells, mark[0] ? ", " : "", mark);
                 else /* "~" in a table's cell; here the word */
                         snprintf(text, sizeof(text), "%s %.3fx %s%s", rep->variant_names[v], k.geomean,
                                  strcmp(word, "~") == 0 ? "inconclusive" : word, missing);
@@ -75,7 +81,7 @@ static void experiments_table(FILE *f, const Site *site) {
               "<div class=\"scroll\"><table>\n<tr><th>experiment</th>",
               f);
         for (char **m = site->machines; m && *m; m++) {
-                fputs("<th>", f);
+                fputs("<th class=\"nowrap\">", f);
                 html_text(f, *m);
                 fputs("</th>", f);
         }
@@ -477,10 +483,10 @@ int site_suite_page(FILE *f, const Site *site, const SiteSuite *suite) {
         const char *baseline = json_string_value(json_object_get(doc, "baseline"));
         fprintf(f,
                 "<p>%zu workloads, each one run (the workload's name leads to its report); each "
-                "allocator's ratio to %s across the workload's cells (geometric mean) with its interval "
-                "and verdict, every workload's comparisons corrected as one family. The numbers are those "
-                "of <code>alloclab suite --format json</code>.</p>\n<ul>\n",
-                n, baseline);
+                "allocator's ratio to %s across the workload's cells (geometric mean) with its %.4g%% "
+                "interval and verdict, every workload's comparisons corrected as one family. The numbers "
+                "are those of <code>alloclab suite --format json</code>.</p>\n<ul>\n",
+                n, baseline, 100 * render_interval_level(runs[0].rep));
         for (size_t i = 0; i < n; i++) {
                 char path[64];
                 snprintf(path, sizeof(path), "run/%lld.html", (long long) runs[i].run);

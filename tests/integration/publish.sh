@@ -31,7 +31,8 @@ for breach in "broken across lines: 'tcmalloc_minimal'" "labels overlap: 'glibc'
 done
 
 # trend: a cost each run reports, 10 three times then 15 (a regression, confirmed) on machine
-# alpha, with labels and commits; on beta, three nightly runs.
+# alpha, with labels and commits; on the machine $BETA (a long name, as a cluster's nodes have),
+# three nightly runs, the last of a changed command (a new baseline, not a change point).
 cat >"$WORK/trend.yaml" <<YAML
 experiment: trend
 command: [sh, -c, 'echo "cost \$(cat $WORK/cost)" >&\$ALLOCLAB_METRICS_FD']
@@ -47,10 +48,14 @@ for cost in 10 10 10 15 15 15; do
     echo $cost >"$WORK/cost"
     run_alloclab 0 run "$WORK/trend.yaml" --quiet --machine alpha --label "v1.$i" --commit "c0ffee$i"
 done
-for cost in 20 20 21; do
+BETA=compute-node-beta-02.cluster.example.org
+for cost in 20 20; do
     echo $cost >"$WORK/cost"
-    run_alloclab 0 run "$WORK/trend.yaml" --quiet --machine beta --label nightly
+    run_alloclab 0 run "$WORK/trend.yaml" --quiet --machine $BETA --label nightly
 done
+echo 21 >"$WORK/cost"
+sed 's/cost \$(cat/cost  $(cat/' "$WORK/trend.yaml" >"$WORK/trend2.yaml"
+run_alloclab 0 run "$WORK/trend2.yaml" --quiet --machine $BETA --label nightly
 # spin: real children under real allocators, one variant that fails its smoke run (excluded, with
 # its reason), one with GLIBC_TUNABLES set empty (no option in effect), on both machines.
 cat >"$WORK/spin.yaml" <<YAML
@@ -66,7 +71,7 @@ allocators:
 samples: 12
 YAML
 run_alloclab 9 run "$WORK/spin.yaml" --quiet --machine alpha
-run_alloclab 9 run "$WORK/spin.yaml" --quiet --machine beta
+run_alloclab 9 run "$WORK/spin.yaml" --quiet --machine $BETA
 run_alloclab 0 suite xmalloc larson --threads 1 --scale 5 --samples 8 \
     --allocators glibc,jemalloc,mimalloc,tcmalloc_minimal --machine alpha --quiet --format json
 echo "$OUT" >"$WORK/suite.json"
@@ -82,10 +87,10 @@ python3 "$CHECK" $(find "$WORK/site" -name '*.html' | sort) >"$WORK/check.out" 2
     fail "pages a person cannot read: $(cat "$WORK/check.out")"
 
 # What the pages say.
-python3 - "$WORK/site" "$WORK/suite.json" <<'PY' || fail "the site's content"
+python3 - "$WORK/site" "$WORK/suite.json" "$BETA" <<'PY' || fail "the site's content"
 import glob, json, os, sys, xml.etree.ElementTree as ET
 H, S = "{http://www.w3.org/1999/xhtml}", "{http://www.w3.org/2000/svg}"
-site, suite = sys.argv[1], json.load(open(sys.argv[2]))
+site, suite, BETA = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
 def page(path):
     return ET.parse(os.path.join(site, path)).getroot()
 def text(el):
@@ -106,7 +111,7 @@ for path in glob.glob(os.path.join(site, "**", "*.html"), recursive=True):
 
 index = page("index.html")
 head = [text(th) for th in index.iter(H + "th")]
-assert head[:3] == ["experiment", "alpha", "beta"], head
+assert head[:3] == ["experiment", "alpha", BETA], head
 rows = {text(tr[0]).replace("across machines", ""): [text(td) for td in tr[1:]] for tr in index.iter(H + "tr") if tr[0].tag == H + "td"}
 assert set(rows) >= {"trend", "spin", "suite-xmalloc", "suite-larson"}, rows
 assert rows["trend"][0].startswith("run 6 ") and rows["trend"][1].startswith("run 9 "), rows["trend"]
@@ -127,6 +132,8 @@ assert [p.get("fill") for p in alpha.iter(S + "polygon")] == ["#d00"], "one conf
 assert any(text(t) == "run, by commit" for t in alpha.iter(S + "text")), "x axis title"
 beta_ticks = [t.text for t in figures[4].iter(S + "text") if t.get("class") == "tick"]
 assert any(":" in t for t in beta_ticks) and not any("nightly" in t for t in beta_ticks), beta_ticks
+baselines = ["".join(t.itertext()) for t in figures[4].iter(S + "title") if "new baseline" in "".join(t.itertext())]
+assert len(baselines) == 1 and "command" in baselines[0], baselines   # the changed command, marked
 numbers = [tr for tr in trend.iter(H + "tr") if tr[0].tag == H + "td" and text(tr[0]) == "4"]
 assert numbers and "regression" in text(numbers[0]), [text(t) for t in numbers]
 links = {a.get("href") for a in alpha.iter(S + "a")}
@@ -136,9 +143,9 @@ assert "../run/4.html" in links, links
 fleet = page("fleet/spin.html")
 first = next(fleet.iter(H + "table"))
 machines = [text(tr[0]) for tr in first.iter(H + "tr") if tr[0].tag == H + "td"]
-assert machines == ["alpha", "beta"], machines
+assert machines == ["alpha", BETA], machines
 notes = [text(p) for p in fleet.iter(H + "p") if p.get("class") == "warn"]
-assert any("machines alpha and beta have one host fingerprint" in n for n in notes), notes   # as fleet says
+assert any(f"machines alpha and {BETA} have one host fingerprint" in n for n in notes), notes   # as fleet says
 groups = [text(t) for t in fleet.iter(S + "text") if t.get("font-weight") == "bold"]
 assert "[n=1] longer" in groups and "[n=1] broken" in groups, groups
 assert "not compared: EXIT 3" in [text(t) for t in fleet.iter(S + "text")], "the excluded variant's row says why"
@@ -196,7 +203,7 @@ run_alloclab 0 publish "$WORK/site"
 expect_eq "$OUT" "$WORK/site/index.html: 23 pages, 0 written" "nothing changed"
 touch "$WORK/marker"
 echo 21 >"$WORK/cost"
-run_alloclab 0 run "$WORK/trend.yaml" --quiet --machine beta --label nightly
+run_alloclab 0 run "$WORK/trend2.yaml" --quiet --machine $BETA --label nightly
 run_alloclab 0 publish "$WORK/site"
 expect_eq "$OUT" "$WORK/site/index.html: 24 pages, 4 written" "one new run"
 expect_eq "$(find "$WORK/site" -name '*.html' -newer "$WORK/marker" | sort | sed "s|$WORK/site/||" | tr '\n' ' ')" \
