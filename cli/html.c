@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/html.h"
+#include "cli/render.h"
 #include "util/cleanup.h"
 #include "util/text.h"
 
@@ -80,11 +81,6 @@ static double nice_step(double span, int want) {
         return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * power;
 }
 
-static bool ends_with(const char *s, const char *suffix) {
-        size_t n = strlen(s), k = strlen(suffix);
-        return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 /* The unit an axis is labelled in: its size and name, from the largest magnitude it shows. */
 typedef struct TickUnit {
         double size;
@@ -95,16 +91,15 @@ static TickUnit tick_unit(const Axis *axis, TickKind kind) {
         double top = fmax(fabs(axis->lo), fabs(axis->hi));
         if (!kind.metric)
                 return (TickUnit){ 1, "x" };
-        const char *m = strncmp(kind.metric, "reported:", 9) == 0 ? kind.metric + 9 : kind.metric;
         if (kind.unit)
                 return (TickUnit){ 1, kind.unit };
-        if (strcmp(m, "wall") == 0 || strcmp(m, "user") == 0 || strcmp(m, "sys") == 0 ||
-            ends_with(m, "_seconds"))
+        const char *what = render_metric_kind(kind.metric);
+        if (strcmp(what, "time") == 0)
                 return top < 1e-6   ? (TickUnit){ 1e-9, "ns" }
                        : top < 1e-3 ? (TickUnit){ 1e-6, "us" }
                        : top < 1    ? (TickUnit){ 1e-3, "ms" }
                                     : (TickUnit){ 1, "s" };
-        if (strcmp(m, "maxrss") == 0 || ends_with(m, "_bytes"))
+        if (strcmp(what, "bytes") == 0)
                 return top < 1 << 20   ? (TickUnit){ 1 << 10, "KiB" }
                        : top < 1 << 30 ? (TickUnit){ 1 << 20, "MiB" }
                                        : (TickUnit){ 1 << 30, "GiB" };
@@ -112,10 +107,6 @@ static TickUnit tick_unit(const Axis *axis, TickKind kind) {
                : top >= 1e6 ? (TickUnit){ 1e6, "M" }
                : top >= 1e4 ? (TickUnit){ 1e3, "k" }
                             : (TickUnit){ 1, "" };
-}
-
-const char *axis_unit(const Axis *axis, TickKind kind) {
-        return tick_unit(axis, kind).name;
 }
 
 void axis_ticks(FILE *f, const Axis *axis, bool vertical, double at_px, TickKind kind) {

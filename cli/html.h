@@ -53,9 +53,6 @@ typedef struct TickKind {
  * "10.000 s" or "0.0 KiB" beside "50.0 MiB". */
 void axis_ticks(FILE *f, const Axis *axis, bool vertical, double at_px, TickKind kind);
 
-/* The unit name axis_ticks() labels this axis in ("ms", "MiB", "x", ""), for an axis title. */
-const char *axis_unit(const Axis *axis, TickKind kind);
-
 /* An axis title: centred under a horizontal axis at y = at_px, or for a vertical one above its
  * top, starting at x = at_px (the chart leaves 30 px above its y axis for it). */
 void axis_title(FILE *f, const Axis *axis, bool vertical, double at_px, const char *title);

@@ -358,8 +358,9 @@ int publish_site(Store *store, const char *dir, SiteResult *ret, char **ret_mess
         char path[512];
         for (size_t i = 0; r >= 0 && i < site.n_runs; i++) {
                 const RunSummary *run = &site.runs[i];
-                snprintf(path, sizeof(path), "run/%lld.html", (long long) run->id);
-                r = publish_of_runs(&p, &(Page){ path, write_run, run }, NULL, &run, 1);
+                r = publish_of_runs(&p,
+                                    &(Page){ site_run_path(run->id, path, sizeof(path)), write_run, run },
+                                    NULL, &run, 1);
         }
         for (char **e = site.experiments; r >= 0 && e && *e; e++) {
                 r = publish_of_runs(

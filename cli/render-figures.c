@@ -26,9 +26,9 @@ static bool ends_with(const char *s, const char *suffix) {
         return n > k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* The metric name without the "reported:" prefix decides the unit: the built-in ones theirs, a
- * reported one's by its name (docs/spec.md, Reported metrics). */
-static const char *unit_kind(const char *metric) {
+const char *render_metric_kind(const char *metric) {
+        if (strncmp(metric, "reported:", 9) == 0)
+                metric += 9;
         if (strcmp(metric, "wall") == 0 || strcmp(metric, "user") == 0 || strcmp(metric, "sys") == 0 ||
             ends_with(metric, "_seconds"))
                 return "time";
@@ -38,7 +38,7 @@ static const char *unit_kind(const char *metric) {
 }
 
 const char *render_value(const char *metric, double v, char *buf, size_t size) {
-        const char *kind = unit_kind(metric);
+        const char *kind = render_metric_kind(metric);
         if (strcmp(kind, "time") == 0) {
                 if (v < 1e-6)
                         snprintf(buf, size, "%.0f ns", v * 1e9);
@@ -105,7 +105,7 @@ const char *render_report_metric(const Report *rep) {
 }
 
 bool render_time_metric(const char *metric) {
-        return strcmp(unit_kind(strncmp(metric, "reported:", 9) == 0 ? metric + 9 : metric), "time") == 0;
+        return strcmp(render_metric_kind(metric), "time") == 0;
 }
 
 bool render_report_is_time(const Report *rep) {

@@ -27,6 +27,10 @@ void render_alarm(FILE *f, const char *word);
 /* The renderer for a format (a static table of them, render.c). */
 RenderFunc render_for(OutputFormat format);
 
+/* What a metric's values are, by its name without the "reported:" prefix: "time" (wall, user,
+ * sys, NAME_seconds), "bytes" (maxrss, NAME_bytes) or "raw" (docs/spec.md, Reported metrics). */
+const char *render_metric_kind(const char *metric);
+
 /* "12.3 ms", "512.0 MiB", "1.234e+05": a metric value with its unit, into buf. */
 const char *render_value(const char *metric, double v, char *buf, size_t size);
 

@@ -102,9 +102,8 @@ static void experiments_table(FILE *f, const Site *site) {
                                 continue;
                         }
                         char text[160];
-                        snprintf(path, sizeof(path), "run/%lld.html", (long long) run->id);
                         snprintf(text, sizeof(text), "run %lld", (long long) run->id);
-                        site_link(f, 0, path, text);
+                        site_link(f, 0, site_run_path(run->id, path, sizeof(path)), text);
                         fprintf(f, " <span class=\"note nowrap\">%.10s %.5s", run->started_at,
                                 strlen(run->started_at) >= 16 ? run->started_at + 11 : "");
                         fputs(strcmp(run->status, "done") == 0 ? "" : ", ", f);
@@ -168,10 +167,9 @@ static void runs_table(FILE *f, const Site *site, const char *experiment, const 
                 if (strcmp(run->experiment, experiment) != 0 || strcmp(run->machine, machine) != 0)
                         continue;
                 char path[64], text[32];
-                snprintf(path, sizeof(path), "run/%lld.html", (long long) run->id);
                 snprintf(text, sizeof(text), "%lld", (long long) run->id);
                 fputs("<tr><td>", f);
-                site_link(f, 1, path, text);
+                site_link(f, 1, site_run_path(run->id, path, sizeof(path)), text);
                 fputs("</td><td>", f);
                 html_text(f, run->started_at);
                 fputs("</td><td>", f);
@@ -252,7 +250,6 @@ static void machines_table(FILE *f, const Fleet *fleet) {
         for (size_t i = 0; i < fleet->n_machines; i++) {
                 const FleetMachine *m = &fleet->machines[i];
                 char path[64], text[32];
-                snprintf(path, sizeof(path), "run/%lld.html", (long long) m->report->run.id);
                 snprintf(text, sizeof(text), "%lld", (long long) m->report->run.id);
                 fputs("<tr><td>", f);
                 html_text(f, m->machine);
@@ -261,7 +258,7 @@ static void machines_table(FILE *f, const Fleet *fleet) {
                 fputs("</td><td>", f);
                 html_text(f, m->hardware ? m->hardware : "unknown");
                 fputs("</td><td>", f);
-                site_link(f, 1, path, text);
+                site_link(f, 1, site_run_path(m->report->run.id, path, sizeof(path)), text);
                 fputs("</td><td>", f);
                 html_text(f, m->report->run.started_at);
                 fputs("</td><td>", f);
@@ -489,9 +486,8 @@ int site_suite_page(FILE *f, const Site *site, const SiteSuite *suite) {
                 n, baseline, 100 * render_interval_level(runs[0].rep));
         for (size_t i = 0; i < n; i++) {
                 char path[64];
-                snprintf(path, sizeof(path), "run/%lld.html", (long long) runs[i].run);
                 fputs("<li>", f);
-                site_link(f, 1, path, runs[i].workload);
+                site_link(f, 1, site_run_path(runs[i].run, path, sizeof(path)), runs[i].workload);
                 fputs(": ", f);
                 html_text(f, runs[i].rep->run.metric);
                 fputs("</li>\n", f);

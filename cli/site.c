@@ -46,6 +46,11 @@ static const char *slug(const char *name, char *buf, size_t size) {
         return buf;
 }
 
+const char *site_run_path(int64_t run, char *buf, size_t size) {
+        snprintf(buf, size, "run/%lld.html", (long long) run);
+        return buf;
+}
+
 const char *site_experiment_path(const char *experiment, char *buf, size_t size) {
         char name[160];
         snprintf(buf, size, "experiment/%s.html", slug(experiment, name, sizeof(name)));

@@ -40,6 +40,7 @@ void site_done(Site *site);
 const RunSummary *site_latest(const Site *site, const char *experiment, const char *machine);
 
 /* Page paths, relative to the site's root, into buf. */
+const char *site_run_path(int64_t run, char *buf, size_t size);
 const char *site_experiment_path(const char *experiment, char *buf, size_t size);
 const char *site_fleet_path(const char *experiment, char *buf, size_t size);
 const char *site_suite_path(const SiteSuite *suite, char *buf, size_t size);

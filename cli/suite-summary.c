@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "cli/render.h"
 #include "cli/suite-summary.h"
 #include "configs/spec.h"
@@ -51,8 +52,7 @@ int suite_summary_read(Store *s, const char *command, SuiteRun *runs, size_t *n)
         for (size_t i = 0; i < *n; i++) {
                 if (query_report(s, runs[i].run, NULL, &runs[i].rep) < 0 ||
                     query_report(s, runs[i].run, "maxrss", &runs[i].rss) < 0) {
-                        fprintf(stderr, "alloclab %s: cannot read run %lld back\n", command,
-                                (long long) runs[i].run);
+                        cli_error(command, "cannot read run %lld back", (long long) runs[i].run);
                         runs[i].rep = query_report_free(runs[i].rep);
                         r = -EIO;
                         continue;

@@ -24,7 +24,7 @@ typedef struct SuiteRun {
 } SuiteRun;
 
 /* Reads each run (runs[i].run) for its metric and for peak RSS and corrects each measure as one
- * family. Runs that cannot be read are dropped, each said with the prefix "alloclab COMMAND:";
+ * family. Runs that cannot be read are dropped, each said (cli_error() of command);
  * *n becomes the runs kept. Returns 0, -ENOMEM, or -EIO when a run could not be read. */
 int suite_summary_read(Store *s, const char *command, SuiteRun *runs, size_t *n);
 void suite_summary_free(SuiteRun *runs, size_t n);
